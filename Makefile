@@ -1,0 +1,82 @@
+# memtrace: one plain GNU Makefile.
+#   make                 both libraries (tracer and profiler) in build/
+#   make PROFILER=1      the profiler library only
+#   make deps            install missing Debian packages (root) or say which
+#   make demo            deps + build + a trace shown in gdb
+#   make check           deps + build + every test
+#   make install PREFIX=/usr/local DESTDIR=
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= gcc
+CXX     ?= g++
+BUILD   := build
+
+WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow
+CFLAGS  ?= -O2 -g
+LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+              -pthread -D_GNU_SOURCE $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
+LIB_LIBS   := $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) -ldl -pthread
+
+SRCS := $(wildcard src/*.c)
+TRACER_OBJS   := $(SRCS:src/%.c=$(BUILD)/tracer/%.o)
+PROFILER_OBJS := $(SRCS:src/%.c=$(BUILD)/profiler/%.o)
+
+TRACER_LIB   := $(BUILD)/libmemtrace.so
+PROFILER_LIB := $(BUILD)/libmemtrace-profiler.so
+
+ifeq ($(PROFILER),1)
+all: $(PROFILER_LIB)
+else
+all: $(TRACER_LIB) $(PROFILER_LIB)
+endif
+
+$(BUILD)/tracer/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
+
+$(TRACER_LIB): $(TRACER_OBJS)
+	$(CC) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
+
+$(PROFILER_LIB): $(PROFILER_OBJS)
+	$(CC) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
+
+# ---------------------------------------------------------------- packages
+DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb
+
+deps:
+	@missing=$$(for p in $(DEPS_PKGS); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	  done | tr '\n' ' '); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "memtrace: installing $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else \
+	  echo "memtrace: missing packages: $$missing"; \
+	  echo "run:  sudo apt-get install -y $$missing"; \
+	  exit 1; \
+	fi
+
+# ---------------------------------------------------------------- tests
+include tests/tests.mk
+
+# ---------------------------------------------------------------- demo
+demo: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/demo
+	@sh tests/e2e/demo.sh
+
+# ---------------------------------------------------------------- install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(TRACER_LIB) $(PROFILER_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/memtrace.h $(DESTDIR)$(PREFIX)/include/
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all deps demo check install clean

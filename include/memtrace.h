@@ -1,0 +1,32 @@
+/* memtrace public API: functions exported by libmemtrace.so and
+ * libmemtrace-profiler.so. Everything else in the libraries is hidden.
+ * They are meant to be called from a debugger ("call print_trace(p)") or by a
+ * program that wants to ask about its own heap. */
+#ifndef MEMTRACE_H
+#define MEMTRACE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Print, on file descriptor 2, where the heap block PTR was allocated: one
+ * header line (address, block size, allocating thread, allocation number)
+ * followed by the call stack, one frame a line, with function (demangled),
+ * file:line:column and every inlined frame, or module+offset for code without
+ * debug information. A PTR that is not a live block memtrace knows gets one
+ * line that says so. Never allocates from the traced heap and never waits for
+ * a lock that the allocation path holds for long, so it is safe to call from
+ * gdb while other threads are stopped anywhere, including inside malloc; if
+ * the table shard holding PTR is being modified by a stopped thread, the
+ * answer is read without the lock and says so. Returns nothing; all output is
+ * written with write(2). */
+void print_trace(const void *ptr);
+
+/* The same as print_trace, under the library's own prefix. */
+void memtrace_print_trace(const void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

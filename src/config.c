@@ -1,0 +1,33 @@
+/* MEMTRACE_* settings. Parsing uses no heap: getenv and strtol only. */
+#include "config.h"
+
+#include "report.h"
+#include "stack_store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+mt_config mt_cfg = { .depth = 64 };
+
+long mt_config_long(const char *name, long def, long min, long max)
+{
+    const char *s = getenv(name);
+    if (!s)
+        return def;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max) {
+        mt_warn("%s=\"%s\" is not a whole number from %ld to %ld; using %ld",
+                name, s, min, max, def);
+        return def;
+    }
+    return v;
+}
+
+void mt_config_load(void)
+{
+    mt_cfg.depth = (unsigned)mt_config_long("MEMTRACE_DEPTH", 64, 1, MT_MAX_DEPTH);
+}

@@ -1,0 +1,18 @@
+/* Settings from MEMTRACE_* environment variables, read once at start-up.
+ * A bad value gets one warning naming the variable and the default used. */
+#ifndef MT_CONFIG_H
+#define MT_CONFIG_H
+
+typedef struct {
+    unsigned depth; /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
+} mt_config;
+
+extern mt_config mt_cfg;
+
+void mt_config_load(void);
+
+/* Parses environment variable NAME as an integer in [MIN, MAX]; returns DEF
+ * (and warns) when it is set but empty, not a number, or out of range. */
+long mt_config_long(const char *name, long def, long min, long max);
+
+#endif

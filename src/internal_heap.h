@@ -1,0 +1,35 @@
+/* memtrace's private heap: serves every allocation made while a thread is
+ * inside memtrace (libunwind, libdw, dlsym during bootstrap) so that those
+ * never touch the traced allocator or its locks. Its blocks live in one
+ * reserved address range, so a pointer is ours iff mt_iheap_owns() says so,
+ * and such a pointer is never passed to the real free. */
+#ifndef MT_INTERNAL_HEAP_H
+#define MT_INTERNAL_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_IHEAP_RESERVE ((uintptr_t)4 << 30)
+
+/* 0 until the range is reserved; set once, never moved. */
+extern uintptr_t mt_iheap_base;
+
+static inline bool mt_iheap_owns(const void *p)
+{
+    uintptr_t base = __atomic_load_n(&mt_iheap_base, __ATOMIC_ACQUIRE);
+    return base != 0 && (uintptr_t)p - base < MT_IHEAP_RESERVE;
+}
+
+/* Like malloc/memalign: NULL with errno ENOMEM when the range is exhausted.
+ * ALIGN must be a power of two. */
+void *mt_iheap_alloc(size_t size, size_t align);
+void mt_iheap_free(void *p);
+size_t mt_iheap_usable(const void *p);
+void *mt_iheap_realloc(void *p, size_t size);
+
+/* Held across fork so the child inherits a consistent heap. */
+void mt_iheap_lock(void);
+void mt_iheap_unlock(void);
+
+#endif

@@ -1,0 +1,230 @@
+/* Live table: MT_LIVE_SHARDS open-addressed hash tables with linear probing
+ * and backward-shift deletion (no tombstones, so probe lengths stay short
+ * under heavy churn).
+ *
+ * Invariants, per shard, whenever its lock is free:
+ * - every live block the program owns and memtrace recorded is in exactly
+ *   one slot, of the shard named by the top bits of its address hash;
+ * - count <= cap * 3/4, cap a power of two;
+ * - no empty slot lies between a record's home slot and its slot (what
+ *   backward-shift deletion preserves and lookups rely on).
+ * A shard's slots and capacity live in one mapping published through one
+ * pointer, so a reader without the lock sees a consistent capacity. Growth
+ * unmaps the old mapping at once: readers without the lock (reports) only
+ * read that way when the holder has not moved for about a millisecond, that
+ * is, when a debugger has stopped it. */
+#include "live_table.h"
+
+#include "common.h"
+#include "lock.h"
+#include "os.h"
+
+#define INITIAL_LOG2 8
+
+struct slots {
+    size_t log2cap;
+    mt_live_entry e[];
+};
+
+struct shard {
+    mt_lock lock;
+    size_t count;
+    struct slots *slots;
+} __attribute__((aligned(MT_CACHELINE)));
+
+static struct shard shards[MT_LIVE_SHARDS];
+static size_t mapped_bytes;
+
+static inline uint64_t hash_ptr(uintptr_t p)
+{
+    return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
+}
+
+static inline struct shard *shard_of(uint64_t h)
+{
+    return &shards[h >> (64 - MT_LIVE_SHARD_BITS)];
+}
+
+static inline size_t home_of(uint64_t h, unsigned log2cap)
+{
+    return (size_t)((h << MT_LIVE_SHARD_BITS) >> (64 - log2cap));
+}
+
+static size_t slots_bytes(unsigned log2cap)
+{
+    return sizeof(struct slots) + ((size_t)1 << log2cap) * sizeof(mt_live_entry);
+}
+
+/* Index of PTR in S, or SIZE_MAX. */
+static size_t find_slot(const struct slots *s, uintptr_t ptr, uint64_t h)
+{
+    size_t mask = ((size_t)1 << s->log2cap) - 1;
+    for (size_t i = home_of(h, s->log2cap), n = 0; n <= mask; i = (i + 1) & mask, n++) {
+        uintptr_t p = s->e[i].ptr;
+        if (p == ptr)
+            return i;
+        if (p == 0)
+            return SIZE_MAX;
+    }
+    return SIZE_MAX;
+}
+
+/* Returns true if E took an empty slot, false if it replaced a record. */
+static bool put(struct slots *s, const mt_live_entry *e, uint64_t h)
+{
+    size_t mask = ((size_t)1 << s->log2cap) - 1;
+    size_t i = home_of(h, s->log2cap);
+    while (s->e[i].ptr != 0 && s->e[i].ptr != e->ptr)
+        i = (i + 1) & mask;
+    bool added = s->e[i].ptr == 0;
+    s->e[i] = *e;
+    return added;
+}
+
+/* Under the shard lock: a table with room for one more record, or NULL. */
+static MT_COLD struct slots *grow(struct shard *sh)
+{
+    struct slots *old = sh->slots;
+    size_t log2cap = old ? old->log2cap + 1 : INITIAL_LOG2;
+    struct slots *s = mt_os_map(slots_bytes(log2cap), "live table");
+    if (!s)
+        return NULL;
+    s->log2cap = log2cap;
+    if (old) {
+        size_t cap = (size_t)1 << old->log2cap;
+        for (size_t i = 0; i < cap; i++)
+            if (old->e[i].ptr)
+                put(s, &old->e[i], hash_ptr(old->e[i].ptr));
+    }
+    __atomic_store_n(&sh->slots, s, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&mapped_bytes, slots_bytes(log2cap), __ATOMIC_RELAXED);
+    if (old) {
+        mt_os_unmap(old, slots_bytes(old->log2cap));
+        __atomic_fetch_sub(&mapped_bytes, slots_bytes(old->log2cap), __ATOMIC_RELAXED);
+    }
+    return s;
+}
+
+bool mt_live_insert(const mt_live_entry *e)
+{
+    uint64_t h = hash_ptr(e->ptr);
+    struct shard *sh = shard_of(h);
+    mt_lock_acquire(&sh->lock);
+    struct slots *s = sh->slots;
+    if (MT_UNLIKELY(!s || (sh->count + 1) * 4 > ((size_t)3 << s->log2cap)))
+        s = grow(sh);
+    if (MT_LIKELY(s != NULL))
+        sh->count += put(s, e, h);
+    mt_lock_release(&sh->lock);
+    return s != NULL;
+}
+
+/* Backward-shift deletion of slot I. */
+static void erase(struct slots *s, size_t i)
+{
+    size_t mask = ((size_t)1 << s->log2cap) - 1;
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        uintptr_t p = s->e[j].ptr;
+        if (p == 0)
+            break;
+        size_t k = home_of(hash_ptr(p), s->log2cap);
+        /* Slot j may move to i iff its home k is not cyclically in (i, j]. */
+        if (((j - k) & mask) >= ((j - i) & mask)) {
+            s->e[i] = s->e[j];
+            i = j;
+        }
+    }
+    s->e[i].ptr = 0;
+}
+
+bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
+{
+    uint64_t h = hash_ptr(ptr);
+    struct shard *sh = shard_of(h);
+    mt_lock_acquire(&sh->lock);
+    struct slots *s = sh->slots;
+    size_t i = s ? find_slot(s, ptr, h) : SIZE_MAX;
+    bool found = i != SIZE_MAX;
+    if (found) {
+        if (out)
+            *out = s->e[i];
+        erase(s, i);
+        sh->count--;
+    }
+    mt_lock_release(&sh->lock);
+    return found;
+}
+
+/* About a millisecond of spinning: long enough for a running holder to
+ * finish any operation, short enough to give up on a stopped one. */
+#define REPORT_SPINS 200000
+
+static bool report_lock(struct shard *sh, bool *unlocked)
+{
+    if (mt_lock_try_for(&sh->lock, REPORT_SPINS))
+        return true;
+    *unlocked = true;
+    return false;
+}
+
+bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
+{
+    uint64_t h = hash_ptr(ptr);
+    struct shard *sh = shard_of(h);
+    bool locked = report_lock(sh, unlocked);
+    const struct slots *s = __atomic_load_n(&sh->slots, __ATOMIC_ACQUIRE);
+    size_t i = s ? find_slot(s, ptr, h) : SIZE_MAX;
+    if (i != SIZE_MAX)
+        *out = s->e[i];
+    if (locked)
+        mt_lock_release(&sh->lock);
+    return i != SIZE_MAX;
+}
+
+bool mt_live_find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked)
+{
+    bool found = false;
+    for (unsigned n = 0; n < MT_LIVE_SHARDS && !found; n++) {
+        struct shard *sh = &shards[n];
+        bool locked = report_lock(sh, unlocked);
+        const struct slots *s = __atomic_load_n(&sh->slots, __ATOMIC_ACQUIRE);
+        size_t cap = s ? (size_t)1 << s->log2cap : 0;
+        for (size_t i = 0; i < cap; i++) {
+            const mt_live_entry *e = &s->e[i];
+            if (e->ptr && addr >= e->ptr &&
+                (addr - e->ptr < e->size || addr == e->ptr)) {
+                *out = *e;
+                found = true;
+                break;
+            }
+        }
+        if (locked)
+            mt_lock_release(&sh->lock);
+    }
+    return found;
+}
+
+size_t mt_live_count(void)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
+        n += __atomic_load_n(&shards[i].count, __ATOMIC_RELAXED);
+    return n;
+}
+
+size_t mt_live_bytes(void)
+{
+    return __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
+}
+
+void mt_live_lock_all(void)
+{
+    for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
+        mt_lock_acquire(&shards[i].lock);
+}
+
+void mt_live_unlock_all(void)
+{
+    for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
+        mt_lock_release(&shards[i].lock);
+}

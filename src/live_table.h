@@ -1,0 +1,50 @@
+/* The live table: every live heap block memtrace recorded, keyed by its
+ * address, with the size, the allocating stack, thread and sequence number.
+ * Split into independent shards by a hash of the address, each with its own
+ * lock and its own growth, so threads rarely meet. */
+#ifndef MT_LIVE_TABLE_H
+#define MT_LIVE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uintptr_t ptr; /* 0 marks an empty slot */
+    uint64_t size;
+    uint64_t seq;    /* global allocation number, from 1 */
+    uint32_t stack;  /* mt_stack_id */
+    uint32_t thread; /* memtrace's thread number, main thread = 1 */
+} mt_live_entry;
+
+#define MT_LIVE_SHARD_BITS 6
+#define MT_LIVE_SHARDS (1u << MT_LIVE_SHARD_BITS)
+
+/* Records E (E->ptr != 0), replacing any record of the same address (one
+ * whose free memtrace did not see). False if the shard could not grow: the
+ * block is then simply not recorded. */
+bool mt_live_insert(const mt_live_entry *e);
+
+/* Removes the record of PTR into *OUT; false if PTR is not recorded. */
+bool mt_live_remove(uintptr_t ptr, mt_live_entry *out);
+
+/* Slow-path lookup for reports: tries the shard lock briefly and, if a
+ * thread that may be stopped holds it, reads the shard without it and sets
+ * *UNLOCKED (the answer may then be stale or missing). Never blocks. */
+bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked);
+
+/* Finds the live block containing ADDR (start <= ADDR < start + size, or
+ * ADDR == start for empty blocks) by scanning every shard, with the same
+ * locking as mt_live_find. */
+bool mt_live_find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked);
+
+/* Number of live records; exact when no thread is inside the table. */
+size_t mt_live_count(void);
+/* Bytes mapped for all shards. */
+size_t mt_live_bytes(void);
+
+/* Held across fork: take every shard lock, then release them. */
+void mt_live_lock_all(void);
+void mt_live_unlock_all(void);
+
+#endif

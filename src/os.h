@@ -1,0 +1,19 @@
+/* Metadata memory straight from the kernel. Every byte memtrace keeps for
+ * itself comes through here, never from the allocator being traced. */
+#ifndef MT_OS_H
+#define MT_OS_H
+
+#include <stddef.h>
+
+/* Zeroed, readable and writable pages; NULL (never MAP_FAILED) on failure.
+ * WHAT names the structure for the one-time "stopped recording" warning. */
+void *mt_os_map(size_t size, const char *what);
+void mt_os_unmap(void *p, size_t size);
+/* Address space only (PROT_NONE, not committed), for regions that grow in
+ * place with mt_os_commit. NULL on failure. */
+void *mt_os_reserve(size_t size, const char *what);
+int mt_os_commit(void *p, size_t size, const char *what);
+
+size_t mt_os_page_size(void);
+
+#endif

@@ -1,0 +1,20 @@
+/* The libc names memtrace interposes when preloaded. Only forwarding lives
+ * here; the logic is in tracer.c. C++ operator new/delete, strdup and the
+ * rest of libc reach these through the PLT. */
+#include "common.h"
+#include "tracer.h"
+
+#include <malloc.h>
+#include <stdlib.h>
+
+MT_EXPORT void *malloc(size_t size) { return mt_malloc(size); }
+MT_EXPORT void free(void *ptr) { mt_free(ptr); }
+MT_EXPORT void *calloc(size_t n, size_t size) { return mt_calloc(n, size); }
+MT_EXPORT void *realloc(void *ptr, size_t size) { return mt_realloc(ptr, size); }
+MT_EXPORT void *reallocarray(void *ptr, size_t n, size_t size) { return mt_reallocarray(ptr, n, size); }
+MT_EXPORT int posix_memalign(void **out, size_t align, size_t size) { return mt_posix_memalign(out, align, size); }
+MT_EXPORT void *aligned_alloc(size_t align, size_t size) { return mt_aligned_alloc(align, size); }
+MT_EXPORT void *memalign(size_t align, size_t size) { return mt_memalign(align, size); }
+MT_EXPORT void *valloc(size_t size) { return mt_valloc(size); }
+MT_EXPORT void *pvalloc(size_t size) { return mt_pvalloc(size); }
+MT_EXPORT size_t malloc_usable_size(void *ptr) { return mt_malloc_usable_size(ptr); }

@@ -1,0 +1,23 @@
+/* Text output for users: warnings and traces. Everything goes out with
+ * write(2) from buffers the caller owns; nothing here allocates or locks. */
+#ifndef MT_REPORT_H
+#define MT_REPORT_H
+
+#include <stddef.h>
+
+/* A line-oriented output buffer flushed to FD when full and by mt_out_flush. */
+typedef struct {
+    int fd;
+    size_t len;
+    char buf[8192];
+} mt_out;
+
+void mt_out_init(mt_out *o, int fd);
+void mt_out_printf(mt_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void mt_out_flush(mt_out *o);
+
+/* One line "memtrace: <message>" on stderr. */
+void mt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

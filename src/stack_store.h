@@ -1,0 +1,32 @@
+/* The stack store: every distinct call stack stored once, named by a 32-bit
+ * id. Stacks are never freed (call sites are finite), so a frame array read
+ * through an id stays valid and unchanged for the life of the process. */
+#ifndef MT_STACK_STORE_H
+#define MT_STACK_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint32_t mt_stack_id; /* 0 means "no stack" */
+
+#define MT_MAX_DEPTH 256
+
+/* Returns the id of FRAMES[0..DEPTH) (return addresses, innermost first),
+ * storing it if new; 0 if the store could not grow. Lock-free when the stack
+ * is already known; takes the store's lock only to add one. */
+mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth);
+
+/* Depth of stack ID and, in *FRAMES, its frames; 0 for an id that was never
+ * handed out. Lock-free. */
+unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames);
+
+/* Number of distinct stacks stored. */
+uint32_t mt_stack_count(void);
+/* Bytes mapped for the store (frames and index). */
+size_t mt_stack_bytes(void);
+
+/* Held across fork. */
+void mt_stack_lock(void);
+void mt_stack_unlock(void);
+
+#endif

@@ -1,0 +1,356 @@
+/* The hot path: every allocation and free of the program comes through here.
+ *
+ * Contract: the program sees the real allocator's results unchanged (same
+ * pointers, same errno); memtrace only adds records. A thread already inside
+ * memtrace (its `busy` flag set: unwinding, interning, symbolizing) gets its
+ * allocations from the internal heap, untraced, so nothing recurses and no
+ * allocator lock is taken from inside memtrace. The same holds before the real
+ * allocator has been looked up (dlsym itself calls calloc). */
+#include "tracer.h"
+
+#include "capture.h"
+#include "common.h"
+#include "config.h"
+#include "internal_heap.h"
+#include "live_table.h"
+#include "lock.h"
+#include "stack_store.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    size_t (*malloc_usable_size)(void *);
+} real;
+
+enum { UNINIT, INITIALIZING, READY };
+static int state = UNINIT;
+
+static MT_TLS int busy;
+static MT_TLS uint32_t thread_number;
+static uint32_t next_thread = 1;
+static uint64_t next_seq = 1;
+
+int mt_enter(void)
+{
+    int was = busy;
+    busy = 1;
+    return was;
+}
+
+void mt_leave(int previous)
+{
+    busy = previous;
+}
+
+uint32_t mt_thread_number(void)
+{
+    if (MT_UNLIKELY(thread_number == 0))
+        thread_number = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+    return thread_number;
+}
+
+static void fork_prepare(void)
+{
+    mt_iheap_lock();
+    mt_stack_lock();
+    mt_live_lock_all();
+}
+
+static void fork_release(void)
+{
+    mt_live_unlock_all();
+    mt_stack_unlock();
+    mt_iheap_unlock();
+}
+
+static void *next_symbol(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+/* Looks up the real allocator and sets everything up, once. Runs on the
+ * first allocation of the process, before any thread but the main one
+ * exists; a call from another thread meanwhile sees INITIALIZING and is
+ * served by the internal heap. */
+static MT_COLD void init(void)
+{
+    int expected = UNINIT;
+    if (!__atomic_compare_exchange_n(&state, &expected, INITIALIZING, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    int was = mt_enter();
+    real.malloc = next_symbol("malloc");
+    real.free = next_symbol("free");
+    real.calloc = next_symbol("calloc");
+    real.realloc = next_symbol("realloc");
+    real.posix_memalign = next_symbol("posix_memalign");
+    real.aligned_alloc = next_symbol("aligned_alloc");
+    real.memalign = next_symbol("memalign");
+    real.valloc = next_symbol("valloc");
+    real.pvalloc = next_symbol("pvalloc");
+    real.malloc_usable_size = next_symbol("malloc_usable_size");
+    if (!real.malloc || !real.free || !real.calloc || !real.realloc ||
+        !real.posix_memalign) {
+        /* Without a real allocator there is nothing to forward to: stay in
+         * INITIALIZING and serve everything from the internal heap. */
+        mt_leave(was);
+        return;
+    }
+    mt_config_load();
+    mt_thread_number();
+    mt_capture_init();
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+    mt_leave(was);
+    __atomic_store_n(&state, READY, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor)) static void mt_constructor(void)
+{
+    if (state == UNINIT)
+        init();
+}
+
+/* True when this call must bypass tracing (and, if the real allocator is
+ * not known yet, the real allocator too). */
+static inline int bypass(void)
+{
+    if (MT_LIKELY(__atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY))
+        return busy;
+    if (!busy)
+        init();
+    return busy || __atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY;
+}
+
+/* Records a new block. Never fails the allocation: when the tables cannot
+ * grow the block just goes unrecorded. */
+static MT_NOINLINE void record(void *p, size_t size)
+{
+    busy = 1;
+    uintptr_t frames[MT_MAX_DEPTH];
+    unsigned depth = mt_capture(frames, mt_cfg.depth);
+    mt_live_entry e = {
+        .ptr = (uintptr_t)p,
+        .size = size,
+        .seq = __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED),
+        .stack = mt_stack_intern(frames, depth),
+        .thread = mt_thread_number(),
+    };
+    mt_live_insert(&e);
+    busy = 0;
+}
+
+static inline void forget(void *p)
+{
+    mt_live_remove((uintptr_t)p, NULL);
+}
+
+void *mt_malloc(size_t size)
+{
+    if (MT_UNLIKELY(bypass()))
+        return real.malloc && !busy ? real.malloc(size) : mt_iheap_alloc(size, 16);
+    void *p = real.malloc(size);
+    if (MT_LIKELY(p != NULL))
+        record(p, size);
+    return p;
+}
+
+void mt_free(void *ptr)
+{
+    if (MT_UNLIKELY(ptr == NULL))
+        return;
+    if (MT_UNLIKELY(mt_iheap_owns(ptr))) {
+        mt_iheap_free(ptr);
+        return;
+    }
+    if (MT_LIKELY(__atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY)) {
+        /* Before the real free: once freed, the address can be handed to
+         * another thread, whose new record must not be the one removed. */
+        forget(ptr);
+        real.free(ptr);
+    } else if (real.free) {
+        /* Made by the real allocator while another thread initialised. */
+        real.free(ptr);
+    }
+}
+
+void *mt_calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (MT_UNLIKELY(__builtin_mul_overflow(n, size, &total))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (MT_UNLIKELY(bypass())) {
+        if (real.calloc && !busy)
+            return real.calloc(n, size);
+        void *p = mt_iheap_alloc(total, 16);
+        if (p)
+            memset(p, 0, total);
+        return p;
+    }
+    void *p = real.calloc(n, size);
+    if (MT_LIKELY(p != NULL))
+        record(p, total);
+    return p;
+}
+
+/* realloc of a block of the internal heap outside memtrace: the program got
+ * it during bootstrap; move it to the real allocator. */
+static MT_COLD void *realloc_from_iheap(void *ptr, size_t size)
+{
+    if (bypass())
+        return mt_iheap_realloc(ptr, size);
+    void *q = mt_malloc(size);
+    if (q) {
+        size_t old = mt_iheap_usable(ptr);
+        memcpy(q, ptr, old < size ? old : size);
+        mt_iheap_free(ptr);
+    }
+    return q;
+}
+
+void *mt_realloc(void *ptr, size_t size)
+{
+    if (ptr == NULL)
+        return mt_malloc(size);
+    if (MT_UNLIKELY(mt_iheap_owns(ptr)))
+        return realloc_from_iheap(ptr, size);
+    if (MT_UNLIKELY(bypass()))
+        return real.realloc ? real.realloc(ptr, size) : NULL;
+    /* The old record goes first, for the same reason as in mt_free, and
+     * comes back if the real realloc fails (the old block is then intact). */
+    mt_live_entry old;
+    bool had = mt_live_remove((uintptr_t)ptr, &old);
+    void *q = real.realloc(ptr, size);
+    if (q != NULL)
+        record(q, size);
+    else if (had && size != 0)
+        mt_live_insert(&old);
+    return q;
+}
+
+void *mt_reallocarray(void *ptr, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return mt_realloc(ptr, total);
+}
+
+static inline int valid_alignment(size_t align)
+{
+    return align != 0 && (align & (align - 1)) == 0;
+}
+
+int mt_posix_memalign(void **out, size_t align, size_t size)
+{
+    if (MT_UNLIKELY(bypass())) {
+        if (real.posix_memalign && !busy)
+            return real.posix_memalign(out, align, size);
+        if (!valid_alignment(align) || align % sizeof(void *) != 0)
+            return EINVAL;
+        void *p = mt_iheap_alloc(size, align);
+        if (!p)
+            return ENOMEM;
+        *out = p;
+        return 0;
+    }
+    int rc = real.posix_memalign(out, align, size);
+    if (rc == 0)
+        record(*out, size);
+    return rc;
+}
+
+/* The aligned entry points that return the block: each forwards to its own
+ * real function when it exists (they differ in what they accept), else to
+ * posix_memalign with the alignment they imply. */
+static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t size)
+{
+    if (MT_UNLIKELY(bypass())) {
+        if (!valid_alignment(align)) {
+            errno = EINVAL;
+            return NULL;
+        }
+        return mt_iheap_alloc(size, align);
+    }
+    void *p;
+    if (fn) {
+        p = fn(align, size);
+    } else {
+        int rc = real.posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size);
+        if (rc != 0) {
+            errno = rc;
+            p = NULL;
+        }
+    }
+    if (p)
+        record(p, size);
+    return p;
+}
+
+void *mt_aligned_alloc(size_t align, size_t size)
+{
+    return aligned_common(real.aligned_alloc, align, size);
+}
+
+void *mt_memalign(size_t align, size_t size)
+{
+    return aligned_common(real.memalign, align, size);
+}
+
+static void *valloc_adapter(size_t align, size_t size)
+{
+    (void)align;
+    return real.valloc(size);
+}
+
+static void *pvalloc_adapter(size_t align, size_t size)
+{
+    (void)align;
+    return real.pvalloc(size);
+}
+
+void *mt_valloc(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return aligned_common(real.valloc ? valloc_adapter : NULL, page, size);
+}
+
+void *mt_pvalloc(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t rounded;
+    if (__builtin_add_overflow(size, page - 1, &rounded)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    rounded &= ~(page - 1);
+    return aligned_common(real.pvalloc ? pvalloc_adapter : NULL, page,
+                          real.pvalloc ? size : rounded);
+}
+
+size_t mt_malloc_usable_size(void *ptr)
+{
+    if (ptr == NULL)
+        return 0;
+    if (mt_iheap_owns(ptr))
+        return mt_iheap_usable(ptr);
+    if (!real.malloc_usable_size)
+        init();
+    return real.malloc_usable_size ? real.malloc_usable_size(ptr) : 0;
+}
