@@ -65,6 +65,9 @@ deps:
 # ---------------------------------------------------------------- tests
 include tests/tests.mk
 
+# ---------------------------------------------------------------- bench
+-include bench/bench.mk
+
 # ---------------------------------------------------------------- demo
 demo: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/demo
