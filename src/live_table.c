@@ -99,8 +99,9 @@ static MT_COLD struct slots *grow(struct shard *sh)
     __atomic_store_n(&sh->slots, s, __ATOMIC_RELEASE);
     __atomic_fetch_add(&mapped_bytes, slots_bytes(log2cap), __ATOMIC_RELAXED);
     if (old) {
-        mt_os_unmap(old, slots_bytes(old->log2cap));
-        __atomic_fetch_sub(&mapped_bytes, slots_bytes(old->log2cap), __ATOMIC_RELAXED);
+        size_t old_bytes = slots_bytes(old->log2cap);
+        mt_os_unmap(old, old_bytes);
+        __atomic_fetch_sub(&mapped_bytes, old_bytes, __ATOMIC_RELAXED);
     }
     return s;
 }

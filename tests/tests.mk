@@ -1,0 +1,59 @@
+# Tests: Criterion unit tests that link the core files directly (also built
+# with ASan+UBSan), and end-to-end tests that preload the library into test
+# programs under gdb. Included by the top Makefile.
+
+TEST_BUILD := $(BUILD)/tests
+UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/report.c \
+              src/internal_heap.c src/symbolize.c src/config.c
+UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Wno-missing-prototypes \
+               $(shell pkg-config --cflags libdw 2>/dev/null)
+UNIT_LIBS   := -lcriterion $(LIB_LIBS)
+UNIT_TESTS  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
+UNIT_BINS   := $(UNIT_TESTS:%=$(TEST_BUILD)/unit/%) $(UNIT_TESTS:%=$(TEST_BUILD)/unit-san/%)
+
+$(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
+
+$(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
+
+# Programs run under the library. Sites are marked "SITE:name" in the source;
+# the e2e scripts read the line numbers from there.
+PROG_C      := $(TEST_BUILD)/sites $(TEST_BUILD)/sites_o2 $(TEST_BUILD)/stress_fork $(TEST_BUILD)/demo
+PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so
+
+$(TEST_BUILD)/sites: tests/progs/sites.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -pthread -o $@ $< -ldl
+$(TEST_BUILD)/sites_o2: tests/progs/sites_o2.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -o $@ $<
+$(TEST_BUILD)/stress_fork: tests/progs/stress_fork.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -pthread -o $@ $<
+$(TEST_BUILD)/demo: tests/progs/demo.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -o $@ $<
+$(TEST_BUILD)/sites_cxx: tests/progs/sites_cxx.cpp
+	@mkdir -p $(@D)
+	$(CXX) -O0 -g -o $@ $<
+$(TEST_BUILD)/libdl_sites.so: tests/progs/dl_sites.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -shared -fPIC -o $@ $<
+
+test-unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs 1; done
+
+test-e2e: all $(PROGS)
+	@bash tests/e2e/run.sh
+
+# Runs in a sub-make so that deps are installed before anything is built.
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory test-unit
+	@$(MAKE) --no-print-directory test-e2e
+
+.PHONY: test-unit test-e2e check

@@ -1,0 +1,151 @@
+/* Live table: insert, lookup, remove, replacement, growth, backward-shift
+ * deletion against a reference model, interior lookup, and many threads. */
+#include "../../src/live_table.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* Criterion reports every assertion to its runner and gives up after a few
+ * hundred thousand, so the loops below count mismatches and assert once. */
+
+/* Each test runs in its own process (Criterion forks), so the table starts
+ * empty every time. Addresses are synthetic: the table never dereferences. */
+static mt_live_entry entry(uintptr_t ptr, uint64_t size, uint32_t stack)
+{
+    mt_live_entry e = { .ptr = ptr, .size = size, .seq = ptr / 16, .stack = stack, .thread = 1 };
+    return e;
+}
+
+Test(live_table, insert_find_remove)
+{
+    mt_live_entry e = entry(0x1000, 100, 7), out;
+    bool unlocked = false;
+    cr_assert(mt_live_insert(&e));
+    cr_assert_eq(mt_live_count(), 1);
+    cr_assert(mt_live_find(0x1000, &out, &unlocked));
+    cr_assert_eq(out.size, 100);
+    cr_assert_eq(out.stack, 7);
+    cr_assert_not(unlocked);
+    cr_assert_not(mt_live_find(0x1010, &out, &unlocked));
+    cr_assert(mt_live_remove(0x1000, &out));
+    cr_assert_eq(out.size, 100);
+    cr_assert_not(mt_live_remove(0x1000, &out), "a second remove must miss");
+    cr_assert_eq(mt_live_count(), 0);
+}
+
+Test(live_table, same_address_replaces_record)
+{
+    mt_live_entry a = entry(0x2000, 10, 1), b = entry(0x2000, 20, 2), out;
+    bool unlocked = false;
+    mt_live_insert(&a);
+    mt_live_insert(&b);
+    cr_assert_eq(mt_live_count(), 1);
+    cr_assert(mt_live_find(0x2000, &out, &unlocked));
+    cr_assert_eq(out.size, 20);
+    cr_assert_eq(out.stack, 2);
+}
+
+Test(live_table, grows_and_keeps_everything)
+{
+    enum { N = 200000 };
+    size_t failed = 0;
+    for (uintptr_t i = 1; i <= N; i++) {
+        mt_live_entry e = entry(i * 48, i, (uint32_t)i);
+        failed += !mt_live_insert(&e);
+    }
+    cr_assert_eq(failed, 0);
+    cr_assert_eq(mt_live_count(), N);
+    size_t lost = 0;
+    for (uintptr_t i = 1; i <= N; i++) {
+        mt_live_entry out;
+        bool unlocked = false;
+        lost += !mt_live_find(i * 48, &out, &unlocked) || out.size != i;
+    }
+    cr_assert_eq(lost, 0, "%zu of %d records lost or wrong", lost, N);
+    /* 32-byte entries at a load factor of 3/8 to 3/4: under 96 bytes each. */
+    cr_assert_lt(mt_live_bytes(), (size_t)N * 96);
+}
+
+/* Random inserts and removes checked against a plain array, so a wrong
+ * backward shift (an entry moved past its home, or left unreachable) shows. */
+Test(live_table, random_churn_matches_model)
+{
+    enum { SLOTS = 5000, OPS = 300000 };
+    static uint64_t model[SLOTS]; /* size recorded per address, 0 = absent */
+    uint64_t x = 88172645463325252ull;
+    size_t live = 0, wrong = 0;
+    for (int op = 0; op < OPS; op++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        size_t k = x % SLOTS;
+        uintptr_t addr = 0x10000 + k * 16;
+        if (model[k]) {
+            mt_live_entry out;
+            wrong += !mt_live_remove(addr, &out) || out.size != model[k];
+            model[k] = 0;
+            live--;
+        } else {
+            model[k] = 1 + (x >> 40) % 1000;
+            mt_live_entry e = entry(addr, model[k], 3);
+            mt_live_insert(&e);
+            live++;
+        }
+    }
+    cr_assert_eq(wrong, 0, "%zu removes missed or returned a wrong record", wrong);
+    cr_assert_eq(mt_live_count(), live);
+    for (size_t k = 0; k < SLOTS; k++) {
+        mt_live_entry out;
+        bool unlocked = false;
+        bool found = mt_live_find(0x10000 + k * 16, &out, &unlocked);
+        wrong += found != (model[k] != 0) || (found && out.size != model[k]);
+    }
+    cr_assert_eq(wrong, 0, "%zu lookups disagree with the model", wrong);
+}
+
+Test(live_table, interior_pointer_finds_its_block)
+{
+    mt_live_entry a = entry(0x5000, 100, 1), b = entry(0x5100, 0, 2), out;
+    bool unlocked = false;
+    mt_live_insert(&a);
+    mt_live_insert(&b);
+    cr_assert(mt_live_find_containing(0x5000 + 17, &out, &unlocked));
+    cr_assert_eq(out.ptr, 0x5000);
+    cr_assert(mt_live_find_containing(0x5000 + 99, &out, &unlocked));
+    cr_assert_not(mt_live_find_containing(0x5000 + 100, &out, &unlocked));
+    cr_assert(mt_live_find_containing(0x5100, &out, &unlocked), "an empty block owns its address");
+    cr_assert_eq(out.ptr, 0x5100);
+    cr_assert_not(mt_live_find_containing(0x4fff, &out, &unlocked));
+}
+
+enum { THREADS = 4, PER_THREAD = 100000 };
+
+static void *worker(void *arg)
+{
+    uintptr_t base = (uintptr_t)arg;
+    for (uintptr_t i = 0; i < PER_THREAD; i++) {
+        mt_live_entry e = entry(base + i * 16, i, 1);
+        mt_live_insert(&e);
+        if (i % 3 == 0)
+            mt_live_remove(base + i * 16, NULL);
+    }
+    return NULL;
+}
+
+Test(live_table, many_threads_exact_count)
+{
+    pthread_t t[THREADS];
+    for (uintptr_t i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, worker, (void *)((i + 1) << 32));
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    size_t kept = PER_THREAD - (PER_THREAD + 2) / 3;
+    cr_assert_eq(mt_live_count(), THREADS * kept);
+    size_t wrong = 0;
+    for (uintptr_t i = 0; i < THREADS; i++)
+        for (uintptr_t k = 0; k < PER_THREAD; k++) {
+            mt_live_entry out;
+            bool unlocked = false;
+            wrong += mt_live_find(((i + 1) << 32) + k * 16, &out, &unlocked) != (k % 3 != 0);
+        }
+    cr_assert_eq(wrong, 0);
+}
