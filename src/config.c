@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-mt_config mt_cfg = { .depth = 64 };
+mt_config mt_cfg = { .depth = 64, .freed = 65536 };
 
 long mt_config_long(const char *name, long def, long min, long max)
 {
@@ -30,4 +30,5 @@ long mt_config_long(const char *name, long def, long min, long max)
 void mt_config_load(void)
 {
     mt_cfg.depth = (unsigned)mt_config_long("MEMTRACE_DEPTH", 64, 1, MT_MAX_DEPTH);
+    mt_cfg.freed = (size_t)mt_config_long("MEMTRACE_FREED", 65536, 0, 1L << 26);
 }

@@ -3,8 +3,11 @@
 #ifndef MT_CONFIG_H
 #define MT_CONFIG_H
 
+#include <stddef.h>
+
 typedef struct {
     unsigned depth; /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
+    size_t freed;   /* MEMTRACE_FREED: freed-history records, 0 = off */
 } mt_config;
 
 extern mt_config mt_cfg;

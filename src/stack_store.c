@@ -2,11 +2,13 @@
  * open-addressed index of {hash, id} words.
  *
  * Invariants:
- * - a record is [header word: hash32 << 32 | depth][depth frame words] and
- *   never crosses a chunk; id = chunk << CHUNK_BITS | word offset, and
+ * - a record is [header word][MT_SITE_WORDS counter words][depth frame
+ *   words] and never crosses a chunk; the header is hash32 << 32 |
+ *   PRESENT | depth, and a zero header ends a chunk's records; id = chunk << CHUNK_BITS | word offset, and
  *   chunk 0 word 0 is never used, so id 0 is free to mean "none";
- * - a record is fully written before its index slot is published (release),
- *   and is never modified afterwards, so readers need no lock;
+ * - a record is fully written before its header and then its index slot
+ *   are published (release), and only its counters change afterwards, so
+ *   readers need no lock;
  * - index slots go from 0 to their final value once; an index that was
  *   replaced by a larger one stays mapped (readers may still be probing it,
  *   and a miss there only sends them to the locked path), so the total index
@@ -17,6 +19,7 @@
 #include "common.h"
 #include "lock.h"
 #include "os.h"
+#include "site.h"
 
 #include <string.h>
 
@@ -24,6 +27,8 @@
 #define CHUNK_WORDS ((uint32_t)1 << CHUNK_BITS)
 #define MAX_CHUNKS ((uint32_t)1 << (32 - CHUNK_BITS))
 #define INITIAL_INDEX 4096
+#define PRESENT ((uint64_t)1 << 31)
+#define FRAMES_AT (1 + MT_SITE_WORDS)
 
 struct index {
     size_t cap;
@@ -61,9 +66,9 @@ static bool record_matches(mt_stack_id id, uint32_t h32,
                            const uintptr_t *frames, unsigned depth)
 {
     const uint64_t *r = record_of(id);
-    if (!r || r[0] != ((uint64_t)h32 << 32 | depth))
+    if (!r || __atomic_load_n(&r[0], __ATOMIC_ACQUIRE) != ((uint64_t)h32 << 32 | PRESENT | depth))
         return false;
-    return memcmp(r + 1, frames, depth * sizeof *frames) == 0;
+    return memcmp(r + FRAMES_AT, frames, depth * sizeof *frames) == 0;
 }
 
 /* Probes IX for the stack; returns its id or 0. */
@@ -151,10 +156,10 @@ mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth)
 
     mt_lock_acquire(&store_lock);
     id = live_index ? probe(live_index, h32, frames, depth) : 0;
-    if (!id && index_make_room() && (id = arena_alloc(depth + 1)) != 0) {
+    if (!id && index_make_room() && (id = arena_alloc(FRAMES_AT + depth)) != 0) {
         uint64_t *r = (uint64_t *)record_of(id);
-        r[0] = (uint64_t)h32 << 32 | depth;
-        memcpy(r + 1, frames, depth * sizeof *frames);
+        memcpy(r + FRAMES_AT, frames, depth * sizeof *frames);
+        __atomic_store_n(&r[0], (uint64_t)h32 << 32 | PRESENT | depth, __ATOMIC_RELEASE);
         index_put(live_index, (uint64_t)h32 << 32 | id);
         __atomic_store_n(&num_stacks, num_stacks + 1, __ATOMIC_RELAXED);
     }
@@ -169,8 +174,35 @@ unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames)
     const uint64_t *r = record_of(id);
     if (!r)
         return 0;
-    *frames = (const uintptr_t *)(r + 1);
-    return (unsigned)(r[0] & 0xffff);
+    uint64_t header = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE);
+    if (!(header & PRESENT))
+        return 0;
+    *frames = (const uintptr_t *)(r + FRAMES_AT);
+    return (unsigned)(header & 0xffff);
+}
+
+void *mt_stack_site_words(mt_stack_id id)
+{
+    if (MT_SITE_WORDS == 0 || id == 0)
+        return NULL;
+    return (uint64_t *)record_of(id) + 1;
+}
+
+void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *), void *ctx)
+{
+    for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
+        const uint64_t *chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+        if (!chunk)
+            return;
+        for (uint32_t w = c == 0 ? 1 : 0; w < CHUNK_WORDS;) {
+            uint64_t header = __atomic_load_n(&chunk[w], __ATOMIC_ACQUIRE);
+            if (!(header & PRESENT))
+                break;
+            unsigned depth = (unsigned)(header & 0xffff);
+            fn(c << CHUNK_BITS | w, (const uintptr_t *)(chunk + w + FRAMES_AT), depth, ctx);
+            w += FRAMES_AT + depth;
+        }
+    }
 }
 
 uint32_t mt_stack_count(void)

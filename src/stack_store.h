@@ -20,6 +20,18 @@ mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth);
  * handed out. Lock-free. */
 unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames);
 
+/* The site counters stored with stack ID (see site.h), or NULL for id 0 or
+ * in a build without them. */
+void *mt_stack_site_words(mt_stack_id id);
+#define mt_stack_site(id) ((mt_site_counters *)mt_stack_site_words(id))
+
+/* Calls FN for every stored stack, in the order they were stored. Safe
+ * while other threads intern: it sees the stacks stored before it began
+ * and maybe some after. */
+void mt_stack_foreach(void (*fn)(mt_stack_id id, const uintptr_t *frames, unsigned depth,
+                                 void *ctx),
+                      void *ctx);
+
 /* Number of distinct stacks stored. */
 uint32_t mt_stack_count(void);
 /* Bytes mapped for the store (frames and index). */

@@ -11,9 +11,11 @@
 #include "capture.h"
 #include "common.h"
 #include "config.h"
+#include "freed_history.h"
 #include "internal_heap.h"
 #include "live_table.h"
 #include "lock.h"
+#include "site.h"
 #include "stack_store.h"
 
 #include <dlfcn.h>
@@ -110,6 +112,7 @@ static MT_COLD void init(void)
         return;
     }
     mt_config_load();
+    mt_freed_init(mt_cfg.freed);
     mt_thread_number();
     mt_capture_init();
     pthread_atfork(fork_prepare, fork_release, fork_release);
@@ -134,27 +137,56 @@ static inline int bypass(void)
     return busy || __atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY;
 }
 
+static inline mt_stack_id capture_stack(void)
+{
+    uintptr_t frames[MT_MAX_DEPTH];
+    unsigned depth = mt_capture(frames, mt_cfg.depth);
+    return mt_stack_intern(frames, depth);
+}
+
 /* Records a new block. Never fails the allocation: when the tables cannot
  * grow the block just goes unrecorded. */
 static MT_NOINLINE void record(void *p, size_t size)
 {
     busy = 1;
-    uintptr_t frames[MT_MAX_DEPTH];
-    unsigned depth = mt_capture(frames, mt_cfg.depth);
     mt_live_entry e = {
         .ptr = (uintptr_t)p,
         .size = size,
         .seq = __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED),
-        .stack = mt_stack_intern(frames, depth),
+        .stack = capture_stack(),
         .thread = mt_thread_number(),
     };
+    mt_site_alloc(e.stack, size);
     mt_live_insert(&e);
+    busy = 0;
+}
+
+/* The block E was freed (or moved away by realloc) by this thread. */
+static MT_NOINLINE void retire(const mt_live_entry *e)
+{
+    mt_site_free(e->stack, e->size);
+    if (!mt_freed_enabled())
+        return;
+    busy = 1;
+    mt_freed_record r = {
+        .ptr = e->ptr,
+        .size = e->size,
+        .alloc_seq = e->seq,
+        .free_seq = __atomic_load_n(&next_seq, __ATOMIC_RELAXED) - 1,
+        .alloc_stack = e->stack,
+        .free_stack = capture_stack(),
+        .alloc_thread = e->thread,
+        .free_thread = mt_thread_number(),
+    };
+    mt_freed_push(&r);
     busy = 0;
 }
 
 static inline void forget(void *p)
 {
-    mt_live_remove((uintptr_t)p, NULL);
+    mt_live_entry e;
+    if (mt_live_remove((uintptr_t)p, &e))
+        retire(&e);
 }
 
 void *mt_malloc(size_t size)
@@ -237,8 +269,14 @@ void *mt_realloc(void *ptr, size_t size)
     void *q = real.realloc(ptr, size);
     if (q != NULL)
         record(q, size);
-    else if (had && size != 0)
-        mt_live_insert(&old);
+    if (had && (q != NULL || size == 0)) {
+        if (q != ptr)
+            retire(&old); /* moved, or realloc(p, 0) freed it */
+        else
+            mt_site_free(old.stack, old.size); /* resized in place */
+    } else if (had) {
+        mt_live_insert(&old); /* failed: the old block is intact */
+    }
     return q;
 }
 

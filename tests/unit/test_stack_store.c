@@ -91,3 +91,30 @@ Test(stack_store, threads_agree_on_ids)
             split += seen[t][k] != seen[0][k] || seen[t][k] == 0;
     cr_assert_eq(split, 0, "%zu stacks got two ids", split);
 }
+
+static unsigned visited, visited_depth;
+
+static void visit(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
+{
+    (void)ctx;
+    const uintptr_t *f;
+    if (mt_stack_get(id, &f) == depth && f == frames)
+        visited++;
+    visited_depth += depth;
+}
+
+Test(stack_store, foreach_visits_every_stack_once)
+{
+    uintptr_t f[40];
+    unsigned total = 0;
+    for (unsigned i = 0; i < 30000; i++) {
+        unsigned d = 1 + i % 40;
+        for (unsigned k = 0; k < d; k++)
+            f[k] = i * 64 + k;
+        mt_stack_intern(f, d);
+        total += d;
+    }
+    mt_stack_foreach(visit, NULL);
+    cr_assert_eq(visited, 30000);
+    cr_assert_eq(visited_depth, total);
+}
