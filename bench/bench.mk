@@ -1,0 +1,49 @@
+# bench/bench.mk: `make bench`, included by the top Makefile.
+#   make bench                  5 rounds, table on stdout and in bench/RESULTS.md
+#   make bench BENCH_ROUNDS=1   a quick look (the numbers are noisier)
+# Workloads are built into $(BUILD)/bench; bench/run.sh does the measuring.
+
+BENCH_BUILD  := $(BUILD)/bench
+BENCH_ROUNDS ?= 5
+BENCH_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra
+# lookup is linked against a dozen ordinary shared libraries (all there with
+# the -dev packages of a Debian 12 build machine), kept even though unused,
+# because print_trace's first call has to read every loaded module.
+BENCH_LOOKUP_LIBS := $(foreach l,z crypt ssl crypto sqlite3 xml2 pcre2-8 gmp bz2 lzma ffi expat uuid,\
+    $(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(l).so /usr/lib/lib$(l).so /usr/lib64/lib$(l).so),-l$(l)))
+BENCH_PROGS  := $(BENCH_BUILD)/measure $(BENCH_BUILD)/churn $(BENCH_BUILD)/lookup
+BENCH_PKGS   := sqlite3 python3 zstd
+
+bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS)
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/run.sh $(TRACER_LIB) $(PROFILER_LIB) \
+	    $(BENCH_BUILD) bench/RESULTS.md
+
+$(BENCH_BUILD)/measure: bench/measure.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(BENCH_BUILD)/churn: bench/churn.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $<
+
+$(BENCH_BUILD)/lookup: bench/lookup.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -Wl,--no-as-needed $(BENCH_LOOKUP_LIBS) -lstdc++ -lm -pthread -ldl
+
+# Like the top Makefile's deps: install what is missing when root, else say
+# what to install. heaptrack is optional (its column is left out without it).
+bench-deps:
+	@missing=$$(for p in $(BENCH_PKGS); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	  done | tr '\n' ' '); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "memtrace bench: installing $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else \
+	  echo "memtrace bench: missing packages: $$missing"; \
+	  echo "run:  sudo apt-get install -y $$missing"; \
+	  exit 1; \
+	fi
+
+.PHONY: bench bench-deps

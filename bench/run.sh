@@ -1,0 +1,277 @@
+#!/bin/bash
+# bench/run.sh: the `make bench` harness. Runs every workload under every
+# variant (native, memtrace tracer, memtrace profiler, heaptrack), round after
+# round, and prints one markdown table of MEDIAN per-round ratios to native.
+#
+#   bench/run.sh TRACER_LIB PROFILER_LIB BENCH_DIR [OUTPUT.md]
+#
+# BENCH_ROUNDS (default 5) sets the rounds, BENCH_TIMEOUT (default 300) the
+# seconds one run may take. Each round runs the variants of a workload one
+# right after the other, starting with a different variant each round, so
+# the noise of this shared machine hits every variant alike; only ratios
+# measured within one round are compared. A run that crashes, fails or times
+# out is reported in its cell and the bench goes on. Progress goes to stderr;
+# the report goes to stdout (and OUTPUT.md if given).
+set -u
+
+if [ $# -lt 3 ]; then
+    echo "usage: $0 TRACER_LIB PROFILER_LIB BENCH_DIR [OUTPUT.md]" >&2
+    exit 2
+fi
+TRACER=$(realpath "$1")
+PROFILER=$(realpath "$2")
+BIN=$(realpath "$3")
+SRC=$(cd "$(dirname "$0")" && pwd)
+ROUNDS=${BENCH_ROUNDS:-5}
+TIMEOUT=${BENCH_TIMEOUT:-300}
+if [ $# -ge 4 ]; then
+    exec > >(tee "$4")
+fi
+
+WORK=$(mktemp -d /tmp/memtrace-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# ------------------------------------------------------------ workloads
+# heaptrack only traces the process it starts (it takes itself out of
+# LD_PRELOAD), so every workload starts the process that does the work:
+# the real python binary, not a pyenv shim; cc1plus, not the g++ driver.
+PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3)
+CC1PLUS=$(g++ -print-prog-name=cc1plus)
+declare -A CMD ENV
+WORKLOADS=(churn churn2 sqlite3 g++ python3)
+CMD[churn]="$BIN/churn 1 3000000 100000"
+CMD[churn2]="$BIN/churn 2 3000000 100000"
+CMD[sqlite3]="sqlite3 :memory: .read\ $SRC/sqlite.sql .read\ $SRC/sqlite.sql"
+CMD[g++]="$CC1PLUS -quiet -imultiarch x86_64-linux-gnu -D_GNU_SOURCE -O1 $SRC/templates.cpp -o /dev/null"
+CMD[python3]="$PYTHON $SRC/pyload.py"
+ENV[python3]="PYTHONMALLOC=malloc"
+
+VARIANTS=(native tracer profiler)
+if command -v heaptrack >/dev/null; then
+    VARIANTS+=(heaptrack)
+    HEAPTRACK_NOTE=""
+else
+    HEAPTRACK_NOTE="heaptrack is not installed: its column is left out."
+fi
+
+# run_one NAME VARIANT ROUND COMMAND...: measure one run, keep its line.
+run_one() {
+    local name=$1 variant=$2 round=$3
+    shift 3
+    local env=() prefix=()
+    [ -n "${ENV[$name]:-}" ] && env+=(-e "${ENV[$name]}")
+    case $variant in
+    tracer) env+=(-e "LD_PRELOAD=$TRACER") ;;
+    profiler) env+=(-e "LD_PRELOAD=$PROFILER") ;;
+    heaptrack) prefix=(heaptrack -o "$WORK/heaptrack") ;;
+    esac
+    local log="$WORK/log.$name.$variant.$round"
+    "$BIN/measure" -t "$TIMEOUT" -o "$log" "${env[@]}" -- "${prefix[@]}" "$@" \
+        > "$WORK/res.$name.$variant.$round"
+    rm -f "$WORK"/heaptrack*
+    printf '  %-8s %-9s %s\n' "$name" "$variant" "$(cat "$WORK/res.$name.$variant.$round")" >&2
+    if ! grep -q 'status=ok' "$WORK/res.$name.$variant.$round"; then
+        tail -n 5 "$log" | sed 's/^/    | /' >&2
+        cp "$log" "$WORK/failed.$name.$variant.$round"
+    fi
+}
+
+# field FILE KEY: the value of KEY=value in FILE.
+field() {
+    sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" 2>/dev/null
+}
+
+# median: of the numbers on stdin, one a line; "-" when there are none.
+median() {
+    sort -g | awk '{ a[NR] = $1 }
+        END { if (NR == 0) print "-";
+              else if (NR % 2) print a[(NR + 1) / 2];
+              else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# ratios NAME VARIANT KEY [BASE_NAME BASE_VARIANT]: one ratio a line, one per
+# round where both runs succeeded, of KEY of NAME/VARIANT to the base
+# (default: the same workload, native).
+ratios() {
+    local name=$1 variant=$2 key=$3 bname=${4:-$1} bvariant=${5:-native} r a b
+    for ((r = 1; r <= ROUNDS; r++)); do
+        local f="$WORK/res.$name.$variant.$r" g="$WORK/res.$bname.$bvariant.$r"
+        grep -q 'status=ok' "$f" 2>/dev/null && grep -q 'status=ok' "$g" 2>/dev/null || continue
+        a=$(field "$f" "$key")
+        b=$(field "$g" "$key")
+        awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.6f\n", a / b }'
+    done
+}
+
+fmt() { # fmt NUMBER: two decimals, or "-" as is
+    case $1 in -) echo - ;; *) printf '%.2f' "$1" ;; esac
+}
+
+failures() { # failures NAME VARIANT: "crashed 2/5 (signal_11)" or nothing
+    local n=0 what="" r
+    for ((r = 1; r <= ROUNDS; r++)); do
+        local f="$WORK/res.$1.$2.$r"
+        if ! grep -q 'status=ok' "$f" 2>/dev/null; then
+            n=$((n + 1))
+            what=$(field "$f" status)
+        fi
+    done
+    [ $n -gt 0 ] && echo "FAILED $n/$ROUNDS (${what:-no result})"
+}
+
+# ------------------------------------------------------------ the rounds
+echo "memtrace bench: $ROUNDS rounds, variants: ${VARIANTS[*]}" >&2
+for ((round = 1; round <= ROUNDS; round++)); do
+    echo "round $round/$ROUNDS" >&2
+    nv=${#VARIANTS[@]}
+    for name in "${WORKLOADS[@]}"; do
+        read -a cmd <<< "${CMD[$name]}" # no -r: "\ " keeps a space in an argument
+        for ((i = 0; i < nv; i++)); do
+            variant=${VARIANTS[$(((i + round - 1) % nv))]}
+            run_one "$name" "$variant" "$round" "${cmd[@]}"
+        done
+    done
+    # Metadata per block: the same 1,000,000 live 32-byte blocks, with and
+    # without memtrace; and print_trace timed inside the tracer.
+    for variant in native tracer profiler; do
+        run_one hold "$variant" "$round" "$BIN/lookup" hold
+    done
+    run_one lookup tracer "$round" "$BIN/lookup"
+done
+
+# ------------------------------------------------------------ the report
+echo "# memtrace bench results"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "- machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), kernel $(uname -r)"
+dirty=""
+git -C "$SRC/.." diff --quiet HEAD -- src include 2>/dev/null || dirty=" (plus uncommitted changes in src/ or include/)"
+echo "- memtrace: $(git -C "$SRC" log -1 --format='%h %s' 2>/dev/null || echo unknown)$dirty"
+echo "- heaptrack: $(heaptrack --version 2>/dev/null || echo absent); sqlite3 $(sqlite3 --version | cut -d' ' -f1); $($PYTHON --version 2>&1); $(g++ --version | head -n 1)"
+echo "- rounds: $ROUNDS; every cell is the MEDIAN over rounds of the per-round ratio to native"
+echo
+echo "Each cell: CPU (user+sys) ratio / wall ratio / peak-RSS ratio, to native of the same round."
+echo "Native shows its median absolute figures for scale."
+echo
+header="| workload | native (cpu s / wall s / RSS MB) |"
+rule="|---|---|"
+for v in "${VARIANTS[@]:1}"; do
+    case $v in
+    tracer) header+=" memtrace tracer |" ;;
+    profiler) header+=" memtrace profiler |" ;;
+    heaptrack) header+=" heaptrack |" ;;
+    esac
+    rule+="---|"
+done
+echo "$header"
+echo "$rule"
+for name in "${WORKLOADS[@]}"; do
+    abs() { # median of KEY of native runs
+        for ((r = 1; r <= ROUNDS; r++)); do
+            grep -q 'status=ok' "$WORK/res.$name.native.$r" 2>/dev/null && field "$WORK/res.$name.native.$r" "$1"
+        done | median
+    }
+    rss=$(abs rss_kb)
+    [ "$rss" != - ] && rss=$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')
+    row="| $name | $(fmt "$(abs cpu)") / $(fmt "$(abs wall)") / $rss $(failures "$name" native)|"
+    for v in "${VARIANTS[@]:1}"; do
+        c=$(ratios "$name" "$v" cpu | median)
+        w=$(ratios "$name" "$v" wall | median)
+        m=$(ratios "$name" "$v" rss_kb | median)
+        row+=" $(fmt "$c") / $(fmt "$w") / $(fmt "$m") $(failures "$name" "$v")|"
+    done
+    echo "$row"
+done
+echo
+echo "Workloads: churn = 3,000,000 malloc/free pairs over 100,000 live blocks of 16-528 bytes,"
+echo "call depth 1-8, 1 thread; churn2 = the same total work on 2 threads (50,000 live each);"
+echo "sqlite3 = 120,000-row in-memory table built by a recursive CTE and queried (twice);"
+echo "g++ = cc1plus -O1 on bench/templates.cpp (the compiler proper; heaptrack does not follow"
+echo "the g++ driver's children); python3 = bench/pyload.py with PYTHONMALLOC=malloc."
+echo "CPU and RSS cover the whole process tree (heaptrack's interpreter and compressor"
+echo "included); peak RSS is the largest single process of the tree, not a sum."
+[ -n "$HEAPTRACK_NOTE" ] && echo "$HEAPTRACK_NOTE"
+echo
+
+# Threads: same total work, 1 thread (churn) against 2 threads (churn2).
+speedup_tracer=$(ratios churn tracer wall churn2 tracer | median)
+speedup_native=$(ratios churn native wall churn2 native | median)
+echo "churn 2 threads vs 1 thread, same total work (wall speedup, median): tracer $(fmt "$speedup_tracer")x, native $(fmt "$speedup_native")x"
+
+# Metadata: (RSS with memtrace - RSS native) / 1,000,000 live blocks.
+per_block() {
+    for ((r = 1; r <= ROUNDS; r++)); do
+        local f="$WORK/res.hold.$1.$r" g="$WORK/res.hold.native.$r"
+        grep -q 'status=ok' "$f" 2>/dev/null && grep -q 'status=ok' "$g" 2>/dev/null || continue
+        awk -v a="$(field "$f" rss_kb)" -v b="$(field "$g" rss_kb)" \
+            'BEGIN { printf "%.2f\n", (a - b) * 1024 / 1000000 }'
+    done | median
+}
+meta_tracer=$(per_block tracer)
+meta_profiler=$(per_block profiler)
+echo "metadata per live block: tracer $(fmt "$meta_tracer") bytes, profiler $(fmt "$meta_profiler") bytes $(failures hold tracer)"
+echo "  (measured as (peak RSS with memtrace - peak RSS native) / 1,000,000 for a program holding"
+echo "  1,000,000 live 32-byte blocks: it includes memtrace's fixed costs, libdw/libunwind pages"
+echo "  and the stack store, not only the live table; there is no API for the mapped metadata yet)"
+
+# print_trace timings, from lookup's own output.
+lookup_stat() {
+    for ((r = 1; r <= ROUNDS; r++)); do
+        grep -q 'status=ok' "$WORK/res.lookup.tracer.$r" 2>/dev/null || continue
+        field "$WORK/log.lookup.tracer.$r" "$1"
+    done | median
+}
+first_ms=$(lookup_stat first_ms)
+later_ms=$(lookup_stat later_median_ms)
+modules=$(lookup_stat modules)
+echo "print_trace with 1,000,000 live blocks, $modules modules loaded (tracer): first call $(fmt "$first_ms") ms, later calls $(fmt "$later_ms") ms (median of 20, median over rounds) $(failures lookup tracer)"
+echo
+
+# ------------------------------------------------------------ targets
+# check LABEL CONDITION TEXT VALUE...: a PASS/FAIL line; CONDITION is an awk
+# expression over the VALUEs as v1, v2, ...; any VALUE "-" gives NO DATA.
+check() {
+    local label=$1 cond=$2 text=$3 vars=() i=1 v
+    shift 3
+    for v in "$@"; do
+        [ "$v" = - ] && { echo "NO DATA: $label -- a run failed"; return; }
+        vars+=(-v "v$i=$v")
+        i=$((i + 1))
+    done
+    if awk "${vars[@]}" "BEGIN { exit !($cond) }"; then v=PASS; else v=FAIL; fi
+    echo "$v: $label -- $text"
+}
+echo "## Targets (memtrace tracer)"
+echo
+if [ -n "$HEAPTRACK_NOTE" ]; then
+    echo "SKIP: added CPU at most 1/3 of heaptrack's -- heaptrack absent"
+else
+    for name in "${WORKLOADS[@]}"; do
+        t=$(ratios "$name" tracer cpu | median)
+        h=$(ratios "$name" heaptrack cpu | median)
+        limit=$(awk -v h="$h" 'BEGIN { printf "%.2f", (h - 1) / 3 }')
+        check "$name added CPU <= 1/3 of heaptrack's" "v1 - 1 <= (v2 - 1) / 3" \
+            "tracer +$(fmt "$(awk -v t="$t" 'BEGIN { print t - 1 }')"), heaptrack +$(fmt "$(awk -v h="$h" 'BEGIN { print h - 1 }')") (limit +$limit)" "$t" "$h"
+    done
+fi
+rss=$(ratios churn tracer rss_kb | median)
+check "churn peak RSS <= 1.5x native" "v1 <= 1.5" "$(fmt "$rss")x" "$rss"
+check "2 threads >= 1.6x faster than 1 thread (churn2 vs churn)" "v1 >= 1.6" "$(fmt "$speedup_tracer")x" "$speedup_tracer"
+for name in "${WORKLOADS[@]}"; do
+    p=$(ratios "$name" profiler cpu "$name" tracer | median)
+    check "$name profiler CPU within 1.15x of tracer's" "v1 <= 1.15" "$(fmt "$p")x" "$p"
+done
+check "print_trace first call < 200 ms" "v1 < 200" "$(fmt "$first_ms") ms" "$first_ms"
+check "print_trace later calls < 5 ms" "v1 < 5" "$(fmt "$later_ms") ms" "$later_ms"
+
+if ls "$WORK"/failed.* >/dev/null 2>&1; then
+    echo
+    echo "## Failed runs (last lines of output)"
+    for f in "$WORK"/failed.*; do
+        echo
+        echo "${f##*/failed.}:"
+        echo '```'
+        tail -n 8 "$f"
+        echo '```'
+    done
+fi
