@@ -15,6 +15,7 @@
 #include "internal_heap.h"
 #include "live_table.h"
 #include "lock.h"
+#include "profiler.h"
 #include "site.h"
 #include "stack_store.h"
 
@@ -118,6 +119,7 @@ static MT_COLD void init(void)
     pthread_atfork(fork_prepare, fork_release, fork_release);
     mt_leave(was);
     __atomic_store_n(&state, READY, __ATOMIC_RELEASE);
+    mt_profiler_start();
 }
 
 __attribute__((constructor)) static void mt_constructor(void)
