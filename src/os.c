@@ -1,27 +1,54 @@
-/* Metadata mappings. A failed mapping is reported once, on stderr, by the
- * caller's name; callers then stop recording and the program runs on. */
+/* Metadata mappings. A failed mapping is handed to mt_metadata_failed (the
+ * tracer stops recording and says so once); callers cope with NULL.
+ * MEMTRACE_FAULT_MAP=N makes the Nth request here fail, for testing. */
 #include "os.h"
 
 #include "common.h"
+#include "config.h"
 #include "report.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int warned;
+static unsigned long requests;
+static long fail_at = -1; /* -1: not read yet */
+
+/* Overridden by the tracer; unit tests link this one. */
+__attribute__((weak)) void mt_metadata_failed(const char *what, size_t size, int err)
+{
+    mt_warn("could not map %zu bytes for the %s: %s", size, what, strerror(err));
+}
 
 static void warn_failed(const char *what, size_t size)
 {
-    if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        return;
-    mt_warn("could not map %zu bytes for the %s; recording of new blocks "
-            "may stop, the program runs on", size, what);
+    mt_metadata_failed(what, size, errno);
+}
+
+/* True if this request is the one MEMTRACE_FAULT_MAP asks to fail. */
+static bool injected_fault(void)
+{
+    long at = __atomic_load_n(&fail_at, __ATOMIC_RELAXED);
+    if (at < 0) {
+        at = mt_config_long("MEMTRACE_FAULT_MAP", 0, 0, LONG_MAX);
+        __atomic_store_n(&fail_at, at, __ATOMIC_RELAXED);
+    }
+    if (at == 0)
+        return false;
+    if (__atomic_add_fetch(&requests, 1, __ATOMIC_RELAXED) != (unsigned long)at)
+        return false;
+    errno = ENOMEM;
+    return true;
 }
 
 void *mt_os_map(size_t size, const char *what)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = injected_fault() ? MAP_FAILED
+                               : mmap(NULL, size, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         warn_failed(what, size);
         return NULL;
@@ -37,8 +64,9 @@ void mt_os_unmap(void *p, size_t size)
 
 void *mt_os_reserve(size_t size, const char *what)
 {
-    void *p = mmap(NULL, size, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = injected_fault() ? MAP_FAILED
+                               : mmap(NULL, size, PROT_NONE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         warn_failed(what, size);
         return NULL;
@@ -48,7 +76,7 @@ void *mt_os_reserve(size_t size, const char *what)
 
 int mt_os_commit(void *p, size_t size, const char *what)
 {
-    if (mprotect(p, size, PROT_READ | PROT_WRITE) != 0) {
+    if (injected_fault() || mprotect(p, size, PROT_READ | PROT_WRITE) != 0) {
         warn_failed(what, size);
         return -1;
     }

@@ -16,4 +16,7 @@ int mt_os_commit(void *p, size_t size, const char *what);
 
 size_t mt_os_page_size(void);
 
+/* Called once per failed request with the structure's name and errno. */
+void mt_metadata_failed(const char *what, size_t size, int err);
+
 #endif

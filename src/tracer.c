@@ -13,9 +13,11 @@
 #include "config.h"
 #include "freed_history.h"
 #include "internal_heap.h"
+#include "os.h"
 #include "live_table.h"
 #include "lock.h"
 #include "profiler.h"
+#include "report.h"
 #include "site.h"
 #include "stack_store.h"
 
@@ -38,7 +40,9 @@ static struct {
     size_t (*malloc_usable_size)(void *);
 } real;
 
-enum { UNINIT, INITIALIZING, READY };
+/* READY: recording. STOPPED: a metadata mapping failed; new blocks go
+ * unrecorded, records of freed blocks are still removed. */
+enum { UNINIT, INITIALIZING, READY, STOPPED };
 static int state = UNINIT;
 
 static MT_TLS int busy;
@@ -63,6 +67,21 @@ uint32_t mt_thread_number(void)
     if (MT_UNLIKELY(thread_number == 0))
         thread_number = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
     return thread_number;
+}
+
+void mt_metadata_failed(const char *what, size_t size, int err)
+{
+    if (__atomic_exchange_n(&state, STOPPED, __ATOMIC_ACQ_REL) == STOPPED)
+        return;
+    mt_warn("stopped recording at allocation #%lu: could not map %zu bytes for the %s (%s); "
+            "the program runs on untraced",
+            (unsigned long)__atomic_load_n(&next_seq, __ATOMIC_RELAXED), size, what,
+            strerror(err));
+}
+
+int mt_recording_stopped(void)
+{
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == STOPPED;
 }
 
 static void fork_prepare(void)
@@ -118,7 +137,9 @@ static MT_COLD void init(void)
     mt_capture_init();
     pthread_atfork(fork_prepare, fork_release, fork_release);
     mt_leave(was);
-    __atomic_store_n(&state, READY, __ATOMIC_RELEASE);
+    expected = INITIALIZING; /* not if a mapping failed meanwhile */
+    __atomic_compare_exchange_n(&state, &expected, READY, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_RELAXED);
     mt_profiler_start();
 }
 
@@ -134,7 +155,7 @@ static inline int bypass(void)
 {
     if (MT_LIKELY(__atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY))
         return busy;
-    if (!busy)
+    if (!busy && __atomic_load_n(&state, __ATOMIC_ACQUIRE) == UNINIT)
         init();
     return busy || __atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY;
 }
@@ -187,7 +208,8 @@ static MT_NOINLINE void retire(const mt_live_entry *e)
 static inline void forget(void *p)
 {
     mt_live_entry e;
-    if (mt_live_remove((uintptr_t)p, &e))
+    if (mt_live_remove((uintptr_t)p, &e) &&
+        MT_LIKELY(__atomic_load_n(&state, __ATOMIC_RELAXED) == READY))
         retire(&e);
 }
 
@@ -209,7 +231,7 @@ void mt_free(void *ptr)
         mt_iheap_free(ptr);
         return;
     }
-    if (MT_LIKELY(__atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY)) {
+    if (MT_LIKELY(__atomic_load_n(&state, __ATOMIC_ACQUIRE) >= READY)) {
         /* Before the real free: once freed, the address can be handed to
          * another thread, whose new record must not be the one removed. */
         forget(ptr);
@@ -262,8 +284,11 @@ void *mt_realloc(void *ptr, size_t size)
         return mt_malloc(size);
     if (MT_UNLIKELY(mt_iheap_owns(ptr)))
         return realloc_from_iheap(ptr, size);
-    if (MT_UNLIKELY(bypass()))
+    if (MT_UNLIKELY(bypass())) {
+        if (!busy && __atomic_load_n(&state, __ATOMIC_ACQUIRE) == STOPPED)
+            mt_live_remove((uintptr_t)ptr, NULL);
         return real.realloc ? real.realloc(ptr, size) : NULL;
+    }
     /* The old record goes first, for the same reason as in mt_free, and
      * comes back if the real realloc fails (the old block is then intact). */
     mt_live_entry old;

@@ -24,6 +24,9 @@ size_t mt_malloc_usable_size(void *ptr);
 int mt_enter(void);
 void mt_leave(int previous);
 
+/* True once a metadata mapping failed and recording stopped. */
+int mt_recording_stopped(void);
+
 /* memtrace's number for the calling thread (main thread = 1). */
 uint32_t mt_thread_number(void);
 
