@@ -4,6 +4,7 @@
 #include "common.h"
 #include "tracer.h"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdlib.h>
 
@@ -18,3 +19,4 @@ MT_EXPORT void *memalign(size_t align, size_t size) { return mt_memalign(align, 
 MT_EXPORT void *valloc(size_t size) { return mt_valloc(size); }
 MT_EXPORT void *pvalloc(size_t size) { return mt_pvalloc(size); }
 MT_EXPORT size_t malloc_usable_size(void *ptr) { return mt_malloc_usable_size(ptr); }
+MT_EXPORT int dlclose(void *handle) { return mt_dlclose(handle); }

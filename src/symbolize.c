@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "lock.h"
+#include "modules.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -22,6 +23,38 @@ static const Dwfl_Callbacks self_callbacks = {
 
 static mt_lock self_lock = MT_LOCK_INIT;
 static Dwfl *self_dwfl;
+
+/* Unloaded libraries, reported from their files at their old addresses. */
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+static Dwfl *unloaded_dwfl;
+static bool (*unloaded_lookup)(uintptr_t, mt_unloaded_module *);
+
+void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *))
+{
+    unloaded_lookup = fn;
+}
+
+/* The module of an unloaded library holding PC, from its file on disk. */
+static Dwfl_Module *unloaded_module(Dwarf_Addr pc)
+{
+    mt_unloaded_module m;
+    if (!unloaded_lookup || !unloaded_lookup(pc, &m))
+        return NULL;
+    if (!unloaded_dwfl && !(unloaded_dwfl = dwfl_begin(&offline_callbacks)))
+        return NULL;
+    Dwfl_Module *mod = dwfl_addrmodule(unloaded_dwfl, pc);
+    if (mod)
+        return mod;
+    dwfl_report_begin_add(unloaded_dwfl);
+    dwfl_report_elf(unloaded_dwfl, m.path, m.path, -1, m.bias, false);
+    dwfl_report_end(unloaded_dwfl, NULL, NULL);
+    return dwfl_addrmodule(unloaded_dwfl, pc);
+}
 
 static bool report_self(Dwfl *dwfl)
 {
@@ -146,6 +179,9 @@ static void print_frame(Dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret, mt_
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
     if (!mod && refresh && report_self(dwfl))
         mod = dwfl_addrmodule(dwfl, pc);
+    const char *note = "";
+    if (!mod && (mod = unloaded_module(pc)) != NULL)
+        note = " (library unloaded since)";
     if (!mod) {
         mt_out_printf(out, "  #%u 0x%lx in a module that is no longer mapped\n",
                       n, (unsigned long)ret);
@@ -183,7 +219,7 @@ static void print_frame(Dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret, mt_
             mt_out_printf(out, "     inlined into ");
         put_function(out, &scopes[i], dwfl_module_addrname(mod, pc));
         put_location(out, file, line, col);
-        mt_out_printf(out, "\n");
+        mt_out_printf(out, "%s\n", printed ? "" : note);
         printed = true;
         if (tag == DW_TAG_subprogram)
             break;
@@ -203,7 +239,7 @@ static void print_frame(Dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret, mt_
         put_location(out, file, line, col);
     else
         mt_out_printf(out, " in %s+0x%lx", modname, (unsigned long)(pc - start));
-    mt_out_printf(out, "\n");
+    mt_out_printf(out, "%s\n", note);
 }
 
 void mt_sym_print_stack(mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,

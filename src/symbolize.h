@@ -6,6 +6,7 @@
 #ifndef MT_SYMBOLIZE_H
 #define MT_SYMBOLIZE_H
 
+#include "modules.h"
 #include "report.h"
 
 #include <stdbool.h>
@@ -19,6 +20,11 @@ mt_dwfl *mt_sym_self(void);
 /* Bounded wait (the holder may be a thread stopped by a debugger). */
 bool mt_sym_self_lock(void);
 void mt_sym_self_unlock(void);
+
+/* Where to look up libraries the process unloaded (mt_modules_find_unloaded
+ * in the library; none elsewhere). Frames in them are resolved from their
+ * files and marked "(library unloaded since)". */
+void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *));
 
 /* Prints FRAMES[0..DEPTH) (return addresses) as "  #N ..." lines. With
  * REFRESH, modules are re-read from /proc/self/maps once when an address is

@@ -16,10 +16,12 @@
 #include "os.h"
 #include "live_table.h"
 #include "lock.h"
+#include "modules.h"
 #include "profiler.h"
 #include "report.h"
 #include "site.h"
 #include "stack_store.h"
+#include "symbolize.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -135,6 +137,7 @@ static MT_COLD void init(void)
     mt_freed_init(mt_cfg.freed);
     mt_thread_number();
     mt_capture_init();
+    mt_sym_set_unloaded_lookup(mt_modules_find_unloaded);
     pthread_atfork(fork_prepare, fork_release, fork_release);
     mt_leave(was);
     expected = INITIALIZING; /* not if a mapping failed meanwhile */
@@ -407,6 +410,19 @@ void *mt_pvalloc(size_t size)
     rounded &= ~(page - 1);
     return aligned_common(real.pvalloc ? pvalloc_adapter : NULL, page,
                           real.pvalloc ? size : rounded);
+}
+
+int mt_dlclose(void *handle)
+{
+    static int (*real_dlclose)(void *);
+    if (!real_dlclose)
+        real_dlclose = (int (*)(void *))next_symbol("dlclose");
+    if (!real_dlclose)
+        return -1;
+    int was = mt_enter();
+    mt_modules_note_dlclose(handle);
+    mt_leave(was);
+    return real_dlclose(handle);
 }
 
 size_t mt_malloc_usable_size(void *ptr)

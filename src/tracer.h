@@ -17,6 +17,9 @@ void *mt_memalign(size_t align, size_t size);
 void *mt_valloc(size_t size);
 void *mt_pvalloc(size_t size);
 size_t mt_malloc_usable_size(void *ptr);
+/* Notes the library's path and range (for later symbolization), then
+ * calls the real dlclose. */
+int mt_dlclose(void *handle);
 
 /* Marks the calling thread as inside memtrace for the slow path (reports,
  * symbolization): its allocations go to the internal heap, untraced, until

@@ -1,0 +1,85 @@
+/* Unloaded-module notes: a small ring in memtrace's own mapping, written at
+ * dlclose (rare) under a lock, read by the symbolizer. */
+#include "modules.h"
+
+#include "common.h"
+#include "lock.h"
+#include "os.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#define CAPACITY 256
+
+static mt_lock lock = MT_LOCK_INIT;
+static mt_unloaded_module *ring;
+static unsigned long noted;
+
+struct range_query {
+    uintptr_t bias;
+    uintptr_t lo, hi;
+};
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct range_query *q = data;
+    if (info->dlpi_addr != q->bias)
+        return 0;
+    q->lo = UINTPTR_MAX;
+    q->hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = q->bias + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (lo < q->lo)
+            q->lo = lo;
+        if (hi > q->hi)
+            q->hi = hi;
+    }
+    return 1;
+}
+
+void mt_modules_note_dlclose(void *handle)
+{
+    struct link_map *lm = NULL;
+    if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
+        lm->l_name[0] != '/')
+        return;
+    struct range_query q = { .bias = lm->l_addr };
+    if (!dl_iterate_phdr(find_range, &q) || q.lo >= q.hi)
+        return;
+    mt_lock_acquire(&lock);
+    if (!ring)
+        ring = mt_os_map(CAPACITY * sizeof *ring, "unloaded-module notes");
+    if (ring) {
+        mt_unloaded_module *m = &ring[noted % CAPACITY];
+        m->lo = q.lo;
+        m->hi = q.hi;
+        m->bias = q.bias;
+        strncpy(m->path, lm->l_name, sizeof m->path - 1);
+        m->path[sizeof m->path - 1] = '\0';
+        noted++;
+    }
+    mt_lock_release(&lock);
+}
+
+bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out)
+{
+    bool found = false;
+    if (!mt_lock_try_for(&lock, 200000))
+        return false;
+    unsigned long end = noted, begin = end > CAPACITY ? end - CAPACITY : 0;
+    for (unsigned long i = end; i-- > begin && ring;) {
+        const mt_unloaded_module *m = &ring[i % CAPACITY];
+        if (addr >= m->lo && addr < m->hi) {
+            *out = *m;
+            found = true;
+            break;
+        }
+    }
+    mt_lock_release(&lock);
+    return found;
+}

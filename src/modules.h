@@ -1,0 +1,22 @@
+/* Libraries the program unloaded: their path and address range, noted at
+ * dlclose so that stacks captured while they were mapped can still be
+ * resolved (from the file on disk) and named as unloaded. */
+#ifndef MT_MODULES_H
+#define MT_MODULES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    uintptr_t lo, hi; /* mapped address range [lo, hi) */
+    uintptr_t bias;   /* load bias (link_map l_addr) */
+    char path[240];
+} mt_unloaded_module;
+
+/* Called before the real dlclose(HANDLE). Keeps the newest 256 entries. */
+void mt_modules_note_dlclose(void *handle);
+
+/* The newest noted module whose range holds ADDR; false if none. */
+bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out);
+
+#endif
