@@ -25,6 +25,16 @@ void print_trace(const void *ptr);
 /* The same as print_trace, under the library's own prefix. */
 void memtrace_print_trace(const void *ptr);
 
+/* Profiler build (libmemtrace-profiler.so): writes a report now, in the
+ * calling thread, to MEMTRACE_OUTPUT (stderr by default): the top
+ * MEMTRACE_TOP call sites by live bytes, largest last, each with its exact
+ * live bytes and blocks, what it allocated and freed since the previous
+ * report, and its symbolized stack. Returns when the report is written.
+ * Safe from any thread; waits while another report is being written. Not
+ * async-signal-safe (use MEMTRACE_SIGNAL for that). In the tracer build
+ * (libmemtrace.so) it writes one line saying reports need the profiler. */
+void memtrace_report(void);
+
 #ifdef __cplusplus
 }
 #endif

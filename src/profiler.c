@@ -1,19 +1,753 @@
 /* Profiler reporting. Compiled in both builds; only the profiler build
- * (-DMEMTRACE_PROFILER) reports anything. */
+ * (-DMEMTRACE_PROFILER) reports anything: a reporter thread prints the top
+ * sites by live bytes every MEMTRACE_INTERVAL_MS, on memtrace_report() and on
+ * MEMTRACE_SIGNAL; at exit the peak and the leaks, and MEMTRACE_FOLDED files.
+ *
+ * Every function here that reports runs inside memtrace (mt_enter), so its
+ * own allocations (the site table, cached stack texts, libdw) come from the
+ * internal heap, untraced, and never take the program's allocator locks.
+ * Reports are serialised by report_lock, which is only ever taken before the
+ * internal heap's lock and is held across fork (see fork_prepare). */
 #include "profiler.h"
 
 #include "common.h"
+#include "report.h"
+
+#include "../include/memtrace.h"
 
 #ifdef MEMTRACE_PROFILER
 
+#include "config.h"
+#include "site.h"
+#include "stack_store.h"
+#include "symbolize.h"
+#include "tracer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h> /* snprintf only: no stdio streams */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t mt_site_live_total;
+uint64_t mt_site_peak_total;
+static uint64_t peak_ns; /* when mt_site_peak_total was last raised */
+
+/* Settings (read once in mt_profiler_start). */
+static long interval_ms = 1000; /* MEMTRACE_INTERVAL_MS, 0 = no periodic report */
+static long top_n = 10;         /* MEMTRACE_TOP */
+static int report_signal;       /* MEMTRACE_SIGNAL, 0 = none */
+static const char *output_template; /* MEMTRACE_OUTPUT, NULL = stderr */
+static const char *folded_template; /* MEMTRACE_FOLDED, NULL = none */
+
+/* Peak profile sampling: at most this often while the total keeps rising. */
+#define PEAK_SAMPLE_NS (10 * 1000000ull)
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Hot path, out of line: LIVE passed the peak. The time is of the last
+ * raise; two threads racing here may leave the time of the smaller one. */
+MT_COLD void mt_site_new_peak(uint64_t live)
+{
+    uint64_t p = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
+    while (live > p) {
+        if (__atomic_compare_exchange_n(&mt_site_peak_total, &p, live, true,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&peak_ns, now_ns(), __ATOMIC_RELAXED);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ site table */
+
+/* What the reporter keeps per stored stack, found by stack id through an
+ * open-addressed index (count * 2 <= cap). Only touched under report_lock. */
+struct site {
+    mt_stack_id id;
+    unsigned depth;
+    const uintptr_t *frames;  /* in the stack store: never freed */
+    mt_site_counters last;    /* counters at the last printed report */
+    mt_site_counters now;     /* counters read by the current walk */
+    uint64_t peak_bytes;      /* live bytes in the peak sample */
+    char *text;               /* symbolized stack, NULL until first printed */
+};
+
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct site *sites;
+static size_t nsites, sites_cap;
+static uint32_t *site_index; /* slot: site number + 1, 0 = empty */
+static size_t index_cap;
+
+static uint32_t hash_id(mt_stack_id id)
+{
+    return (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+static void index_put(uint32_t n)
+{
+    size_t mask = index_cap - 1;
+    for (size_t i = hash_id(sites[n].id) & mask;; i = (i + 1) & mask) {
+        if (site_index[i] == 0) {
+            site_index[i] = n + 1;
+            return;
+        }
+    }
+}
+
+/* The site of stack ID, added if new; NULL when the internal heap is full. */
+static struct site *site_of(mt_stack_id id, const uintptr_t *frames, unsigned depth)
+{
+    if (index_cap) {
+        size_t mask = index_cap - 1;
+        for (size_t i = hash_id(id) & mask; site_index[i]; i = (i + 1) & mask)
+            if (sites[site_index[i] - 1].id == id)
+                return &sites[site_index[i] - 1];
+    }
+    if (nsites == sites_cap) {
+        size_t cap = sites_cap ? sites_cap * 2 : 1024;
+        struct site *s = realloc(sites, cap * sizeof *s);
+        if (!s)
+            return NULL;
+        sites = s;
+        sites_cap = cap;
+    }
+    if ((nsites + 1) * 2 > index_cap) {
+        size_t cap = index_cap ? index_cap * 2 : 2048;
+        uint32_t *ix = calloc(cap, sizeof *ix);
+        if (!ix)
+            return NULL;
+        free(site_index);
+        site_index = ix;
+        index_cap = cap;
+        for (uint32_t n = 0; n < nsites; n++)
+            index_put(n);
+    }
+    struct site *s = &sites[nsites];
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    s->frames = frames;
+    s->depth = depth;
+    index_put((uint32_t)nsites++);
+    return s;
+}
+
+static uint64_t live_bytes(const mt_site_counters *c)
+{
+    return c->alloc_bytes > c->freed_bytes ? c->alloc_bytes - c->freed_bytes : 0;
+}
+
+static uint64_t live_blocks(const mt_site_counters *c)
+{
+    return c->alloc_blocks > c->freed_blocks ? c->alloc_blocks - c->freed_blocks : 0;
+}
+
+struct walk {
+    uint64_t sum_live;  /* over all sites */
+    uint64_t sum_blocks;
+    uint64_t events;    /* alloc + free blocks since start, over all sites */
+    size_t nlive;       /* sites holding memory */
+};
+
+static void walk_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
+{
+    struct walk *w = ctx;
+    const mt_site_counters *c = mt_stack_site(id);
+    struct site *s = c ? site_of(id, frames, depth) : NULL;
+    if (!s)
+        return;
+    /* Frees first: a block freed after this read still has its allocation
+     * counted, so live never reads below what it was. */
+    s->now.freed_bytes = __atomic_load_n(&c->freed_bytes, __ATOMIC_RELAXED);
+    s->now.freed_blocks = __atomic_load_n(&c->freed_blocks, __ATOMIC_RELAXED);
+    s->now.alloc_bytes = __atomic_load_n(&c->alloc_bytes, __ATOMIC_RELAXED);
+    s->now.alloc_blocks = __atomic_load_n(&c->alloc_blocks, __ATOMIC_RELAXED);
+    uint64_t live = live_bytes(&s->now);
+    w->sum_live += live;
+    w->sum_blocks += live_blocks(&s->now);
+    w->events += s->now.alloc_blocks + s->now.freed_blocks;
+    w->nlive += live > 0;
+}
+
+/* The per-stack peak profile: the walk with the highest sum of live bytes
+ * that does not exceed the exact peak (a walk reads sites one after another,
+ * so while other threads allocate its sum is of no single moment; one that
+ * sums above the peak is inconsistent and dropped). */
+static uint64_t sample_sum, sample_ns;
+static uint64_t sampled_at_peak; /* mt_site_peak_total at the last sample */
+
+static void walk_sites(struct walk *w)
+{
+    memset(w, 0, sizeof *w);
+    mt_stack_foreach(walk_one, w);
+    uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
+    sampled_at_peak = peak;
+    if (w->sum_live > sample_sum && w->sum_live <= peak) {
+        sample_sum = w->sum_live;
+        sample_ns = now_ns();
+        for (size_t i = 0; i < nsites; i++)
+            sites[i].peak_bytes = live_bytes(&sites[i].now);
+    }
+}
+
+/* ------------------------------------------------------------ output */
+
+static uint64_t start_ns;
+static uint32_t reports;        /* printed in this process */
+static pid_t parent_pid;        /* of a forked child, else 0 */
+static int exiting;             /* the exit report is done: print nothing more */
+
+/* PATTERN with %p, %e, %t, %% expanded, into OUT. */
+static void expand(const char *pattern, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p && n + 1 < size; p++) {
+        char tmp[64];
+        const char *add = tmp;
+        if (p[0] != '%' || !p[1]) {
+            out[n++] = *p;
+            continue;
+        }
+        switch (*++p) {
+        case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
+        case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
+        case 'e': add = program_invocation_short_name; break;
+        case '%': add = "%"; break;
+        default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
+        }
+        size_t len = strlen(add);
+        if (len > size - 1 - n)
+            len = size - 1 - n;
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = '\0';
+}
+
+/* The report file of this process, expanded once per process: a forked
+ * child expands it again (its own %p). Opened for each report and closed
+ * after, so a program that closes or reuses descriptors never gets our
+ * text in its files: truncated at this process's first report, appended to
+ * afterwards (also by a child whose path is its parent's). */
+static char out_path[4096];
+static pid_t out_pid;
+static bool out_opened;
+
+static int open_output(void)
+{
+    if (!output_template)
+        return 2;
+    pid_t pid = getpid();
+    int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+    if (out_pid != pid) {
+        char path[sizeof out_path];
+        expand(output_template, path, sizeof path);
+        if (!out_opened || strcmp(path, out_path) != 0)
+            flags |= O_TRUNC;
+        memcpy(out_path, path, sizeof path);
+        out_pid = pid;
+        out_opened = true;
+    }
+    int fd = open(out_path, flags, 0644);
+    if (fd < 0) {
+        mt_warn("MEMTRACE_OUTPUT: cannot open %s (%s); reporting on stderr", out_path,
+                strerror(errno));
+        output_template = NULL;
+        return 2;
+    }
+    return fd;
+}
+
+static void close_output(mt_out *o)
+{
+    mt_out_flush(o);
+    if (o->fd != 2)
+        close(o->fd);
+}
+
+/* Writes TEXT (any length) to O. */
+static void out_text(mt_out *o, const char *text)
+{
+    size_t len = strlen(text);
+    for (size_t at = 0; at < len; at += 1024)
+        mt_out_printf(o, "%.*s", (int)(len - at < 1024 ? len - at : 1024), text + at);
+}
+
+/* Symbolized text of S's stack ("  #N ..." lines), made once and cached in
+ * the internal heap; raw addresses (not cached) if the symbolizer is busy. */
+static const char *site_text(struct site *s, char *raw, size_t raw_size)
+{
+    if (s->text)
+        return s->text;
+    size_t len = 0, cap = 0;
+    char *text = NULL;
+    bool ok = mt_sym_self_lock();
+    mt_dwfl *dwfl = ok ? mt_sym_self() : NULL;
+    for (unsigned i = 0; dwfl && i < s->depth; i++) {
+        /* One frame at a time (a frame's text fits the buffer; a whole
+         * stack may not), renumbered from "#0". */
+        mt_out o;
+        mt_out_init(&o, -1);
+        mt_sym_print_stack(dwfl, true, &s->frames[i], 1, &o);
+        char num[16];
+        int nl = snprintf(num, sizeof num, "  #%u", i);
+        size_t skip = o.len >= 4 && memcmp(o.buf, "  #0", 4) == 0 ? 4 : 0;
+        size_t need = len + (size_t)nl + o.len - skip + 1;
+        if (need > cap) {
+            cap = need * 2;
+            char *t = realloc(text, cap);
+            if (!t)
+                break;
+            text = t;
+        }
+        memcpy(text + len, num, skip ? (size_t)nl : 0);
+        len += skip ? (size_t)nl : 0;
+        memcpy(text + len, o.buf + skip, o.len - skip);
+        len += o.len - skip;
+        text[len] = '\0';
+    }
+    if (ok)
+        mt_sym_self_unlock();
+    if (dwfl && text) {
+        s->text = text;
+        return text;
+    }
+    free(text);
+    size_t n = 0;
+    raw[0] = '\0';
+    for (unsigned i = 0; i < s->depth && n + 40 < raw_size; i++)
+        n += (size_t)snprintf(raw + n, raw_size - n, "  #%u 0x%lx\n", i,
+                              (unsigned long)s->frames[i]);
+    return raw;
+}
+
+/* One entry: "memtrace: [RANK] ..." and its stack. With SINCE_START the
+ * allocated/freed counts are since start, else since the last report. */
+static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start)
+{
+    static char raw[MT_MAX_DEPTH * 32];
+    mt_site_counters d = s->now;
+    if (!since_start) {
+        d.alloc_bytes -= s->last.alloc_bytes;
+        d.alloc_blocks -= s->last.alloc_blocks;
+        d.freed_bytes -= s->last.freed_bytes;
+        d.freed_blocks -= s->last.freed_blocks;
+    }
+    mt_out_printf(o,
+                  "memtrace: [%zu] %lu bytes live in %lu blocks; %s: %lu bytes in %lu "
+                  "blocks allocated, %lu bytes in %lu blocks freed\n",
+                  rank, (unsigned long)live_bytes(&s->now), (unsigned long)live_blocks(&s->now),
+                  since_start ? "since start" : "since last report",
+                  (unsigned long)d.alloc_bytes, (unsigned long)d.alloc_blocks,
+                  (unsigned long)d.freed_bytes, (unsigned long)d.freed_blocks);
+    out_text(o, site_text(s, raw, sizeof raw));
+}
+
+static int by_live_desc(const void *a, const void *b)
+{
+    uint64_t x = live_bytes(&(*(struct site *const *)a)->now);
+    uint64_t y = live_bytes(&(*(struct site *const *)b)->now);
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Sites holding memory after the last walk, largest first, at most MAX;
+ * *N gets the count. NULL (and *N 0) if the internal heap is full. */
+static struct site **largest_sites(size_t max, size_t *n)
+{
+    *n = 0;
+    struct site **v = malloc((nsites ? nsites : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < nsites; i++)
+        if (live_bytes(&sites[i].now) > 0)
+            v[(*n)++] = &sites[i];
+    qsort(v, *n, sizeof *v, by_live_desc);
+    if (*n > max)
+        *n = max;
+    return v;
+}
+
+static void print_time(mt_out *o, uint64_t ns)
+{
+    uint64_t ms = (ns - start_ns) / 1000000;
+    mt_out_printf(o, "%lu.%03lu s", (unsigned long)(ms / 1000), (unsigned long)(ms % 1000));
+}
+
+enum why { PERIODIC, ON_REQUEST, ON_SIGNAL };
+static const char *const why_name[] = { "periodic", "on request", "signal" };
+
+static uint64_t events_at_last_report;
+
+/* Under report_lock. A periodic report in an interval where no block was
+ * allocated or freed prints nothing. */
+static void report_locked(enum why why)
+{
+    if (exiting)
+        return;
+    uint64_t total = __atomic_load_n(&mt_site_live_total, __ATOMIC_RELAXED);
+    uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
+    struct walk w;
+    walk_sites(&w);
+    if (why == PERIODIC && w.events == events_at_last_report)
+        return;
+    size_t n;
+    struct site **top = largest_sites((size_t)top_n, &n);
+    mt_out o;
+    mt_out_init(&o, open_output());
+    mt_out_printf(&o, "memtrace: report %u (%s), pid %d, at ", ++reports, why_name[why],
+                  (int)getpid());
+    print_time(&o, now_ns());
+    mt_out_printf(&o, ": %lu bytes live at %zu sites, peak %lu bytes; top %zu sites, largest last\n",
+                  (unsigned long)total, w.nlive, (unsigned long)peak, n);
+    for (size_t i = n; i-- > 0;)
+        print_entry(&o, i + 1, top[i], false);
+    mt_out_printf(&o, "memtrace: end of report %u\n", reports);
+    close_output(&o);
+    free(top);
+    for (size_t i = 0; i < nsites; i++)
+        sites[i].last = sites[i].now;
+    events_at_last_report = w.events;
+}
+
+static void report(enum why why)
+{
+    int was = mt_enter();
+    pthread_mutex_lock(&report_lock);
+    report_locked(why);
+    pthread_mutex_unlock(&report_lock);
+    mt_leave(was);
+}
+
+/* Samples the per-stack peak profile when the peak rose since the last
+ * sample. Called by the reporter thread between reports. */
+static void sample_peak(void)
+{
+    if (__atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED) == sampled_at_peak)
+        return;
+    pthread_mutex_lock(&report_lock);
+    struct walk w;
+    if (!exiting)
+        walk_sites(&w);
+    pthread_mutex_unlock(&report_lock);
+}
+
+/* ------------------------------------------------------------ folded */
+
+/* Appends the frames of TEXT (symbolizer lines, innermost first) to O
+ * outermost first, ';'-separated: the function name of every line, inlined
+ * ones included. */
+static void put_folded_stack(mt_out *o, const char *text)
+{
+    const char *names[MT_MAX_DEPTH * 4];
+    size_t lens[MT_MAX_DEPTH * 4], n = 0;
+    for (const char *line = text; *line && n < MT_MAX_DEPTH * 4;) {
+        const char *end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        const char *name = line;
+        while (name < end && *name == ' ')
+            name++;
+        if (*name == '#') {
+            while (name < end && *name != ' ')
+                name++;
+            name++;
+        } else if (strncmp(name, "inlined into ", 13) == 0) {
+            name += 13;
+        }
+        const char *stop = name;
+        while (stop < end && strncmp(stop, " at ", 4) != 0 && strncmp(stop, " in ", 4) != 0 &&
+               strncmp(stop, " (", 2) != 0)
+            stop++;
+        if (stop > name) {
+            names[n] = name;
+            lens[n++] = (size_t)(stop - name);
+        }
+        line = *end ? end + 1 : end;
+    }
+    for (size_t i = n; i-- > 0;) {
+        char buf[1024];
+        size_t len = lens[i] < sizeof buf - 1 ? lens[i] : sizeof buf - 1;
+        for (size_t k = 0; k < len; k++)
+            buf[k] = names[i][k] == ';' ? ':' : names[i][k];
+        buf[len] = '\0';
+        mt_out_printf(o, "%s%s", buf, i ? ";" : "");
+    }
+}
+
+/* Writes one folded file: "f1;f2;...;fn BYTES" for every site whose
+ * PEAK (else exit) bytes are not zero. */
+static void write_folded(const char *path, bool peak)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        mt_warn("MEMTRACE_FOLDED: cannot open %s (%s)", path, strerror(errno));
+        return;
+    }
+    static char raw[MT_MAX_DEPTH * 32];
+    mt_out o;
+    mt_out_init(&o, fd);
+    for (size_t i = 0; i < nsites; i++) {
+        uint64_t bytes = peak ? sites[i].peak_bytes : live_bytes(&sites[i].now);
+        if (bytes == 0)
+            continue;
+        put_folded_stack(&o, site_text(&sites[i], raw, sizeof raw));
+        mt_out_printf(&o, " %lu\n", (unsigned long)bytes);
+    }
+    mt_out_flush(&o);
+    close(fd);
+}
+
+/* ------------------------------------------------------------ exit */
+
+static pid_t exit_reported_by;
+
+/* Runs once per process (atexit, in whichever thread called exit). */
+static void exit_report(void)
+{
+    pid_t pid = getpid();
+    if (__atomic_exchange_n(&exit_reported_by, pid, __ATOMIC_ACQ_REL) == pid)
+        return;
+    int was = mt_enter();
+    pthread_mutex_lock(&report_lock);
+    struct walk w;
+    walk_sites(&w);
+    exiting = 1;
+    size_t n;
+    struct site **leaks = largest_sites(SIZE_MAX, &n);
+    uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
+    uint64_t at = __atomic_load_n(&peak_ns, __ATOMIC_RELAXED);
+    mt_out o;
+    mt_out_init(&o, open_output());
+    mt_out_printf(&o, "memtrace: exit report, pid %d", (int)pid);
+    if (parent_pid)
+        mt_out_printf(&o, " (forked from %d)", (int)parent_pid);
+    mt_out_printf(&o, ", at ");
+    print_time(&o, now_ns());
+    mt_out_printf(&o, ": peak %lu bytes live at %lu ms; %lu bytes still live in %lu blocks "
+                      "at %zu sites, largest last\n",
+                  (unsigned long)peak,
+                  (unsigned long)(at > start_ns ? (at - start_ns) / 1000000 : 0),
+                  (unsigned long)__atomic_load_n(&mt_site_live_total, __ATOMIC_RELAXED),
+                  (unsigned long)w.sum_blocks, n);
+    for (size_t i = n; i-- > 0;)
+        print_entry(&o, i + 1, leaks[i], true);
+    if (folded_template) {
+        char path[4096], peak_path[4096 + 8];
+        expand(folded_template, path, sizeof path);
+        snprintf(peak_path, sizeof peak_path, "%s.peak", path);
+        write_folded(path, false);
+        write_folded(peak_path, true);
+        mt_out_printf(&o, "memtrace: folded stacks: %s (at exit), %s (%lu bytes, sampled at ",
+                      path, peak_path, (unsigned long)sample_sum);
+        print_time(&o, sample_ns ? sample_ns : start_ns);
+        mt_out_printf(&o, ")\n");
+    }
+    mt_out_printf(&o, "memtrace: end of exit report\n");
+    close_output(&o);
+    free(leaks);
+    pthread_mutex_unlock(&report_lock);
+    mt_leave(was);
+}
+
+/* ------------------------------------------------------------ reporter */
+
+static int wake_pipe[2] = { -1, -1 }; /* the signal handler writes a byte */
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (wake_pipe[1] >= 0) {
+        ssize_t r = write(wake_pipe[1], "s", 1);
+        (void)r;
+    }
+    errno = saved;
+}
+
+/* The reporter thread: inside memtrace for its whole life, so nothing it
+ * allocates is traced. Wakes at the report interval, on the signal's byte,
+ * and every 10 ms to sample the peak profile when the peak rose. */
+static void *reporter_main(void *arg)
+{
+    (void)arg;
+    mt_enter();
+    uint64_t interval = (uint64_t)interval_ms * 1000000ull;
+    uint64_t due = now_ns() + interval;
+    uint64_t next_sample = 0;
+    for (;;) {
+        uint64_t now = now_ns();
+        int timeout = 10;
+        if (interval && due > now && (due - now) / 1000000 < 10)
+            timeout = (int)((due - now) / 1000000);
+        struct pollfd p = { .fd = wake_pipe[0], .events = POLLIN };
+        int r = poll(&p, p.fd >= 0 ? 1 : 0, timeout);
+        if (r > 0 && (p.revents & (POLLNVAL | POLLERR | POLLHUP))) {
+            wake_pipe[0] = -1; /* the program closed it: no more signals */
+        } else if (r > 0) {
+            char buf[64];
+            while (read(p.fd, buf, sizeof buf) > 0) {
+            }
+            report(ON_SIGNAL);
+        }
+        now = now_ns();
+        if (now >= next_sample) {
+            sample_peak();
+            uint64_t took = now_ns() - now;
+            next_sample = now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS);
+        }
+        if (interval && now >= due) {
+            report(PERIODIC);
+            due += interval;
+            if (due <= now)
+                due = now + interval;
+        }
+    }
+    return NULL;
+}
+
+/* Starts the reporter thread, with every signal blocked in it (the program's
+ * signals are for the program's threads). Inside memtrace, so the thread's
+ * stack and TLS setup are not traced. */
+static void start_reporter(void)
+{
+    if (wake_pipe[0] >= 0) {
+        close(wake_pipe[0]);
+        close(wake_pipe[1]);
+    }
+    if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        wake_pipe[0] = wake_pipe[1] = -1;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, reporter_main, NULL) == 0)
+        pthread_setname_np(t, "memtrace");
+    else
+        mt_warn("cannot start the reporter thread; only the exit report will be made");
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&report_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&report_lock);
+}
+
+/* The child reports its own heap (a copy of its parent's at the fork) from
+ * its own start: report numbers, clock, peak and output file start over;
+ * the interval counts since the parent's last report. */
+static void fork_child(void)
+{
+    pthread_mutex_unlock(&report_lock);
+    int was = mt_enter();
+    parent_pid = getppid();
+    start_ns = now_ns();
+    reports = 0;
+    uint64_t live = __atomic_load_n(&mt_site_live_total, __ATOMIC_RELAXED);
+    __atomic_store_n(&mt_site_peak_total, live, __ATOMIC_RELAXED);
+    __atomic_store_n(&peak_ns, start_ns, __ATOMIC_RELAXED);
+    sample_sum = 0;
+    sample_ns = 0;
+    sampled_at_peak = 0;
+    start_reporter();
+    mt_leave(was);
+}
+
+/* "USR2", "SIGUSR2", "RTMIN+1" or a number; 0 if none of these. */
+static int parse_signal(const char *s)
+{
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (*s && *end == '\0')
+        return n > 0 && n < NSIG ? (int)n : 0;
+    if (strncmp(s, "RTMIN+", 6) == 0) {
+        n = strtol(s + 6, &end, 10);
+        return *end == '\0' && SIGRTMIN + n <= SIGRTMAX ? SIGRTMIN + (int)n : 0;
+    }
+    for (int sig = 1; sig < SIGRTMIN; sig++) {
+        const char *name = sigabbrev_np(sig);
+        if (name && strcmp(name, s) == 0)
+            return sig;
+    }
+    return 0;
+}
+
+static void load_settings(void)
+{
+    interval_ms = mt_config_long("MEMTRACE_INTERVAL_MS", 1000, 0, 86400000);
+    top_n = mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
+    const char *s = getenv("MEMTRACE_OUTPUT");
+    output_template = s && *s ? s : NULL;
+    s = getenv("MEMTRACE_FOLDED");
+    folded_template = s && *s ? s : NULL;
+    s = getenv("MEMTRACE_SIGNAL");
+    if (s && *s) {
+        report_signal = parse_signal(s);
+        if (report_signal == SIGKILL || report_signal == SIGSTOP)
+            report_signal = 0;
+        if (!report_signal)
+            mt_warn("MEMTRACE_SIGNAL=\"%s\" is not a signal name (USR2, SIGUSR2) or number; "
+                    "using none",
+                    s);
+    }
+}
+
 void mt_profiler_start(void)
 {
+    int was = mt_enter();
+    start_ns = now_ns();
+    load_settings();
+    start_reporter();
+    if (report_signal) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(report_signal, &sa, NULL) != 0)
+            mt_warn("MEMTRACE_SIGNAL: cannot handle signal %d (%s)", report_signal,
+                    strerror(errno));
+    }
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(exit_report);
+    mt_leave(was);
+}
+
+MT_EXPORT void memtrace_report(void)
+{
+    report(ON_REQUEST);
 }
 
 #else
 
 void mt_profiler_start(void)
 {
+}
+
+MT_EXPORT void memtrace_report(void)
+{
+    mt_warn("memtrace_report: reports are made by the profiler build, "
+            "libmemtrace-profiler.so; this is libmemtrace.so");
 }
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef MT_SITE_H
 #define MT_SITE_H
 
+#include "common.h"
 #include "stack_store.h"
 
 #include <stddef.h>
@@ -17,6 +18,13 @@ typedef struct {
 
 #ifdef MEMTRACE_PROFILER
 #define MT_SITE_WORDS (sizeof(mt_site_counters) / sizeof(uint64_t))
+/* Bytes live over all sites (blocks with a stored stack), and the most it
+ * has ever been. The peak is exact: every allocation that raises the total
+ * past it raises it (profiler.c, out of line). Invariant at any quiescent
+ * point: mt_site_live_total == sum over sites of alloc_bytes - freed_bytes. */
+extern uint64_t mt_site_live_total;
+extern uint64_t mt_site_peak_total;
+void mt_site_new_peak(uint64_t live);
 #else
 #define MT_SITE_WORDS 0
 #endif
@@ -28,6 +36,9 @@ static inline void mt_site_alloc(mt_stack_id id, size_t size)
     if (c) {
         __atomic_fetch_add(&c->alloc_bytes, size, __ATOMIC_RELAXED);
         __atomic_fetch_add(&c->alloc_blocks, 1, __ATOMIC_RELAXED);
+        uint64_t live = __atomic_add_fetch(&mt_site_live_total, size, __ATOMIC_RELAXED);
+        if (MT_UNLIKELY(live > __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED)))
+            mt_site_new_peak(live);
     }
 #else
     (void)id;
@@ -42,6 +53,7 @@ static inline void mt_site_free(mt_stack_id id, size_t size)
     if (c) {
         __atomic_fetch_add(&c->freed_bytes, size, __ATOMIC_RELAXED);
         __atomic_fetch_add(&c->freed_blocks, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&mt_site_live_total, size, __ATOMIC_RELAXED);
     }
 #else
     (void)id;
