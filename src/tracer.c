@@ -297,13 +297,13 @@ void *mt_realloc(void *ptr, size_t size)
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
     void *q = real.realloc(ptr, size);
+    if (had && q == ptr) /* resized in place: the old size leaves the */
+        mt_site_free(old.stack, old.size); /* totals before the new one enters */
     if (q != NULL)
         record(q, size);
     if (had && (q != NULL || size == 0)) {
         if (q != ptr)
             retire(&old); /* moved, or realloc(p, 0) freed it */
-        else
-            mt_site_free(old.stack, old.size); /* resized in place */
     } else if (had) {
         mt_live_insert(&old); /* failed: the old block is intact */
     }
