@@ -23,7 +23,8 @@ $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CO
 # Programs run under the library. Sites are marked "SITE:name" in the source;
 # the e2e scripts read the line numbers from there.
 PROG_C      := $(TEST_BUILD)/sites $(TEST_BUILD)/sites_o2 $(TEST_BUILD)/stress_fork $(TEST_BUILD)/demo
-PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so
+PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so \
+               $(TEST_BUILD)/profile_sites
 
 $(TEST_BUILD)/sites: tests/progs/sites.c
 	@mkdir -p $(@D)
@@ -47,8 +48,13 @@ $(TEST_BUILD)/libdl_sites.so: tests/progs/dl_sites.c
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs 1; done
 
+$(TEST_BUILD)/profile_sites: tests/progs/profile_sites.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -pthread -o $@ $< -ldl
+
 test-e2e: all $(PROGS)
 	@bash tests/e2e/run.sh
+	@bash tests/e2e/profiler.sh
 
 # Runs in a sub-make so that deps are installed before anything is built.
 check: deps

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Profiler end-to-end tests: tests/progs/profile_sites.c runs under
+# libmemtrace-profiler.so; the reports it asks for (memtrace_report via dlsym)
+# must hold the exact bytes and blocks of each "SITE:<name>" site, at the
+# marker's file:line, largest last; the exit report the peak and the leaks;
+# the folded files the per-stack bytes; forks and 8 threads consistent totals.
+# Periodic reports are counted with wide bounds (timing is not exact on a
+# loaded machine). Prints "profiler: N passed, N failed"; exits 1 on failure.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build
+prog=$build/tests/profile_sites
+plib=$build/libmemtrace-profiler.so
+tlib=$build/libmemtrace.so
+src=tests/progs/profile_sites.c
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+pass() { passed=$((passed + 1)); echo "PASS $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+line_of() { grep -nE "SITE:$1( |\$)" "$root/$src" | head -1 | cut -d: -f1; }
+check() { # NAME EXPECTED ACTUAL
+    if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
+}
+
+# Report N of FILE (the text from its header to its end line); N=exit for
+# the exit report.
+report_of() { # FILE N
+    if [ "$2" = exit ]; then
+        sed -n '/^memtrace: exit report/,/^memtrace: end of exit report/p' "$1"
+    else
+        sed -n "/^memtrace: report $2 (/,/^memtrace: end of report $2\$/p" "$1"
+    fi
+}
+
+# Each entry of a report on one line: "LIVE BLOCKS | ALLOC ... | #0 frame".
+entries() {
+    awk '/^memtrace: \[[0-9]+\]/ { if (e != "") print e; e = $3 " " $7 " | "; sub(/^[^:]*: [^:]*: /, ""); e = e $0; next }
+         /^  #0 / { e = e " | " $0 }
+         END { if (e != "") print e }'
+}
+
+# The "#0 FUNC at FILE:LINE" of site NAME.
+frame_of() { echo "  #0 alloc_$1 at $src:$(line_of "$1"):"; }
+
+cd "$root" || exit 1
+
+# ---------------------------------------------------------------- on demand
+out=$work/demand.%p.out
+env LD_PRELOAD="$plib" MEMTRACE_OUTPUT="$out" MEMTRACE_TOP=3 MEMTRACE_INTERVAL_MS=0 \
+    MEMTRACE_FOLDED="$work/demand.folded" "$prog" demand 2>"$work/demand.err"
+rc=$?
+files=("$work"/demand.*.out)
+check "demand: exit code" 0 "$rc"
+check "demand: %p expands to one file per process" 1 "${#files[@]}"
+f=${files[0]}
+pid=$(basename "$f" | cut -d. -f2)
+if grep -q "^memtrace: report 1 (on request), pid $pid, " "$f"; then
+    pass "demand: %p is the pid in the report"
+else
+    fail "demand: %p" "no report from pid $pid in $f"
+fi
+check "demand: nothing on stderr" "" "$(cat "$work/demand.err")"
+check "demand: 3 reports and 1 exit report" "3 1" \
+    "$(grep -c '^memtrace: report [0-9]* (' "$f") $(grep -c '^memtrace: exit report' "$f")"
+
+e1=$(report_of "$f" 1 | entries)
+expect1="1000 10 | 1000 bytes in 10 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of small)
+20000 4 | 20000 bytes in 4 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of mid)
+120000 3 | 120000 bytes in 3 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of big)"
+# The frame lines end with the column; compare up to the ':' after the line.
+strip_col() { sed -E 's/(\.c:[0-9]+:)[0-9]+$/\1/'; }
+check "report 1: bytes, blocks, interval, file:line, largest last" "$expect1" \
+    "$(printf '%s\n' "$e1" | strip_col)"
+check "report 1: header total and peak" "141000 141000" \
+    "$(report_of "$f" 1 | head -1 | sed -E 's/.*: ([0-9]+) bytes live at .* peak ([0-9]+) bytes.*/\1 \2/')"
+e2=$(report_of "$f" 2 | entries | strip_col)
+expect2="1000 10 | 0 bytes in 0 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of small)
+40000 1 | 0 bytes in 0 blocks allocated, 80000 bytes in 2 blocks freed | $(frame_of big)
+50000 10 | 30000 bytes in 6 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of mid)"
+check "report 2: new order and interval counts" "$expect2" "$e2"
+e3=$(report_of "$f" 3 | entries | strip_col)
+check "report 3: an unchanged interval reports zero changes" \
+    "$(printf '%s\n' "$expect2" | sed -E 's/\| [0-9]+ bytes in [0-9]+ blocks allocated, [0-9]+ bytes in [0-9]+ blocks freed/| 0 bytes in 0 blocks allocated, 0 bytes in 0 blocks freed/')" "$e3"
+
+ex=$(report_of "$f" exit)
+check "exit: peak and what is still live" "peak 141000 bytes live; 2554 bytes still live in 12 blocks at 2 sites" \
+    "$(printf '%s\n' "$ex" | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
+check "exit: leaks by site, largest last" \
+    "1000 10 | 1000 bytes in 10 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of small)
+1554 2 | 1554 bytes in 2 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of leak)" \
+    "$(printf '%s\n' "$ex" | entries | strip_col)"
+check "exit: leak entries say since start" 2 "$(printf '%s\n' "$ex" | grep -c '; since start: ')"
+
+folded() { sed -E 's/^_start;__libc_start_main[^;]*;__libc_start_call_main;//' "$1" | sort; }
+check "folded at exit" "main;demand;alloc_leak 1554
+main;demand;alloc_small 1000" "$(folded "$work/demand.folded")"
+check "folded at peak" "main;demand;alloc_big 120000
+main;demand;alloc_mid 20000
+main;demand;alloc_small 1000" "$(folded "$work/demand.folded.peak")"
+
+# ---------------------------------------------------------------- periodic
+err=$work/periodic.err
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=100 "$prog" periodic 2>"$err"
+n=$(grep -c '^memtrace: report [0-9]* (periodic)' "$err")
+# 5 changes 400 ms apart then 1.4 s of quiet: about 30 intervals, of which
+# 6 to 12 (a change may straddle two) have something to report.
+if [ "$n" -ge 3 ] && [ "$n" -le 14 ]; then
+    pass "periodic: $n reports, none for the quiet intervals"
+else
+    fail "periodic: report count" "$n periodic reports (want 3..14 of ~30 intervals)"
+fi
+# The frees at the end may get a report of their own: look at every report.
+check "periodic: a report holds all 5 blocks of the site" "15000 5" \
+    "$(grep -A1 -E '^memtrace: \[[0-9]+\] 15000 bytes live in 5 blocks' "$err" | entries | strip_col |
+       grep -F "$(frame_of big)" | awk '{print $1, $2; exit}')"
+
+# ---------------------------------------------------------------- threads
+err=$work/threads.err
+env LD_PRELOAD="$plib" MEMTRACE_TOP=1000 MEMTRACE_INTERVAL_MS=5 "$prog" threads 2>"$err"
+# Periodic reports (every 5 ms, while the threads run) come first and make
+# their own intervals: take the on-request one and the exit report's totals.
+n=$(sed -nE 's/^memtrace: report ([0-9]+) \(on request\).*/\1/p' "$err" | head -1)
+r=$(report_of "$err" "${n:-0}")
+total=$(printf '%s\n' "$r" | head -1 | sed -E 's/.*: ([0-9]+) bytes live at.*/\1/')
+sum=$(printf '%s\n' "$r" | entries | awk '{s += $1} END {print s + 0}')
+check "8 threads: sum of sites = total live" "$total" "$sum"
+check "8 threads: the thread site's live bytes" "57600 800 $(frame_of thread)" \
+    "$(printf '%s\n' "$r" | entries | strip_col | grep alloc_thread | awk -F' \\| ' '{print $1, $3}')"
+check "8 threads: the thread site since start" \
+    "57600 800 | 1152000 bytes in 16000 blocks allocated, 1094400 bytes in 15200 blocks freed | $(frame_of thread)" \
+    "$(report_of "$err" exit | entries | strip_col | grep alloc_thread)"
+
+# ---------------------------------------------------------------- fork
+env LD_PRELOAD="$plib" MEMTRACE_OUTPUT="$work/fork.%p.out" MEMTRACE_TOP=1000 \
+    "$prog" fork 2>"$work/fork.err"
+check "fork: exit code" 0 "$?"
+files=("$work"/fork.*.out)
+check "fork: one file per process" 2 "${#files[@]}"
+child="" parent=""
+for f in "${files[@]}"; do
+    p=$(basename "$f" | cut -d. -f2)
+    if ! grep -q "^memtrace: report 1 (on request), pid $p, " "$f"; then
+        fail "fork: $f" "not the report of pid $p"
+    fi
+    if grep -q "^memtrace: exit report, pid $p (forked from" "$f"; then child=$f; else parent=$f; fi
+done
+for f in "$child" "$parent"; do
+    [ -n "$f" ] || continue
+    for n in 1 exit; do
+        r=$(report_of "$f" $n)
+        total=$(printf '%s\n' "$r" | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live at [0-9]+ ms; )?([0-9]+) bytes (still )?live .*/\2/')
+        sum=$(printf '%s\n' "$r" | entries | awk '{s += $1} END {print s + 0}')
+        check "fork: $(basename "$f") report $n: sum of sites = total live" "$total" "$sum"
+    done
+done
+check "fork: the child's own heap" "1000 2 $(frame_of child)
+2000 2 $(frame_of big)" \
+    "$(report_of "$child" 1 | entries | strip_col | grep alloc_ | awk -F' \\| ' '{print $1, $3}')"
+check "fork: the parent's heap, without the child's" "3000 3 $(frame_of big)" \
+    "$(report_of "$parent" 1 | entries | strip_col | grep alloc_ | awk -F' \\| ' '{print $1, $3}')"
+check "fork: one exit report each" "1 1" \
+    "$(grep -c '^memtrace: exit report' "$child") $(grep -c '^memtrace: exit report' "$parent")"
+
+# ---------------------------------------------------------------- signal
+out=$work/signal.out
+timeout 60 env LD_PRELOAD="$plib" MEMTRACE_SIGNAL=USR2 MEMTRACE_OUTPUT="$out" \
+    MEMTRACE_INTERVAL_MS=0 "$prog" signal "$out" 2>"$work/signal.err"
+check "MEMTRACE_SIGNAL=USR2: program saw its report and exited 0" 0 "$?"
+check "signal: report holds the site" "4321 1" \
+    "$(sed -n '/(signal)/,/^memtrace: end of report/p' "$out" | entries | grep alloc_big | awk '{print $1, $2}')"
+
+# ---------------------------------------------------------------- settings
+err=$work/bad.err
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \
+    "$prog" demand 2>"$err"
+check "bad settings: program runs on" 0 "$?"
+check "bad MEMTRACE_INTERVAL_MS: one warning with the default" 1 \
+    "$(grep -c '^memtrace: MEMTRACE_INTERVAL_MS="banana" is not a whole number .*; using 1000$' "$err")"
+check "bad MEMTRACE_TOP: one warning with the default" 1 \
+    "$(grep -c '^memtrace: MEMTRACE_TOP="-3" is not a whole number .*; using 10$' "$err")"
+check "bad MEMTRACE_SIGNAL: one warning" 1 \
+    "$(grep -c '^memtrace: MEMTRACE_SIGNAL="NOPE" is not a signal' "$err")"
+check "bad settings: reports still made" 3 "$(grep -c '^memtrace: report [0-9]* (on request)' "$err")"
+
+# ---------------------------------------------------------------- tracer build
+err=$work/tracer.err
+env LD_PRELOAD="$tlib" MEMTRACE_INTERVAL_MS=1 "$prog" demand 2>"$err"
+check "tracer build: exit code" 0 "$?"
+check "tracer build: no report, one line per memtrace_report call" \
+    "3 0" "$(grep -c 'reports are made by the profiler build' "$err") $(grep -c -e '^memtrace: report' -e '^memtrace: exit report' "$err")"
+
+echo "profiler: $passed passed, $failed failed"
+[ $failed = 0 ]
