@@ -218,6 +218,19 @@ size_t mt_live_bytes(void)
     return __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
 }
 
+void mt_live_describe(mt_live_layout *out)
+{
+    *out = (mt_live_layout){
+        .shards = shards,
+        .shard_size = sizeof(struct shard),
+        .lock_offset = offsetof(struct shard, lock),
+        .count_offset = offsetof(struct shard, count),
+        .slots_offset = offsetof(struct shard, slots),
+        .log2cap_offset = offsetof(struct slots, log2cap),
+        .entries_offset = offsetof(struct slots, e),
+    };
+}
+
 void mt_live_lock_all(void)
 {
     for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)

@@ -43,6 +43,15 @@ size_t mt_live_count(void);
 /* Bytes mapped for all shards. */
 size_t mt_live_bytes(void);
 
+/* For the state descriptor (state.c): where the shards are and the layout a
+ * reader outside the process (a debugger, a core file) needs, in bytes. */
+typedef struct {
+    const void *shards;
+    uint32_t shard_size, lock_offset, count_offset, slots_offset;
+    uint32_t log2cap_offset, entries_offset; /* within a slots mapping */
+} mt_live_layout;
+void mt_live_describe(mt_live_layout *out);
+
 /* Held across fork: take every shard lock, then release them. */
 void mt_live_lock_all(void);
 void mt_live_unlock_all(void);

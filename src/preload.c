@@ -2,6 +2,7 @@
  * here; the logic is in tracer.c. C++ operator new/delete, strdup and the
  * rest of libc reach these through the PLT. */
 #include "common.h"
+#include "threads.h"
 #include "tracer.h"
 
 #include <dlfcn.h>
@@ -20,3 +21,4 @@ MT_EXPORT void *valloc(size_t size) { return mt_valloc(size); }
 MT_EXPORT void *pvalloc(size_t size) { return mt_pvalloc(size); }
 MT_EXPORT size_t malloc_usable_size(void *ptr) { return mt_malloc_usable_size(ptr); }
 MT_EXPORT int dlclose(void *handle) { return mt_dlclose(handle); }
+MT_EXPORT int pthread_setname_np(pthread_t thread, const char *name) { return mt_pthread_setname(thread, name); }

@@ -215,6 +215,19 @@ size_t mt_stack_bytes(void)
     return mapped_bytes;
 }
 
+void mt_stack_describe(mt_stack_layout *out)
+{
+    *out = (mt_stack_layout){
+        .chunks = chunks,
+        .count = &num_stacks,
+        .max_chunks = MAX_CHUNKS,
+        .chunk_bits = CHUNK_BITS,
+        .frames_offset = FRAMES_AT,
+        .depth_mask = 0xffff,
+        .present_bit = PRESENT,
+    };
+}
+
 void mt_stack_lock(void)
 {
     mt_lock_acquire(&store_lock);

@@ -37,6 +37,19 @@ uint32_t mt_stack_count(void);
 /* Bytes mapped for the store (frames and index). */
 size_t mt_stack_bytes(void);
 
+/* For the state descriptor (state.c): the chunk table (max_chunks chunk
+ * pointers, NULL past the last) and the record layout described at the top
+ * of stack_store.c, for readers outside the process. */
+typedef struct {
+    const void *chunks;
+    const uint32_t *count;
+    uint32_t max_chunks, chunk_bits;
+    uint32_t frames_offset; /* words from a record's header to its frames */
+    uint32_t depth_mask;    /* of the header */
+    uint64_t present_bit;   /* of the header */
+} mt_stack_layout;
+void mt_stack_describe(mt_stack_layout *out);
+
 /* Held across fork. */
 void mt_stack_lock(void);
 void mt_stack_unlock(void);

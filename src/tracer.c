@@ -21,7 +21,9 @@
 #include "report.h"
 #include "site.h"
 #include "stack_store.h"
+#include "state.h"
 #include "symbolize.h"
+#include "threads.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -66,9 +68,16 @@ void mt_leave(int previous)
 
 uint32_t mt_thread_number(void)
 {
-    if (MT_UNLIKELY(thread_number == 0))
+    if (MT_UNLIKELY(thread_number == 0)) {
         thread_number = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+        mt_threads_register(thread_number);
+    }
     return thread_number;
+}
+
+const uint64_t *mt_seq_counter(void)
+{
+    return &next_seq;
 }
 
 void mt_metadata_failed(const char *what, size_t size, int err)
@@ -136,6 +145,7 @@ static MT_COLD void init(void)
     mt_config_load();
     mt_freed_init(mt_cfg.freed);
     mt_thread_number();
+    mt_state_publish();
     mt_capture_init();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded);
     pthread_atfork(fork_prepare, fork_release, fork_release);

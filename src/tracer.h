@@ -33,4 +33,7 @@ int mt_recording_stopped(void);
 /* memtrace's number for the calling thread (main thread = 1). */
 uint32_t mt_thread_number(void);
 
+/* Address of the next allocation number (for the state descriptor). */
+const uint64_t *mt_seq_counter(void);
+
 #endif

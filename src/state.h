@@ -1,0 +1,65 @@
+/* The state descriptor: one exported symbol, memtrace_state, that tells a
+ * debugger where memtrace's tables are and how they are laid out, so that
+ * gdb/memtrace.py can answer from a core file or a stopped process by
+ * reading memory only (no call into the process). */
+#ifndef MT_STATE_H
+#define MT_STATE_H
+
+#include <stdint.h>
+
+#define MT_STATE_MAGIC "MEMTRACE"
+#define MT_STATE_VERSION 1
+
+/* Version 1. Every field after the header is a 64-bit word, so a reader
+ * needs no C struct rules: word i is at byte 16 + 8 * i. Addresses are in
+ * the traced process. Offsets and sizes are in bytes unless said. A reader
+ * must check magic (written last) and version, and may rely on size to
+ * skip words added at the end by later versions of the same version. */
+struct memtrace_state {
+    char magic[8];    /* "MEMTRACE" once filled in, zeroes before */
+    uint32_t version; /* MT_STATE_VERSION */
+    uint32_t size;    /* sizeof(struct memtrace_state) */
+
+    /* Live table: shard_count shards of shard_size bytes at shards. A shard
+     * holds a lock word (nonzero: held), a record count and a pointer to a
+     * slots mapping: a log2 capacity word then 1 << log2cap entries. Slot
+     * of address P: h = (P >> hash_shift) * hash_multiplier (mod 2^64);
+     * shard = h >> (64 - shard_bits); home = (h << shard_bits) >> (64 -
+     * log2cap); linear probing; ptr 0 is an empty slot. */
+    uint64_t live_shards, live_shard_count, live_shard_bits, live_shard_size;
+    uint64_t live_lock_offset, live_count_offset, live_slots_offset;
+    uint64_t live_log2cap_offset, live_entries_offset;
+    uint64_t live_hash_shift, live_hash_multiplier;
+    uint64_t entry_size, entry_ptr, entry_size_field, entry_seq, entry_stack, entry_thread;
+
+    /* Stack store: stack_chunks is an array of stack_max_chunks pointers to
+     * chunks of 64-bit words (NULL past the last). Stack id S is word S &
+     * ((1 << chunk_bits) - 1) of chunk S >> chunk_bits: a header word
+     * (present bit, depth = header & depth_mask) and, stack_frames_offset
+     * words after it, depth return addresses, innermost first. */
+    uint64_t stack_chunks, stack_max_chunks, stack_chunk_bits;
+    uint64_t stack_frames_offset, stack_depth_mask, stack_present_bit;
+    uint64_t stack_count; /* address of a uint32_t: distinct stacks */
+
+    /* Freed history: a ring of freed_capacity records of freed_record_size
+     * bytes at freed_ring (0 if disabled). The record pushed i-th (from 0)
+     * is in slot i % capacity with stamp i + 1; stamp 0 = never written. */
+    uint64_t freed_ring, freed_capacity, freed_record_size;
+    uint64_t freed_stamp, freed_ptr, freed_size, freed_alloc_seq, freed_free_seq;
+    uint64_t freed_alloc_stack, freed_free_stack, freed_alloc_thread, freed_free_thread;
+
+    /* Threads: thread number N (from 1) is entry N - 1 of threads (0 if not
+     * mapped), threads_max entries of threads_entry_size bytes: a uint32_t
+     * kernel tid and a NUL-terminated name ("" = none). */
+    uint64_t threads, threads_max, threads_entry_size, threads_tid, threads_name;
+    uint64_t threads_name_size;
+    uint64_t threads_highest; /* address of a uint32_t: highest number */
+
+    uint64_t seq_counter; /* address of a uint64_t: the next allocation number */
+};
+
+/* Fills in memtrace_state. Called once from the tracer's initialisation,
+ * after the freed history and the main thread's registration. */
+void mt_state_publish(void);
+
+#endif

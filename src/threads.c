@@ -1,0 +1,148 @@
+/* Thread registry. Slot N - 1 belongs to thread number N and is written by
+ * that thread at registration, and by pthread_setname_np for its name (a
+ * rename racing a reader can show a torn name: acceptable for a label).
+ * The registry is one anonymous mapping made on first use; it does not go
+ * through mt_os_map, so a failure to map it (the names are then missing)
+ * neither stops recording nor shifts MEMTRACE_FAULT_MAP's count. */
+#include "threads.h"
+
+#include "common.h"
+#include "tracer.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static mt_thread_info *registry;
+static int map_failed;
+static uint32_t highest;
+
+/* Names given to threads before they registered (named by another thread
+ * before their first allocation), keyed by pthread_t; taken at registration. */
+#define PENDING 16
+static struct {
+    uint64_t self; /* 0 = free */
+    char name[MT_THREAD_NAME];
+} pending[PENDING];
+
+static mt_thread_info *registry_map(void)
+{
+    mt_thread_info *r = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+    if (r || __atomic_load_n(&map_failed, __ATOMIC_RELAXED))
+        return r;
+    void *p = mmap(NULL, MT_THREADS_MAX * sizeof *r, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        __atomic_store_n(&map_failed, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    mt_thread_info *expected = NULL;
+    if (!__atomic_compare_exchange_n(&registry, &expected, p, false, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE)) {
+        munmap(p, MT_THREADS_MAX * sizeof *r);
+        return expected;
+    }
+    return p;
+}
+
+static void set_name(char *dst, const char *src)
+{
+    size_t n = strnlen(src, MT_THREAD_NAME - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+void mt_threads_register(uint32_t number)
+{
+    mt_thread_info *r = registry_map();
+    if (!r || number == 0 || number > MT_THREADS_MAX)
+        return;
+    mt_thread_info *t = &r[number - 1];
+    t->self = (uint64_t)pthread_self();
+    for (unsigned i = 0; i < PENDING; i++) {
+        if (__atomic_load_n(&pending[i].self, __ATOMIC_ACQUIRE) == t->self) {
+            set_name(t->name, pending[i].name);
+            __atomic_store_n(&pending[i].self, 0, __ATOMIC_RELEASE);
+        }
+    }
+    __atomic_store_n(&t->tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    uint32_t h = __atomic_load_n(&highest, __ATOMIC_RELAXED);
+    while (h < number &&
+           !__atomic_compare_exchange_n(&highest, &h, number, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+const char *mt_threads_name(uint32_t number)
+{
+    const mt_thread_info *r = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+    if (!r || number == 0 || number > MT_THREADS_MAX || r[number - 1].name[0] == '\0')
+        return NULL;
+    return r[number - 1].name;
+}
+
+/* The registered thread whose pthread_t is SELF and that still runs (a
+ * pthread_t is reused after a join, so the newest live match wins). */
+static mt_thread_info *find_thread(uint64_t self)
+{
+    mt_thread_info *r = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+    if (!r)
+        return NULL;
+    pid_t pid = getpid();
+    for (uint32_t n = __atomic_load_n(&highest, __ATOMIC_ACQUIRE); n > 0; n--) {
+        mt_thread_info *t = &r[n - 1];
+        uint32_t tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
+        if (tid && t->self == self && syscall(SYS_tgkill, pid, tid, 0) == 0)
+            return t;
+    }
+    return NULL;
+}
+
+int mt_pthread_setname(pthread_t thread, const char *name)
+{
+    static int (*real_setname)(pthread_t, const char *);
+    int was = mt_enter();
+    if (!real_setname)
+        real_setname = (int (*)(pthread_t, const char *))dlsym(RTLD_NEXT, "pthread_setname_np");
+    int rc = real_setname ? real_setname(thread, name) : ENOSYS;
+    if (rc == 0 && name) {
+        mt_thread_info *t = NULL;
+        if (pthread_equal(thread, pthread_self())) {
+            uint32_t n = mt_thread_number();
+            mt_thread_info *r = registry_map();
+            t = r && n <= MT_THREADS_MAX ? &r[n - 1] : NULL;
+        } else {
+            t = find_thread((uint64_t)thread);
+        }
+        if (t) {
+            set_name(t->name, name);
+        } else {
+            for (unsigned i = 0; i < PENDING; i++) {
+                uint64_t expected = 0;
+                if (__atomic_load_n(&pending[i].self, __ATOMIC_RELAXED) == (uint64_t)thread ||
+                    __atomic_compare_exchange_n(&pending[i].self, &expected, (uint64_t)thread,
+                                                false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+                    set_name(pending[i].name, name);
+                    break;
+                }
+            }
+        }
+    }
+    mt_leave(was);
+    return rc;
+}
+
+const mt_thread_info *mt_threads_registry(void)
+{
+    return registry_map();
+}
+
+const uint32_t *mt_threads_highest(void)
+{
+    return &highest;
+}

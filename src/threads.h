@@ -1,0 +1,40 @@
+/* Thread registry: memtrace's small thread numbers mapped to the kernel's
+ * thread id and the name the program gave the thread (pthread_setname_np).
+ * Kept in memtrace's own mapping so a debugger can read it from a core file
+ * (layout published by state.c). */
+#ifndef MT_THREADS_H
+#define MT_THREADS_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define MT_THREAD_NAME 16 /* bytes, with the terminating NUL, as in the kernel */
+
+typedef struct {
+    uint32_t tid;      /* kernel thread id; 0 = slot never used */
+    uint32_t reserved;
+    uint64_t self;     /* pthread_self() of the thread, to find it by pthread_t */
+    char name[MT_THREAD_NAME]; /* "" until the program names the thread */
+} mt_thread_info;
+
+/* Slots in the registry; threads numbered beyond it are not registered. */
+#define MT_THREADS_MAX 65536
+
+/* Registers the calling thread under NUMBER (from 1). Called once per thread,
+ * from mt_thread_number on its first allocation; no heap, no lock. */
+void mt_threads_register(uint32_t number);
+
+/* The name of thread NUMBER, or NULL if it has none. The string lives in the
+ * registry and may change if the program renames the thread. */
+const char *mt_threads_name(uint32_t number);
+
+/* pthread_setname_np, interposed: forwards to the real one and, on success,
+ * records NAME for THREAD. */
+int mt_pthread_setname(pthread_t thread, const char *name);
+
+/* For the state descriptor: the registry (NULL if it could not be mapped)
+ * and the address of the highest registered number. */
+const mt_thread_info *mt_threads_registry(void);
+const uint32_t *mt_threads_highest(void);
+
+#endif
