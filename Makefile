@@ -64,6 +64,7 @@ deps:
 
 # ---------------------------------------------------------------- tests
 include tests/tests.mk
+include gdb/gdb.mk
 
 # ---------------------------------------------------------------- bench
 -include bench/bench.mk

@@ -52,9 +52,15 @@ $(TEST_BUILD)/profile_sites: tests/progs/profile_sites.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -pthread -o $@ $< -ldl
 
-test-e2e: all $(PROGS)
+# The gdb helper's tests (tests/e2e/gdb_helper.sh).
+$(TEST_BUILD)/gdb_sites: tests/progs/gdb_sites.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -pthread -o $@ $<
+
+test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
+	@bash tests/e2e/gdb_helper.sh
 
 # Runs in a sub-make so that deps are installed before anything is built.
 check: deps

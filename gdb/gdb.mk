@@ -1,0 +1,44 @@
+# The gdb helper (gdb/memtrace.py), its symbolizer program and the memtrace
+# launcher. Included by the top Makefile after tests/tests.mk.
+#   build/memtrace-symbolize   src/symbolize.c as a program, for the helper
+#   build/memtrace.py          the helper, next to it (it finds it there)
+#   build/memtrace             the launcher (memtrace gdb|core|run)
+
+GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
+LIBEXECDIR := $(PREFIX)/libexec/memtrace
+AUTOLOAD_DIR := $(PREFIX)/share/gdb/auto-load$(PREFIX)/lib
+
+all: $(GDB_TOOLS)
+
+# libstdc++ is linked (not as-needed) so symbolize.c finds __cxa_demangle.
+$(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c src/symbolize.c src/report.c $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(shell pkg-config --cflags libdw 2>/dev/null) \
+	  -o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) \
+	  -ldl -Wl,--no-as-needed -lstdc++
+
+$(BUILD)/memtrace.py: gdb/memtrace.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(BUILD)/memtrace: gdb/memtrace.sh
+	@mkdir -p $(@D)
+	cp $< $@
+	chmod 755 $@
+
+# gdb auto-loads LIB-gdb.py from LIB's own directory and from its auto-load
+# directory ($datadir/auto-load + LIB's path; right for PREFIX=/usr).
+install: install-gdb
+install-gdb: $(GDB_TOOLS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PREFIX)/share/memtrace \
+	  $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(AUTOLOAD_DIR)
+	install -m 755 $(BUILD)/memtrace $(DESTDIR)$(PREFIX)/bin/memtrace
+	install -m 755 $(BUILD)/memtrace-symbolize $(DESTDIR)$(LIBEXECDIR)/
+	sed 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)|' gdb/memtrace.py > $(BUILD)/memtrace-installed.py
+	for d in $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(AUTOLOAD_DIR); do \
+	  install -m 644 $(BUILD)/memtrace-installed.py $$d/libmemtrace.so-gdb.py; \
+	  install -m 644 $(BUILD)/memtrace-installed.py $$d/libmemtrace-profiler.so-gdb.py; \
+	done
+	install -m 644 $(BUILD)/memtrace-installed.py $(DESTDIR)$(PREFIX)/share/memtrace/memtrace.py
+
+.PHONY: install-gdb

@@ -1,0 +1,668 @@
+# memtrace's gdb helper: the `memtrace` command.
+#
+#   (gdb) source gdb/memtrace.py      (or auto-loaded with libmemtrace.so)
+#   (gdb) memtrace EXPR               where the block at an address came from
+#   (gdb) memtrace top [N]            call sites holding the most live bytes
+#   (gdb) memtrace stats              totals
+#
+# It never calls into the process: it reads memtrace's tables from the
+# inferior's memory through the `memtrace_state` descriptor (src/state.h),
+# so it works the same on a running process stopped anywhere (even with a
+# thread inside malloc or inside memtrace) and on a core file. Frames are
+# resolved by memtrace-symbolize, a program built from the library's own
+# symbolizer (src/symbolize.c), so the lines are print_trace's lines.
+# The report wording is shared with src/describe.c: change both together.
+
+import os
+import select
+import shutil
+import struct
+import subprocess
+
+import gdb
+
+# Replaced by `make install` with the directory holding memtrace-symbolize.
+_INSTALLED_LIBEXEC = "@MEMTRACE_LIBEXECDIR@"
+
+# gdb defines __file__ only while it reads this file.
+try:
+    _HERE = os.path.dirname(os.path.abspath(__file__))
+except NameError:
+    _HERE = os.getcwd()
+
+_STATE_VERSION = 1
+# The 64-bit words of struct memtrace_state (version 1) after its 16-byte
+# header, in order.
+_STATE_FIELDS = """
+    live_shards live_shard_count live_shard_bits live_shard_size
+    live_lock_offset live_count_offset live_slots_offset
+    live_log2cap_offset live_entries_offset live_hash_shift live_hash_multiplier
+    entry_size entry_ptr entry_size_field entry_seq entry_stack entry_thread
+    stack_chunks stack_max_chunks stack_chunk_bits stack_frames_offset
+    stack_depth_mask stack_present_bit stack_count
+    freed_ring freed_capacity freed_record_size freed_stamp freed_ptr freed_size
+    freed_alloc_seq freed_free_seq freed_alloc_stack freed_free_stack
+    freed_alloc_thread freed_free_thread
+    threads threads_max threads_entry_size threads_tid threads_name
+    threads_name_size threads_highest seq_counter
+""".split()
+
+_M64 = (1 << 64) - 1
+_UNLOCKED_LIVE = ("  (read without the table lock: a stopped thread was changing it; "
+                  "the record may be stale)")
+_UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread was "
+                   "changing it")
+
+
+def _fail(message):
+    raise gdb.GdbError("memtrace: " + message)
+
+
+# ---------------------------------------------------------------- target
+
+class _Target:
+    """The inferior being looked at: a live process or a core file."""
+
+    def __init__(self):
+        inf = gdb.selected_inferior()
+        self.inferior = inf
+        self.core = None
+        try:
+            conn = inf.connection
+            is_core = conn is not None and conn.type == "core"
+        except AttributeError:
+            is_core = None
+        info = gdb.execute("info target", to_string=True)
+        for line in info.splitlines():
+            line = line.strip()
+            if line.startswith("`") and "', file type" in line and self.core == "":
+                self.core = line[1:line.index("', file type")]
+            if line.startswith("Local core dump file:"):
+                self.core = ""
+        if is_core is False:
+            self.core = None
+        if self.core == "":
+            _fail("cannot tell which core file gdb has loaded (see `info target`)")
+        if self.core is None and inf.pid == 0:
+            _fail("no process and no core file: start the program (`run`, "
+                  "`memtrace gdb PROG`) or load a core file first")
+        self.exe = inf.progspace.filename
+        self.key = ("core", self.core) if self.core else ("pid", inf.pid)
+
+    def read(self, addr, size):
+        try:
+            return bytes(self.inferior.read_memory(addr, size))
+        except gdb.MemoryError:
+            return None
+
+    def u64(self, addr):
+        b = self.read(addr, 8)
+        return None if b is None else struct.unpack("<Q", b)[0]
+
+
+# ---------------------------------------------------------------- symbolizer
+
+def _symbolizer_path():
+    here = _HERE
+    candidates = [os.environ.get("MEMTRACE_SYMBOLIZE", "")]
+    if not _INSTALLED_LIBEXEC.startswith("@"):
+        candidates.append(os.path.join(_INSTALLED_LIBEXEC, "memtrace-symbolize"))
+    candidates += [os.path.join(here, "memtrace-symbolize"),
+                   os.path.join(here, "..", "build", "memtrace-symbolize"),
+                   shutil.which("memtrace-symbolize") or ""]
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    _fail("cannot find memtrace-symbolize (build it with `make`, or set "
+          "MEMTRACE_SYMBOLIZE to its path)")
+
+
+class _Symbolizer:
+    """One memtrace-symbolize process per target, kept between commands."""
+
+    TIMEOUT = 60.0
+
+    def __init__(self, target):
+        self.key = target.key
+        if target.core:
+            args = ["--core", target.core]
+            if target.exe:
+                args += ["--exe", target.exe]
+        else:
+            args = ["--pid", str(target.inferior.pid)]
+        try:
+            self.proc = subprocess.Popen([_symbolizer_path()] + args, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as e:
+            _fail("cannot start memtrace-symbolize: %s" % e)
+        self.buf = b""
+
+    def close(self):
+        try:
+            self.proc.kill()
+            self.proc.wait()
+        except OSError:
+            pass
+
+    def _died(self):
+        err = b""
+        try:
+            self.proc.kill()
+            err = self.proc.stderr.read() or b""
+        except OSError:
+            pass
+        text = err.decode("utf-8", "replace").strip().splitlines()
+        _fail(text[-1] if text else "memtrace-symbolize stopped")
+
+    def frames(self, stack):
+        """The frame lines of STACK (return addresses), as print_trace prints them."""
+        try:
+            self.proc.stdin.write((" ".join("%x" % f for f in stack) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            self._died()
+        fd = self.proc.stdout.fileno()
+        while b"@@\n" not in self.buf:
+            ready, _, _ = select.select([fd], [], [], self.TIMEOUT)
+            if not ready:
+                self.close()
+                _fail("memtrace-symbolize did not answer within %d s" % self.TIMEOUT)
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                self._died()
+            self.buf += chunk
+        text, self.buf = self.buf.split(b"@@\n", 1)
+        return text.decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------- tables
+
+class _State:
+    """memtrace's tables in one target, read through memtrace_state. Table
+    contents read once are kept until the target runs again."""
+
+    def __init__(self, target):
+        self.t = target
+        try:
+            addr = int(gdb.parse_and_eval("(unsigned long)&memtrace_state"))
+        except gdb.error:
+            _fail("this program does not run under memtrace (no memtrace_state symbol); "
+                  "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
+        head = target.read(addr, 16)
+        if head is None:
+            _fail("cannot read memtrace_state at %#x" % addr)
+        magic, version, size = struct.unpack("<8sII", head)
+        if magic == b"\0" * 8:
+            _fail("memtrace has not started in this process yet (no allocation so far)")
+        if magic != b"MEMTRACE":
+            _fail("memtrace_state at %#x is not a memtrace descriptor" % addr)
+        if version != _STATE_VERSION:
+            _fail("memtrace_state has version %d; this helper reads version %d"
+                  % (version, _STATE_VERSION))
+        need = 16 + 8 * len(_STATE_FIELDS)
+        if size < need:
+            _fail("memtrace_state is %d bytes, expected at least %d" % (size, need))
+        words = struct.unpack("<%dQ" % len(_STATE_FIELDS), target.read(addr + 16, need - 16))
+        self.d = dict(zip(_STATE_FIELDS, words))
+        self.shards = None     # [(locked, count, slots)]
+        self.entries = {}      # shard -> list of (ptr, size, seq, stack, thread)
+        self.ring = None       # [(stamp, record tuple)]
+        self.chunks = {}
+        self.stacks = {}
+
+    # -- live table
+    def _shards(self):
+        if self.shards is None:
+            d = self.d
+            n, sz = d["live_shard_count"], d["live_shard_size"]
+            raw = self.t.read(d["live_shards"], n * sz)
+            if raw is None:
+                _fail("cannot read the live table at %#x" % d["live_shards"])
+            self.shards = []
+            for i in range(n):
+                b = i * sz
+                lock = struct.unpack_from("<I", raw, b + d["live_lock_offset"])[0]
+                count = struct.unpack_from("<Q", raw, b + d["live_count_offset"])[0]
+                slots = struct.unpack_from("<Q", raw, b + d["live_slots_offset"])[0]
+                self.shards.append((lock != 0, count, slots))
+        return self.shards
+
+    def _hash(self, addr):
+        d = self.d
+        return ((addr >> d["live_hash_shift"]) * d["live_hash_multiplier"]) & _M64
+
+    def _entry(self, raw, off):
+        d = self.d
+        ptr = struct.unpack_from("<Q", raw, off + d["entry_ptr"])[0]
+        size = struct.unpack_from("<Q", raw, off + d["entry_size_field"])[0]
+        seq = struct.unpack_from("<Q", raw, off + d["entry_seq"])[0]
+        stack = struct.unpack_from("<I", raw, off + d["entry_stack"])[0]
+        thread = struct.unpack_from("<I", raw, off + d["entry_thread"])[0]
+        return (ptr, size, seq, stack, thread)
+
+    def _log2cap(self, slots):
+        return self.t.u64(slots + self.d["live_log2cap_offset"])
+
+    def shard_entries(self, n):
+        """Every record of shard N, or None if it could not be read."""
+        if n in self.entries:
+            return self.entries[n]
+        _, _, slots = self._shards()[n]
+        result = []
+        if slots:
+            log2cap = self._log2cap(slots)
+            es = self.d["entry_size"]
+            raw = None
+            if log2cap is not None and log2cap < 48:
+                raw = self.t.read(slots + self.d["live_entries_offset"], es << log2cap)
+            if raw is None:
+                result = None
+            else:
+                # Bulk decode: 64-bit views of the slot array, then only the
+                # used slots are unpacked in full.
+                q = memoryview(raw).cast("Q")
+                w = es // 8
+                ptrs = q[self.d["entry_ptr"] // 8::w].tolist()
+                result = [self._entry(raw, i * es) for i, p in enumerate(ptrs) if p]
+        self.entries[n] = result
+        return result
+
+    def find_exact(self, addr):
+        """(entry or None, unlocked) for a block starting at ADDR."""
+        d = self.d
+        h = self._hash(addr)
+        n = h >> (64 - d["live_shard_bits"])
+        locked, _, slots = self._shards()[n]
+        if not slots:
+            return None, locked
+        if n in self.entries:
+            rows = self.entries[n] or []
+            return next((e for e in rows if e[0] == addr), None), locked or rows is None
+        log2cap = self._log2cap(slots)
+        if log2cap is None or log2cap >= 48:
+            return None, True
+        cap = 1 << log2cap
+        i = ((h << d["live_shard_bits"]) & _M64) >> (64 - log2cap)
+        es, base = d["entry_size"], slots + d["live_entries_offset"]
+        probed = 0
+        while probed < cap:
+            batch = min(64, cap - i, cap - probed)
+            raw = self.t.read(base + i * es, batch * es)
+            if raw is None:
+                return None, True
+            for k in range(batch):
+                p = struct.unpack_from("<Q", raw, k * es + d["entry_ptr"])[0]
+                if p == addr:
+                    return self._entry(raw, k * es), locked
+                if p == 0:
+                    return None, locked
+            probed += batch
+            i = (i + batch) & (cap - 1)
+        return None, locked
+
+    def find_containing(self, addr):
+        """(entry or None, unlocked), scanning shards in order like
+        mt_live_find_containing."""
+        unlocked = False
+        for n, (locked, _, _) in enumerate(self._shards()):
+            unlocked = unlocked or locked
+            rows = self.shard_entries(n)
+            if rows is None:
+                unlocked = True
+                continue
+            for e in rows:
+                if addr >= e[0] and (addr - e[0] < e[1] or addr == e[0]):
+                    return e, unlocked
+        return None, unlocked
+
+    def all_entries(self):
+        """Every live record; second value: True if some shard was unreadable
+        or locked."""
+        rows, unsure = [], False
+        for n, (locked, _, _) in enumerate(self._shards()):
+            r = self.shard_entries(n)
+            unsure = unsure or locked or r is None
+            rows.extend(r or [])
+        return rows, unsure
+
+    def live_count(self):
+        return sum(c for _, c, _ in self._shards())
+
+    # -- freed history
+    def _ring(self):
+        if self.ring is None:
+            d = self.d
+            self.ring = []
+            cap, rs = d["freed_capacity"], d["freed_record_size"]
+            if d["freed_ring"] and cap:
+                raw = self.t.read(d["freed_ring"], cap * rs)
+                if raw is None:
+                    _fail("cannot read the freed history at %#x" % d["freed_ring"])
+                q = memoryview(raw).cast("Q")
+                w = rs // 8
+                stamps = q[d["freed_stamp"] // 8::w].tolist()
+                for j, s in enumerate(stamps):
+                    # A slot is trusted only with the stamp of a push that
+                    # finished there (see freed_history.c).
+                    if s and (s - 1) % cap == j:
+                        self.ring.append((s, j * rs, raw))
+                self.ring.sort(reverse=True)
+        return self.ring
+
+    def freed_covering(self, addr):
+        """Freed-history records covering ADDR, newest first, as dicts."""
+        d = self.d
+        out = []
+        for _, off, raw in self._ring():
+            ptr = struct.unpack_from("<Q", raw, off + d["freed_ptr"])[0]
+            size = struct.unpack_from("<Q", raw, off + d["freed_size"])[0]
+            if addr >= ptr and (addr - ptr < size or addr == ptr):
+                def u(field, fmt):
+                    return struct.unpack_from(fmt, raw, off + d[field])[0]
+                out.append(dict(ptr=ptr, size=size,
+                                alloc_seq=u("freed_alloc_seq", "<Q"),
+                                free_seq=u("freed_free_seq", "<Q"),
+                                alloc_stack=u("freed_alloc_stack", "<I"),
+                                free_stack=u("freed_free_stack", "<I"),
+                                alloc_thread=u("freed_alloc_thread", "<I"),
+                                free_thread=u("freed_free_thread", "<I")))
+        return out
+
+    def freed_count(self):
+        return len(self._ring())
+
+    # -- stacks
+    def stack(self, sid):
+        """The return addresses of stack SID, or None."""
+        if sid in self.stacks:
+            return self.stacks[sid]
+        d = self.d
+        result = None
+        c, w = sid >> d["stack_chunk_bits"], sid & ((1 << d["stack_chunk_bits"]) - 1)
+        if sid and c < d["stack_max_chunks"]:
+            if c not in self.chunks:
+                self.chunks[c] = self.t.u64(d["stack_chunks"] + 8 * c)
+            chunk = self.chunks[c]
+            header = self.t.u64(chunk + 8 * w) if chunk else None
+            if header is not None and header & d["stack_present_bit"]:
+                depth = header & d["stack_depth_mask"]
+                raw = self.t.read(chunk + 8 * (w + d["stack_frames_offset"]), 8 * depth)
+                if raw is not None:
+                    result = list(struct.unpack("<%dQ" % depth, raw))
+        self.stacks[sid] = result
+        return result
+
+    def stack_count(self):
+        b = self.t.read(self.d["stack_count"], 4)
+        return struct.unpack("<I", b)[0] if b else 0
+
+    # -- threads
+    def thread(self, n):
+        """'thread N' or 'thread N "name"', as print_trace writes it."""
+        d = self.d
+        name = None
+        if d["threads"] and 0 < n <= d["threads_max"]:
+            raw = self.t.read(d["threads"] + (n - 1) * d["threads_entry_size"]
+                              + d["threads_name"], d["threads_name_size"])
+            if raw and raw[0]:
+                name = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+        return 'thread %u "%s"' % (n, name) if name else "thread %u" % n
+
+    def thread_count(self):
+        b = self.t.read(self.d["threads_highest"], 4)
+        return struct.unpack("<I", b)[0] if b else 0
+
+    def allocations(self):
+        v = self.t.u64(self.d["seq_counter"])
+        return v - 1 if v else 0
+
+
+# ---------------------------------------------------------------- session
+
+class _Session:
+    """Caches per target: the tables until the target runs again, the
+    symbolizer until the target changes or loads a library."""
+
+    def __init__(self):
+        self.state = None
+        self.symbolizer = None
+
+    def invalidate_tables(self, *_):
+        self.state = None
+
+    def invalidate_all(self, *_):
+        self.state = None
+        if self.symbolizer:
+            self.symbolizer.close()
+            self.symbolizer = None
+
+    def get(self):
+        target = _Target()
+        if self.state is None or self.state.t.key != target.key:
+            self.state = _State(target)
+        if self.symbolizer is None or self.symbolizer.key != target.key or \
+                self.symbolizer.proc.poll() is not None:
+            if self.symbolizer:
+                self.symbolizer.close()
+            self.symbolizer = _Symbolizer(target)
+        return self.state, self.symbolizer
+
+
+_session = _Session()
+for _event, _fn in (("cont", _session.invalidate_tables),
+                    ("memory_changed", _session.invalidate_tables),
+                    ("exited", _session.invalidate_all),
+                    ("new_objfile", _session.invalidate_all),
+                    ("clear_objfiles", _session.invalidate_all)):
+    _registry = getattr(gdb.events, _event, None)
+    if _registry is not None:
+        _registry.connect(_fn)
+
+
+# ---------------------------------------------------------------- reports
+
+def _position(addr, start, size):
+    if addr == start:
+        return "start of a %d-byte block" % size
+    return "%d bytes inside a %d-byte block at %#x" % (addr - start, size, start)
+
+
+def _stack_lines(st, sym, sid):
+    frames = st.stack(sid)
+    if not frames:
+        return "  (no stack was recorded for this block)\n"
+    return sym.frames(frames)
+
+
+def describe(addr):
+    """print_trace's report for ADDR, from memory only."""
+    st, sym = _session.get()
+    if addr == 0:
+        _fail("0x0: a null pointer, not a heap block")
+    e, unlocked = st.find_exact(addr)
+    if e is None:
+        e, more = st.find_containing(addr)
+        unlocked = unlocked or more
+    out = []
+    if e is not None:
+        ptr, size, seq, sid, thread = e
+        out.append("memtrace: %#x: %s allocated by %s (allocation #%d)\n"
+                   % (addr, _position(addr, ptr, size), st.thread(thread), seq))
+        if unlocked:
+            out.append(_UNLOCKED_LIVE + "\n")
+        out.append(_stack_lines(st, sym, sid))
+    records = st.freed_covering(addr)
+    if e is None and not records:
+        _fail("%#x: not a live heap block known to memtrace%s"
+              % (addr, " (%s)" % _UNLOCKED_SHARD if unlocked else ""))
+    for i, r in enumerate(records, 1):
+        if i == 1:
+            if e is not None:
+                out.append("  live again: freed blocks that covered this address "
+                           "before, newest first:\n")
+            else:
+                out.append("memtrace: %#x: not a live heap block; freed blocks that "
+                           "covered it, newest first:\n" % addr)
+                if unlocked:
+                    out.append("  (%s)\n" % _UNLOCKED_SHARD)
+        out.append("  freed block %d: %s (allocation #%d, freed after allocation #%d)\n"
+                   % (i, _position(addr, r["ptr"], r["size"]), r["alloc_seq"], r["free_seq"]))
+        out.append("  freed by %s at:\n" % st.thread(r["free_thread"]))
+        out.append(_stack_lines(st, sym, r["free_stack"]))
+        out.append("  allocated by %s at:\n" % st.thread(r["alloc_thread"]))
+        out.append(_stack_lines(st, sym, r["alloc_stack"]))
+    return "".join(out)
+
+
+def _sites(st):
+    rows, unsure = st.all_entries()
+    sites = {}
+    for _, size, _, sid, _ in rows:
+        s = sites.get(sid)
+        if s is None:
+            sites[sid] = [size, 1]
+        else:
+            s[0] += size
+            s[1] += 1
+    return rows, sites, unsure
+
+
+def top(n):
+    st, sym = _session.get()
+    rows, sites, unsure = _sites(st)
+    order = sorted(sites.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:n]
+    total = sum(r[1] for r in rows)
+    out = ["memtrace: top %d of %d call sites by live bytes (%d bytes in %d live blocks "
+           "in all)\n" % (len(order), len(sites), total, len(rows))]
+    if unsure:
+        out.append("  (%s; totals may be off)\n" % _UNLOCKED_SHARD)
+    for i, (sid, (nbytes, blocks)) in enumerate(order, 1):
+        out.append("memtrace: site %d: %d bytes in %d blocks allocated at:\n"
+                   % (i, nbytes, blocks))
+        out.append(_stack_lines(st, sym, sid))
+    return "".join(out)
+
+
+def stats():
+    st, _ = _session.get()
+    rows, sites, unsure = _sites(st)
+    out = ["memtrace: %d live blocks, %d live bytes, %d call sites with live blocks\n"
+           % (len(rows), sum(r[1] for r in rows), len(sites)),
+           "memtrace: %d distinct stacks, %d allocations recorded, %d threads seen\n"
+           % (st.stack_count(), st.allocations(), st.thread_count()),
+           "memtrace: %d freed-history records (capacity %d%s)\n"
+           % (st.freed_count(), st.d["freed_capacity"],
+              ", MEMTRACE_FREED=0: off" if not st.d["freed_capacity"] else "")]
+    if unsure:
+        out.append("  (%s; totals may be off)\n" % _UNLOCKED_SHARD)
+    return "".join(out)
+
+
+# ---------------------------------------------------------------- commands
+
+def _address(expr):
+    try:
+        v = gdb.parse_and_eval(expr)
+        code = v.type.strip_typedefs().code
+        if code in (gdb.TYPE_CODE_ARRAY, gdb.TYPE_CODE_FUNC):
+            v = v.address
+        elif code not in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM,
+                          gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_REF):
+            _fail("'%s' is a %s, not an address (take its address with &)"
+                  % (expr, v.type))
+        if code == gdb.TYPE_CODE_REF:
+            v = v.referenced_value().address
+        return int(v.cast(gdb.lookup_type("unsigned long"))) & _M64
+    except gdb.GdbError:
+        raise
+    except (gdb.error, RuntimeError, ValueError, OverflowError) as e:
+        _fail("cannot evaluate '%s': %s" % (expr, str(e).splitlines()[0] if str(e) else e))
+
+
+def _guard(fn, *args):
+    """Runs FN; anything but a gdb error becomes one line, never a traceback."""
+    try:
+        gdb.write(fn(*args))
+    except gdb.GdbError:
+        raise
+    except KeyboardInterrupt:
+        raise gdb.GdbError("memtrace: interrupted")
+    except Exception as e:  # a bug here must still answer in one line
+        raise gdb.GdbError("memtrace: internal error: %s: %s" % (type(e).__name__, e))
+
+
+class MemtraceCommand(gdb.Command):
+    """Where a heap block came from, from memtrace's records.
+
+Usage: memtrace EXPR
+       memtrace top [N]
+       memtrace stats
+
+memtrace EXPR evaluates EXPR (any expression that yields an address: a
+pointer, an integer, an array) and prints what memtrace knows about that
+address, in print_trace's format: the live block that starts at it or
+contains it (its size, the offset, the allocating thread and allocation
+number, the allocation stack with file:line and inlined frames), then every
+freed block in the freed history that covered it, newest first, with the
+stacks and threads that freed and allocated it.  An address neither live nor
+in the history, or a null one, is an error.  To ask about a variable named
+`top' or `stats', write `memtrace (top)'.
+
+The tables are read from the inferior's memory, never by calling into it,
+so this works on a core file and while a thread is stopped inside malloc.
+The program must run under libmemtrace.so (see `memtrace gdb PROG')."""
+
+    def __init__(self):
+        super().__init__("memtrace", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION, True)
+
+    def invoke(self, arg, from_tty):
+        arg = arg.strip()
+        if not arg:
+            _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats "
+                  "(see `help memtrace')")
+        addr = _address(arg)
+        _guard(describe, addr)
+
+
+class MemtraceTopCommand(gdb.Command):
+    """The call sites holding the most live heap bytes now.
+
+Usage: memtrace top [N]
+
+Groups the live blocks by allocation stack and prints the N largest (10 by
+default), largest first: live bytes, block count and the stack."""
+
+    def __init__(self):
+        super().__init__("memtrace top", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        arg = arg.strip()
+        try:
+            n = int(gdb.parse_and_eval(arg)) if arg else 10
+        except gdb.error as e:
+            _fail("top: bad count '%s': %s" % (arg, e))
+        if n <= 0:
+            _fail("top: the count must be at least 1")
+        _guard(top, n)
+
+
+class MemtraceStatsCommand(gdb.Command):
+    """Totals of memtrace's records.
+
+Usage: memtrace stats
+
+Live blocks and bytes, call sites with live blocks, distinct stacks stored,
+allocations recorded since start, threads seen, and freed-history records."""
+
+    def __init__(self):
+        super().__init__("memtrace stats", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        if arg.strip():
+            _fail("stats takes no argument")
+        _guard(stats)
+
+
+MemtraceCommand()
+MemtraceTopCommand()
+MemtraceStatsCommand()

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# gdb helper tests: the `memtrace` command (gdb/memtrace.py) on a live process
+# stopped with a thread inside malloc, on core files written with gcore, with
+# bad input, through the launcher and after `make install` (auto-load).
+# Frames must name the exact file:line of the "SITE:<name>" markers in the
+# test programs. Prints one PASS/FAIL line per check and
+# "gdb-helper: N passed, N failed" last; exits 1 on failure.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build
+tests=$build/tests
+lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
+helper=$root/gdb/memtrace.py
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+G=tests/progs/gdb_sites.c
+O=tests/progs/sites_o2.c
+
+pass() { passed=$((passed + 1)); echo "PASS $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+site_line() { grep -nE "SITE:$2( |\$)" "$root/$1" | head -1 | cut -d: -f1; }
+at() { echo "$1:$(site_line "$1" "$2"):"; } # "FILE:LINE:" of a marker
+
+# The report for ADDR in FILE: from its "memtrace: ADDR:" line up to the next
+# line that starts with "memtrace: " or is not part of a report.
+block_of() {
+    awk -v a="memtrace: $1:" 'index($0, a) == 1 { on = 1; print; next }
+                              /^memtrace: / || !/^  / { on = 0 } on' "$2"
+}
+addr_of() { awk -v v="$1" '$1 == "@@" && $2 == v { print $3; exit }' "$2"; }
+
+# check_lines NAME TEXT PREFIX...: each PREFIX starts a line of TEXT, in this
+# order (a frame prefix "  #0 f at FILE:LINE:" matches FILE:LINE exactly).
+check_lines() {
+    local name=$1 text=$2
+    shift 2
+    local missing
+    missing=$(printf '%s\n' "$text" | awk -v n=$# '
+        BEGIN { for (i = 1; i <= n; i++) want[i] = ARGV[i]; ARGC = 2; ARGV[1] = "-"; k = 1 }
+        k <= n && index($0, want[k]) == 1 { k++ }
+        END { if (k <= n) print want[k] }' "$@")
+    if [ -z "$missing" ] && [ -n "$text" ]; then
+        pass "$name"
+    else
+        fail "$name" "no line '$missing' (in order) in:
+$text"
+    fi
+}
+check_grep() { if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "'$3' not in $(cat "$2")"; fi; }
+check_no_traceback() {
+    if grep -qE 'Traceback|Python Exception|Error occurred in Python' "$2"; then
+        fail "$1" "a Python traceback: $(cat "$2")"
+    else
+        pass "$1"
+    fi
+}
+
+# ---------------------------------------------------------------- live process
+# Stop in checkpoint() while the spinner thread (gdb thread 3) runs malloc and
+# free in a loop, then let only the spinner run until it is inside memtrace's
+# record of a malloc: every memtrace command must answer from memory.
+out=$work/live.out err=$work/live.err
+vars="g_live g_freed g_again g_named"
+args=(-q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run 2>$err"
+      -ex "source $helper")
+for v in $vars; do args+=(-ex "printf \"@@ $v %p\\n\", $v"); done
+args+=(-ex "thread 3" -ex "set scheduler-locking on" -ex "break mt_live_insert thread 3"
+       -ex "continue" -ex "echo @@ spinner stack\\n" -ex "bt" -ex "echo @@ end\\n"
+       -ex "memtrace (char *)g_live + 17" -ex "memtrace g_freed" -ex "memtrace g_again"
+       -ex "memtrace g_named" -ex "memtrace top 2" -ex "memtrace stats"
+       -ex "memtrace nosuch_variable" -ex "memtrace 0" -ex "memtrace 16" -ex "memtrace g_spins +"
+       -ex "memtrace top x" -ex "gcore $work/gdb_sites.core"
+       -ex "thread 1")
+for v in "(char *)g_live + 17" g_freed g_again g_named; do args+=(-ex "call print_trace($v)"); done
+args+=(-ex "set scheduler-locking off" -ex "delete" -ex "continue")
+timeout 120 gdb "${args[@]}" "$tests/gdb_sites" >"$out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q "exited normally" "$out"; then
+    pass "live: answered while a thread was inside malloc, then the program ran to its end"
+else
+    fail "live session" "exit $rc (124 = hung): $(tail -20 "$out")"
+fi
+spin=$(awk '/^@@ spinner stack/ { on = 1; next } /^@@ end/ { on = 0 } on' "$out")
+if grep -q "mt_live_insert" <<<"$spin" && grep -qE " in (malloc|mt_malloc) " <<<"$spin"; then
+    pass "live: the spinner thread was stopped inside malloc (memtrace's record)"
+else
+    fail "live: spinner inside malloc" "$spin"
+fi
+
+live=$(addr_of g_live "$out"); freed=$(addr_of g_freed "$out")
+again=$(addr_of g_again "$out"); named=$(addr_of g_named "$out")
+inner=$(printf '%#x' $((live + 17)))
+
+check_interior() { # NAME FILE
+    check_lines "$1" "$(block_of "$inner" "$2")" \
+        "memtrace: $inner: 17 bytes inside a 100-byte block at $live allocated by thread 1 (allocation #" \
+        "  #0 main at $(at $G gh_live)"
+}
+check_freed() { # NAME FILE
+    local text
+    text=$(block_of "$freed" "$2")
+    check_lines "$1" "$text" \
+        "memtrace: $freed: not a live heap block; freed blocks that covered it, newest first:" \
+        "  freed block 1: start of a 48-byte block (allocation #" \
+        "  freed by thread 1 at:" "  #0 main at $(at $G gh_reuse_free)" \
+        "  allocated by thread 1 at:" "  #0 main at $(at $G gh_reuse_alloc)" \
+        "  freed block 2: start of a 48-byte block (allocation #" \
+        "  freed by thread 1 at:" "  #0 main at $(at $G gh_freed_free)" \
+        "  allocated by thread 1 at:" "  #0 main at $(at $G gh_freed_alloc)"
+    if grep -q "freed block 3" <<<"$text"; then fail "$1: exactly two records" "$text"; fi
+}
+check_again() { # NAME FILE
+    check_lines "$1" "$(block_of "$again" "$2")" \
+        "memtrace: $again: start of a 200-byte block allocated by thread 1 (allocation #" \
+        "  #0 main at $(at $G gh_again)" \
+        "  live again: freed blocks that covered this address before, newest first:" \
+        "  freed block 1: start of a 200-byte block (allocation #" \
+        "  freed by thread 1 at:" "  #0 main at $(at $G gh_old_free)" \
+        "  allocated by thread 1 at:" "  #0 main at $(at $G gh_old_alloc)"
+}
+check_named() { # NAME FILE
+    check_lines "$1" "$(block_of "$named" "$2")" \
+        "memtrace: $named: start of a 77-byte block allocated by thread 2 \"gh-worker\" (allocation #" \
+        "  #0 named_main at $(at $G gh_named)"
+}
+check_interior "memtrace: interior pointer" "$out"
+check_freed "memtrace: freed block, address reused and freed again" "$out"
+check_again "memtrace: live again, with the earlier freed block" "$out"
+check_named "memtrace: block of a named second thread" "$out"
+check_lines "memtrace top: most live bytes first, exact bytes" \
+    "$(awk '/^memtrace: top 2 of /,/^memtrace: [0-9]+ live blocks/' "$out")" \
+    "memtrace: top 2 of " \
+    "memtrace: site 1: 1000000 bytes in 1000 blocks allocated at:" "  #0 main at $(at $G gh_top)" \
+    "memtrace: site 2: 50000 bytes in 10 blocks allocated at:" "  #0 main at $(at $G gh_second)"
+if grep -qE '^memtrace: [0-9]+ live blocks, [0-9]+ live bytes, [0-9]+ call sites' "$out" &&
+   grep -qE '^memtrace: [0-9]+ freed-history records \(capacity 65536\)' "$out" &&
+   [ "$(sed -n 's/^memtrace: [0-9]* live blocks, \([0-9]*\) live bytes.*/\1/p' "$out")" -ge 1050077 ]; then
+    pass "memtrace stats: live blocks and bytes, freed history"
+else
+    fail "memtrace stats" "$(grep '^memtrace: [0-9]' "$out")"
+fi
+check_grep "bad expression: one line" "$out" "memtrace: cannot evaluate 'nosuch_variable': No symbol \"nosuch_variable\" in current context."
+check_grep "bad expression syntax: one line" "$out" "memtrace: cannot evaluate 'g_spins +': "
+check_grep "top with a bad count: one line" "$out" "memtrace: top: bad count 'x'"
+check_grep "null pointer: one line" "$out" "memtrace: 0x0: a null pointer, not a heap block"
+check_grep "unknown address: one line" "$out" "memtrace: 0x10: not a live heap block known to memtrace"
+check_no_traceback "bad input: no Python traceback" "$out"
+
+# print_trace prints the same report from inside the process.
+check_interior "print_trace: interior pointer" "$err"
+check_freed "print_trace: freed block, address reused and freed again" "$err"
+check_again "print_trace: live again" "$err"
+check_named "print_trace: named thread" "$err"
+same=1
+for a in "$inner" "$freed" "$again" "$named"; do
+    [ "$(block_of "$a" "$out")" = "$(block_of "$a" "$err")" ] || same=0
+done
+if [ $same = 1 ]; then
+    pass "memtrace and print_trace print the same lines"
+else
+    fail "memtrace = print_trace" "$(diff <(block_of "$freed" "$out") <(block_of "$freed" "$err"))"
+fi
+
+# ---------------------------------------------------------------- core files
+core=$work/gdb_sites.core
+out2=$work/core.out
+timeout 120 gdb -q -batch -nx "$tests/gdb_sites" "$core" -ex "source $helper" \
+    -ex "memtrace g_freed" -ex "memtrace g_named" -ex "memtrace top 1" >"$out2" 2>&1
+check_freed "core: freed block, both sites" "$out2"
+check_named "core: named thread" "$out2"
+if [ "$(block_of "$freed" "$out2")" = "$(block_of "$freed" "$out")" ]; then
+    pass "core: the same report as on the live process"
+else
+    fail "core = live" "$(diff <(block_of "$freed" "$out2") <(block_of "$freed" "$out"))"
+fi
+
+out3=$work/o2.out
+timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run" \
+    -ex "printf \"@@ g_inline %p\\n\", g_inline" -ex "gcore $work/o2.core" -ex "kill" \
+    "$tests/sites_o2" >"$out3" 2>&1
+inl=$(addr_of g_inline "$out3")
+out4=$work/o2core.out
+timeout 120 gdb -q -batch -nx "$tests/sites_o2" "$work/o2.core" -ex "source $helper" \
+    -ex "memtrace g_inline" >"$out4" 2>&1
+check_lines "core: always-inline site and its caller's line" "$(block_of "$inl" "$out4")" \
+    "memtrace: $inl: start of a 4000-byte block allocated by thread 1 (allocation #" \
+    "  #0 zeroed_buffer at $(at $O inline)" \
+    "     inlined into build_buffer at $(at $O inline_caller)"
+check_no_traceback "core: no Python traceback" "$out4"
+
+# ---------------------------------------------------------------- no process, no memtrace
+out5=$work/noproc.out
+timeout 60 gdb -q -batch -nx "$tests/gdb_sites" -ex "source $helper" -ex "memtrace g_live" >"$out5" 2>&1
+check_grep "no process: one line" "$out5" "memtrace: no process and no core file"
+out6=$work/nolib.out
+timeout 60 gdb -q -batch -nx -ex "break checkpoint" -ex "run" -ex "source $helper" \
+    -ex "memtrace g_live" -ex "kill" "$tests/gdb_sites" >"$out6" 2>&1
+check_grep "not under memtrace: one line" "$out6" "memtrace: this program does not run under memtrace"
+check_no_traceback "no process, no memtrace: no Python traceback" "$out6"
+
+# ---------------------------------------------------------------- launcher
+run_env=$("$build/memtrace" run env | grep '^LD_PRELOAD=')
+if [ "$run_env" = "LD_PRELOAD=$lib" ] && "$build/memtrace" run "$tests/sites_o2"; then
+    pass "launcher: memtrace run preloads the library"
+else
+    fail "launcher: memtrace run" "$run_env"
+fi
+# A gdb stand-in that says whether gdb itself got LD_PRELOAD, adds batch
+# commands before --args, then runs the real gdb.
+cat >"$work/gdb" <<EOS
+#!/usr/bin/env bash
+echo "@@ gdb LD_PRELOAD=[\${LD_PRELOAD:-}]"
+a=()
+for x in "\$@"; do
+    [ "\$x" = --args ] && a+=(-batch -nx -ex "break checkpoint" -ex run -ex "memtrace (char *)g_live + 17" -ex kill)
+    a+=("\$x")
+done
+exec gdb "\${a[@]}"
+EOS
+chmod +x "$work/gdb"
+out7=$work/launcher.out
+GDB=$work/gdb timeout 120 "$build/memtrace" gdb "$tests/gdb_sites" >"$out7" 2>&1
+check_grep "launcher: gdb itself runs without LD_PRELOAD" "$out7" "@@ gdb LD_PRELOAD=[]"
+check_grep "launcher: memtrace gdb loads the helper and preloads the program" "$out7" \
+    "bytes inside a 100-byte block at"
+
+# ---------------------------------------------------------------- install, auto-load
+prefix=$work/prefix
+if make -s -C "$root" install PREFIX="$prefix" >"$work/install.out" 2>&1; then
+    out8=$work/autoload.out
+    timeout 120 gdb -q -batch -nx -iex "add-auto-load-safe-path $prefix/lib" \
+        -ex "set env LD_PRELOAD=$prefix/lib/libmemtrace.so" -ex "break checkpoint" -ex run \
+        -ex "memtrace (char *)g_live + 17" -ex kill "$tests/gdb_sites" >"$out8" 2>&1
+    check_lines "install: helper auto-loaded with the library, installed symbolizer" \
+        "$(grep -A1 '^memtrace: 0x' "$out8")" \
+        "memtrace: " "  #0 main at $(at $G gh_live)"
+    check_grep "install: memtrace run finds the installed library" \
+        <("$prefix/bin/memtrace" run env) "LD_PRELOAD=$prefix/bin/../lib/libmemtrace.so"
+else
+    fail "make install" "$(cat "$work/install.out")"
+fi
+
+echo "gdb-helper: $passed passed, $failed failed"
+[ $failed = 0 ]
