@@ -13,11 +13,24 @@
 #include "common.h"
 #include "report.h"
 
+#include "config.h"
+
 #include "../include/memtrace.h"
+
+/* The profiler's numeric settings, checked in both builds so that a bad
+ * value warns whichever library is preloaded (the tracer ignores them). */
+static long setting_interval_ms(void)
+{
+    return mt_config_long("MEMTRACE_INTERVAL_MS", 1000, 0, 86400000);
+}
+
+static long setting_top(void)
+{
+    return mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
+}
 
 #ifdef MEMTRACE_PROFILER
 
-#include "config.h"
 #include "site.h"
 #include "stack_store.h"
 #include "symbolize.h"
@@ -694,8 +707,8 @@ static int parse_signal(const char *s)
 
 static void load_settings(void)
 {
-    interval_ms = mt_config_long("MEMTRACE_INTERVAL_MS", 1000, 0, 86400000);
-    top_n = mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
+    interval_ms = setting_interval_ms();
+    top_n = setting_top();
     const char *s = getenv("MEMTRACE_OUTPUT");
     output_template = s && *s ? s : NULL;
     s = getenv("MEMTRACE_FOLDED");
@@ -742,6 +755,8 @@ MT_EXPORT void memtrace_report(void)
 
 void mt_profiler_start(void)
 {
+    setting_interval_ms();
+    setting_top();
 }
 
 MT_EXPORT void memtrace_report(void)
