@@ -46,7 +46,9 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 	$(CC) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
 
 # ---------------------------------------------------------------- packages
-DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb
+# The last four are programs the reliability tests run under memtrace.
+DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb \
+             python3 sqlite3 jq libxml2-utils
 
 deps:
 	@missing=$$(for p in $(DEPS_PKGS); do \

@@ -25,6 +25,19 @@ void print_trace(const void *ptr);
 /* The same as print_trace, under the library's own prefix. */
 void memtrace_print_trace(const void *ptr);
 
+/* Counts at one moment. Fields are only ever added at the end. */
+struct memtrace_stats {
+    unsigned long live_blocks;    /* blocks recorded and not yet freed */
+    unsigned long live_bytes;     /* their requested sizes, summed */
+    unsigned long stacks;         /* distinct allocation stacks stored */
+    unsigned long metadata_bytes; /* memory memtrace mapped for its tables */
+    int recording;                /* 0 once recording stopped (see stderr) */
+};
+
+/* Fills *OUT. Exact when no other thread is allocating; otherwise each
+ * count is exact for some moment during the call. Never allocates. */
+void memtrace_get_stats(struct memtrace_stats *out);
+
 /* Profiler build (libmemtrace-profiler.so): writes a report now, in the
  * calling thread, to MEMTRACE_OUTPUT (stderr by default): the top
  * MEMTRACE_TOP call sites by live bytes, largest last, each with its exact

@@ -29,6 +29,7 @@ struct slots {
 struct shard {
     mt_lock lock;
     size_t count;
+    uint64_t bytes; /* sum of the sizes of the shard's records */
     struct slots *slots;
 } __attribute__((aligned(MT_CACHELINE)));
 
@@ -69,16 +70,17 @@ static size_t find_slot(const struct slots *s, uintptr_t ptr, uint64_t h)
     return SIZE_MAX;
 }
 
-/* Returns true if E took an empty slot, false if it replaced a record. */
-static bool put(struct slots *s, const mt_live_entry *e, uint64_t h)
+/* Stores E; returns the record it replaced (ptr 0 if it took an empty
+ * slot). */
+static mt_live_entry put(struct slots *s, const mt_live_entry *e, uint64_t h)
 {
     size_t mask = ((size_t)1 << s->log2cap) - 1;
     size_t i = home_of(h, s->log2cap);
     while (s->e[i].ptr != 0 && s->e[i].ptr != e->ptr)
         i = (i + 1) & mask;
-    bool added = s->e[i].ptr == 0;
+    mt_live_entry old = s->e[i];
     s->e[i] = *e;
-    return added;
+    return old;
 }
 
 /* Under the shard lock: a table with room for one more record, or NULL. */
@@ -114,8 +116,11 @@ bool mt_live_insert(const mt_live_entry *e)
     struct slots *s = sh->slots;
     if (MT_UNLIKELY(!s || (sh->count + 1) * 4 > ((size_t)3 << s->log2cap)))
         s = grow(sh);
-    if (MT_LIKELY(s != NULL))
-        sh->count += put(s, e, h);
+    if (MT_LIKELY(s != NULL)) {
+        mt_live_entry old = put(s, e, h);
+        sh->count += old.ptr == 0;
+        sh->bytes += e->size - (old.ptr ? old.size : 0);
+    }
     mt_lock_release(&sh->lock);
     return s != NULL;
 }
@@ -149,6 +154,7 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
     if (found) {
         if (out)
             *out = s->e[i];
+        sh->bytes -= s->e[i].size;
         erase(s, i);
         sh->count--;
     }
@@ -213,7 +219,15 @@ size_t mt_live_count(void)
     return n;
 }
 
-size_t mt_live_bytes(void)
+uint64_t mt_live_block_bytes(void)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
+        n += __atomic_load_n(&shards[i].bytes, __ATOMIC_RELAXED);
+    return n;
+}
+
+size_t mt_live_mapped_bytes(void)
 {
     return __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
 }

@@ -40,8 +40,10 @@ bool mt_live_find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked)
 
 /* Number of live records; exact when no thread is inside the table. */
 size_t mt_live_count(void);
+/* Sum of the sizes of the live records; exact when no thread is inside. */
+uint64_t mt_live_block_bytes(void);
 /* Bytes mapped for all shards. */
-size_t mt_live_bytes(void);
+size_t mt_live_mapped_bytes(void);
 
 /* For the state descriptor (state.c): where the shards are and the layout a
  * reader outside the process (a debugger, a core file) needs, in bytes. */

@@ -210,7 +210,7 @@ uint32_t mt_stack_count(void)
     return __atomic_load_n(&num_stacks, __ATOMIC_RELAXED);
 }
 
-size_t mt_stack_bytes(void)
+size_t mt_stack_mapped_bytes(void)
 {
     return mapped_bytes;
 }

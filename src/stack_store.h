@@ -35,7 +35,7 @@ void mt_stack_foreach(void (*fn)(mt_stack_id id, const uintptr_t *frames, unsign
 /* Number of distinct stacks stored. */
 uint32_t mt_stack_count(void);
 /* Bytes mapped for the store (frames and index). */
-size_t mt_stack_bytes(void);
+size_t mt_stack_mapped_bytes(void);
 
 /* For the state descriptor (state.c): the chunk table (max_chunks chunk
  * pointers, NULL past the last) and the record layout described at the top

@@ -1,0 +1,21 @@
+/* Exported counters (include/memtrace.h). Reads only; no locks, no heap. */
+#include "common.h"
+#include "freed_history.h"
+#include "live_table.h"
+#include "stack_store.h"
+#include "tracer.h"
+
+#include "../include/memtrace.h"
+
+MT_EXPORT void memtrace_get_stats(struct memtrace_stats *out)
+{
+    size_t freed_cap = 0;
+    uint64_t pushed = 0;
+    mt_freed_ring(&freed_cap, &pushed);
+    out->live_blocks = mt_live_count();
+    out->live_bytes = mt_live_block_bytes();
+    out->stacks = mt_stack_count();
+    out->metadata_bytes = mt_live_mapped_bytes() + mt_stack_mapped_bytes() +
+                          freed_cap * sizeof(mt_freed_record);
+    out->recording = !mt_recording_stopped();
+}
