@@ -32,9 +32,9 @@ $(TEST_BUILD)/sites: tests/progs/sites.c
 $(TEST_BUILD)/sites_o2: tests/progs/sites_o2.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -o $@ $<
-$(TEST_BUILD)/stress_fork: tests/progs/stress_fork.c
+$(TEST_BUILD)/stress_fork: tests/progs/stress_fork.c include/memtrace.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -pthread -o $@ $<
+	$(CC) -O2 -g -pthread -o $@ $< -ldl
 $(TEST_BUILD)/demo: tests/progs/demo.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -o $@ $<
@@ -51,6 +51,29 @@ test-unit: $(UNIT_BINS)
 $(TEST_BUILD)/profile_sites: tests/progs/profile_sites.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -pthread -o $@ $< -ldl
+# Reliability (tests/e2e/reliability.sh): whole-API stress, API corners,
+# unloaded libraries and bad input, and the tables under ThreadSanitizer.
+RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
+                     $(TEST_BUILD)/tsan_tables
+$(TEST_BUILD)/stress_api: tests/progs/stress_api.c include/memtrace.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -pthread -o $@ $< -ldl
+$(TEST_BUILD)/api_corners: tests/progs/api_corners.c include/memtrace.h
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
+$(TEST_BUILD)/unload: tests/progs/unload.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
+$(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/live_table.c src/stack_store.c \
+                           src/freed_history.c src/os.c src/report.c src/config.c $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	@# -Wno-tsan: TSan does not model the fences of the freed ring's seqlock;
+	@# the stamps it checks are atomics, which TSan does follow.
+	$(CC) -std=gnu11 $(WARN) -Wno-tsan -O1 -g -fsanitize=thread -pthread -D_GNU_SOURCE -o $@ \
+	  $(filter %.c,$^)
+
+test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
+	@bash tests/e2e/reliability.sh
 
 # The gdb helper's tests (tests/e2e/gdb_helper.sh).
 $(TEST_BUILD)/gdb_sites: tests/progs/gdb_sites.c
@@ -67,5 +90,6 @@ check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
+	@$(MAKE) --no-print-directory test-reliability
 
-.PHONY: test-unit test-e2e check
+.PHONY: test-unit test-e2e test-reliability check

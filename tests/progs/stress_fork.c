@@ -1,7 +1,12 @@
-/* Threads allocate, check and free blocks while the main thread forks 20
- * children that allocate and exit. Exits 0 only if every block kept its
- * pattern, every child exited 0, and nothing hung (the harness times out).
- * A lock held across fork shows here as a child that never exits. */
+/* Eight threads allocate, check and free blocks while a ninth forks 20
+ * children that allocate, free and exit; then one child execs this program
+ * again, which must be traced too (LD_PRELOAD is inherited). Exits 0 only if
+ * every block kept its pattern, every child exited 0, and nothing hung (the
+ * harness times out). A lock held across fork shows here as a child that
+ * never exits. */
+#include "../../include/memtrace.h"
+
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { THREADS = 4, OPS = 200000, SLOTS = 1000, FORKS = 20 };
+enum { THREADS = 8, OPS = 100000, SLOTS = 1000, FORKS = 20 };
 
 static int bad;
 
@@ -77,12 +82,11 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int main(void)
+static int failed_children;
+
+static void *forker(void *arg)
 {
-    pthread_t t[THREADS];
-    for (uintptr_t i = 0; i < THREADS; i++)
-        pthread_create(&t[i], NULL, worker, (void *)(i + 1));
-    int failed_children = 0;
+    (void)arg;
     for (int f = 0; f < FORKS; f++) {
         pid_t pid = fork();
         if (pid == 0) {
@@ -94,9 +98,47 @@ int main(void)
             WEXITSTATUS(status) != 0)
             failed_children++;
     }
+    return NULL;
+}
+
+/* The exec'd copy: allocates and checks that memtrace recorded it. */
+static int exec_child(void)
+{
+    void (*stats)(struct memtrace_stats *) =
+        (void (*)(struct memtrace_stats *))dlsym(RTLD_DEFAULT, "memtrace_get_stats");
+    if (!stats)
+        return 5; /* memtrace is not loaded: the exec lost it */
+    struct memtrace_stats a, b;
+    stats(&a);
+    void *volatile p = malloc(1000); /* volatile: -O2 would elide the pair */
+    stats(&b);
+    free(p);
+    return b.live_blocks == a.live_blocks + 1 ? 0 : 6;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--exec-child") == 0)
+        return exec_child();
+    pthread_t t[THREADS], f;
+    for (uintptr_t i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, worker, (void *)(i + 1));
+    pthread_create(&f, NULL, forker, NULL);
+    pthread_join(f, NULL);
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
-    printf("stress_fork: %d forks, %d failed children, %s\n", FORKS, failed_children,
-           bad ? "corrupted blocks" : "all blocks intact");
-    return failed_children || bad ? 1 : 0;
+
+    int exec_status = -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", argv[0], "--exec-child", (char *)NULL);
+        _exit(7);
+    }
+    int status;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+        exec_status = WEXITSTATUS(status);
+    int traced = dlsym(RTLD_DEFAULT, "memtrace_get_stats") != NULL;
+    printf("stress_fork: %d forks, %d failed children, %s; exec'd child exit %d\n", FORKS,
+           failed_children, bad ? "corrupted blocks" : "all blocks intact", exec_status);
+    return failed_children || bad || (traced && exec_status != 0) ? 1 : 0;
 }
