@@ -14,7 +14,10 @@ BUILD   := build
 
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow
 CFLAGS  ?= -O2 -g
+# Frame pointers in the library itself, so that MEMTRACE_UNWIND=fp can walk
+# from its frames into the program's.
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+              -fno-omit-frame-pointer \
               -pthread -D_GNU_SOURCE $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
 LIB_LIBS   := $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) -ldl -pthread
 

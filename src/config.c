@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 mt_config mt_cfg = { .depth = 64, .freed = 65536 };
 
@@ -27,8 +28,21 @@ long mt_config_long(const char *name, long def, long min, long max)
     return v;
 }
 
+/* MEMTRACE_UNWIND: "libunwind" or "fp". */
+static int unwind_setting(void)
+{
+    const char *s = getenv("MEMTRACE_UNWIND");
+    if (!s || strcmp(s, "libunwind") == 0)
+        return MT_UNWIND_LIBUNWIND;
+    if (strcmp(s, "fp") == 0)
+        return MT_UNWIND_FP;
+    mt_warn("MEMTRACE_UNWIND=\"%s\" is neither \"libunwind\" nor \"fp\"; using libunwind", s);
+    return MT_UNWIND_LIBUNWIND;
+}
+
 void mt_config_load(void)
 {
+    mt_cfg.unwind = unwind_setting();
     mt_cfg.depth = (unsigned)mt_config_long("MEMTRACE_DEPTH", 64, 1, MT_MAX_DEPTH);
     mt_cfg.freed = (size_t)mt_config_long("MEMTRACE_FREED", 65536, 0, 1L << 26);
 }

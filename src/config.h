@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 
+enum { MT_UNWIND_LIBUNWIND, MT_UNWIND_FP };
+
 typedef struct {
+    int unwind;     /* MEMTRACE_UNWIND: libunwind (default) or fp */
     unsigned depth; /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
     size_t freed;   /* MEMTRACE_FREED: freed-history records, 0 = off */
 } mt_config;

@@ -142,6 +142,9 @@ for var in $vars; do
         case "$numeric" in
             *" $var "*) grep -q "^memtrace: $var=\"$value\"" "$work/set.err" || warned=0 ;;
         esac
+        if [ "$var" = MEMTRACE_UNWIND ]; then
+            grep -q "^memtrace: MEMTRACE_UNWIND=\"$value\" is neither" "$work/set.err" || warned=0
+        fi
         if [ $rc != 0 ] || [ "$out" != "$native" ] || [ $warned = 0 ]; then
             bad_settings=$((bad_settings + 1))
             echo "  $var='$value': exit $rc, warned $warned: $(head -2 "$work/set.err" | tr '\n' ' ')"

@@ -131,6 +131,27 @@ check_grep "interior pointer: offset and block" "$err" \
 check_grep "sites: program runs to a normal exit" "$out" "exited normally]"
 check_grep "sites: program output unchanged" "$out" "sites: done"
 
+# MEMTRACE_UNWIND=fp on a program with frame pointers (-O0): direct calls,
+# a second thread and a dlopened library resolve to the same sites. (Calls
+# through libc's strdup or libstdc++'s operator new, built without frame
+# pointers, lose their caller's frame: the documented price of fp.)
+out=$work/fp.out err=$work/fp.err
+MEMTRACE_UNWIND=fp run_gdb "$tests/sites" "$out" "$err" g_malloc g_calloc g_thread g_dlopen g_strdup
+check_site "unwind=fp: malloc"        "$out" "$err" g_malloc $S malloc '#0' main 100 1
+check_site "unwind=fp: calloc"        "$out" "$err" g_calloc $S calloc '#0' main 120 1
+check_site "unwind=fp: second thread" "$out" "$err" g_thread $S thread '#0' thread_main 77 2
+check_site "unwind=fp: dlopen-lib"    "$out" "$err" g_dlopen tests/progs/dl_sites.c dlopen '#0' \
+    dl_make 123 1
+check_grep "unwind=fp: the caller of dl_make" "$err" "  #1 main at tests/progs/sites.c:"
+# Proof that the frame-pointer walk ran (libunwind would find main here):
+# Debian 12's libc keeps no frame pointer, so the walk skips strdup's caller.
+strdup_line=$(site_line "$root/$S" strdup)
+if block_of "$(addr_of g_strdup "$out")" "$err" | grep -q "sites.c:$strdup_line:"; then
+    fail "unwind=fp in effect" "strdup's caller was found: fp fell back to libunwind?"
+else
+    pass "unwind=fp in effect (strdup's caller skipped, as documented)"
+fi
+
 # ---------------------------------------------------------------- C++
 out=$work/cxx.out err=$work/cxx.err
 run_gdb "$tests/sites_cxx" "$out" "$err" g_new g_new_array
