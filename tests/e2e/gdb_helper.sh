@@ -6,22 +6,12 @@
 # test programs. Prints one PASS/FAIL line per check and
 # "gdb-helper: N passed, N failed" last; exits 1 on failure.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build
-tests=$build/tests
+. "$(dirname "$0")/lib.sh"
 lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
 helper=$root/gdb/memtrace.py
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
 G=tests/progs/gdb_sites.c
 O=tests/progs/sites_o2.c
 
-pass() { passed=$((passed + 1)); echo "PASS $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-
-site_line() { grep -nE "SITE:$2( |\$)" "$root/$1" | head -1 | cut -d: -f1; }
 at() { echo "$1:$(site_line "$1" "$2"):"; } # "FILE:LINE:" of a marker
 
 # The report for ADDR in FILE: from its "memtrace: ADDR:" line up to the next
@@ -243,5 +233,4 @@ else
     fail "make install" "$(cat "$work/install.out")"
 fi
 
-echo "gdb-helper: $passed passed, $failed failed"
-[ $failed = 0 ]
+finish gdb-helper

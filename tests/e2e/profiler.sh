@@ -7,20 +7,12 @@
 # Periodic reports are counted with wide bounds (timing is not exact on a
 # loaded machine). Prints "profiler: N passed, N failed"; exits 1 on failure.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build
+. "$(dirname "$0")/lib.sh"
 prog=$build/tests/profile_sites
 plib=$build/libmemtrace-profiler.so
 tlib=$build/libmemtrace.so
 src=tests/progs/profile_sites.c
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); echo "PASS $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-line_of() { grep -nE "SITE:$1( |\$)" "$root/$src" | head -1 | cut -d: -f1; }
+line_of() { site_line "$src" "$1"; }
 check() { # NAME EXPECTED ACTUAL
     if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
 }
@@ -192,5 +184,4 @@ check "tracer build: exit code" 0 "$?"
 check "tracer build: no report, one line per memtrace_report call" \
     "3 0" "$(grep -c 'reports are made by the profiler build' "$err") $(grep -c -e '^memtrace: report' -e '^memtrace: exit report' "$err")"
 
-echo "profiler: $passed passed, $failed failed"
-[ $failed = 0 ]
+finish profiler

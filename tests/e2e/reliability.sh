@@ -4,17 +4,9 @@
 # builds. One PASS/FAIL line per check, "reliability: N passed, N failed"
 # last; exit 1 on any failure.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build
-tests=$build/tests
+. "$(dirname "$0")/lib.sh"
 tracer=$build/libmemtrace.so
 profiler=$build/libmemtrace-profiler.so
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "PASS $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 # expect_rc NAME WANT CMD...: the command exits WANT within 300 s (124: hung).
 expect_rc() {
@@ -72,7 +64,7 @@ done
 same_as_native "API corners against glibc" "$tests/api_corners"
 
 # ---------------------------------------------------------------- unloaded library, bad input
-line=$(grep -nE 'SITE:dlopen( |$)' "$root/tests/progs/dl_sites.c" | cut -d: -f1)
+line=$(site_line tests/progs/dl_sites.c dlopen)
 timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$tracer" -ex "break checkpoint" \
     -ex "run 2>$work/gdb.err" -ex "call print_trace(g_unloaded)" -ex "call print_trace(0)" \
     -ex "call print_trace(g_stack_addr)" -ex "call print_trace((void *)0xdead0000000)" \
@@ -188,5 +180,4 @@ same_as_native "xmllint on $(($(wc -c <"$work/big.xml") / 1000)) kB of XML" \
     xmllint --xpath 'count(//item[@id mod 3 = 0])' "$work/big.xml"
 same_as_native "gdb itself" gdb -nx -batch -ex 'print 6 * 7' -ex 'python print(sum(range(1000)))'
 
-echo "reliability: $passed passed, $failed failed"
-[ $failed = 0 ]
+finish reliability

@@ -5,22 +5,8 @@
 # source, the demangled function, the block size and the thread. Prints one
 # PASS/FAIL line per check and "N passed, N failed" last; exits 1 on failure.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build
-tests=$build/tests
+. "$(dirname "$0")/lib.sh"
 lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); echo "PASS $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-
-# Line of the marker "SITE:NAME" in FILE (exact name: followed by space or end).
-site_line() {
-    grep -nE "SITE:$2( |\$)" "$1" | head -1 | cut -d: -f1
-}
 
 # Runs PROG in gdb, stops at checkpoint, for each VAR prints "@@ VAR ADDR" to
 # gdb's output and calls print_trace(VAR) (whose report goes to ERR), then
@@ -189,5 +175,4 @@ else
     fail "threads + fork stress" "exit code $rc (124 = hung): $(cat "$work/stress.out")"
 fi
 
-echo "e2e: $passed passed, $failed failed"
-[ $failed = 0 ]
+finish e2e
