@@ -2,6 +2,7 @@
  * metadata per block against.
  *
  *   lookup hold   allocate 1,000,000 blocks of 32 bytes, write each, exit
+ *   lookup probe  say whether print_trace is there (memtrace preloaded)
  *   lookup        the same, then time print_trace: the first call and the
  *                 median of 20 later calls (each on another block)
  *
@@ -64,6 +65,12 @@ __attribute__((noinline)) static char *allocate_block(void)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "probe") == 0) {
+        /* for run.sh: is memtrace preloaded and complete? */
+        printf("lookup: print_trace %s\n",
+               dlsym(RTLD_DEFAULT, "print_trace") ? "found" : "missing");
+        return 0;
+    }
     char **block = malloc(BLOCKS * sizeof *block);
     if (!block)
         return 1;
