@@ -53,19 +53,25 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb \
              python3 sqlite3 jq libxml2-utils
 
+# $(call install_missing,PACKAGES): install the Debian packages not yet
+# installed when root; otherwise print the apt-get line and fail.
+define install_missing
+@missing=$$(for p in $(1); do \
+    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+  done | tr '\n' ' '); \
+if [ -z "$$missing" ]; then exit 0; fi; \
+if [ "$$(id -u)" = 0 ]; then \
+  echo "memtrace: installing $$missing"; \
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+else \
+  echo "memtrace: missing packages: $$missing"; \
+  echo "run:  sudo apt-get install -y $$missing"; \
+  exit 1; \
+fi
+endef
+
 deps:
-	@missing=$$(for p in $(DEPS_PKGS); do \
-	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
-	  done | tr '\n' ' '); \
-	if [ -z "$$missing" ]; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then \
-	  echo "memtrace: installing $$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-	else \
-	  echo "memtrace: missing packages: $$missing"; \
-	  echo "run:  sudo apt-get install -y $$missing"; \
-	  exit 1; \
-	fi
+	$(call install_missing,$(DEPS_PKGS))
 
 # ---------------------------------------------------------------- tests
 include tests/tests.mk

@@ -30,20 +30,10 @@ $(BENCH_BUILD)/lookup: bench/lookup.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -Wl,--no-as-needed $(BENCH_LOOKUP_LIBS) -lstdc++ -lm -pthread -ldl
 
-# Like the top Makefile's deps: install what is missing when root, else say
-# what to install. heaptrack is optional (its column is left out without it).
+# Installs what is missing when root, else says what to install (the top
+# Makefile's install_missing). heaptrack is optional: its column is left out
+# without it.
 bench-deps:
-	@missing=$$(for p in $(BENCH_PKGS); do \
-	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
-	  done | tr '\n' ' '); \
-	if [ -z "$$missing" ]; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then \
-	  echo "memtrace bench: installing $$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-	else \
-	  echo "memtrace bench: missing packages: $$missing"; \
-	  echo "run:  sudo apt-get install -y $$missing"; \
-	  exit 1; \
-	fi
+	$(call install_missing,$(BENCH_PKGS))
 
 .PHONY: bench bench-deps
