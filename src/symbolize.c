@@ -1,6 +1,9 @@
 /* libdwfl symbolizer. Every stored frame is a return address, so lookups use
  * pc - 1: the call instruction, whose line and inline scopes are the ones the
- * user wrote (pc itself can belong to the next statement or scope). */
+ * user wrote (pc itself can belong to the next statement or scope).
+ * Two caches keep reports of large programs fast: a sorted symbol table per
+ * module (libdwfl scans the whole table for every address) and the text of
+ * every frame already printed, both dropped when the modules are re-read. */
 #include "symbolize.h"
 
 #include "common.h"
@@ -10,6 +13,8 @@
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,11 +61,343 @@ static Dwfl_Module *unloaded_module(Dwarf_Addr pc)
     return dwfl_addrmodule(unloaded_dwfl, pc);
 }
 
+/* ------------------------------------------------------------ symbol tables */
+
+/* The symbols of one module that dwfl_module_addrname would consider, in
+ * two ranges searched as it searches them: the globals first, the locals
+ * only if no global symbol matches. Each range is sorted by (address, index
+ * in the module's table); end[i] is the largest address + size among
+ * sym[0..i], so no symbol at or below i covers an address >= end[i]. Built
+ * on the first lookup in a module, kept in the module's userdata and freed
+ * when libdwfl drops the module (report_self). */
+struct sym {
+    GElf_Addr value;
+    GElf_Xword size;
+    const char *name; /* in the module's string table: lives as long as it */
+    int index;
+    int bind;         /* higher is preferred, as libdwfl ranks bindings */
+};
+
+struct sym_range {
+    struct sym *sym;
+    GElf_Addr *end;
+    size_t n;
+};
+
+struct symtab {
+    struct sym_range global, local;
+};
+
+static int bind_rank(unsigned char info)
+{
+    switch (GELF_ST_BIND(info)) {
+    case STB_GLOBAL: return 3;
+    case STB_WEAK: return 2;
+    case STB_LOCAL: return 1;
+    default: return 0;
+    }
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const struct sym *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static void symtab_free(struct symtab *t)
+{
+    if (!t)
+        return;
+    free(t->global.sym);
+    free(t->global.end);
+    free(t->local.sym);
+    free(t->local.end);
+    free(t);
+}
+
+/* Symbols [FIRST, LAST) of MOD that libdwfl's address search looks at. */
+static bool range_load(Dwfl_Module *mod, int first, int last, struct sym_range *r)
+{
+    r->n = 0;
+    r->sym = NULL;
+    r->end = NULL;
+    if (last <= first)
+        return true;
+    r->sym = malloc((size_t)(last - first) * sizeof *r->sym);
+    if (!r->sym)
+        return false;
+    for (int i = first; i < last; i++) {
+        GElf_Sym sym;
+        GElf_Addr value;
+        const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+            type == STT_FILE || type == STT_TLS)
+            continue;
+        r->sym[r->n++] = (struct sym){ value, sym.st_size, name, i, bind_rank(sym.st_info) };
+    }
+    qsort(r->sym, r->n, sizeof *r->sym, by_value);
+    r->end = malloc((r->n ? r->n : 1) * sizeof *r->end);
+    if (!r->end)
+        return false;
+    for (size_t i = 0; i < r->n; i++) {
+        GElf_Addr e = r->sym[i].value + r->sym[i].size;
+        r->end[i] = i && r->end[i - 1] > e ? r->end[i - 1] : e;
+    }
+    return true;
+}
+
+/* MOD's table, built on first use; NULL if it cannot be built. */
+static struct symtab *symtab_of(Dwfl_Module *mod)
+{
+    void **userdata;
+    if (!dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+        return NULL;
+    if (*userdata)
+        return *userdata;
+    struct symtab *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    /* libdwfl's ranges: globals from first_global (1 when the table has
+     * no locals), locals [1, first_global) only when there are some. */
+    int n = dwfl_module_getsymtab(mod);
+    int first_global = n > 0 ? dwfl_module_getsymtab_first_global(mod) : 0;
+    if (n > 0 && first_global >= 0 &&
+        (!range_load(mod, first_global == 0 ? 1 : first_global, n, &t->global) ||
+         (first_global > 1 && !range_load(mod, 1, first_global, &t->local)))) {
+        symtab_free(t);
+        return NULL;
+    }
+    *userdata = t;
+    return t;
+}
+
+/* Symbols of R at or below ADDR: their count. */
+static size_t range_upto(const struct sym_range *r, GElf_Addr addr)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->sym[mid].value <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Whether R has a sizeless symbol at exactly VALUE. */
+static bool range_sizeless_at(const struct sym_range *r, GElf_Addr value)
+{
+    for (size_t i = range_upto(r, value); i-- > 0 && r->sym[i].value == value;)
+        if (r->sym[i].size == 0)
+            return true;
+    return false;
+}
+
+/* The symbol of R with a size that covers ADDR, chosen as libdwfl chooses:
+ * the highest address, then the strongest binding, then the smallest size,
+ * then the first in the table. *MAX_END gets the largest address + size of
+ * the symbols at or below ADDR (0 if none). *GAVE_UP is set when the search
+ * would take long (symbols spanning many others). */
+static const struct sym *range_find(const struct sym_range *r, GElf_Addr addr,
+                                    GElf_Addr *max_end, bool *gave_up)
+{
+    size_t k = range_upto(r, addr);
+    *max_end = k ? r->end[k - 1] : 0;
+    const struct sym *best = NULL;
+    unsigned steps = 0;
+    for (size_t i = k; i-- > 0 && r->end[i] > addr;) {
+        const struct sym *s = &r->sym[i];
+        if (best && s->value < best->value)
+            break;
+        if (++steps > 64) {
+            *gave_up = true;
+            return NULL;
+        }
+        if (s->size == 0 || addr - s->value >= s->size)
+            continue;
+        if (!best || s->value > best->value || s->bind > best->bind ||
+            (s->bind == best->bind && s->size < best->size) ||
+            (s->bind == best->bind && s->size == best->size && s->index < best->index))
+            best = s;
+    }
+    return best;
+}
+
+/* The name dwfl_module_addrname(MOD, ADDR) gives, from MOD's sorted table.
+ * Where libdwfl would fall back on a symbol without a size (labels in
+ * assembly, whose choice depends on sections and table order), and where the
+ * table cannot be built, it asks libdwfl itself: same answer, rare. Assumes
+ * a symbol's address is its st_value adjusted (no function descriptors). */
+static const char *symbol_name(Dwfl_Module *mod, GElf_Addr addr)
+{
+    struct symtab *t = symtab_of(mod);
+    if (!t)
+        return dwfl_module_addrname(mod, addr);
+    bool gave_up = false;
+    GElf_Addr end_g, end_l;
+    const struct sym *s = range_find(&t->global, addr, &end_g, &gave_up);
+    if (s)
+        return s->name;
+    if (gave_up || range_sizeless_at(&t->global, end_g))
+        return dwfl_module_addrname(mod, addr);
+    if (!t->local.n)
+        return NULL;
+    s = range_find(&t->local, addr, &end_l, &gave_up);
+    if (s)
+        return s->name;
+    GElf_Addr end = end_g > end_l ? end_g : end_l;
+    if (gave_up || range_sizeless_at(&t->global, end) || range_sizeless_at(&t->local, end))
+        return dwfl_module_addrname(mod, addr);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ frame texts */
+
+/* Frame text is written through a sink: straight to an mt_out, or recorded
+ * as the sequence of pieces mt_out_printf would have been given (each
+ * already cut to its 2047 bytes, NUL-terminated), so that replaying them
+ * later writes the same bytes with the same buffering. */
+struct sink {
+    mt_out *out;   /* NULL: record */
+    char *buf;
+    size_t len, cap;
+    bool failed;   /* recording ran out of memory */
+};
+
+static void sink_printf(struct sink *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sink_printf(struct sink *k, const char *fmt, ...)
+{
+    char line[2048]; /* as mt_out_printf */
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (k->out) {
+        mt_out_printf(k->out, "%s", line);
+        return;
+    }
+    if (len == 0 || k->failed)
+        return; /* an empty piece writes nothing */
+    if (k->len + len + 2 > k->cap) {
+        size_t cap = (k->len + len + 2) * 2;
+        char *b = realloc(k->buf, cap);
+        if (!b) {
+            k->failed = true;
+            return;
+        }
+        k->buf = b;
+        k->cap = cap;
+    }
+    memcpy(k->buf + k->len, line, len + 1);
+    k->len += len + 1;
+    k->buf[k->len] = '\0'; /* an empty piece ends the text */
+}
+
+/* Writes a recorded TEXT to OUT as frame N. */
+static void replay(mt_out *out, unsigned n, const char *text)
+{
+    mt_out_printf(out, "  #%u ", n);
+    for (const char *p = text; *p; p += strlen(p) + 1)
+        mt_out_printf(out, "%s", p);
+}
+
+/* The text of every frame printed, without its "  #N ", by return address:
+ * open addressing, count * 2 <= cap. Valid for one Dwfl while its modules
+ * stay as they are: cleared when another Dwfl is printed from and when
+ * report_self re-reads the modules. Frames found in no module, or only in an
+ * unloaded library, are not kept (a later re-read may find them). Like the
+ * rest of this file, used by one thread at a time (mt_sym_self_lock). */
+struct frame_text {
+    uintptr_t ret; /* 0: empty slot */
+    char *text;
+};
+
+static Dwfl *texts_dwfl;
+static struct frame_text *texts;
+static size_t texts_count, texts_cap;
+
+static size_t frame_slot(uintptr_t ret, size_t cap)
+{
+    return (size_t)((ret * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static void texts_clear(void)
+{
+    for (size_t i = 0; i < texts_cap; i++)
+        free(texts[i].text);
+    free(texts);
+    texts = NULL;
+    texts_count = texts_cap = 0;
+}
+
+static const char *texts_find(Dwfl *dwfl, uintptr_t ret)
+{
+    if (dwfl != texts_dwfl) {
+        texts_clear();
+        texts_dwfl = dwfl;
+        return NULL;
+    }
+    for (size_t i = frame_slot(ret, texts_cap); texts_cap && texts[i].ret;
+         i = (i + 1) & (texts_cap - 1))
+        if (texts[i].ret == ret)
+            return texts[i].text;
+    return NULL;
+}
+
+/* Keeps TEXT (malloc'ed) for RET, or frees it if the table cannot grow. */
+static void texts_add(uintptr_t ret, char *text)
+{
+    if ((texts_count + 1) * 2 > texts_cap) {
+        size_t cap = texts_cap ? texts_cap * 2 : 1024;
+        struct frame_text *t = calloc(cap, sizeof *t);
+        if (!t) {
+            free(text);
+            return;
+        }
+        for (size_t i = 0; i < texts_cap; i++) {
+            if (!texts[i].ret)
+                continue;
+            size_t j = frame_slot(texts[i].ret, cap);
+            while (t[j].ret)
+                j = (j + 1) & (cap - 1);
+            t[j] = texts[i];
+        }
+        free(texts);
+        texts = t;
+        texts_cap = cap;
+    }
+    size_t i = frame_slot(ret, texts_cap);
+    while (texts[i].ret)
+        i = (i + 1) & (texts_cap - 1);
+    texts[i] = (struct frame_text){ ret, text };
+    texts_count++;
+}
+
+static int free_symtab(Dwfl_Module *mod, void *userdata, const char *name, Dwarf_Addr base,
+                       void *arg)
+{
+    (void)mod, (void)name, (void)base, (void)arg;
+    symtab_free(userdata);
+    return DWARF_CB_OK;
+}
+
+/* Re-reads the modules of the process: frame texts are dropped, and the
+ * symbol tables of modules that are gone with them. */
 static bool report_self(Dwfl *dwfl)
 {
+    if (dwfl == texts_dwfl)
+        texts_clear();
     dwfl_report_begin(dwfl);
     int rc = dwfl_linux_proc_report(dwfl, getpid());
-    return dwfl_report_end(dwfl, NULL, NULL) == 0 && rc == 0;
+    return dwfl_report_end(dwfl, free_symtab, NULL) == 0 && rc == 0;
 }
 
 bool mt_sym_self_lock(void)
@@ -115,35 +452,38 @@ static const char *die_string(Dwarf_Die *die, unsigned attr)
     return dwarf_attr_integrate(die, attr, &a) ? dwarf_formstring(&a) : NULL;
 }
 
-/* Writes "NAME" of a function DIE, demangled, to OUT. */
-static void put_function(mt_out *out, Dwarf_Die *die, const char *fallback)
+/* Writes "NAME" of a function DIE, demangled, to K; without a name in the
+ * DIE, the symbol of ADDR in MOD. */
+static void put_function(struct sink *k, Dwarf_Die *die, Dwfl_Module *mod, Dwarf_Addr addr)
 {
     const char *linkage = die_string(die, DW_AT_linkage_name);
     if (!linkage)
         linkage = die_string(die, DW_AT_MIPS_linkage_name);
     char *d = linkage ? demangle(linkage) : NULL;
     const char *name = d ? d : die_string(die, DW_AT_name);
+    if (!name && !linkage)
+        name = symbol_name(mod, addr);
     if (!name)
-        name = linkage ? linkage : fallback ? fallback : "??";
-    mt_out_printf(out, "%s", name);
+        name = linkage ? linkage : "??";
+    sink_printf(k, "%s", name);
     free(d);
 }
 
-static void put_symbol(mt_out *out, const char *sym)
+static void put_symbol(struct sink *k, const char *sym)
 {
     char *d = sym ? demangle(sym) : NULL;
-    mt_out_printf(out, "%s", d ? d : sym ? sym : "??");
+    sink_printf(k, "%s", d ? d : sym ? sym : "??");
     free(d);
 }
 
-static void put_location(mt_out *out, const char *file, int line, int col)
+static void put_location(struct sink *k, const char *file, int line, int col)
 {
     if (!file || line <= 0)
         return;
     if (col > 0)
-        mt_out_printf(out, " at %s:%d:%d", file, line, col);
+        sink_printf(k, " at %s:%d:%d", file, line, col);
     else
-        mt_out_printf(out, " at %s:%d", file, line);
+        sink_printf(k, " at %s:%d", file, line);
 }
 
 static const char *module_name(Dwfl_Module *mod, Dwarf_Addr *start)
@@ -173,20 +513,10 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
         *col = (int)w;
 }
 
-static void print_frame(Dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret, mt_out *out)
+/* Writes the text of the frame at PC in MOD, after its "  #N ", to K. */
+static void put_frame(struct sink *k, Dwfl_Module *mod, Dwarf_Addr pc, uintptr_t ret,
+                      const char *note)
 {
-    Dwarf_Addr pc = ret - 1;
-    Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
-    if (!mod && refresh && report_self(dwfl))
-        mod = dwfl_addrmodule(dwfl, pc);
-    const char *note = "";
-    if (!mod && (mod = unloaded_module(pc)) != NULL)
-        note = " (library unloaded since)";
-    if (!mod) {
-        mt_out_printf(out, "  #%u 0x%lx in a module that is no longer mapped\n",
-                      n, (unsigned long)ret);
-        return;
-    }
     Dwarf_Addr start = 0;
     const char *modname = module_name(mod, &start);
     const char *file = NULL;
@@ -213,13 +543,11 @@ static void print_frame(Dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret, mt_
         int tag = dwarf_tag(&scopes[i]);
         if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
             continue;
-        if (!printed)
-            mt_out_printf(out, "  #%u ", n);
-        else
-            mt_out_printf(out, "     inlined into ");
-        put_function(out, &scopes[i], dwfl_module_addrname(mod, pc));
-        put_location(out, file, line, col);
-        mt_out_printf(out, "%s\n", printed ? "" : note);
+        if (printed)
+            sink_printf(k, "     inlined into ");
+        put_function(k, &scopes[i], mod, pc);
+        put_location(k, file, line, col);
+        sink_printf(k, "%s\n", printed ? "" : note);
         printed = true;
         if (tag == DW_TAG_subprogram)
             break;
@@ -229,17 +557,52 @@ static void print_frame(Dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret, mt_
     if (printed)
         return;
 
-    const char *sym = dwfl_module_addrname(mod, pc);
-    mt_out_printf(out, "  #%u ", n);
+    const char *sym = symbol_name(mod, pc);
     if (sym)
-        put_symbol(out, sym);
+        put_symbol(k, sym);
     else
-        mt_out_printf(out, "0x%lx", (unsigned long)ret);
+        sink_printf(k, "0x%lx", (unsigned long)ret);
     if (file && line > 0)
-        put_location(out, file, line, col);
+        put_location(k, file, line, col);
     else
-        mt_out_printf(out, " in %s+0x%lx", modname, (unsigned long)(pc - start));
-    mt_out_printf(out, "%s\n", note);
+        sink_printf(k, " in %s+0x%lx", modname, (unsigned long)(pc - start));
+    sink_printf(k, "%s\n", note);
+}
+
+static void print_frame(Dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret, mt_out *out)
+{
+    const char *cached = texts_find(dwfl, ret);
+    if (cached) {
+        replay(out, n, cached);
+        return;
+    }
+    Dwarf_Addr pc = ret - 1;
+    Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+    if (!mod && refresh && report_self(dwfl))
+        mod = dwfl_addrmodule(dwfl, pc);
+    const char *note = "";
+    bool keep = mod != NULL;
+    if (!mod && (mod = unloaded_module(pc)) != NULL)
+        note = " (library unloaded since)";
+    if (!mod) {
+        mt_out_printf(out, "  #%u 0x%lx in a module that is no longer mapped\n",
+                      n, (unsigned long)ret);
+        return;
+    }
+    struct sink k = { 0 };
+    put_frame(&k, mod, pc, ret, note);
+    if (k.failed || !k.buf) {
+        /* Out of memory: write it directly instead. */
+        free(k.buf);
+        mt_out_printf(out, "  #%u ", n);
+        put_frame(&(struct sink){ .out = out }, mod, pc, ret, note);
+        return;
+    }
+    replay(out, n, k.buf);
+    if (keep)
+        texts_add(ret, k.buf);
+    else
+        free(k.buf);
 }
 
 void mt_sym_print_stack(mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
