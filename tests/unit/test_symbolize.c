@@ -63,3 +63,27 @@ Test(symbolize, unmapped_address_is_said_so)
     const char *s = symbolize(0x10);
     cr_assert(strstr(s, "  #0 0x10 in a module that is no longer mapped"), "got: %s", s);
 }
+
+/* The second time an address is printed its text comes from the frame
+ * cache: the same bytes, under its own frame number. */
+Test(symbolize, repeated_frame_prints_the_same_text)
+{
+    uintptr_t frames[3] = { fixture_outer(), fixture_plain(), 0 };
+    frames[2] = frames[0];
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    mt_out out;
+    mt_out_init(&out, fileno(f));
+    cr_assert(mt_sym_self_lock());
+    mt_sym_print_stack(mt_sym_self(), true, frames, 3, &out);
+    mt_sym_self_unlock();
+    mt_out_flush(&out);
+    size_t n = (size_t)pread(fileno(f), text, sizeof text - 1, 0);
+    text[n] = '\0';
+    fclose(f);
+    const char *first = strstr(text, "  #0 "), *second = strstr(text, "  #1 "),
+               *third = strstr(text, "  #2 ");
+    cr_assert(first && second && third, "got: %s", text);
+    cr_assert(second - first == (long)strlen(third), "got: %s", text);
+    cr_assert(strncmp(first + 5, third + 5, (size_t)(second - first) - 5) == 0, "got: %s", text);
+}
