@@ -26,7 +26,7 @@ $(BENCH_BUILD)/churn: bench/churn.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $<
 
-$(BENCH_BUILD)/lookup: bench/lookup.c
+$(BENCH_BUILD)/lookup: bench/lookup.c include/memtrace.h
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -Wl,--no-as-needed $(BENCH_LOOKUP_LIBS) -lstdc++ -lm -pthread -ldl
 

@@ -11,6 +11,8 @@
  * (see bench.mk) because symbolizing has to read every loaded module. The
  * output of print_trace goes to /dev/null while it is timed. */
 #define _GNU_SOURCE
+#include "../include/memtrace.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -82,6 +84,14 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "hold") == 0) {
         printf("lookup: holding %d blocks of 32 bytes\n", BLOCKS);
+        /* memtrace's own count of what it mapped, when it is preloaded */
+        void (*stats)(struct memtrace_stats *) =
+            (void (*)(struct memtrace_stats *))dlsym(RTLD_DEFAULT, "memtrace_get_stats");
+        if (stats) {
+            struct memtrace_stats st;
+            stats(&st);
+            printf("live_blocks=%lu metadata_bytes=%lu\n", st.live_blocks, st.metadata_bytes);
+        }
         return 0;
     }
 

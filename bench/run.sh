@@ -246,10 +246,20 @@ per_block() {
 }
 meta_tracer=$(per_block tracer)
 meta_profiler=$(per_block profiler)
+# memtrace's own figure: metadata_bytes / live_blocks from memtrace_get_stats.
+mapped_per_block() {
+    for ((r = 1; r <= ROUNDS; r++)); do
+        local log="$WORK/log.hold.$1.$r"
+        awk -v m="$(field "$log" metadata_bytes)" -v n="$(field "$log" live_blocks)" \
+            'BEGIN { if (n > 0) printf "%.2f\n", m / n }'
+    done | median
+}
 echo "metadata per live block: tracer $(fmt "$meta_tracer") bytes, profiler $(fmt "$meta_profiler") bytes $(failures hold tracer)"
 echo "  (measured as (peak RSS with memtrace - peak RSS native) / 1,000,000 for a program holding"
 echo "  1,000,000 live 32-byte blocks: it includes memtrace's fixed costs, libdw/libunwind pages"
-echo "  and the stack store, not only the live table; there is no API for the mapped metadata yet)"
+echo "  and the stack store, not only the live table)"
+echo "  memtrace's own count of the memory it mapped for its tables (memtrace_get_stats), per"
+echo "  live block: tracer $(fmt "$(mapped_per_block tracer)") bytes, profiler $(fmt "$(mapped_per_block profiler)") bytes"
 
 # print_trace timings, from lookup's own output.
 lookup_stat() {
