@@ -33,25 +33,36 @@ void mt_out_flush(mt_out *o)
     o->len = 0;
 }
 
-void mt_out_printf(mt_out *o, const char *fmt, ...)
+int mt_format_line(char *line, const char *fmt, va_list ap)
 {
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
+    int n = vsnprintf(line, MT_LINE_MAX, fmt, ap);
     if (n < 0)
-        return;
-    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+        return -1;
+    return n < MT_LINE_MAX ? n : MT_LINE_MAX - 1;
+}
+
+void mt_out_write(mt_out *o, const char *s, size_t len)
+{
     if (o->len + len > sizeof o->buf)
         mt_out_flush(o);
     if (len > sizeof o->buf) {
-        write_all(o->fd, line, len);
+        write_all(o->fd, s, len);
         return;
     }
     for (size_t i = 0; i < len; i++)
-        o->buf[o->len + i] = line[i];
+        o->buf[o->len + i] = s[i];
     o->len += len;
+}
+
+void mt_out_printf(mt_out *o, const char *fmt, ...)
+{
+    char line[MT_LINE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = mt_format_line(line, fmt, ap);
+    va_end(ap);
+    if (n >= 0)
+        mt_out_write(o, line, (size_t)n);
 }
 
 void mt_warn(const char *fmt, ...)

@@ -272,16 +272,16 @@ static void sink_printf(struct sink *k, const char *fmt, ...) __attribute__((for
 
 static void sink_printf(struct sink *k, const char *fmt, ...)
 {
-    char line[2048]; /* as mt_out_printf */
+    char line[MT_LINE_MAX]; /* pieces are cut as mt_out_printf cuts them */
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
+    int n = mt_format_line(line, fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
-    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    size_t len = (size_t)n;
     if (k->out) {
-        mt_out_printf(k->out, "%s", line);
+        mt_out_write(k->out, line, len);
         return;
     }
     if (len == 0 || k->failed)
@@ -306,7 +306,7 @@ static void replay(mt_out *out, unsigned n, const char *text)
 {
     mt_out_printf(out, "  #%u ", n);
     for (const char *p = text; *p; p += strlen(p) + 1)
-        mt_out_printf(out, "%s", p);
+        mt_out_write(out, p, strlen(p));
 }
 
 /* The text of every frame printed, without its "  #N ", by return address:
