@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 
+static MT_TLS uintptr_t stack_low;  /* lowest address of this thread's stack */
 static MT_TLS uintptr_t stack_base; /* highest address of this thread's stack */
 static MT_TLS int stack_known;      /* 1 known, -1 could not be found */
 
@@ -23,6 +24,7 @@ static void find_stack(void)
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
         return;
     if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        stack_low = (uintptr_t)addr;
         stack_base = (uintptr_t)addr + size;
         stack_known = 1;
     }
@@ -37,8 +39,8 @@ MT_NOINLINE unsigned mt_unwind_fp(void **buf, unsigned n)
         return 0;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uintptr_t limit = stack_base;
-    if (fp >= limit)
-        return 0; /* on a signal stack */
+    if (fp < stack_low || fp >= limit)
+        return 0; /* on a signal stack or a fiber's: libunwind takes it */
     unsigned k = 0;
     while (k < n && (fp & (sizeof(uintptr_t) - 1)) == 0 && fp + 2 * sizeof(uintptr_t) <= limit) {
         const uintptr_t *frame = (const uintptr_t *)fp;

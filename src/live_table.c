@@ -10,9 +10,11 @@
  *   backward-shift deletion preserves and lookups rely on).
  * A shard's slots and capacity live in one mapping published through one
  * pointer, so a reader without the lock sees a consistent capacity. Growth
- * unmaps the old mapping at once: readers without the lock (reports) only
- * read that way when the holder has not moved for about a millisecond, that
- * is, when a debugger has stopped it. */
+ * retires the old mapping without unmapping it (its pages go back to the
+ * kernel and read as zeros, an empty table of capacity 1): a report reading
+ * without the lock, because the holder did not move for a millisecond, may
+ * miss records but never faults. Retired ranges cost address space only,
+ * less in all than the live mapping. */
 #include "live_table.h"
 
 #include "common.h"
@@ -102,7 +104,7 @@ static MT_COLD struct slots *grow(struct shard *sh)
     __atomic_fetch_add(&mapped_bytes, slots_bytes(log2cap), __ATOMIC_RELAXED);
     if (old) {
         size_t old_bytes = slots_bytes(old->log2cap);
-        mt_os_unmap(old, old_bytes);
+        mt_os_retire(old, old_bytes);
         __atomic_fetch_sub(&mapped_bytes, old_bytes, __ATOMIC_RELAXED);
     }
     return s;

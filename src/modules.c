@@ -83,3 +83,13 @@ bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out)
     mt_lock_release(&lock);
     return found;
 }
+
+void mt_modules_lock(void)
+{
+    mt_lock_acquire(&lock);
+}
+
+void mt_modules_unlock(void)
+{
+    mt_lock_release(&lock);
+}

@@ -16,6 +16,10 @@ typedef struct {
 /* Called before the real dlclose(HANDLE). Keeps the newest 256 entries. */
 void mt_modules_note_dlclose(void *handle);
 
+/* Held across fork. */
+void mt_modules_lock(void);
+void mt_modules_unlock(void);
+
 /* The newest noted module whose range holds ADDR; false if none. */
 bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out);
 

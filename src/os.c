@@ -62,6 +62,12 @@ void mt_os_unmap(void *p, size_t size)
         munmap(p, size);
 }
 
+void mt_os_retire(void *p, size_t size)
+{
+    if (p)
+        madvise(p, size, MADV_DONTNEED);
+}
+
 void *mt_os_reserve(size_t size, const char *what)
 {
     void *p = injected_fault() ? MAP_FAILED

@@ -38,7 +38,6 @@ static long setting_top(void)
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h> /* snprintf only: no stdio streams */
@@ -574,22 +573,22 @@ static void exit_report(void)
 
 /* ------------------------------------------------------------ reporter */
 
-static int wake_pipe[2] = { -1, -1 }; /* the signal handler writes a byte */
+/* Set by the MEMTRACE_SIGNAL handler, taken by the reporter within 10 ms.
+ * A flag, not a pipe: a program that closes every descriptor it did not
+ * open (daemons, closefrom) would have the pipe's numbers reused for its own
+ * files, which the reporter would then read and the handler write. */
+static int signal_pending;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    int saved = errno;
-    if (wake_pipe[1] >= 0) {
-        ssize_t r = write(wake_pipe[1], "s", 1);
-        (void)r;
-    }
-    errno = saved;
+    __atomic_store_n(&signal_pending, 1, __ATOMIC_RELAXED);
 }
 
 /* The reporter thread: inside memtrace for its whole life, so nothing it
- * allocates is traced. Wakes at the report interval, on the signal's byte,
- * and every 10 ms to sample the peak profile when the peak rose. */
+ * allocates is traced. Wakes every 10 ms (at most) to take a pending
+ * signal's report, to sample the peak profile when the peak rose, and at the
+ * report interval. */
 static void *reporter_main(void *arg)
 {
     (void)arg;
@@ -599,19 +598,13 @@ static void *reporter_main(void *arg)
     uint64_t next_sample = 0;
     for (;;) {
         uint64_t now = now_ns();
-        int timeout = 10;
-        if (interval && due > now && (due - now) / 1000000 < 10)
-            timeout = (int)((due - now) / 1000000);
-        struct pollfd p = { .fd = wake_pipe[0], .events = POLLIN };
-        int r = poll(&p, p.fd >= 0 ? 1 : 0, timeout);
-        if (r > 0 && (p.revents & (POLLNVAL | POLLERR | POLLHUP))) {
-            wake_pipe[0] = -1; /* the program closed it: no more signals */
-        } else if (r > 0) {
-            char buf[64];
-            while (read(p.fd, buf, sizeof buf) > 0) {
-            }
+        uint64_t wait = 10000000ull;
+        if (interval && due > now && due - now < wait)
+            wait = due - now;
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)wait };
+        nanosleep(&ts, NULL);
+        if (__atomic_exchange_n(&signal_pending, 0, __ATOMIC_RELAXED))
             report(ON_SIGNAL);
-        }
         now = now_ns();
         if (now >= next_sample) {
             sample_peak();
@@ -633,12 +626,6 @@ static void *reporter_main(void *arg)
  * stack and TLS setup are not traced. */
 static void start_reporter(void)
 {
-    if (wake_pipe[0] >= 0) {
-        close(wake_pipe[0]);
-        close(wake_pipe[1]);
-    }
-    if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-        wake_pipe[0] = wake_pipe[1] = -1;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

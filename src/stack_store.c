@@ -175,10 +175,14 @@ unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames)
     if (!r)
         return 0;
     uint64_t header = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE);
-    if (!(header & PRESENT))
+    unsigned depth = (unsigned)(header & 0xffff);
+    /* An id from a torn freed-history record may point anywhere in a chunk:
+     * never read past it. */
+    if (!(header & PRESENT) || depth > MT_MAX_DEPTH ||
+        (id & (CHUNK_WORDS - 1)) + FRAMES_AT + depth > CHUNK_WORDS)
         return 0;
     *frames = (const uintptr_t *)(r + FRAMES_AT);
-    return (unsigned)(header & 0xffff);
+    return depth;
 }
 
 void *mt_stack_site_words(mt_stack_id id)

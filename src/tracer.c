@@ -50,6 +50,10 @@ enum { UNINIT, INITIALIZING, READY, STOPPED };
 static int state = UNINIT;
 
 static MT_TLS int busy;
+/* Set in the forking thread between our fork handlers: other libraries'
+ * prepare handlers (run after ours) may allocate, and memtrace's locks are
+ * held, so such calls go to the real allocator untraced. */
+static MT_TLS int forking;
 static MT_TLS uint32_t thread_number;
 static uint32_t next_thread = 1;
 static uint64_t next_seq = 1;
@@ -97,16 +101,20 @@ int mt_recording_stopped(void)
 
 static void fork_prepare(void)
 {
+    mt_modules_lock();
     mt_iheap_lock();
     mt_stack_lock();
     mt_live_lock_all();
+    forking = 1;
 }
 
 static void fork_release(void)
 {
+    forking = 0;
     mt_live_unlock_all();
     mt_stack_unlock();
     mt_iheap_unlock();
+    mt_modules_unlock();
 }
 
 static void *next_symbol(const char *name)
@@ -167,10 +175,10 @@ __attribute__((constructor)) static void mt_constructor(void)
 static inline int bypass(void)
 {
     if (MT_LIKELY(__atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY))
-        return busy;
+        return busy | forking;
     if (!busy && __atomic_load_n(&state, __ATOMIC_ACQUIRE) == UNINIT)
         init();
-    return busy || __atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY;
+    return busy || forking || __atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY;
 }
 
 static inline mt_stack_id capture_stack(void)
@@ -192,16 +200,19 @@ static MT_NOINLINE void record(void *p, size_t size)
         .stack = capture_stack(),
         .thread = mt_thread_number(),
     };
-    mt_site_alloc(e.stack, size);
-    mt_live_insert(&e);
+    if (mt_live_insert(&e)) /* a block not recorded must not count as live */
+        mt_site_alloc(e.stack, size);
     busy = 0;
 }
 
-/* The block E was freed (or moved away by realloc) by this thread. */
+/* The block E was freed (or moved away by realloc) by this thread: it
+ * leaves the site totals, and enters the freed history when recording,
+ * unless this thread is already inside memtrace (a free from libunwind or
+ * dlinfo must not unwind again from there). */
 static MT_NOINLINE void retire(const mt_live_entry *e)
 {
     mt_site_free(e->stack, e->size);
-    if (!mt_freed_enabled())
+    if (busy || __atomic_load_n(&state, __ATOMIC_RELAXED) != READY || !mt_freed_enabled())
         return;
     busy = 1;
     mt_freed_record r = {
@@ -221,8 +232,7 @@ static MT_NOINLINE void retire(const mt_live_entry *e)
 static inline void forget(void *p)
 {
     mt_live_entry e;
-    if (mt_live_remove((uintptr_t)p, &e) &&
-        MT_LIKELY(__atomic_load_n(&state, __ATOMIC_RELAXED) == READY))
+    if (mt_live_remove((uintptr_t)p, &e))
         retire(&e);
 }
 
@@ -244,7 +254,7 @@ void mt_free(void *ptr)
         mt_iheap_free(ptr);
         return;
     }
-    if (MT_LIKELY(__atomic_load_n(&state, __ATOMIC_ACQUIRE) >= READY)) {
+    if (MT_LIKELY(__atomic_load_n(&state, __ATOMIC_ACQUIRE) >= READY && !forking)) {
         /* Before the real free: once freed, the address can be handed to
          * another thread, whose new record must not be the one removed. */
         forget(ptr);
@@ -298,8 +308,8 @@ void *mt_realloc(void *ptr, size_t size)
     if (MT_UNLIKELY(mt_iheap_owns(ptr)))
         return realloc_from_iheap(ptr, size);
     if (MT_UNLIKELY(bypass())) {
-        if (!busy && __atomic_load_n(&state, __ATOMIC_ACQUIRE) == STOPPED)
-            mt_live_remove((uintptr_t)ptr, NULL);
+        if (!busy && !forking && __atomic_load_n(&state, __ATOMIC_ACQUIRE) == STOPPED)
+            forget(ptr);
         return real.realloc ? real.realloc(ptr, size) : NULL;
     }
     /* The old record goes first, for the same reason as in mt_free, and
@@ -359,7 +369,8 @@ int mt_posix_memalign(void **out, size_t align, size_t size)
  * posix_memalign with the alignment they imply. */
 static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t size)
 {
-    if (MT_UNLIKELY(bypass())) {
+    bool traced = !bypass();
+    if (MT_UNLIKELY(!traced && (busy || !real.posix_memalign))) {
         if (!valid_alignment(align)) {
             errno = EINVAL;
             return NULL;
@@ -376,7 +387,7 @@ static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t si
             p = NULL;
         }
     }
-    if (p)
+    if (p && traced)
         record(p, size);
     return p;
 }
