@@ -54,7 +54,15 @@ $(TEST_BUILD)/profile_sites: tests/progs/profile_sites.c
 # Reliability (tests/e2e/reliability.sh): whole-API stress, API corners,
 # unloaded libraries and bad input, and the tables under ThreadSanitizer.
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
-                     $(TEST_BUILD)/tsan_tables
+                     $(TEST_BUILD)/tsan_tables $(TEST_BUILD)/regressions
+$(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -Wall -Wextra -shared -fPIC -o $@ $<
+# Linked (not dlopened) so that its constructor runs before memtrace's init.
+$(TEST_BUILD)/regressions: tests/progs/regressions.c $(TEST_BUILD)/libatfork_lib.so
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -Wall -Wextra -o $@ $< -L$(TEST_BUILD) -Wl,--no-as-needed -latfork_lib \
+	  -Wl,-rpath,'$$ORIGIN'
 $(TEST_BUILD)/stress_api: tests/progs/stress_api.c include/memtrace.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -pthread -o $@ $< -ldl

@@ -60,6 +60,24 @@ for lib in "$tracer" "$profiler"; do
         env LD_PRELOAD="$lib" MEMTRACE_OUTPUT=/dev/null "$tests/stress_fork"
 done
 
+# ---------------------------------------------------------------- found in review
+expect_rc "fork while another library's atfork handler allocates" 0 \
+    env LD_PRELOAD="$tracer" "$tests/regressions" atfork
+expect_rc "profiler: the program's reused descriptors stay its own (parent and child)" 0 \
+    env LD_PRELOAD="$profiler" MEMTRACE_SIGNAL=USR2 MEMTRACE_OUTPUT=/dev/null \
+    "$tests/regressions" fds "$work/fds.txt"
+expect_rc "after recording stopped, 3000 aligned 1 MiB blocks from the real allocator" 0 \
+    env LD_PRELOAD="$tracer" MEMTRACE_FAULT_MAP=1 "$tests/regressions" aligned
+expect_rc "unwind=fp: malloc on a fiber stack with a wild frame pointer" 0 \
+    env LD_PRELOAD="$tracer" MEMTRACE_UNWIND=fp "$tests/regressions" fiber
+timeout 60 env LD_PRELOAD="$profiler" MEMTRACE_FAULT_MAP=40 "$tests/regressions" freeall \
+    2>"$work/freeall.err"
+if grep -q "^memtrace: exit report.*; 0 bytes still live in 0 blocks" "$work/freeall.err"; then
+    pass "profiler: blocks freed after recording stopped leave the totals"
+else
+    fail "profiler after a stop" "$(grep -m1 'exit report' "$work/freeall.err")"
+fi
+
 # ---------------------------------------------------------------- API corners
 same_as_native "API corners against glibc" "$tests/api_corners"
 
