@@ -7,8 +7,10 @@
 
 void mt_unwind_libunwind_init(void)
 {
-    /* The global cache takes a lock on every unwind; a per-thread one does
-     * not, and threads here unwind all the time. */
+    /* For unw_step, which unw_backtrace falls back to on frames its fast
+     * path cannot trace: a per-thread cache takes no lock. (The fast path
+     * keeps its own cache; on the churn bench the policy measured no
+     * difference either way.) */
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 

@@ -56,12 +56,6 @@ void *mt_os_map(size_t size, const char *what)
     return p;
 }
 
-void mt_os_unmap(void *p, size_t size)
-{
-    if (p)
-        munmap(p, size);
-}
-
 void mt_os_retire(void *p, size_t size)
 {
     if (p)

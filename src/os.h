@@ -8,7 +8,6 @@
 /* Zeroed, readable and writable pages; NULL (never MAP_FAILED) on failure.
  * WHAT names the structure for the one-time "stopped recording" warning. */
 void *mt_os_map(size_t size, const char *what);
-void mt_os_unmap(void *p, size_t size);
 /* Gives the pages of [P, P+SIZE) back to the kernel but keeps the range
  * mapped: a late reader finds zeros instead of a fault. */
 void mt_os_retire(void *p, size_t size);

@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 
 static struct {
     void *(*malloc)(size_t);
@@ -416,13 +415,13 @@ static void *pvalloc_adapter(size_t align, size_t size)
 
 void *mt_valloc(size_t size)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page = mt_os_page_size();
     return aligned_common(real.valloc ? valloc_adapter : NULL, page, size);
 }
 
 void *mt_pvalloc(size_t size)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page = mt_os_page_size();
     size_t rounded;
     if (__builtin_add_overflow(size, page - 1, &rounded)) {
         errno = ENOMEM;
