@@ -7,7 +7,9 @@
 #include "os.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 
 #define CAPACITY 256
@@ -15,6 +17,7 @@
 static mt_lock lock = MT_LOCK_INIT;
 static mt_unloaded_module *ring;
 static unsigned long noted;
+static unsigned long unloads; /* completed dlcloses: mt_modules_generation */
 
 struct range_query {
     uintptr_t bias;
@@ -46,7 +49,23 @@ void mt_modules_note_dlclose(void *handle)
 {
     struct link_map *lm = NULL;
     if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
-        lm->l_name[0] != '/')
+        !lm->l_name[0])
+        return;
+    /* l_name is the name given to dlopen, relative to whatever the working
+     * directory was then; the loader's origin is the absolute directory. A
+     * path that does not fit is not noted: no name beats a wrong file. */
+    char path[sizeof ring->path];
+    int n;
+    if (lm->l_name[0] == '/') {
+        n = snprintf(path, sizeof path, "%s", lm->l_name);
+    } else {
+        char origin[PATH_MAX];
+        const char *base = strrchr(lm->l_name, '/');
+        if (dlinfo(handle, RTLD_DI_ORIGIN, origin) != 0)
+            return;
+        n = snprintf(path, sizeof path, "%s/%s", origin, base ? base + 1 : lm->l_name);
+    }
+    if (n < 0 || (size_t)n >= sizeof path)
         return;
     struct range_query q = { .bias = lm->l_addr };
     if (!dl_iterate_phdr(find_range, &q) || q.lo >= q.hi)
@@ -59,11 +78,20 @@ void mt_modules_note_dlclose(void *handle)
         m->lo = q.lo;
         m->hi = q.hi;
         m->bias = q.bias;
-        strncpy(m->path, lm->l_name, sizeof m->path - 1);
-        m->path[sizeof m->path - 1] = '\0';
+        memcpy(m->path, path, sizeof m->path);
         noted++;
     }
     mt_lock_release(&lock);
+}
+
+void mt_modules_note_unloaded(void)
+{
+    __atomic_add_fetch(&unloads, 1, __ATOMIC_RELEASE);
+}
+
+unsigned long mt_modules_generation(void)
+{
+    return __atomic_load_n(&unloads, __ATOMIC_ACQUIRE);
 }
 
 bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out)

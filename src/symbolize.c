@@ -12,17 +12,83 @@
 
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char *debuginfo_path;
+
+/* libdwfl's find_debuginfo callback for the traced process: the local
+ * search only. dwfl_standard_find_debuginfo ends with debuginfod, which
+ * loads libdebuginfod and libcurl (29 libraries) into the program and makes
+ * HTTP requests from inside it when DEBUGINFOD_URLS is set (design notes,
+ * trap 13). Looked for, in libdwfl's own order: the build ID under the
+ * debug directories, then the .gnu_debuglink name next to the file, in its
+ * .debug directory and under /usr/lib/debug. A debuglink candidate is taken
+ * only if its build ID is the module's (when the module has one). */
+static bool same_build_id(Dwfl_Module *mod, int fd)
+{
+    const unsigned char *want;
+    GElf_Addr vaddr;
+    int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+    if (want_len <= 0)
+        return true;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    const void *have;
+    ssize_t have_len = elf ? dwelf_elf_gnu_build_id(elf, &have) : -1;
+    bool same = have_len == want_len && memcmp(have, want, (size_t)want_len) == 0;
+    if (elf)
+        elf_end(elf);
+    return same;
+}
+
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+                                GElf_Addr base, const char *file_name,
+                                const char *debuglink_file, GElf_Word debuglink_crc,
+                                char **debuginfo_file_name)
+{
+    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+                                          debuglink_file, debuglink_crc, debuginfo_file_name);
+    if (fd >= 0 || !file_name || file_name[0] != '/' || !debuglink_file || !*debuglink_file)
+        return fd;
+    int dirlen = (int)(strrchr(file_name, '/') - file_name);
+    const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+    struct stat main_st;
+    bool have_main = stat(file_name, &main_st) == 0;
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char path[4096];
+        int n = debuglink_file[0] == '/'
+                    ? snprintf(path, sizeof path, "%s", debuglink_file)
+                    : snprintf(path, sizeof path, forms[i], dirlen, file_name, debuglink_file);
+        if (n < 0 || (size_t)n >= sizeof path)
+            continue;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        bool self = have_main && fstat(fd, &st) == 0 && st.st_dev == main_st.st_dev &&
+                    st.st_ino == main_st.st_ino;
+        if (!self && same_build_id(mod, fd) && (*debuginfo_file_name = strdup(path))) {
+            return fd;
+        }
+        close(fd);
+        if (debuglink_file[0] == '/')
+            break;
+    }
+    errno = 0; /* nothing found is not an error */
+    return -1;
+}
+
 static const Dwfl_Callbacks self_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo_local,
     .debuginfo_path = &debuginfo_path,
 };
 
@@ -30,18 +96,33 @@ static mt_lock self_lock = MT_LOCK_INIT;
 static Dwfl *self_dwfl;
 
 /* Unloaded libraries, reported from their files at their old addresses. */
+/* Their modules are reported by path, so find_elf opens that file: the
+ * build-ID search of dwfl_build_id_find_elf would end with debuginfod. */
 static const Dwfl_Callbacks offline_callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = find_debuginfo_local,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
 static Dwfl *unloaded_dwfl;
 static bool (*unloaded_lookup)(uintptr_t, mt_unloaded_module *);
+static unsigned long (*modules_generation)(void);
+static unsigned long self_generation; /* of the last report_self */
 
-void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *))
+void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
+                                unsigned long (*generation)(void))
 {
     unloaded_lookup = fn;
+    modules_generation = generation;
+}
+
+static void end_dwfl(Dwfl *dwfl);
+
+/* Whether MOD is the file M was loaded from, at M's address. */
+static bool is_module_of(Dwfl_Module *mod, const mt_unloaded_module *m)
+{
+    const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    return name && strcmp(name, m->path) == 0;
 }
 
 /* The module of an unloaded library holding PC, from its file on disk. */
@@ -53,8 +134,15 @@ static Dwfl_Module *unloaded_module(Dwarf_Addr pc)
     if (!unloaded_dwfl && !(unloaded_dwfl = dwfl_begin(&offline_callbacks)))
         return NULL;
     Dwfl_Module *mod = dwfl_addrmodule(unloaded_dwfl, pc);
-    if (mod)
+    if (mod && is_module_of(mod, &m))
         return mod;
+    if (mod) {
+        /* Another library was unloaded from the same addresses since:
+         * start over rather than keep two modules at one address. */
+        end_dwfl(unloaded_dwfl);
+        if (!(unloaded_dwfl = dwfl_begin(&offline_callbacks)))
+            return NULL;
+    }
     dwfl_report_begin_add(unloaded_dwfl);
     dwfl_report_elf(unloaded_dwfl, m.path, m.path, -1, m.bias, false);
     dwfl_report_end(unloaded_dwfl, NULL, NULL);
@@ -381,12 +469,34 @@ static void texts_add(uintptr_t ret, char *text)
     texts_count++;
 }
 
-static int free_symtab(Dwfl_Module *mod, void *userdata, const char *name, Dwarf_Addr base,
-                       void *arg)
+/* dwfl_report_end's "removed" callback. Its second argument is the
+ * module's userdata slot (void **), not the userdata itself. */
+static int free_symtab(Dwfl_Module *mod, void *userdata_slot, const char *name,
+                       Dwarf_Addr base, void *arg)
 {
     (void)mod, (void)name, (void)base, (void)arg;
-    symtab_free(userdata);
+    void **slot = userdata_slot;
+    symtab_free(*slot);
+    *slot = NULL;
     return DWARF_CB_OK;
+}
+
+static int drop_symtab(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+                       void *arg)
+{
+    (void)mod, (void)name, (void)start, (void)arg;
+    symtab_free(*userdata);
+    *userdata = NULL;
+    return DWARF_CB_OK;
+}
+
+/* dwfl_end, and the symbol tables kept in its modules' userdata. */
+static void end_dwfl(Dwfl *dwfl)
+{
+    if (dwfl == texts_dwfl)
+        texts_clear();
+    dwfl_getmodules(dwfl, drop_symtab, NULL, 0);
+    dwfl_end(dwfl);
 }
 
 /* Re-reads the modules of the process: frame texts are dropped, and the
@@ -412,6 +522,12 @@ void mt_sym_self_unlock(void)
 
 mt_dwfl *mt_sym_self(void)
 {
+    unsigned long generation = modules_generation ? modules_generation() : 0;
+    if (self_dwfl && generation != self_generation && !report_self(self_dwfl)) {
+        end_dwfl(self_dwfl);
+        self_dwfl = NULL;
+    }
+    self_generation = generation;
     if (!self_dwfl) {
         Dwfl *d = dwfl_begin(&self_callbacks);
         if (d && !report_self(d)) {

@@ -23,8 +23,12 @@ void mt_sym_self_unlock(void);
 
 /* Where to look up libraries the process unloaded (mt_modules_find_unloaded
  * in the library; none elsewhere). Frames in them are resolved from their
- * files and marked "(library unloaded since)". */
-void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *));
+ * files and marked "(library unloaded since)". GENERATION (may be NULL)
+ * changes whenever a library may have been unloaded: mt_sym_self then
+ * re-reads the modules and drops the frame texts, so that a library loaded
+ * where another was is not named after it. */
+void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
+                                unsigned long (*generation)(void));
 
 /* Prints FRAMES[0..DEPTH) (return addresses) as "  #N ..." lines. With
  * REFRESH, modules are re-read from /proc/self/maps once when an address is

@@ -154,7 +154,7 @@ static MT_COLD void init(void)
     mt_thread_number();
     mt_state_publish();
     mt_capture_init();
-    mt_sym_set_unloaded_lookup(mt_modules_find_unloaded);
+    mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     pthread_atfork(fork_prepare, fork_release, fork_release);
     mt_leave(was);
     expected = INITIALIZING; /* not if a mapping failed meanwhile */
@@ -442,7 +442,9 @@ int mt_dlclose(void *handle)
     int was = mt_enter();
     mt_modules_note_dlclose(handle);
     mt_leave(was);
-    return real_dlclose(handle);
+    int rc = real_dlclose(handle);
+    mt_modules_note_unloaded();
+    return rc;
 }
 
 size_t mt_malloc_usable_size(void *ptr)

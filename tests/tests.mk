@@ -101,3 +101,16 @@ check: deps
 	@$(MAKE) --no-print-directory test-reliability
 
 .PHONY: test-unit test-e2e test-reliability check
+
+# Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
+# debug information, libb has.
+$(TEST_BUILD)/libdl_a.so: tests/progs/dl_a.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -shared -fPIC -o $@ $<
+$(TEST_BUILD)/libdl_b.so: tests/progs/dl_b.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -shared -fPIC -o $@ $<
+$(TEST_BUILD)/dl_reuse: tests/progs/dl_reuse.c $(TEST_BUILD)/libdl_a.so $(TEST_BUILD)/libdl_b.so
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
+RELIABILITY_PROGS += $(TEST_BUILD)/dl_reuse

@@ -109,6 +109,29 @@ else
     fail "unload: normal exit" "$(tail -5 "$work/gdb.out")"
 fi
 
+# ---------------------------------------------------------------- libraries replaced
+# liba (no debug information) unloaded, libb loaded at its address, then
+# unloaded too; dlopen'ed by relative paths. Exit 134 was libdwfl's removed
+# callback freeing garbage; 3, libdebuginfod/libcurl loaded into the process.
+b_line=$(site_line tests/progs/dl_b.c b_alloc)
+for lib in "$tracer" "$profiler"; do
+    v=$(basename "$lib" .so)
+    (cd "$root" && timeout 120 env LD_PRELOAD="$lib" MEMTRACE_FREED=0 MEMTRACE_OUTPUT=/dev/null \
+        DEBUGINFOD_URLS=http://127.0.0.1:9 build/tests/dl_reuse build/tests) \
+        >"$work/reuse.out" 2>"$work/reuse.err"
+    rc=$?
+    frames=$(grep -E '^  #0 ' "$work/reuse.err" | sed -E 's/:[0-9]+ / /; s/:[0-9]+$//')
+    if [ $rc = 0 ] && grep -q "libdl_b.so at $(sed -n 's/.*libdl_a.so at //p' "$work/reuse.out")\$" \
+        "$work/reuse.out" && echo "$frames" | sed -n 1p | grep -q '^  #0 a_alloc in libdl_a.so+0x[0-9a-f]*$' &&
+        echo "$frames" | sed -n 2p | grep -qE "^  #0 b_alloc at (.*/)?tests/progs/dl_b.c:$b_line\$" &&
+        echo "$frames" | sed -n 3p |
+            grep -qE "^  #0 b_alloc at (.*/)?tests/progs/dl_b.c:$b_line \(library unloaded since\)\$"; then
+        pass "library replaced at the same address: a_alloc, then b_alloc at dl_b.c:$b_line, then unloaded ($v)"
+    else
+        fail "library replaced at the same address ($v)" "exit $rc; $(cat "$work/reuse.out") $frames"
+    fi
+done
+
 # ---------------------------------------------------------------- faults
 # Fail the Nth metadata mapping for every N the run makes: the program's
 # output and exit code stay the same, and memtrace says exactly once that it
