@@ -10,15 +10,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The range reserved: 4 GiB of address space, less under an RLIMIT_AS
+ * that would not leave the program three quarters of its limit. */
 #define MT_IHEAP_RESERVE ((uintptr_t)4 << 30)
 
-/* 0 until the range is reserved; set once, never moved. */
-extern uintptr_t mt_iheap_base;
+/* base is 0 until the range is reserved; both are set once, size before
+ * base (release), and never change. */
+extern struct mt_iheap_range {
+    uintptr_t base, size;
+} mt_iheap_range;
 
 static inline bool mt_iheap_owns(const void *p)
 {
-    uintptr_t base = __atomic_load_n(&mt_iheap_base, __ATOMIC_ACQUIRE);
-    return base != 0 && (uintptr_t)p - base < MT_IHEAP_RESERVE;
+    uintptr_t base = __atomic_load_n(&mt_iheap_range.base, __ATOMIC_ACQUIRE);
+    return base != 0 && (uintptr_t)p - base < mt_iheap_range.size;
 }
 
 /* Like malloc/memalign: NULL with errno ENOMEM when the range is exhausted.
@@ -28,8 +33,9 @@ void mt_iheap_free(void *p);
 size_t mt_iheap_usable(const void *p);
 void *mt_iheap_realloc(void *p, size_t size);
 
-/* Held across fork so the child inherits a consistent heap. */
-void mt_iheap_lock(void);
+/* Held across fork so the child inherits a consistent heap. Returns
+ * whether it took the lock (see mt_lock_acquire_unless_mine). */
+bool mt_iheap_lock(void);
 void mt_iheap_unlock(void);
 
 #endif

@@ -247,14 +247,20 @@ void mt_live_describe(mt_live_layout *out)
     };
 }
 
-void mt_live_lock_all(void)
+_Static_assert(MT_LIVE_SHARDS <= 64, "mt_live_lock_all returns one bit per shard");
+
+uint64_t mt_live_lock_all(void)
 {
+    uint64_t taken = 0;
     for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
-        mt_lock_acquire(&shards[i].lock);
+        if (mt_lock_acquire_unless_mine(&shards[i].lock))
+            taken |= (uint64_t)1 << i;
+    return taken;
 }
 
-void mt_live_unlock_all(void)
+void mt_live_unlock_all(uint64_t taken)
 {
     for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
-        mt_lock_release(&shards[i].lock);
+        if (taken & ((uint64_t)1 << i))
+            mt_lock_release(&shards[i].lock);
 }

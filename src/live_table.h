@@ -54,8 +54,10 @@ typedef struct {
 } mt_live_layout;
 void mt_live_describe(mt_live_layout *out);
 
-/* Held across fork: take every shard lock, then release them. */
-void mt_live_lock_all(void);
-void mt_live_unlock_all(void);
+/* Held across fork: takes every shard lock this thread does not hold
+ * already (see mt_lock_acquire_unless_mine) and returns the set taken, bit
+ * N for shard N; unlock releases that set. */
+uint64_t mt_live_lock_all(void);
+void mt_live_unlock_all(uint64_t taken);
 
 #endif

@@ -1,14 +1,40 @@
 /* A one-word spin lock for short critical sections (a few hundred cycles at
  * most: a table probe, an insert, a rehash). Waiters yield the CPU after a
  * short spin so a preempted holder can finish. Usable before libc's
- * pthread is initialised and from fork handlers. */
+ * pthread is initialised and from fork handlers.
+ *
+ * The word of a held lock is its holder's token (nonzero, distinct for every
+ * thread of the process), so that a fork handler run from a signal handler
+ * can tell the locks that the code it interrupted, in its own thread, holds
+ * (mt_lock_acquire_unless_mine). Readers that only ask "held?" (the gdb
+ * helper) test for nonzero. */
 #ifndef MT_LOCK_H
 #define MT_LOCK_H
+
+#include "common.h"
 
 #include <sched.h>
 #include <stdbool.h>
 
 typedef struct { int held; } mt_lock;
+
+/* This thread's token: its kernel thread id, read once per thread. A forked
+ * child's thread keeps its parent's until mt_lock_forget_token. */
+extern MT_TLS int mt_lock_self;
+int mt_lock_token_slow(void);
+
+static inline int mt_lock_token(void)
+{
+    int t = mt_lock_self;
+    return MT_LIKELY(t != 0) ? t : mt_lock_token_slow();
+}
+
+/* In a fork child that took every lock in its prepare handler: the token is
+ * read again (the kernel id changed). */
+static inline void mt_lock_forget_token(void)
+{
+    mt_lock_self = 0;
+}
 
 static inline void mt_cpu_relax(void)
 {
@@ -22,7 +48,7 @@ static inline void mt_cpu_relax(void)
 static inline bool mt_lock_try(mt_lock *l)
 {
     return __atomic_load_n(&l->held, __ATOMIC_RELAXED) == 0 &&
-           __atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE) == 0;
+           __atomic_exchange_n(&l->held, mt_lock_token(), __ATOMIC_ACQUIRE) == 0;
 }
 
 static inline void mt_lock_acquire(mt_lock *l)
@@ -49,6 +75,20 @@ static inline bool mt_lock_try_for(mt_lock *l, unsigned spins)
         mt_cpu_relax();
     }
     return false;
+}
+
+/* For fork prepare handlers: takes L unless this thread holds it already
+ * (the handler runs inside a signal handler that interrupted a critical
+ * section of this thread; that section ends, releasing L, when the signal
+ * handler returns, in the parent and in the child alike). Returns whether
+ * it took L. Only this thread writes its own token, so reading it back
+ * means this thread holds L. */
+static inline bool mt_lock_acquire_unless_mine(mt_lock *l)
+{
+    if (__atomic_load_n(&l->held, __ATOMIC_RELAXED) == mt_lock_token())
+        return false;
+    mt_lock_acquire(l);
+    return true;
 }
 
 static inline void mt_lock_release(mt_lock *l)

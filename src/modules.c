@@ -112,9 +112,9 @@ bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out)
     return found;
 }
 
-void mt_modules_lock(void)
+bool mt_modules_lock(void)
 {
-    mt_lock_acquire(&lock);
+    return mt_lock_acquire_unless_mine(&lock);
 }
 
 void mt_modules_unlock(void)

@@ -23,8 +23,9 @@ void mt_modules_note_unloaded(void);
  * the symbolizer re-reads the modules and drops what it cached of them. */
 unsigned long mt_modules_generation(void);
 
-/* Held across fork. */
-void mt_modules_lock(void);
+/* Held across fork: returns whether it took the lock (false: this thread
+ * holds it already, see mt_lock_acquire_unless_mine). */
+bool mt_modules_lock(void);
 void mt_modules_unlock(void);
 
 /* The newest noted module whose range holds ADDR; false if none. */

@@ -232,9 +232,9 @@ void mt_stack_describe(mt_stack_layout *out)
     };
 }
 
-void mt_stack_lock(void)
+bool mt_stack_lock(void)
 {
-    mt_lock_acquire(&store_lock);
+    return mt_lock_acquire_unless_mine(&store_lock);
 }
 
 void mt_stack_unlock(void)

@@ -4,6 +4,7 @@
 #ifndef MT_STACK_STORE_H
 #define MT_STACK_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,8 +51,9 @@ typedef struct {
 } mt_stack_layout;
 void mt_stack_describe(mt_stack_layout *out);
 
-/* Held across fork. */
-void mt_stack_lock(void);
+/* Held across fork. Returns whether it took the lock (see
+ * mt_lock_acquire_unless_mine). */
+bool mt_stack_lock(void);
 void mt_stack_unlock(void);
 
 #endif

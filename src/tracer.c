@@ -98,22 +98,42 @@ int mt_recording_stopped(void)
     return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == STOPPED;
 }
 
+/* The locks this thread's fork_prepare took. A fork from a signal handler
+ * that interrupted memtrace in this thread skips the locks that code holds:
+ * it releases them itself once the handler returns, in both processes. */
+static MT_TLS struct {
+    bool modules, iheap, stack;
+    uint64_t shards;
+} fork_took;
+
 static void fork_prepare(void)
 {
-    mt_modules_lock();
-    mt_iheap_lock();
-    mt_stack_lock();
-    mt_live_lock_all();
+    fork_took.modules = mt_modules_lock();
+    fork_took.iheap = mt_iheap_lock();
+    fork_took.stack = mt_stack_lock();
+    fork_took.shards = mt_live_lock_all();
     forking = 1;
 }
 
 static void fork_release(void)
 {
     forking = 0;
-    mt_live_unlock_all();
-    mt_stack_unlock();
-    mt_iheap_unlock();
-    mt_modules_unlock();
+    mt_live_unlock_all(fork_took.shards);
+    if (fork_took.stack)
+        mt_stack_unlock();
+    if (fork_took.iheap)
+        mt_iheap_unlock();
+    if (fork_took.modules)
+        mt_modules_unlock();
+}
+
+static void fork_child(void)
+{
+    bool took_all = fork_took.modules && fork_took.iheap && fork_took.stack &&
+                    fork_took.shards == UINT64_MAX;
+    fork_release();
+    if (took_all) /* else the interrupted code's locks carry the old token */
+        mt_lock_forget_token();
 }
 
 static void *next_symbol(const char *name)
@@ -155,7 +175,7 @@ static MT_COLD void init(void)
     mt_state_publish();
     mt_capture_init();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
-    pthread_atfork(fork_prepare, fork_release, fork_release);
+    pthread_atfork(fork_prepare, fork_release, fork_child);
     mt_leave(was);
     expected = INITIALIZING; /* not if a mapping failed meanwhile */
     __atomic_compare_exchange_n(&state, &expected, READY, false, __ATOMIC_ACQ_REL,
