@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -64,11 +65,18 @@ void mt_threads_register(uint32_t number)
         return;
     mt_thread_info *t = &r[number - 1];
     t->self = (uint64_t)pthread_self();
+    char comm[16] = "";
     for (unsigned i = 0; i < PENDING; i++) {
-        if (__atomic_load_n(&pending[i].self, __ATOMIC_ACQUIRE) == t->self) {
+        if (__atomic_load_n(&pending[i].self, __ATOMIC_ACQUIRE) != t->self)
+            continue;
+        /* A pthread_t is reused once its thread is joined: the pending name
+         * is this thread's only if the kernel says so (the name it gave a
+         * thread that exited without allocating is not). */
+        if (!comm[0])
+            prctl(PR_GET_NAME, comm, 0, 0, 0);
+        if (strncmp(comm, pending[i].name, sizeof comm - 1) == 0)
             set_name(t->name, pending[i].name);
-            __atomic_store_n(&pending[i].self, 0, __ATOMIC_RELEASE);
-        }
+        __atomic_store_n(&pending[i].self, 0, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&t->tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     uint32_t h = __atomic_load_n(&highest, __ATOMIC_RELAXED);
