@@ -11,7 +11,10 @@
 #include "lock.h"
 #include "os.h"
 
+#include "report.h"
+
 #include <errno.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #define RESERVE_SIZE ((size_t)MT_IHEAP_RESERVE)
@@ -28,7 +31,7 @@ struct header {
 
 #define MAGIC 0x6d74696bu
 
-uintptr_t mt_iheap_base;
+struct mt_iheap_range mt_iheap_range;
 static uintptr_t limit;
 
 static mt_lock heap_lock = MT_LOCK_INIT;
@@ -36,20 +39,40 @@ static uintptr_t bump, committed;
 static void *free_lists[NUM_CLASSES];
 static int reserve_failed;
 
+/* RESERVE_SIZE, or a quarter of the address-space limit when that is less
+ * (a program run under `ulimit -v` keeps the rest), said once. */
+static size_t reserve_size(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur / 4 >= RESERVE_SIZE)
+        return RESERVE_SIZE;
+    size_t size = (size_t)(rl.rlim_cur / 4) & ~(COMMIT_STEP - 1);
+    if (size < COMMIT_STEP)
+        size = COMMIT_STEP;
+    mt_warn("the address-space limit (ulimit -v) is %lu MiB: memtrace's internal heap "
+            "reserves %zu MiB instead of %zu MiB",
+            (unsigned long)(rl.rlim_cur >> 20), size >> 20, RESERVE_SIZE >> 20);
+    return size;
+}
+
+/* Under heap_lock. */
 static bool ensure_reserved(void)
 {
-    if (mt_iheap_base)
+    if (mt_iheap_range.base)
         return true;
     if (reserve_failed)
         return false;
-    void *p = mt_os_reserve(RESERVE_SIZE, "internal heap");
+    size_t size = reserve_size();
+    void *p = mt_os_reserve(size, "internal heap");
     if (!p) {
         reserve_failed = 1;
         return false;
     }
     bump = committed = (uintptr_t)p;
-    limit = (uintptr_t)p + RESERVE_SIZE;
-    __atomic_store_n(&mt_iheap_base, (uintptr_t)p, __ATOMIC_RELEASE);
+    limit = (uintptr_t)p + size;
+    mt_iheap_range.size = size;
+    __atomic_store_n(&mt_iheap_range.base, (uintptr_t)p, __ATOMIC_RELEASE);
     return true;
 }
 
@@ -155,9 +178,9 @@ void *mt_iheap_realloc(void *p, size_t size)
     return q;
 }
 
-void mt_iheap_lock(void)
+bool mt_iheap_lock(void)
 {
-    mt_lock_acquire(&heap_lock);
+    return mt_lock_acquire_unless_mine(&heap_lock);
 }
 
 void mt_iheap_unlock(void)
