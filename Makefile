@@ -49,9 +49,9 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 	$(CC) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
 
 # ---------------------------------------------------------------- packages
-# The last four are programs the reliability tests run under memtrace.
+# The last six are programs the reliability tests run under memtrace.
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb \
-             python3 sqlite3 jq libxml2-utils
+             python3 sqlite3 jq libxml2-utils rustc nodejs
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.

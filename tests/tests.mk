@@ -3,7 +3,7 @@
 # programs under gdb. Included by the top Makefile.
 
 TEST_BUILD := $(BUILD)/tests
-UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/report.c \
+UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/report.c src/lock.c \
               src/internal_heap.c src/symbolize.c src/config.c src/freed_history.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)
@@ -61,7 +61,7 @@ $(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
 # Linked (not dlopened) so that its constructor runs before memtrace's init.
 $(TEST_BUILD)/regressions: tests/progs/regressions.c $(TEST_BUILD)/libatfork_lib.so
 	@mkdir -p $(@D)
-	$(CC) -O1 -g -Wall -Wextra -o $@ $< -L$(TEST_BUILD) -Wl,--no-as-needed -latfork_lib \
+	$(CC) -O1 -g -Wall -Wextra -pthread -o $@ $< -ldl -L$(TEST_BUILD) -Wl,--no-as-needed -latfork_lib \
 	  -Wl,-rpath,'$$ORIGIN'
 $(TEST_BUILD)/stress_api: tests/progs/stress_api.c include/memtrace.h
 	@mkdir -p $(@D)
@@ -73,7 +73,7 @@ $(TEST_BUILD)/unload: tests/progs/unload.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
 $(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/live_table.c src/stack_store.c \
-                           src/freed_history.c src/os.c src/report.c src/config.c $(wildcard src/*.h)
+                           src/freed_history.c src/os.c src/report.c src/config.c src/lock.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	@# -Wno-tsan: TSan does not model the fences of the freed ring's seqlock;
 	@# the stamps it checks are atomics, which TSan does follow.
@@ -114,3 +114,13 @@ $(TEST_BUILD)/dl_reuse: tests/progs/dl_reuse.c $(TEST_BUILD)/libdl_a.so $(TEST_B
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
 RELIABILITY_PROGS += $(TEST_BUILD)/dl_reuse
+$(TEST_BUILD)/signal_fork: tests/progs/signal_fork.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -o $@ $<
+RELIABILITY_PROGS += $(TEST_BUILD)/signal_fork
+# Debian's rustc, not one from rustup that may come first on PATH.
+RUSTC ?= /usr/bin/rustc
+$(TEST_BUILD)/rust_threads: tests/progs/rust_threads.rs
+	@mkdir -p $(@D)
+	$(RUSTC) -O -g -o $@ $<
+RELIABILITY_PROGS += $(TEST_BUILD)/rust_threads

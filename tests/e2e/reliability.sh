@@ -60,6 +60,16 @@ for lib in "$tracer" "$profiler"; do
         env LD_PRELOAD="$lib" MEMTRACE_OUTPUT=/dev/null "$tests/stress_fork"
 done
 
+# fork from a signal handler that interrupts malloc/realloc/free (and so
+# memtrace's own critical sections) in a single-threaded program. The
+# profiler runs without its reporter thread (MEMTRACE_INTERVAL_MS=0): in a
+# multi-threaded process glibc's own fork handler waits for the arena lock
+# the interrupted malloc holds (README, Limits and guarantees).
+expect_rc "fork from a signal handler, 300 times, single-threaded (libmemtrace)" 0 \
+    env LD_PRELOAD="$tracer" "$tests/signal_fork"
+expect_rc "fork from a signal handler, 300 times, single-threaded (libmemtrace-profiler)" 0 \
+    env LD_PRELOAD="$profiler" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT=/dev/null "$tests/signal_fork"
+
 # ---------------------------------------------------------------- found in review
 expect_rc "fork while another library's atfork handler allocates" 0 \
     env LD_PRELOAD="$tracer" "$tests/regressions" atfork
@@ -70,6 +80,25 @@ expect_rc "after recording stopped, 3000 aligned 1 MiB blocks from the real allo
     env LD_PRELOAD="$tracer" MEMTRACE_FAULT_MAP=1 "$tests/regressions" aligned
 expect_rc "unwind=fp: malloc on a fiber stack with a wild frame pointer" 0 \
     env LD_PRELOAD="$tracer" MEMTRACE_UNWIND=fp "$tests/regressions" fiber
+for lib in "$tracer" "$profiler"; do
+    v=$(basename "$lib" .so)
+    expect_rc "unwind=fp: first allocation inside pthread_getattr_np does not deadlock ($v)" 0 \
+        env LD_PRELOAD="$lib" MEMTRACE_UNWIND=fp MEMTRACE_OUTPUT=/dev/null "$tests/regressions" getattr
+    expect_rc "unwind=fp: malloc with rbp = -16 does not fault ($v)" 0 \
+        env LD_PRELOAD="$lib" MEMTRACE_UNWIND=fp MEMTRACE_OUTPUT=/dev/null "$tests/regressions" wildrbp
+done
+timeout 60 env LD_PRELOAD="$tracer" MEMTRACE_FREED=0 "$tests/regressions" threadname \
+    2>"$work/tname.err"
+rc=$?
+line=$(grep -n 'return malloc(77);' "$root/tests/progs/regressions.c" | cut -d: -f1)
+if [ $rc = 0 ] && grep -q "^regressions threadname: pthread_t reused" "$work/tname.err" &&
+    grep -qE "^memtrace: 0x[0-9a-f]+: start of a 77-byte block allocated by thread [0-9]+ \(allocation #[0-9]+\)\$" \
+        "$work/tname.err" &&
+    grep -qE "^  #0 allocates at (.*/)?tests/progs/regressions.c:$line:" "$work/tname.err"; then
+    pass "a name given to a thread that exited unregistered does not pass to its pthread_t's next owner"
+else
+    fail "thread name of a reused pthread_t" "exit $rc; $(head -3 "$work/tname.err")"
+fi
 timeout 60 env LD_PRELOAD="$profiler" MEMTRACE_FAULT_MAP=40 "$tests/regressions" freeall \
     2>"$work/freeall.err"
 if grep -q "^memtrace: exit report.*; 0 bytes still live in 0 blocks" "$work/freeall.err"; then
@@ -131,6 +160,31 @@ for lib in "$tracer" "$profiler"; do
         fail "library replaced at the same address ($v)" "exit $rc; $(cat "$work/reuse.out") $frames"
     fi
 done
+
+# ---------------------------------------------------------------- ulimit -v
+# Under an address-space limit of about 2 GB the internal heap reserves a
+# quarter of it instead of 4 GiB, and says so; print_trace and the profiler's
+# totals work as without the limit.
+limit_msg="memtrace: the address-space limit (ulimit -v) is 1953 MiB: memtrace's internal heap reserves 488 MiB instead of 4096 MiB"
+(ulimit -v 2000000; cd "$root" && timeout 120 env LD_PRELOAD="$tracer" MEMTRACE_FREED=0 \
+    build/tests/dl_reuse build/tests) >/dev/null 2>"$work/ulimit.err"
+rc=$?
+if [ $rc = 0 ] && grep -qxF "$limit_msg" "$work/ulimit.err" &&
+    grep -qE "^  #0 b_alloc at (.*/)?tests/progs/dl_b.c:$b_line:" "$work/ulimit.err"; then
+    pass "ulimit -v 2000000: print_trace resolves frames, the smaller reservation said"
+else
+    fail "ulimit -v, tracer" "exit $rc; $(head -3 "$work/ulimit.err")"
+fi
+(ulimit -v 2000000; timeout 120 env LD_PRELOAD="$profiler" "$tests/profile_sites" demand) \
+    >/dev/null 2>"$work/ulimit.err"
+rc=$?
+if [ $rc = 0 ] && grep -qxF "$limit_msg" "$work/ulimit.err" && grep -qE \
+    "^memtrace: exit report, .*: peak 141000 bytes live at [0-9]+ ms; 2554 bytes still live in 12 blocks at 2 sites, largest last\$" \
+    "$work/ulimit.err"; then
+    pass "ulimit -v 2000000: profiler exit report 2554 bytes in 12 blocks at 2 sites, peak 141000"
+else
+    fail "ulimit -v, profiler" "exit $rc; $(grep -m2 'memtrace:' "$work/ulimit.err")"
+fi
 
 # ---------------------------------------------------------------- faults
 # Fail the Nth metadata mapping for every N the run makes: the program's
@@ -211,6 +265,20 @@ SELECT substr(name, 1, 5) AS p, count(*) FROM t GROUP BY p ORDER BY 2 DESC LIMIT
 SQL
 same_as_native "sqlite3, 200,000 rows in memory" sqlite3 :memory: ".read $work/rows.sql"
 same_as_native "g++ compile" sh -c "g++ -O2 -c '$root/tests/progs/sites_cxx.cpp' -o '$work/cxx.o' && sha256sum < '$work/cxx.o'"
+# A link runs ld with the LTO plugin, which it dlcloses before exiting: the
+# profiler's exit report then symbolizes after a dlclose.
+same_as_native "gcc compile and link, then run" sh -c "gcc -O2 -pthread -o '$work/linked' \
+    '$root/tests/progs/sites.c' -ldl && sha256sum < '$work/linked' && '$work/linked' | wc -l"
+# Rust's std asks for the main thread's stack bounds first thing (inside
+# pthread_getattr_np, which allocates): the fp unwinder must not ask again.
+same_as_native "Rust program (Debian rustc), 4 threads, MEMTRACE_UNWIND=fp" \
+    env MEMTRACE_UNWIND=fp "$tests/rust_threads"
+same_as_native "node" node -e 'const m = new Map(); for (let i = 0; i < 100000; i++) m.set("k" + i, [i]);
+    console.log(m.size, JSON.stringify([...m.keys()].slice(-3)))'
+# A user namespace needs a single-threaded caller: the profiler starts its
+# reporter thread only when a setting needs one.
+same_as_native "unshare -U -r with MEMTRACE_INTERVAL_MS=0" \
+    env MEMTRACE_INTERVAL_MS=0 unshare -U -r sh -c 'id -u; echo in a user namespace' 
 jq -n '[range(40000) | {id: ., name: "n\(.)", tags: [., (. * 2)]}]' >"$work/big.json"
 same_as_native "jq on $(($(wc -c <"$work/big.json") / 1000)) kB of JSON" \
     jq -c '[.[] | select(.id % 7 == 0) | .tags[1]] | add' "$work/big.json"

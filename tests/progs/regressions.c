@@ -9,9 +9,19 @@
  *   fiber    malloc on a makecontext stack whose frame pointer points above
  *            it, into a PROT_NONE page (the fp unwinder faulted)
  *   freeall  allocate 50,000 blocks and free them all (used with a fault:
- *            the profiler kept blocks freed after the stop as live) */
+ *            the profiler kept blocks freed after the stop as live)
+ *   getattr  the main thread's first allocation is inside pthread_getattr_np
+ *            (glibc holds the thread's lock while it fopens /proc/self/maps;
+ *            the fp unwinder asked for the bounds again: deadlock)
+ *   threadname  a thread named by another before it ever allocated exits;
+ *            the next thread, which reuses its pthread_t, allocates a block
+ *            that print_trace shows (it was given the dead thread's name)
+ *   wildrbp  malloc called with rbp = -16, as code without frame pointers
+ *            may leave it (the fp unwinder's bound check wrapped: SIGSEGV) */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +133,81 @@ static int freeall_case(void)
     return 0;
 }
 
+static int getattr_case(void)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0 ||
+        pthread_attr_getstack(&attr, &addr, &size) != 0)
+        return 2;
+    pthread_attr_destroy(&attr);
+    return size > 0 ? 0 : 1;
+}
+
+static int name_pipe[2];
+
+static void *unnamed_until_exit(void *arg)
+{
+    (void)arg;
+    char c;
+    return read(name_pipe[0], &c, 1) == 1 ? NULL : (void *)1; /* no allocation */
+}
+
+static void *allocates(void *arg)
+{
+    (void)arg;
+    return malloc(77);
+}
+
+static int threadname_case(void)
+{
+    pthread_t first, second;
+    if (pipe(name_pipe) != 0 || pthread_create(&first, NULL, unnamed_until_exit, NULL) != 0)
+        return 2;
+    pthread_setname_np(first, "first");
+    if (write(name_pipe[1], "x", 1) != 1 || pthread_join(first, NULL) != 0 ||
+        pthread_create(&second, NULL, allocates, NULL) != 0)
+        return 2;
+    void *block;
+    pthread_join(second, &block);
+    void (*trace)(const void *) = (void (*)(const void *))dlsym(RTLD_DEFAULT, "print_trace");
+    if (!trace)
+        return 2;
+    fprintf(stderr, "regressions threadname: pthread_t %s\n",
+            pthread_equal(first, second) ? "reused" : "not reused");
+    trace(block);
+    free(block);
+    return 0;
+}
+
+static int wildrbp_case(void)
+{
+#if defined(__x86_64__)
+    void *p;
+    /* Below the red zone, on a 16-byte aligned stack, with rbp and rsp
+     * kept in callee-saved registers across the call. */
+    __asm__ volatile("mov %%rbp, %%r12\n\t"
+                     "mov %%rsp, %%r13\n\t"
+                     "sub $256, %%rsp\n\t"
+                     "and $-16, %%rsp\n\t"
+                     "mov $-16, %%rbp\n\t"
+                     "mov $40, %%edi\n\t"
+                     "call malloc@PLT\n\t"
+                     "mov %%r13, %%rsp\n\t"
+                     "mov %%r12, %%rbp\n\t"
+                     : "=a"(p)
+                     :
+                     : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
+                       "memory", "cc");
+    keep = p;
+    free(keep);
+    return p ? 0 : 1;
+#else
+    return 0;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -136,6 +221,12 @@ int main(int argc, char **argv)
         return fiber_case();
     if (strcmp(mode, "freeall") == 0)
         return freeall_case();
-    fprintf(stderr, "usage: regressions atfork|fds FILE|aligned|fiber|freeall\n");
+    if (strcmp(mode, "getattr") == 0)
+        return getattr_case();
+    if (strcmp(mode, "threadname") == 0)
+        return threadname_case();
+    if (strcmp(mode, "wildrbp") == 0)
+        return wildrbp_case();
+    fprintf(stderr, "usage: regressions atfork|fds FILE|aligned|fiber|freeall|getattr|threadname|wildrbp\n");
     return 64;
 }
