@@ -431,13 +431,21 @@ static void report_locked(enum why why)
     events_at_last_report = w.events;
 }
 
+/* Cancellation stays disabled from before report_lock is taken until after
+ * it is released (and the symbolizer's lock with it): open and write are
+ * cancellation points, and a thread cancelled inside a report would leave
+ * the locks held for good. A cancel that arrives meanwhile stays pending and
+ * acts at the thread's next cancellation point in the program. */
 static void report(enum why why)
 {
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
     pthread_mutex_lock(&report_lock);
     report_locked(why);
     pthread_mutex_unlock(&report_lock);
     mt_leave(was);
+    pthread_setcancelstate(cancel, NULL);
 }
 
 /* Samples the per-stack peak profile when the peak rose since the last
@@ -529,6 +537,8 @@ static void exit_report(void)
     pid_t pid = getpid();
     if (__atomic_exchange_n(&exit_reported_by, pid, __ATOMIC_ACQ_REL) == pid)
         return;
+    int cancel; /* as in report() */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
     pthread_mutex_lock(&report_lock);
     struct walk w;
@@ -569,6 +579,7 @@ static void exit_report(void)
     free(leaks);
     pthread_mutex_unlock(&report_lock);
     mt_leave(was);
+    pthread_setcancelstate(cancel, NULL);
 }
 
 /* ------------------------------------------------------------ reporter */
@@ -593,6 +604,7 @@ static void *reporter_main(void *arg)
 {
     (void)arg;
     mt_enter();
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     uint64_t interval = (uint64_t)interval_ms * 1000000ull;
     uint64_t due = now_ns() + interval;
     uint64_t next_sample = 0;

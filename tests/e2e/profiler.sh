@@ -164,6 +164,24 @@ check "MEMTRACE_SIGNAL=USR2: program saw its report and exited 0" 0 "$?"
 check "signal: report holds the site" "4321 1" \
     "$(sed -n '/(signal)/,/^memtrace: end of report/p' "$out" | entries | grep alloc_big | awk '{print $1, $2}')"
 
+# ---------------------------------------------------------------- cancel
+# A thread cancelled while its memtrace_report blocks in the open of a FIFO
+# that nobody reads yet: the report still completes when a reader comes (the
+# cancel lands after it), and so does the exit report.
+corners=$build/tests/profile_corners
+fifo=$work/cancel.fifo
+mkfifo "$fifo"
+timeout 20 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$fifo" \
+    "$corners" cancel 2>"$work/cancel.err" &
+cpid=$!
+sleep 1
+{ timeout 10 cat "$fifo"; timeout 10 cat "$fifo"; } >"$work/cancel.out"
+wait $cpid
+check "cancel: exit code 0 (not hung on the report lock)" 0 "$?"
+check "cancel: the report and the exit report" "1 1" \
+    "$(grep -c '^memtrace: end of report 1$' "$work/cancel.out") $(grep -c '^memtrace: end of exit report$' "$work/cancel.out")"
+check "cancel: nothing on stderr" "" "$(cat "$work/cancel.err")"
+
 # ---------------------------------------------------------------- settings
 err=$work/bad.err
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \
