@@ -255,10 +255,14 @@ static char out_path[4096];
 static pid_t out_pid;
 static bool out_opened;
 
-static int open_output(void)
+/* The descriptor for a report: the MEMTRACE_OUTPUT file, else memtrace's
+ * copy of the start-up stderr (mt_err_fd, -1: the report is dropped rather
+ * than written into a file the program opened as fd 2). */
+static int open_output(bool *own)
 {
+    *own = false;
     if (!output_template)
-        return 2;
+        return mt_err_fd();
     pid_t pid = getpid();
     int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
     if (out_pid != pid) {
@@ -275,15 +279,16 @@ static int open_output(void)
         mt_warn("MEMTRACE_OUTPUT: cannot open %s (%s); reporting on stderr", out_path,
                 strerror(errno));
         output_template = NULL;
-        return 2;
+        return mt_err_fd();
     }
+    *own = true;
     return fd;
 }
 
-static void close_output(mt_out *o)
+static void close_output(mt_out *o, bool own)
 {
     mt_out_flush(o);
-    if (o->fd != 2)
+    if (own)
         close(o->fd);
 }
 
@@ -415,7 +420,8 @@ static void report_locked(enum why why)
     size_t n;
     struct site **top = largest_sites((size_t)top_n, &n);
     mt_out o;
-    mt_out_init(&o, open_output());
+    bool own;
+    mt_out_init(&o, open_output(&own));
     mt_out_printf(&o, "memtrace: report %u (%s), pid %d, at ", ++reports, why_name[why],
                   (int)getpid());
     print_time(&o, now_ns());
@@ -424,7 +430,7 @@ static void report_locked(enum why why)
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, top[i], false);
     mt_out_printf(&o, "memtrace: end of report %u\n", reports);
-    close_output(&o);
+    close_output(&o, own);
     free(top);
     for (size_t i = 0; i < nsites; i++)
         sites[i].last = sites[i].now;
@@ -549,7 +555,8 @@ static void exit_report(void)
     uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
     uint64_t at = __atomic_load_n(&peak_ns, __ATOMIC_RELAXED);
     mt_out o;
-    mt_out_init(&o, open_output());
+    bool own;
+    mt_out_init(&o, open_output(&own));
     mt_out_printf(&o, "memtrace: exit report, pid %d", (int)pid);
     if (parent_pid)
         mt_out_printf(&o, " (forked from %d)", (int)parent_pid);
@@ -575,7 +582,7 @@ static void exit_report(void)
         mt_out_printf(&o, ")\n");
     }
     mt_out_printf(&o, "memtrace: end of exit report\n");
-    close_output(&o);
+    close_output(&o, own);
     free(leaks);
     pthread_mutex_unlock(&report_lock);
     mt_leave(was);
@@ -728,6 +735,7 @@ void mt_profiler_start(void)
 {
     int was = mt_enter();
     start_ns = now_ns();
+    mt_err_keep();
     load_settings();
     start_reporter();
     if (report_signal) {

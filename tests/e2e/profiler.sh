@@ -182,6 +182,25 @@ check "cancel: the report and the exit report" "1 1" \
     "$(grep -c '^memtrace: end of report 1$' "$work/cancel.out") $(grep -c '^memtrace: end of exit report$' "$work/cancel.out")"
 check "cancel: nothing on stderr" "" "$(cat "$work/cancel.err")"
 
+# ---------------------------------------------------------------- fd 2
+# A daemon that closed stderr and opened its data file as fd 2: its 4096
+# bytes stay 4096 bytes, the reports go to the stderr it started with. When
+# it also closed memtrace's copy and reused that number, the reports have
+# nowhere safe to go and are dropped.
+head -c 4096 /dev/zero | tr '\0' d >"$work/expected.data"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 "$corners" stderr2 "$work/fd2.data" 2>"$work/fd2.err"
+check "fd 2 reused: exit code" 0 "$?"
+check "fd 2 reused: the data file holds only the program's 4096 bytes" "4096 same" \
+    "$(stat -c %s "$work/fd2.data") $(cmp -s "$work/fd2.data" "$work/expected.data" && echo same)"
+check "fd 2 reused: both reports on the original stderr" "1 1" \
+    "$(grep -c '^memtrace: end of report 1$' "$work/fd2.err") $(grep -c '^memtrace: end of exit report$' "$work/fd2.err")"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 "$corners" stderr2 "$work/fd2c.data" closefrom \
+    2>"$work/fd2c.err"
+check "fd 2 and memtrace's copy reused: exit code" 0 "$?"
+check "fd 2 and memtrace's copy reused: the data file holds only the program's 4096 bytes" \
+    "4096 same" "$(stat -c %s "$work/fd2c.data") $(cmp -s "$work/fd2c.data" "$work/expected.data" && echo same)"
+check "fd 2 and memtrace's copy reused: nothing on the original stderr" "" "$(cat "$work/fd2c.err")"
+
 # ---------------------------------------------------------------- settings
 err=$work/bad.err
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \

@@ -5,9 +5,16 @@
  *
  *   profile_corners cancel   a thread blocked inside memtrace_report (its
  *                            MEMTRACE_OUTPUT is a FIFO nobody reads yet) is
- *                            cancelled; the program then exits */
+ *                            cancelled; the program then exits
+ *   profile_corners stderr2 F [closefrom]
+ *                            a daemon's descriptors: closes fd 2, opens its
+ *                            data file F (it gets fd 2), writes 4096 bytes,
+ *                            asks for a report and exits; with closefrom it
+ *                            also closes every descriptor from 3 up and puts
+ *                            F at 100 and 101 too before the report */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +52,33 @@ static int cancel_case(void)
     return res == PTHREAD_CANCELED ? 0 : 3;
 }
 
+static int stderr2_case(const char *path, int closefrom)
+{
+    close(2);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd != 2)
+        return 2;
+    if (closefrom) {
+        for (int i = 3; i < 1024; i++)
+            close(i);
+        if (dup2(fd, 100) != 100 || dup2(fd, 101) != 101)
+            return 3;
+    }
+    char data[4096];
+    memset(data, 'd', sizeof data);
+    if (write(fd, data, sizeof data) != (ssize_t)sizeof data)
+        return 4;
+    ask_report();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     report = (void (*)(void))dlsym(RTLD_DEFAULT, "memtrace_report");
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "cancel") == 0)
         return cancel_case();
+    if (strcmp(mode, "stderr2") == 0 && argc > 2)
+        return stderr2_case(argv[2], argc > 3 && strcmp(argv[3], "closefrom") == 0);
     return 64;
 }
