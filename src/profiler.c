@@ -57,6 +57,15 @@ static int report_signal;       /* MEMTRACE_SIGNAL, 0 = none */
 static const char *output_template; /* MEMTRACE_OUTPUT, NULL = stderr */
 static const char *folded_template; /* MEMTRACE_FOLDED, NULL = none */
 
+/* Paths, expanded or not, are at most PATH_BYTES - 1 bytes. */
+#define PATH_BYTES 4096
+
+/* The strings the settings need, copied at start-up: the program may
+ * rewrite its environment and argv (setproctitle) or clear its environment
+ * later, so nothing here points into them. */
+static char output_copy[PATH_BYTES], folded_copy[PATH_BYTES];
+static char program_name[256]; /* for %e: program_invocation_short_name */
+
 /* Peak profile sampling: at most this often while the total keeps rising. */
 #define PEAK_SAMPLE_NS (10 * 1000000ull)
 
@@ -233,7 +242,7 @@ static void expand(const char *pattern, char *out, size_t size)
         switch (*++p) {
         case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
         case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
-        case 'e': add = program_invocation_short_name; break;
+        case 'e': add = program_name; break;
         case '%': add = "%"; break;
         default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
         }
@@ -251,7 +260,7 @@ static void expand(const char *pattern, char *out, size_t size)
  * after, so a program that closes or reuses descriptors never gets our
  * text in its files: truncated at this process's first report, appended to
  * afterwards (also by a child whose path is its parent's). */
-static char out_path[4096];
+static char out_path[PATH_BYTES];
 static pid_t out_pid;
 static bool out_opened;
 
@@ -571,7 +580,7 @@ static void exit_report(void)
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, leaks[i], true);
     if (folded_template) {
-        char path[4096], peak_path[4096 + 8];
+        char path[PATH_BYTES], peak_path[PATH_BYTES + 8];
         expand(folded_template, path, sizeof path);
         snprintf(peak_path, sizeof peak_path, "%s.peak", path);
         write_folded(path, false);
@@ -711,15 +720,31 @@ static int parse_signal(const char *s)
     return 0;
 }
 
+/* Environment variable NAME copied into BUF (PATH_BYTES); NULL when unset,
+ * empty or too long (with a warning ending in FALLBACK). */
+static const char *copy_setting(const char *name, char *buf, const char *fallback)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return NULL;
+    size_t len = strlen(s);
+    if (len >= PATH_BYTES) {
+        mt_warn("%s is %zu bytes long, more than a path can be (%d); %s", name, len,
+                PATH_BYTES - 1, fallback);
+        return NULL;
+    }
+    memcpy(buf, s, len + 1);
+    return buf;
+}
+
 static void load_settings(void)
 {
     interval_ms = setting_interval_ms();
     top_n = setting_top();
-    const char *s = getenv("MEMTRACE_OUTPUT");
-    output_template = s && *s ? s : NULL;
-    s = getenv("MEMTRACE_FOLDED");
-    folded_template = s && *s ? s : NULL;
-    s = getenv("MEMTRACE_SIGNAL");
+    output_template = copy_setting("MEMTRACE_OUTPUT", output_copy, "reporting on stderr");
+    folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
+    snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
+    const char *s = getenv("MEMTRACE_SIGNAL");
     if (s && *s) {
         report_signal = parse_signal(s);
         if (report_signal == SIGKILL || report_signal == SIGSTOP)

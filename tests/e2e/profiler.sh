@@ -201,6 +201,20 @@ check "fd 2 and memtrace's copy reused: the data file holds only the program's 4
     "4096 same" "$(stat -c %s "$work/fd2c.data") $(cmp -s "$work/fd2c.data" "$work/expected.data" && echo same)"
 check "fd 2 and memtrace's copy reused: nothing on the original stderr" "" "$(cat "$work/fd2c.err")"
 
+# ---------------------------------------------------------------- setproctitle
+# The program overwrites its argv and environment strings and clears its
+# environment: the settings and the %e name were copied at start-up.
+mkdir "$work/pt"
+(cd "$work/pt" && env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/%e.pt.out" \
+    MEMTRACE_FOLDED="$work/%e.pt.folded" "$corners" proctitle 2>"$work/pt.err")
+check "setproctitle: exit code" 0 "$?"
+check "setproctitle: the exit report in MEMTRACE_OUTPUT, named by %e" 1 \
+    "$(grep -c '^memtrace: end of exit report$' "$work/profile_corners.pt.out" 2>/dev/null)"
+check "setproctitle: folded files named by %e" "yes yes" \
+    "$(test -s "$work/profile_corners.pt.folded" && echo yes) $(test -s "$work/profile_corners.pt.folded.peak" && echo yes)"
+check "setproctitle: no stray file in the working directory" "" "$(ls -A "$work/pt")"
+check "setproctitle: nothing on stderr" "" "$(cat "$work/pt.err")"
+
 # ---------------------------------------------------------------- settings
 err=$work/bad.err
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \

@@ -11,7 +11,12 @@
  *                            data file F (it gets fd 2), writes 4096 bytes,
  *                            asks for a report and exits; with closefrom it
  *                            also closes every descriptor from 3 up and puts
- *                            F at 100 and 101 too before the report */
+ *                            F at 100 and 101 too before the report
+ *   profile_corners proctitle
+ *                            a setproctitle: overwrites the contiguous
+ *                            argv and environment strings with a title and
+ *                            zeros, clears the environment, then leaks a
+ *                            block and exits */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -52,6 +57,22 @@ static int cancel_case(void)
     return res == PTHREAD_CANCELED ? 0 : 3;
 }
 
+void *volatile keep;
+
+static int proctitle_case(int argc, char **argv)
+{
+    char *start = argv[0];
+    char *end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+    for (char **e = environ; *e; e++)
+        if (*e == end)
+            end = *e + strlen(*e) + 1;
+    memset(start, 0, (size_t)(end - start));
+    strncpy(start, "corners: worker process", (size_t)(end - start) - 1);
+    clearenv();
+    keep = malloc(100);
+    return 0;
+}
+
 static int stderr2_case(const char *path, int closefrom)
 {
     close(2);
@@ -78,6 +99,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "cancel") == 0)
         return cancel_case();
+    if (strcmp(mode, "proctitle") == 0)
+        return proctitle_case(argc, argv);
     if (strcmp(mode, "stderr2") == 0 && argc > 2)
         return stderr2_case(argv[2], argc > 3 && strcmp(argv[3], "closefrom") == 0);
     return 64;
