@@ -228,31 +228,35 @@ static uint32_t reports;        /* printed in this process */
 static pid_t parent_pid;        /* of a forked child, else 0 */
 static int exiting;             /* the exit report is done: print nothing more */
 
-/* PATTERN with %p, %e, %t, %% expanded, into OUT. */
-static void expand(const char *pattern, char *out, size_t size)
+/* PATTERN with %p, %e, %t, %% expanded, into OUT (SIZE bytes); false, and
+ * OUT unusable, when the result does not fit: a cut path would name
+ * another file. */
+static bool expand(const char *pattern, char *out, size_t size)
 {
     size_t n = 0;
-    for (const char *p = pattern; *p && n + 1 < size; p++) {
+    for (const char *p = pattern; *p; p++) {
         char tmp[64];
         const char *add = tmp;
         if (p[0] != '%' || !p[1]) {
-            out[n++] = *p;
-            continue;
-        }
-        switch (*++p) {
-        case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
-        case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
-        case 'e': add = program_name; break;
-        case '%': add = "%"; break;
-        default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
+            tmp[0] = *p;
+            tmp[1] = '\0';
+        } else {
+            switch (*++p) {
+            case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
+            case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
+            case 'e': add = program_name; break;
+            case '%': add = "%"; break;
+            default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
+            }
         }
         size_t len = strlen(add);
-        if (len > size - 1 - n)
-            len = size - 1 - n;
+        if (len >= size - n)
+            return false;
         memcpy(out + n, add, len);
         n += len;
     }
     out[n] = '\0';
+    return true;
 }
 
 /* The report file of this process, expanded once per process: a forked
@@ -276,7 +280,12 @@ static int open_output(bool *own)
     int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
     if (out_pid != pid) {
         char path[sizeof out_path];
-        expand(output_template, path, sizeof path);
+        if (!expand(output_template, path, sizeof path)) {
+            mt_warn("MEMTRACE_OUTPUT: the path expands to more than %d bytes; reporting on "
+                    "stderr", PATH_BYTES - 1);
+            output_template = NULL;
+            return mt_err_fd();
+        }
         if (!out_opened || strcmp(path, out_path) != 0)
             flags |= O_TRUNC;
         memcpy(out_path, path, sizeof path);
@@ -580,15 +589,21 @@ static void exit_report(void)
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, leaks[i], true);
     if (folded_template) {
-        char path[PATH_BYTES], peak_path[PATH_BYTES + 8];
-        expand(folded_template, path, sizeof path);
-        snprintf(peak_path, sizeof peak_path, "%s.peak", path);
-        write_folded(path, false);
-        write_folded(peak_path, true);
-        mt_out_printf(&o, "memtrace: folded stacks: %s (at exit), %s (%lu bytes, sampled at ",
-                      path, peak_path, (unsigned long)sample_sum);
-        print_time(&o, sample_ns ? sample_ns : start_ns);
-        mt_out_printf(&o, ")\n");
+        /* Room for ".peak" after the path. */
+        char path[PATH_BYTES - 5], peak_path[PATH_BYTES];
+        if (!expand(folded_template, path, sizeof path)) {
+            mt_out_printf(&o, "memtrace: folded stacks: not written: the path MEMTRACE_FOLDED "
+                              "expands to is longer than %d bytes (%d with .peak)\n",
+                          (int)sizeof path - 1, PATH_BYTES - 1);
+        } else {
+            snprintf(peak_path, sizeof peak_path, "%s.peak", path);
+            write_folded(path, false);
+            write_folded(peak_path, true);
+            mt_out_printf(&o, "memtrace: folded stacks: %s (at exit), %s (%lu bytes, sampled at ",
+                          path, peak_path, (unsigned long)sample_sum);
+            print_time(&o, sample_ns ? sample_ns : start_ns);
+            mt_out_printf(&o, ")\n");
+        }
     }
     mt_out_printf(&o, "memtrace: end of exit report\n");
     close_output(&o, own);

@@ -215,6 +215,26 @@ check "setproctitle: folded files named by %e" "yes yes" \
 check "setproctitle: no stray file in the working directory" "" "$(ls -A "$work/pt")"
 check "setproctitle: nothing on stderr" "" "$(cat "$work/pt.err")"
 
+# ---------------------------------------------------------------- long paths
+# Templates that fit (4090 bytes: "./" components, then 30 x %e) but expand
+# past 4095 bytes: never a file with a cut name (the cut one would be a
+# valid path); one line each says what happened.
+mkdir "$work/long"
+long=$work/long/
+while [ ${#long} -lt 4030 ]; do long=$long./; done
+long=$long$(printf '%%e%.0s' $(seq 30))
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$long" MEMTRACE_FOLDED="$long" \
+    "$corners" proctitle 2>"$work/long.err"
+check "long paths: exit code" 0 "$?"
+check "long paths: no file written" "" "$(ls -A "$work/long")"
+check "long paths: one warning for MEMTRACE_OUTPUT, the reports on stderr" \
+    "memtrace: MEMTRACE_OUTPUT: the path expands to more than 4095 bytes; reporting on stderr
+1" "$(grep -v '^memtrace: [[]\|^  \|^memtrace: end of\|^memtrace: exit report\|^memtrace: folded' "$work/long.err")
+$(grep -c '^memtrace: end of exit report$' "$work/long.err")"
+check "long paths: the exit report says the folded files were not written" \
+    "memtrace: folded stacks: not written: the path MEMTRACE_FOLDED expands to is longer than 4090 bytes (4095 with .peak)" \
+    "$(grep '^memtrace: folded' "$work/long.err")"
+
 # ---------------------------------------------------------------- settings
 err=$work/bad.err
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \
