@@ -43,6 +43,7 @@ static long setting_top(void)
 #include <stdio.h> /* snprintf only: no stdio streams */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -268,6 +269,24 @@ static char out_path[PATH_BYTES];
 static pid_t out_pid;
 static bool out_opened;
 
+/* Report and folded files are created 0600 (before the umask): they show
+ * the program's functions, sources and allocation patterns, which are the
+ * owner's business, as in a core file. The last component of the path is
+ * never followed if it is a symbolic link (O_NOFOLLOW): a link planted at a
+ * predictable name in a shared directory would otherwise make the program
+ * overwrite any file its user can write. */
+static int open_file(const char *path, int flags)
+{
+    return open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* Whether an open of PATH failed because it is a symbolic link. */
+static bool is_link(const char *path)
+{
+    struct stat st;
+    return errno == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
 /* The descriptor for a report: the MEMTRACE_OUTPUT file, else memtrace's
  * copy of the start-up stderr (mt_err_fd, -1: the report is dropped rather
  * than written into a file the program opened as fd 2). */
@@ -277,7 +296,7 @@ static int open_output(bool *own)
     if (!output_template)
         return mt_err_fd();
     pid_t pid = getpid();
-    int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+    int flags = O_WRONLY | O_CREAT | O_APPEND;
     if (out_pid != pid) {
         char path[sizeof out_path];
         if (!expand(output_template, path, sizeof path)) {
@@ -292,10 +311,14 @@ static int open_output(bool *own)
         out_pid = pid;
         out_opened = true;
     }
-    int fd = open(out_path, flags, 0644);
+    int fd = open_file(out_path, flags);
     if (fd < 0) {
-        mt_warn("MEMTRACE_OUTPUT: cannot open %s (%s); reporting on stderr", out_path,
-                strerror(errno));
+        if (is_link(out_path))
+            mt_warn("MEMTRACE_OUTPUT: %s is a symbolic link; not following it; reporting on "
+                    "stderr", out_path);
+        else
+            mt_warn("MEMTRACE_OUTPUT: cannot open %s (%s); reporting on stderr", out_path,
+                    strerror(errno));
         output_template = NULL;
         return mt_err_fd();
     }
@@ -532,9 +555,12 @@ static void put_folded_stack(mt_out *o, const char *text)
  * PEAK (else exit) bytes are not zero. */
 static void write_folded(const char *path, bool peak)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
     if (fd < 0) {
-        mt_warn("MEMTRACE_FOLDED: cannot open %s (%s)", path, strerror(errno));
+        if (is_link(path))
+            mt_warn("MEMTRACE_FOLDED: %s is a symbolic link; not following it", path);
+        else
+            mt_warn("MEMTRACE_FOLDED: cannot open %s (%s)", path, strerror(errno));
         return;
     }
     static char raw[MT_MAX_DEPTH * 32];

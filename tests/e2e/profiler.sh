@@ -235,6 +235,23 @@ check "long paths: the exit report says the folded files were not written" \
     "memtrace: folded stacks: not written: the path MEMTRACE_FOLDED expands to is longer than 4090 bytes (4095 with .peak)" \
     "$(grep '^memtrace: folded' "$work/long.err")"
 
+# ---------------------------------------------------------------- symlinks
+# Links planted at the output paths: the files they point to stay as they
+# were, one warning each, the reports go to stderr.
+for v in victim victim.f victim.fp; do echo precious >"$work/$v"; done
+ln -s "$work/victim" "$work/sym.out"
+ln -s "$work/victim.f" "$work/sym.folded"
+ln -s "$work/victim.fp" "$work/sym.folded.peak"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/sym.out" \
+    MEMTRACE_FOLDED="$work/sym.folded" "$corners" proctitle 2>"$work/sym.err"
+check "symlinks: exit code" 0 "$?"
+check "symlinks: the files they point to are unchanged" "precious precious precious" \
+    "$(cat "$work/victim") $(cat "$work/victim.f") $(cat "$work/victim.fp")"
+check "symlinks: one warning for MEMTRACE_OUTPUT" \
+    "memtrace: MEMTRACE_OUTPUT: $work/sym.out is a symbolic link; not following it; reporting on stderr" \
+    "$(grep '^memtrace: MEMTRACE_OUTPUT' "$work/sym.err")"
+check "symlinks: the exit report on stderr" 1 "$(grep -c '^memtrace: end of exit report$' "$work/sym.err")"
+
 # ---------------------------------------------------------------- settings
 err=$work/bad.err
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \
