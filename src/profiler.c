@@ -552,17 +552,12 @@ static void put_folded_stack(mt_out *o, const char *text)
 }
 
 /* Writes one folded file: "f1;f2;...;fn BYTES" for every site whose
- * PEAK (else exit) bytes are not zero. */
-static void write_folded(const char *path, bool peak)
+ * PEAK (else exit) bytes are not zero. NULL when written, else why not. */
+static const char *write_folded(const char *path, bool peak)
 {
     int fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
-    if (fd < 0) {
-        if (is_link(path))
-            mt_warn("MEMTRACE_FOLDED: %s is a symbolic link; not following it", path);
-        else
-            mt_warn("MEMTRACE_FOLDED: cannot open %s (%s)", path, strerror(errno));
-        return;
-    }
+    if (fd < 0)
+        return is_link(path) ? "a symbolic link; not followed" : strerror(errno);
     static char raw[MT_MAX_DEPTH * 32];
     mt_out o;
     mt_out_init(&o, fd);
@@ -574,7 +569,9 @@ static void write_folded(const char *path, bool peak)
         mt_out_printf(&o, " %lu\n", (unsigned long)bytes);
     }
     mt_out_flush(&o);
-    close(fd);
+    if (close(fd) != 0 && !o.error)
+        o.error = errno;
+    return o.error ? strerror(o.error) : NULL;
 }
 
 /* ------------------------------------------------------------ exit */
@@ -623,12 +620,23 @@ static void exit_report(void)
                           (int)sizeof path - 1, PATH_BYTES - 1);
         } else {
             snprintf(peak_path, sizeof peak_path, "%s.peak", path);
-            write_folded(path, false);
-            write_folded(peak_path, true);
-            mt_out_printf(&o, "memtrace: folded stacks: %s (at exit), %s (%lu bytes, sampled at ",
-                          path, peak_path, (unsigned long)sample_sum);
-            print_time(&o, sample_ns ? sample_ns : start_ns);
-            mt_out_printf(&o, ")\n");
+            /* Each file named as written only if it was. */
+            const char *failed = write_folded(path, false);
+            mt_out_printf(&o, "memtrace: folded stacks: ");
+            out_text(&o, path);
+            if (failed)
+                mt_out_printf(&o, " not written (%s), ", failed);
+            else
+                mt_out_printf(&o, " (at exit), ");
+            failed = write_folded(peak_path, true);
+            out_text(&o, peak_path);
+            if (failed) {
+                mt_out_printf(&o, " not written (%s)\n", failed);
+            } else {
+                mt_out_printf(&o, " (%lu bytes, sampled at ", (unsigned long)sample_sum);
+                print_time(&o, sample_ns ? sample_ns : start_ns);
+                mt_out_printf(&o, ")\n");
+            }
         }
     }
     mt_out_printf(&o, "memtrace: end of exit report\n");

@@ -10,29 +10,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void write_all(int fd, const char *p, size_t n)
+/* 0, or the errno of the write that failed. */
+static int write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return;
+            return errno;
         }
         p += w;
         n -= (size_t)w;
     }
+    return 0;
+}
+
+static void note_error(mt_out *o, int err)
+{
+    if (err && !o->error)
+        o->error = err;
 }
 
 void mt_out_init(mt_out *o, int fd)
 {
     o->fd = fd;
     o->len = 0;
+    o->error = 0;
 }
 
 void mt_out_flush(mt_out *o)
 {
-    write_all(o->fd, o->buf, o->len);
+    note_error(o, write_all(o->fd, o->buf, o->len));
     o->len = 0;
 }
 
@@ -49,7 +58,7 @@ void mt_out_write(mt_out *o, const char *s, size_t len)
     if (o->len + len > sizeof o->buf)
         mt_out_flush(o);
     if (len > sizeof o->buf) {
-        write_all(o->fd, s, len);
+        note_error(o, write_all(o->fd, s, len));
         return;
     }
     for (size_t i = 0; i < len; i++)

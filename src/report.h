@@ -11,6 +11,7 @@ typedef struct {
     int fd;
     size_t len;
     char buf[8192];
+    int error; /* errno of the first write that failed, 0 if none */
 } mt_out;
 
 /* Longest piece one mt_out_printf call writes; longer text is cut. */

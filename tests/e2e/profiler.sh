@@ -252,6 +252,28 @@ check "symlinks: one warning for MEMTRACE_OUTPUT" \
     "$(grep '^memtrace: MEMTRACE_OUTPUT' "$work/sym.err")"
 check "symlinks: the exit report on stderr" 1 "$(grep -c '^memtrace: end of exit report$' "$work/sym.err")"
 
+# ---------------------------------------------------------------- folded failures
+# The exit report's "folded stacks:" line names only the files written and
+# says why the others were not.
+mkdir "$work/fdir"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/fdir" \
+    "$corners" proctitle 2>"$work/fdir.err"
+check "folded to a directory: exit code" 0 "$?"
+check "folded to a directory: the line says so; the .peak file was written" \
+    "memtrace: folded stacks: $work/fdir not written (Is a directory), $work/fdir.peak (100 bytes, sampled at T)
+main;proctitle_case 100" \
+    "$(grep '^memtrace: folded' "$work/fdir.err" | sed -E 's/sampled at [0-9.]+ s/sampled at T/')
+$(folded "$work/fdir.peak" | sed 's/^_start;__libc_start_main_impl;__libc_start_call_main;//')"
+check "folded to a directory: nothing else about it" 0 "$(grep -c '^memtrace: MEMTRACE_FOLDED' "$work/fdir.err")"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/nodir/x" \
+    "$corners" proctitle 2>"$work/nodir.err"
+check "folded to a missing directory: neither file claimed" \
+    "memtrace: folded stacks: $work/nodir/x not written (No such file or directory), $work/nodir/x.peak not written (No such file or directory)" \
+    "$(grep '^memtrace: folded' "$work/nodir.err")"
+check "folded through links: neither file claimed" \
+    "memtrace: folded stacks: $work/sym.folded not written (a symbolic link; not followed), $work/sym.folded.peak not written (a symbolic link; not followed)" \
+    "$(grep '^memtrace: folded' "$work/sym.err")"
+
 # ---------------------------------------------------------------- settings
 err=$work/bad.err
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \
