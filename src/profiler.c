@@ -260,14 +260,14 @@ static bool expand(const char *pattern, char *out, size_t size)
     return true;
 }
 
-/* The report file of this process, expanded once per process: a forked
- * child expands it again (its own %p). Opened for each report and closed
- * after, so a program that closes or reuses descriptors never gets our
- * text in its files: truncated at this process's first report, appended to
- * afterwards (also by a child whose path is its parent's). */
+/* The report file of this process, expanded once per process (a forked
+ * child expands it again: its own %p). Opened for each report and closed
+ * after, so a program that closes or reuses descriptors never gets our text
+ * in its files. Always appended to, never truncated: the processes of one
+ * run that share the name (forked or exec'd children, which cannot know
+ * whether an ancestor wrote there before them) all keep their reports. */
 static char out_path[PATH_BYTES];
 static pid_t out_pid;
-static bool out_opened;
 
 /* Report and folded files are created 0600 (before the umask): they show
  * the program's functions, sources and allocation patterns, which are the
@@ -296,22 +296,16 @@ static int open_output(bool *own)
     if (!output_template)
         return mt_err_fd();
     pid_t pid = getpid();
-    int flags = O_WRONLY | O_CREAT | O_APPEND;
     if (out_pid != pid) {
-        char path[sizeof out_path];
-        if (!expand(output_template, path, sizeof path)) {
+        if (!expand(output_template, out_path, sizeof out_path)) {
             mt_warn("MEMTRACE_OUTPUT: the path expands to more than %d bytes; reporting on "
                     "stderr", PATH_BYTES - 1);
             output_template = NULL;
             return mt_err_fd();
         }
-        if (!out_opened || strcmp(path, out_path) != 0)
-            flags |= O_TRUNC;
-        memcpy(out_path, path, sizeof path);
         out_pid = pid;
-        out_opened = true;
     }
-    int fd = open_file(out_path, flags);
+    int fd = open_file(out_path, O_WRONLY | O_CREAT | O_APPEND);
     if (fd < 0) {
         if (is_link(out_path))
             mt_warn("MEMTRACE_OUTPUT: %s is a symbolic link; not following it; reporting on "
@@ -729,8 +723,9 @@ static void fork_parent(void)
 }
 
 /* The child reports its own heap (a copy of its parent's at the fork) from
- * its own start: report numbers, clock, peak and output file start over;
- * the interval counts since the parent's last report. */
+ * its own start: report numbers, clock and peak start over, and the output
+ * path is expanded again; the interval counts since the parent's last
+ * report. */
 static void fork_child(void)
 {
     pthread_mutex_unlock(&report_lock);

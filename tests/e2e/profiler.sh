@@ -274,6 +274,19 @@ check "folded through links: neither file claimed" \
     "memtrace: folded stacks: $work/sym.folded not written (a symbolic link; not followed), $work/sym.folded.peak not written (a symbolic link; not followed)" \
     "$(grep '^memtrace: folded' "$work/sym.err")"
 
+# ---------------------------------------------------------------- exec
+# A parent that fork+execs 3 traced children, all with one MEMTRACE_OUTPUT
+# without %p: reports are appended, never truncated, so the file holds the
+# 4 exit reports, and a second run adds its 4.
+for run in 1 2; do
+    env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/exec.out" \
+        "$corners" exec 2>"$work/exec.err"
+    check "exec run $run: exit code" 0 "$?"
+    check "exec run $run: exit reports of 4 processes so far" "$((run * 4)) $((run * 4))" \
+        "$(grep -c '^memtrace: end of exit report$' "$work/exec.out") $(grep '^memtrace: exit report, pid' "$work/exec.out" | cut -d, -f2 | sort -u | wc -l)"
+done
+check "exec: nothing on stderr" "" "$(cat "$work/exec.err")"
+
 # ---------------------------------------------------------------- settings
 err=$work/bad.err
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \

@@ -16,13 +16,17 @@
  *                            a setproctitle: overwrites the contiguous
  *                            argv and environment strings with a title and
  *                            zeros, clears the environment, then leaks a
- *                            block and exits */
+ *                            block and exits
+ *   profile_corners exec     fork+execs itself as "child" 3 times, one
+ *                            after another; each child leaks a block and
+ *                            exits; then the parent exits */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void (*report)(void);
@@ -73,6 +77,24 @@ static int proctitle_case(int argc, char **argv)
     return 0;
 }
 
+static int exec_case(const char *self)
+{
+    keep = malloc(10);
+    for (int i = 0; i < 3; i++) {
+        pid_t c = fork();
+        if (c < 0)
+            return 2;
+        if (c == 0) {
+            execl(self, self, "child", (char *)NULL);
+            _exit(127);
+        }
+        int status;
+        if (waitpid(c, &status, 0) != c || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return 3;
+    }
+    return 0;
+}
+
 static int stderr2_case(const char *path, int closefrom)
 {
     close(2);
@@ -99,6 +121,12 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "cancel") == 0)
         return cancel_case();
+    if (strcmp(mode, "exec") == 0)
+        return exec_case(argv[0]);
+    if (strcmp(mode, "child") == 0) {
+        keep = malloc(20);
+        return 0;
+    }
     if (strcmp(mode, "proctitle") == 0)
         return proctitle_case(argc, argv);
     if (strcmp(mode, "stderr2") == 0 && argc > 2)
