@@ -77,15 +77,23 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static bool reporter_running; /* the reporter thread samples the peak */
+static void sample_peak_here(uint64_t now);
+
 /* Hot path, out of line: LIVE passed the peak. The time is of the last
- * raise; two threads racing here may leave the time of the smaller one. */
+ * raise; two threads racing here may leave the time of the smaller one.
+ * Without a reporter thread the raising thread samples the peak profile
+ * itself (sample_peak_here: rate-limited, never waits for a lock). */
 MT_COLD void mt_site_new_peak(uint64_t live)
 {
     uint64_t p = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
     while (live > p) {
         if (__atomic_compare_exchange_n(&mt_site_peak_total, &p, live, true,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            __atomic_store_n(&peak_ns, now_ns(), __ATOMIC_RELAXED);
+            uint64_t now = now_ns();
+            __atomic_store_n(&peak_ns, now, __ATOMIC_RELAXED);
+            if (!__atomic_load_n(&reporter_running, __ATOMIC_RELAXED))
+                sample_peak_here(now);
             return;
         }
     }
@@ -431,7 +439,7 @@ static struct site **largest_sites(size_t max, size_t *n)
 
 static void print_time(mt_out *o, uint64_t ns)
 {
-    uint64_t ms = (ns - start_ns) / 1000000;
+    uint64_t ms = ns > start_ns ? (ns - start_ns) / 1000000 : 0;
     mt_out_printf(o, "%lu.%03lu s", (unsigned long)(ms / 1000), (unsigned long)(ms % 1000));
 }
 
@@ -499,6 +507,31 @@ static void sample_peak(void)
     struct walk w;
     if (!exiting)
         walk_sites(&w);
+    pthread_mutex_unlock(&report_lock);
+}
+
+/* Earliest time of the next sample_peak_here. */
+static uint64_t next_sample_ns;
+
+/* The peak sample taken by the allocating thread that raised the peak, NOW,
+ * when there is no reporter thread: at most every PEAK_SAMPLE_NS, and at
+ * most 1/20 of the time (a walk of many sites is slow). Runs inside the
+ * allocation (the thread is inside memtrace: what the walk allocates comes
+ * from the internal heap) and only tries report_lock: a report in progress,
+ * maybe in this very thread (a signal handler that allocates), or a fork
+ * holds it, and the sample is skipped. */
+static void sample_peak_here(uint64_t now)
+{
+    if (now < __atomic_load_n(&next_sample_ns, __ATOMIC_RELAXED) ||
+        pthread_mutex_trylock(&report_lock) != 0)
+        return;
+    struct walk w;
+    if (!exiting)
+        walk_sites(&w);
+    uint64_t took = now_ns() - now;
+    __atomic_store_n(&next_sample_ns,
+                     now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS),
+                     __ATOMIC_RELAXED);
     pthread_mutex_unlock(&report_lock);
 }
 
@@ -692,6 +725,18 @@ static void *reporter_main(void *arg)
     return NULL;
 }
 
+/* The reporter thread is started only for what needs it: periodic reports
+ * and MEMTRACE_SIGNAL (the handler only sets a flag; a report is not
+ * async-signal-safe, and making a program thread take it at its next
+ * allocation would run a report inside whatever locks that thread holds).
+ * Otherwise the process stays single-threaded (unshare(CLONE_NEWUSER)
+ * refuses a multi-threaded caller) and allocating threads sample the peak
+ * themselves. */
+static bool reporter_needed(void)
+{
+    return interval_ms > 0 || report_signal != 0;
+}
+
 /* Starts the reporter thread, with every signal blocked in it (the program's
  * signals are for the program's threads). Inside memtrace, so the thread's
  * stack and TLS setup are not traced. */
@@ -704,10 +749,13 @@ static void start_reporter(void)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, reporter_main, NULL) == 0)
+    if (pthread_create(&t, &attr, reporter_main, NULL) == 0) {
         pthread_setname_np(t, "memtrace");
-    else
+        __atomic_store_n(&reporter_running, true, __ATOMIC_RELAXED);
+    } else {
+        __atomic_store_n(&reporter_running, false, __ATOMIC_RELAXED);
         mt_warn("cannot start the reporter thread; only the exit report will be made");
+    }
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -739,7 +787,10 @@ static void fork_child(void)
     sample_sum = 0;
     sample_ns = 0;
     sampled_at_peak = 0;
-    start_reporter();
+    __atomic_store_n(&next_sample_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&reporter_running, false, __ATOMIC_RELAXED);
+    if (reporter_needed())
+        start_reporter();
     mt_leave(was);
 }
 
@@ -806,7 +857,8 @@ void mt_profiler_start(void)
     start_ns = now_ns();
     mt_err_keep();
     load_settings();
-    start_reporter();
+    if (reporter_needed())
+        start_reporter();
     if (report_signal) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);

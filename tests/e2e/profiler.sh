@@ -287,6 +287,32 @@ for run in 1 2; do
 done
 check "exec: nothing on stderr" "" "$(cat "$work/exec.err")"
 
+# ---------------------------------------------------------------- no reporter
+# With MEMTRACE_INTERVAL_MS=0 and no MEMTRACE_SIGNAL the process stays
+# single-threaded: unshare(CLONE_NEWUSER) refuses multi-threaded callers.
+if unshare -U -r true 2>/dev/null; then
+    env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/unshare.out" \
+        unshare -U -r true 2>"$work/unshare.err"
+    check "no reporter: unshare -U -r true exits 0" 0 "$?"
+    ex=$(report_of "$work/unshare.out" exit)
+    total=$(printf '%s\n' "$ex" | head -1 | sed -E 's/.*; ([0-9]+) bytes still live .*/\1/')
+    sum=$(printf '%s\n' "$ex" | entries | awk '{s += $1} END {print s + 0}')
+    check "no reporter: unshare's exit report, its sites adding up" "1 $total" \
+        "$(grep -c '^memtrace: end of exit report$' "$work/unshare.out") $sum"
+    check "no reporter: no error" "" "$(cat "$work/unshare.err")"
+else
+    echo "SKIP no reporter: unshare -U -r true fails here without memtrace"
+fi
+# The peak profile is then sampled by the allocating thread.
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/peak.folded" \
+    "$corners" peak 2>"$work/peak.err"
+check "no reporter: exit code" 0 "$?"
+check "no reporter: exit peak and leak" "peak 50000 bytes live; 100 bytes still live in 1 blocks at 1 sites" \
+    "$(report_of "$work/peak.err" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
+check "no reporter: the peak profile" "main;peak_case;alloc_peak 50000" "$(folded "$work/peak.folded.peak")"
+check "no reporter: the folded line names the sample" 1 \
+    "$(grep -c "^memtrace: folded stacks: $work/peak.folded (at exit), $work/peak.folded.peak (50000 bytes, sampled at " "$work/peak.err")"
+
 # ---------------------------------------------------------------- settings
 err=$work/bad.err
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=banana MEMTRACE_TOP=-3 MEMTRACE_SIGNAL=NOPE \

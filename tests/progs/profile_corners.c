@@ -19,7 +19,9 @@
  *                            block and exits
  *   profile_corners exec     fork+execs itself as "child" 3 times, one
  *                            after another; each child leaks a block and
- *                            exits; then the parent exits */
+ *                            exits; then the parent exits
+ *   profile_corners peak     5 blocks of 10000 bytes 30 ms apart (the peak,
+ *                            50000), all freed, then a 100-byte leak */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -77,6 +79,29 @@ static int proctitle_case(int argc, char **argv)
     return 0;
 }
 
+__attribute__((noinline)) static void *alloc_peak(size_t n)
+{
+    return malloc(n);
+}
+
+__attribute__((noinline)) static void *alloc_leak(size_t n)
+{
+    return malloc(n);
+}
+
+static int peak_case(void)
+{
+    void *b[5];
+    for (int i = 0; i < 5; i++) {
+        b[i] = alloc_peak(10000);
+        usleep(30000);
+    }
+    for (int i = 0; i < 5; i++)
+        free(b[i]);
+    keep = alloc_leak(100);
+    return 0;
+}
+
 static int exec_case(const char *self)
 {
     keep = malloc(10);
@@ -121,6 +146,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "cancel") == 0)
         return cancel_case();
+    if (strcmp(mode, "peak") == 0)
+        return peak_case();
     if (strcmp(mode, "exec") == 0)
         return exec_case(argv[0]);
     if (strcmp(mode, "child") == 0) {
