@@ -155,6 +155,13 @@ void *mt_iheap_realloc(void *p, size_t size)
     return q;
 }
 
+size_t mt_iheap_headroom(void)
+{
+    if (!__atomic_load_n(&mt_iheap_base, __ATOMIC_ACQUIRE))
+        return reserve_failed ? 0 : RESERVE_SIZE;
+    return limit - __atomic_load_n(&bump, __ATOMIC_RELAXED);
+}
+
 void mt_iheap_lock(void)
 {
     mt_lock_acquire(&heap_lock);

@@ -14,6 +14,7 @@
 #include "report.h"
 
 #include "config.h"
+#include "internal_heap.h"
 
 #include "../include/memtrace.h"
 
@@ -29,6 +30,11 @@ static long setting_top(void)
     return mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
 }
 
+static long setting_exit_top(void)
+{
+    return mt_config_long("MEMTRACE_EXIT_TOP", 1000, 0, 100000000);
+}
+
 #ifdef MEMTRACE_PROFILER
 
 #include "site.h"
@@ -38,6 +44,7 @@ static long setting_top(void)
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h> /* snprintf only: no stdio streams */
@@ -54,6 +61,7 @@ static uint64_t peak_ns; /* when mt_site_peak_total was last raised */
 /* Settings (read once in mt_profiler_start). */
 static long interval_ms = 1000; /* MEMTRACE_INTERVAL_MS, 0 = no periodic report */
 static long top_n = 10;         /* MEMTRACE_TOP */
+static long exit_top = 1000;    /* MEMTRACE_EXIT_TOP */
 static int report_signal;       /* MEMTRACE_SIGNAL, 0 = none */
 static const char *output_template; /* MEMTRACE_OUTPUT, NULL = stderr */
 static const char *folded_template; /* MEMTRACE_FOLDED, NULL = none */
@@ -343,17 +351,44 @@ static void out_text(mt_out *o, const char *text)
         mt_out_printf(o, "%.*s", (int)(len - at < 1024 ? len - at : 1024), text + at);
 }
 
-/* Symbolized text of S's stack ("  #N ..." lines), made once and cached in
- * the internal heap; raw addresses (not cached) if the symbolizer is busy. */
-static const char *site_text(struct site *s, char *raw, size_t raw_size)
+/* Stack texts kept in sites[].text total at most SITE_TEXT_MAX bytes (as
+ * the internal heap counts them), so that a million sites do not fill the
+ * internal heap with texts; past that they are made anew each time. */
+#define SITE_TEXT_MAX ((size_t)64 << 20)
+static size_t site_text_kept;
+
+/* No symbolizing with less internal-heap headroom than this: libdw does not
+ * survive every failed allocation, so stacks are printed raw instead. */
+#define SYMBOLIZE_HEADROOM ((size_t)256 << 20)
+
+static bool heap_low(void)
 {
-    if (s->text)
-        return s->text;
+    static bool warned;
+    if (mt_iheap_headroom() >= SYMBOLIZE_HEADROOM)
+        return false;
+    if (!warned) {
+        warned = true;
+        mt_warn("the internal heap has less than %zu MiB left; stacks are printed as raw "
+                "addresses from now on", SYMBOLIZE_HEADROOM >> 20);
+    }
+    return true;
+}
+
+/* The symbolized text of S's stack in a new block of the internal heap;
+ * NULL when the symbolizer is busy or unusable, or memory is short. */
+static char *symbolize_stack(const struct site *s)
+{
+    if (s->depth == 0 || heap_low() || !mt_sym_self_lock())
+        return NULL;
+    mt_dwfl *dwfl = mt_sym_self();
+    bool ok = dwfl != NULL;
     size_t len = 0, cap = 0;
     char *text = NULL;
-    bool ok = mt_sym_self_lock();
-    mt_dwfl *dwfl = ok ? mt_sym_self() : NULL;
-    for (unsigned i = 0; dwfl && i < s->depth; i++) {
+    for (unsigned i = 0; ok && i < s->depth; i++) {
+        if (heap_low()) {
+            ok = false;
+            break;
+        }
         /* One frame at a time (a frame's text fits the buffer; a whole
          * stack may not), renumbered from "#0". */
         mt_out o;
@@ -366,8 +401,10 @@ static const char *site_text(struct site *s, char *raw, size_t raw_size)
         if (need > cap) {
             cap = need * 2;
             char *t = realloc(text, cap);
-            if (!t)
+            if (!t) {
+                ok = false;
                 break;
+            }
             text = t;
         }
         memcpy(text + len, num, skip ? (size_t)nl : 0);
@@ -376,13 +413,34 @@ static const char *site_text(struct site *s, char *raw, size_t raw_size)
         len += o.len - skip;
         text[len] = '\0';
     }
-    if (ok)
-        mt_sym_self_unlock();
-    if (dwfl && text) {
-        s->text = text;
+    mt_sym_self_unlock();
+    if (!ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Text of S's stack ("  #N ..." lines): symbolized, and kept in S while the
+ * kept texts stay under SITE_TEXT_MAX, else also returned in *MADE for the
+ * caller to free after use; raw addresses in RAW (RAW_SIZE bytes) when it
+ * cannot be symbolized. */
+static const char *site_text(struct site *s, char **made, char *raw, size_t raw_size)
+{
+    *made = NULL;
+    if (s->text)
+        return s->text;
+    char *text = symbolize_stack(s);
+    if (text) {
+        size_t size = malloc_usable_size(text);
+        if (site_text_kept + size <= SITE_TEXT_MAX) {
+            site_text_kept += size;
+            s->text = text;
+        } else {
+            *made = text;
+        }
         return text;
     }
-    free(text);
     size_t n = 0;
     raw[0] = '\0';
     for (unsigned i = 0; i < s->depth && n + 40 < raw_size; i++)
@@ -410,7 +468,9 @@ static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start
                   since_start ? "since start" : "since last report",
                   (unsigned long)d.alloc_bytes, (unsigned long)d.alloc_blocks,
                   (unsigned long)d.freed_bytes, (unsigned long)d.freed_blocks);
-    out_text(o, site_text(s, raw, sizeof raw));
+    char *made;
+    out_text(o, site_text(s, &made, raw, sizeof raw));
+    free(made);
 }
 
 static int by_live_desc(const void *a, const void *b)
@@ -578,6 +638,89 @@ static void put_folded_stack(mt_out *o, const char *text)
     }
 }
 
+/* Folded names of one frame ("outer;...;inner": the function and the ones
+ * inlined into it), by return address, so that writing a million stacks
+ * symbolizes each distinct frame once. Open addressing, count * 2 <= cap,
+ * at most FOLD_MAX frames (past that, frames are symbolized each time).
+ * Under report_lock only. */
+struct fold {
+    uintptr_t ret; /* 0: empty slot */
+    char *names;
+};
+#define FOLD_MAX ((size_t)1 << 20)
+static struct fold *folds;
+static size_t nfolds, folds_cap;
+
+static struct fold *fold_slot(struct fold *table, size_t cap, uintptr_t ret)
+{
+    size_t i = (size_t)((ret * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+    while (table[i].ret && table[i].ret != ret)
+        i = (i + 1) & (cap - 1);
+    return &table[i];
+}
+
+static bool folds_grow(void)
+{
+    size_t cap = folds_cap ? folds_cap * 2 : 4096;
+    struct fold *t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < folds_cap; i++)
+        if (folds[i].ret)
+            *fold_slot(t, cap, folds[i].ret) = folds[i];
+    free(folds);
+    folds = t;
+    folds_cap = cap;
+    return true;
+}
+
+/* The folded names of the frame at RET; NULL when it cannot be symbolized.
+ * Valid until the next call. The caller holds the symbolizer's lock. */
+static const char *fold_of(mt_dwfl *dwfl, uintptr_t ret)
+{
+    static mt_out text, names; /* under report_lock */
+    if (folds_cap) {
+        struct fold *f = fold_slot(folds, folds_cap, ret);
+        if (f->ret)
+            return f->names;
+    }
+    if (heap_low())
+        return NULL;
+    mt_out_init(&text, -1);
+    mt_sym_print_stack(dwfl, true, &ret, 1, &text);
+    text.buf[text.len < sizeof text.buf ? text.len : sizeof text.buf - 1] = '\0';
+    mt_out_init(&names, -1);
+    put_folded_stack(&names, text.buf);
+    names.buf[names.len < sizeof names.buf ? names.len : sizeof names.buf - 1] = '\0';
+    if (nfolds < FOLD_MAX && ((nfolds + 1) * 2 <= folds_cap || folds_grow())) {
+        char *keep = malloc(names.len + 1);
+        if (keep) {
+            memcpy(keep, names.buf, names.len + 1);
+            *fold_slot(folds, folds_cap, ret) = (struct fold){ ret, keep };
+            nfolds++;
+        }
+    }
+    return names.buf;
+}
+
+/* Appends the stack of S to O as a folded stack, outermost frame first. */
+static void put_folded_site(mt_out *o, const struct site *s)
+{
+    bool locked = mt_sym_self_lock();
+    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
+    for (unsigned i = s->depth; i-- > 0;) {
+        const char *names = dwfl ? fold_of(dwfl, s->frames[i]) : NULL;
+        if (names && *names)
+            mt_out_write(o, names, strlen(names));
+        else
+            mt_out_printf(o, "0x%lx", (unsigned long)s->frames[i]);
+        if (i)
+            mt_out_write(o, ";", 1);
+    }
+    if (locked)
+        mt_sym_self_unlock();
+}
+
 /* Writes one folded file: "f1;f2;...;fn BYTES" for every site whose
  * PEAK (else exit) bytes are not zero. NULL when written, else why not. */
 static const char *write_folded(const char *path, bool peak)
@@ -585,14 +728,13 @@ static const char *write_folded(const char *path, bool peak)
     int fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
     if (fd < 0)
         return is_link(path) ? "a symbolic link; not followed" : strerror(errno);
-    static char raw[MT_MAX_DEPTH * 32];
     mt_out o;
     mt_out_init(&o, fd);
     for (size_t i = 0; i < nsites; i++) {
         uint64_t bytes = peak ? sites[i].peak_bytes : live_bytes(&sites[i].now);
         if (bytes == 0)
             continue;
-        put_folded_stack(&o, site_text(&sites[i], raw, sizeof raw));
+        put_folded_site(&o, &sites[i]);
         mt_out_printf(&o, " %lu\n", (unsigned long)bytes);
     }
     mt_out_flush(&o);
@@ -618,8 +760,16 @@ static void exit_report(void)
     struct walk w;
     walk_sites(&w);
     exiting = 1;
+    /* The MEMTRACE_EXIT_TOP largest sites are listed, the rest summed up in
+     * one line: a million symbolized stacks would be gigabytes of text. */
     size_t n;
     struct site **leaks = largest_sites(SIZE_MAX, &n);
+    size_t shown = n < (size_t)exit_top ? n : (size_t)exit_top;
+    uint64_t rest_bytes = w.sum_live, rest_blocks = w.sum_blocks;
+    for (size_t i = 0; i < shown; i++) {
+        rest_bytes -= live_bytes(&leaks[i]->now);
+        rest_blocks -= live_blocks(&leaks[i]->now);
+    }
     uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
     uint64_t at = __atomic_load_n(&peak_ns, __ATOMIC_RELAXED);
     mt_out o;
@@ -635,8 +785,16 @@ static void exit_report(void)
                   (unsigned long)peak,
                   (unsigned long)(at > start_ns ? (at - start_ns) / 1000000 : 0),
                   (unsigned long)__atomic_load_n(&mt_site_live_total, __ATOMIC_RELAXED),
-                  (unsigned long)w.sum_blocks, n);
-    for (size_t i = n; i-- > 0;)
+                  (unsigned long)w.sum_blocks, w.nlive);
+    if (w.nlive > shown) {
+        mt_out_printf(&o, "memtrace: %zu more sites not shown, %lu bytes in %lu blocks ",
+                      w.nlive - shown, (unsigned long)rest_bytes, (unsigned long)rest_blocks);
+        if (leaks)
+            mt_out_printf(&o, "(MEMTRACE_EXIT_TOP=%ld)\n", exit_top);
+        else
+            mt_out_printf(&o, "(no memory left to sort them)\n");
+    }
+    for (size_t i = shown; i-- > 0;)
         print_entry(&o, i + 1, leaks[i], true);
     if (folded_template) {
         /* Room for ".peak" after the path. */
@@ -836,6 +994,7 @@ static void load_settings(void)
 {
     interval_ms = setting_interval_ms();
     top_n = setting_top();
+    exit_top = setting_exit_top();
     output_template = copy_setting("MEMTRACE_OUTPUT", output_copy, "reporting on stderr");
     folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
@@ -885,6 +1044,7 @@ void mt_profiler_start(void)
 {
     setting_interval_ms();
     setting_top();
+    setting_exit_top();
 }
 
 MT_EXPORT void memtrace_report(void)

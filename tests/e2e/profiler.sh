@@ -12,6 +12,7 @@ prog=$build/tests/profile_sites
 plib=$build/libmemtrace-profiler.so
 tlib=$build/libmemtrace.so
 src=tests/progs/profile_sites.c
+src_c=tests/progs/profile_corners.c
 line_of() { site_line "$src" "$1"; }
 check() { # NAME EXPECTED ACTUAL
     if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
@@ -312,6 +313,32 @@ check "no reporter: exit peak and leak" "peak 50000 bytes live; 100 bytes still 
 check "no reporter: the peak profile" "main;peak_case;alloc_peak 50000" "$(folded "$work/peak.folded.peak")"
 check "no reporter: the folded line names the sample" 1 \
     "$(grep -c "^memtrace: folded stacks: $work/peak.folded (at exit), $work/peak.folded.peak (50000 bytes, sampled at " "$work/peak.err")"
+
+# ---------------------------------------------------------------- scale
+# 2^20 distinct stacks (a binary counter of 20 recursive calls, then 20
+# more frames), each holding 8 bytes at exit: the exit report lists the
+# MEMTRACE_EXIT_TOP (1000) largest, symbolized, and one line for the rest;
+# the folded files hold every stack, symbolized; all well within 60 s.
+t0=$(date +%s%N)
+timeout 120 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/scale.out" \
+    MEMTRACE_FOLDED="$work/scale.folded" "$corners" scale 20 20 2>"$work/scale.err"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "1,048,576 stacks: exit code" 0 "$rc"
+if [ "$ms" -le 60000 ]; then pass "1,048,576 stacks: $ms ms"; else fail "1,048,576 stacks: time" "$ms ms"; fi
+check "1,048,576 stacks: exit report header" \
+    "peak 8388608 bytes live; 8388608 bytes still live in 1048576 blocks at 1048576 sites" \
+    "$(report_of "$work/scale.out" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
+check "1,048,576 stacks: one line for the sites not listed" \
+    "memtrace: 1047576 more sites not shown, 8380608 bytes in 1047576 blocks (MEMTRACE_EXIT_TOP=1000)" \
+    "$(grep 'more sites not shown' "$work/scale.out")"
+check "1,048,576 stacks: 1000 entries, all symbolized" "1000 1000" \
+    "$(grep -c '^memtrace: \[' "$work/scale.out") $(grep -c "^  #0 pad at $src_c:" "$work/scale.out")"
+for f in scale.folded scale.folded.peak; do
+    check "1,048,576 stacks: $f holds every stack, symbolized" 1048576 \
+        "$(grep -c ';main;scale_case;grow;grow;.*;grow;pad;pad;.*;pad 8$' "$work/$f")"
+done
+rm -f "$work"/scale.*
 
 # ---------------------------------------------------------------- settings
 err=$work/bad.err

@@ -141,7 +141,7 @@ fi
 # non-numeric and huge value: the program runs unchanged, and the numeric
 # ones warn, naming the variable.
 vars=$(grep -oE '^\| `MEMTRACE_[A-Z_]+`' "$root/README.adoc" | tr -d '|` ' | sort -u)
-numeric=" MEMTRACE_DEPTH MEMTRACE_FREED MEMTRACE_INTERVAL_MS MEMTRACE_TOP MEMTRACE_FAULT_MAP "
+numeric=" MEMTRACE_DEPTH MEMTRACE_FREED MEMTRACE_INTERVAL_MS MEMTRACE_TOP MEMTRACE_EXIT_TOP MEMTRACE_FAULT_MAP "
 bad_settings=0
 for var in $vars; do
     for value in "" "-3" "banana" "99999999999999999999999"; do

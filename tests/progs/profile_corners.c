@@ -21,7 +21,13 @@
  *                            after another; each child leaks a block and
  *                            exits; then the parent exits
  *   profile_corners peak     5 blocks of 10000 bytes 30 ms apart (the peak,
- *                            50000), all freed, then a 100-byte leak */
+ *                            50000), all freed, then a 100-byte leak
+ *   profile_corners scale [BITS [PAD]]
+ *                            2^BITS (default 20) distinct stacks, each
+ *                            holding one 8-byte block at exit: a binary
+ *                            counter of BITS recursive calls, each from one
+ *                            of two call sites, then PAD (default 0) more
+ *                            frames, the same in every stack */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -102,6 +108,39 @@ static int peak_case(void)
     return 0;
 }
 
+/* The call at each level comes from one of two lines, as bit DEPTH of
+ * PATH says: 2^DEPTH distinct return-address paths. Built at -O0, so no
+ * call is a tail call. */
+__attribute__((noinline)) static void pad(int n)
+{
+    if (n == 0)
+        keep = malloc(8);
+    else
+        pad(n - 1);
+}
+
+__attribute__((noinline)) static void grow(int depth, unsigned long path, int padding)
+{
+    if (depth == 0) {
+        pad(padding);
+        return;
+    }
+    if (path & 1)
+        grow(depth - 1, path >> 1, padding);
+    else
+        grow(depth - 1, path >> 1, padding);
+}
+
+/* PADDING more frames under each leaf make every stack's text longer. */
+static int scale_case(int bits, int padding)
+{
+    if (bits < 1 || bits > 24 || padding < 0 || padding > 200)
+        return 2;
+    for (unsigned long i = 0; i < 1ul << bits; i++)
+        grow(bits, i, padding);
+    return 0;
+}
+
 static int exec_case(const char *self)
 {
     keep = malloc(10);
@@ -146,6 +185,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "cancel") == 0)
         return cancel_case();
+    if (strcmp(mode, "scale") == 0)
+        return scale_case(argc > 2 ? atoi(argv[2]) : 20, argc > 3 ? atoi(argv[3]) : 0);
     if (strcmp(mode, "peak") == 0)
         return peak_case();
     if (strcmp(mode, "exec") == 0)
