@@ -182,6 +182,12 @@ check "cancel: exit code 0 (not hung on the report lock)" 0 "$?"
 check "cancel: the report and the exit report" "1 1" \
     "$(grep -c '^memtrace: end of report 1$' "$work/cancel.out") $(grep -c '^memtrace: end of exit report$' "$work/cancel.out")"
 check "cancel: nothing on stderr" "" "$(cat "$work/cancel.err")"
+# The same for print_trace, blocked writing to a full pipe on fd 2 while it
+# holds the symbolizer's lock: the print after it is symbolized and prompt.
+timeout 20 env LD_PRELOAD="$tlib" MEMTRACE_DEPTH=256 "$corners" cancel_trace "$work/ct.out"
+check "cancel in print_trace: exit code" 0 "$?"
+check "cancel in print_trace: both traces complete and symbolized" "2 0 2" \
+    "$(grep -c '^memtrace: 0x' "$work/ct.out") $(grep -c 'another thread holds the symbolizer' "$work/ct.out") $(grep -c "^  #250 pad at $src_c:" "$work/ct.out")"
 
 # ---------------------------------------------------------------- fd 2
 # A daemon that closed stderr and opened its data file as fd 2: its 4096

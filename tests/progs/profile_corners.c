@@ -6,6 +6,13 @@
  *   profile_corners cancel   a thread blocked inside memtrace_report (its
  *                            MEMTRACE_OUTPUT is a FIFO nobody reads yet) is
  *                            cancelled; the program then exits
+ *   profile_corners cancel_trace F
+ *                            the same inside print_trace: fd 2 is a full
+ *                            pipe, so print_trace of a block with a deep
+ *                            stack (MEMTRACE_DEPTH=256) blocks writing while
+ *                            it symbolizes; it is cancelled, then a thread
+ *                            drains the pipe into F and print_trace is
+ *                            called again
  *   profile_corners stderr2 F [closefrom]
  *                            a daemon's descriptors: closes fd 2, opens its
  *                            data file F (it gets fd 2), writes 4096 bytes,
@@ -159,6 +166,62 @@ static int exec_case(const char *self)
     return 0;
 }
 
+static int drain_fd;
+static const char *drain_path;
+
+static void *drain_main(void *arg)
+{
+    (void)arg;
+    int out = open(drain_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(drain_fd, buf, sizeof buf)) > 0)
+        if (out >= 0 && write(out, buf, (size_t)n) != n)
+            break;
+    return NULL;
+}
+
+static void *trace_main(void *arg)
+{
+    void (*trace)(const void *) = (void (*)(const void *))dlsym(RTLD_DEFAULT, "print_trace");
+    if (trace)
+        trace(arg);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int cancel_trace_case(const char *path)
+{
+    void (*trace)(const void *) = (void (*)(const void *))dlsym(RTLD_DEFAULT, "print_trace");
+    int p[2];
+    if (!trace || pipe(p) != 0 || dup2(p[1], 2) != 2)
+        return 2;
+    fcntl(2, F_SETFL, O_NONBLOCK);
+    char fill[4096] = { 0 };
+    while (write(2, fill, sizeof fill) > 0)
+        ;
+    fcntl(2, F_SETFL, 0);
+    pad(250);
+    void *block = keep;
+    pthread_t t, d;
+    if (pthread_create(&t, NULL, trace_main, block) != 0)
+        return 3;
+    usleep(300000);
+    pthread_cancel(t);
+    drain_fd = p[0];
+    drain_path = path;
+    if (pthread_create(&d, NULL, drain_main, NULL) != 0)
+        return 4;
+    void *res;
+    pthread_join(t, &res);
+    trace(block); /* waited 0.6 s for a symbolizer lock left held, then raw frames */
+    close(2);
+    close(p[1]);
+    pthread_join(d, NULL);
+    return res == PTHREAD_CANCELED ? 0 : 5;
+}
+
 static int stderr2_case(const char *path, int closefrom)
 {
     close(2);
@@ -197,6 +260,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "proctitle") == 0)
         return proctitle_case(argc, argv);
+    if (strcmp(mode, "cancel_trace") == 0 && argc > 2)
+        return cancel_trace_case(argv[2]);
     if (strcmp(mode, "stderr2") == 0 && argc > 2)
         return stderr2_case(argv[2], argc > 3 && strcmp(argv[3], "closefrom") == 0);
     return 64;
