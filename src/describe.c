@@ -13,6 +13,8 @@
 
 #include "../include/memtrace.h"
 
+#include <pthread.h>
+
 static void put_thread(mt_out *out, uint32_t number)
 {
     const char *name = mt_threads_name(number);
@@ -136,14 +138,20 @@ static void describe(const void *ptr, mt_out *out)
                                  "stopped thread was changing it)" : "");
 }
 
+/* With cancellation disabled throughout: write is a cancellation point, and
+ * a thread cancelled while the symbolizer's lock is held would leave every
+ * later print_trace with raw frames after a bounded wait. */
 MT_EXPORT void memtrace_print_trace(const void *ptr)
 {
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
     mt_out out;
     mt_out_init(&out, 2);
     describe(ptr, &out);
     mt_out_flush(&out);
     mt_leave(was);
+    pthread_setcancelstate(cancel, NULL);
 }
 
 MT_EXPORT void print_trace(const void *ptr)

@@ -33,6 +33,13 @@ void mt_iheap_free(void *p);
 size_t mt_iheap_usable(const void *p);
 void *mt_iheap_realloc(void *p, size_t size);
 
+/* Bytes of the range never handed out yet (freed blocks not counted): a
+ * caller about to start something that allocates without checking (libdw)
+ * can give up first when this is low. A racy read, for heuristics. */
+size_t mt_iheap_headroom(void);
+/* The size of the range (what it will be, before it is reserved). */
+size_t mt_iheap_capacity(void);
+
 /* Held across fork so the child inherits a consistent heap. Returns
  * whether it took the lock (see mt_lock_acquire_unless_mine). */
 bool mt_iheap_lock(void);

@@ -14,6 +14,7 @@
 #include "report.h"
 
 #include "config.h"
+#include "internal_heap.h"
 
 #include "../include/memtrace.h"
 
@@ -29,6 +30,11 @@ static long setting_top(void)
     return mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
 }
 
+static long setting_exit_top(void)
+{
+    return mt_config_long("MEMTRACE_EXIT_TOP", 1000, 0, 100000000);
+}
+
 #ifdef MEMTRACE_PROFILER
 
 #include "site.h"
@@ -38,11 +44,13 @@ static long setting_top(void)
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h> /* snprintf only: no stdio streams */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,9 +61,19 @@ static uint64_t peak_ns; /* when mt_site_peak_total was last raised */
 /* Settings (read once in mt_profiler_start). */
 static long interval_ms = 1000; /* MEMTRACE_INTERVAL_MS, 0 = no periodic report */
 static long top_n = 10;         /* MEMTRACE_TOP */
+static long exit_top = 1000;    /* MEMTRACE_EXIT_TOP */
 static int report_signal;       /* MEMTRACE_SIGNAL, 0 = none */
 static const char *output_template; /* MEMTRACE_OUTPUT, NULL = stderr */
 static const char *folded_template; /* MEMTRACE_FOLDED, NULL = none */
+
+/* Paths, expanded or not, are at most PATH_BYTES - 1 bytes. */
+#define PATH_BYTES 4096
+
+/* The strings the settings need, copied at start-up: the program may
+ * rewrite its environment and argv (setproctitle) or clear its environment
+ * later, so nothing here points into them. */
+static char output_copy[PATH_BYTES], folded_copy[PATH_BYTES];
+static char program_name[256]; /* for %e: program_invocation_short_name */
 
 /* Peak profile sampling: at most this often while the total keeps rising. */
 #define PEAK_SAMPLE_NS (10 * 1000000ull)
@@ -67,15 +85,23 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static bool reporter_running; /* the reporter thread samples the peak */
+static void sample_peak_here(uint64_t now);
+
 /* Hot path, out of line: LIVE passed the peak. The time is of the last
- * raise; two threads racing here may leave the time of the smaller one. */
+ * raise; two threads racing here may leave the time of the smaller one.
+ * Without a reporter thread the raising thread samples the peak profile
+ * itself (sample_peak_here: rate-limited, never waits for a lock). */
 MT_COLD void mt_site_new_peak(uint64_t live)
 {
     uint64_t p = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
     while (live > p) {
         if (__atomic_compare_exchange_n(&mt_site_peak_total, &p, live, true,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            __atomic_store_n(&peak_ns, now_ns(), __ATOMIC_RELAXED);
+            uint64_t now = now_ns();
+            __atomic_store_n(&peak_ns, now, __ATOMIC_RELAXED);
+            if (!__atomic_load_n(&reporter_running, __ATOMIC_RELAXED))
+                sample_peak_here(now);
             return;
         }
     }
@@ -219,71 +245,101 @@ static uint32_t reports;        /* printed in this process */
 static pid_t parent_pid;        /* of a forked child, else 0 */
 static int exiting;             /* the exit report is done: print nothing more */
 
-/* PATTERN with %p, %e, %t, %% expanded, into OUT. */
-static void expand(const char *pattern, char *out, size_t size)
+/* PATTERN with %p, %e, %t, %% expanded, into OUT (SIZE bytes); false, and
+ * OUT unusable, when the result does not fit: a cut path would name
+ * another file. */
+static bool expand(const char *pattern, char *out, size_t size)
 {
     size_t n = 0;
-    for (const char *p = pattern; *p && n + 1 < size; p++) {
+    for (const char *p = pattern; *p; p++) {
         char tmp[64];
         const char *add = tmp;
         if (p[0] != '%' || !p[1]) {
-            out[n++] = *p;
-            continue;
-        }
-        switch (*++p) {
-        case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
-        case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
-        case 'e': add = program_invocation_short_name; break;
-        case '%': add = "%"; break;
-        default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
+            tmp[0] = *p;
+            tmp[1] = '\0';
+        } else {
+            switch (*++p) {
+            case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
+            case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
+            case 'e': add = program_name; break;
+            case '%': add = "%"; break;
+            default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
+            }
         }
         size_t len = strlen(add);
-        if (len > size - 1 - n)
-            len = size - 1 - n;
+        if (len >= size - n)
+            return false;
         memcpy(out + n, add, len);
         n += len;
     }
     out[n] = '\0';
+    return true;
 }
 
-/* The report file of this process, expanded once per process: a forked
- * child expands it again (its own %p). Opened for each report and closed
- * after, so a program that closes or reuses descriptors never gets our
- * text in its files: truncated at this process's first report, appended to
- * afterwards (also by a child whose path is its parent's). */
-static char out_path[4096];
+/* The report file of this process, expanded once per process (a forked
+ * child expands it again: its own %p). Opened for each report and closed
+ * after, so a program that closes or reuses descriptors never gets our text
+ * in its files. Always appended to, never truncated: the processes of one
+ * run that share the name (forked or exec'd children, which cannot know
+ * whether an ancestor wrote there before them) all keep their reports. */
+static char out_path[PATH_BYTES];
 static pid_t out_pid;
-static bool out_opened;
 
-static int open_output(void)
+/* Report and folded files are created 0600 (before the umask): they show
+ * the program's functions, sources and allocation patterns, which are the
+ * owner's business, as in a core file. The last component of the path is
+ * never followed if it is a symbolic link (O_NOFOLLOW): a link planted at a
+ * predictable name in a shared directory would otherwise make the program
+ * overwrite any file its user can write. */
+static int open_file(const char *path, int flags)
 {
+    return open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* Whether an open of PATH failed because it is a symbolic link. */
+static bool is_link(const char *path)
+{
+    struct stat st;
+    return errno == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+/* The descriptor for a report: the MEMTRACE_OUTPUT file, else memtrace's
+ * copy of the start-up stderr (mt_err_fd, -1: the report is dropped rather
+ * than written into a file the program opened as fd 2). */
+static int open_output(bool *own)
+{
+    *own = false;
     if (!output_template)
-        return 2;
+        return mt_err_fd();
     pid_t pid = getpid();
-    int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
     if (out_pid != pid) {
-        char path[sizeof out_path];
-        expand(output_template, path, sizeof path);
-        if (!out_opened || strcmp(path, out_path) != 0)
-            flags |= O_TRUNC;
-        memcpy(out_path, path, sizeof path);
+        if (!expand(output_template, out_path, sizeof out_path)) {
+            mt_warn("MEMTRACE_OUTPUT: the path expands to more than %d bytes; reporting on "
+                    "stderr", PATH_BYTES - 1);
+            output_template = NULL;
+            return mt_err_fd();
+        }
         out_pid = pid;
-        out_opened = true;
     }
-    int fd = open(out_path, flags, 0644);
+    int fd = open_file(out_path, O_WRONLY | O_CREAT | O_APPEND);
     if (fd < 0) {
-        mt_warn("MEMTRACE_OUTPUT: cannot open %s (%s); reporting on stderr", out_path,
-                strerror(errno));
+        if (is_link(out_path))
+            mt_warn("MEMTRACE_OUTPUT: %s is a symbolic link; not following it; reporting on "
+                    "stderr", out_path);
+        else
+            mt_warn("MEMTRACE_OUTPUT: cannot open %s (%s); reporting on stderr", out_path,
+                    strerror(errno));
         output_template = NULL;
-        return 2;
+        return mt_err_fd();
     }
+    *own = true;
     return fd;
 }
 
-static void close_output(mt_out *o)
+static void close_output(mt_out *o, bool own)
 {
     mt_out_flush(o);
-    if (o->fd != 2)
+    if (own)
         close(o->fd);
 }
 
@@ -295,17 +351,44 @@ static void out_text(mt_out *o, const char *text)
         mt_out_printf(o, "%.*s", (int)(len - at < 1024 ? len - at : 1024), text + at);
 }
 
-/* Symbolized text of S's stack ("  #N ..." lines), made once and cached in
- * the internal heap; raw addresses (not cached) if the symbolizer is busy. */
-static const char *site_text(struct site *s, char *raw, size_t raw_size)
+/* Stack texts kept in sites[].text total at most SITE_TEXT_MAX bytes (as
+ * the internal heap counts them), so that a million sites do not fill the
+ * internal heap with texts; past that they are made anew each time. */
+#define SITE_TEXT_MAX ((size_t)64 << 20)
+static size_t site_text_kept;
+
+/* No symbolizing with less internal-heap headroom than a sixteenth of the
+ * heap (256 MiB of the full 4 GiB): libdw does not survive every failed
+ * allocation, so stacks are printed raw instead. */
+static bool heap_low(void)
 {
-    if (s->text)
-        return s->text;
+    static bool warned;
+    size_t low = mt_iheap_capacity() / 16;
+    if (mt_iheap_headroom() >= low)
+        return false;
+    if (!warned) {
+        warned = true;
+        mt_warn("the internal heap has less than %zu MiB left; stacks are printed as raw "
+                "addresses from now on", low >> 20);
+    }
+    return true;
+}
+
+/* The symbolized text of S's stack in a new block of the internal heap;
+ * NULL when the symbolizer is busy or unusable, or memory is short. */
+static char *symbolize_stack(const struct site *s)
+{
+    if (s->depth == 0 || heap_low() || !mt_sym_self_lock())
+        return NULL;
+    mt_dwfl *dwfl = mt_sym_self();
+    bool ok = dwfl != NULL;
     size_t len = 0, cap = 0;
     char *text = NULL;
-    bool ok = mt_sym_self_lock();
-    mt_dwfl *dwfl = ok ? mt_sym_self() : NULL;
-    for (unsigned i = 0; dwfl && i < s->depth; i++) {
+    for (unsigned i = 0; ok && i < s->depth; i++) {
+        if (heap_low()) {
+            ok = false;
+            break;
+        }
         /* One frame at a time (a frame's text fits the buffer; a whole
          * stack may not), renumbered from "#0". */
         mt_out o;
@@ -318,8 +401,10 @@ static const char *site_text(struct site *s, char *raw, size_t raw_size)
         if (need > cap) {
             cap = need * 2;
             char *t = realloc(text, cap);
-            if (!t)
+            if (!t) {
+                ok = false;
                 break;
+            }
             text = t;
         }
         memcpy(text + len, num, skip ? (size_t)nl : 0);
@@ -328,13 +413,34 @@ static const char *site_text(struct site *s, char *raw, size_t raw_size)
         len += o.len - skip;
         text[len] = '\0';
     }
-    if (ok)
-        mt_sym_self_unlock();
-    if (dwfl && text) {
-        s->text = text;
+    mt_sym_self_unlock();
+    if (!ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Text of S's stack ("  #N ..." lines): symbolized, and kept in S while the
+ * kept texts stay under SITE_TEXT_MAX, else also returned in *MADE for the
+ * caller to free after use; raw addresses in RAW (RAW_SIZE bytes) when it
+ * cannot be symbolized. */
+static const char *site_text(struct site *s, char **made, char *raw, size_t raw_size)
+{
+    *made = NULL;
+    if (s->text)
+        return s->text;
+    char *text = symbolize_stack(s);
+    if (text) {
+        size_t size = malloc_usable_size(text);
+        if (site_text_kept + size <= SITE_TEXT_MAX) {
+            site_text_kept += size;
+            s->text = text;
+        } else {
+            *made = text;
+        }
         return text;
     }
-    free(text);
     size_t n = 0;
     raw[0] = '\0';
     for (unsigned i = 0; i < s->depth && n + 40 < raw_size; i++)
@@ -362,7 +468,9 @@ static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start
                   since_start ? "since start" : "since last report",
                   (unsigned long)d.alloc_bytes, (unsigned long)d.alloc_blocks,
                   (unsigned long)d.freed_bytes, (unsigned long)d.freed_blocks);
-    out_text(o, site_text(s, raw, sizeof raw));
+    char *made;
+    out_text(o, site_text(s, &made, raw, sizeof raw));
+    free(made);
 }
 
 static int by_live_desc(const void *a, const void *b)
@@ -391,7 +499,7 @@ static struct site **largest_sites(size_t max, size_t *n)
 
 static void print_time(mt_out *o, uint64_t ns)
 {
-    uint64_t ms = (ns - start_ns) / 1000000;
+    uint64_t ms = ns > start_ns ? (ns - start_ns) / 1000000 : 0;
     mt_out_printf(o, "%lu.%03lu s", (unsigned long)(ms / 1000), (unsigned long)(ms % 1000));
 }
 
@@ -415,7 +523,8 @@ static void report_locked(enum why why)
     size_t n;
     struct site **top = largest_sites((size_t)top_n, &n);
     mt_out o;
-    mt_out_init(&o, open_output());
+    bool own;
+    mt_out_init(&o, open_output(&own));
     mt_out_printf(&o, "memtrace: report %u (%s), pid %d, at ", ++reports, why_name[why],
                   (int)getpid());
     print_time(&o, now_ns());
@@ -424,20 +533,28 @@ static void report_locked(enum why why)
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, top[i], false);
     mt_out_printf(&o, "memtrace: end of report %u\n", reports);
-    close_output(&o);
+    close_output(&o, own);
     free(top);
     for (size_t i = 0; i < nsites; i++)
         sites[i].last = sites[i].now;
     events_at_last_report = w.events;
 }
 
+/* Cancellation stays disabled from before report_lock is taken until after
+ * it is released (and the symbolizer's lock with it): open and write are
+ * cancellation points, and a thread cancelled inside a report would leave
+ * the locks held for good. A cancel that arrives meanwhile stays pending and
+ * acts at the thread's next cancellation point in the program. */
 static void report(enum why why)
 {
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
     pthread_mutex_lock(&report_lock);
     report_locked(why);
     pthread_mutex_unlock(&report_lock);
     mt_leave(was);
+    pthread_setcancelstate(cancel, NULL);
 }
 
 /* Samples the per-stack peak profile when the peak rose since the last
@@ -450,6 +567,31 @@ static void sample_peak(void)
     struct walk w;
     if (!exiting)
         walk_sites(&w);
+    pthread_mutex_unlock(&report_lock);
+}
+
+/* Earliest time of the next sample_peak_here. */
+static uint64_t next_sample_ns;
+
+/* The peak sample taken by the allocating thread that raised the peak, NOW,
+ * when there is no reporter thread: at most every PEAK_SAMPLE_NS, and at
+ * most 1/20 of the time (a walk of many sites is slow). Runs inside the
+ * allocation (the thread is inside memtrace: what the walk allocates comes
+ * from the internal heap) and only tries report_lock: a report in progress,
+ * maybe in this very thread (a signal handler that allocates), or a fork
+ * holds it, and the sample is skipped. */
+static void sample_peak_here(uint64_t now)
+{
+    if (now < __atomic_load_n(&next_sample_ns, __ATOMIC_RELAXED) ||
+        pthread_mutex_trylock(&report_lock) != 0)
+        return;
+    struct walk w;
+    if (!exiting)
+        walk_sites(&w);
+    uint64_t took = now_ns() - now;
+    __atomic_store_n(&next_sample_ns,
+                     now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS),
+                     __ATOMIC_RELAXED);
     pthread_mutex_unlock(&report_lock);
 }
 
@@ -496,27 +638,109 @@ static void put_folded_stack(mt_out *o, const char *text)
     }
 }
 
-/* Writes one folded file: "f1;f2;...;fn BYTES" for every site whose
- * PEAK (else exit) bytes are not zero. */
-static void write_folded(const char *path, bool peak)
+/* Folded names of one frame ("outer;...;inner": the function and the ones
+ * inlined into it), by return address, so that writing a million stacks
+ * symbolizes each distinct frame once. Open addressing, count * 2 <= cap,
+ * at most FOLD_MAX frames (past that, frames are symbolized each time).
+ * Under report_lock only. */
+struct fold {
+    uintptr_t ret; /* 0: empty slot */
+    char *names;
+};
+#define FOLD_MAX ((size_t)1 << 20)
+static struct fold *folds;
+static size_t nfolds, folds_cap;
+
+static struct fold *fold_slot(struct fold *table, size_t cap, uintptr_t ret)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        mt_warn("MEMTRACE_FOLDED: cannot open %s (%s)", path, strerror(errno));
-        return;
+    size_t i = (size_t)((ret * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+    while (table[i].ret && table[i].ret != ret)
+        i = (i + 1) & (cap - 1);
+    return &table[i];
+}
+
+static bool folds_grow(void)
+{
+    size_t cap = folds_cap ? folds_cap * 2 : 4096;
+    struct fold *t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < folds_cap; i++)
+        if (folds[i].ret)
+            *fold_slot(t, cap, folds[i].ret) = folds[i];
+    free(folds);
+    folds = t;
+    folds_cap = cap;
+    return true;
+}
+
+/* The folded names of the frame at RET; NULL when it cannot be symbolized.
+ * Valid until the next call. The caller holds the symbolizer's lock. */
+static const char *fold_of(mt_dwfl *dwfl, uintptr_t ret)
+{
+    static mt_out text, names; /* under report_lock */
+    if (folds_cap) {
+        struct fold *f = fold_slot(folds, folds_cap, ret);
+        if (f->ret)
+            return f->names;
     }
-    static char raw[MT_MAX_DEPTH * 32];
+    if (heap_low())
+        return NULL;
+    mt_out_init(&text, -1);
+    mt_sym_print_stack(dwfl, true, &ret, 1, &text);
+    text.buf[text.len < sizeof text.buf ? text.len : sizeof text.buf - 1] = '\0';
+    mt_out_init(&names, -1);
+    put_folded_stack(&names, text.buf);
+    names.buf[names.len < sizeof names.buf ? names.len : sizeof names.buf - 1] = '\0';
+    if (nfolds < FOLD_MAX && ((nfolds + 1) * 2 <= folds_cap || folds_grow())) {
+        char *keep = malloc(names.len + 1);
+        if (keep) {
+            memcpy(keep, names.buf, names.len + 1);
+            *fold_slot(folds, folds_cap, ret) = (struct fold){ ret, keep };
+            nfolds++;
+        }
+    }
+    return names.buf;
+}
+
+/* Appends the stack of S to O as a folded stack, outermost frame first. */
+static void put_folded_site(mt_out *o, const struct site *s)
+{
+    bool locked = mt_sym_self_lock();
+    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
+    for (unsigned i = s->depth; i-- > 0;) {
+        const char *names = dwfl ? fold_of(dwfl, s->frames[i]) : NULL;
+        if (names && *names)
+            mt_out_write(o, names, strlen(names));
+        else
+            mt_out_printf(o, "0x%lx", (unsigned long)s->frames[i]);
+        if (i)
+            mt_out_write(o, ";", 1);
+    }
+    if (locked)
+        mt_sym_self_unlock();
+}
+
+/* Writes one folded file: "f1;f2;...;fn BYTES" for every site whose
+ * PEAK (else exit) bytes are not zero. NULL when written, else why not. */
+static const char *write_folded(const char *path, bool peak)
+{
+    int fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
+    if (fd < 0)
+        return is_link(path) ? "a symbolic link; not followed" : strerror(errno);
     mt_out o;
     mt_out_init(&o, fd);
     for (size_t i = 0; i < nsites; i++) {
         uint64_t bytes = peak ? sites[i].peak_bytes : live_bytes(&sites[i].now);
         if (bytes == 0)
             continue;
-        put_folded_stack(&o, site_text(&sites[i], raw, sizeof raw));
+        put_folded_site(&o, &sites[i]);
         mt_out_printf(&o, " %lu\n", (unsigned long)bytes);
     }
     mt_out_flush(&o);
-    close(fd);
+    if (close(fd) != 0 && !o.error)
+        o.error = errno;
+    return o.error ? strerror(o.error) : NULL;
 }
 
 /* ------------------------------------------------------------ exit */
@@ -529,17 +753,28 @@ static void exit_report(void)
     pid_t pid = getpid();
     if (__atomic_exchange_n(&exit_reported_by, pid, __ATOMIC_ACQ_REL) == pid)
         return;
+    int cancel; /* as in report() */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
     pthread_mutex_lock(&report_lock);
     struct walk w;
     walk_sites(&w);
     exiting = 1;
+    /* The MEMTRACE_EXIT_TOP largest sites are listed, the rest summed up in
+     * one line: a million symbolized stacks would be gigabytes of text. */
     size_t n;
     struct site **leaks = largest_sites(SIZE_MAX, &n);
+    size_t shown = n < (size_t)exit_top ? n : (size_t)exit_top;
+    uint64_t rest_bytes = w.sum_live, rest_blocks = w.sum_blocks;
+    for (size_t i = 0; i < shown; i++) {
+        rest_bytes -= live_bytes(&leaks[i]->now);
+        rest_blocks -= live_blocks(&leaks[i]->now);
+    }
     uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
     uint64_t at = __atomic_load_n(&peak_ns, __ATOMIC_RELAXED);
     mt_out o;
-    mt_out_init(&o, open_output());
+    bool own;
+    mt_out_init(&o, open_output(&own));
     mt_out_printf(&o, "memtrace: exit report, pid %d", (int)pid);
     if (parent_pid)
         mt_out_printf(&o, " (forked from %d)", (int)parent_pid);
@@ -550,25 +785,51 @@ static void exit_report(void)
                   (unsigned long)peak,
                   (unsigned long)(at > start_ns ? (at - start_ns) / 1000000 : 0),
                   (unsigned long)__atomic_load_n(&mt_site_live_total, __ATOMIC_RELAXED),
-                  (unsigned long)w.sum_blocks, n);
-    for (size_t i = n; i-- > 0;)
+                  (unsigned long)w.sum_blocks, w.nlive);
+    if (w.nlive > shown) {
+        mt_out_printf(&o, "memtrace: %zu more sites not shown, %lu bytes in %lu blocks ",
+                      w.nlive - shown, (unsigned long)rest_bytes, (unsigned long)rest_blocks);
+        if (leaks)
+            mt_out_printf(&o, "(MEMTRACE_EXIT_TOP=%ld)\n", exit_top);
+        else
+            mt_out_printf(&o, "(no memory left to sort them)\n");
+    }
+    for (size_t i = shown; i-- > 0;)
         print_entry(&o, i + 1, leaks[i], true);
     if (folded_template) {
-        char path[4096], peak_path[4096 + 8];
-        expand(folded_template, path, sizeof path);
-        snprintf(peak_path, sizeof peak_path, "%s.peak", path);
-        write_folded(path, false);
-        write_folded(peak_path, true);
-        mt_out_printf(&o, "memtrace: folded stacks: %s (at exit), %s (%lu bytes, sampled at ",
-                      path, peak_path, (unsigned long)sample_sum);
-        print_time(&o, sample_ns ? sample_ns : start_ns);
-        mt_out_printf(&o, ")\n");
+        /* Room for ".peak" after the path. */
+        char path[PATH_BYTES - 5], peak_path[PATH_BYTES];
+        if (!expand(folded_template, path, sizeof path)) {
+            mt_out_printf(&o, "memtrace: folded stacks: not written: the path MEMTRACE_FOLDED "
+                              "expands to is longer than %d bytes (%d with .peak)\n",
+                          (int)sizeof path - 1, PATH_BYTES - 1);
+        } else {
+            snprintf(peak_path, sizeof peak_path, "%s.peak", path);
+            /* Each file named as written only if it was. */
+            const char *failed = write_folded(path, false);
+            mt_out_printf(&o, "memtrace: folded stacks: ");
+            out_text(&o, path);
+            if (failed)
+                mt_out_printf(&o, " not written (%s), ", failed);
+            else
+                mt_out_printf(&o, " (at exit), ");
+            failed = write_folded(peak_path, true);
+            out_text(&o, peak_path);
+            if (failed) {
+                mt_out_printf(&o, " not written (%s)\n", failed);
+            } else {
+                mt_out_printf(&o, " (%lu bytes, sampled at ", (unsigned long)sample_sum);
+                print_time(&o, sample_ns ? sample_ns : start_ns);
+                mt_out_printf(&o, ")\n");
+            }
+        }
     }
     mt_out_printf(&o, "memtrace: end of exit report\n");
-    close_output(&o);
+    close_output(&o, own);
     free(leaks);
     pthread_mutex_unlock(&report_lock);
     mt_leave(was);
+    pthread_setcancelstate(cancel, NULL);
 }
 
 /* ------------------------------------------------------------ reporter */
@@ -593,6 +854,7 @@ static void *reporter_main(void *arg)
 {
     (void)arg;
     mt_enter();
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     uint64_t interval = (uint64_t)interval_ms * 1000000ull;
     uint64_t due = now_ns() + interval;
     uint64_t next_sample = 0;
@@ -621,6 +883,18 @@ static void *reporter_main(void *arg)
     return NULL;
 }
 
+/* The reporter thread is started only for what needs it: periodic reports
+ * and MEMTRACE_SIGNAL (the handler only sets a flag; a report is not
+ * async-signal-safe, and making a program thread take it at its next
+ * allocation would run a report inside whatever locks that thread holds).
+ * Otherwise the process stays single-threaded (unshare(CLONE_NEWUSER)
+ * refuses a multi-threaded caller) and allocating threads sample the peak
+ * themselves. */
+static bool reporter_needed(void)
+{
+    return interval_ms > 0 || report_signal != 0;
+}
+
 /* Starts the reporter thread, with every signal blocked in it (the program's
  * signals are for the program's threads). Inside memtrace, so the thread's
  * stack and TLS setup are not traced. */
@@ -633,10 +907,13 @@ static void start_reporter(void)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, reporter_main, NULL) == 0)
+    if (pthread_create(&t, &attr, reporter_main, NULL) == 0) {
         pthread_setname_np(t, "memtrace");
-    else
+        __atomic_store_n(&reporter_running, true, __ATOMIC_RELAXED);
+    } else {
+        __atomic_store_n(&reporter_running, false, __ATOMIC_RELAXED);
         mt_warn("cannot start the reporter thread; only the exit report will be made");
+    }
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -652,8 +929,9 @@ static void fork_parent(void)
 }
 
 /* The child reports its own heap (a copy of its parent's at the fork) from
- * its own start: report numbers, clock, peak and output file start over;
- * the interval counts since the parent's last report. */
+ * its own start: report numbers, clock and peak start over, and the output
+ * path is expanded again; the interval counts since the parent's last
+ * report. */
 static void fork_child(void)
 {
     pthread_mutex_unlock(&report_lock);
@@ -667,7 +945,10 @@ static void fork_child(void)
     sample_sum = 0;
     sample_ns = 0;
     sampled_at_peak = 0;
-    start_reporter();
+    __atomic_store_n(&next_sample_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&reporter_running, false, __ATOMIC_RELAXED);
+    if (reporter_needed())
+        start_reporter();
     mt_leave(was);
 }
 
@@ -692,15 +973,32 @@ static int parse_signal(const char *s)
     return 0;
 }
 
+/* Environment variable NAME copied into BUF (PATH_BYTES); NULL when unset,
+ * empty or too long (with a warning ending in FALLBACK). */
+static const char *copy_setting(const char *name, char *buf, const char *fallback)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return NULL;
+    size_t len = strlen(s);
+    if (len >= PATH_BYTES) {
+        mt_warn("%s is %zu bytes long, more than a path can be (%d); %s", name, len,
+                PATH_BYTES - 1, fallback);
+        return NULL;
+    }
+    memcpy(buf, s, len + 1);
+    return buf;
+}
+
 static void load_settings(void)
 {
     interval_ms = setting_interval_ms();
     top_n = setting_top();
-    const char *s = getenv("MEMTRACE_OUTPUT");
-    output_template = s && *s ? s : NULL;
-    s = getenv("MEMTRACE_FOLDED");
-    folded_template = s && *s ? s : NULL;
-    s = getenv("MEMTRACE_SIGNAL");
+    exit_top = setting_exit_top();
+    output_template = copy_setting("MEMTRACE_OUTPUT", output_copy, "reporting on stderr");
+    folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
+    snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
+    const char *s = getenv("MEMTRACE_SIGNAL");
     if (s && *s) {
         report_signal = parse_signal(s);
         if (report_signal == SIGKILL || report_signal == SIGSTOP)
@@ -716,8 +1014,10 @@ void mt_profiler_start(void)
 {
     int was = mt_enter();
     start_ns = now_ns();
+    mt_err_keep();
     load_settings();
-    start_reporter();
+    if (reporter_needed())
+        start_reporter();
     if (report_signal) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -744,6 +1044,7 @@ void mt_profiler_start(void)
 {
     setting_interval_ms();
     setting_top();
+    setting_exit_top();
 }
 
 MT_EXPORT void memtrace_report(void)

@@ -3,33 +3,45 @@
 #include "report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static void write_all(int fd, const char *p, size_t n)
+/* 0, or the errno of the write that failed. */
+static int write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return;
+            return errno;
         }
         p += w;
         n -= (size_t)w;
     }
+    return 0;
+}
+
+static void note_error(mt_out *o, int err)
+{
+    if (err && !o->error)
+        o->error = err;
 }
 
 void mt_out_init(mt_out *o, int fd)
 {
     o->fd = fd;
     o->len = 0;
+    o->error = 0;
 }
 
 void mt_out_flush(mt_out *o)
 {
-    write_all(o->fd, o->buf, o->len);
+    note_error(o, write_all(o->fd, o->buf, o->len));
     o->len = 0;
 }
 
@@ -46,7 +58,7 @@ void mt_out_write(mt_out *o, const char *s, size_t len)
     if (o->len + len > sizeof o->buf)
         mt_out_flush(o);
     if (len > sizeof o->buf) {
-        write_all(o->fd, s, len);
+        note_error(o, write_all(o->fd, s, len));
         return;
     }
     for (size_t i = 0; i < len; i++)
@@ -65,6 +77,67 @@ void mt_out_printf(mt_out *o, const char *fmt, ...)
         mt_out_write(o, line, (size_t)n);
 }
 
+/* The private copy of the start-up stderr: err_fd, -1 when there is none
+ * (fd 2 was closed at start-up: err_closed; or no descriptor was left);
+ * err_dev and err_ino identify the file, so a number the program closed and
+ * reused is never written to. */
+static bool err_kept, err_closed;
+static int err_fd = -1;
+static dev_t err_dev;
+static ino_t err_ino;
+
+#define ERR_FD_MIN 100
+
+static bool is_err_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == err_dev && st.st_ino == err_ino;
+}
+
+static int dup_stderr(void)
+{
+    int fd = fcntl(2, F_DUPFD_CLOEXEC, ERR_FD_MIN);
+    if (fd < 0) /* RLIMIT_NOFILE at or below ERR_FD_MIN */
+        fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    return fd;
+}
+
+void mt_err_keep(void)
+{
+    struct stat st;
+    if (fstat(2, &st) == 0) {
+        err_dev = st.st_dev;
+        err_ino = st.st_ino;
+        err_fd = dup_stderr();
+    } else {
+        err_closed = true;
+    }
+    __atomic_store_n(&err_kept, true, __ATOMIC_RELEASE);
+}
+
+int mt_err_fd(void)
+{
+    if (!__atomic_load_n(&err_kept, __ATOMIC_ACQUIRE))
+        return 2;
+    int fd = __atomic_load_n(&err_fd, __ATOMIC_RELAXED);
+    if (is_err_file(fd))
+        return fd;
+    if (err_closed || !is_err_file(2))
+        return -1;
+    /* The copy is gone (closed, or its number reused by the program) but
+     * fd 2 is the start-up stderr again: copy it anew. The old number is
+     * the program's now and is left alone. */
+    int copy = dup_stderr();
+    if (copy < 0)
+        return 2;
+    if (!__atomic_compare_exchange_n(&err_fd, &fd, copy, false, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED)) {
+        close(copy); /* another thread made one meanwhile */
+        return fd;
+    }
+    return copy;
+}
+
 void mt_warn(const char *fmt, ...)
 {
     char line[1024];
@@ -79,5 +152,7 @@ void mt_warn(const char *fmt, ...)
     if (len > sizeof line - 2)
         len = sizeof line - 2;
     line[len++] = '\n';
-    write_all(2, line, len);
+    int fd = mt_err_fd();
+    if (fd >= 0)
+        write_all(fd, line, len);
 }

@@ -11,6 +11,7 @@ typedef struct {
     int fd;
     size_t len;
     char buf[8192];
+    int error; /* errno of the first write that failed, 0 if none */
 } mt_out;
 
 /* Longest piece one mt_out_printf call writes; longer text is cut. */
@@ -26,7 +27,18 @@ void mt_out_printf(mt_out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void mt_out_flush(mt_out *o);
 
-/* One line "memtrace: <message>" on stderr. */
+/* One line "memtrace: <message>" on memtrace's stderr (mt_err_fd); nothing
+ * when that is -1. */
 void mt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Keeps a private copy of fd 2 as it is now (close-on-exec, numbered from
+ * 100 up where the limit allows), for mt_err_fd. Called once at start-up by
+ * the profiler; without it mt_err_fd is fd 2. */
+void mt_err_keep(void);
+/* Where memtrace's own text goes: the private copy while it is still the
+ * file fd 2 was at start-up; else fd 2 again (copied anew) if fd 2 is that
+ * file; else -1, never a file the program opened since (the copy's number
+ * or fd 2 reused for its data). */
+int mt_err_fd(void);
 
 #endif

@@ -12,6 +12,7 @@ prog=$build/tests/profile_sites
 plib=$build/libmemtrace-profiler.so
 tlib=$build/libmemtrace.so
 src=tests/progs/profile_sites.c
+src_c=tests/progs/profile_corners.c
 line_of() { site_line "$src" "$1"; }
 check() { # NAME EXPECTED ACTUAL
     if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
@@ -163,6 +164,187 @@ timeout 60 env LD_PRELOAD="$plib" MEMTRACE_SIGNAL=USR2 MEMTRACE_OUTPUT="$out" \
 check "MEMTRACE_SIGNAL=USR2: program saw its report and exited 0" 0 "$?"
 check "signal: report holds the site" "4321 1" \
     "$(sed -n '/(signal)/,/^memtrace: end of report/p' "$out" | entries | grep alloc_big | awk '{print $1, $2}')"
+
+# ---------------------------------------------------------------- cancel
+# A thread cancelled while its memtrace_report blocks in the open of a FIFO
+# that nobody reads yet: the report still completes when a reader comes (the
+# cancel lands after it), and so does the exit report.
+corners=$build/tests/profile_corners
+fifo=$work/cancel.fifo
+mkfifo "$fifo"
+timeout 20 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$fifo" \
+    "$corners" cancel 2>"$work/cancel.err" &
+cpid=$!
+sleep 1
+{ timeout 10 cat "$fifo"; timeout 10 cat "$fifo"; } >"$work/cancel.out"
+wait $cpid
+check "cancel: exit code 0 (not hung on the report lock)" 0 "$?"
+check "cancel: the report and the exit report" "1 1" \
+    "$(grep -c '^memtrace: end of report 1$' "$work/cancel.out") $(grep -c '^memtrace: end of exit report$' "$work/cancel.out")"
+check "cancel: nothing on stderr" "" "$(cat "$work/cancel.err")"
+# The same for print_trace, blocked writing to a full pipe on fd 2 while it
+# holds the symbolizer's lock: the print after it is symbolized and prompt.
+timeout 20 env LD_PRELOAD="$tlib" MEMTRACE_DEPTH=256 "$corners" cancel_trace "$work/ct.out"
+check "cancel in print_trace: exit code" 0 "$?"
+check "cancel in print_trace: both traces complete and symbolized" "2 0 2" \
+    "$(grep -c '^memtrace: 0x' "$work/ct.out") $(grep -c 'another thread holds the symbolizer' "$work/ct.out") $(grep -c "^  #250 pad at $src_c:" "$work/ct.out")"
+
+# ---------------------------------------------------------------- fd 2
+# A daemon that closed stderr and opened its data file as fd 2: its 4096
+# bytes stay 4096 bytes, the reports go to the stderr it started with. When
+# it also closed memtrace's copy and reused that number, the reports have
+# nowhere safe to go and are dropped.
+head -c 4096 /dev/zero | tr '\0' d >"$work/expected.data"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 "$corners" stderr2 "$work/fd2.data" 2>"$work/fd2.err"
+check "fd 2 reused: exit code" 0 "$?"
+check "fd 2 reused: the data file holds only the program's 4096 bytes" "4096 same" \
+    "$(stat -c %s "$work/fd2.data") $(cmp -s "$work/fd2.data" "$work/expected.data" && echo same)"
+check "fd 2 reused: both reports on the original stderr" "1 1" \
+    "$(grep -c '^memtrace: end of report 1$' "$work/fd2.err") $(grep -c '^memtrace: end of exit report$' "$work/fd2.err")"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 "$corners" stderr2 "$work/fd2c.data" closefrom \
+    2>"$work/fd2c.err"
+check "fd 2 and memtrace's copy reused: exit code" 0 "$?"
+check "fd 2 and memtrace's copy reused: the data file holds only the program's 4096 bytes" \
+    "4096 same" "$(stat -c %s "$work/fd2c.data") $(cmp -s "$work/fd2c.data" "$work/expected.data" && echo same)"
+check "fd 2 and memtrace's copy reused: nothing on the original stderr" "" "$(cat "$work/fd2c.err")"
+
+# ---------------------------------------------------------------- setproctitle
+# The program overwrites its argv and environment strings and clears its
+# environment: the settings and the %e name were copied at start-up.
+mkdir "$work/pt"
+(cd "$work/pt" && env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/%e.pt.out" \
+    MEMTRACE_FOLDED="$work/%e.pt.folded" "$corners" proctitle 2>"$work/pt.err")
+check "setproctitle: exit code" 0 "$?"
+check "setproctitle: the exit report in MEMTRACE_OUTPUT, named by %e" 1 \
+    "$(grep -c '^memtrace: end of exit report$' "$work/profile_corners.pt.out" 2>/dev/null)"
+check "setproctitle: folded files named by %e" "yes yes" \
+    "$(test -s "$work/profile_corners.pt.folded" && echo yes) $(test -s "$work/profile_corners.pt.folded.peak" && echo yes)"
+check "setproctitle: no stray file in the working directory" "" "$(ls -A "$work/pt")"
+check "setproctitle: nothing on stderr" "" "$(cat "$work/pt.err")"
+
+# ---------------------------------------------------------------- long paths
+# Templates that fit (4090 bytes: "./" components, then 30 x %e) but expand
+# past 4095 bytes: never a file with a cut name (the cut one would be a
+# valid path); one line each says what happened.
+mkdir "$work/long"
+long=$work/long/
+while [ ${#long} -lt 4030 ]; do long=$long./; done
+long=$long$(printf '%%e%.0s' $(seq 30))
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$long" MEMTRACE_FOLDED="$long" \
+    "$corners" proctitle 2>"$work/long.err"
+check "long paths: exit code" 0 "$?"
+check "long paths: no file written" "" "$(ls -A "$work/long")"
+check "long paths: one warning for MEMTRACE_OUTPUT, the reports on stderr" \
+    "memtrace: MEMTRACE_OUTPUT: the path expands to more than 4095 bytes; reporting on stderr
+1" "$(grep -v '^memtrace: [[]\|^  \|^memtrace: end of\|^memtrace: exit report\|^memtrace: folded' "$work/long.err")
+$(grep -c '^memtrace: end of exit report$' "$work/long.err")"
+check "long paths: the exit report says the folded files were not written" \
+    "memtrace: folded stacks: not written: the path MEMTRACE_FOLDED expands to is longer than 4090 bytes (4095 with .peak)" \
+    "$(grep '^memtrace: folded' "$work/long.err")"
+
+# ---------------------------------------------------------------- symlinks
+# Links planted at the output paths: the files they point to stay as they
+# were, one warning each, the reports go to stderr.
+for v in victim victim.f victim.fp; do echo precious >"$work/$v"; done
+ln -s "$work/victim" "$work/sym.out"
+ln -s "$work/victim.f" "$work/sym.folded"
+ln -s "$work/victim.fp" "$work/sym.folded.peak"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/sym.out" \
+    MEMTRACE_FOLDED="$work/sym.folded" "$corners" proctitle 2>"$work/sym.err"
+check "symlinks: exit code" 0 "$?"
+check "symlinks: the files they point to are unchanged" "precious precious precious" \
+    "$(cat "$work/victim") $(cat "$work/victim.f") $(cat "$work/victim.fp")"
+check "symlinks: one warning for MEMTRACE_OUTPUT" \
+    "memtrace: MEMTRACE_OUTPUT: $work/sym.out is a symbolic link; not following it; reporting on stderr" \
+    "$(grep '^memtrace: MEMTRACE_OUTPUT' "$work/sym.err")"
+check "symlinks: the exit report on stderr" 1 "$(grep -c '^memtrace: end of exit report$' "$work/sym.err")"
+
+# ---------------------------------------------------------------- folded failures
+# The exit report's "folded stacks:" line names only the files written and
+# says why the others were not.
+mkdir "$work/fdir"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/fdir" \
+    "$corners" proctitle 2>"$work/fdir.err"
+check "folded to a directory: exit code" 0 "$?"
+check "folded to a directory: the line says so; the .peak file was written" \
+    "memtrace: folded stacks: $work/fdir not written (Is a directory), $work/fdir.peak (100 bytes, sampled at T)
+main;proctitle_case 100" \
+    "$(grep '^memtrace: folded' "$work/fdir.err" | sed -E 's/sampled at [0-9.]+ s/sampled at T/')
+$(folded "$work/fdir.peak" | sed 's/^_start;__libc_start_main_impl;__libc_start_call_main;//')"
+check "folded to a directory: nothing else about it" 0 "$(grep -c '^memtrace: MEMTRACE_FOLDED' "$work/fdir.err")"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/nodir/x" \
+    "$corners" proctitle 2>"$work/nodir.err"
+check "folded to a missing directory: neither file claimed" \
+    "memtrace: folded stacks: $work/nodir/x not written (No such file or directory), $work/nodir/x.peak not written (No such file or directory)" \
+    "$(grep '^memtrace: folded' "$work/nodir.err")"
+check "folded through links: neither file claimed" \
+    "memtrace: folded stacks: $work/sym.folded not written (a symbolic link; not followed), $work/sym.folded.peak not written (a symbolic link; not followed)" \
+    "$(grep '^memtrace: folded' "$work/sym.err")"
+
+# ---------------------------------------------------------------- exec
+# A parent that fork+execs 3 traced children, all with one MEMTRACE_OUTPUT
+# without %p: reports are appended, never truncated, so the file holds the
+# 4 exit reports, and a second run adds its 4.
+for run in 1 2; do
+    env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/exec.out" \
+        "$corners" exec 2>"$work/exec.err"
+    check "exec run $run: exit code" 0 "$?"
+    check "exec run $run: exit reports of 4 processes so far" "$((run * 4)) $((run * 4))" \
+        "$(grep -c '^memtrace: end of exit report$' "$work/exec.out") $(grep '^memtrace: exit report, pid' "$work/exec.out" | cut -d, -f2 | sort -u | wc -l)"
+done
+check "exec: nothing on stderr" "" "$(cat "$work/exec.err")"
+
+# ---------------------------------------------------------------- no reporter
+# With MEMTRACE_INTERVAL_MS=0 and no MEMTRACE_SIGNAL the process stays
+# single-threaded: unshare(CLONE_NEWUSER) refuses multi-threaded callers.
+if unshare -U -r true 2>/dev/null; then
+    env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/unshare.out" \
+        unshare -U -r true 2>"$work/unshare.err"
+    check "no reporter: unshare -U -r true exits 0" 0 "$?"
+    ex=$(report_of "$work/unshare.out" exit)
+    total=$(printf '%s\n' "$ex" | head -1 | sed -E 's/.*; ([0-9]+) bytes still live .*/\1/')
+    sum=$(printf '%s\n' "$ex" | entries | awk '{s += $1} END {print s + 0}')
+    check "no reporter: unshare's exit report, its sites adding up" "1 $total" \
+        "$(grep -c '^memtrace: end of exit report$' "$work/unshare.out") $sum"
+    check "no reporter: no error" "" "$(cat "$work/unshare.err")"
+else
+    echo "SKIP no reporter: unshare -U -r true fails here without memtrace"
+fi
+# The peak profile is then sampled by the allocating thread.
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/peak.folded" \
+    "$corners" peak 2>"$work/peak.err"
+check "no reporter: exit code" 0 "$?"
+check "no reporter: exit peak and leak" "peak 50000 bytes live; 100 bytes still live in 1 blocks at 1 sites" \
+    "$(report_of "$work/peak.err" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
+check "no reporter: the peak profile" "main;peak_case;alloc_peak 50000" "$(folded "$work/peak.folded.peak")"
+check "no reporter: the folded line names the sample" 1 \
+    "$(grep -c "^memtrace: folded stacks: $work/peak.folded (at exit), $work/peak.folded.peak (50000 bytes, sampled at " "$work/peak.err")"
+
+# ---------------------------------------------------------------- scale
+# 2^20 distinct stacks (a binary counter of 20 recursive calls, then 20
+# more frames), each holding 8 bytes at exit: the exit report lists the
+# MEMTRACE_EXIT_TOP (1000) largest, symbolized, and one line for the rest;
+# the folded files hold every stack, symbolized; all well within 60 s.
+t0=$(date +%s%N)
+timeout 120 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/scale.out" \
+    MEMTRACE_FOLDED="$work/scale.folded" "$corners" scale 20 20 2>"$work/scale.err"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "1,048,576 stacks: exit code" 0 "$rc"
+if [ "$ms" -le 60000 ]; then pass "1,048,576 stacks: $ms ms"; else fail "1,048,576 stacks: time" "$ms ms"; fi
+check "1,048,576 stacks: exit report header" \
+    "peak 8388608 bytes live; 8388608 bytes still live in 1048576 blocks at 1048576 sites" \
+    "$(report_of "$work/scale.out" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
+check "1,048,576 stacks: one line for the sites not listed" \
+    "memtrace: 1047576 more sites not shown, 8380608 bytes in 1047576 blocks (MEMTRACE_EXIT_TOP=1000)" \
+    "$(grep 'more sites not shown' "$work/scale.out")"
+check "1,048,576 stacks: 1000 entries, all symbolized" "1000 1000" \
+    "$(grep -c '^memtrace: \[' "$work/scale.out") $(grep -c "^  #0 pad at $src_c:" "$work/scale.out")"
+for f in scale.folded scale.folded.peak; do
+    check "1,048,576 stacks: $f holds every stack, symbolized" 1048576 \
+        "$(grep -c ';main;scale_case;grow;grow;.*;grow;pad;pad;.*;pad 8$' "$work/$f")"
+done
+rm -f "$work"/scale.*
 
 # ---------------------------------------------------------------- settings
 err=$work/bad.err

@@ -180,8 +180,10 @@ fi
 rc=$?
 if [ $rc = 0 ] && grep -qxF "$limit_msg" "$work/ulimit.err" && grep -qE \
     "^memtrace: exit report, .*: peak 141000 bytes live at [0-9]+ ms; 2554 bytes still live in 12 blocks at 2 sites, largest last\$" \
+    "$work/ulimit.err" && grep -qE \
+    "^  #0 alloc_small at (.*/)?tests/progs/profile_sites.c:$(site_line tests/progs/profile_sites.c small):" \
     "$work/ulimit.err"; then
-    pass "ulimit -v 2000000: profiler exit report 2554 bytes in 12 blocks at 2 sites, peak 141000"
+    pass "ulimit -v 2000000: profiler exit report 2554 bytes in 12 blocks at 2 sites, peak 141000, symbolized"
 else
     fail "ulimit -v, profiler" "exit $rc; $(grep -m2 'memtrace:' "$work/ulimit.err")"
 fi
@@ -218,7 +220,7 @@ fi
 # non-numeric and huge value: the program runs unchanged, and the numeric
 # ones warn, naming the variable.
 vars=$(grep -oE '^\| `MEMTRACE_[A-Z_]+`' "$root/README.adoc" | tr -d '|` ' | sort -u)
-numeric=" MEMTRACE_DEPTH MEMTRACE_FREED MEMTRACE_INTERVAL_MS MEMTRACE_TOP MEMTRACE_FAULT_MAP "
+numeric=" MEMTRACE_DEPTH MEMTRACE_FREED MEMTRACE_INTERVAL_MS MEMTRACE_TOP MEMTRACE_EXIT_TOP MEMTRACE_FAULT_MAP "
 bad_settings=0
 for var in $vars; do
     for value in "" "-3" "banana" "99999999999999999999999"; do
