@@ -472,8 +472,12 @@ class _Session:
 
 
 _session = _Session()
+# The tables are stale after anything that lets the program run or writes its
+# memory: resuming, `set var`, and inferior calls (`call free(p)`, `print
+# malloc(77)`), which run the program without a "cont" event.
 for _event, _fn in (("cont", _session.invalidate_tables),
                     ("memory_changed", _session.invalidate_tables),
+                    ("inferior_call", _session.invalidate_tables),
                     ("exited", _session.invalidate_all),
                     ("new_objfile", _session.invalidate_all),
                     ("clear_objfiles", _session.invalidate_all)):

@@ -40,6 +40,8 @@ $text"
     fi
 }
 check_grep() { if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "'$3' not in $(cat "$2")"; fi; }
+# check_line NAME FILE LINE: LINE is a whole line of FILE.
+check_line() { if grep -qxF -- "$3" "$2"; then pass "$1"; else fail "$1" "no line '$3' in $(cat "$2")"; fi; }
 check_no_traceback() {
     if grep -qE 'Traceback|Python Exception|Error occurred in Python' "$2"; then
         fail "$1" "a Python traceback: $(cat "$2")"
@@ -190,6 +192,22 @@ timeout 60 gdb -q -batch -nx -ex "break checkpoint" -ex "run" -ex "source $helpe
     -ex "memtrace g_live" -ex "kill" "$tests/gdb_sites" >"$out6" 2>&1
 check_grep "not under memtrace: one line" "$out6" "memtrace: this program does not run under memtrace"
 check_no_traceback "no process, no memtrace: no Python traceback" "$out6"
+
+# ---------------------------------------------------------------- inferior calls
+# gdb_quiet has one thread, so nothing changes the tables but what gdb does.
+qargs=(-q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run"
+       -ex "source $helper" -ex "printf \"@@ g_block %p\\n\", g_block")
+out9=$work/calls.out
+timeout 60 gdb "${qargs[@]}" \
+    -ex "memtrace g_block" -ex "call free(g_block)" -ex "memtrace g_block" \
+    -ex "memtrace stats" -ex "print malloc(77)" -ex "memtrace stats" -ex "set var g_block = 0" \
+    -ex "delete" -ex "continue" "$tests/gdb_quiet" >"$out9" 2>&1
+blk=$(addr_of g_block "$out9")
+check_line "inferior call free(p): the next answer sees the free" "$out9" \
+    "memtrace: $blk: not a live heap block; freed blocks that covered it, newest first:"
+check_line "inferior call malloc(77): the next answer counts the block" "$out9" \
+    "memtrace: 1 live blocks, 77 live bytes, 1 call sites with live blocks"
+check_no_traceback "inferior calls: no Python traceback" "$out9"
 
 # ---------------------------------------------------------------- launcher
 run_env=$("$build/memtrace" run env | grep '^LD_PRELOAD=')
