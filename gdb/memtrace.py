@@ -459,8 +459,8 @@ class _Session:
             self.symbolizer.close()
             self.symbolizer = None
 
-    def get(self):
-        target = _Target()
+    def get(self, target=None):
+        target = target or _Target()
         if self.state is None or self.state.t.key != target.key:
             self.state = _State(target)
         if self.symbolizer is None or self.symbolizer.key != target.key or \
@@ -501,9 +501,15 @@ def _stack_lines(st, sym, sid):
     return sym.frames(frames)
 
 
-def describe(addr):
+def describe_expr(expr):
+    # Without a process or core file, that is the answer, whatever EXPR is.
+    target = _Target()
+    return describe(_address(expr), target)
+
+
+def describe(addr, target=None):
     """print_trace's report for ADDR, from memory only."""
-    st, sym = _session.get()
+    st, sym = _session.get(target)
     if addr == 0:
         _fail("0x0: a null pointer, not a heap block")
     e, unlocked = st.find_exact(addr)
@@ -545,7 +551,13 @@ def _blocks(n):
     return "block" if n == 1 else "blocks"
 
 
-def top(n):
+def top(arg):
+    try:
+        n = int(_evaluate(arg)) if arg else 10
+    except gdb.error as e:
+        _fail("top: bad count '%s': %s" % (arg, e))
+    if n <= 0:
+        _fail("top: the count must be at least 1")
     st, sym = _session.get()
     sites, blocks, total, unsure = st.site_totals()
     order = sorted(sites.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:n]
@@ -577,23 +589,74 @@ def stats():
 
 # ---------------------------------------------------------------- commands
 
-def _address(expr):
+class _NoInferiorCalls:
+    """While active, gdb refuses to call functions in the program. The
+    command reads memory only: an expression must neither run the program
+    (`memtrace malloc(5)`) nor make gdb copy a literal into it (gdb calls
+    malloc there for `"abc" + 1`), which would change the tables being
+    asked about and can hang with scheduler-locking on."""
+
+    def __enter__(self):
+        try:
+            self.old = gdb.parameter("may-call-functions")
+        except RuntimeError:  # a gdb older than 9 has no such setting
+            self.old = None
+        if self.old:
+            gdb.execute("set may-call-functions off", to_string=True)
+        return self
+
+    def __exit__(self, *_):
+        if self.old:
+            gdb.execute("set may-call-functions on", to_string=True)
+
+
+def _evaluate(expr):
+    with _NoInferiorCalls():
+        return gdb.parse_and_eval(expr)
+
+
+def _eval_error(expr, e):
+    _fail("cannot evaluate '%s': %s" % (expr, str(e).splitlines()[0] if str(e) else e))
+
+
+def _address_in_memory(v, expr):
+    """The address of V, which must be in the program's memory already."""
     try:
-        v = gdb.parse_and_eval(expr)
-        code = v.type.strip_typedefs().code
-        if code in (gdb.TYPE_CODE_ARRAY, gdb.TYPE_CODE_FUNC):
-            v = v.address
-        elif code not in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM,
-                          gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_REF):
-            _fail("'%s' is a %s, not an address (take its address with &)"
-                  % (expr, v.type))
-        if code == gdb.TYPE_CODE_REF:
-            v = v.referenced_value().address
-        return int(v.cast(gdb.lookup_type("unsigned long"))) & _M64
-    except gdb.GdbError:
-        raise
-    except (gdb.error, RuntimeError, ValueError, OverflowError) as e:
-        _fail("cannot evaluate '%s': %s" % (expr, str(e).splitlines()[0] if str(e) else e))
+        # An array that is not in memory (a string literal, an array in a
+        # convenience variable) has no address, and asking gdb for one makes
+        # it copy the array into the program; its first element has an
+        # address exactly when the array is in memory.
+        while v.type.strip_typedefs().code == gdb.TYPE_CODE_ARRAY:
+            v = v[0]
+        a = v.address
+    except gdb.error:
+        a = None
+    if a is None:
+        _fail("%s is not a pointer or an address" % expr)
+    return int(a.cast(gdb.lookup_type("unsigned long"))) & _M64
+
+
+def _address(expr):
+    """The address EXPR stands for (a pointer's or integer's value, an
+    array's or function's or referenced object's address), computed without
+    calling into the program."""
+    with _NoInferiorCalls():
+        try:
+            v = gdb.parse_and_eval(expr)
+            code = v.type.strip_typedefs().code
+            if code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
+                return _address_in_memory(v.referenced_value(), expr)
+            if code in (gdb.TYPE_CODE_ARRAY, gdb.TYPE_CODE_FUNC):
+                return _address_in_memory(v, expr)
+            if code not in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM,
+                            gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR):
+                _fail("'%s' is a %s, not an address (take its address with &)"
+                      % (expr, v.type))
+            return int(v.cast(gdb.lookup_type("unsigned long"))) & _M64
+        except gdb.GdbError:
+            raise
+        except (gdb.error, RuntimeError, ValueError, OverflowError) as e:
+            _eval_error(expr, e)
 
 
 def _guard(fn, *args):
@@ -637,8 +700,7 @@ The program must run under libmemtrace.so (see `memtrace gdb PROG')."""
         if not arg:
             _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats "
                   "(see `help memtrace')")
-        addr = _address(arg)
-        _guard(describe, addr)
+        _guard(describe_expr, arg)
 
 
 class MemtraceTopCommand(gdb.Command):
@@ -653,14 +715,7 @@ default), largest first: live bytes, block count and the stack."""
         super().__init__("memtrace top", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
-        arg = arg.strip()
-        try:
-            n = int(gdb.parse_and_eval(arg)) if arg else 10
-        except gdb.error as e:
-            _fail("top: bad count '%s': %s" % (arg, e))
-        if n <= 0:
-            _fail("top: the count must be at least 1")
-        _guard(top, n)
+        _guard(top, arg.strip())
 
 
 class MemtraceStatsCommand(gdb.Command):

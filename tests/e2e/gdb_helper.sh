@@ -193,21 +193,40 @@ timeout 60 gdb -q -batch -nx -ex "break checkpoint" -ex "run" -ex "source $helpe
 check_grep "not under memtrace: one line" "$out6" "memtrace: this program does not run under memtrace"
 check_no_traceback "no process, no memtrace: no Python traceback" "$out6"
 
-# ---------------------------------------------------------------- inferior calls
+# ---------------------------------------------------------------- inferior calls, literals
 # gdb_quiet has one thread, so nothing changes the tables but what gdb does.
+Q=tests/progs/gdb_quiet.c
 qargs=(-q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run"
        -ex "source $helper" -ex "printf \"@@ g_block %p\\n\", g_block")
 out9=$work/calls.out
 timeout 60 gdb "${qargs[@]}" \
     -ex "memtrace g_block" -ex "call free(g_block)" -ex "memtrace g_block" \
     -ex "memtrace stats" -ex "print malloc(77)" -ex "memtrace stats" -ex "set var g_block = 0" \
+    -ex 'memtrace "abc"' -ex 'memtrace malloc(5)' -ex "echo @@ after literals\\n" -ex "memtrace stats" \
     -ex "delete" -ex "continue" "$tests/gdb_quiet" >"$out9" 2>&1
 blk=$(addr_of g_block "$out9")
 check_line "inferior call free(p): the next answer sees the free" "$out9" \
     "memtrace: $blk: not a live heap block; freed blocks that covered it, newest first:"
 check_line "inferior call malloc(77): the next answer counts the block" "$out9" \
     "memtrace: 1 live blocks, 77 live bytes, 1 call sites with live blocks"
-check_no_traceback "inferior calls: no Python traceback" "$out9"
+check_line "a string literal is not an address: one line" "$out9" \
+    'memtrace: "abc" is not a pointer or an address'
+check_line "an expression that calls a function is refused: one line" "$out9" \
+    "memtrace: cannot evaluate 'malloc(5)': Cannot call functions in the program: may-call-functions is off."
+after=$(sed -n '/^@@ after literals/,$p' "$out9")
+if grep -qxE 'memtrace: 1 live blocks, 77 live bytes, 1 call sites with live blocks' <<<"$after" &&
+   grep -qxE 'memtrace: [0-9]+ distinct stacks, 3 allocations recorded, 1 threads seen' <<<"$after" &&
+   grep -q "exited normally" <<<"$after"; then
+    pass "literal and call expressions allocate nothing in the program"
+else
+    fail "no allocation in the program" "$after"
+fi
+check_no_traceback "inferior calls, literals: no Python traceback" "$out9"
+out10=$work/noproc_literal.out
+timeout 60 gdb -q -batch -nx "$tests/gdb_quiet" -ex "source $helper" -ex 'memtrace "abc"' >"$out10" 2>&1
+check_line "no process, string literal: one line" "$out10" \
+    "memtrace: no process and no core file: start the program (\`run\`, \`memtrace gdb PROG\`) or load a core file first"
+check_no_traceback "no process, string literal: no Python traceback" "$out10"
 
 # ---------------------------------------------------------------- launcher
 run_env=$("$build/memtrace" run env | grep '^LD_PRELOAD=')
