@@ -54,8 +54,33 @@ _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread wa
                    "changing it")
 
 
+# Bounds on what memtrace_state and the tables may say (DESIGN.md trap 15:
+# a damaged core is the normal case). Far above what the library publishes
+# (src/state.c), and low enough that no damaged value makes gdb read or hold
+# more than a few MiB at once, or loop for long.
+_MAX_STATE_SIZE = 4096     # bytes of memtrace_state
+_MAX_SHARD_BITS = 12
+_MAX_SHARD_SIZE = 1024     # bytes of a shard header
+_MAX_HEADER = 4096         # offset of a field in a shard or slots header
+_MAX_RECORD = 256          # bytes of a live entry or a freed-history record
+_MAX_LOG2CAP = 40          # a shard's capacity
+_MAX_CHUNK_BITS = 30
+_MAX_FRAMES_OFFSET = 64    # words
+_MAX_DEPTH_BITS = 16
+_MAX_DEPTH = 256           # MT_MAX_DEPTH: print_trace shows no deeper stack
+_MAX_FREED = 1 << 26       # MEMTRACE_FREED's maximum (src/config.c)
+_MAX_THREADS = 1 << 20
+_MAX_THREAD_ENTRY = 4096
+_MAX_NAME = 256
+_READ_CHUNK = 1 << 21      # bytes read at once from a large table
+
+
 def _fail(message):
     raise gdb.GdbError("memtrace: " + message)
+
+
+def _corrupt(what):
+    _fail("memtrace_state looks corrupted (%s)" % what)
 
 
 # ---------------------------------------------------------------- target
@@ -90,6 +115,9 @@ class _Target:
         self.key = ("core", self.core) if self.core else ("pid", inf.pid)
 
     def read(self, addr, size):
+        """SIZE bytes at ADDR, or None if they are not all readable."""
+        if addr < 0 or size < 0 or addr + size > 1 << 64:
+            return None
         try:
             return bytes(self.inferior.read_memory(addr, size))
         except gdb.MemoryError:
@@ -177,6 +205,82 @@ class _Symbolizer:
 
 # ---------------------------------------------------------------- tables
 
+def _check_layout(d):
+    """Fails with one line unless descriptor D (a dict of its words) is
+    plausible: every size and count within the bounds above and consistent
+    with the others, every field inside its record and aligned."""
+    def at_most(name, top, low=0):
+        if d[name] > top:
+            _corrupt("%s %d, more than %d" % (name, d[name], top))
+        if d[name] < low:
+            _corrupt("%s %d, less than %d" % (name, d[name], low))
+
+    def record_size(name):
+        at_most(name, _MAX_RECORD, 8)
+        if d[name] % 8:
+            _corrupt("%s %d, not a multiple of 8" % (name, d[name]))
+
+    def field(name, width, size_name):
+        if d[name] % width or d[name] + width > d[size_name]:
+            _corrupt("%s %d, not %s %d-byte field inside %s %d"
+                     % (name, d[name], "an" if width == 8 else "a", width, size_name,
+                        d[size_name]))
+
+    def address(name, what):
+        if d[name] == 0:
+            _corrupt("%s at 0x0" % what)
+
+    at_most("live_shard_bits", _MAX_SHARD_BITS)
+    if d["live_shard_count"] != 1 << d["live_shard_bits"]:
+        _corrupt("live_shard_count %d, not 1 << live_shard_bits" % d["live_shard_count"])
+    address("live_shards", "live shards")
+    at_most("live_shard_size", _MAX_SHARD_SIZE, 8)
+    field("live_lock_offset", 4, "live_shard_size")
+    field("live_count_offset", 8, "live_shard_size")
+    field("live_slots_offset", 8, "live_shard_size")
+    at_most("live_log2cap_offset", _MAX_HEADER)
+    at_most("live_entries_offset", _MAX_HEADER)
+    at_most("live_hash_shift", 63)
+    record_size("entry_size")
+    for name in ("entry_ptr", "entry_size_field", "entry_seq"):
+        field(name, 8, "entry_size")
+    for name in ("entry_stack", "entry_thread"):
+        field(name, 4, "entry_size")
+
+    address("stack_chunks", "stack chunk table")
+    at_most("stack_chunk_bits", _MAX_CHUNK_BITS, 1)
+    # Stack ids are 32-bit: chunk << chunk_bits | word.
+    at_most("stack_max_chunks", 1 << (32 - d["stack_chunk_bits"]), 1)
+    at_most("stack_frames_offset", _MAX_FRAMES_OFFSET)
+    mask = d["stack_depth_mask"]
+    if mask == 0 or mask & (mask + 1) or mask >> _MAX_DEPTH_BITS:
+        _corrupt("stack_depth_mask %#x, not a mask of 1 to %d bits" % (mask, _MAX_DEPTH_BITS))
+    bit = d["stack_present_bit"]
+    if bit == 0 or bit & (bit - 1) or bit & mask:
+        _corrupt("stack_present_bit %#x, not one bit above stack_depth_mask" % bit)
+    address("stack_count", "stack count")
+
+    at_most("freed_capacity", _MAX_FREED)
+    if d["freed_capacity"]:
+        address("freed_ring", "freed history")
+    record_size("freed_record_size")
+    for name in ("freed_stamp", "freed_ptr", "freed_size", "freed_alloc_seq", "freed_free_seq"):
+        field(name, 8, "freed_record_size")
+    for name in ("freed_alloc_stack", "freed_free_stack", "freed_alloc_thread",
+                 "freed_free_thread"):
+        field(name, 4, "freed_record_size")
+
+    at_most("threads_max", _MAX_THREADS)
+    at_most("threads_entry_size", _MAX_THREAD_ENTRY, 4)
+    at_most("threads_name_size", _MAX_NAME, 1)
+    field("threads_tid", 4, "threads_entry_size")
+    if d["threads_name"] + d["threads_name_size"] > d["threads_entry_size"]:
+        _corrupt("threads_name %d, not a %d-byte field inside threads_entry_size %d"
+                 % (d["threads_name"], d["threads_name_size"], d["threads_entry_size"]))
+    address("threads_highest", "thread count")
+    address("seq_counter", "allocation counter")
+
+
 class _State:
     """memtrace's tables in one target, read through memtrace_state. Table
     contents read once are kept until the target runs again."""
@@ -184,47 +288,55 @@ class _State:
     def __init__(self, target):
         self.t = target
         try:
-            addr = int(gdb.parse_and_eval("(unsigned long)&memtrace_state"))
-        except gdb.error:
-            _fail("this program does not run under memtrace (no memtrace_state symbol); "
-                  "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
+            addr = int(gdb.parse_and_eval("(unsigned long)&memtrace_state")) & _M64
+        except gdb.error as e:
+            if 'No symbol "memtrace_state"' in str(e):
+                _fail("this program does not run under memtrace (no memtrace_state symbol); "
+                      "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
+            _corrupt("cannot locate it: %s" % str(e).splitlines()[0])
         head = target.read(addr, 16)
         if head is None:
-            _fail("cannot read memtrace_state at %#x" % addr)
+            _corrupt("unreadable at %#x" % addr)
         magic, version, size = struct.unpack("<8sII", head)
         if magic == b"\0" * 8:
             _fail("memtrace has not started in this process yet (no allocation so far)")
         if magic != b"MEMTRACE":
-            _fail("memtrace_state at %#x is not a memtrace descriptor" % addr)
+            _corrupt('magic "%s", not "MEMTRACE"' % magic.decode("ascii", "backslashreplace"))
         if version != _STATE_VERSION:
             _fail("memtrace_state has version %d; this helper reads version %d"
                   % (version, _STATE_VERSION))
         need = 16 + 8 * len(_STATE_FIELDS)
         if size < need:
-            _fail("memtrace_state is %d bytes, expected at least %d" % (size, need))
-        words = struct.unpack("<%dQ" % len(_STATE_FIELDS), target.read(addr + 16, need - 16))
-        self.d = dict(zip(_STATE_FIELDS, words))
-        self.shards = None     # [(locked, count, slots)]
-        self.entries = {}      # shard -> list of (ptr, size, seq, stack, thread)
+            _corrupt("size %d, less than %d" % (size, need))
+        if size > _MAX_STATE_SIZE:
+            _corrupt("size %d, more than %d" % (size, _MAX_STATE_SIZE))
+        raw = target.read(addr + 16, need - 16)
+        if raw is None:
+            _corrupt("unreadable at %#x" % addr)
+        self.d = dict(zip(_STATE_FIELDS, struct.unpack("<%dQ" % len(_STATE_FIELDS), raw)))
+        _check_layout(self.d)
+        self.shards = None     # [(locked, slots)]
+        self.slots = {}        # shard -> (slots address, log2cap)
+        self.entries = {}      # shard -> columns (ptrs, sizes, seqs, stacks, threads)
         self.ring = None       # [(stamp, record tuple)]
         self.chunks = {}
         self.stacks = {}
 
     # -- live table
     def _shards(self):
+        """[(locked, slots address)] of every shard."""
         if self.shards is None:
             d = self.d
             n, sz = d["live_shard_count"], d["live_shard_size"]
             raw = self.t.read(d["live_shards"], n * sz)
             if raw is None:
-                _fail("cannot read the live table at %#x" % d["live_shards"])
+                _corrupt("live shards at %#x unreadable" % d["live_shards"])
             self.shards = []
             for i in range(n):
                 b = i * sz
                 lock = struct.unpack_from("<I", raw, b + d["live_lock_offset"])[0]
-                count = struct.unpack_from("<Q", raw, b + d["live_count_offset"])[0]
                 slots = struct.unpack_from("<Q", raw, b + d["live_slots_offset"])[0]
-                self.shards.append((lock != 0, count, slots))
+                self.shards.append((lock != 0, slots))
         return self.shards
 
     def _hash(self, addr):
@@ -240,34 +352,57 @@ class _State:
         thread = struct.unpack_from("<I", raw, off + d["entry_thread"])[0]
         return (ptr, size, seq, stack, thread)
 
-    def _log2cap(self, slots):
-        return self.t.u64(slots + self.d["live_log2cap_offset"])
+    def _slots(self, n):
+        """(address of shard N's first entry, log2 capacity), or None for a
+        shard with no slots mapping yet. The mapping is published whole
+        (src/live_table.c), so even a locked shard's must be readable."""
+        if n not in self.slots:
+            _, slots = self._shards()[n]
+            result = None
+            if slots:
+                d = self.d
+                log2cap = self.t.u64(slots + d["live_log2cap_offset"])
+                if log2cap is None:
+                    _corrupt("live shard %d: slots at %#x unreadable" % (n, slots))
+                if log2cap > _MAX_LOG2CAP:
+                    _corrupt("live shard %d: log2 capacity %d, more than %d"
+                             % (n, log2cap, _MAX_LOG2CAP))
+                base = slots + d["live_entries_offset"]
+                if self.t.read(base + (d["entry_size"] << log2cap) - 8, 8) is None:
+                    _corrupt("live shard %d: %d slots at %#x not all readable"
+                             % (n, 1 << log2cap, base))
+                result = (base, log2cap)
+            self.slots[n] = result
+        return self.slots[n]
+
+    def _read_slots(self, n, base, first, count):
+        raw = self.t.read(base + first * self.d["entry_size"], count * self.d["entry_size"])
+        if raw is None:
+            _corrupt("live shard %d: slots at %#x unreadable" % (n, base))
+        return raw
 
     def _columns(self, n):
         """Shard N as columns over all its slots (ptr 0: empty):
-        (ptrs, sizes, seqs, stacks, threads), or None if unreadable."""
+        (ptrs, sizes, seqs, stacks, threads)."""
         if n in self.entries:
             return self.entries[n]
-        _, _, slots = self._shards()[n]
         d = self.d
         result = ([], [], [], [], [])
+        slots = self._slots(n)
         if slots:
-            log2cap = self._log2cap(slots)
+            base, log2cap = slots
             es = d["entry_size"]
-            raw = None
-            if log2cap is not None and log2cap < 48:
-                raw = self.t.read(slots + d["live_entries_offset"], es << log2cap)
-            if raw is None:
-                result = None
-            else:
-                # Strided views of the slot array decode a whole shard at C speed.
+            per_read = max(1, _READ_CHUNK // es)
+            for first in range(0, 1 << log2cap, per_read):
+                raw = self._read_slots(n, base, first, min(per_read, (1 << log2cap) - first))
+                # Strided views of the slot array decode a shard at C speed.
                 q, i = memoryview(raw).cast("Q"), memoryview(raw).cast("I")
                 wq, wi = es // 8, es // 4
-                result = (q[d["entry_ptr"] // 8::wq].tolist(),
-                          q[d["entry_size_field"] // 8::wq].tolist(),
-                          q[d["entry_seq"] // 8::wq].tolist(),
-                          i[d["entry_stack"] // 4::wi].tolist(),
-                          i[d["entry_thread"] // 4::wi].tolist())
+                result[0].extend(q[d["entry_ptr"] // 8::wq].tolist())
+                result[1].extend(q[d["entry_size_field"] // 8::wq].tolist())
+                result[2].extend(q[d["entry_seq"] // 8::wq].tolist())
+                result[3].extend(i[d["entry_stack"] // 4::wi].tolist())
+                result[4].extend(i[d["entry_thread"] // 4::wi].tolist())
         self.entries[n] = result
         return result
 
@@ -277,30 +412,25 @@ class _State:
         d = self.d
         h = self._hash(addr)
         n = h >> (64 - d["live_shard_bits"])
-        locked, _, slots = self._shards()[n]
-        if not slots:
-            return None, locked
+        locked, _ = self._shards()[n]
         if n in self.entries:
             cols = self.entries[n]
-            if cols is None:
-                return None, True
             try:
                 k = cols[0].index(addr)
             except ValueError:
                 return None, locked
             return tuple(c[k] for c in cols), locked
-        log2cap = self._log2cap(slots)
-        if log2cap is None or log2cap >= 48:
-            return None, True
+        slots = self._slots(n)
+        if not slots:
+            return None, locked
+        base, log2cap = slots
         cap = 1 << log2cap
         i = ((h << d["live_shard_bits"]) & _M64) >> (64 - log2cap)
-        es, base = d["entry_size"], slots + d["live_entries_offset"]
+        es = d["entry_size"]
         probed = 0
         while probed < cap:
             batch = min(64, cap - i, cap - probed)
-            raw = self.t.read(base + i * es, batch * es)
-            if raw is None:
-                return None, True
+            raw = self._read_slots(n, base, i, batch)
             for k in range(batch):
                 p = struct.unpack_from("<Q", raw, k * es + d["entry_ptr"])[0]
                 if p == addr:
@@ -315,12 +445,9 @@ class _State:
         """(entry or None, unlocked), scanning shards in order like
         mt_live_find_containing."""
         unlocked = False
-        for n, (locked, _, _) in enumerate(self._shards()):
+        for n, (locked, _) in enumerate(self._shards()):
             unlocked = unlocked or locked
             cols = self._columns(n)
-            if cols is None:
-                unlocked = True
-                continue
             ptrs, sizes = cols[0], cols[1]
             for k, p in enumerate(ptrs):
                 if p and p <= addr and (addr - p < sizes[k] or addr == p):
@@ -329,13 +456,11 @@ class _State:
 
     def site_totals(self):
         """({stack: [bytes, blocks]}, live blocks, live bytes, unsure): unsure
-        if some shard was locked or unreadable."""
+        if some shard was locked."""
         sites, blocks, total, unsure = {}, 0, 0, False
-        for n, (locked, _, _) in enumerate(self._shards()):
+        for n, (locked, _) in enumerate(self._shards()):
             cols = self._columns(n)
-            unsure = unsure or locked or cols is None
-            if not cols:
-                continue
+            unsure = unsure or locked
             for p, size, sid in zip(cols[0], cols[1], cols[3]):
                 if p:
                     s = sites.get(sid)
@@ -348,9 +473,6 @@ class _State:
                     total += size
         return sites, blocks, total, unsure
 
-    def live_count(self):
-        return sum(c for _, c, _ in self._shards())
-
     # -- freed history
     def _ring(self):
         if self.ring is None:
@@ -360,7 +482,7 @@ class _State:
             if d["freed_ring"] and cap:
                 raw = self.t.read(d["freed_ring"], cap * rs)
                 if raw is None:
-                    _fail("cannot read the freed history at %#x" % d["freed_ring"])
+                    _corrupt("freed history at %#x unreadable" % d["freed_ring"])
                 q = memoryview(raw).cast("Q")
                 w = rs // 8
                 stamps = q[d["freed_stamp"] // 8::w].tolist()
@@ -396,28 +518,42 @@ class _State:
 
     # -- stacks
     def stack(self, sid):
-        """The return addresses of stack SID, or None."""
+        """The return addresses of stack SID, or None where mt_stack_get
+        finds none (so a torn freed-history record prints as print_trace
+        prints it)."""
         if sid in self.stacks:
             return self.stacks[sid]
         d = self.d
         result = None
-        c, w = sid >> d["stack_chunk_bits"], sid & ((1 << d["stack_chunk_bits"]) - 1)
+        bits = d["stack_chunk_bits"]
+        c, w = sid >> bits, sid & ((1 << bits) - 1)
         if sid and c < d["stack_max_chunks"]:
             if c not in self.chunks:
                 self.chunks[c] = self.t.u64(d["stack_chunks"] + 8 * c)
+                if self.chunks[c] is None:
+                    _corrupt("stack chunk table at %#x unreadable" % d["stack_chunks"])
             chunk = self.chunks[c]
             header = self.t.u64(chunk + 8 * w) if chunk else None
+            if chunk and header is None:
+                _corrupt("stack chunk %d at %#x unreadable" % (c, chunk))
             if header is not None and header & d["stack_present_bit"]:
                 depth = header & d["stack_depth_mask"]
-                raw = self.t.read(chunk + 8 * (w + d["stack_frames_offset"]), 8 * depth)
-                if raw is not None:
+                if depth <= _MAX_DEPTH and w + d["stack_frames_offset"] + depth <= 1 << bits:
+                    raw = self.t.read(chunk + 8 * (w + d["stack_frames_offset"]), 8 * depth)
+                    if raw is None:
+                        _corrupt("stack chunk %d at %#x unreadable" % (c, chunk))
                     result = list(struct.unpack("<%dQ" % depth, raw))
         self.stacks[sid] = result
         return result
 
+    def _counter(self, name, size, what):
+        b = self.t.read(self.d[name], size)
+        if b is None:
+            _corrupt("%s at %#x unreadable" % (what, self.d[name]))
+        return struct.unpack("<I" if size == 4 else "<Q", b)[0]
+
     def stack_count(self):
-        b = self.t.read(self.d["stack_count"], 4)
-        return struct.unpack("<I", b)[0] if b else 0
+        return self._counter("stack_count", 4, "stack count")
 
     # -- threads
     def thread(self, n):
@@ -427,16 +563,17 @@ class _State:
         if d["threads"] and 0 < n <= d["threads_max"]:
             raw = self.t.read(d["threads"] + (n - 1) * d["threads_entry_size"]
                               + d["threads_name"], d["threads_name_size"])
-            if raw and raw[0]:
+            if raw is None:
+                _corrupt("thread registry at %#x unreadable" % d["threads"])
+            if raw[0]:
                 name = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
         return 'thread %u "%s"' % (n, name) if name else "thread %u" % n
 
     def thread_count(self):
-        b = self.t.read(self.d["threads_highest"], 4)
-        return struct.unpack("<I", b)[0] if b else 0
+        return self._counter("threads_highest", 4, "thread count")
 
     def allocations(self):
-        v = self.t.u64(self.d["seq_counter"])
+        v = self._counter("seq_counter", 8, "allocation counter")
         return v - 1 if v else 0
 
 
@@ -667,6 +804,10 @@ def _guard(fn, *args):
         raise
     except KeyboardInterrupt:
         raise gdb.GdbError("memtrace: interrupted")
+    except (gdb.MemoryError, struct.error) as e:
+        # Reads of the tables check what they get; this is the last resort
+        # for a damaged value that got past those checks.
+        raise gdb.GdbError("memtrace: memtrace_state looks corrupted (%s)" % e)
     except Exception as e:  # a bug here must still answer in one line
         raise gdb.GdbError("memtrace: internal error: %s: %s" % (type(e).__name__, e))
 

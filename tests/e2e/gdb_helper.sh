@@ -228,6 +228,86 @@ check_line "no process, string literal: one line" "$out10" \
     "memtrace: no process and no core file: start the program (\`run\`, \`memtrace gdb PROG\`) or load a core file first"
 check_no_traceback "no process, string literal: no Python traceback" "$out10"
 
+# ---------------------------------------------------------------- damaged tables
+# Each case damages one field of memtrace_state or of a shard header in the
+# stopped program, asks, then puts the saved bytes back. Every answer is one
+# "looks corrupted" line naming the field; gdb and the program go on. Two
+# damaged descriptors are also written into core files.
+big=1099511627776 # 1 << 40
+corrupt() { echo "memtrace: memtrace_state looks corrupted ($1)"; }
+dargs=("${qargs[@]}" -ex 'set var $saved = memtrace_state'
+       -ex 'set var $h = ((unsigned long)g_block >> memtrace_state.live_hash_shift) * memtrace_state.live_hash_multiplier'
+       -ex 'set var $shard = $h >> (64 - memtrace_state.live_shard_bits)'
+       -ex 'set var $slotsp = (unsigned long *)(memtrace_state.live_shards + $shard * memtrace_state.live_shard_size + memtrace_state.live_slots_offset)'
+       -ex 'set var $slots = *$slotsp'
+       -ex 'set var $log2p = (unsigned long *)($slots + memtrace_state.live_log2cap_offset)'
+       -ex 'set var $log2 = *$log2p' -ex 'printf "@@ shard %lu %#lx\n", $shard, $slots')
+damage() { # SET... COMMAND: damage with the SETs, ask COMMAND, put the bytes back
+    local a
+    for a in "$@"; do dargs+=(-ex "$a"); done
+    dargs+=(-ex 'set var memtrace_state = $saved' -ex 'set var *$slotsp = $slots' -ex 'set var *$log2p = $log2')
+}
+damage "set var memtrace_state.live_shard_count = $big" "memtrace top 1"
+damage "set var memtrace_state.live_shard_bits = 60" "memtrace g_block"
+damage "set var memtrace_state.entry_size = 12" "memtrace top 1"
+damage "set var memtrace_state.entry_ptr = 1000" "memtrace g_block"
+damage "set var memtrace_state.stack_depth_mask = 0xffffffffff" "memtrace g_block"
+damage "set var memtrace_state.stack_chunks = 16" "memtrace g_block"
+damage "set var memtrace_state.freed_capacity = $big" "memtrace stats"
+damage "set var memtrace_state.freed_record_size = 4096" "memtrace g_freed"
+damage "set var memtrace_state.freed_ring = 16" "memtrace g_freed"
+damage "set var memtrace_state.threads_name_size = $big" "memtrace g_block"
+damage "set var memtrace_state.threads_max = $big" "memtrace g_block"
+damage "set var memtrace_state.seq_counter = 16" "memtrace stats"
+damage "set var memtrace_state.size = 8" "memtrace stats"
+damage 'set var *$log2p = 47' "memtrace g_block"
+damage 'set var *$slotsp = 16' "memtrace top 1"
+damage "set var memtrace_state.magic[0] = 'X'" "gcore $work/magic.core"
+damage "set var memtrace_state.live_shard_count = $big" "gcore $work/shards.core"
+dargs+=(-ex "memtrace g_block" -ex "print 1+1" -ex "delete" -ex "continue")
+out11=$work/damaged.out
+timeout 60 gdb "${dargs[@]}" "$tests/gdb_quiet" >"$out11" 2>&1
+blk=$(addr_of g_block "$out11")
+read -r shard slots < <(awk '$1 == "@@" && $2 == "shard" { print $3, $4; exit }' "$out11")
+for c in "live_shard_count $big, not 1 << live_shard_bits" \
+         "live_shard_bits 60, more than 12" \
+         "entry_size 12, not a multiple of 8" \
+         "entry_ptr 1000, not an 8-byte field inside entry_size 32" \
+         "stack_depth_mask 0xffffffffff, not a mask of 1 to 16 bits" \
+         "stack chunk table at 0x10 unreadable" \
+         "freed_capacity $big, more than 67108864" \
+         "freed_record_size 4096, more than 256" \
+         "freed history at 0x10 unreadable" \
+         "threads_name_size $big, more than 256" \
+         "threads_max $big, more than 1048576" \
+         "allocation counter at 0x10 unreadable" \
+         "size 8, less than 368" \
+         "live shard $shard: log2 capacity 47, more than 40" \
+         "live shard $shard: slots at 0x10 unreadable"; do
+    check_line "damaged: ${c%%,*}" "$out11" "$(corrupt "$c")"
+done
+if grep -qx "memtrace: $blk: start of a 64-byte block allocated by thread 1 (allocation #1)" "$out11" &&
+   grep -qx '$1 = 2' "$out11" && grep -q "exited normally" "$out11"; then
+    pass "damaged: gdb and the program went on, the repaired tables answer again"
+else
+    fail "damaged: gdb and the program go on" "$(tail -5 "$out11")"
+fi
+check_no_traceback "damaged: no Python traceback" "$out11"
+
+# A core whose descriptor is damaged is not "a program not run under memtrace".
+out12=$work/damaged_core.out
+timeout 60 gdb -q -batch -nx "$tests/gdb_quiet" "$work/magic.core" -ex "source $helper" \
+    -ex "memtrace stats" -ex "print 1+1" -ex "core-file $work/shards.core" -ex "memtrace top 1" \
+    -ex "print 2+2" >"$out12" 2>&1
+check_line "damaged core: bad magic" "$out12" "$(corrupt 'magic "XEMTRACE", not "MEMTRACE"')"
+check_line "damaged core: shard count" "$out12" "$(corrupt "live_shard_count $big, not 1 << live_shard_bits")"
+if grep -qx '$1 = 2' "$out12" && grep -qx '$2 = 4' "$out12"; then
+    pass "damaged core: gdb goes on"
+else
+    fail "damaged core: gdb goes on" "$(cat "$out12")"
+fi
+check_no_traceback "damaged core: no Python traceback" "$out12"
+
 # ---------------------------------------------------------------- launcher
 run_env=$("$build/memtrace" run env | grep '^LD_PRELOAD=')
 if [ "$run_env" = "LD_PRELOAD=$lib" ] && "$build/memtrace" run "$tests/sites_o2"; then
