@@ -13,6 +13,7 @@
 # symbolizer (src/symbolize.c), so the lines are print_trace's lines.
 # The report wording is shared with src/describe.c: change both together.
 
+import array
 import os
 import select
 import shutil
@@ -46,6 +47,9 @@ _STATE_FIELDS = """
     threads threads_max threads_entry_size threads_tid threads_name
     threads_name_size threads_highest seq_counter
 """.split()
+# Words added at the end of version 1 later; a smaller descriptor (an older
+# library) lacks them, and they read as 0.
+_STATE_FIELDS_ADDED = ["freed_pushed"]
 
 _M64 = (1 << 64) - 1
 _UNLOCKED_LIVE = ("  (read without the table lock: a stopped thread was changing it; "
@@ -310,15 +314,17 @@ class _State:
             _corrupt("size %d, less than %d" % (size, need))
         if size > _MAX_STATE_SIZE:
             _corrupt("size %d, more than %d" % (size, _MAX_STATE_SIZE))
-        raw = target.read(addr + 16, need - 16)
+        names = (_STATE_FIELDS + _STATE_FIELDS_ADDED)[:(size - 16) // 8]
+        raw = target.read(addr + 16, 8 * len(names))
         if raw is None:
             _corrupt("unreadable at %#x" % addr)
-        self.d = dict(zip(_STATE_FIELDS, struct.unpack("<%dQ" % len(_STATE_FIELDS), raw)))
+        self.d = dict.fromkeys(_STATE_FIELDS_ADDED, 0)
+        self.d.update(zip(names, struct.unpack("<%dQ" % len(names), raw)))
         _check_layout(self.d)
         self.shards = None     # [(locked, slots)]
         self.slots = {}        # shard -> (slots address, log2cap)
         self.entries = {}      # shard -> columns (ptrs, sizes, seqs, stacks, threads)
-        self.ring = None       # [(stamp, record tuple)]
+        self.ring = None       # (stamps, ptrs, sizes) of the trusted records, newest first
         self.chunks = {}
         self.stacks = {}
 
@@ -474,36 +480,64 @@ class _State:
         return sites, blocks, total, unsure
 
     # -- freed history
+    def _ring_pieces(self, begin, end):
+        """Reads the slots of pushes BEGIN to END - 1, newest first, in
+        pieces of one read each: yields (first push, stamps, ptrs, sizes)."""
+        d = self.d
+        cap, rs = d["freed_capacity"], d["freed_record_size"]
+        per_read = max(1, _READ_CHUNK // rs)
+        hi = end
+        while hi > begin:
+            # Pushes lo..hi-1 lie in consecutive slots: one lap of the ring.
+            lo = max(begin, hi - per_read, (hi - 1) - (hi - 1) % cap)
+            raw = self.t.read(d["freed_ring"] + (lo % cap) * rs, (hi - lo) * rs)
+            if raw is None:
+                _corrupt("freed history at %#x unreadable" % d["freed_ring"])
+            q, w = memoryview(raw).cast("Q"), rs // 8
+            yield (lo, q[d["freed_stamp"] // 8::w].tolist(), q[d["freed_ptr"] // 8::w].tolist(),
+                   q[d["freed_size"] // 8::w].tolist())
+            hi = lo
+
     def _ring(self):
         if self.ring is None:
             d = self.d
-            self.ring = []
-            cap, rs = d["freed_capacity"], d["freed_record_size"]
+            cap = d["freed_capacity"]
+            stamps, ptrs, sizes = array.array("Q"), array.array("Q"), array.array("Q")
             if d["freed_ring"] and cap:
-                raw = self.t.read(d["freed_ring"], cap * rs)
-                if raw is None:
-                    _corrupt("freed history at %#x unreadable" % d["freed_ring"])
-                q = memoryview(raw).cast("Q")
-                w = rs // 8
-                stamps = q[d["freed_stamp"] // 8::w].tolist()
-                for j, s in enumerate(stamps):
-                    # A slot is trusted only with the stamp of a push that
-                    # finished there (see freed_history.c).
-                    if s and (s - 1) % cap == j:
-                        self.ring.append((s, j * rs, raw))
-                self.ring.sort(reverse=True)
+                if d["freed_pushed"]:
+                    pushed = self._counter("freed_pushed", 8, "freed-history push count")
+                else:
+                    # An older library does not say how many were pushed:
+                    # the newest stamp in the whole ring does.
+                    pushed = 0
+                    for first, st, _, _ in self._ring_pieces(0, cap):
+                        for j, s in enumerate(st):
+                            if s > pushed and (s - 1) % cap == (first + j) % cap:
+                                pushed = s
+                for first, st, pt, sz in self._ring_pieces(max(0, pushed - cap), pushed):
+                    for j in range(len(st) - 1, -1, -1):
+                        # A slot is trusted only with the stamp of the push
+                        # that finished there (see freed_history.c).
+                        if st[j] == first + j + 1:
+                            stamps.append(st[j])
+                            ptrs.append(pt[j])
+                            sizes.append(sz[j])
+            self.ring = (stamps, ptrs, sizes)
         return self.ring
 
     def freed_covering(self, addr):
         """Freed-history records covering ADDR, newest first, as dicts."""
         d = self.d
+        cap, rs = d["freed_capacity"], d["freed_record_size"]
         out = []
-        for _, off, raw in self._ring():
-            ptr = struct.unpack_from("<Q", raw, off + d["freed_ptr"])[0]
-            size = struct.unpack_from("<Q", raw, off + d["freed_size"])[0]
+        for stamp, ptr, size in zip(*self._ring()):
             if addr >= ptr and (addr - ptr < size or addr == ptr):
+                raw = self.t.read(d["freed_ring"] + (stamp - 1) % cap * rs, rs)
+                if raw is None:
+                    _corrupt("freed history at %#x unreadable" % d["freed_ring"])
+
                 def u(field, fmt):
-                    return struct.unpack_from(fmt, raw, off + d[field])[0]
+                    return struct.unpack_from(fmt, raw, d[field])[0]
                 out.append(dict(ptr=ptr, size=size,
                                 alloc_seq=u("freed_alloc_seq", "<Q"),
                                 free_seq=u("freed_free_seq", "<Q"),
@@ -514,7 +548,7 @@ class _State:
         return out
 
     def freed_count(self):
-        return len(self._ring())
+        return len(self._ring()[0])
 
     # -- stacks
     def stack(self, sid):

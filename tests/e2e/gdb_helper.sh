@@ -308,6 +308,38 @@ else
 fi
 check_no_traceback "damaged core: no Python traceback" "$out12"
 
+# ---------------------------------------------------------------- freed history at its maximum
+# MEMTRACE_FREED=67108864 (1 << 26, the documented maximum) with one record
+# pushed: the lookup must read that record, not the 3.5 GiB ring. Once the
+# program is stopped, gdb's address space is capped (a soft limit: gdb
+# itself, not the program, which already holds its ring), so a helper that
+# reads the whole ring fails at once instead of taking the machine's memory.
+out13=$work/freed_max.out
+cap_gdb=()
+command -v prlimit >/dev/null && cap_gdb=(-ex 'shell prlimit --pid $PPID --as=3000000000:')
+t0=$(date +%s%N)
+timeout 20 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "set env MEMTRACE_FREED=67108864" \
+    -ex "break checkpoint" -ex "run" "${cap_gdb[@]}" -ex "source $helper" \
+    -ex "printf \"@@ g_freed %p\\n\", g_freed" -ex "memtrace g_freed" -ex "memtrace stats" \
+    -ex "delete" -ex "continue" "$tests/gdb_quiet" >"$out13" 2>&1
+rc=$?
+secs=$(( ($(date +%s%N) - t0) / 1000000 ))
+secs=$((secs / 1000)).$(printf '%03d' $((secs % 1000)))
+fr=$(addr_of g_freed "$out13")
+check_lines "MEMTRACE_FREED=67108864: the one freed block, answered in ${secs} s (limit 20 s)" \
+    "$(block_of "$fr" "$out13")" \
+    "memtrace: $fr: not a live heap block; freed blocks that covered it, newest first:" \
+    "  freed block 1: start of a 32-byte block (allocation #2, freed after allocation #2)" \
+    "  freed by thread 1 at:" "  #0 main at $(at $Q gq_freed_free)" \
+    "  allocated by thread 1 at:" "  #0 main at $(at $Q gq_freed_alloc)"
+check_line "MEMTRACE_FREED=67108864: stats count the pushed records only" "$out13" \
+    "memtrace: 1 freed-history records (capacity 67108864)"
+if [ $rc = 0 ] && grep -q "exited normally" "$out13"; then
+    pass "MEMTRACE_FREED=67108864: gdb and the program went on"
+else
+    fail "MEMTRACE_FREED=67108864: gdb and the program go on" "exit $rc (124: timeout): $(tail -5 "$out13")"
+fi
+
 # ---------------------------------------------------------------- launcher
 run_env=$("$build/memtrace" run env | grep '^LD_PRELOAD=')
 if [ "$run_env" = "LD_PRELOAD=$lib" ] && "$build/memtrace" run "$tests/sites_o2"; then
