@@ -16,9 +16,11 @@
 import array
 import os
 import select
+import shlex
 import shutil
 import struct
 import subprocess
+import tempfile
 
 import gdb
 
@@ -89,33 +91,73 @@ def _corrupt(what):
 
 # ---------------------------------------------------------------- target
 
+def _info_target():
+    """`info target` as bytes. gdb hands Python command output as UTF-8 text
+    and fails on a file name that is not UTF-8; then the output goes through
+    a file instead."""
+    try:
+        return gdb.execute("info target", to_string=True).encode("utf-8", "surrogateescape")
+    except UnicodeDecodeError:
+        pass
+    fd, path = tempfile.mkstemp(prefix="memtrace-")
+    try:
+        os.close(fd)
+        gdb.execute("pipe info target | cat >%s" % shlex.quote(path), to_string=True)
+        with open(path, "rb") as f:
+            return f.read()
+    except gdb.error:  # a gdb older than 10 has no pipe command
+        return b""
+    finally:
+        os.unlink(path)
+
+
+def _loaded_files():
+    """(core file, executable) as gdb has them loaded, each None if none, as
+    file names for the OS: bytes that are not UTF-8 are kept as they are
+    (surrogateescape), whatever they look like on screen."""
+    core = exe = None
+    section = None
+    for line in _info_target().splitlines():
+        line = line.strip()
+        if line.startswith(b"Local core dump file:"):
+            section, core = "core", ""
+        elif line.startswith(b"Local exec file:"):
+            section = "exe"
+        elif section and line.startswith(b"`") and b"', file type" in line:
+            name = os.fsdecode(line[1:line.index(b"', file type")])
+            if section == "core":
+                core = name
+            else:
+                exe = name
+            section = None
+    return core, exe
+
+
 class _Target:
     """The inferior being looked at: a live process or a core file."""
 
     def __init__(self):
         inf = gdb.selected_inferior()
         self.inferior = inf
-        self.core = None
+        self.core = self.exe = None
         try:
             conn = inf.connection
             is_core = conn is not None and conn.type == "core"
         except AttributeError:
             is_core = None
-        info = gdb.execute("info target", to_string=True)
-        for line in info.splitlines():
-            line = line.strip()
-            if line.startswith("`") and "', file type" in line and self.core == "":
-                self.core = line[1:line.index("', file type")]
-            if line.startswith("Local core dump file:"):
-                self.core = ""
-        if is_core is False:
-            self.core = None
+        if is_core is not False:
+            self.core, self.exe = _loaded_files()
+            try:
+                self.exe = inf.progspace.filename or self.exe
+            except UnicodeDecodeError:  # gdb decodes it strictly; info target had it
+                pass
+        if is_core and self.core is None:
+            self.core = ""
         if self.core == "":
             _fail("cannot tell which core file gdb has loaded (see `info target`)")
         if self.core is None and inf.pid == 0:
             _fail("no process and no core file: start the program (`run`, "
                   "`memtrace gdb PROG`) or load a core file first")
-        self.exe = inf.progspace.filename
         self.key = ("core", self.core) if self.core else ("pid", inf.pid)
 
     def read(self, addr, size):

@@ -340,6 +340,24 @@ else
     fail "MEMTRACE_FREED=67108864: gdb and the program go on" "exit $rc (124: timeout): $(tail -5 "$out13")"
 fi
 
+# ---------------------------------------------------------------- names that are not UTF-8
+# A program, and so its module name, and a core file in a directory whose
+# name has a byte that is not UTF-8.
+odd=$work/odd$'\xff'dir
+mkdir -p "$odd" && cp "$tests/gdb_quiet" "$odd/"
+top_lines=("memtrace: top 1 of 1 call sites by live bytes (64 bytes in 1 live block in all)"
+           "memtrace: site 1: 64 bytes in 1 block allocated at:" "  #0 main at $(at $Q gq_block)")
+out14=$work/odd_live.out
+timeout 60 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run" \
+    -ex "source $helper" -ex "memtrace top 1" -ex "gcore $odd/core" -ex "kill" \
+    "$odd/gdb_quiet" >"$out14" 2>&1
+check_lines "non-UTF-8 path: memtrace top on the live process" "$(cat "$out14")" "${top_lines[@]}"
+out15=$work/odd_core.out
+timeout 60 gdb -q -batch -nx "$odd/gdb_quiet" "$odd/core" -ex "source $helper" \
+    -ex "memtrace top 1" >"$out15" 2>&1
+check_lines "non-UTF-8 path: memtrace top on its core file" "$(cat "$out15")" "${top_lines[@]}"
+check_no_traceback "non-UTF-8 path: no Python traceback" <(cat "$out14" "$out15")
+
 # ---------------------------------------------------------------- launcher
 run_env=$("$build/memtrace" run env | grep '^LD_PRELOAD=')
 if [ "$run_env" = "LD_PRELOAD=$lib" ] && "$build/memtrace" run "$tests/sites_o2"; then
