@@ -347,7 +347,9 @@ class _State:
         if magic == b"\0" * 8:
             _fail("memtrace has not started in this process yet (no allocation so far)")
         if magic != b"MEMTRACE":
-            _corrupt('magic "%s", not "MEMTRACE"' % magic.decode("ascii", "backslashreplace"))
+            _corrupt('magic "%s", not "MEMTRACE"'
+                     % "".join(chr(c) if 32 <= c < 127 and c not in b'"\\' else "\\x%02x" % c
+                               for c in magic))
         if version != _STATE_VERSION:
             _fail("memtrace_state has version %d; this helper reads version %d"
                   % (version, _STATE_VERSION))
@@ -364,7 +366,7 @@ class _State:
         self.d.update(zip(names, struct.unpack("<%dQ" % len(names), raw)))
         _check_layout(self.d)
         self.shards = None     # [(locked, slots)]
-        self.slots = {}        # shard -> (slots address, log2cap)
+        self.slots = {}        # shard -> (address of its first entry, log2cap) or None
         self.entries = {}      # shard -> columns (ptrs, sizes, seqs, stacks, threads)
         self.ring = None       # (stamps, ptrs, sizes) of the trusted records, newest first
         self.chunks = {}
@@ -896,7 +898,8 @@ Usage: memtrace EXPR
        memtrace stats
 
 memtrace EXPR evaluates EXPR (any expression that yields an address: a
-pointer, an integer, an array) and prints what memtrace knows about that
+pointer, an integer, an array in memory; never calling a function in the
+program, so not a string literal) and prints what memtrace knows about that
 address, in print_trace's format: the live block that starts at it or
 contains it (its size, the offset, the allocating thread and allocation
 number, the allocation stack with file:line and inlined frames), then every
@@ -907,7 +910,9 @@ in the history, or a null one, is an error.  To ask about a variable named
 
 The tables are read from the inferior's memory, never by calling into it,
 so this works on a core file and while a thread is stopped inside malloc.
-The program must run under libmemtrace.so (see `memtrace gdb PROG')."""
+The program must run under libmemtrace.so (see `memtrace gdb PROG').  Where
+the tables look damaged (a core file of a crash), the command says what it
+found implausible instead of reading further."""
 
     def __init__(self):
         super().__init__("memtrace", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION, True)
