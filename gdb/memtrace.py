@@ -13,11 +13,14 @@
 # symbolizer (src/symbolize.c), so the lines are print_trace's lines.
 # The report wording is shared with src/describe.c: change both together.
 
+import array
 import os
 import select
+import shlex
 import shutil
 import struct
 import subprocess
+import tempfile
 
 import gdb
 
@@ -46,6 +49,9 @@ _STATE_FIELDS = """
     threads threads_max threads_entry_size threads_tid threads_name
     threads_name_size threads_highest seq_counter
 """.split()
+# Words added at the end of version 1 later; a smaller descriptor (an older
+# library) lacks them, and they read as 0.
+_STATE_FIELDS_ADDED = ["freed_pushed"]
 
 _M64 = (1 << 64) - 1
 _UNLOCKED_LIVE = ("  (read without the table lock: a stopped thread was changing it; "
@@ -54,11 +60,78 @@ _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread wa
                    "changing it")
 
 
+# Bounds on what memtrace_state and the tables may say (DESIGN.md trap 15:
+# a damaged core is the normal case). Far above what the library publishes
+# (src/state.c), and low enough that no damaged value makes gdb read or hold
+# more than a few MiB at once, or loop for long.
+_MAX_STATE_SIZE = 4096     # bytes of memtrace_state
+_MAX_SHARD_BITS = 12
+_MAX_SHARD_SIZE = 1024     # bytes of a shard header
+_MAX_HEADER = 4096         # offset of a field in a shard or slots header
+_MAX_RECORD = 256          # bytes of a live entry or a freed-history record
+_MAX_LOG2CAP = 40          # a shard's capacity
+_MAX_CHUNK_BITS = 30
+_MAX_FRAMES_OFFSET = 64    # words
+_MAX_DEPTH_BITS = 16
+_MAX_DEPTH = 256           # MT_MAX_DEPTH: print_trace shows no deeper stack
+_MAX_FREED = 1 << 26       # MEMTRACE_FREED's maximum (src/config.c)
+_MAX_THREADS = 1 << 20
+_MAX_THREAD_ENTRY = 4096
+_MAX_NAME = 256
+_READ_CHUNK = 1 << 21      # bytes read at once from a large table
+
+
 def _fail(message):
     raise gdb.GdbError("memtrace: " + message)
 
 
+def _corrupt(what):
+    _fail("memtrace_state looks corrupted (%s)" % what)
+
+
 # ---------------------------------------------------------------- target
+
+def _info_target():
+    """`info target` as bytes. gdb hands Python command output as UTF-8 text
+    and fails on a file name that is not UTF-8; then the output goes through
+    a file instead."""
+    try:
+        return gdb.execute("info target", to_string=True).encode("utf-8", "surrogateescape")
+    except UnicodeDecodeError:
+        pass
+    fd, path = tempfile.mkstemp(prefix="memtrace-")
+    try:
+        os.close(fd)
+        gdb.execute("pipe info target | cat >%s" % shlex.quote(path), to_string=True)
+        with open(path, "rb") as f:
+            return f.read()
+    except gdb.error:  # a gdb older than 10 has no pipe command
+        return b""
+    finally:
+        os.unlink(path)
+
+
+def _loaded_files():
+    """(core file, executable) as gdb has them loaded, each None if none, as
+    file names for the OS: bytes that are not UTF-8 are kept as they are
+    (surrogateescape), whatever they look like on screen."""
+    core = exe = None
+    section = None
+    for line in _info_target().splitlines():
+        line = line.strip()
+        if line.startswith(b"Local core dump file:"):
+            section, core = "core", ""
+        elif line.startswith(b"Local exec file:"):
+            section = "exe"
+        elif section and line.startswith(b"`") and b"', file type" in line:
+            name = os.fsdecode(line[1:line.index(b"', file type")])
+            if section == "core":
+                core = name
+            else:
+                exe = name
+            section = None
+    return core, exe
+
 
 class _Target:
     """The inferior being looked at: a live process or a core file."""
@@ -66,30 +139,31 @@ class _Target:
     def __init__(self):
         inf = gdb.selected_inferior()
         self.inferior = inf
-        self.core = None
+        self.core = self.exe = None
         try:
             conn = inf.connection
             is_core = conn is not None and conn.type == "core"
         except AttributeError:
             is_core = None
-        info = gdb.execute("info target", to_string=True)
-        for line in info.splitlines():
-            line = line.strip()
-            if line.startswith("`") and "', file type" in line and self.core == "":
-                self.core = line[1:line.index("', file type")]
-            if line.startswith("Local core dump file:"):
-                self.core = ""
-        if is_core is False:
-            self.core = None
+        if is_core is not False:
+            self.core, self.exe = _loaded_files()
+            try:
+                self.exe = inf.progspace.filename or self.exe
+            except UnicodeDecodeError:  # gdb decodes it strictly; info target had it
+                pass
+        if is_core and self.core is None:
+            self.core = ""
         if self.core == "":
             _fail("cannot tell which core file gdb has loaded (see `info target`)")
         if self.core is None and inf.pid == 0:
             _fail("no process and no core file: start the program (`run`, "
                   "`memtrace gdb PROG`) or load a core file first")
-        self.exe = inf.progspace.filename
         self.key = ("core", self.core) if self.core else ("pid", inf.pid)
 
     def read(self, addr, size):
+        """SIZE bytes at ADDR, or None if they are not all readable."""
+        if addr < 0 or size < 0 or addr + size > 1 << 64:
+            return None
         try:
             return bytes(self.inferior.read_memory(addr, size))
         except gdb.MemoryError:
@@ -177,6 +251,82 @@ class _Symbolizer:
 
 # ---------------------------------------------------------------- tables
 
+def _check_layout(d):
+    """Fails with one line unless descriptor D (a dict of its words) is
+    plausible: every size and count within the bounds above and consistent
+    with the others, every field inside its record and aligned."""
+    def at_most(name, top, low=0):
+        if d[name] > top:
+            _corrupt("%s %d, more than %d" % (name, d[name], top))
+        if d[name] < low:
+            _corrupt("%s %d, less than %d" % (name, d[name], low))
+
+    def record_size(name):
+        at_most(name, _MAX_RECORD, 8)
+        if d[name] % 8:
+            _corrupt("%s %d, not a multiple of 8" % (name, d[name]))
+
+    def field(name, width, size_name):
+        if d[name] % width or d[name] + width > d[size_name]:
+            _corrupt("%s %d, not %s %d-byte field inside %s %d"
+                     % (name, d[name], "an" if width == 8 else "a", width, size_name,
+                        d[size_name]))
+
+    def address(name, what):
+        if d[name] == 0:
+            _corrupt("%s at 0x0" % what)
+
+    at_most("live_shard_bits", _MAX_SHARD_BITS)
+    if d["live_shard_count"] != 1 << d["live_shard_bits"]:
+        _corrupt("live_shard_count %d, not 1 << live_shard_bits" % d["live_shard_count"])
+    address("live_shards", "live shards")
+    at_most("live_shard_size", _MAX_SHARD_SIZE, 8)
+    field("live_lock_offset", 4, "live_shard_size")
+    field("live_count_offset", 8, "live_shard_size")
+    field("live_slots_offset", 8, "live_shard_size")
+    at_most("live_log2cap_offset", _MAX_HEADER)
+    at_most("live_entries_offset", _MAX_HEADER)
+    at_most("live_hash_shift", 63)
+    record_size("entry_size")
+    for name in ("entry_ptr", "entry_size_field", "entry_seq"):
+        field(name, 8, "entry_size")
+    for name in ("entry_stack", "entry_thread"):
+        field(name, 4, "entry_size")
+
+    address("stack_chunks", "stack chunk table")
+    at_most("stack_chunk_bits", _MAX_CHUNK_BITS, 1)
+    # Stack ids are 32-bit: chunk << chunk_bits | word.
+    at_most("stack_max_chunks", 1 << (32 - d["stack_chunk_bits"]), 1)
+    at_most("stack_frames_offset", _MAX_FRAMES_OFFSET)
+    mask = d["stack_depth_mask"]
+    if mask == 0 or mask & (mask + 1) or mask >> _MAX_DEPTH_BITS:
+        _corrupt("stack_depth_mask %#x, not a mask of 1 to %d bits" % (mask, _MAX_DEPTH_BITS))
+    bit = d["stack_present_bit"]
+    if bit == 0 or bit & (bit - 1) or bit & mask:
+        _corrupt("stack_present_bit %#x, not one bit above stack_depth_mask" % bit)
+    address("stack_count", "stack count")
+
+    at_most("freed_capacity", _MAX_FREED)
+    if d["freed_capacity"]:
+        address("freed_ring", "freed history")
+    record_size("freed_record_size")
+    for name in ("freed_stamp", "freed_ptr", "freed_size", "freed_alloc_seq", "freed_free_seq"):
+        field(name, 8, "freed_record_size")
+    for name in ("freed_alloc_stack", "freed_free_stack", "freed_alloc_thread",
+                 "freed_free_thread"):
+        field(name, 4, "freed_record_size")
+
+    at_most("threads_max", _MAX_THREADS)
+    at_most("threads_entry_size", _MAX_THREAD_ENTRY, 4)
+    at_most("threads_name_size", _MAX_NAME, 1)
+    field("threads_tid", 4, "threads_entry_size")
+    if d["threads_name"] + d["threads_name_size"] > d["threads_entry_size"]:
+        _corrupt("threads_name %d, not a %d-byte field inside threads_entry_size %d"
+                 % (d["threads_name"], d["threads_name_size"], d["threads_entry_size"]))
+    address("threads_highest", "thread count")
+    address("seq_counter", "allocation counter")
+
+
 class _State:
     """memtrace's tables in one target, read through memtrace_state. Table
     contents read once are kept until the target runs again."""
@@ -184,47 +334,59 @@ class _State:
     def __init__(self, target):
         self.t = target
         try:
-            addr = int(gdb.parse_and_eval("(unsigned long)&memtrace_state"))
-        except gdb.error:
-            _fail("this program does not run under memtrace (no memtrace_state symbol); "
-                  "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
+            addr = int(gdb.parse_and_eval("(unsigned long)&memtrace_state")) & _M64
+        except gdb.error as e:
+            if 'No symbol "memtrace_state"' in str(e):
+                _fail("this program does not run under memtrace (no memtrace_state symbol); "
+                      "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
+            _corrupt("cannot locate it: %s" % str(e).splitlines()[0])
         head = target.read(addr, 16)
         if head is None:
-            _fail("cannot read memtrace_state at %#x" % addr)
+            _corrupt("unreadable at %#x" % addr)
         magic, version, size = struct.unpack("<8sII", head)
         if magic == b"\0" * 8:
             _fail("memtrace has not started in this process yet (no allocation so far)")
         if magic != b"MEMTRACE":
-            _fail("memtrace_state at %#x is not a memtrace descriptor" % addr)
+            _corrupt('magic "%s", not "MEMTRACE"'
+                     % "".join(chr(c) if 32 <= c < 127 and c not in b'"\\' else "\\x%02x" % c
+                               for c in magic))
         if version != _STATE_VERSION:
             _fail("memtrace_state has version %d; this helper reads version %d"
                   % (version, _STATE_VERSION))
         need = 16 + 8 * len(_STATE_FIELDS)
         if size < need:
-            _fail("memtrace_state is %d bytes, expected at least %d" % (size, need))
-        words = struct.unpack("<%dQ" % len(_STATE_FIELDS), target.read(addr + 16, need - 16))
-        self.d = dict(zip(_STATE_FIELDS, words))
-        self.shards = None     # [(locked, count, slots)]
-        self.entries = {}      # shard -> list of (ptr, size, seq, stack, thread)
-        self.ring = None       # [(stamp, record tuple)]
+            _corrupt("size %d, less than %d" % (size, need))
+        if size > _MAX_STATE_SIZE:
+            _corrupt("size %d, more than %d" % (size, _MAX_STATE_SIZE))
+        names = (_STATE_FIELDS + _STATE_FIELDS_ADDED)[:(size - 16) // 8]
+        raw = target.read(addr + 16, 8 * len(names))
+        if raw is None:
+            _corrupt("unreadable at %#x" % addr)
+        self.d = dict.fromkeys(_STATE_FIELDS_ADDED, 0)
+        self.d.update(zip(names, struct.unpack("<%dQ" % len(names), raw)))
+        _check_layout(self.d)
+        self.shards = None     # [(locked, slots)]
+        self.slots = {}        # shard -> (address of its first entry, log2cap) or None
+        self.entries = {}      # shard -> columns (ptrs, sizes, seqs, stacks, threads)
+        self.ring = None       # (stamps, ptrs, sizes) of the trusted records, newest first
         self.chunks = {}
         self.stacks = {}
 
     # -- live table
     def _shards(self):
+        """[(locked, slots address)] of every shard."""
         if self.shards is None:
             d = self.d
             n, sz = d["live_shard_count"], d["live_shard_size"]
             raw = self.t.read(d["live_shards"], n * sz)
             if raw is None:
-                _fail("cannot read the live table at %#x" % d["live_shards"])
+                _corrupt("live shards at %#x unreadable" % d["live_shards"])
             self.shards = []
             for i in range(n):
                 b = i * sz
                 lock = struct.unpack_from("<I", raw, b + d["live_lock_offset"])[0]
-                count = struct.unpack_from("<Q", raw, b + d["live_count_offset"])[0]
                 slots = struct.unpack_from("<Q", raw, b + d["live_slots_offset"])[0]
-                self.shards.append((lock != 0, count, slots))
+                self.shards.append((lock != 0, slots))
         return self.shards
 
     def _hash(self, addr):
@@ -240,34 +402,57 @@ class _State:
         thread = struct.unpack_from("<I", raw, off + d["entry_thread"])[0]
         return (ptr, size, seq, stack, thread)
 
-    def _log2cap(self, slots):
-        return self.t.u64(slots + self.d["live_log2cap_offset"])
+    def _slots(self, n):
+        """(address of shard N's first entry, log2 capacity), or None for a
+        shard with no slots mapping yet. The mapping is published whole
+        (src/live_table.c), so even a locked shard's must be readable."""
+        if n not in self.slots:
+            _, slots = self._shards()[n]
+            result = None
+            if slots:
+                d = self.d
+                log2cap = self.t.u64(slots + d["live_log2cap_offset"])
+                if log2cap is None:
+                    _corrupt("live shard %d: slots at %#x unreadable" % (n, slots))
+                if log2cap > _MAX_LOG2CAP:
+                    _corrupt("live shard %d: log2 capacity %d, more than %d"
+                             % (n, log2cap, _MAX_LOG2CAP))
+                base = slots + d["live_entries_offset"]
+                if self.t.read(base + (d["entry_size"] << log2cap) - 8, 8) is None:
+                    _corrupt("live shard %d: %d slots at %#x not all readable"
+                             % (n, 1 << log2cap, base))
+                result = (base, log2cap)
+            self.slots[n] = result
+        return self.slots[n]
+
+    def _read_slots(self, n, base, first, count):
+        raw = self.t.read(base + first * self.d["entry_size"], count * self.d["entry_size"])
+        if raw is None:
+            _corrupt("live shard %d: slots at %#x unreadable" % (n, base))
+        return raw
 
     def _columns(self, n):
         """Shard N as columns over all its slots (ptr 0: empty):
-        (ptrs, sizes, seqs, stacks, threads), or None if unreadable."""
+        (ptrs, sizes, seqs, stacks, threads)."""
         if n in self.entries:
             return self.entries[n]
-        _, _, slots = self._shards()[n]
         d = self.d
         result = ([], [], [], [], [])
+        slots = self._slots(n)
         if slots:
-            log2cap = self._log2cap(slots)
+            base, log2cap = slots
             es = d["entry_size"]
-            raw = None
-            if log2cap is not None and log2cap < 48:
-                raw = self.t.read(slots + d["live_entries_offset"], es << log2cap)
-            if raw is None:
-                result = None
-            else:
-                # Strided views of the slot array decode a whole shard at C speed.
+            per_read = max(1, _READ_CHUNK // es)
+            for first in range(0, 1 << log2cap, per_read):
+                raw = self._read_slots(n, base, first, min(per_read, (1 << log2cap) - first))
+                # Strided views of the slot array decode a shard at C speed.
                 q, i = memoryview(raw).cast("Q"), memoryview(raw).cast("I")
                 wq, wi = es // 8, es // 4
-                result = (q[d["entry_ptr"] // 8::wq].tolist(),
-                          q[d["entry_size_field"] // 8::wq].tolist(),
-                          q[d["entry_seq"] // 8::wq].tolist(),
-                          i[d["entry_stack"] // 4::wi].tolist(),
-                          i[d["entry_thread"] // 4::wi].tolist())
+                result[0].extend(q[d["entry_ptr"] // 8::wq].tolist())
+                result[1].extend(q[d["entry_size_field"] // 8::wq].tolist())
+                result[2].extend(q[d["entry_seq"] // 8::wq].tolist())
+                result[3].extend(i[d["entry_stack"] // 4::wi].tolist())
+                result[4].extend(i[d["entry_thread"] // 4::wi].tolist())
         self.entries[n] = result
         return result
 
@@ -277,30 +462,25 @@ class _State:
         d = self.d
         h = self._hash(addr)
         n = h >> (64 - d["live_shard_bits"])
-        locked, _, slots = self._shards()[n]
-        if not slots:
-            return None, locked
+        locked, _ = self._shards()[n]
         if n in self.entries:
             cols = self.entries[n]
-            if cols is None:
-                return None, True
             try:
                 k = cols[0].index(addr)
             except ValueError:
                 return None, locked
             return tuple(c[k] for c in cols), locked
-        log2cap = self._log2cap(slots)
-        if log2cap is None or log2cap >= 48:
-            return None, True
+        slots = self._slots(n)
+        if not slots:
+            return None, locked
+        base, log2cap = slots
         cap = 1 << log2cap
         i = ((h << d["live_shard_bits"]) & _M64) >> (64 - log2cap)
-        es, base = d["entry_size"], slots + d["live_entries_offset"]
+        es = d["entry_size"]
         probed = 0
         while probed < cap:
             batch = min(64, cap - i, cap - probed)
-            raw = self.t.read(base + i * es, batch * es)
-            if raw is None:
-                return None, True
+            raw = self._read_slots(n, base, i, batch)
             for k in range(batch):
                 p = struct.unpack_from("<Q", raw, k * es + d["entry_ptr"])[0]
                 if p == addr:
@@ -315,12 +495,9 @@ class _State:
         """(entry or None, unlocked), scanning shards in order like
         mt_live_find_containing."""
         unlocked = False
-        for n, (locked, _, _) in enumerate(self._shards()):
+        for n, (locked, _) in enumerate(self._shards()):
             unlocked = unlocked or locked
             cols = self._columns(n)
-            if cols is None:
-                unlocked = True
-                continue
             ptrs, sizes = cols[0], cols[1]
             for k, p in enumerate(ptrs):
                 if p and p <= addr and (addr - p < sizes[k] or addr == p):
@@ -329,13 +506,11 @@ class _State:
 
     def site_totals(self):
         """({stack: [bytes, blocks]}, live blocks, live bytes, unsure): unsure
-        if some shard was locked or unreadable."""
+        if some shard was locked."""
         sites, blocks, total, unsure = {}, 0, 0, False
-        for n, (locked, _, _) in enumerate(self._shards()):
+        for n, (locked, _) in enumerate(self._shards()):
             cols = self._columns(n)
-            unsure = unsure or locked or cols is None
-            if not cols:
-                continue
+            unsure = unsure or locked
             for p, size, sid in zip(cols[0], cols[1], cols[3]):
                 if p:
                     s = sites.get(sid)
@@ -348,40 +523,65 @@ class _State:
                     total += size
         return sites, blocks, total, unsure
 
-    def live_count(self):
-        return sum(c for _, c, _ in self._shards())
-
     # -- freed history
+    def _ring_pieces(self, begin, end):
+        """Reads the slots of pushes BEGIN to END - 1, newest first, in
+        pieces of one read each: yields (first push, stamps, ptrs, sizes)."""
+        d = self.d
+        cap, rs = d["freed_capacity"], d["freed_record_size"]
+        per_read = max(1, _READ_CHUNK // rs)
+        hi = end
+        while hi > begin:
+            # Pushes lo..hi-1 lie in consecutive slots: one lap of the ring.
+            lo = max(begin, hi - per_read, (hi - 1) - (hi - 1) % cap)
+            raw = self.t.read(d["freed_ring"] + (lo % cap) * rs, (hi - lo) * rs)
+            if raw is None:
+                _corrupt("freed history at %#x unreadable" % d["freed_ring"])
+            q, w = memoryview(raw).cast("Q"), rs // 8
+            yield (lo, q[d["freed_stamp"] // 8::w].tolist(), q[d["freed_ptr"] // 8::w].tolist(),
+                   q[d["freed_size"] // 8::w].tolist())
+            hi = lo
+
     def _ring(self):
         if self.ring is None:
             d = self.d
-            self.ring = []
-            cap, rs = d["freed_capacity"], d["freed_record_size"]
+            cap = d["freed_capacity"]
+            stamps, ptrs, sizes = array.array("Q"), array.array("Q"), array.array("Q")
             if d["freed_ring"] and cap:
-                raw = self.t.read(d["freed_ring"], cap * rs)
-                if raw is None:
-                    _fail("cannot read the freed history at %#x" % d["freed_ring"])
-                q = memoryview(raw).cast("Q")
-                w = rs // 8
-                stamps = q[d["freed_stamp"] // 8::w].tolist()
-                for j, s in enumerate(stamps):
-                    # A slot is trusted only with the stamp of a push that
-                    # finished there (see freed_history.c).
-                    if s and (s - 1) % cap == j:
-                        self.ring.append((s, j * rs, raw))
-                self.ring.sort(reverse=True)
+                if d["freed_pushed"]:
+                    pushed = self._counter("freed_pushed", 8, "freed-history push count")
+                else:
+                    # An older library does not say how many were pushed:
+                    # the newest stamp in the whole ring does.
+                    pushed = 0
+                    for first, st, _, _ in self._ring_pieces(0, cap):
+                        for j, s in enumerate(st):
+                            if s > pushed and (s - 1) % cap == (first + j) % cap:
+                                pushed = s
+                for first, st, pt, sz in self._ring_pieces(max(0, pushed - cap), pushed):
+                    for j in range(len(st) - 1, -1, -1):
+                        # A slot is trusted only with the stamp of the push
+                        # that finished there (see freed_history.c).
+                        if st[j] == first + j + 1:
+                            stamps.append(st[j])
+                            ptrs.append(pt[j])
+                            sizes.append(sz[j])
+            self.ring = (stamps, ptrs, sizes)
         return self.ring
 
     def freed_covering(self, addr):
         """Freed-history records covering ADDR, newest first, as dicts."""
         d = self.d
+        cap, rs = d["freed_capacity"], d["freed_record_size"]
         out = []
-        for _, off, raw in self._ring():
-            ptr = struct.unpack_from("<Q", raw, off + d["freed_ptr"])[0]
-            size = struct.unpack_from("<Q", raw, off + d["freed_size"])[0]
+        for stamp, ptr, size in zip(*self._ring()):
             if addr >= ptr and (addr - ptr < size or addr == ptr):
+                raw = self.t.read(d["freed_ring"] + (stamp - 1) % cap * rs, rs)
+                if raw is None:
+                    _corrupt("freed history at %#x unreadable" % d["freed_ring"])
+
                 def u(field, fmt):
-                    return struct.unpack_from(fmt, raw, off + d[field])[0]
+                    return struct.unpack_from(fmt, raw, d[field])[0]
                 out.append(dict(ptr=ptr, size=size,
                                 alloc_seq=u("freed_alloc_seq", "<Q"),
                                 free_seq=u("freed_free_seq", "<Q"),
@@ -392,32 +592,46 @@ class _State:
         return out
 
     def freed_count(self):
-        return len(self._ring())
+        return len(self._ring()[0])
 
     # -- stacks
     def stack(self, sid):
-        """The return addresses of stack SID, or None."""
+        """The return addresses of stack SID, or None where mt_stack_get
+        finds none (so a torn freed-history record prints as print_trace
+        prints it)."""
         if sid in self.stacks:
             return self.stacks[sid]
         d = self.d
         result = None
-        c, w = sid >> d["stack_chunk_bits"], sid & ((1 << d["stack_chunk_bits"]) - 1)
+        bits = d["stack_chunk_bits"]
+        c, w = sid >> bits, sid & ((1 << bits) - 1)
         if sid and c < d["stack_max_chunks"]:
             if c not in self.chunks:
                 self.chunks[c] = self.t.u64(d["stack_chunks"] + 8 * c)
+                if self.chunks[c] is None:
+                    _corrupt("stack chunk table at %#x unreadable" % d["stack_chunks"])
             chunk = self.chunks[c]
             header = self.t.u64(chunk + 8 * w) if chunk else None
+            if chunk and header is None:
+                _corrupt("stack chunk %d at %#x unreadable" % (c, chunk))
             if header is not None and header & d["stack_present_bit"]:
                 depth = header & d["stack_depth_mask"]
-                raw = self.t.read(chunk + 8 * (w + d["stack_frames_offset"]), 8 * depth)
-                if raw is not None:
+                if depth <= _MAX_DEPTH and w + d["stack_frames_offset"] + depth <= 1 << bits:
+                    raw = self.t.read(chunk + 8 * (w + d["stack_frames_offset"]), 8 * depth)
+                    if raw is None:
+                        _corrupt("stack chunk %d at %#x unreadable" % (c, chunk))
                     result = list(struct.unpack("<%dQ" % depth, raw))
         self.stacks[sid] = result
         return result
 
+    def _counter(self, name, size, what):
+        b = self.t.read(self.d[name], size)
+        if b is None:
+            _corrupt("%s at %#x unreadable" % (what, self.d[name]))
+        return struct.unpack("<I" if size == 4 else "<Q", b)[0]
+
     def stack_count(self):
-        b = self.t.read(self.d["stack_count"], 4)
-        return struct.unpack("<I", b)[0] if b else 0
+        return self._counter("stack_count", 4, "stack count")
 
     # -- threads
     def thread(self, n):
@@ -427,16 +641,17 @@ class _State:
         if d["threads"] and 0 < n <= d["threads_max"]:
             raw = self.t.read(d["threads"] + (n - 1) * d["threads_entry_size"]
                               + d["threads_name"], d["threads_name_size"])
-            if raw and raw[0]:
+            if raw is None:
+                _corrupt("thread registry at %#x unreadable" % d["threads"])
+            if raw[0]:
                 name = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
         return 'thread %u "%s"' % (n, name) if name else "thread %u" % n
 
     def thread_count(self):
-        b = self.t.read(self.d["threads_highest"], 4)
-        return struct.unpack("<I", b)[0] if b else 0
+        return self._counter("threads_highest", 4, "thread count")
 
     def allocations(self):
-        v = self.t.u64(self.d["seq_counter"])
+        v = self._counter("seq_counter", 8, "allocation counter")
         return v - 1 if v else 0
 
 
@@ -459,8 +674,8 @@ class _Session:
             self.symbolizer.close()
             self.symbolizer = None
 
-    def get(self):
-        target = _Target()
+    def get(self, target=None):
+        target = target or _Target()
         if self.state is None or self.state.t.key != target.key:
             self.state = _State(target)
         if self.symbolizer is None or self.symbolizer.key != target.key or \
@@ -472,8 +687,12 @@ class _Session:
 
 
 _session = _Session()
+# The tables are stale after anything that lets the program run or writes its
+# memory: resuming, `set var`, and inferior calls (`call free(p)`, `print
+# malloc(77)`), which run the program without a "cont" event.
 for _event, _fn in (("cont", _session.invalidate_tables),
                     ("memory_changed", _session.invalidate_tables),
+                    ("inferior_call", _session.invalidate_tables),
                     ("exited", _session.invalidate_all),
                     ("new_objfile", _session.invalidate_all),
                     ("clear_objfiles", _session.invalidate_all)):
@@ -497,9 +716,15 @@ def _stack_lines(st, sym, sid):
     return sym.frames(frames)
 
 
-def describe(addr):
+def describe_expr(expr):
+    # Without a process or core file, that is the answer, whatever EXPR is.
+    target = _Target()
+    return describe(_address(expr), target)
+
+
+def describe(addr, target=None):
     """print_trace's report for ADDR, from memory only."""
-    st, sym = _session.get()
+    st, sym = _session.get(target)
     if addr == 0:
         _fail("0x0: a null pointer, not a heap block")
     e, unlocked = st.find_exact(addr)
@@ -541,7 +766,13 @@ def _blocks(n):
     return "block" if n == 1 else "blocks"
 
 
-def top(n):
+def top(arg):
+    try:
+        n = int(_evaluate(arg)) if arg else 10
+    except gdb.error as e:
+        _fail("top: bad count '%s': %s" % (arg, e))
+    if n <= 0:
+        _fail("top: the count must be at least 1")
     st, sym = _session.get()
     sites, blocks, total, unsure = st.site_totals()
     order = sorted(sites.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:n]
@@ -573,23 +804,74 @@ def stats():
 
 # ---------------------------------------------------------------- commands
 
-def _address(expr):
+class _NoInferiorCalls:
+    """While active, gdb refuses to call functions in the program. The
+    command reads memory only: an expression must neither run the program
+    (`memtrace malloc(5)`) nor make gdb copy a literal into it (gdb calls
+    malloc there for `"abc" + 1`), which would change the tables being
+    asked about and can hang with scheduler-locking on."""
+
+    def __enter__(self):
+        try:
+            self.old = gdb.parameter("may-call-functions")
+        except RuntimeError:  # a gdb older than 9 has no such setting
+            self.old = None
+        if self.old:
+            gdb.execute("set may-call-functions off", to_string=True)
+        return self
+
+    def __exit__(self, *_):
+        if self.old:
+            gdb.execute("set may-call-functions on", to_string=True)
+
+
+def _evaluate(expr):
+    with _NoInferiorCalls():
+        return gdb.parse_and_eval(expr)
+
+
+def _eval_error(expr, e):
+    _fail("cannot evaluate '%s': %s" % (expr, str(e).splitlines()[0] if str(e) else e))
+
+
+def _address_in_memory(v, expr):
+    """The address of V, which must be in the program's memory already."""
     try:
-        v = gdb.parse_and_eval(expr)
-        code = v.type.strip_typedefs().code
-        if code in (gdb.TYPE_CODE_ARRAY, gdb.TYPE_CODE_FUNC):
-            v = v.address
-        elif code not in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM,
-                          gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_REF):
-            _fail("'%s' is a %s, not an address (take its address with &)"
-                  % (expr, v.type))
-        if code == gdb.TYPE_CODE_REF:
-            v = v.referenced_value().address
-        return int(v.cast(gdb.lookup_type("unsigned long"))) & _M64
-    except gdb.GdbError:
-        raise
-    except (gdb.error, RuntimeError, ValueError, OverflowError) as e:
-        _fail("cannot evaluate '%s': %s" % (expr, str(e).splitlines()[0] if str(e) else e))
+        # An array that is not in memory (a string literal, an array in a
+        # convenience variable) has no address, and asking gdb for one makes
+        # it copy the array into the program; its first element has an
+        # address exactly when the array is in memory.
+        while v.type.strip_typedefs().code == gdb.TYPE_CODE_ARRAY:
+            v = v[0]
+        a = v.address
+    except gdb.error:
+        a = None
+    if a is None:
+        _fail("%s is not a pointer or an address" % expr)
+    return int(a.cast(gdb.lookup_type("unsigned long"))) & _M64
+
+
+def _address(expr):
+    """The address EXPR stands for (a pointer's or integer's value, an
+    array's or function's or referenced object's address), computed without
+    calling into the program."""
+    with _NoInferiorCalls():
+        try:
+            v = gdb.parse_and_eval(expr)
+            code = v.type.strip_typedefs().code
+            if code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
+                return _address_in_memory(v.referenced_value(), expr)
+            if code in (gdb.TYPE_CODE_ARRAY, gdb.TYPE_CODE_FUNC):
+                return _address_in_memory(v, expr)
+            if code not in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM,
+                            gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR):
+                _fail("'%s' is a %s, not an address (take its address with &)"
+                      % (expr, v.type))
+            return int(v.cast(gdb.lookup_type("unsigned long"))) & _M64
+        except gdb.GdbError:
+            raise
+        except (gdb.error, RuntimeError, ValueError, OverflowError) as e:
+            _eval_error(expr, e)
 
 
 def _guard(fn, *args):
@@ -600,6 +882,10 @@ def _guard(fn, *args):
         raise
     except KeyboardInterrupt:
         raise gdb.GdbError("memtrace: interrupted")
+    except (gdb.MemoryError, struct.error) as e:
+        # Reads of the tables check what they get; this is the last resort
+        # for a damaged value that got past those checks.
+        raise gdb.GdbError("memtrace: memtrace_state looks corrupted (%s)" % e)
     except Exception as e:  # a bug here must still answer in one line
         raise gdb.GdbError("memtrace: internal error: %s: %s" % (type(e).__name__, e))
 
@@ -612,7 +898,8 @@ Usage: memtrace EXPR
        memtrace stats
 
 memtrace EXPR evaluates EXPR (any expression that yields an address: a
-pointer, an integer, an array) and prints what memtrace knows about that
+pointer, an integer, an array in memory; never calling a function in the
+program, so not a string literal) and prints what memtrace knows about that
 address, in print_trace's format: the live block that starts at it or
 contains it (its size, the offset, the allocating thread and allocation
 number, the allocation stack with file:line and inlined frames), then every
@@ -623,7 +910,9 @@ in the history, or a null one, is an error.  To ask about a variable named
 
 The tables are read from the inferior's memory, never by calling into it,
 so this works on a core file and while a thread is stopped inside malloc.
-The program must run under libmemtrace.so (see `memtrace gdb PROG')."""
+The program must run under libmemtrace.so (see `memtrace gdb PROG').  Where
+the tables look damaged (a core file of a crash), the command says what it
+found implausible instead of reading further."""
 
     def __init__(self):
         super().__init__("memtrace", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION, True)
@@ -633,8 +922,7 @@ The program must run under libmemtrace.so (see `memtrace gdb PROG')."""
         if not arg:
             _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats "
                   "(see `help memtrace')")
-        addr = _address(arg)
-        _guard(describe, addr)
+        _guard(describe_expr, arg)
 
 
 class MemtraceTopCommand(gdb.Command):
@@ -649,14 +937,7 @@ default), largest first: live bytes, block count and the stack."""
         super().__init__("memtrace top", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
-        arg = arg.strip()
-        try:
-            n = int(gdb.parse_and_eval(arg)) if arg else 10
-        except gdb.error as e:
-            _fail("top: bad count '%s': %s" % (arg, e))
-        if n <= 0:
-            _fail("top: the count must be at least 1")
-        _guard(top, n)
+        _guard(top, arg.strip())
 
 
 class MemtraceStatsCommand(gdb.Command):

@@ -66,3 +66,8 @@ const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed)
     *pushed = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
     return ring;
 }
+
+const uint64_t *mt_freed_pushed(void)
+{
+    return &head;
+}

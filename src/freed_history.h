@@ -33,4 +33,8 @@ size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *)
 /* For the state descriptor: the ring, its capacity, and the count pushed. */
 const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed);
 
+/* For the state descriptor: where the count of pushes begun lives, so that
+ * a reader outside the process can read only the slots pushed so far. */
+const uint64_t *mt_freed_pushed(void);
+
 #endif

@@ -77,6 +77,7 @@ void mt_state_publish(void)
     s->threads_highest = (uintptr_t)mt_threads_highest();
 
     s->seq_counter = (uintptr_t)mt_seq_counter();
+    s->freed_pushed = (uintptr_t)mt_freed_pushed();
 
     __atomic_thread_fence(__ATOMIC_RELEASE);
     memcpy(s->magic, MT_STATE_MAGIC, sizeof s->magic);

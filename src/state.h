@@ -56,6 +56,11 @@ struct memtrace_state {
     uint64_t threads_highest; /* address of a uint32_t: highest number */
 
     uint64_t seq_counter; /* address of a uint64_t: the next allocation number */
+
+    /* Added later in version 1 (a reader checks size before using them). */
+    uint64_t freed_pushed; /* address of a uint64_t: pushes begun so far; only
+                              the min(pushed, capacity) newest slots can hold
+                              records */
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

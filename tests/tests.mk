@@ -90,8 +90,11 @@ test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
 $(TEST_BUILD)/gdb_sites: tests/progs/gdb_sites.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -pthread -o $@ $<
+$(TEST_BUILD)/gdb_quiet: tests/progs/gdb_quiet.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -o $@ $<
 
-test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites
+test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # gdb helper tests: the `memtrace` command (gdb/memtrace.py) on a live process
 # stopped with a thread inside malloc, on core files written with gcore, with
-# bad input, through the launcher and after `make install` (auto-load).
+# bad input, after inferior calls, with a damaged memtrace_state (live and in
+# core files), with the freed history at its maximum size, with file names
+# that are not UTF-8, through the launcher and after `make install`
+# (auto-load).
 # Frames must name the exact file:line of the "SITE:<name>" markers in the
 # test programs. Prints one PASS/FAIL line per check and
 # "gdb-helper: N passed, N failed" last; exits 1 on failure.
 set -u
 . "$(dirname "$0")/lib.sh"
+# A gdb that aborts (the failure some checks below guard against) leaves no
+# core file in the tree; gcore is not affected.
+ulimit -c 0
 lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
 helper=$root/gdb/memtrace.py
 G=tests/progs/gdb_sites.c
@@ -40,6 +46,8 @@ $text"
     fi
 }
 check_grep() { if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "'$3' not in $(cat "$2")"; fi; }
+# check_line NAME FILE LINE: LINE is a whole line of FILE.
+check_line() { if grep -qxF -- "$3" "$2"; then pass "$1"; else fail "$1" "no line '$3' in $(cat "$2")"; fi; }
 check_no_traceback() {
     if grep -qE 'Traceback|Python Exception|Error occurred in Python' "$2"; then
         fail "$1" "a Python traceback: $(cat "$2")"
@@ -191,6 +199,173 @@ timeout 60 gdb -q -batch -nx -ex "break checkpoint" -ex "run" -ex "source $helpe
 check_grep "not under memtrace: one line" "$out6" "memtrace: this program does not run under memtrace"
 check_no_traceback "no process, no memtrace: no Python traceback" "$out6"
 
+# ---------------------------------------------------------------- inferior calls, literals
+# gdb_quiet has one thread, so nothing changes the tables but what gdb does.
+Q=tests/progs/gdb_quiet.c
+qargs=(-q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run"
+       -ex "source $helper" -ex "printf \"@@ g_block %p\\n\", g_block")
+out9=$work/calls.out
+timeout 60 gdb "${qargs[@]}" \
+    -ex "memtrace g_block" -ex "call free(g_block)" -ex "memtrace g_block" \
+    -ex "memtrace stats" -ex "print malloc(77)" -ex "echo @@ after malloc\\n" -ex "memtrace stats" \
+    -ex "set var g_block = 0" \
+    -ex 'memtrace "abc"' -ex 'memtrace malloc(5)' -ex "echo @@ after literals\\n" -ex "memtrace stats" \
+    -ex "delete" -ex "continue" "$tests/gdb_quiet" >"$out9" 2>&1
+blk=$(addr_of g_block "$out9")
+check_line "inferior call free(p): the next answer sees the free" "$out9" \
+    "memtrace: $blk: not a live heap block; freed blocks that covered it, newest first:"
+check_line "inferior call malloc(77): the next answer counts the block" \
+    <(sed -n '/^@@ after malloc/,/^@@ after literals/p' "$out9") \
+    "memtrace: 1 live blocks, 77 live bytes, 1 call sites with live blocks"
+check_line "a string literal is not an address: one line" "$out9" \
+    'memtrace: "abc" is not a pointer or an address'
+check_line "an expression that calls a function is refused: one line" "$out9" \
+    "memtrace: cannot evaluate 'malloc(5)': Cannot call functions in the program: may-call-functions is off."
+after=$(sed -n '/^@@ after literals/,$p' "$out9")
+if grep -qxE 'memtrace: 1 live blocks, 77 live bytes, 1 call sites with live blocks' <<<"$after" &&
+   grep -qxE 'memtrace: [0-9]+ distinct stacks, 3 allocations recorded, 1 threads seen' <<<"$after" &&
+   grep -q "exited normally" <<<"$after"; then
+    pass "literal and call expressions allocate nothing in the program"
+else
+    fail "no allocation in the program" "$after"
+fi
+check_no_traceback "inferior calls, literals: no Python traceback" "$out9"
+out10=$work/noproc_literal.out
+timeout 60 gdb -q -batch -nx "$tests/gdb_quiet" -ex "source $helper" -ex 'memtrace "abc"' >"$out10" 2>&1
+check_line "no process, string literal: one line" "$out10" \
+    "memtrace: no process and no core file: start the program (\`run\`, \`memtrace gdb PROG\`) or load a core file first"
+check_no_traceback "no process, string literal: no Python traceback" "$out10"
+
+# ---------------------------------------------------------------- damaged tables
+# Each case damages one field of memtrace_state or of a shard header in the
+# stopped program, asks, then puts the saved bytes back. Every answer is one
+# "looks corrupted" line naming the field; gdb and the program go on. Two
+# damaged descriptors are also written into core files.
+big=1099511627776 # 1 << 40
+corrupt() { echo "memtrace: memtrace_state looks corrupted ($1)"; }
+dargs=("${qargs[@]}" -ex 'set var $saved = memtrace_state'
+       -ex 'set var $h = ((unsigned long)g_block >> memtrace_state.live_hash_shift) * memtrace_state.live_hash_multiplier'
+       -ex 'set var $shard = $h >> (64 - memtrace_state.live_shard_bits)'
+       -ex 'set var $slotsp = (unsigned long *)(memtrace_state.live_shards + $shard * memtrace_state.live_shard_size + memtrace_state.live_slots_offset)'
+       -ex 'set var $slots = *$slotsp'
+       -ex 'set var $log2p = (unsigned long *)($slots + memtrace_state.live_log2cap_offset)'
+       -ex 'set var $log2 = *$log2p' -ex 'printf "@@ shard %lu %#lx\n", $shard, $slots')
+damage() { # SET... COMMAND: damage with the SETs, ask COMMAND, put the bytes back
+    local a
+    for a in "$@"; do dargs+=(-ex "$a"); done
+    dargs+=(-ex 'set var memtrace_state = $saved' -ex 'set var *$slotsp = $slots' -ex 'set var *$log2p = $log2')
+}
+damage "set var memtrace_state.live_shard_count = $big" "memtrace top 1"
+damage "set var memtrace_state.live_shard_bits = 60" "memtrace g_block"
+damage "set var memtrace_state.entry_size = 12" "memtrace top 1"
+damage "set var memtrace_state.entry_ptr = 1000" "memtrace g_block"
+damage "set var memtrace_state.stack_depth_mask = 0xffffffffff" "memtrace g_block"
+damage "set var memtrace_state.stack_chunks = 16" "memtrace g_block"
+damage "set var memtrace_state.freed_capacity = $big" "memtrace stats"
+damage "set var memtrace_state.freed_record_size = 4096" "memtrace g_freed"
+damage "set var memtrace_state.freed_ring = 16" "memtrace g_freed"
+damage "set var memtrace_state.threads_name_size = $big" "memtrace g_block"
+damage "set var memtrace_state.threads_max = $big" "memtrace g_block"
+damage "set var memtrace_state.seq_counter = 16" "memtrace stats"
+damage "set var memtrace_state.size = 8" "memtrace stats"
+damage 'set var *$log2p = 47' "memtrace g_block"
+damage 'set var *$slotsp = 16' "memtrace top 1"
+damage "set var memtrace_state.magic[0] = 'X'" "gcore $work/magic.core"
+damage "set var memtrace_state.live_shard_count = $big" "gcore $work/shards.core"
+dargs+=(-ex "memtrace g_block" -ex "print 1+1" -ex "delete" -ex "continue")
+out11=$work/damaged.out
+timeout 60 gdb "${dargs[@]}" "$tests/gdb_quiet" >"$out11" 2>&1
+blk=$(addr_of g_block "$out11")
+read -r shard slots < <(awk '$1 == "@@" && $2 == "shard" { print $3, $4; exit }' "$out11")
+for c in "live_shard_count $big, not 1 << live_shard_bits" \
+         "live_shard_bits 60, more than 12" \
+         "entry_size 12, not a multiple of 8" \
+         "entry_ptr 1000, not an 8-byte field inside entry_size 32" \
+         "stack_depth_mask 0xffffffffff, not a mask of 1 to 16 bits" \
+         "stack chunk table at 0x10 unreadable" \
+         "freed_capacity $big, more than 67108864" \
+         "freed_record_size 4096, more than 256" \
+         "freed history at 0x10 unreadable" \
+         "threads_name_size $big, more than 256" \
+         "threads_max $big, more than 1048576" \
+         "allocation counter at 0x10 unreadable" \
+         "size 8, less than 368" \
+         "live shard $shard: log2 capacity 47, more than 40" \
+         "live shard $shard: slots at 0x10 unreadable"; do
+    check_line "damaged: ${c%%,*}" "$out11" "$(corrupt "$c")"
+done
+if grep -qx "memtrace: $blk: start of a 64-byte block allocated by thread 1 (allocation #1)" "$out11" &&
+   grep -qx '$1 = 2' "$out11" && grep -q "exited normally" "$out11"; then
+    pass "damaged: gdb and the program went on, the repaired tables answer again"
+else
+    fail "damaged: gdb and the program go on" "$(tail -5 "$out11")"
+fi
+check_no_traceback "damaged: no Python traceback" "$out11"
+
+# A core whose descriptor is damaged is not "a program not run under memtrace".
+out12=$work/damaged_core.out
+timeout 60 gdb -q -batch -nx "$tests/gdb_quiet" "$work/magic.core" -ex "source $helper" \
+    -ex "memtrace stats" -ex "print 1+1" -ex "core-file $work/shards.core" -ex "memtrace top 1" \
+    -ex "print 2+2" >"$out12" 2>&1
+check_line "damaged core: bad magic" "$out12" "$(corrupt 'magic "XEMTRACE", not "MEMTRACE"')"
+check_line "damaged core: shard count" "$out12" "$(corrupt "live_shard_count $big, not 1 << live_shard_bits")"
+if grep -qx '$1 = 2' "$out12" && grep -qx '$2 = 4' "$out12"; then
+    pass "damaged core: gdb goes on"
+else
+    fail "damaged core: gdb goes on" "$(cat "$out12")"
+fi
+check_no_traceback "damaged core: no Python traceback" "$out12"
+
+# ---------------------------------------------------------------- freed history at its maximum
+# MEMTRACE_FREED=67108864 (1 << 26, the documented maximum) with one record
+# pushed: the lookup must read that record, not the 3.5 GiB ring. Once the
+# program is stopped, gdb's address space is capped (a soft limit: gdb
+# itself, not the program, which already holds its ring), so a helper that
+# reads the whole ring fails at once instead of taking the machine's memory.
+out13=$work/freed_max.out
+t0=$(date +%s%N)
+timeout 20 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "set env MEMTRACE_FREED=67108864" \
+    -ex "break checkpoint" -ex "run" \
+    -ex "python import resource as r; r.setrlimit(r.RLIMIT_AS, (3 << 30, r.getrlimit(r.RLIMIT_AS)[1]))" \
+    -ex "source $helper" \
+    -ex "printf \"@@ g_freed %p\\n\", g_freed" -ex "memtrace g_freed" -ex "memtrace stats" \
+    -ex "delete" -ex "continue" "$tests/gdb_quiet" >"$out13" 2>&1
+rc=$?
+secs=$(( ($(date +%s%N) - t0) / 1000000 ))
+secs=$((secs / 1000)).$(printf '%03d' $((secs % 1000)))
+fr=$(addr_of g_freed "$out13")
+check_lines "MEMTRACE_FREED=67108864: the one freed block, answered in ${secs} s (limit 20 s)" \
+    "$(block_of "$fr" "$out13")" \
+    "memtrace: $fr: not a live heap block; freed blocks that covered it, newest first:" \
+    "  freed block 1: start of a 32-byte block (allocation #2, freed after allocation #2)" \
+    "  freed by thread 1 at:" "  #0 main at $(at $Q gq_freed_free)" \
+    "  allocated by thread 1 at:" "  #0 main at $(at $Q gq_freed_alloc)"
+check_line "MEMTRACE_FREED=67108864: stats count the pushed records only" "$out13" \
+    "memtrace: 1 freed-history records (capacity 67108864)"
+if [ $rc = 0 ] && grep -q "exited normally" "$out13"; then
+    pass "MEMTRACE_FREED=67108864: gdb and the program went on"
+else
+    fail "MEMTRACE_FREED=67108864: gdb and the program go on" "exit $rc (124: timeout): $(tail -5 "$out13")"
+fi
+
+# ---------------------------------------------------------------- names that are not UTF-8
+# A program, and so its module name, and a core file in a directory whose
+# name has a byte that is not UTF-8.
+odd=$work/odd$'\xff'dir
+mkdir -p "$odd" && cp "$tests/gdb_quiet" "$odd/"
+top_lines=("memtrace: top 1 of 1 call sites by live bytes (64 bytes in 1 live block in all)"
+           "memtrace: site 1: 64 bytes in 1 block allocated at:" "  #0 main at $(at $Q gq_block)")
+out14=$work/odd_live.out
+timeout 60 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run" \
+    -ex "source $helper" -ex "memtrace top 1" -ex "gcore $odd/core" -ex "kill" \
+    "$odd/gdb_quiet" >"$out14" 2>&1
+check_lines "non-UTF-8 path: memtrace top on the live process" "$(cat "$out14")" "${top_lines[@]}"
+out15=$work/odd_core.out
+timeout 60 gdb -q -batch -nx "$odd/gdb_quiet" "$odd/core" -ex "source $helper" \
+    -ex "memtrace top 1" >"$out15" 2>&1
+check_lines "non-UTF-8 path: memtrace top on its core file" "$(cat "$out15")" "${top_lines[@]}"
+check_no_traceback "non-UTF-8 path: no Python traceback" <(cat "$out14" "$out15")
+
 # ---------------------------------------------------------------- launcher
 run_env=$("$build/memtrace" run env | grep '^LD_PRELOAD=')
 if [ "$run_env" = "LD_PRELOAD=$lib" ] && "$build/memtrace" run "$tests/sites_o2"; then
@@ -224,8 +399,10 @@ if make -s -C "$root" install PREFIX="$prefix" >"$work/install.out" 2>&1; then
     timeout 120 gdb -q -batch -nx -iex "add-auto-load-safe-path $prefix/lib" \
         -ex "set env LD_PRELOAD=$prefix/lib/libmemtrace.so" -ex "break checkpoint" -ex run \
         -ex "memtrace (char *)g_live + 17" -ex kill "$tests/gdb_sites" >"$out8" 2>&1
+    # The spinner thread may be stopped holding a shard lock: the answer
+    # then has a "(read without the table lock ...)" line before the frames.
     check_lines "install: helper auto-loaded with the library, installed symbolizer" \
-        "$(grep -A1 '^memtrace: 0x' "$out8")" \
+        "$(grep -v '^  (read without the table lock' "$out8" | grep -A1 '^memtrace: 0x')" \
         "memtrace: " "  #0 main at $(at $G gh_live)"
     check_grep "install: memtrace run finds the installed library" \
         <("$prefix/bin/memtrace" run env) "LD_PRELOAD=$prefix/bin/../lib/libmemtrace.so"
