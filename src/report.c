@@ -4,26 +4,45 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* 0, or the errno of the write that failed. */
+/* 0, or the errno of the write that failed. Never raises SIGPIPE in the
+ * program: a report to a pipe or FIFO whose reader went away fails with
+ * EPIPE instead of killing the process, which then exits as it would have.
+ * SIGPIPE is blocked in this thread across the writes, and one they raised
+ * is taken before it is unblocked; one that was pending already stays. */
 static int write_all(int fd, const char *p, size_t n)
 {
+    sigset_t pipe_only, old, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    int err = 0;
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return errno;
+            err = errno;
+            if (err == EPIPE && !was_pending) {
+                const struct timespec now = { 0, 0 };
+                while (sigtimedwait(&pipe_only, NULL, &now) < 0 && errno == EINTR) {
+                }
+            }
+            break;
         }
         p += w;
         n -= (size_t)w;
     }
-    return 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
 }
 
 static void note_error(mt_out *o, int err)

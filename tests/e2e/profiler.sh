@@ -176,7 +176,17 @@ timeout 20 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$fifo"
     "$corners" cancel 2>"$work/cancel.err" &
 cpid=$!
 sleep 1
-{ timeout 10 cat "$fifo"; timeout 10 cat "$fifo"; } >"$work/cancel.out"
+# One reader for both reports, holding a write end too, so that the FIFO
+# never reaches end-of-file (or loses its reader) between them.
+timeout 15 python3 - "$fifo" >"$work/cancel.out" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+keep = os.open(sys.argv[1], os.O_WRONLY)
+data = b""
+while b"memtrace: end of exit report\n" not in data:
+    data += os.read(fd, 65536)
+sys.stdout.buffer.write(data)
+PY
 wait $cpid
 check "cancel: exit code 0 (not hung on the report lock)" 0 "$?"
 check "cancel: the report and the exit report" "1 1" \

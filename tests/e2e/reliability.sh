@@ -161,6 +161,18 @@ for lib in "$tracer" "$profiler"; do
     fi
 done
 
+# ---------------------------------------------------------------- SIGPIPE
+# Reports to a stderr pipe whose reader is gone fail with EPIPE; the program
+# is not killed by SIGPIPE (exit 141 before) and exits as it would have.
+{ sleep 0.3; env LD_PRELOAD="$profiler" "$tests/profile_sites" demand; echo $? >"$work/sigpipe.rc"; } \
+    2>&1 >/dev/null | true
+rc=$(cat "$work/sigpipe.rc")
+if [ "$rc" = 0 ]; then
+    pass "profiler reports into a pipe with no reader: no SIGPIPE, exit 0"
+else
+    fail "profiler reports into a closed pipe" "exit $rc, want 0 (141 = SIGPIPE)"
+fi
+
 # ---------------------------------------------------------------- ulimit -v
 # Under an address-space limit of about 2 GB the internal heap reserves a
 # quarter of it instead of 4 GiB, and says so; print_trace and the profiler's
