@@ -57,7 +57,8 @@ $(TEST_BUILD)/profile_corners: tests/progs/profile_corners.c
 # Reliability (tests/e2e/reliability.sh): whole-API stress, API corners,
 # unloaded libraries and bad input, and the tables under ThreadSanitizer.
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
-                     $(TEST_BUILD)/tsan_tables $(TEST_BUILD)/regressions
+                     $(TEST_BUILD)/tsan_tables $(TEST_BUILD)/regressions $(TEST_BUILD)/dl_reuse \
+                     $(TEST_BUILD)/signal_fork $(TEST_BUILD)/rust_threads
 $(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -Wall -Wextra -shared -fPIC -o $@ $<
@@ -119,14 +120,11 @@ $(TEST_BUILD)/libdl_b.so: tests/progs/dl_b.c
 $(TEST_BUILD)/dl_reuse: tests/progs/dl_reuse.c $(TEST_BUILD)/libdl_a.so $(TEST_BUILD)/libdl_b.so
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
-RELIABILITY_PROGS += $(TEST_BUILD)/dl_reuse
 $(TEST_BUILD)/signal_fork: tests/progs/signal_fork.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -o $@ $<
-RELIABILITY_PROGS += $(TEST_BUILD)/signal_fork
 # Debian's rustc, not one from rustup that may come first on PATH.
 RUSTC ?= /usr/bin/rustc
 $(TEST_BUILD)/rust_threads: tests/progs/rust_threads.rs
 	@mkdir -p $(@D)
 	$(RUSTC) -O -g -o $@ $<
-RELIABILITY_PROGS += $(TEST_BUILD)/rust_threads

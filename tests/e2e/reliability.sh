@@ -28,6 +28,10 @@ same_as_native() {
     shift
     timeout 300 "$@" >"$work/native.out" 2>/dev/null
     local nrc=$?
+    if [ $nrc = 126 ] || [ $nrc = 127 ]; then # not built, not installed
+        fail "$name" "the command did not run natively (exit $nrc): $*"
+        return
+    fi
     local lib
     for lib in "$tracer" "$profiler"; do
         local variant=tracer
