@@ -178,20 +178,20 @@ void *mt_iheap_realloc(void *p, size_t size)
     return q;
 }
 
-/* Before the range is reserved: what it would be (the RLIMIT_AS check is
- * made then, and only then, so that it is said once). */
-size_t mt_iheap_headroom(void)
-{
-    if (!__atomic_load_n(&mt_iheap_range.base, __ATOMIC_ACQUIRE))
-        return reserve_failed ? 0 : RESERVE_SIZE;
-    return limit - __atomic_load_n(&bump, __ATOMIC_RELAXED);
-}
-
+/* Before the range is reserved, RESERVE_SIZE: the RLIMIT_AS check is made
+ * (and said) at the reservation only. */
 size_t mt_iheap_capacity(void)
 {
     if (!__atomic_load_n(&mt_iheap_range.base, __ATOMIC_ACQUIRE))
         return reserve_failed ? 0 : RESERVE_SIZE;
     return mt_iheap_range.size;
+}
+
+size_t mt_iheap_headroom(void)
+{
+    if (!__atomic_load_n(&mt_iheap_range.base, __ATOMIC_ACQUIRE))
+        return mt_iheap_capacity();
+    return limit - __atomic_load_n(&bump, __ATOMIC_RELAXED);
 }
 
 bool mt_iheap_lock(void)

@@ -37,7 +37,8 @@ void *mt_iheap_realloc(void *p, size_t size);
  * caller about to start something that allocates without checking (libdw)
  * can give up first when this is low. A racy read, for heuristics. */
 size_t mt_iheap_headroom(void);
-/* The size of the range (what it will be, before it is reserved). */
+/* The size of the range; 4 GiB before it is reserved, whatever RLIMIT_AS
+ * will make it then. */
 size_t mt_iheap_capacity(void);
 
 /* Held across fork so the child inherits a consistent heap. Returns

@@ -75,9 +75,8 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
         struct stat st;
         bool self = have_main && fstat(fd, &st) == 0 && st.st_dev == main_st.st_dev &&
                     st.st_ino == main_st.st_ino;
-        if (!self && same_build_id(mod, fd) && (*debuginfo_file_name = strdup(path))) {
+        if (!self && same_build_id(mod, fd) && (*debuginfo_file_name = strdup(path)))
             return fd;
-        }
         close(fd);
         if (debuglink_file[0] == '/')
             break;
@@ -95,8 +94,8 @@ static const Dwfl_Callbacks self_callbacks = {
 static mt_lock self_lock = MT_LOCK_INIT;
 static Dwfl *self_dwfl;
 
-/* Unloaded libraries, reported from their files at their old addresses. */
-/* Their modules are reported by path, so find_elf opens that file: the
+/* Unloaded libraries, reported from their files at their old addresses.
+ * Their modules are reported by path, so find_elf opens that file: the
  * build-ID search of dwfl_build_id_find_elf would end with debuginfod. */
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
@@ -469,18 +468,10 @@ static void texts_add(uintptr_t ret, char *text)
     texts_count++;
 }
 
-/* dwfl_report_end's "removed" callback. Its second argument is the
- * module's userdata slot (void **), not the userdata itself. */
-static int free_symtab(Dwfl_Module *mod, void *userdata_slot, const char *name,
-                       Dwarf_Addr base, void *arg)
-{
-    (void)mod, (void)name, (void)base, (void)arg;
-    void **slot = userdata_slot;
-    symtab_free(*slot);
-    *slot = NULL;
-    return DWARF_CB_OK;
-}
-
+/* Frees the symbol table kept in a module's userdata slot. Serves as
+ * dwfl_getmodules' callback and as dwfl_report_end's "removed" callback,
+ * whose second argument is that slot too (void **, declared void *), not
+ * the userdata itself. */
 static int drop_symtab(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
                        void *arg)
 {
@@ -488,6 +479,12 @@ static int drop_symtab(Dwfl_Module *mod, void **userdata, const char *name, Dwar
     symtab_free(*userdata);
     *userdata = NULL;
     return DWARF_CB_OK;
+}
+
+static int free_symtab(Dwfl_Module *mod, void *userdata_slot, const char *name,
+                       Dwarf_Addr base, void *arg)
+{
+    return drop_symtab(mod, userdata_slot, name, base, arg);
 }
 
 /* dwfl_end, and the symbol tables kept in its modules' userdata. */
