@@ -18,4 +18,15 @@
 
 #define MT_CACHELINE 64
 
+/* MT_ASSERT(X): in debug builds (make DEBUG=1, and the unit tests) an
+ * invariant a comment states, checked where it must hold; a failure writes
+ * one "memtrace: assertion failed" line and aborts. Compiled out otherwise:
+ * X must have no side effect. */
+#ifdef MT_DEBUG
+void mt_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
+#define MT_ASSERT(x) (MT_LIKELY(x) ? (void)0 : mt_assert_fail(#x, __FILE__, __LINE__))
+#else
+#define MT_ASSERT(x) ((void)0)
+#endif
+
 #endif

@@ -175,3 +175,19 @@ void mt_warn(const char *fmt, ...)
     if (fd >= 0)
         write_all(fd, line, len);
 }
+
+#ifdef MT_DEBUG
+#include "common.h"
+
+#include <stdlib.h>
+
+void mt_assert_fail(const char *expr, const char *file, int line)
+{
+    char text[512];
+    int n = snprintf(text, sizeof text, "memtrace: assertion failed: %s (%s:%d)\n", expr, file,
+                     line);
+    if (n > 0)
+        write_all(2, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+    abort();
+}
+#endif
