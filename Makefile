@@ -21,9 +21,14 @@ LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-e
               -pthread -D_GNU_SOURCE $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
 LIB_LIBS   := $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) -ldl -pthread
 
-SRCS := $(wildcard src/*.c)
-TRACER_OBJS   := $(SRCS:src/%.c=$(BUILD)/tracer/%.o)
-PROFILER_OBJS := $(SRCS:src/%.c=$(BUILD)/profiler/%.o)
+# The two builds differ in which files they take, not in #ifdefs: the
+# profiler's reporting and site totals, or the tracer's stand-in. site.h's
+# inline counters are the one place compiled differently (MEMTRACE_PROFILER).
+PROFILER_ONLY := src/profiler.c src/site.c
+TRACER_ONLY   := src/profiler_off.c
+COMMON_SRCS   := $(filter-out $(PROFILER_ONLY) $(TRACER_ONLY),$(wildcard src/*.c))
+TRACER_OBJS   := $(patsubst src/%.c,$(BUILD)/tracer/%.o,$(COMMON_SRCS) $(TRACER_ONLY))
+PROFILER_OBJS := $(patsubst src/%.c,$(BUILD)/profiler/%.o,$(COMMON_SRCS) $(PROFILER_ONLY))
 
 TRACER_LIB   := $(BUILD)/libmemtrace.so
 PROFILER_LIB := $(BUILD)/libmemtrace-profiler.so

@@ -1,22 +1,45 @@
-/* memtrace-symbolize: the library's own symbolizer (src/symbolize.c) as a
- * program, for gdb/memtrace.py, which reads stacks out of a stopped process
- * or a core file and must print them exactly as print_trace does, inlined
- * frames and pc - 1 included.
+/* memtrace-symbolize: the library's own symbolizer and formatter
+ * (src/symbolize.c, src/format.c) as a program, for gdb/memtrace.py, which
+ * reads memtrace's tables out of a stopped process or a core file and must
+ * answer exactly as print_trace does: same frames (inlined ones, pc - 1),
+ * same wording, written by the same code.
  *
  *   memtrace-symbolize --pid PID            modules from /proc/PID/maps
  *   memtrace-symbolize --core CORE [--exe EXE]   modules from the core file
  *
- * Reads one stack a line on standard input (return addresses in hex,
- * innermost first, separated by spaces) and answers each with its frame
- * lines ("  #N ...") and a line "@@", flushed, so a caller can keep one
- * process for many questions. Exits at end of input; 2 on a usage error or
- * if the modules cannot be read (with one "memtrace-symbolize:" line). */
+ * Reads requests on standard input and answers each with its text and then
+ * one line "@@" ("@@ error" when the answer is an error for the gdb command:
+ * a null pointer, an address nothing is known about), flushed, so a caller
+ * can keep one process for many questions. Numbers are hexadecimal; a
+ * thread NAME is its bytes in hexadecimal, "-" for none.
+ *
+ *   R R R ...          a stack (return addresses, innermost first): its
+ *                      frame lines, "  #N ..."
+ *   stack R R ...      a block's recorded stack as an answer shows it (no
+ *                      address: "(no stack was recorded for this block)")
+ *   answer ADDR        print_trace's answer about ADDR, from these lines:
+ *   live PTR SIZE SEQ THREAD NAME UNLOCKED
+ *                      the live block holding ADDR, then its stack line
+ *   lookup UNLOCKED    instead of "live": no live block holds ADDR
+ *   freed PTR SIZE ALLOC_SEQ FREE_SEQ FREE_THREAD FREE_NAME ALLOC_THREAD ALLOC_NAME
+ *                      a freed block that covered ADDR (newest first), then
+ *                      two stack lines: where it was freed, where allocated
+ *   stack R R ...      (inside an answer) a stack line
+ *   end                ends the answer
+ *
+ * Exits at end of input; 2 on a usage error or if the modules cannot be
+ * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
+#include "../src/format.h"
 #include "../src/report.h"
-#include "../src/symbolize.h"
 #include "../src/stack_store.h"
+#include "../src/symbolize.h"
+
+#define MT_NAME_MAX 1024 /* bytes of a thread name, with its NUL */
 
 #include <elfutils/libdwfl.h>
+#include <ctype.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +97,148 @@ static Dwfl *report_core(const char *core, const char *exe)
     return dwfl; /* the core stays open and mapped for the life of the process */
 }
 
+static void malformed(const char *line)
+{
+    fprintf(stderr, "memtrace-symbolize: malformed request: %.200s", line);
+    exit(3);
+}
+
+struct stack {
+    uintptr_t frames[MT_MAX_DEPTH];
+    unsigned depth;
+};
+
+/* Return addresses in hex, separated by spaces, from P. */
+static void parse_frames(const char *p, struct stack *st)
+{
+    char *end;
+    st->depth = 0;
+    while (st->depth < MT_MAX_DEPTH) {
+        unsigned long v = strtoul(p, &end, 16);
+        if (end == p)
+            break;
+        st->frames[st->depth++] = v;
+        p = end;
+    }
+}
+
+/* N hex numbers from *P, advancing it; false if there are fewer. */
+static bool parse_numbers(const char **p, uint64_t *v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char *end;
+        v[i] = strtoull(*p, &end, 16);
+        if (end == *p)
+            return false;
+        *p = end;
+    }
+    return true;
+}
+
+/* A thread's name from *P ("-", or its bytes in hex) into NAME; NULL for
+ * none. */
+static const char *parse_name(const char **p, char name[MT_NAME_MAX])
+{
+    while (**p == ' ')
+        (*p)++;
+    if (**p == '-') {
+        (*p)++;
+        return NULL;
+    }
+    size_t n = 0;
+    while (n + 1 < MT_NAME_MAX && isxdigit((unsigned char)(*p)[0]) &&
+           isxdigit((unsigned char)(*p)[1])) {
+        char hex[3] = { (*p)[0], (*p)[1], 0 };
+        name[n++] = (char)strtoul(hex, NULL, 16);
+        *p += 2;
+    }
+    while (isxdigit((unsigned char)**p))
+        (*p)++;
+    name[n] = '\0';
+    return name;
+}
+
+/* mt_stack_writer for the target: CTX is its Dwfl. */
+static void put_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth)
+{
+    mt_fmt_stack(out, ctx, false, frames, depth);
+}
+
+/* Reads the next line, which must be a stack line, into ST. */
+static void read_stack(char **line, size_t *cap, struct stack *st)
+{
+    if (getline(line, cap, stdin) < 0 || strncmp(*line, "stack", 5) != 0)
+        malformed(*line ? *line : "");
+    parse_frames(*line + 5, st);
+}
+
+/* One "answer" request, ADDR_TEXT after the keyword; reads up to "end". */
+static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, size_t *cap)
+{
+    uint64_t addr;
+    if (!parse_numbers(&addr_text, &addr, 1))
+        malformed(*line);
+    mt_answer a;
+    bool asked = mt_answer_begin(&a, out, addr, put_stack, dwfl);
+    bool known = asked;
+    static struct stack s1, s2;
+    for (;;) {
+        if (getline(line, cap, stdin) < 0)
+            malformed("(end of input inside an answer)\n");
+        const char *p = *line;
+        uint64_t v[8];
+        char name1[MT_NAME_MAX], name2[MT_NAME_MAX];
+        if (strncmp(p, "end", 3) == 0) {
+            break;
+        } else if (strncmp(p, "lookup ", 7) == 0) {
+            p += 7;
+            if (!parse_numbers(&p, v, 1))
+                malformed(*line);
+            if (asked)
+                mt_answer_lookup(&a, NULL, v[0] != 0);
+        } else if (strncmp(p, "live ", 5) == 0) {
+            p += 5;
+            if (!parse_numbers(&p, v, 4))
+                malformed(*line);
+            const char *name = parse_name(&p, name1);
+            if (!parse_numbers(&p, v + 4, 1))
+                malformed(*line);
+            read_stack(line, cap, &s1);
+            mt_fmt_live live = {
+                .ptr = v[0], .size = v[1], .seq = v[2],
+                .thread = { (uint32_t)v[3], name },
+                .stack = { s1.frames, s1.depth },
+            };
+            if (asked)
+                mt_answer_lookup(&a, &live, v[4] != 0);
+        } else if (strncmp(p, "freed ", 6) == 0) {
+            p += 6;
+            if (!parse_numbers(&p, v, 5))
+                malformed(*line);
+            const char *free_name = parse_name(&p, name1);
+            if (!parse_numbers(&p, v + 5, 1))
+                malformed(*line);
+            const char *alloc_name = parse_name(&p, name2);
+            read_stack(line, cap, &s1);
+            read_stack(line, cap, &s2);
+            mt_fmt_freed r = {
+                .ptr = v[0], .size = v[1], .alloc_seq = v[2], .free_seq = v[3],
+                .free_thread = { (uint32_t)v[4], free_name },
+                .alloc_thread = { (uint32_t)v[5], alloc_name },
+                .free_stack = { s1.frames, s1.depth },
+                .alloc_stack = { s2.frames, s2.depth },
+            };
+            if (asked)
+                mt_answer_freed(&a, &r);
+        } else {
+            malformed(*line);
+        }
+    }
+    if (asked)
+        known = mt_answer_end(&a);
+    mt_out_printf(out, known ? "@@\n" : "@@ error\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *core = NULL, *exe = NULL;
@@ -97,18 +262,18 @@ int main(int argc, char **argv)
     mt_out out;
     mt_out_init(&out, 1);
     while (getline(&line, &cap, stdin) >= 0) {
-        uintptr_t frames[MT_MAX_DEPTH];
-        unsigned depth = 0;
-        char *p = line, *end;
-        while (depth < MT_MAX_DEPTH) {
-            unsigned long v = strtoul(p, &end, 16);
-            if (end == p)
-                break;
-            frames[depth++] = v;
-            p = end;
+        struct stack st;
+        if (strncmp(line, "answer ", 7) == 0) {
+            answer(dwfl, line + 7, &out, &line, &cap);
+        } else if (strncmp(line, "stack", 5) == 0) {
+            parse_frames(line + 5, &st);
+            mt_fmt_block_stack(&out, put_stack, dwfl, &(mt_fmt_stack_ref){ st.frames, st.depth });
+            mt_out_printf(&out, "@@\n");
+        } else {
+            parse_frames(line, &st);
+            mt_fmt_stack(&out, dwfl, false, st.frames, st.depth);
+            mt_out_printf(&out, "@@\n");
         }
-        mt_sym_print_stack(dwfl, false, frames, depth, &out);
-        mt_out_printf(&out, "@@\n");
         mt_out_flush(&out);
     }
     free(line);

@@ -11,7 +11,9 @@
 # thread inside malloc or inside memtrace) and on a core file. Frames are
 # resolved by memtrace-symbolize, a program built from the library's own
 # symbolizer (src/symbolize.c), so the lines are print_trace's lines.
-# The report wording is shared with src/describe.c: change both together.
+# The answers' text is written by the library's formatter (src/format.c),
+# through memtrace-symbolize: this file decodes tables, it does not word
+# print_trace's answers.
 
 import array
 import os
@@ -54,8 +56,6 @@ _STATE_FIELDS = """
 _STATE_FIELDS_ADDED = ["freed_pushed"]
 
 _M64 = (1 << 64) - 1
-_UNLOCKED_LIVE = ("  (read without the table lock: a stopped thread was changing it; "
-                  "the record may be stale)")
 _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread was "
                    "changing it")
 
@@ -228,15 +228,21 @@ class _Symbolizer:
         text = err.decode("utf-8", "replace").strip().splitlines()
         _fail(text[-1] if text else "memtrace-symbolize stopped")
 
-    def frames(self, stack):
-        """The frame lines of STACK (return addresses), as print_trace prints them."""
+    def request(self, text):
+        """Sends TEXT (one request, see gdb/memtrace-symbolize.c) and returns
+        (answer text, ok): ok is False when the answer is an error."""
         try:
-            self.proc.stdin.write((" ".join("%x" % f for f in stack) + "\n").encode())
+            self.proc.stdin.write(text.encode())
             self.proc.stdin.flush()
         except OSError:
             self._died()
         fd = self.proc.stdout.fileno()
-        while b"@@\n" not in self.buf:
+        while True:
+            end = self.buf.find(b"@@")
+            while end > 0 and self.buf[end - 1:end] != b"\n":
+                end = self.buf.find(b"@@", end + 1)
+            if end >= 0 and b"\n" in self.buf[end:]:
+                break
             ready, _, _ = select.select([fd], [], [], self.TIMEOUT)
             if not ready:
                 self.close()
@@ -245,8 +251,14 @@ class _Symbolizer:
             if not chunk:
                 self._died()
             self.buf += chunk
-        text, self.buf = self.buf.split(b"@@\n", 1)
-        return text.decode("utf-8", "replace")
+        nl = self.buf.index(b"\n", end)
+        marker, text, self.buf = self.buf[end:nl], self.buf[:end], self.buf[nl + 1:]
+        return text.decode("utf-8", "replace"), marker == b"@@"
+
+    def stack(self, frames):
+        """The lines print_trace writes for a stack (return addresses;
+        None or empty: none was recorded)."""
+        return self.request("stack %s\n" % " ".join("%x" % f for f in frames or []))[0]
 
 
 # ---------------------------------------------------------------- tables
@@ -634,18 +646,19 @@ class _State:
         return self._counter("stack_count", 4, "stack count")
 
     # -- threads
-    def thread(self, n):
-        """'thread N' or 'thread N "name"', as print_trace writes it."""
+    def thread_name(self, n):
+        """Thread N's name as the request field memtrace-symbolize reads:
+        its bytes in hex, or "-" when it has none."""
         d = self.d
-        name = None
         if d["threads"] and 0 < n <= d["threads_max"]:
             raw = self.t.read(d["threads"] + (n - 1) * d["threads_entry_size"]
                               + d["threads_name"], d["threads_name_size"])
             if raw is None:
                 _corrupt("thread registry at %#x unreadable" % d["threads"])
-            if raw[0]:
-                name = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
-        return 'thread %u "%s"' % (n, name) if name else "thread %u" % n
+            name = raw.split(b"\0", 1)[0]
+            if name:
+                return name.hex()
+        return "-"
 
     def thread_count(self):
         return self._counter("threads_highest", 4, "thread count")
@@ -703,17 +716,8 @@ for _event, _fn in (("cont", _session.invalidate_tables),
 
 # ---------------------------------------------------------------- reports
 
-def _position(addr, start, size):
-    if addr == start:
-        return "start of a %d-byte block" % size
-    return "%d bytes inside a %d-byte block at %#x" % (addr - start, size, start)
-
-
-def _stack_lines(st, sym, sid):
-    frames = st.stack(sid)
-    if not frames:
-        return "  (no stack was recorded for this block)\n"
-    return sym.frames(frames)
+def _stack_request(st, sid):
+    return "stack %s" % " ".join("%x" % f for f in st.stack(sid) or [])
 
 
 def describe_expr(expr):
@@ -723,43 +727,35 @@ def describe_expr(expr):
 
 
 def describe(addr, target=None):
-    """print_trace's report for ADDR, from memory only."""
+    """print_trace's answer for ADDR: the records are read from memory here,
+    the text is written by the library's own formatter (src/format.c) in
+    memtrace-symbolize, so the two entry points cannot drift apart."""
     st, sym = _session.get(target)
-    if addr == 0:
-        _fail("0x0: a null pointer, not a heap block")
-    e, unlocked = st.find_exact(addr)
-    if e is None:
-        e, more = st.find_containing(addr)
-        unlocked = unlocked or more
-    out = []
-    if e is not None:
-        ptr, size, seq, sid, thread = e
-        out.append("memtrace: %#x: %s allocated by %s (allocation #%d)\n"
-                   % (addr, _position(addr, ptr, size), st.thread(thread), seq))
-        if unlocked:
-            out.append(_UNLOCKED_LIVE + "\n")
-        out.append(_stack_lines(st, sym, sid))
-    records = st.freed_covering(addr)
-    if e is None and not records:
-        _fail("%#x: not a live heap block known to memtrace%s"
-              % (addr, " (%s)" % _UNLOCKED_SHARD if unlocked else ""))
-    for i, r in enumerate(records, 1):
-        if i == 1:
-            if e is not None:
-                out.append("  live again: freed blocks that covered this address "
-                           "before, newest first:\n")
-            else:
-                out.append("memtrace: %#x: not a live heap block; freed blocks that "
-                           "covered it, newest first:\n" % addr)
-                if unlocked:
-                    out.append("  (%s)\n" % _UNLOCKED_SHARD)
-        out.append("  freed block %d: %s (allocation #%d, freed after allocation #%d)\n"
-                   % (i, _position(addr, r["ptr"], r["size"]), r["alloc_seq"], r["free_seq"]))
-        out.append("  freed by %s at:\n" % st.thread(r["free_thread"]))
-        out.append(_stack_lines(st, sym, r["free_stack"]))
-        out.append("  allocated by %s at:\n" % st.thread(r["alloc_thread"]))
-        out.append(_stack_lines(st, sym, r["alloc_stack"]))
-    return "".join(out)
+    req = ["answer %x" % addr]
+    if addr:
+        e, unlocked = st.find_exact(addr)
+        if e is None:
+            e, more = st.find_containing(addr)
+            unlocked = unlocked or more
+        if e is not None:
+            ptr, size, seq, sid, thread = e
+            req.append("live %x %x %x %x %s %x"
+                       % (ptr, size, seq, thread, st.thread_name(thread), int(unlocked)))
+            req.append(_stack_request(st, sid))
+        else:
+            req.append("lookup %x" % int(unlocked))
+        for r in st.freed_covering(addr):
+            req.append("freed %x %x %x %x %x %s %x %s"
+                       % (r["ptr"], r["size"], r["alloc_seq"], r["free_seq"],
+                          r["free_thread"], st.thread_name(r["free_thread"]),
+                          r["alloc_thread"], st.thread_name(r["alloc_thread"])))
+            req.append(_stack_request(st, r["free_stack"]))
+            req.append(_stack_request(st, r["alloc_stack"]))
+    req.append("end\n")
+    text, ok = sym.request("\n".join(req))
+    if not ok:
+        raise gdb.GdbError(text.rstrip("\n"))
+    return text
 
 
 def _blocks(n):
@@ -783,7 +779,7 @@ def top(arg):
     for i, (sid, (nbytes, nblocks)) in enumerate(order, 1):
         out.append("memtrace: site %d: %d bytes in %d %s allocated at:\n"
                    % (i, nbytes, nblocks, _blocks(nblocks)))
-        out.append(_stack_lines(st, sym, sid))
+        out.append(sym.stack(st.stack(sid)))
     return "".join(out)
 
 

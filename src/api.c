@@ -3,7 +3,7 @@
 #include "freed_history.h"
 #include "live_table.h"
 #include "stack_store.h"
-#include "tracer.h"
+#include "startup.h"
 
 #include "../include/memtrace.h"
 

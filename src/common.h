@@ -8,6 +8,10 @@
 #include <stdint.h>
 
 #define MT_EXPORT __attribute__((visibility("default")))
+/* On the declaration of a variable defined in another file of the library:
+ * -fvisibility=hidden covers definitions only, and without this the hot
+ * path would reach the variable through the GOT. */
+#define MT_HIDDEN __attribute__((visibility("hidden")))
 #define MT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define MT_COLD __attribute__((cold, noinline))

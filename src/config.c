@@ -46,3 +46,10 @@ void mt_config_load(void)
     mt_cfg.depth = (unsigned)mt_config_long("MEMTRACE_DEPTH", 64, 1, MT_MAX_DEPTH);
     mt_cfg.freed = (size_t)mt_config_long("MEMTRACE_FREED", 65536, 0, 1L << 26);
 }
+
+void mt_config_profiler(mt_profiler_config *out)
+{
+    out->interval_ms = mt_config_long("MEMTRACE_INTERVAL_MS", 1000, 0, 86400000);
+    out->top = mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
+    out->exit_top = mt_config_long("MEMTRACE_EXIT_TOP", 1000, 0, 100000000);
+}

@@ -17,6 +17,16 @@ extern mt_config mt_cfg;
 
 void mt_config_load(void);
 
+/* The profiler's numeric settings, read (and checked) by both builds so
+ * that a bad value warns whichever library is preloaded; the tracer build
+ * ignores them. */
+typedef struct {
+    long interval_ms; /* MEMTRACE_INTERVAL_MS: 0 = no periodic report */
+    long top;         /* MEMTRACE_TOP */
+    long exit_top;    /* MEMTRACE_EXIT_TOP */
+} mt_profiler_config;
+void mt_config_profiler(mt_profiler_config *out);
+
 /* Parses environment variable NAME as an integer in [MIN, MAX]; returns DEF
  * (and warns) when it is set but empty, not a number, or out of range. */
 long mt_config_long(const char *name, long def, long min, long max);

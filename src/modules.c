@@ -5,6 +5,7 @@
 #include "common.h"
 #include "lock.h"
 #include "os.h"
+#include "reentry.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -45,7 +46,7 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-void mt_modules_note_dlclose(void *handle)
+static void note_dlclose(void *handle)
 {
     struct link_map *lm = NULL;
     if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
@@ -84,7 +85,7 @@ void mt_modules_note_dlclose(void *handle)
     mt_lock_release(&lock);
 }
 
-void mt_modules_note_unloaded(void)
+static void note_unloaded(void)
 {
     __atomic_add_fetch(&unloads, 1, __ATOMIC_RELEASE);
 }
@@ -120,4 +121,19 @@ bool mt_modules_lock(void)
 void mt_modules_unlock(void)
 {
     mt_lock_release(&lock);
+}
+
+int mt_dlclose(void *handle)
+{
+    static int (*real_dlclose)(void *);
+    if (!real_dlclose)
+        real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    if (!real_dlclose)
+        return -1;
+    int was = mt_enter();
+    note_dlclose(handle);
+    mt_leave(was);
+    int rc = real_dlclose(handle);
+    note_unloaded();
+    return rc;
 }

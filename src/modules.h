@@ -13,12 +13,11 @@ typedef struct {
     char path[1000];  /* absolute */
 } mt_unloaded_module;
 
-/* Called before the real dlclose(HANDLE). Keeps the newest 256 entries. */
-void mt_modules_note_dlclose(void *handle);
+/* dlclose, interposed: notes the library's path and range (the newest 256
+ * are kept), calls the real dlclose, then counts a generation: a library
+ * may be gone, and another may be loaded at its address from now on. */
+int mt_dlclose(void *handle);
 
-/* Called after the real dlclose returned: a library may be gone, and
- * another may be loaded at its address from now on. */
-void mt_modules_note_unloaded(void);
 /* Changes whenever a library may have been unloaded since the last call:
  * the symbolizer re-reads the modules and drops what it cached of them. */
 unsigned long mt_modules_generation(void);

@@ -2,6 +2,7 @@
  * here; the logic is in tracer.c. C++ operator new/delete, strdup and the
  * rest of libc reach these through the PLT. */
 #include "common.h"
+#include "modules.h"
 #include "threads.h"
 #include "tracer.h"
 

@@ -1,5 +1,5 @@
-/* Profiler reporting. Compiled in both builds; only the profiler build
- * (-DMEMTRACE_PROFILER) reports anything: a reporter thread prints the top
+/* Profiler reporting, built into libmemtrace-profiler.so only (the tracer
+ * build has profiler_off.c instead): a reporter thread prints the top
  * sites by live bytes every MEMTRACE_INTERVAL_MS, on memtrace_report() and on
  * MEMTRACE_SIGNAL; at exit the peak and the leaks, and MEMTRACE_FOLDED files.
  *
@@ -10,37 +10,18 @@
  * internal heap's lock and is held across fork (see fork_prepare). */
 #include "profiler.h"
 
+#include "atomic.h"
 #include "common.h"
-#include "report.h"
-
 #include "config.h"
+#include "format.h"
 #include "internal_heap.h"
-
-#include "../include/memtrace.h"
-
-/* The profiler's numeric settings, checked in both builds so that a bad
- * value warns whichever library is preloaded (the tracer ignores them). */
-static long setting_interval_ms(void)
-{
-    return mt_config_long("MEMTRACE_INTERVAL_MS", 1000, 0, 86400000);
-}
-
-static long setting_top(void)
-{
-    return mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
-}
-
-static long setting_exit_top(void)
-{
-    return mt_config_long("MEMTRACE_EXIT_TOP", 1000, 0, 100000000);
-}
-
-#ifdef MEMTRACE_PROFILER
-
+#include "reentry.h"
+#include "report.h"
 #include "site.h"
 #include "stack_store.h"
 #include "symbolize.h"
-#include "tracer.h"
+
+#include "../include/memtrace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,10 +34,6 @@ static long setting_exit_top(void)
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-uint64_t mt_site_live_total;
-uint64_t mt_site_peak_total;
-static uint64_t peak_ns; /* when mt_site_peak_total was last raised */
 
 /* Settings (read once in mt_profiler_start). */
 static long interval_ms = 1000; /* MEMTRACE_INTERVAL_MS, 0 = no periodic report */
@@ -85,27 +62,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static bool reporter_running; /* the reporter thread samples the peak */
-static void sample_peak_here(uint64_t now);
-
-/* Hot path, out of line: LIVE passed the peak. The time is of the last
- * raise; two threads racing here may leave the time of the smaller one.
- * Without a reporter thread the raising thread samples the peak profile
- * itself (sample_peak_here: rate-limited, never waits for a lock). */
-MT_COLD void mt_site_new_peak(uint64_t live)
-{
-    uint64_t p = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
-    while (live > p) {
-        if (__atomic_compare_exchange_n(&mt_site_peak_total, &p, live, true,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            uint64_t now = now_ns();
-            __atomic_store_n(&peak_ns, now, __ATOMIC_RELAXED);
-            if (!__atomic_load_n(&reporter_running, __ATOMIC_RELAXED))
-                sample_peak_here(now);
-            return;
-        }
-    }
-}
+static mt_atomic(bool) reporter_running; /* the reporter thread samples the peak */
 
 /* ------------------------------------------------------------ site table */
 
@@ -228,7 +185,7 @@ static void walk_sites(struct walk *w)
 {
     memset(w, 0, sizeof *w);
     mt_stack_foreach(walk_one, w);
-    uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
+    uint64_t peak = mt_atomic_load_relaxed(&mt_site_peak_total);
     sampled_at_peak = peak;
     if (w->sum_live > sample_sum && w->sum_live <= peak) {
         sample_sum = w->sum_live;
@@ -389,15 +346,12 @@ static char *symbolize_stack(const struct site *s)
             ok = false;
             break;
         }
-        /* One frame at a time (a frame's text fits the buffer; a whole
-         * stack may not), renumbered from "#0". */
+        /* One frame at a time: a frame's text fits the buffer; a whole
+         * stack may not. */
         mt_out o;
         mt_out_init(&o, -1);
-        mt_sym_print_stack(dwfl, true, &s->frames[i], 1, &o);
-        char num[16];
-        int nl = snprintf(num, sizeof num, "  #%u", i);
-        size_t skip = o.len >= 4 && memcmp(o.buf, "  #0", 4) == 0 ? 4 : 0;
-        size_t need = len + (size_t)nl + o.len - skip + 1;
+        mt_fmt_stack_frame(&o, dwfl, true, i, s->frames[i]);
+        size_t need = len + o.len + 1;
         if (need > cap) {
             cap = need * 2;
             char *t = realloc(text, cap);
@@ -407,10 +361,8 @@ static char *symbolize_stack(const struct site *s)
             }
             text = t;
         }
-        memcpy(text + len, num, skip ? (size_t)nl : 0);
-        len += skip ? (size_t)nl : 0;
-        memcpy(text + len, o.buf + skip, o.len - skip);
-        len += o.len - skip;
+        memcpy(text + len, o.buf, o.len);
+        len += o.len;
         text[len] = '\0';
     }
     mt_sym_self_unlock();
@@ -441,11 +393,12 @@ static const char *site_text(struct site *s, char **made, char *raw, size_t raw_
         }
         return text;
     }
-    size_t n = 0;
-    raw[0] = '\0';
-    for (unsigned i = 0; i < s->depth && n + 40 < raw_size; i++)
-        n += (size_t)snprintf(raw + n, raw_size - n, "  #%u 0x%lx\n", i,
-                              (unsigned long)s->frames[i]);
+    mt_out o;
+    mt_out_init(&o, -1);
+    mt_fmt_raw_stack(&o, s->frames, s->depth);
+    size_t n = o.len < raw_size ? o.len : raw_size - 1;
+    memcpy(raw, o.buf, n);
+    raw[n] = '\0';
     return raw;
 }
 
@@ -514,8 +467,8 @@ static void report_locked(enum why why)
 {
     if (exiting)
         return;
-    uint64_t total = __atomic_load_n(&mt_site_live_total, __ATOMIC_RELAXED);
-    uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
+    uint64_t total = mt_atomic_load_relaxed(&mt_site_live_total);
+    uint64_t peak = mt_atomic_load_relaxed(&mt_site_peak_total);
     struct walk w;
     walk_sites(&w);
     if (why == PERIODIC && w.events == events_at_last_report)
@@ -561,7 +514,7 @@ static void report(enum why why)
  * sample. Called by the reporter thread between reports. */
 static void sample_peak(void)
 {
-    if (__atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED) == sampled_at_peak)
+    if (mt_atomic_load_relaxed(&mt_site_peak_total) == sampled_at_peak)
         return;
     pthread_mutex_lock(&report_lock);
     struct walk w;
@@ -570,138 +523,32 @@ static void sample_peak(void)
     pthread_mutex_unlock(&report_lock);
 }
 
-/* Earliest time of the next sample_peak_here. */
-static uint64_t next_sample_ns;
+/* Earliest time of the next on_peak sample. */
+static mt_atomic(uint64_t) next_sample_ns;
 
-/* The peak sample taken by the allocating thread that raised the peak, NOW,
- * when there is no reporter thread: at most every PEAK_SAMPLE_NS, and at
+/* The peak hook (site.h): the sample taken by the allocating thread that
+ * raised the peak, NOW, when there is no reporter thread: at most every PEAK_SAMPLE_NS, and at
  * most 1/20 of the time (a walk of many sites is slow). Runs inside the
  * allocation (the thread is inside memtrace: what the walk allocates comes
  * from the internal heap) and only tries report_lock: a report in progress,
  * maybe in this very thread (a signal handler that allocates), or a fork
  * holds it, and the sample is skipped. */
-static void sample_peak_here(uint64_t now)
+static void on_peak(uint64_t now)
 {
-    if (now < __atomic_load_n(&next_sample_ns, __ATOMIC_RELAXED) ||
+    if (mt_atomic_load_relaxed(&reporter_running) ||
+        now < mt_atomic_load_relaxed(&next_sample_ns) ||
         pthread_mutex_trylock(&report_lock) != 0)
         return;
     struct walk w;
     if (!exiting)
         walk_sites(&w);
     uint64_t took = now_ns() - now;
-    __atomic_store_n(&next_sample_ns,
-                     now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS),
-                     __ATOMIC_RELAXED);
+    mt_atomic_store_relaxed(&next_sample_ns,
+                            now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS));
     pthread_mutex_unlock(&report_lock);
 }
 
 /* ------------------------------------------------------------ folded */
-
-/* Appends the frames of TEXT (symbolizer lines, innermost first) to O
- * outermost first, ';'-separated: the function name of every line, inlined
- * ones included. */
-static void put_folded_stack(mt_out *o, const char *text)
-{
-    const char *names[MT_MAX_DEPTH * 4];
-    size_t lens[MT_MAX_DEPTH * 4], n = 0;
-    for (const char *line = text; *line && n < MT_MAX_DEPTH * 4;) {
-        const char *end = strchr(line, '\n');
-        if (!end)
-            end = line + strlen(line);
-        const char *name = line;
-        while (name < end && *name == ' ')
-            name++;
-        if (*name == '#') {
-            while (name < end && *name != ' ')
-                name++;
-            name++;
-        } else if (strncmp(name, "inlined into ", 13) == 0) {
-            name += 13;
-        }
-        const char *stop = name;
-        while (stop < end && strncmp(stop, " at ", 4) != 0 && strncmp(stop, " in ", 4) != 0 &&
-               strncmp(stop, " (", 2) != 0)
-            stop++;
-        if (stop > name) {
-            names[n] = name;
-            lens[n++] = (size_t)(stop - name);
-        }
-        line = *end ? end + 1 : end;
-    }
-    for (size_t i = n; i-- > 0;) {
-        char buf[1024];
-        size_t len = lens[i] < sizeof buf - 1 ? lens[i] : sizeof buf - 1;
-        for (size_t k = 0; k < len; k++)
-            buf[k] = names[i][k] == ';' ? ':' : names[i][k];
-        buf[len] = '\0';
-        mt_out_printf(o, "%s%s", buf, i ? ";" : "");
-    }
-}
-
-/* Folded names of one frame ("outer;...;inner": the function and the ones
- * inlined into it), by return address, so that writing a million stacks
- * symbolizes each distinct frame once. Open addressing, count * 2 <= cap,
- * at most FOLD_MAX frames (past that, frames are symbolized each time).
- * Under report_lock only. */
-struct fold {
-    uintptr_t ret; /* 0: empty slot */
-    char *names;
-};
-#define FOLD_MAX ((size_t)1 << 20)
-static struct fold *folds;
-static size_t nfolds, folds_cap;
-
-static struct fold *fold_slot(struct fold *table, size_t cap, uintptr_t ret)
-{
-    size_t i = (size_t)((ret * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
-    while (table[i].ret && table[i].ret != ret)
-        i = (i + 1) & (cap - 1);
-    return &table[i];
-}
-
-static bool folds_grow(void)
-{
-    size_t cap = folds_cap ? folds_cap * 2 : 4096;
-    struct fold *t = calloc(cap, sizeof *t);
-    if (!t)
-        return false;
-    for (size_t i = 0; i < folds_cap; i++)
-        if (folds[i].ret)
-            *fold_slot(t, cap, folds[i].ret) = folds[i];
-    free(folds);
-    folds = t;
-    folds_cap = cap;
-    return true;
-}
-
-/* The folded names of the frame at RET; NULL when it cannot be symbolized.
- * Valid until the next call. The caller holds the symbolizer's lock. */
-static const char *fold_of(mt_dwfl *dwfl, uintptr_t ret)
-{
-    static mt_out text, names; /* under report_lock */
-    if (folds_cap) {
-        struct fold *f = fold_slot(folds, folds_cap, ret);
-        if (f->ret)
-            return f->names;
-    }
-    if (heap_low())
-        return NULL;
-    mt_out_init(&text, -1);
-    mt_sym_print_stack(dwfl, true, &ret, 1, &text);
-    text.buf[text.len < sizeof text.buf ? text.len : sizeof text.buf - 1] = '\0';
-    mt_out_init(&names, -1);
-    put_folded_stack(&names, text.buf);
-    names.buf[names.len < sizeof names.buf ? names.len : sizeof names.buf - 1] = '\0';
-    if (nfolds < FOLD_MAX && ((nfolds + 1) * 2 <= folds_cap || folds_grow())) {
-        char *keep = malloc(names.len + 1);
-        if (keep) {
-            memcpy(keep, names.buf, names.len + 1);
-            *fold_slot(folds, folds_cap, ret) = (struct fold){ ret, keep };
-            nfolds++;
-        }
-    }
-    return names.buf;
-}
 
 /* Appends the stack of S to O as a folded stack, outermost frame first. */
 static void put_folded_site(mt_out *o, const struct site *s)
@@ -709,9 +556,8 @@ static void put_folded_site(mt_out *o, const struct site *s)
     bool locked = mt_sym_self_lock();
     mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
     for (unsigned i = s->depth; i-- > 0;) {
-        const char *names = dwfl ? fold_of(dwfl, s->frames[i]) : NULL;
-        if (names && *names)
-            mt_out_write(o, names, strlen(names));
+        if (dwfl && !heap_low())
+            mt_fmt_folded_frame(o, dwfl, true, s->frames[i]);
         else
             mt_out_printf(o, "0x%lx", (unsigned long)s->frames[i]);
         if (i)
@@ -770,8 +616,8 @@ static void exit_report(void)
         rest_bytes -= live_bytes(&leaks[i]->now);
         rest_blocks -= live_blocks(&leaks[i]->now);
     }
-    uint64_t peak = __atomic_load_n(&mt_site_peak_total, __ATOMIC_RELAXED);
-    uint64_t at = __atomic_load_n(&peak_ns, __ATOMIC_RELAXED);
+    uint64_t peak = mt_atomic_load_relaxed(&mt_site_peak_total);
+    uint64_t at = mt_atomic_load_relaxed(&mt_site_peak_ns);
     mt_out o;
     bool own;
     mt_out_init(&o, open_output(&own));
@@ -784,7 +630,7 @@ static void exit_report(void)
                       "at %zu sites, largest last\n",
                   (unsigned long)peak,
                   (unsigned long)(at > start_ns ? (at - start_ns) / 1000000 : 0),
-                  (unsigned long)__atomic_load_n(&mt_site_live_total, __ATOMIC_RELAXED),
+                  (unsigned long)mt_atomic_load_relaxed(&mt_site_live_total),
                   (unsigned long)w.sum_blocks, w.nlive);
     if (w.nlive > shown) {
         mt_out_printf(&o, "memtrace: %zu more sites not shown, %lu bytes in %lu blocks ",
@@ -909,9 +755,9 @@ static void start_reporter(void)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &attr, reporter_main, NULL) == 0) {
         pthread_setname_np(t, "memtrace");
-        __atomic_store_n(&reporter_running, true, __ATOMIC_RELAXED);
+        mt_atomic_store_relaxed(&reporter_running, true);
     } else {
-        __atomic_store_n(&reporter_running, false, __ATOMIC_RELAXED);
+        mt_atomic_store_relaxed(&reporter_running, false);
         mt_warn("cannot start the reporter thread; only the exit report will be made");
     }
     pthread_attr_destroy(&attr);
@@ -939,14 +785,14 @@ static void fork_child(void)
     parent_pid = getppid();
     start_ns = now_ns();
     reports = 0;
-    uint64_t live = __atomic_load_n(&mt_site_live_total, __ATOMIC_RELAXED);
-    __atomic_store_n(&mt_site_peak_total, live, __ATOMIC_RELAXED);
-    __atomic_store_n(&peak_ns, start_ns, __ATOMIC_RELAXED);
+    uint64_t live = mt_atomic_load_relaxed(&mt_site_live_total);
+    mt_atomic_store_relaxed(&mt_site_peak_total, live);
+    mt_atomic_store_relaxed(&mt_site_peak_ns, start_ns);
     sample_sum = 0;
     sample_ns = 0;
     sampled_at_peak = 0;
-    __atomic_store_n(&next_sample_ns, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&reporter_running, false, __ATOMIC_RELAXED);
+    mt_atomic_store_relaxed(&next_sample_ns, 0);
+    mt_atomic_store_relaxed(&reporter_running, false);
     if (reporter_needed())
         start_reporter();
     mt_leave(was);
@@ -992,9 +838,11 @@ static const char *copy_setting(const char *name, char *buf, const char *fallbac
 
 static void load_settings(void)
 {
-    interval_ms = setting_interval_ms();
-    top_n = setting_top();
-    exit_top = setting_exit_top();
+    mt_profiler_config c;
+    mt_config_profiler(&c);
+    interval_ms = c.interval_ms;
+    top_n = c.top;
+    exit_top = c.exit_top;
     output_template = copy_setting("MEMTRACE_OUTPUT", output_copy, "reporting on stderr");
     folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
@@ -1028,6 +876,7 @@ void mt_profiler_start(void)
             mt_warn("MEMTRACE_SIGNAL: cannot handle signal %d (%s)", report_signal,
                     strerror(errno));
     }
+    mt_site_set_peak_hook(on_peak);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(exit_report);
     mt_leave(was);
@@ -1038,19 +887,3 @@ MT_EXPORT void memtrace_report(void)
     report(ON_REQUEST);
 }
 
-#else
-
-void mt_profiler_start(void)
-{
-    setting_interval_ms();
-    setting_top();
-    setting_exit_top();
-}
-
-MT_EXPORT void memtrace_report(void)
-{
-    mt_warn("memtrace_report: reports are made by the profiler build, "
-            "libmemtrace-profiler.so; this is libmemtrace.so");
-}
-
-#endif

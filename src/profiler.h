@@ -1,5 +1,6 @@
-/* The profiler build's reporting (periodic top sites, exit report). In the
- * tracer build these do nothing; profiler.c holds both versions. */
+/* The profiler build's reporting (profiler.c: periodic top sites, exit
+ * report, folded files); in the tracer build profiler_off.c, which only
+ * checks the settings. The build picks one of the two files. */
 #ifndef MT_PROFILER_H
 #define MT_PROFILER_H
 

@@ -38,8 +38,8 @@ void mt_state_publish(void)
     s->live_slots_offset = live.slots_offset;
     s->live_log2cap_offset = live.log2cap_offset;
     s->live_entries_offset = live.entries_offset;
-    s->live_hash_shift = 4;
-    s->live_hash_multiplier = 0x9E3779B97F4A7C15ull;
+    s->live_hash_shift = MT_LIVE_HASH_SHIFT;
+    s->live_hash_multiplier = MT_LIVE_HASH_MULTIPLIER;
     s->entry_size = sizeof(mt_live_entry);
     s->entry_ptr = offsetof(mt_live_entry, ptr);
     s->entry_size_field = offsetof(mt_live_entry, size);

@@ -342,130 +342,81 @@ static const char *symbol_name(Dwfl_Module *mod, GElf_Addr addr)
     return NULL;
 }
 
-/* ------------------------------------------------------------ frame texts */
+/* ------------------------------------------------------------ frame cache */
 
-/* Frame text is written through a sink: straight to an mt_out, or recorded
- * as the sequence of pieces mt_out_printf would have been given (each
- * already cut to its 2047 bytes, NUL-terminated), so that replaying them
- * later writes the same bytes with the same buffering. */
-struct sink {
-    mt_out *out;   /* NULL: record */
-    char *buf;
-    size_t len, cap;
-    bool failed;   /* recording ran out of memory */
-};
-
-static void sink_printf(struct sink *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sink_printf(struct sink *k, const char *fmt, ...)
-{
-    char line[MT_LINE_MAX]; /* pieces are cut as mt_out_printf cuts them */
-    va_list ap;
-    va_start(ap, fmt);
-    int n = mt_format_line(line, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    size_t len = (size_t)n;
-    if (k->out) {
-        mt_out_write(k->out, line, len);
-        return;
-    }
-    if (len == 0 || k->failed)
-        return; /* an empty piece writes nothing */
-    if (k->len + len + 2 > k->cap) {
-        size_t cap = (k->len + len + 2) * 2;
-        char *b = realloc(k->buf, cap);
-        if (!b) {
-            k->failed = true;
-            return;
-        }
-        k->buf = b;
-        k->cap = cap;
-    }
-    memcpy(k->buf + k->len, line, len + 1);
-    k->len += len + 1;
-    k->buf[k->len] = '\0'; /* an empty piece ends the text */
-}
-
-/* Writes a recorded TEXT to OUT as frame N. */
-static void replay(mt_out *out, unsigned n, const char *text)
-{
-    mt_out_printf(out, "  #%u ", n);
-    for (const char *p = text; *p; p += strlen(p) + 1)
-        mt_out_write(out, p, strlen(p));
-}
-
-/* The text of every frame printed, without its "  #N ", by return address:
- * open addressing, count * 2 <= cap. Valid for one Dwfl while its modules
- * stay as they are: cleared when another Dwfl is printed from and when
- * report_self re-reads the modules. Frames found in no module, or only in an
- * unloaded library, are not kept (a later re-read may find them). Like the
- * rest of this file, used by one thread at a time (mt_sym_self_lock). */
-struct frame_text {
+/* The rows of every return address symbolized, packed in one block each
+ * (the rows, then their strings), by return address: open addressing,
+ * count * 2 <= cap. Valid for one Dwfl while its modules stay as they are:
+ * cleared when another Dwfl is asked and when report_self re-reads the
+ * modules. Frames found in no module, or only in an unloaded library, are
+ * not kept (a later re-read may find them). Like the rest of this file,
+ * used by one thread at a time (mt_sym_self_lock). */
+struct frames_entry {
     uintptr_t ret; /* 0: empty slot */
-    char *text;
+    unsigned n;
+    mt_frame *rows; /* one malloc'ed block with their strings */
 };
 
-static Dwfl *texts_dwfl;
-static struct frame_text *texts;
-static size_t texts_count, texts_cap;
+static Dwfl *cache_dwfl;
+static struct frames_entry *cache;
+static size_t cache_count, cache_cap;
 
-static size_t frame_slot(uintptr_t ret, size_t cap)
+static size_t cache_slot(uintptr_t ret, size_t cap)
 {
     return (size_t)((ret * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
-static void texts_clear(void)
+static void cache_clear(void)
 {
-    for (size_t i = 0; i < texts_cap; i++)
-        free(texts[i].text);
-    free(texts);
-    texts = NULL;
-    texts_count = texts_cap = 0;
+    for (size_t i = 0; i < cache_cap; i++)
+        free(cache[i].rows);
+    free(cache);
+    cache = NULL;
+    cache_count = cache_cap = 0;
 }
 
-static const char *texts_find(Dwfl *dwfl, uintptr_t ret)
+static const struct frames_entry *cache_find(Dwfl *dwfl, uintptr_t ret)
 {
-    if (dwfl != texts_dwfl) {
-        texts_clear();
-        texts_dwfl = dwfl;
+    if (dwfl != cache_dwfl) {
+        cache_clear();
+        cache_dwfl = dwfl;
         return NULL;
     }
-    for (size_t i = frame_slot(ret, texts_cap); texts_cap && texts[i].ret;
-         i = (i + 1) & (texts_cap - 1))
-        if (texts[i].ret == ret)
-            return texts[i].text;
+    for (size_t i = cache_slot(ret, cache_cap); cache_cap && cache[i].ret;
+         i = (i + 1) & (cache_cap - 1))
+        if (cache[i].ret == ret)
+            return &cache[i];
     return NULL;
 }
 
-/* Keeps TEXT (malloc'ed) for RET, or frees it if the table cannot grow. */
-static void texts_add(uintptr_t ret, char *text)
+/* Keeps ROWS (a packed block) for RET, or frees it if the table cannot
+ * grow. */
+static void cache_add(uintptr_t ret, mt_frame *rows, unsigned n)
 {
-    if ((texts_count + 1) * 2 > texts_cap) {
-        size_t cap = texts_cap ? texts_cap * 2 : 1024;
-        struct frame_text *t = calloc(cap, sizeof *t);
+    if ((cache_count + 1) * 2 > cache_cap) {
+        size_t cap = cache_cap ? cache_cap * 2 : 1024;
+        struct frames_entry *t = calloc(cap, sizeof *t);
         if (!t) {
-            free(text);
+            free(rows);
             return;
         }
-        for (size_t i = 0; i < texts_cap; i++) {
-            if (!texts[i].ret)
+        for (size_t i = 0; i < cache_cap; i++) {
+            if (!cache[i].ret)
                 continue;
-            size_t j = frame_slot(texts[i].ret, cap);
+            size_t j = cache_slot(cache[i].ret, cap);
             while (t[j].ret)
                 j = (j + 1) & (cap - 1);
-            t[j] = texts[i];
+            t[j] = cache[i];
         }
-        free(texts);
-        texts = t;
-        texts_cap = cap;
+        free(cache);
+        cache = t;
+        cache_cap = cap;
     }
-    size_t i = frame_slot(ret, texts_cap);
-    while (texts[i].ret)
-        i = (i + 1) & (texts_cap - 1);
-    texts[i] = (struct frame_text){ ret, text };
-    texts_count++;
+    size_t i = cache_slot(ret, cache_cap);
+    while (cache[i].ret)
+        i = (i + 1) & (cache_cap - 1);
+    cache[i] = (struct frames_entry){ ret, n, rows };
+    cache_count++;
 }
 
 /* Frees the symbol table kept in a module's userdata slot. Serves as
@@ -490,18 +441,18 @@ static int free_symtab(Dwfl_Module *mod, void *userdata_slot, const char *name,
 /* dwfl_end, and the symbol tables kept in its modules' userdata. */
 static void end_dwfl(Dwfl *dwfl)
 {
-    if (dwfl == texts_dwfl)
-        texts_clear();
+    if (dwfl == cache_dwfl)
+        cache_clear();
     dwfl_getmodules(dwfl, drop_symtab, NULL, 0);
     dwfl_end(dwfl);
 }
 
-/* Re-reads the modules of the process: frame texts are dropped, and the
+/* Re-reads the modules of the process: cached frames are dropped, and the
  * symbol tables of modules that are gone with them. */
 static bool report_self(Dwfl *dwfl)
 {
-    if (dwfl == texts_dwfl)
-        texts_clear();
+    if (dwfl == cache_dwfl)
+        cache_clear();
     dwfl_report_begin(dwfl);
     int rc = dwfl_linux_proc_report(dwfl, getpid());
     return dwfl_report_end(dwfl, free_symtab, NULL) == 0 && rc == 0;
@@ -536,6 +487,8 @@ mt_dwfl *mt_sym_self(void)
     return self_dwfl;
 }
 
+/* ------------------------------------------------------------ rows */
+
 /* __cxa_demangle if a C++ runtime is loaded in this process; looked up once
  * (C programs have no mangled names to show). */
 typedef char *demangle_fn(const char *, char *, size_t *, int *);
@@ -565,38 +518,53 @@ static const char *die_string(Dwarf_Die *die, unsigned attr)
     return dwarf_attr_integrate(die, attr, &a) ? dwarf_formstring(&a) : NULL;
 }
 
-/* Writes "NAME" of a function DIE, demangled, to K; without a name in the
- * DIE, the symbol of ADDR in MOD. */
-static void put_function(struct sink *k, Dwarf_Die *die, Dwfl_Module *mod, Dwarf_Addr addr)
+/* Rows under construction: their strings point into libdw's data (alive as
+ * long as the Dwfl) or, for demangled names, into malloc'ed copies listed
+ * in OWNED, freed once the rows are packed or handed out. */
+#define MAX_ROWS 64 /* inline nesting deeper than this is cut */
+
+struct rows {
+    mt_frame row[MAX_ROWS];
+    unsigned n;
+    char *owned[MAX_ROWS];
+    unsigned nowned;
+};
+
+static void rows_free(struct rows *r)
+{
+    for (unsigned i = 0; i < r->nowned; i++)
+        free(r->owned[i]);
+    r->nowned = 0;
+}
+
+/* A demangled NAME (kept in R) or NAME itself. */
+static const char *demangled(struct rows *r, const char *name)
+{
+    char *d = name ? demangle(name) : NULL;
+    if (!d)
+        return name;
+    if (r->nowned == MAX_ROWS) {
+        free(d);
+        return name;
+    }
+    return r->owned[r->nowned++] = d;
+}
+
+/* The name of a function DIE, demangled; without a name in the DIE, the
+ * symbol of ADDR in MOD as the symbol table has it; "??" if none. */
+static const char *function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mod,
+                                 Dwarf_Addr addr)
 {
     const char *linkage = die_string(die, DW_AT_linkage_name);
     if (!linkage)
         linkage = die_string(die, DW_AT_MIPS_linkage_name);
-    char *d = linkage ? demangle(linkage) : NULL;
-    const char *name = d ? d : die_string(die, DW_AT_name);
+    const char *d = linkage ? demangled(r, linkage) : NULL;
+    const char *name = d && d != linkage ? d : die_string(die, DW_AT_name);
     if (!name && !linkage)
         name = symbol_name(mod, addr);
     if (!name)
         name = linkage ? linkage : "??";
-    sink_printf(k, "%s", name);
-    free(d);
-}
-
-static void put_symbol(struct sink *k, const char *sym)
-{
-    char *d = sym ? demangle(sym) : NULL;
-    sink_printf(k, "%s", d ? d : sym ? sym : "??");
-    free(d);
-}
-
-static void put_location(struct sink *k, const char *file, int line, int col)
-{
-    if (!file || line <= 0)
-        return;
-    if (col > 0)
-        sink_printf(k, " at %s:%d:%d", file, line, col);
-    else
-        sink_printf(k, " at %s:%d", file, line);
+    return name;
 }
 
 static const char *module_name(Dwfl_Module *mod, Dwarf_Addr *start)
@@ -626,9 +594,12 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
         *col = (int)w;
 }
 
-/* Writes the text of the frame at PC in MOD, after its "  #N ", to K. */
-static void put_frame(struct sink *k, Dwfl_Module *mod, Dwarf_Addr pc, uintptr_t ret,
-                      const char *note)
+/* The rows of the frame at PC (RET - 1) in MOD: one per function of the
+ * debug information's inline chain, innermost first, each with the line
+ * its inner row was called from; without debug information scopes, one row
+ * named from the symbol table. */
+static void module_rows(struct rows *r, Dwfl_Module *mod, Dwarf_Addr pc, uintptr_t ret,
+                        bool unloaded)
 {
     Dwarf_Addr start = 0;
     const char *modname = module_name(mod, &start);
@@ -637,6 +608,9 @@ static void put_frame(struct sink *k, Dwfl_Module *mod, Dwarf_Addr pc, uintptr_t
     Dwfl_Line *dl = dwfl_module_getsrc(mod, pc);
     if (dl)
         file = dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL);
+    mt_frame base = {
+        .ret = ret, .module = modname, .offset = (uintptr_t)(pc - start), .unloaded = unloaded,
+    };
 
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
@@ -651,76 +625,88 @@ static void put_frame(struct sink *k, Dwfl_Module *mod, Dwarf_Addr pc, uintptr_t
         scopes = NULL;
         nscopes = dwarf_getscopes_die(&innermost, &scopes);
     }
-    bool printed = false;
-    for (int i = 0; i < nscopes; i++) {
+    for (int i = 0; i < nscopes && r->n < MAX_ROWS; i++) {
         int tag = dwarf_tag(&scopes[i]);
         if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
             continue;
-        if (printed)
-            sink_printf(k, "     inlined into ");
-        put_function(k, &scopes[i], mod, pc);
-        put_location(k, file, line, col);
-        sink_printf(k, "%s\n", printed ? "" : note);
-        printed = true;
+        mt_frame *f = &r->row[r->n];
+        *f = base;
+        f->inline_depth = r->n++;
+        f->function = function_name(r, &scopes[i], mod, pc);
+        f->file = file && line > 0 ? file : NULL;
+        f->line = f->file ? line : 0;
+        f->column = f->file && col > 0 ? col : 0;
         if (tag == DW_TAG_subprogram)
             break;
         call_site(cu, &scopes[i], &file, &line, &col);
     }
     free(scopes);
-    if (printed)
+    if (r->n)
         return;
 
-    const char *sym = symbol_name(mod, pc);
-    if (sym)
-        put_symbol(k, sym);
-    else
-        sink_printf(k, "0x%lx", (unsigned long)ret);
-    if (file && line > 0)
-        put_location(k, file, line, col);
-    else
-        sink_printf(k, " in %s+0x%lx", modname, (unsigned long)(pc - start));
-    sink_printf(k, "%s\n", note);
+    mt_frame *f = &r->row[r->n++];
+    *f = base;
+    f->from_symtab = true;
+    f->function = demangled(r, symbol_name(mod, pc));
+    f->file = file && line > 0 ? file : NULL;
+    f->line = f->file ? line : 0;
+    f->column = f->file && col > 0 ? col : 0;
 }
 
-static void print_frame(Dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret, mt_out *out)
+/* R's rows and their strings copied into one malloc'ed block; NULL when
+ * out of memory. */
+static mt_frame *rows_pack(const struct rows *r)
 {
-    const char *cached = texts_find(dwfl, ret);
+    size_t bytes = r->n * sizeof(mt_frame);
+    for (unsigned i = 0; i < r->n; i++) {
+        const mt_frame *f = &r->row[i];
+        bytes += (f->function ? strlen(f->function) + 1 : 0) +
+                 (f->file ? strlen(f->file) + 1 : 0) + (f->module ? strlen(f->module) + 1 : 0);
+    }
+    mt_frame *rows = malloc(bytes);
+    if (!rows)
+        return NULL;
+    char *s = (char *)(rows + r->n);
+    for (unsigned i = 0; i < r->n; i++) {
+        rows[i] = r->row[i];
+        const char **fields[] = { &rows[i].function, &rows[i].file, &rows[i].module };
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+            if (!*fields[k])
+                continue;
+            size_t len = strlen(*fields[k]) + 1;
+            memcpy(s, *fields[k], len);
+            *fields[k] = s;
+            s += len;
+        }
+    }
+    return rows;
+}
+
+void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx)
+{
+    const struct frames_entry *cached = cache_find(dwfl, ret);
     if (cached) {
-        replay(out, n, cached);
+        fn(cached->rows, cached->n, ctx);
         return;
     }
     Dwarf_Addr pc = ret - 1;
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
     if (!mod && refresh && report_self(dwfl))
         mod = dwfl_addrmodule(dwfl, pc);
-    const char *note = "";
-    bool keep = mod != NULL;
+    bool keep = mod != NULL, unloaded = false;
     if (!mod && (mod = unloaded_module(pc)) != NULL)
-        note = " (library unloaded since)";
+        unloaded = true;
     if (!mod) {
-        mt_out_printf(out, "  #%u 0x%lx in a module that is no longer mapped\n",
-                      n, (unsigned long)ret);
+        mt_frame unmapped = { .ret = ret, .offset = (uintptr_t)pc };
+        fn(&unmapped, 1, ctx);
         return;
     }
-    struct sink k = { 0 };
-    put_frame(&k, mod, pc, ret, note);
-    if (k.failed || !k.buf) {
-        /* Out of memory: write it directly instead. */
-        free(k.buf);
-        mt_out_printf(out, "  #%u ", n);
-        put_frame(&(struct sink){ .out = out }, mod, pc, ret, note);
-        return;
-    }
-    replay(out, n, k.buf);
-    if (keep)
-        texts_add(ret, k.buf);
-    else
-        free(k.buf);
-}
-
-void mt_sym_print_stack(mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
-                        unsigned depth, mt_out *out)
-{
-    for (unsigned i = 0; i < depth; i++)
-        print_frame(dwfl, refresh, i, frames[i], out);
+    static struct rows r; /* under mt_sym_self_lock, or the program's only thread */
+    r.n = 0;
+    module_rows(&r, mod, pc, ret, unloaded);
+    fn(r.row, r.n, ctx);
+    mt_frame *packed = keep ? rows_pack(&r) : NULL;
+    if (packed)
+        cache_add(ret, packed, r.n); /* frees it if it cannot keep it */
+    rows_free(&r);
 }

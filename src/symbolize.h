@@ -1,18 +1,35 @@
-/* Symbolization of stored stacks with libdw/libdwfl: function (demangled),
- * file:line:column, every inlined frame, or module+offset without debug
- * information. Works on the live process (modules re-reported when an address
- * falls outside the known ones) and, through the same printing code, on any
- * Dwfl the caller reported (a core file, another process). */
+/* Symbolization of return addresses with libdw/libdwfl, as data: for each
+ * address, the function (demangled), file:line:column and every inlined
+ * function, or module+offset without debug information. Text is written by
+ * format.c only. Works on the live process (modules re-reported when an
+ * address falls outside the known ones) and on any Dwfl the caller reported
+ * (a core file, another process: memtrace-symbolize). */
 #ifndef MT_SYMBOLIZE_H
 #define MT_SYMBOLIZE_H
 
 #include "modules.h"
-#include "report.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 typedef struct Dwfl mt_dwfl;
+
+/* One row of a symbolized return address. A return address gives one row
+ * per function of its inline chain, innermost first: row 0 is the code at
+ * ret - 1 (the call instruction), row k > 0 the function that row k - 1 was
+ * inlined into, with the line of that inlined call. */
+typedef struct {
+    uintptr_t ret;          /* the return address looked up (at ret - 1) */
+    const char *function;   /* demangled; NULL when nothing names it */
+    const char *file;       /* NULL: no line information */
+    int line, column;       /* line > 0 when file is set; column 0: unknown */
+    unsigned inline_depth;  /* the row's index: 0, or inlined into row k - 1 */
+    const char *module;     /* module file name without directory; NULL:
+                               the address is in no module known */
+    uintptr_t offset;       /* ret - 1 - the module's start address */
+    bool from_symtab;       /* named from the symbol table: no debug scope */
+    bool unloaded;          /* in a library the process has unloaded since */
+} mt_frame;
 
 /* The symbolizer of the calling process, created on first use; NULL if
  * libdwfl could not be set up. Caller must hold mt_sym_self_lock. */
@@ -23,17 +40,19 @@ void mt_sym_self_unlock(void);
 
 /* Where to look up libraries the process unloaded (mt_modules_find_unloaded
  * in the library; none elsewhere). Frames in them are resolved from their
- * files and marked "(library unloaded since)". GENERATION (may be NULL)
- * changes whenever a library may have been unloaded: mt_sym_self then
- * re-reads the modules and drops the frame texts, so that a library loaded
- * where another was is not named after it. */
+ * files and marked unloaded. GENERATION (may be NULL) changes whenever a
+ * library may have been unloaded: mt_sym_self then re-reads the modules and
+ * drops the cached frames, so that a library loaded where another was is
+ * not named after it. */
 void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
                                 unsigned long (*generation)(void));
 
-/* Prints FRAMES[0..DEPTH) (return addresses) as "  #N ..." lines. With
- * REFRESH, modules are re-read from /proc/self/maps once when an address is
- * in none of the known ones. */
-void mt_sym_print_stack(mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
-                        unsigned depth, mt_out *out);
+/* Calls FN once with the rows of return address RET (N >= 1). The rows and
+ * their strings stay valid until FN returns; FN must not call back into the
+ * symbolizer. With REFRESH, the modules are re-read from /proc/self/maps
+ * once when RET is in none of the known ones. Rows are cached by address
+ * for DWFL until its modules are re-read. */
+typedef void mt_frames_fn(const mt_frame *rows, unsigned n, void *ctx);
+void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx);
 
 #endif

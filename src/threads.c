@@ -6,8 +6,9 @@
  * neither stops recording nor shifts MEMTRACE_FAULT_MAP's count. */
 #include "threads.h"
 
+#include "atomic.h"
 #include "common.h"
-#include "tracer.h"
+#include "reentry.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,9 +20,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static mt_thread_info *registry;
-static int map_failed;
-static uint32_t highest;
+MT_TLS uint32_t mt_thread_self;
+static mt_atomic(uint32_t) next_number = 1;
+
+static mt_atomic(mt_thread_info *) registry;
+static mt_atomic(int) map_failed;
+static mt_atomic(uint32_t) highest;
 
 /* Names given to threads before they registered (named by another thread
  * before their first allocation), keyed by pthread_t; taken at registration. */
@@ -33,18 +37,17 @@ static struct {
 
 static mt_thread_info *registry_map(void)
 {
-    mt_thread_info *r = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
-    if (r || __atomic_load_n(&map_failed, __ATOMIC_RELAXED))
+    mt_thread_info *r = mt_atomic_load_acquire(&registry);
+    if (r || mt_atomic_load_relaxed(&map_failed))
         return r;
     void *p = mmap(NULL, MT_THREADS_MAX * sizeof *r, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
-        __atomic_store_n(&map_failed, 1, __ATOMIC_RELAXED);
+        mt_atomic_store_relaxed(&map_failed, 1);
         return NULL;
     }
     mt_thread_info *expected = NULL;
-    if (!__atomic_compare_exchange_n(&registry, &expected, p, false, __ATOMIC_ACQ_REL,
-                                      __ATOMIC_ACQUIRE)) {
+    if (!mt_atomic_cas_acq_rel(&registry, &expected, p)) {
         munmap(p, MT_THREADS_MAX * sizeof *r);
         return expected;
     }
@@ -58,7 +61,17 @@ static void set_name(char *dst, const char *src)
     dst[n] = '\0';
 }
 
-void mt_threads_register(uint32_t number)
+static void threads_register(uint32_t number);
+
+MT_COLD uint32_t mt_thread_number_new(void)
+{
+    uint32_t n = mt_atomic_add_relaxed(&next_number, 1);
+    mt_thread_self = n;
+    threads_register(n);
+    return n;
+}
+
+static void threads_register(uint32_t number)
 {
     mt_thread_info *r = registry_map();
     if (!r || number == 0 || number > MT_THREADS_MAX)
@@ -67,7 +80,7 @@ void mt_threads_register(uint32_t number)
     t->self = (uint64_t)pthread_self();
     char comm[16] = "";
     for (unsigned i = 0; i < PENDING; i++) {
-        if (__atomic_load_n(&pending[i].self, __ATOMIC_ACQUIRE) != t->self)
+        if (mt_atomic_load_acquire(&pending[i].self) != t->self)
             continue;
         /* A pthread_t is reused once its thread is joined: the pending name
          * is this thread's only if the kernel says so (the name it gave a
@@ -76,19 +89,18 @@ void mt_threads_register(uint32_t number)
             prctl(PR_GET_NAME, comm, 0, 0, 0);
         if (strncmp(comm, pending[i].name, sizeof comm - 1) == 0)
             set_name(t->name, pending[i].name);
-        __atomic_store_n(&pending[i].self, 0, __ATOMIC_RELEASE);
+        mt_atomic_store_release(&pending[i].self, 0);
     }
-    __atomic_store_n(&t->tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-    uint32_t h = __atomic_load_n(&highest, __ATOMIC_RELAXED);
+    mt_atomic_store_release(&t->tid, (uint32_t)syscall(SYS_gettid));
+    uint32_t h = mt_atomic_load_relaxed(&highest);
     while (h < number &&
-           !__atomic_compare_exchange_n(&highest, &h, number, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED)) {
+           !mt_atomic_cas_weak_release(&highest, &h, number)) {
     }
 }
 
 const char *mt_threads_name(uint32_t number)
 {
-    const mt_thread_info *r = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+    const mt_thread_info *r = mt_atomic_load_acquire(&registry);
     if (!r || number == 0 || number > MT_THREADS_MAX || r[number - 1].name[0] == '\0')
         return NULL;
     return r[number - 1].name;
@@ -98,13 +110,13 @@ const char *mt_threads_name(uint32_t number)
  * pthread_t is reused after a join, so the newest live match wins). */
 static mt_thread_info *find_thread(uint64_t self)
 {
-    mt_thread_info *r = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+    mt_thread_info *r = mt_atomic_load_acquire(&registry);
     if (!r)
         return NULL;
     pid_t pid = getpid();
-    for (uint32_t n = __atomic_load_n(&highest, __ATOMIC_ACQUIRE); n > 0; n--) {
+    for (uint32_t n = mt_atomic_load_acquire(&highest); n > 0; n--) {
         mt_thread_info *t = &r[n - 1];
-        uint32_t tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
+        uint32_t tid = mt_atomic_load_acquire(&t->tid);
         if (tid && t->self == self && syscall(SYS_tgkill, pid, tid, 0) == 0)
             return t;
     }
@@ -132,7 +144,7 @@ int mt_pthread_setname(pthread_t thread, const char *name)
         } else {
             for (unsigned i = 0; i < PENDING; i++) {
                 uint64_t expected = 0;
-                if (__atomic_load_n(&pending[i].self, __ATOMIC_RELAXED) == (uint64_t)thread ||
+                if (mt_atomic_load_relaxed(&pending[i].self) == (uint64_t)thread ||
                     __atomic_compare_exchange_n(&pending[i].self, &expected, (uint64_t)thread,
                                                 false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
                     set_name(pending[i].name, name);
@@ -152,5 +164,5 @@ const mt_thread_info *mt_threads_registry(void)
 
 const uint32_t *mt_threads_highest(void)
 {
-    return &highest;
+    return (const uint32_t *)&highest; /* an address for readers outside */
 }

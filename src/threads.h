@@ -5,6 +5,8 @@
 #ifndef MT_THREADS_H
 #define MT_THREADS_H
 
+#include "common.h"
+
 #include <pthread.h>
 #include <stdint.h>
 
@@ -20,9 +22,17 @@ typedef struct {
 /* Slots in the registry; threads numbered beyond it are not registered. */
 #define MT_THREADS_MAX 65536
 
-/* Registers the calling thread under NUMBER (from 1). Called once per thread,
- * from mt_thread_number on its first allocation; no heap, no lock. */
-void mt_threads_register(uint32_t number);
+/* memtrace's number for the calling thread (main thread = 1), given on its
+ * first recorded allocation, which also registers the thread (no heap, no
+ * lock). */
+extern MT_TLS uint32_t mt_thread_self MT_HIDDEN;
+uint32_t mt_thread_number_new(void);
+
+static inline uint32_t mt_thread_number(void)
+{
+    uint32_t n = mt_thread_self;
+    return MT_LIKELY(n != 0) ? n : mt_thread_number_new();
+}
 
 /* The name of thread NUMBER, or NULL if it has none. The string lives in the
  * registry and may change if the program renames the thread. */

@@ -4,7 +4,7 @@
 
 TEST_BUILD := $(BUILD)/tests
 UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/report.c src/lock.c \
-              src/internal_heap.c src/symbolize.c src/config.c src/freed_history.c
+              src/internal_heap.c src/symbolize.c src/format.c src/config.c src/freed_history.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)
 UNIT_LIBS   := -lcriterion $(LIB_LIBS)

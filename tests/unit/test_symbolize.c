@@ -1,6 +1,7 @@
 /* Symbolizer: return addresses in a test fixture resolve to the exact
  * file:line of the call, with the inline chain, and an unmapped address is
  * reported as such. */
+#include "../../src/format.h"
 #include "../../src/report.h"
 #include "../../src/symbolize.h"
 
@@ -24,7 +25,7 @@ static const char *symbolize(uintptr_t ret)
     cr_assert(mt_sym_self_lock());
     mt_dwfl *dwfl = mt_sym_self();
     cr_assert_not_null(dwfl);
-    mt_sym_print_stack(dwfl, true, &ret, 1, &out);
+    mt_fmt_stack(&out, dwfl, true, &ret, 1);
     mt_sym_self_unlock();
     mt_out_flush(&out);
     size_t n = (size_t)pread(fileno(f), text, sizeof text - 1, 0);
@@ -75,7 +76,7 @@ Test(symbolize, repeated_frame_prints_the_same_text)
     mt_out out;
     mt_out_init(&out, fileno(f));
     cr_assert(mt_sym_self_lock());
-    mt_sym_print_stack(mt_sym_self(), true, frames, 3, &out);
+    mt_fmt_stack(&out, mt_sym_self(), true, frames, 3);
     mt_sym_self_unlock();
     mt_out_flush(&out);
     size_t n = (size_t)pread(fileno(f), text, sizeof text - 1, 0);

@@ -1,0 +1,194 @@
+/* The formatter (see format.h). Pieces are written with one mt_out_printf
+ * each, as they always were: a piece longer than MT_LINE_MAX - 1 bytes (a
+ * huge C++ name) is cut the same way wherever it is printed. */
+#include "format.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ stacks */
+
+void mt_fmt_frame(mt_out *out, unsigned n, const mt_frame *rows, unsigned count)
+{
+    if (count == 1 && !rows[0].module) {
+        mt_out_printf(out, "  #%u 0x%lx in a module that is no longer mapped\n", n,
+                      (unsigned long)rows[0].ret);
+        return;
+    }
+    for (unsigned i = 0; i < count; i++) {
+        const mt_frame *f = &rows[i];
+        if (i == 0)
+            mt_out_printf(out, "  #%u ", n);
+        else
+            mt_out_printf(out, "     inlined into ");
+        if (f->function)
+            mt_out_printf(out, "%s", f->function);
+        else
+            mt_out_printf(out, "0x%lx", (unsigned long)f->ret);
+        if (f->file && f->column > 0)
+            mt_out_printf(out, " at %s:%d:%d", f->file, f->line, f->column);
+        else if (f->file)
+            mt_out_printf(out, " at %s:%d", f->file, f->line);
+        else if (f->from_symtab)
+            mt_out_printf(out, " in %s+0x%lx", f->module, (unsigned long)f->offset);
+        mt_out_printf(out, "%s\n", i == 0 && f->unloaded ? " (library unloaded since)" : "");
+    }
+}
+
+struct frame_ctx {
+    mt_out *out;
+    unsigned n;
+};
+
+static void put_frame(const mt_frame *rows, unsigned count, void *arg)
+{
+    struct frame_ctx *c = arg;
+    mt_fmt_frame(c->out, c->n, rows, count);
+}
+
+void mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret)
+{
+    struct frame_ctx c = { out, n };
+    mt_sym_frames(dwfl, refresh, ret, put_frame, &c);
+}
+
+void mt_fmt_stack(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+                  unsigned depth)
+{
+    for (unsigned i = 0; i < depth; i++)
+        mt_fmt_stack_frame(out, dwfl, refresh, i, frames[i]);
+}
+
+void mt_fmt_raw_stack(mt_out *out, const uintptr_t *frames, unsigned depth)
+{
+    for (unsigned i = 0; i < depth; i++)
+        mt_out_printf(out, "  #%u 0x%lx\n", i, (unsigned long)frames[i]);
+}
+
+static void put_folded(const mt_frame *rows, unsigned count, void *arg)
+{
+    mt_out *out = arg;
+    for (unsigned i = count; i-- > 0;) {
+        char buf[1024];
+        size_t len;
+        if (rows[i].function) {
+            len = strnlen(rows[i].function, sizeof buf - 1);
+            memcpy(buf, rows[i].function, len);
+        } else {
+            len = (size_t)snprintf(buf, sizeof buf, "0x%lx", (unsigned long)rows[i].ret);
+        }
+        for (size_t k = 0; k < len; k++)
+            if (buf[k] == ';')
+                buf[k] = ':';
+        mt_out_write(out, buf, len);
+        if (i)
+            mt_out_write(out, ";", 1);
+    }
+}
+
+void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, uintptr_t ret)
+{
+    mt_sym_frames(dwfl, refresh, ret, put_folded, out);
+}
+
+/* ------------------------------------------------------------ answers */
+
+static void put_thread(mt_out *out, const mt_fmt_thread *t)
+{
+    if (t->name)
+        mt_out_printf(out, "thread %u \"%s\"", t->number, t->name);
+    else
+        mt_out_printf(out, "thread %u", t->number);
+}
+
+void mt_fmt_block_stack(mt_out *out, mt_stack_writer *put_stack, void *ctx,
+                        const mt_fmt_stack_ref *s)
+{
+    if (s->depth == 0)
+        mt_out_printf(out, "  (no stack was recorded for this block)\n");
+    else
+        put_stack(ctx, out, s->frames, s->depth);
+}
+
+static void answer_stack(mt_answer *a, const mt_fmt_stack_ref *s)
+{
+    mt_fmt_block_stack(a->out, a->put_stack, a->stack_ctx, s);
+}
+
+/* "start of a N-byte block" or "K bytes inside a N-byte block at START". */
+static void put_position(mt_out *out, uintptr_t addr, uintptr_t start, uint64_t size)
+{
+    if (addr == start)
+        mt_out_printf(out, "start of a %lu-byte block", (unsigned long)size);
+    else
+        mt_out_printf(out, "%lu bytes inside a %lu-byte block at %#lx",
+                      (unsigned long)(addr - start), (unsigned long)size,
+                      (unsigned long)start);
+}
+
+bool mt_answer_begin(mt_answer *a, mt_out *out, uintptr_t addr, mt_stack_writer *put_stack,
+                     void *stack_ctx)
+{
+    *a = (mt_answer){ .out = out, .addr = addr, .put_stack = put_stack, .stack_ctx = stack_ctx };
+    if (addr != 0)
+        return true;
+    mt_out_printf(out, "memtrace: 0x0: a null pointer, not a heap block\n");
+    return false;
+}
+
+void mt_answer_lookup(mt_answer *a, const mt_fmt_live *e, bool unlocked)
+{
+    a->unlocked = unlocked;
+    if (!e)
+        return;
+    a->live = true;
+    mt_out *out = a->out;
+    mt_out_printf(out, "memtrace: %#lx: ", (unsigned long)a->addr);
+    put_position(out, a->addr, e->ptr, e->size);
+    mt_out_printf(out, " allocated by ");
+    put_thread(out, &e->thread);
+    mt_out_printf(out, " (allocation #%lu)\n", (unsigned long)e->seq);
+    if (unlocked)
+        mt_out_printf(out, "  (read without the table lock: a stopped thread was "
+                           "changing it; the record may be stale)\n");
+    answer_stack(a, &e->stack);
+}
+
+void mt_answer_freed(mt_answer *a, const mt_fmt_freed *r)
+{
+    mt_out *out = a->out;
+    if (a->nfreed++ == 0) {
+        if (a->live)
+            mt_out_printf(out, "  live again: freed blocks that covered this address "
+                               "before, newest first:\n");
+        else
+            mt_out_printf(out, "memtrace: %#lx: not a live heap block; freed blocks "
+                               "that covered it, newest first:\n", (unsigned long)a->addr);
+        if (!a->live && a->unlocked)
+            mt_out_printf(out, "  (a table shard was read without its lock: a stopped "
+                               "thread was changing it)\n");
+    }
+    mt_out_printf(out, "  freed block %u: ", a->nfreed);
+    put_position(out, a->addr, r->ptr, r->size);
+    mt_out_printf(out, " (allocation #%lu, freed after allocation #%lu)\n",
+                  (unsigned long)r->alloc_seq, (unsigned long)r->free_seq);
+    mt_out_printf(out, "  freed by ");
+    put_thread(out, &r->free_thread);
+    mt_out_printf(out, " at:\n");
+    answer_stack(a, &r->free_stack);
+    mt_out_printf(out, "  allocated by ");
+    put_thread(out, &r->alloc_thread);
+    mt_out_printf(out, " at:\n");
+    answer_stack(a, &r->alloc_stack);
+}
+
+bool mt_answer_end(mt_answer *a)
+{
+    if (a->live || a->nfreed)
+        return true;
+    mt_out_printf(a->out, "memtrace: %#lx: not a live heap block known to memtrace%s\n",
+                  (unsigned long)a->addr,
+                  a->unlocked ? " (a table shard was read without its lock: a "
+                                "stopped thread was changing it)" : "");
+    return false;
+}

@@ -1,0 +1,103 @@
+/* The one formatter: every line of text memtrace prints about stacks and
+ * blocks is written here, from data (symbolized rows, table records), for
+ * every entry point: print_trace (describe.c), the gdb command (through
+ * memtrace-symbolize, which decodes the tables' records the helper sends),
+ * the profiler's reports and its folded files. The wording is an
+ * interface: scripts parse these lines. */
+#ifndef MT_FORMAT_H
+#define MT_FORMAT_H
+
+#include "report.h"
+#include "symbolize.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------ stacks */
+
+/* The rows of one return address as frame N: "  #N FUNCTION at FILE:LINE:COL"
+ * (or "FUNCTION in MODULE+0xOFF", or "0xRET ..." without a name), then
+ * "     inlined into FUNCTION at FILE:LINE:COL" per outer row. */
+void mt_fmt_frame(mt_out *out, unsigned n, const mt_frame *rows, unsigned count);
+
+/* Frame N, the return address RET, symbolized through DWFL (see
+ * mt_sym_frames for REFRESH). The caller holds the symbolizer's lock. */
+void mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret);
+/* FRAMES[0..DEPTH), return addresses innermost first, as frames #0.. */
+void mt_fmt_stack(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+                  unsigned depth);
+/* The same frames unsymbolized: "  #N 0xRET". */
+void mt_fmt_raw_stack(mt_out *out, const uintptr_t *frames, unsigned depth);
+
+/* The folded-stack names of RET (flamegraph.pl's input): its rows'
+ * functions outermost first, ';'-separated, each cut to 1023 bytes with
+ * ';' written as ':', "0xRET" for a row without a name. */
+void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, uintptr_t ret);
+
+/* ------------------------------------------------------------ answers */
+
+/* What print_trace and `memtrace EXPR` say about one address. The caller
+ * looks the address up and hands over what it found, in this order:
+ * mt_answer_begin, mt_answer_lookup, mt_answer_freed for each freed record
+ * newest first, mt_answer_end. */
+
+/* Writes the frames of a stack of DEPTH > 0 frames: symbolized in the
+ * process, by memtrace-symbolize elsewhere, raw with a note when the
+ * symbolizer cannot be had. */
+typedef void mt_stack_writer(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth);
+
+typedef struct {
+    uint32_t number;  /* memtrace's thread number, main thread = 1 */
+    const char *name; /* NULL: none given */
+} mt_fmt_thread;
+
+typedef struct {
+    const uintptr_t *frames; /* return addresses, innermost first */
+    unsigned depth;          /* 0: no stack was recorded */
+} mt_fmt_stack_ref;
+
+/* A block's recorded stack as answers show it: through PUT_STACK, or "(no
+ * stack was recorded for this block)" when its depth is 0. */
+void mt_fmt_block_stack(mt_out *out, mt_stack_writer *put_stack, void *ctx,
+                        const mt_fmt_stack_ref *s);
+
+typedef struct {
+    uintptr_t ptr;
+    uint64_t size;
+    uint64_t seq; /* allocation number */
+    mt_fmt_thread thread;
+    mt_fmt_stack_ref stack;
+} mt_fmt_live;
+
+typedef struct {
+    uintptr_t ptr;
+    uint64_t size;
+    uint64_t alloc_seq, free_seq;
+    mt_fmt_thread alloc_thread, free_thread;
+    mt_fmt_stack_ref alloc_stack, free_stack;
+} mt_fmt_freed;
+
+typedef struct {
+    mt_out *out;
+    uintptr_t addr;
+    mt_stack_writer *put_stack;
+    void *stack_ctx;
+    bool live;       /* a live block was found */
+    bool unlocked;   /* the live table was read without a lock somewhere */
+    unsigned nfreed; /* freed records written */
+} mt_answer;
+
+/* False (after writing the answer, one line) when ADDR is null: there is
+ * nothing to look up. */
+bool mt_answer_begin(mt_answer *a, mt_out *out, uintptr_t addr, mt_stack_writer *put_stack,
+                     void *stack_ctx);
+/* The live block holding the address (NULL: none), and whether the table
+ * was read without its lock (UNLOCKED). */
+void mt_answer_lookup(mt_answer *a, const mt_fmt_live *live, bool unlocked);
+void mt_answer_freed(mt_answer *a, const mt_fmt_freed *r);
+/* Ends the answer; false when nothing was known about the address (the
+ * answer is then one "memtrace: ...: not a live heap block known to
+ * memtrace" line, an error for the gdb command). */
+bool mt_answer_end(mt_answer *a);
+
+#endif

@@ -1,0 +1,22 @@
+/* The tracer build's stand-in for profiler.c: no reports, but the
+ * profiler's settings are still checked (a bad value warns whichever
+ * library is preloaded) and memtrace_report says where reports come from. */
+#include "profiler.h"
+
+#include "common.h"
+#include "config.h"
+#include "report.h"
+
+#include "../include/memtrace.h"
+
+void mt_profiler_start(void)
+{
+    mt_profiler_config ignored;
+    mt_config_profiler(&ignored);
+}
+
+MT_EXPORT void memtrace_report(void)
+{
+    mt_warn("memtrace_report: reports are made by the profiler build, "
+            "libmemtrace-profiler.so; this is libmemtrace.so");
+}

@@ -1,0 +1,132 @@
+/* Start-up: the real allocator's lookup, the settings, the tables and the
+ * descriptor, once, on the process's first allocation (or the library's
+ * constructor, whichever comes first); memtrace's fork handlers; and the
+ * stop-recording policy when a metadata mapping fails. None of it is on the
+ * hot path, which reaches it only through mt_start (real.h). */
+#include "startup.h"
+
+#include "atomic.h"
+#include "capture.h"
+#include "common.h"
+#include "config.h"
+#include "freed_history.h"
+#include "internal_heap.h"
+#include "live_table.h"
+#include "lock.h"
+#include "modules.h"
+#include "os.h"
+#include "profiler.h"
+#include "real.h"
+#include "reentry.h"
+#include "report.h"
+#include "stack_store.h"
+#include "state.h"
+#include "symbolize.h"
+#include "threads.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+void mt_metadata_failed(const char *what, size_t size, int err)
+{
+    if (mt_atomic_exchange_acq_rel(&mt_phase, MT_STOPPED) == MT_STOPPED)
+        return;
+    mt_warn("stopped recording at allocation #%lu: could not map %zu bytes for the %s (%s); "
+            "the program runs on untraced",
+            (unsigned long)mt_atomic_load_relaxed(&mt_next_seq), size, what, strerror(err));
+}
+
+int mt_recording_stopped(void)
+{
+    return mt_atomic_load_acquire(&mt_phase) == MT_STOPPED;
+}
+
+/* The locks this thread's fork_prepare took. A fork from a signal handler
+ * that interrupted memtrace in this thread skips the locks that code holds:
+ * it releases them itself once the handler returns, in both processes. */
+static MT_TLS struct {
+    bool modules, iheap, stack;
+    uint64_t shards;
+} fork_took;
+
+static void fork_prepare(void)
+{
+    fork_took.modules = mt_modules_lock();
+    fork_took.iheap = mt_iheap_lock();
+    fork_took.stack = mt_stack_lock();
+    fork_took.shards = mt_live_lock_all();
+    mt_forking = 1;
+}
+
+static void fork_release(void)
+{
+    mt_forking = 0;
+    mt_live_unlock_all(fork_took.shards);
+    if (fork_took.stack)
+        mt_stack_unlock();
+    if (fork_took.iheap)
+        mt_iheap_unlock();
+    if (fork_took.modules)
+        mt_modules_unlock();
+}
+
+static void fork_child(void)
+{
+    bool took_all = fork_took.modules && fork_took.iheap && fork_took.stack &&
+                    fork_took.shards == UINT64_MAX;
+    fork_release();
+    if (took_all) /* else the interrupted code's locks carry the old token */
+        mt_lock_forget_token();
+}
+
+static void *next_symbol(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+/* Runs on the first allocation of the process, before any thread but the
+ * main one exists; a call from another thread meanwhile sees INITIALIZING
+ * and is served by the internal heap. */
+MT_COLD void mt_start(void)
+{
+    int expected = MT_UNINIT;
+    if (!mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_INITIALIZING))
+        return;
+    int was = mt_enter();
+    mt_real.malloc = next_symbol("malloc");
+    mt_real.free = next_symbol("free");
+    mt_real.calloc = next_symbol("calloc");
+    mt_real.realloc = next_symbol("realloc");
+    mt_real.posix_memalign = next_symbol("posix_memalign");
+    mt_real.aligned_alloc = next_symbol("aligned_alloc");
+    mt_real.memalign = next_symbol("memalign");
+    mt_real.valloc = next_symbol("valloc");
+    mt_real.pvalloc = next_symbol("pvalloc");
+    mt_real.malloc_usable_size = next_symbol("malloc_usable_size");
+    if (!mt_real.malloc || !mt_real.free || !mt_real.calloc || !mt_real.realloc ||
+        !mt_real.posix_memalign) {
+        /* Without a real allocator there is nothing to forward to: stay in
+         * INITIALIZING and serve everything from the internal heap. */
+        mt_leave(was);
+        return;
+    }
+    mt_config_load();
+    mt_freed_init(mt_cfg.freed);
+    mt_thread_number();
+    mt_state_publish();
+    mt_capture_init();
+    mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
+    pthread_atfork(fork_prepare, fork_release, fork_child);
+    mt_leave(was);
+    expected = MT_INITIALIZING; /* not if a mapping failed meanwhile */
+    mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_READY);
+    mt_profiler_start();
+}
+
+__attribute__((constructor)) static void mt_constructor(void)
+{
+    if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT)
+        mt_start();
+}

@@ -1,0 +1,8 @@
+/* Start-up and the stop-recording policy (startup.c). */
+#ifndef MT_STARTUP_H
+#define MT_STARTUP_H
+
+/* True once a metadata mapping failed and recording stopped. */
+int mt_recording_stopped(void);
+
+#endif
