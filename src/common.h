@@ -22,6 +22,9 @@
 
 #define MT_CACHELINE 64
 
+/* Frames kept in one stack at most (MEMTRACE_DEPTH's maximum). */
+#define MT_MAX_DEPTH 256
+
 /* MT_ASSERT(X): in debug builds (make DEBUG=1, and the unit tests) an
  * invariant a comment states, checked where it must hold; a failure writes
  * one "memtrace: assertion failed" line and aborts. Compiled out otherwise:

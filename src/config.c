@@ -1,8 +1,8 @@
 /* MEMTRACE_* settings. Parsing uses no heap: getenv and strtol only. */
 #include "config.h"
 
+#include "common.h"
 #include "report.h"
-#include "stack_store.h"
 
 #include <errno.h>
 #include <stdlib.h>

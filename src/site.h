@@ -20,8 +20,12 @@ typedef struct {
     uint64_t freed_bytes, freed_blocks;
 } mt_site_counters;
 
+#define mt_stack_site(id) ((mt_site_counters *)mt_stack_site_words(id))
+_Static_assert(MT_STACK_SITE_WORDS == 0 ||
+                   MT_STACK_SITE_WORDS * sizeof(uint64_t) == sizeof(mt_site_counters),
+               "the stack store keeps room for exactly the counters");
+
 #ifdef MEMTRACE_PROFILER
-#define MT_SITE_WORDS (sizeof(mt_site_counters) / sizeof(uint64_t))
 /* Bytes live over all sites (blocks with a stored stack), and the most it
  * has ever been. The peak is exact: every allocation that raises the total
  * past it raises it (site.c, out of line). Invariant at any quiescent
@@ -37,8 +41,6 @@ extern mt_atomic(uint64_t) mt_site_peak_ns MT_HIDDEN;
  * (mt_busy set); set once at start-up by the profiler, which samples the
  * per-site peak profile there. NULL: nothing to do. */
 void mt_site_set_peak_hook(void (*hook)(uint64_t now));
-#else
-#define MT_SITE_WORDS 0
 #endif
 
 static inline void mt_site_alloc(mt_stack_id id, size_t size)

@@ -2,7 +2,7 @@
  * open-addressed index of {hash, id} words.
  *
  * Invariants:
- * - a record is [header word][MT_SITE_WORDS counter words][depth frame
+ * - a record is [header word][MT_STACK_SITE_WORDS counter words][depth frame
  *   words] and never crosses a chunk; the header is hash32 << 32 |
  *   PRESENT | depth, and a zero header ends a chunk's records; id = chunk << CHUNK_BITS | word offset, and
  *   chunk 0 word 0 is never used, so id 0 is free to mean "none";
@@ -19,7 +19,6 @@
 #include "common.h"
 #include "lock.h"
 #include "os.h"
-#include "site.h"
 
 #include <string.h>
 
@@ -28,7 +27,7 @@
 #define MAX_CHUNKS ((uint32_t)1 << (32 - CHUNK_BITS))
 #define INITIAL_INDEX 4096
 #define PRESENT ((uint64_t)1 << 31)
-#define FRAMES_AT (1 + MT_SITE_WORDS)
+#define FRAMES_AT (1 + MT_STACK_SITE_WORDS)
 
 struct index {
     size_t cap;
@@ -187,7 +186,7 @@ unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames)
 
 void *mt_stack_site_words(mt_stack_id id)
 {
-    if (MT_SITE_WORDS == 0 || id == 0)
+    if (MT_STACK_SITE_WORDS == 0 || id == 0)
         return NULL;
     return (uint64_t *)record_of(id) + 1;
 }

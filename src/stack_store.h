@@ -4,13 +4,16 @@
 #ifndef MT_STACK_STORE_H
 #define MT_STACK_STORE_H
 
+#include "common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef uint32_t mt_stack_id; /* 0 means "no stack" */
 
-#define MT_MAX_DEPTH 256
+/* MT_MAX_DEPTH (frames in a stack at most) is in common.h: settings check
+ * MEMTRACE_DEPTH against it. */
 
 /* Returns the id of FRAMES[0..DEPTH) (return addresses, innermost first),
  * storing it if new; 0 if the store could not grow. Lock-free when the stack
@@ -21,10 +24,17 @@ mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth);
  * handed out. Lock-free. */
 unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames);
 
-/* The site counters stored with stack ID (see site.h), or NULL for id 0 or
+/* Words stored with every stack for its site counters (site.h): the
+ * profiler build's four, none in the tracer build. */
+#ifdef MEMTRACE_PROFILER
+#define MT_STACK_SITE_WORDS 4
+#else
+#define MT_STACK_SITE_WORDS 0
+#endif
+
+/* The MT_STACK_SITE_WORDS words stored with stack ID, or NULL for id 0 or
  * in a build without them. */
 void *mt_stack_site_words(mt_stack_id id);
-#define mt_stack_site(id) ((mt_site_counters *)mt_stack_site_words(id))
 
 /* Calls FN for every stored stack, in the order they were stored. Safe
  * while other threads intern: it sees the stacks stored before it began

@@ -100,14 +100,21 @@ test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh
 
+# Static checks of the tree: the include graph points one way, and the
+# descriptor's layout has one source (tests/static/*.py).
+test-static:
+	@python3 tests/static/layers.py
+	@python3 tests/static/descriptor.py
+
 # Runs in a sub-make so that deps are installed before anything is built.
 check: deps
+	@$(MAKE) --no-print-directory test-static
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-reliability
 
-.PHONY: test-unit test-e2e test-reliability check
+.PHONY: test-static test-unit test-e2e test-reliability check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.
