@@ -24,7 +24,7 @@ $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CO
 # the e2e scripts read the line numbers from there.
 PROG_C      := $(TEST_BUILD)/sites $(TEST_BUILD)/sites_o2 $(TEST_BUILD)/stress_fork $(TEST_BUILD)/demo
 PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so \
-               $(TEST_BUILD)/profile_sites $(TEST_BUILD)/profile_corners
+               $(TEST_BUILD)/profile_sites $(TEST_BUILD)/profile_corners $(TEST_BUILD)/profile_cxx
 
 $(TEST_BUILD)/sites: tests/progs/sites.c
 	@mkdir -p $(@D)
@@ -51,6 +51,9 @@ test-unit: $(UNIT_BINS)
 $(TEST_BUILD)/profile_sites: tests/progs/profile_sites.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -pthread -o $@ $< -ldl
+$(TEST_BUILD)/profile_cxx: tests/progs/profile_cxx.cpp
+	@mkdir -p $(@D)
+	$(CXX) -O0 -g -o $@ $<
 $(TEST_BUILD)/profile_corners: tests/progs/profile_corners.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -Wall -Wextra -pthread -o $@ $< -ldl

@@ -269,6 +269,24 @@ check "symlinks: one warning for MEMTRACE_OUTPUT" \
     "$(grep '^memtrace: MEMTRACE_OUTPUT' "$work/sym.err")"
 check "symlinks: the exit report on stderr" 1 "$(grep -c '^memtrace: end of exit report$' "$work/sym.err")"
 
+# ---------------------------------------------------------------- folded C++ names
+# Folded names are the symbolizer's function names, whole: a C++ name with
+# " (" inside is not cut there.
+cxx=$build/tests/profile_cxx
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/cxx.folded" \
+    "$cxx" 2>"$work/cxx.err"
+check "folded C++: exit code" 0 "$?"
+cxx_line=$(grep ' 4242$' "$work/cxx.folded")
+cxx_lambda=$(site_line tests/progs/profile_cxx.cpp lambda)
+check "folded C++: one stack holds the 4242 bytes" 1 "$(grep -c ' 4242$' "$work/cxx.folded")"
+case $cxx_line in
+*";std::function<void ()>::operator()() const;"*"main::{lambda()#1}::operator()() const 4242")
+    pass "folded C++: std::function<void ()>::operator()() const and the lambda, whole" ;;
+*) fail "folded C++: whole names" "$cxx_line" ;;
+esac
+check "folded C++: the lambda's line in the exit report" 1 \
+    "$(grep -c "^  #0 main::{lambda()#1}::operator()() const at tests/progs/profile_cxx.cpp:$cxx_lambda:" "$work/cxx.err")"
+
 # ---------------------------------------------------------------- folded failures
 # The exit report's "folded stacks:" line names only the files written and
 # says why the others were not.
