@@ -30,7 +30,7 @@
  * Exits at end of input; 2 on a usage error or if the modules cannot be
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
 #include "../src/format.h"
-#include "../src/report.h"
+#include "../src/output.h"
 #include "../src/stack_store.h"
 #include "../src/symbolize.h"
 

@@ -6,7 +6,7 @@
 #   (gdb) memtrace stats              totals
 #
 # It never calls into the process: it reads memtrace's tables from the
-# inferior's memory through the `memtrace_state` descriptor (src/state.h),
+# inferior's memory through the `memtrace_state` descriptor (src/descriptor.h),
 # so it works the same on a running process stopped anywhere (even with a
 # thread inside malloc or inside memtrace) and on a core file. Frames are
 # resolved by memtrace-symbolize, a program built from the library's own
@@ -62,7 +62,7 @@ _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread wa
 
 # Bounds on what memtrace_state and the tables may say (DESIGN.md trap 15:
 # a damaged core is the normal case). Far above what the library publishes
-# (src/state.c), and low enough that no damaged value makes gdb read or hold
+# (src/descriptor.c), and low enough that no damaged value makes gdb read or hold
 # more than a few MiB at once, or loop for long.
 _MAX_STATE_SIZE = 4096     # bytes of memtrace_state
 _MAX_SHARD_BITS = 12
@@ -339,7 +339,7 @@ def _check_layout(d):
     address("seq_counter", "allocation counter")
 
 
-class _State:
+class _Tables:
     """memtrace's tables in one target, read through memtrace_state. Table
     contents read once are kept until the target runs again."""
 
@@ -675,28 +675,28 @@ class _Session:
     symbolizer until the target changes or loads a library."""
 
     def __init__(self):
-        self.state = None
+        self.tables = None
         self.symbolizer = None
 
     def invalidate_tables(self, *_):
-        self.state = None
+        self.tables = None
 
     def invalidate_all(self, *_):
-        self.state = None
+        self.tables = None
         if self.symbolizer:
             self.symbolizer.close()
             self.symbolizer = None
 
     def get(self, target=None):
         target = target or _Target()
-        if self.state is None or self.state.t.key != target.key:
-            self.state = _State(target)
+        if self.tables is None or self.tables.t.key != target.key:
+            self.tables = _Tables(target)
         if self.symbolizer is None or self.symbolizer.key != target.key or \
                 self.symbolizer.proc.poll() is not None:
             if self.symbolizer:
                 self.symbolizer.close()
             self.symbolizer = _Symbolizer(target)
-        return self.state, self.symbolizer
+        return self.tables, self.symbolizer
 
 
 _session = _Session()

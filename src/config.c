@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "common.h"
-#include "report.h"
+#include "output.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include "freed_history.h"
 #include "live_table.h"
 #include "reentry.h"
-#include "report.h"
+#include "output.h"
 #include "stack_store.h"
 #include "symbolize.h"
 #include "threads.h"

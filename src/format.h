@@ -7,7 +7,7 @@
 #ifndef MT_FORMAT_H
 #define MT_FORMAT_H
 
-#include "report.h"
+#include "output.h"
 #include "symbolize.h"
 
 #include <stdbool.h>

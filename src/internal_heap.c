@@ -11,7 +11,7 @@
 #include "lock.h"
 #include "os.h"
 
-#include "report.h"
+#include "output.h"
 
 #include <errno.h>
 #include <sys/resource.h>

@@ -50,7 +50,7 @@ uint64_t mt_live_block_bytes(void);
 /* Bytes mapped for all shards. */
 size_t mt_live_mapped_bytes(void);
 
-/* For the state descriptor (state.c): where the shards are and the layout a
+/* For the state descriptor (descriptor.c): where the shards are and the layout a
  * reader outside the process (a debugger, a core file) needs, in bytes. */
 typedef struct {
     const void *shards;

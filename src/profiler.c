@@ -16,7 +16,7 @@
 #include "format.h"
 #include "internal_heap.h"
 #include "reentry.h"
-#include "report.h"
+#include "output.h"
 #include "site.h"
 #include "stack_store.h"
 #include "symbolize.h"

@@ -5,7 +5,7 @@
 
 #include "common.h"
 #include "config.h"
-#include "report.h"
+#include "output.h"
 
 #include "../include/memtrace.h"
 

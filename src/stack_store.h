@@ -48,7 +48,7 @@ uint32_t mt_stack_count(void);
 /* Bytes mapped for the store (frames and index). */
 size_t mt_stack_mapped_bytes(void);
 
-/* For the state descriptor (state.c): the chunk table (max_chunks chunk
+/* For the state descriptor (descriptor.c): the chunk table (max_chunks chunk
  * pointers, NULL past the last) and the record layout described at the top
  * of stack_store.c, for readers outside the process. */
 typedef struct {

@@ -18,9 +18,9 @@
 #include "profiler.h"
 #include "real.h"
 #include "reentry.h"
-#include "report.h"
+#include "output.h"
 #include "stack_store.h"
-#include "state.h"
+#include "descriptor.h"
 #include "symbolize.h"
 #include "threads.h"
 
@@ -115,7 +115,7 @@ MT_COLD void mt_start(void)
     mt_config_load();
     mt_freed_init(mt_cfg.freed);
     mt_thread_number();
-    mt_state_publish();
+    mt_descriptor_publish();
     mt_capture_init();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     pthread_atfork(fork_prepare, fork_release, fork_child);

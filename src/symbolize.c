@@ -106,7 +106,7 @@ static const Dwfl_Callbacks offline_callbacks = {
 static Dwfl *unloaded_dwfl;
 static bool (*unloaded_lookup)(uintptr_t, mt_unloaded_module *);
 static unsigned long (*modules_generation)(void);
-static unsigned long self_generation; /* of the last report_self */
+static unsigned long self_generation; /* of the last read_modules */
 
 void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
                                 unsigned long (*generation)(void))
@@ -156,7 +156,7 @@ static Dwfl_Module *unloaded_module(Dwarf_Addr pc)
  * in the module's table); end[i] is the largest address + size among
  * sym[0..i], so no symbol at or below i covers an address >= end[i]. Built
  * on the first lookup in a module, kept in the module's userdata and freed
- * when libdwfl drops the module (report_self). */
+ * when libdwfl drops the module (read_modules). */
 struct sym {
     GElf_Addr value;
     GElf_Xword size;
@@ -347,7 +347,7 @@ static const char *symbol_name(Dwfl_Module *mod, GElf_Addr addr)
 /* The rows of every return address symbolized, packed in one block each
  * (the rows, then their strings), by return address: open addressing,
  * count * 2 <= cap. Valid for one Dwfl while its modules stay as they are:
- * cleared when another Dwfl is asked and when report_self re-reads the
+ * cleared when another Dwfl is asked and when read_modules re-reads the
  * modules. Frames found in no module, or only in an unloaded library, are
  * not kept (a later re-read may find them). Like the rest of this file,
  * used by one thread at a time (mt_sym_self_lock). */
@@ -449,7 +449,7 @@ static void end_dwfl(Dwfl *dwfl)
 
 /* Re-reads the modules of the process: cached frames are dropped, and the
  * symbol tables of modules that are gone with them. */
-static bool report_self(Dwfl *dwfl)
+static bool read_modules(Dwfl *dwfl)
 {
     if (dwfl == cache_dwfl)
         cache_clear();
@@ -471,14 +471,14 @@ void mt_sym_self_unlock(void)
 mt_dwfl *mt_sym_self(void)
 {
     unsigned long generation = modules_generation ? modules_generation() : 0;
-    if (self_dwfl && generation != self_generation && !report_self(self_dwfl)) {
+    if (self_dwfl && generation != self_generation && !read_modules(self_dwfl)) {
         end_dwfl(self_dwfl);
         self_dwfl = NULL;
     }
     self_generation = generation;
     if (!self_dwfl) {
         Dwfl *d = dwfl_begin(&self_callbacks);
-        if (d && !report_self(d)) {
+        if (d && !read_modules(d)) {
             dwfl_end(d);
             d = NULL;
         }
@@ -691,7 +691,7 @@ void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn,
     }
     Dwarf_Addr pc = ret - 1;
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
-    if (!mod && refresh && report_self(dwfl))
+    if (!mod && refresh && read_modules(dwfl))
         mod = dwfl_addrmodule(dwfl, pc);
     bool keep = mod != NULL, unloaded = false;
     if (!mod && (mod = unloaded_module(pc)) != NULL)

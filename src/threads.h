@@ -1,7 +1,7 @@
 /* Thread registry: memtrace's small thread numbers mapped to the kernel's
  * thread id and the name the program gave the thread (pthread_setname_np).
  * Kept in memtrace's own mapping so a debugger can read it from a core file
- * (layout published by state.c). */
+ * (layout published by descriptor.c). */
 #ifndef MT_THREADS_H
 #define MT_THREADS_H
 

@@ -3,7 +3,7 @@
 # programs under gdb. Included by the top Makefile.
 
 TEST_BUILD := $(BUILD)/tests
-UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/report.c src/lock.c \
+UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/output.c src/lock.c \
               src/internal_heap.c src/symbolize.c src/format.c src/config.c src/freed_history.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)
@@ -80,7 +80,7 @@ $(TEST_BUILD)/unload: tests/progs/unload.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
 $(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/live_table.c src/stack_store.c \
-                           src/freed_history.c src/os.c src/report.c src/config.c src/lock.c $(wildcard src/*.h)
+                           src/freed_history.c src/os.c src/output.c src/config.c src/lock.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	@# -Wno-tsan: TSan does not model the fences of the freed ring's seqlock;
 	@# the stamps it checks are atomics, which TSan does follow.

@@ -2,7 +2,7 @@
  * file:line of the call, with the inline chain, and an unmapped address is
  * reported as such. */
 #include "../../src/format.h"
-#include "../../src/report.h"
+#include "../../src/output.h"
 #include "../../src/symbolize.h"
 
 #include <criterion/criterion.h>

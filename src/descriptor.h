@@ -2,8 +2,8 @@
  * debugger where memtrace's tables are and how they are laid out, so that
  * gdb/memtrace.py can answer from a core file or a stopped process by
  * reading memory only (no call into the process). */
-#ifndef MT_STATE_H
-#define MT_STATE_H
+#ifndef MT_DESCRIPTOR_H
+#define MT_DESCRIPTOR_H
 
 #include <stdint.h>
 
@@ -65,6 +65,6 @@ struct memtrace_state {
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,
  * after the freed history and the main thread's registration. */
-void mt_state_publish(void);
+void mt_descriptor_publish(void);
 
 #endif

@@ -1,6 +1,6 @@
 /* Buffered write(2) output and warnings. Safe to call with other threads
  * stopped anywhere: no locks, no heap. */
-#include "report.h"
+#include "output.h"
 
 #include <errno.h>
 #include <fcntl.h>

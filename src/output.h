@@ -1,7 +1,7 @@
 /* Text output for users: warnings and traces. Everything goes out with
  * write(2) from buffers the caller owns; nothing here allocates or locks. */
-#ifndef MT_REPORT_H
-#define MT_REPORT_H
+#ifndef MT_OUTPUT_H
+#define MT_OUTPUT_H
 
 #include <stdarg.h>
 #include <stddef.h>

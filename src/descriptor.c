@@ -1,7 +1,7 @@
-/* memtrace_state, the descriptor a debugger reads (see state.h). Filled in
+/* memtrace_state, the descriptor a debugger reads (see descriptor.h). Filled in
  * once at start-up; everything it points at stays at the same address for
  * the life of the process (shard array, chunk table, ring, registry). */
-#include "state.h"
+#include "descriptor.h"
 
 #include "common.h"
 #include "freed_history.h"
@@ -15,7 +15,7 @@
 
 MT_EXPORT struct memtrace_state memtrace_state;
 
-void mt_state_publish(void)
+void mt_descriptor_publish(void)
 {
     struct memtrace_state *s = &memtrace_state;
     mt_live_layout live;
