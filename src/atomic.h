@@ -29,6 +29,7 @@
 /* Read-modify-write; each returns the value before. */
 #define mt_atomic_add_relaxed(p, x) __atomic_fetch_add((p), (x), __ATOMIC_RELAXED)
 #define mt_atomic_sub_relaxed(p, x) __atomic_fetch_sub((p), (x), __ATOMIC_RELAXED)
+#define mt_atomic_add_release(p, x) __atomic_fetch_add((p), (x), __ATOMIC_RELEASE)
 #define mt_atomic_exchange_acq_rel(p, x) __atomic_exchange_n((p), (x), __ATOMIC_ACQ_REL)
 #define mt_atomic_exchange_acquire(p, x) __atomic_exchange_n((p), (x), __ATOMIC_ACQUIRE)
 #define mt_atomic_exchange_relaxed(p, x) __atomic_exchange_n((p), (x), __ATOMIC_RELAXED)
@@ -37,6 +38,9 @@
 #define mt_atomic_cas_acq_rel(p, expected, desired)                                    \
     __atomic_compare_exchange_n((p), (expected), (desired), false, __ATOMIC_ACQ_REL,   \
                                 __ATOMIC_ACQUIRE)
+#define mt_atomic_cas_acquire(p, expected, desired)                                    \
+    __atomic_compare_exchange_n((p), (expected), (desired), false, __ATOMIC_ACQUIRE,   \
+                                __ATOMIC_RELAXED)
 #define mt_atomic_cas_weak_relaxed(p, expected, desired)                               \
     __atomic_compare_exchange_n((p), (expected), (desired), true, __ATOMIC_RELAXED,    \
                                 __ATOMIC_RELAXED)

@@ -3,6 +3,7 @@
  * the life of the process (shard array, chunk table, ring, registry). */
 #include "descriptor.h"
 
+#include "atomic.h"
 #include "common.h"
 #include "freed_history.h"
 #include "live_table.h"
@@ -79,6 +80,8 @@ void mt_descriptor_publish(void)
     s->seq_counter = (uintptr_t)mt_seq_counter();
     s->freed_pushed = (uintptr_t)mt_freed_pushed();
 
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    /* The magic last: a reader that sees it (a debugger attached while the
+     * process runs) sees every word before it. */
+    mt_atomic_fence_release();
     memcpy(s->magic, MT_STATE_MAGIC, sizeof s->magic);
 }

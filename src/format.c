@@ -3,6 +3,8 @@
  * huge C++ name) is cut the same way wherever it is printed. */
 #include "format.h"
 
+#include "common.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -138,6 +140,7 @@ bool mt_answer_begin(mt_answer *a, mt_out *out, uintptr_t addr, mt_stack_writer 
 
 void mt_answer_lookup(mt_answer *a, const mt_fmt_live *e, bool unlocked)
 {
+    MT_ASSERT(a->addr != 0 && !a->live && a->nfreed == 0); /* once, before the freed */
     a->unlocked = unlocked;
     if (!e)
         return;

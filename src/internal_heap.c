@@ -7,6 +7,7 @@
  * hot path (bootstrap, nested allocations, symbolization). */
 #include "internal_heap.h"
 
+#include "atomic.h"
 #include "common.h"
 #include "lock.h"
 #include "os.h"
@@ -35,7 +36,10 @@ struct mt_iheap_range mt_iheap_range;
 static uintptr_t limit;
 
 static mt_lock heap_lock = MT_LOCK_INIT;
-static uintptr_t bump, committed;
+/* bump is written under heap_lock and read without it by mt_iheap_headroom,
+ * a heuristic that tolerates a stale value. */
+static mt_atomic(uintptr_t) bump;
+static uintptr_t committed;
 static void *free_lists[NUM_CLASSES];
 static int reserve_failed;
 
@@ -59,7 +63,7 @@ static size_t reserve_size(void)
 /* Under heap_lock. */
 static bool ensure_reserved(void)
 {
-    if (mt_iheap_range.base)
+    if (mt_atomic_load_relaxed(&mt_iheap_range.base)) /* under heap_lock */
         return true;
     if (reserve_failed)
         return false;
@@ -69,10 +73,11 @@ static bool ensure_reserved(void)
         reserve_failed = 1;
         return false;
     }
-    bump = committed = (uintptr_t)p;
+    mt_atomic_store_relaxed(&bump, (uintptr_t)p);
+    committed = (uintptr_t)p;
     limit = (uintptr_t)p + size;
     mt_iheap_range.size = size;
-    __atomic_store_n(&mt_iheap_range.base, (uintptr_t)p, __ATOMIC_RELEASE);
+    mt_atomic_store_release(&mt_iheap_range.base, (uintptr_t)p);
     return true;
 }
 
@@ -92,9 +97,11 @@ static void *carve(unsigned cls)
         free_lists[cls] = *(void **)b;
         return b;
     }
-    if (!ensure_reserved() || size > limit - bump)
+    if (!ensure_reserved())
         return NULL;
-    uintptr_t b = bump;
+    uintptr_t b = mt_atomic_load_relaxed(&bump);
+    if (size > limit - b)
+        return NULL;
     if (b + size > committed) {
         size_t grow = (b + size - committed + COMMIT_STEP - 1) & ~(COMMIT_STEP - 1);
         if (grow > limit - committed)
@@ -103,7 +110,7 @@ static void *carve(unsigned cls)
             return NULL;
         committed += grow;
     }
-    bump = b + size;
+    mt_atomic_store_relaxed(&bump, b + size);
     return (void *)b;
 }
 
@@ -182,16 +189,16 @@ void *mt_iheap_realloc(void *p, size_t size)
  * (and said) at the reservation only. */
 size_t mt_iheap_capacity(void)
 {
-    if (!__atomic_load_n(&mt_iheap_range.base, __ATOMIC_ACQUIRE))
+    if (!mt_atomic_load_acquire(&mt_iheap_range.base))
         return reserve_failed ? 0 : RESERVE_SIZE;
     return mt_iheap_range.size;
 }
 
 size_t mt_iheap_headroom(void)
 {
-    if (!__atomic_load_n(&mt_iheap_range.base, __ATOMIC_ACQUIRE))
+    if (!mt_atomic_load_acquire(&mt_iheap_range.base))
         return mt_iheap_capacity();
-    return limit - __atomic_load_n(&bump, __ATOMIC_RELAXED);
+    return limit - mt_atomic_load_relaxed(&bump);
 }
 
 bool mt_iheap_lock(void)

@@ -6,6 +6,9 @@
 #ifndef MT_INTERNAL_HEAP_H
 #define MT_INTERNAL_HEAP_H
 
+#include "atomic.h"
+#include "common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,14 +18,16 @@
 #define MT_IHEAP_RESERVE ((uintptr_t)4 << 30)
 
 /* base is 0 until the range is reserved; both are set once, size before
- * base (release), and never change. */
+ * base (a release store, paired with the acquire in mt_iheap_owns: a thread
+ * that sees base sees size), and never change. */
 extern struct mt_iheap_range {
-    uintptr_t base, size;
-} mt_iheap_range;
+    mt_atomic(uintptr_t) base;
+    uintptr_t size;
+} mt_iheap_range MT_HIDDEN;
 
 static inline bool mt_iheap_owns(const void *p)
 {
-    uintptr_t base = __atomic_load_n(&mt_iheap_range.base, __ATOMIC_ACQUIRE);
+    uintptr_t base = mt_atomic_load_acquire(&mt_iheap_range.base);
     return base != 0 && (uintptr_t)p - base < mt_iheap_range.size;
 }
 

@@ -11,12 +11,15 @@
 #ifndef MT_LOCK_H
 #define MT_LOCK_H
 
+#include "atomic.h"
 #include "common.h"
 
 #include <sched.h>
 #include <stdbool.h>
 
-typedef struct { int held; } mt_lock;
+/* held: 0, or the holder's token. Taken with an acquire exchange, given
+ * back with a release store: what the holder wrote is seen by the next. */
+typedef struct { mt_atomic(int) held; } mt_lock;
 
 /* This thread's token: its kernel thread id, read once per thread. A forked
  * child's thread keeps its parent's until mt_lock_forget_token. */
@@ -47,8 +50,12 @@ static inline void mt_cpu_relax(void)
 
 static inline bool mt_lock_try(mt_lock *l)
 {
-    return __atomic_load_n(&l->held, __ATOMIC_RELAXED) == 0 &&
-           __atomic_exchange_n(&l->held, mt_lock_token(), __ATOMIC_ACQUIRE) == 0;
+    /* A compare-and-swap, not an exchange: a failed exchange would write
+     * this thread's token over the holder's, and the word would no longer
+     * name its holder (mt_lock_acquire_unless_mine relies on it). */
+    int expected = 0;
+    return mt_atomic_load_relaxed(&l->held) == 0 &&
+           mt_atomic_cas_acquire(&l->held, &expected, mt_lock_token());
 }
 
 static inline void mt_lock_acquire(mt_lock *l)
@@ -85,7 +92,7 @@ static inline bool mt_lock_try_for(mt_lock *l, unsigned spins)
  * means this thread holds L. */
 static inline bool mt_lock_acquire_unless_mine(mt_lock *l)
 {
-    if (__atomic_load_n(&l->held, __ATOMIC_RELAXED) == mt_lock_token())
+    if (mt_atomic_load_relaxed(&l->held) == mt_lock_token())
         return false;
     mt_lock_acquire(l);
     return true;
@@ -93,7 +100,8 @@ static inline bool mt_lock_acquire_unless_mine(mt_lock *l)
 
 static inline void mt_lock_release(mt_lock *l)
 {
-    __atomic_store_n(&l->held, 0, __ATOMIC_RELEASE);
+    MT_ASSERT(mt_atomic_load_relaxed(&l->held) == mt_lock_token());
+    mt_atomic_store_release(&l->held, 0);
 }
 
 #endif

@@ -2,6 +2,7 @@
  * dlclose (rare) under a lock, read by the symbolizer. */
 #include "modules.h"
 
+#include "atomic.h"
 #include "common.h"
 #include "lock.h"
 #include "os.h"
@@ -18,7 +19,10 @@
 static mt_lock lock = MT_LOCK_INIT;
 static mt_unloaded_module *ring;
 static unsigned long noted;
-static unsigned long unloads; /* completed dlcloses: mt_modules_generation */
+/* Completed dlcloses: mt_modules_generation. Bumped with release after the
+ * real dlclose and read with acquire by the symbolizer, which then re-reads
+ * the modules: it sees the library gone. */
+static mt_atomic(unsigned long) unloads;
 
 struct range_query {
     uintptr_t bias;
@@ -87,12 +91,12 @@ static void note_dlclose(void *handle)
 
 static void note_unloaded(void)
 {
-    __atomic_add_fetch(&unloads, 1, __ATOMIC_RELEASE);
+    mt_atomic_add_release(&unloads, 1);
 }
 
 unsigned long mt_modules_generation(void)
 {
-    return __atomic_load_n(&unloads, __ATOMIC_ACQUIRE);
+    return mt_atomic_load_acquire(&unloads);
 }
 
 bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out)

@@ -3,6 +3,7 @@
  * MEMTRACE_FAULT_MAP=N makes the Nth request here fail, for testing. */
 #include "os.h"
 
+#include "atomic.h"
 #include "common.h"
 #include "config.h"
 #include "output.h"
@@ -14,8 +15,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static unsigned long requests;
-static long fail_at = -1; /* -1: not read yet */
+/* MEMTRACE_FAULT_MAP's count: relaxed, any thread; two threads that both
+ * read fail_at as -1 parse the same setting and store the same value. */
+static mt_atomic(unsigned long) requests;
+static mt_atomic(long) fail_at = -1; /* -1: not read yet */
 
 /* Overridden by the tracer; unit tests link this one. */
 __attribute__((weak)) void mt_metadata_failed(const char *what, size_t size, int err)
@@ -31,14 +34,14 @@ static void warn_failed(const char *what, size_t size)
 /* True if this request is the one MEMTRACE_FAULT_MAP asks to fail. */
 static bool injected_fault(void)
 {
-    long at = __atomic_load_n(&fail_at, __ATOMIC_RELAXED);
+    long at = mt_atomic_load_relaxed(&fail_at);
     if (at < 0) {
         at = mt_config_long("MEMTRACE_FAULT_MAP", 0, 0, LONG_MAX);
-        __atomic_store_n(&fail_at, at, __ATOMIC_RELAXED);
+        mt_atomic_store_relaxed(&fail_at, at);
     }
     if (at == 0)
         return false;
-    if (__atomic_add_fetch(&requests, 1, __ATOMIC_RELAXED) != (unsigned long)at)
+    if (mt_atomic_add_relaxed(&requests, 1) + 1 != (unsigned long)at)
         return false;
     errno = ENOMEM;
     return true;

@@ -1,5 +1,6 @@
 /* Buffered write(2) output and warnings. Safe to call with other threads
  * stopped anywhere: no locks, no heap. */
+#include "atomic.h"
 #include "output.h"
 
 #include <errno.h>
@@ -100,8 +101,12 @@ void mt_out_printf(mt_out *o, const char *fmt, ...)
  * (fd 2 was closed at start-up: err_closed; or no descriptor was left);
  * err_dev and err_ino identify the file, so a number the program closed and
  * reused is never written to. */
-static bool err_kept, err_closed;
-static int err_fd = -1;
+/* err_kept is released after err_fd, err_dev and err_ino are set (once, at
+ * start-up), and acquired by mt_err_fd. err_fd changes later only by the
+ * CAS in mt_err_fd; a thread that loses it uses the winner's copy. */
+static mt_atomic(bool) err_kept;
+static bool err_closed;
+static mt_atomic(int) err_fd = -1;
 static dev_t err_dev;
 static ino_t err_ino;
 
@@ -127,18 +132,18 @@ void mt_err_keep(void)
     if (fstat(2, &st) == 0) {
         err_dev = st.st_dev;
         err_ino = st.st_ino;
-        err_fd = dup_stderr();
+        mt_atomic_store_relaxed(&err_fd, dup_stderr());
     } else {
         err_closed = true;
     }
-    __atomic_store_n(&err_kept, true, __ATOMIC_RELEASE);
+    mt_atomic_store_release(&err_kept, true);
 }
 
 int mt_err_fd(void)
 {
-    if (!__atomic_load_n(&err_kept, __ATOMIC_ACQUIRE))
+    if (!mt_atomic_load_acquire(&err_kept))
         return 2;
-    int fd = __atomic_load_n(&err_fd, __ATOMIC_RELAXED);
+    int fd = mt_atomic_load_relaxed(&err_fd);
     if (is_err_file(fd))
         return fd;
     if (err_closed || !is_err_file(2))
@@ -149,8 +154,7 @@ int mt_err_fd(void)
     int copy = dup_stderr();
     if (copy < 0)
         return 2;
-    if (!__atomic_compare_exchange_n(&err_fd, &fd, copy, false, __ATOMIC_RELAXED,
-                                     __ATOMIC_RELAXED)) {
+    if (!mt_atomic_cas_acq_rel(&err_fd, &fd, copy)) {
         close(copy); /* another thread made one meanwhile */
         return fd;
     }

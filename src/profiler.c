@@ -163,10 +163,10 @@ static void walk_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, vo
         return;
     /* Frees first: a block freed after this read still has its allocation
      * counted, so live never reads below what it was. */
-    s->now.freed_bytes = __atomic_load_n(&c->freed_bytes, __ATOMIC_RELAXED);
-    s->now.freed_blocks = __atomic_load_n(&c->freed_blocks, __ATOMIC_RELAXED);
-    s->now.alloc_bytes = __atomic_load_n(&c->alloc_bytes, __ATOMIC_RELAXED);
-    s->now.alloc_blocks = __atomic_load_n(&c->alloc_blocks, __ATOMIC_RELAXED);
+    s->now.freed_bytes = mt_atomic_load_relaxed(&c->freed_bytes);
+    s->now.freed_blocks = mt_atomic_load_relaxed(&c->freed_blocks);
+    s->now.alloc_bytes = mt_atomic_load_relaxed(&c->alloc_bytes);
+    s->now.alloc_blocks = mt_atomic_load_relaxed(&c->alloc_blocks);
     uint64_t live = live_bytes(&s->now);
     w->sum_live += live;
     w->sum_blocks += live_blocks(&s->now);
@@ -591,13 +591,13 @@ static const char *write_folded(const char *path, bool peak)
 
 /* ------------------------------------------------------------ exit */
 
-static pid_t exit_reported_by;
+static mt_atomic(pid_t) exit_reported_by;
 
 /* Runs once per process (atexit, in whichever thread called exit). */
 static void exit_report(void)
 {
     pid_t pid = getpid();
-    if (__atomic_exchange_n(&exit_reported_by, pid, __ATOMIC_ACQ_REL) == pid)
+    if (mt_atomic_exchange_acq_rel(&exit_reported_by, pid) == pid)
         return;
     int cancel; /* as in report() */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
@@ -684,12 +684,12 @@ static void exit_report(void)
  * A flag, not a pipe: a program that closes every descriptor it did not
  * open (daemons, closefrom) would have the pipe's numbers reused for its own
  * files, which the reporter would then read and the handler write. */
-static int signal_pending;
+static mt_atomic(int) signal_pending;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    __atomic_store_n(&signal_pending, 1, __ATOMIC_RELAXED);
+    mt_atomic_store_relaxed(&signal_pending, 1);
 }
 
 /* The reporter thread: inside memtrace for its whole life, so nothing it
@@ -711,7 +711,7 @@ static void *reporter_main(void *arg)
             wait = due - now;
         struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)wait };
         nanosleep(&ts, NULL);
-        if (__atomic_exchange_n(&signal_pending, 0, __ATOMIC_RELAXED))
+        if (mt_atomic_exchange_relaxed(&signal_pending, 0))
             report(ON_SIGNAL);
         now = now_ns();
         if (now >= next_sample) {

@@ -417,6 +417,7 @@ static void cache_add(uintptr_t ret, mt_frame *rows, unsigned n)
         i = (i + 1) & (cache_cap - 1);
     cache[i] = (struct frames_entry){ ret, n, rows };
     cache_count++;
+    MT_ASSERT(cache_count * 2 <= cache_cap && n > 0);
 }
 
 /* Frees the symbol table kept in a module's userdata slot. Serves as

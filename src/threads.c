@@ -73,6 +73,7 @@ MT_COLD uint32_t mt_thread_number_new(void)
 
 static void threads_register(uint32_t number)
 {
+    MT_ASSERT(number == mt_thread_self && number != 0);
     mt_thread_info *r = registry_map();
     if (!r || number == 0 || number > MT_THREADS_MAX)
         return;
@@ -145,8 +146,7 @@ int mt_pthread_setname(pthread_t thread, const char *name)
             for (unsigned i = 0; i < PENDING; i++) {
                 uint64_t expected = 0;
                 if (mt_atomic_load_relaxed(&pending[i].self) == (uint64_t)thread ||
-                    __atomic_compare_exchange_n(&pending[i].self, &expected, (uint64_t)thread,
-                                                false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+                    mt_atomic_cas_acq_rel(&pending[i].self, &expected, (uint64_t)thread)) {
                     set_name(pending[i].name, name);
                     break;
                 }

@@ -63,6 +63,7 @@ static inline mt_stack_id capture_stack(void)
  * grow the block just goes unrecorded. */
 static MT_NOINLINE void record(void *p, size_t size)
 {
+    MT_ASSERT(!mt_busy); /* bypass() sent the thread's own calls elsewhere */
     mt_busy = 1;
     mt_live_entry e = {
         .ptr = (uintptr_t)p,
@@ -187,6 +188,7 @@ void *mt_realloc(void *ptr, size_t size)
      * comes back if the real realloc fails (the old block is then intact). */
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
+    MT_ASSERT(!had || old.ptr == (uintptr_t)ptr);
     void *q = mt_real.realloc(ptr, size);
     if (had && q == ptr) /* resized in place: the old size leaves the */
         mt_site_free(old.stack, old.size); /* totals before the new one enters */
