@@ -40,7 +40,7 @@ static size_t mapped_bytes;
 
 static inline uint64_t hash_ptr(uintptr_t p)
 {
-    return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
+    return (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
 }
 
 static inline struct shard *shard_of(uint64_t h)
