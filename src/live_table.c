@@ -11,10 +11,12 @@
  * A shard's slots and capacity live in one mapping published through one
  * pointer, so a reader without the lock sees a consistent capacity. Growth
  * retires the old mapping without unmapping it (its pages go back to the
- * kernel and read as zeros, an empty table of capacity 1): a report reading
- * without the lock, because the holder did not move for a millisecond, may
- * miss records but never faults. Retired ranges cost address space only,
- * less in all than the live mapping. */
+ * kernel and read as zeros): a report reading without the lock, because the
+ * holder did not move for a millisecond, may load the pointer just before
+ * the holder grows the shard and then probe zeros. It reads log2cap once
+ * and treats a value no live mapping has (0, from a retired one) as an
+ * empty table, so it may miss records but never faults. Retired ranges cost
+ * address space only, less in all than the live mapping. */
 #include "live_table.h"
 
 #include "common.h"
@@ -22,6 +24,8 @@
 #include "os.h"
 
 #define INITIAL_LOG2 8
+/* home_of takes the slot from the hash bits below the shard bits. */
+#define MAX_LOG2 (64 - MT_LIVE_SHARD_BITS)
 
 struct slots {
     size_t log2cap;
@@ -48,9 +52,12 @@ static inline struct shard *shard_of(uint64_t h)
     return &shards[h >> (64 - MT_LIVE_SHARD_BITS)];
 }
 
+/* The shift count is masked so that no LOG2CAP is undefined behaviour; it
+ * costs nothing (x86 shifts mask the count anyway). Callers pass a
+ * capacity a live mapping has: under the lock, or from readable_log2cap. */
 static inline size_t home_of(uint64_t h, unsigned log2cap)
 {
-    return (size_t)((h << MT_LIVE_SHARD_BITS) >> (64 - log2cap));
+    return (size_t)((h << MT_LIVE_SHARD_BITS) >> ((64 - log2cap) & 63));
 }
 
 static size_t slots_bytes(unsigned log2cap)
@@ -58,11 +65,20 @@ static size_t slots_bytes(unsigned log2cap)
     return sizeof(struct slots) + ((size_t)1 << log2cap) * sizeof(mt_live_entry);
 }
 
-/* Index of PTR in S, or SIZE_MAX. */
-static size_t find_slot(const struct slots *s, uintptr_t ptr, uint64_t h)
+/* For a reader that may not hold the lock: S's log2cap, read once, or 0 if S
+ * is NULL or retired (zeros) or the value is one no live mapping has; 0
+ * means an empty table. */
+static unsigned readable_log2cap(const struct slots *s)
 {
-    size_t mask = ((size_t)1 << s->log2cap) - 1;
-    for (size_t i = home_of(h, s->log2cap), n = 0; n <= mask; i = (i + 1) & mask, n++) {
+    size_t log2cap = s ? __atomic_load_n(&s->log2cap, __ATOMIC_RELAXED) : 0;
+    return log2cap >= INITIAL_LOG2 && log2cap <= MAX_LOG2 ? (unsigned)log2cap : 0;
+}
+
+/* Index of PTR in S, whose capacity is 1 << LOG2CAP, or SIZE_MAX. */
+static size_t find_slot(const struct slots *s, unsigned log2cap, uintptr_t ptr, uint64_t h)
+{
+    size_t mask = ((size_t)1 << log2cap) - 1;
+    for (size_t i = home_of(h, log2cap), n = 0; n <= mask; i = (i + 1) & mask, n++) {
         uintptr_t p = s->e[i].ptr;
         if (p == ptr)
             return i;
@@ -151,7 +167,7 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
     struct shard *sh = shard_of(h);
     mt_lock_acquire(&sh->lock);
     struct slots *s = sh->slots;
-    size_t i = s ? find_slot(s, ptr, h) : SIZE_MAX;
+    size_t i = s ? find_slot(s, (unsigned)s->log2cap, ptr, h) : SIZE_MAX;
     bool found = i != SIZE_MAX;
     if (found) {
         if (out)
@@ -182,7 +198,8 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
     struct shard *sh = shard_of(h);
     bool locked = report_lock(sh, unlocked);
     const struct slots *s = __atomic_load_n(&sh->slots, __ATOMIC_ACQUIRE);
-    size_t i = s ? find_slot(s, ptr, h) : SIZE_MAX;
+    unsigned log2cap = readable_log2cap(s);
+    size_t i = log2cap ? find_slot(s, log2cap, ptr, h) : SIZE_MAX;
     if (i != SIZE_MAX)
         *out = s->e[i];
     if (locked)
@@ -197,7 +214,8 @@ bool mt_live_find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked)
         struct shard *sh = &shards[n];
         bool locked = report_lock(sh, unlocked);
         const struct slots *s = __atomic_load_n(&sh->slots, __ATOMIC_ACQUIRE);
-        size_t cap = s ? (size_t)1 << s->log2cap : 0;
+        unsigned log2cap = readable_log2cap(s);
+        size_t cap = log2cap ? (size_t)1 << log2cap : 0;
         for (size_t i = 0; i < cap; i++) {
             const mt_live_entry *e = &s->e[i];
             if (e->ptr && addr >= e->ptr &&
