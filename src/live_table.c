@@ -69,10 +69,13 @@ _Static_assert(sizeof(mt_atomic(struct slots *)) == sizeof(void *) &&
                    _Alignof(mt_atomic(struct slots *)) == _Alignof(void *),
                "the state descriptor's shard layout");
 
-/* For MT_ASSERT: the lock word of a held lock is its holder's token. */
-static inline bool held_by_me(const mt_lock *l)
+/* For MT_ASSERT, where this thread must hold L: only that L is held. The
+ * word is not always the holder's token: mt_lock_try's exchange lets a
+ * thread that loses the race write its own token over the holder's until
+ * the release. */
+static inline bool is_held(const mt_lock *l)
 {
-    return mt_atomic_load_relaxed(&l->held) == mt_lock_token();
+    return mt_atomic_load_relaxed(&l->held) != 0;
 }
 
 static inline uint64_t hash_ptr(uintptr_t p)
@@ -146,7 +149,7 @@ static mt_live_entry put(struct slots *s, const mt_live_entry *e, uint64_t h)
 /* Under the shard lock: a table with room for one more record, or NULL. */
 static MT_COLD struct slots *grow(struct shard *sh)
 {
-    MT_ASSERT(held_by_me(&sh->lock));
+    MT_ASSERT(is_held(&sh->lock));
     struct slots *old = mt_atomic_load_relaxed(&sh->slots);
     unsigned old_log2cap = old ? log2cap_of(old) : 0;
     unsigned log2cap = old ? old_log2cap + 1 : INITIAL_LOG2;
