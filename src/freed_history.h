@@ -37,11 +37,11 @@ typedef struct {
 void mt_freed_init(size_t capacity);
 bool mt_freed_enabled(void);
 
-/* Appends R (its stamp is ignored). Lock-free: one atomic add and one
+/* Appends R (its stamp is ignored). Lock-free: usually one atomic add and one
  * compare-and-swap. A writer never writes a slot another writer holds: if a
  * slow writer still holds the slot its push number maps to, it takes a new
- * number (a few times at most) and otherwise drops R; if a newer push has
- * already completed in that slot, R, older, is dropped as the ring would
+ * number (a few times at most) and otherwise drops R; if a later push
+ * holds or has filled that slot, R, older, is dropped as the ring would
  * have dropped it. So a reader never sees two writers' bytes mixed. */
 void mt_freed_push(const mt_freed_record *r);
 
