@@ -1,14 +1,53 @@
-/* Freed history ring. Invariant: slot i % cap holds the record pushed i-th
- * (stamp i + 1) or a later one; a reader trusts a slot only if its stamp,
- * read before and after copying it, is the one it expects. */
+/* Freed history ring: one seqlock per slot, whose writer must claim the slot
+ * before writing it.
+ *
+ * Invariants (stamps as described in freed_history.h):
+ * - slot i % cap holds the record pushed i-th, or one pushed later, or
+ *   that push was dropped;
+ * - at most one writer holds a slot: it claimed it by a compare-and-swap
+ *   from a committed stamp (or 0) to MT_FREED_WRITING | (i + 1), and only it
+ *   writes the slot's data and then its committed stamp i + 1;
+ * - only push i ever stores stamp i + 1, once, so a slot whose stamp has
+ *   left i + 1 never shows i + 1 again;
+ * - a reader trusts slot i % cap as push i only if it reads stamp i + 1
+ *   before and after copying the slot: no writer held the slot meanwhile.
+ *
+ * Ordering (a C11 seqlock): the writer claims (acquire: the previous
+ * holder's data stores come before its own), issues a release fence, stores
+ * the data words relaxed, then stores the stamp with release. The reader
+ * loads the stamp with acquire, the data words relaxed, issues an acquire
+ * fence, and loads the stamp again relaxed. Data words are copied as
+ * relaxed atomic words so that racing with a writer is defined behaviour
+ * and ThreadSanitizer, which does not model the fences, sees no race. */
 #include "freed_history.h"
 
+#include "atomic.h"
 #include "common.h"
 #include "os.h"
 
-static mt_freed_record *ring;
-static size_t cap;
-static uint64_t head; /* records pushed so far */
+/* Push numbers a writer takes when it finds its slot held by a slower
+ * writer, before it drops its record. */
+#define CLAIM_TRIES 4
+
+/* A record as words, for the atomic word copies; word 0 is the stamp. */
+typedef uint64_t __attribute__((may_alias)) record_word;
+#define RECORD_WORDS (sizeof(mt_freed_record) / sizeof(record_word))
+_Static_assert(sizeof(mt_freed_record) % sizeof(record_word) == 0 &&
+                   offsetof(mt_freed_record, stamp) == 0,
+               "a record is whole words, the stamp first");
+
+/* Published with release by mt_freed_init, after cap; every reader loads it
+ * with acquire (pairs with that release) before it reads cap. */
+static mt_atomic(mt_freed_record *) ring;
+static size_t cap; /* written once, before ring is published */
+/* Push numbers handed out so far. Relaxed everywhere: a stale value only
+ * makes a reader look at older pushes, and the stamps say which slots still
+ * hold them. The debugger reads it as a plain uint64_t. */
+static mt_atomic(uint64_t) head;
+
+_Static_assert(sizeof(mt_atomic(uint64_t)) == sizeof(uint64_t) &&
+                   _Alignof(mt_atomic(uint64_t)) == _Alignof(uint64_t),
+               "mt_freed_pushed: the debugger reads a plain uint64_t");
 
 void mt_freed_init(size_t capacity)
 {
@@ -18,40 +57,83 @@ void mt_freed_init(size_t capacity)
     if (!r)
         return;
     cap = capacity;
-    __atomic_store_n(&ring, r, __ATOMIC_RELEASE);
+    mt_atomic_store_release(&ring, r);
 }
 
 bool mt_freed_enabled(void)
 {
-    return __atomic_load_n(&ring, __ATOMIC_RELAXED) != NULL;
+    return mt_atomic_load_relaxed(&ring) != NULL;
 }
 
-void mt_freed_push(mt_freed_record *r)
+/* SLOT is held by this writer for push I: writes R and commits. */
+static void write_record(mt_freed_record *slot, const mt_freed_record *r, uint64_t i)
 {
-    uint64_t i = __atomic_fetch_add(&head, 1, __ATOMIC_RELAXED);
-    mt_freed_record *slot = &ring[i % cap];
-    __atomic_store_n(&slot->stamp, 0, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    r->stamp = 0;
-    *slot = *r;
-    __atomic_store_n(&slot->stamp, i + 1, __ATOMIC_RELEASE);
+    /* Pairs with the acquire fence in mt_freed_find: a reader whose copy saw
+     * any store below sees the claim, or later, when it loads the stamp again. */
+    mt_atomic_fence_release();
+    const record_word *from = (const record_word *)r;
+    record_word *to = (record_word *)slot;
+    for (size_t w = 1; w < RECORD_WORDS; w++)
+        mt_atomic_store_relaxed(&to[w], from[w]);
+    MT_ASSERT(mt_atomic_load_relaxed(&slot->stamp) == (MT_FREED_WRITING | (i + 1)));
+    /* Pairs with the first (acquire) load of the stamp in mt_freed_find. */
+    mt_atomic_store_release(&slot->stamp, i + 1);
+}
+
+void mt_freed_push(const mt_freed_record *r)
+{
+    mt_freed_record *rg = mt_atomic_load_acquire(&ring);
+    if (MT_UNLIKELY(rg == NULL))
+        return;
+    for (unsigned tries = 0; tries < CLAIM_TRIES; tries++) {
+        uint64_t i = mt_atomic_add_relaxed(&head, 1);
+        mt_freed_record *slot = &rg[i % cap];
+        /* Usually the slot holds the previous lap's push, committed. */
+        uint64_t seen = i >= cap ? i + 1 - cap : 0;
+        for (;;) {
+            /* Acquire: pairs with the release store of SEEN by the previous
+             * holder, so its data stores come before ours. */
+            if (mt_atomic_cas_acq_rel(&slot->stamp, &seen, MT_FREED_WRITING | (i + 1))) {
+                MT_ASSERT(!(seen & MT_FREED_WRITING) && seen < i + 1);
+                write_record(slot, r, i);
+                return;
+            }
+            /* A later push holds the slot or has filled it: ours is older
+             * than every record the ring keeps now. */
+            if ((seen & ~MT_FREED_WRITING) > i + 1)
+                return;
+            /* A slower writer, an earlier push, still holds it. */
+            if (seen & MT_FREED_WRITING)
+                break;
+            /* An older record, committed (its successor gave up): claim it. */
+        }
+    }
 }
 
 size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *), void *ctx)
 {
-    if (!ring)
+    const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
+    if (!rg)
         return 0;
-    uint64_t end = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+    uint64_t end = mt_atomic_load_relaxed(&head);
     uint64_t begin = end > cap ? end - cap : 0;
     size_t found = 0;
     for (uint64_t i = end; i-- > begin;) {
-        const mt_freed_record *slot = &ring[i % cap];
-        if (__atomic_load_n(&slot->stamp, __ATOMIC_ACQUIRE) != i + 1)
+        const mt_freed_record *slot = &rg[i % cap];
+        /* Pairs with the release store of the stamp in write_record: the
+         * copy below sees all of push i. */
+        if (mt_atomic_load_acquire(&slot->stamp) != i + 1)
             continue;
-        mt_freed_record r = *slot;
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&slot->stamp, __ATOMIC_RELAXED) != i + 1)
+        mt_freed_record r;
+        const record_word *from = (const record_word *)slot;
+        record_word *to = (record_word *)&r;
+        for (size_t w = 1; w < RECORD_WORDS; w++)
+            to[w] = mt_atomic_load_relaxed(&from[w]);
+        /* Pairs with the release fence in write_record. */
+        mt_atomic_fence_acquire();
+        if (mt_atomic_load_relaxed(&slot->stamp) != i + 1)
             continue;
+        r.stamp = i + 1;
         if (addr >= r.ptr && (addr - r.ptr < r.size || addr == r.ptr)) {
             fn(&r, ctx);
             found++;
@@ -62,12 +144,13 @@ size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *)
 
 const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed)
 {
+    const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
     *capacity = cap;
-    *pushed = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
-    return ring;
+    *pushed = mt_atomic_load_relaxed(&head);
+    return rg;
 }
 
 const uint64_t *mt_freed_pushed(void)
 {
-    return &head;
+    return (const uint64_t *)&head;
 }

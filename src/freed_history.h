@@ -1,6 +1,7 @@
 /* Freed history: a bounded ring of the most recently freed blocks, with the
  * stacks and threads that allocated and freed them. Answers "what was at this
- * dangling address", newest first. */
+ * dangling address", newest first. Best-effort: a record may be dropped
+ * (see mt_freed_push), never torn. */
 #ifndef MT_FREED_HISTORY_H
 #define MT_FREED_HISTORY_H
 
@@ -8,8 +9,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The stamp of a slot says who may trust it. The record pushed i-th (from
+ * 0) lives in slot i % capacity; its stamp is
+ * - i + 1 once it is complete (committed): the only value a reader trusts
+ *   for that push;
+ * - MT_FREED_WRITING | (i + 1) while its writer, which holds the slot
+ *   alone, copies it in: never equal to a committed stamp, so a reader,
+ *   inside the process or a debugger outside it, skips the slot;
+ * - 0 if the slot was never written.
+ * A slot's stamp goes from a committed value (or 0) to WRITING | (i + 1)
+ * only by one writer's compare-and-swap, and from there only to i + 1, by
+ * that writer. */
+#define MT_FREED_WRITING ((uint64_t)1 << 63)
+
 typedef struct {
-    uint64_t stamp; /* position in the ring's history + 1; 0 = never written */
+    uint64_t stamp; /* see MT_FREED_WRITING */
     uintptr_t ptr;
     uint64_t size;
     uint64_t alloc_seq; /* the block's allocation number */
@@ -18,23 +32,31 @@ typedef struct {
     uint32_t alloc_thread, free_thread;
 } mt_freed_record;
 
-/* Maps a ring of CAPACITY records; 0 disables the history. */
+/* Maps a ring of CAPACITY records; 0 disables the history. Called once,
+ * before other threads use the history. */
 void mt_freed_init(size_t capacity);
 bool mt_freed_enabled(void);
 
-/* Appends R (its stamp is set here). Lock-free; when writers lap a slow
- * writer on the same slot, readers skip the torn record by its stamp. */
-void mt_freed_push(mt_freed_record *r);
+/* Appends R (its stamp is ignored). Lock-free: usually one atomic add and one
+ * compare-and-swap. A writer never writes a slot another writer holds: if a
+ * slow writer still holds the slot its push number maps to, it takes a new
+ * number (a few times at most) and otherwise drops R; if a later push
+ * holds or has filled that slot, R, older, is dropped as the ring would
+ * have dropped it. So a reader never sees two writers' bytes mixed. */
+void mt_freed_push(const mt_freed_record *r);
 
 /* Calls FN for every record whose block covered ADDR (ptr <= ADDR < ptr +
- * size, or ADDR == ptr), newest first; returns how many. */
+ * size, or ADDR == ptr), newest first; returns how many. Lock-free; skips
+ * slots being written, and slots rewritten while it copied them. */
 size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *), void *ctx);
 
 /* For the state descriptor: the ring, its capacity, and the count pushed. */
 const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed);
 
 /* For the state descriptor: where the count of pushes begun lives, so that
- * a reader outside the process can read only the slots pushed so far. */
+ * a reader outside the process can read only the slots pushed so far. Push
+ * numbers a writer took and gave up (above) leave their slot to another
+ * push, whose stamp then does not match: the reader skips it. */
 const uint64_t *mt_freed_pushed(void);
 
 #endif

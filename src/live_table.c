@@ -11,18 +11,33 @@
  * A shard's slots and capacity live in one mapping published through one
  * pointer, so a reader without the lock sees a consistent capacity. Growth
  * retires the old mapping without unmapping it (its pages go back to the
- * kernel and read as zeros, an empty table of capacity 1): a report reading
- * without the lock, because the holder did not move for a millisecond, may
- * miss records but never faults. Retired ranges cost address space only,
- * less in all than the live mapping. */
+ * kernel and read as zeros): a report reading without the lock, because the
+ * holder did not move for a millisecond, may load the pointer just before
+ * the holder grows the shard and then probe zeros. It reads log2cap once
+ * and treats a value no live mapping has (0, from a retired one) as an
+ * empty table, so it may miss records but never faults. Retired ranges cost
+ * address space only, less in all than the live mapping.
+ *
+ * Words read without the lock (mt_atomic): a shard's slots pointer, count
+ * and bytes, and mapped_bytes; the lock holder alone writes the first three
+ * and reads them relaxed. The entries themselves are plain: a reader
+ * without the lock reads them only while the holder looks stopped, so a
+ * torn entry (the holder was merely slow) is possible and the report says
+ * its answer may be stale. */
 #include "live_table.h"
 
+#include "atomic.h"
 #include "common.h"
 #include "lock.h"
 #include "os.h"
 
 #define INITIAL_LOG2 8
+/* home_of takes the slot from the hash bits below the shard bits. */
+#define MAX_LOG2 (64 - MT_LIVE_SHARD_BITS)
 
+/* A mapped record: log2cap is written before the mapping is published and
+ * never again (a retired mapping reads 0); every access goes through the
+ * atomic macros, relaxed, since the publication orders it. */
 struct slots {
     size_t log2cap;
     mt_live_entry e[];
@@ -30,17 +45,42 @@ struct slots {
 
 struct shard {
     mt_lock lock;
-    size_t count;
-    uint64_t bytes; /* sum of the sizes of the shard's records */
-    struct slots *slots;
+    /* Written by the lock holder. mt_live_count and mt_live_block_bytes
+     * read them relaxed without the lock: a stale value only makes the
+     * totals inexact while some thread is inside the table. */
+    mt_atomic(size_t) count;
+    mt_atomic(uint64_t) bytes; /* sum of the sizes of the shard's records */
+    /* Published with release by grow; readers without the lock load it with
+     * acquire (pairs with that release: they see the mapping's log2cap and
+     * the entries copied into it). A stale pointer is a retired mapping:
+     * readable_log2cap makes it an empty table. */
+    mt_atomic(struct slots *) slots;
 } __attribute__((aligned(MT_CACHELINE)));
 
 static struct shard shards[MT_LIVE_SHARDS];
-static size_t mapped_bytes;
+/* A statistic: relaxed; grow's add and subtract may be seen in any order. */
+static mt_atomic(size_t) mapped_bytes;
+
+/* The debugger reads these words as plain integers and pointers. */
+_Static_assert(sizeof(mt_atomic(size_t)) == sizeof(size_t) &&
+                   _Alignof(mt_atomic(size_t)) == _Alignof(size_t),
+               "the state descriptor's shard layout");
+_Static_assert(sizeof(mt_atomic(struct slots *)) == sizeof(void *) &&
+                   _Alignof(mt_atomic(struct slots *)) == _Alignof(void *),
+               "the state descriptor's shard layout");
+
+/* For MT_ASSERT, where this thread must hold L: only that L is held. The
+ * word is not always the holder's token: mt_lock_try's exchange lets a
+ * thread that loses the race write its own token over the holder's until
+ * the release. */
+static inline bool is_held(const mt_lock *l)
+{
+    return mt_atomic_load_relaxed(&l->held) != 0;
+}
 
 static inline uint64_t hash_ptr(uintptr_t p)
 {
-    return (uint64_t)(p >> 4) * 0x9E3779B97F4A7C15ull;
+    return (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
 }
 
 static inline struct shard *shard_of(uint64_t h)
@@ -48,9 +88,12 @@ static inline struct shard *shard_of(uint64_t h)
     return &shards[h >> (64 - MT_LIVE_SHARD_BITS)];
 }
 
+/* The shift count is masked so that no LOG2CAP is undefined behaviour; it
+ * costs nothing (x86 shifts mask the count anyway). Callers pass a
+ * capacity a live mapping has: under the lock, or from readable_log2cap. */
 static inline size_t home_of(uint64_t h, unsigned log2cap)
 {
-    return (size_t)((h << MT_LIVE_SHARD_BITS) >> (64 - log2cap));
+    return (size_t)((h << MT_LIVE_SHARD_BITS) >> ((64 - log2cap) & 63));
 }
 
 static size_t slots_bytes(unsigned log2cap)
@@ -58,11 +101,28 @@ static size_t slots_bytes(unsigned log2cap)
     return sizeof(struct slots) + ((size_t)1 << log2cap) * sizeof(mt_live_entry);
 }
 
-/* Index of PTR in S, or SIZE_MAX. */
-static size_t find_slot(const struct slots *s, uintptr_t ptr, uint64_t h)
+/* For the lock holder: the log2cap of the shard's live mapping S. */
+static inline unsigned log2cap_of(const struct slots *s)
 {
-    size_t mask = ((size_t)1 << s->log2cap) - 1;
-    for (size_t i = home_of(h, s->log2cap), n = 0; n <= mask; i = (i + 1) & mask, n++) {
+    size_t log2cap = mt_atomic_load_relaxed(&s->log2cap);
+    MT_ASSERT(log2cap >= INITIAL_LOG2 && log2cap <= MAX_LOG2);
+    return (unsigned)log2cap;
+}
+
+/* For a reader that may not hold the lock: S's log2cap, read once, or 0 if S
+ * is NULL or retired (zeros) or the value is one no live mapping has; 0
+ * means an empty table. */
+static unsigned readable_log2cap(const struct slots *s)
+{
+    size_t log2cap = s ? mt_atomic_load_relaxed(&s->log2cap) : 0;
+    return log2cap >= INITIAL_LOG2 && log2cap <= MAX_LOG2 ? (unsigned)log2cap : 0;
+}
+
+/* Index of PTR in S, whose capacity is 1 << LOG2CAP, or SIZE_MAX. */
+static size_t find_slot(const struct slots *s, unsigned log2cap, uintptr_t ptr, uint64_t h)
+{
+    size_t mask = ((size_t)1 << log2cap) - 1;
+    for (size_t i = home_of(h, log2cap), n = 0; n <= mask; i = (i + 1) & mask, n++) {
         uintptr_t p = s->e[i].ptr;
         if (p == ptr)
             return i;
@@ -76,8 +136,9 @@ static size_t find_slot(const struct slots *s, uintptr_t ptr, uint64_t h)
  * slot). */
 static mt_live_entry put(struct slots *s, const mt_live_entry *e, uint64_t h)
 {
-    size_t mask = ((size_t)1 << s->log2cap) - 1;
-    size_t i = home_of(h, s->log2cap);
+    unsigned log2cap = log2cap_of(s);
+    size_t mask = ((size_t)1 << log2cap) - 1;
+    size_t i = home_of(h, log2cap);
     while (s->e[i].ptr != 0 && s->e[i].ptr != e->ptr)
         i = (i + 1) & mask;
     mt_live_entry old = s->e[i];
@@ -88,24 +149,30 @@ static mt_live_entry put(struct slots *s, const mt_live_entry *e, uint64_t h)
 /* Under the shard lock: a table with room for one more record, or NULL. */
 static MT_COLD struct slots *grow(struct shard *sh)
 {
-    struct slots *old = sh->slots;
-    size_t log2cap = old ? old->log2cap + 1 : INITIAL_LOG2;
+    MT_ASSERT(is_held(&sh->lock));
+    struct slots *old = mt_atomic_load_relaxed(&sh->slots);
+    unsigned old_log2cap = old ? log2cap_of(old) : 0;
+    unsigned log2cap = old ? old_log2cap + 1 : INITIAL_LOG2;
+    if (log2cap > MAX_LOG2)
+        return NULL;
     struct slots *s = mt_os_map(slots_bytes(log2cap), "live table");
     if (!s)
         return NULL;
-    s->log2cap = log2cap;
+    mt_atomic_store_relaxed(&s->log2cap, (size_t)log2cap);
     if (old) {
-        size_t cap = (size_t)1 << old->log2cap;
+        size_t cap = (size_t)1 << old_log2cap;
         for (size_t i = 0; i < cap; i++)
             if (old->e[i].ptr)
                 put(s, &old->e[i], hash_ptr(old->e[i].ptr));
     }
-    __atomic_store_n(&sh->slots, s, __ATOMIC_RELEASE);
-    __atomic_fetch_add(&mapped_bytes, slots_bytes(log2cap), __ATOMIC_RELAXED);
+    /* Pairs with the acquire loads in mt_live_find and
+     * mt_live_find_containing. */
+    mt_atomic_store_release(&sh->slots, s);
+    mt_atomic_add_relaxed(&mapped_bytes, slots_bytes(log2cap));
     if (old) {
-        size_t old_bytes = slots_bytes(old->log2cap);
+        size_t old_bytes = slots_bytes(old_log2cap);
         mt_os_retire(old, old_bytes);
-        __atomic_fetch_sub(&mapped_bytes, old_bytes, __ATOMIC_RELAXED);
+        mt_atomic_sub_relaxed(&mapped_bytes, old_bytes);
     }
     return s;
 }
@@ -115,13 +182,17 @@ bool mt_live_insert(const mt_live_entry *e)
     uint64_t h = hash_ptr(e->ptr);
     struct shard *sh = shard_of(h);
     mt_lock_acquire(&sh->lock);
-    struct slots *s = sh->slots;
-    if (MT_UNLIKELY(!s || (sh->count + 1) * 4 > ((size_t)3 << s->log2cap)))
+    struct slots *s = mt_atomic_load_relaxed(&sh->slots);
+    size_t count = mt_atomic_load_relaxed(&sh->count);
+    if (MT_UNLIKELY(!s || (count + 1) * 4 > ((size_t)3 << log2cap_of(s))))
         s = grow(sh);
     if (MT_LIKELY(s != NULL)) {
         mt_live_entry old = put(s, e, h);
-        sh->count += old.ptr == 0;
-        sh->bytes += e->size - (old.ptr ? old.size : 0);
+        count += old.ptr == 0;
+        MT_ASSERT(count * 4 <= ((size_t)3 << log2cap_of(s)));
+        mt_atomic_store_relaxed(&sh->count, count);
+        mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) + e->size -
+                                                (old.ptr ? old.size : 0));
     }
     mt_lock_release(&sh->lock);
     return s != NULL;
@@ -130,12 +201,13 @@ bool mt_live_insert(const mt_live_entry *e)
 /* Backward-shift deletion of slot I. */
 static void erase(struct slots *s, size_t i)
 {
-    size_t mask = ((size_t)1 << s->log2cap) - 1;
+    unsigned log2cap = log2cap_of(s);
+    size_t mask = ((size_t)1 << log2cap) - 1;
     for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
         uintptr_t p = s->e[j].ptr;
         if (p == 0)
             break;
-        size_t k = home_of(hash_ptr(p), s->log2cap);
+        size_t k = home_of(hash_ptr(p), log2cap);
         /* Slot j may move to i iff its home k is not cyclically in (i, j]. */
         if (((j - k) & mask) >= ((j - i) & mask)) {
             s->e[i] = s->e[j];
@@ -150,15 +222,18 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
     uint64_t h = hash_ptr(ptr);
     struct shard *sh = shard_of(h);
     mt_lock_acquire(&sh->lock);
-    struct slots *s = sh->slots;
-    size_t i = s ? find_slot(s, ptr, h) : SIZE_MAX;
+    struct slots *s = mt_atomic_load_relaxed(&sh->slots);
+    size_t i = s ? find_slot(s, log2cap_of(s), ptr, h) : SIZE_MAX;
     bool found = i != SIZE_MAX;
     if (found) {
         if (out)
             *out = s->e[i];
-        sh->bytes -= s->e[i].size;
+        uint64_t bytes = mt_atomic_load_relaxed(&sh->bytes);
+        size_t count = mt_atomic_load_relaxed(&sh->count);
+        MT_ASSERT(count > 0 && bytes >= s->e[i].size);
+        mt_atomic_store_relaxed(&sh->bytes, bytes - s->e[i].size);
         erase(s, i);
-        sh->count--;
+        mt_atomic_store_relaxed(&sh->count, count - 1);
     }
     mt_lock_release(&sh->lock);
     return found;
@@ -181,8 +256,10 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
     uint64_t h = hash_ptr(ptr);
     struct shard *sh = shard_of(h);
     bool locked = report_lock(sh, unlocked);
-    const struct slots *s = __atomic_load_n(&sh->slots, __ATOMIC_ACQUIRE);
-    size_t i = s ? find_slot(s, ptr, h) : SIZE_MAX;
+    /* Pairs with the release in grow. */
+    const struct slots *s = mt_atomic_load_acquire(&sh->slots);
+    unsigned log2cap = readable_log2cap(s);
+    size_t i = log2cap ? find_slot(s, log2cap, ptr, h) : SIZE_MAX;
     if (i != SIZE_MAX)
         *out = s->e[i];
     if (locked)
@@ -196,8 +273,10 @@ bool mt_live_find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked)
     for (unsigned n = 0; n < MT_LIVE_SHARDS && !found; n++) {
         struct shard *sh = &shards[n];
         bool locked = report_lock(sh, unlocked);
-        const struct slots *s = __atomic_load_n(&sh->slots, __ATOMIC_ACQUIRE);
-        size_t cap = s ? (size_t)1 << s->log2cap : 0;
+        /* Pairs with the release in grow. */
+    const struct slots *s = mt_atomic_load_acquire(&sh->slots);
+        unsigned log2cap = readable_log2cap(s);
+        size_t cap = log2cap ? (size_t)1 << log2cap : 0;
         for (size_t i = 0; i < cap; i++) {
             const mt_live_entry *e = &s->e[i];
             if (e->ptr && addr >= e->ptr &&
@@ -217,7 +296,7 @@ size_t mt_live_count(void)
 {
     size_t n = 0;
     for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
-        n += __atomic_load_n(&shards[i].count, __ATOMIC_RELAXED);
+        n += mt_atomic_load_relaxed(&shards[i].count);
     return n;
 }
 
@@ -225,13 +304,13 @@ uint64_t mt_live_block_bytes(void)
 {
     uint64_t n = 0;
     for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
-        n += __atomic_load_n(&shards[i].bytes, __ATOMIC_RELAXED);
+        n += mt_atomic_load_relaxed(&shards[i].bytes);
     return n;
 }
 
 size_t mt_live_mapped_bytes(void)
 {
-    return __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
+    return mt_atomic_load_relaxed(&mapped_bytes);
 }
 
 void mt_live_describe(mt_live_layout *out)

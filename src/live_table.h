@@ -25,6 +25,13 @@ typedef struct {
 #define MT_LIVE_HASH_SHIFT 4
 #define MT_LIVE_HASH_MULTIPLIER 0x9E3779B97F4A7C15ull
 
+/* The address hash: h = (P >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER
+ * (mod 2^64); the top MT_LIVE_SHARD_BITS bits of h name the shard, the next
+ * log2cap bits the home slot. Readers outside the process (the state
+ * descriptor) compute the same. */
+#define MT_LIVE_HASH_SHIFT 4
+#define MT_LIVE_HASH_MULTIPLIER 0x9E3779B97F4A7C15ull
+
 /* Records E (E->ptr != 0), replacing any record of the same address (one
  * whose free memtrace did not see). False if the shard could not grow: the
  * block is then simply not recorded. */

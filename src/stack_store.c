@@ -13,9 +13,16 @@
  *   replaced by a larger one stays mapped (readers may still be probing it,
  *   and a miss there only sends them to the locked path), so the total index
  *   memory is under twice the live one;
- * - count * 2 <= cap in the live index. */
+ * - count * 2 <= cap in the live index.
+ *
+ * store_lock guards adding a stack: the arena cursor, index counts and
+ * everything below that changes. Words read without it are mt_atomic (the
+ * chunk table, live_index, num_stacks, mapped_bytes) or go through the
+ * atomic macros (record headers, index slots); the holder updates them with
+ * relaxed load + store or a release store, never a locked instruction. */
 #include "stack_store.h"
 
+#include "atomic.h"
 #include "common.h"
 #include "lock.h"
 #include "os.h"
@@ -29,6 +36,8 @@
 #define PRESENT ((uint64_t)1 << 31)
 #define FRAMES_AT (1 + MT_STACK_SITE_WORDS)
 
+/* cap is written before the index is published and never after; count
+ * only under store_lock; slots go through the atomic macros. */
 struct index {
     size_t cap;
     size_t count;
@@ -36,12 +45,45 @@ struct index {
 };
 
 static mt_lock store_lock = MT_LOCK_INIT;
-static uint64_t *chunks[MAX_CHUNKS];
-static uint32_t cur_chunk;
-static uint32_t cur_word = 1; /* id 0 stays unused */
-static struct index *live_index;
-static uint32_t num_stacks;
-static size_t mapped_bytes;
+/* Each entry goes once from NULL to a chunk, by a release store in
+ * arena_alloc; readers load it with acquire (pairs with that release). A
+ * reader got its id through an index slot or a header published after the
+ * chunk, so it never sees NULL for a chunk that holds its record; for an id
+ * from elsewhere NULL means "no stack". */
+static mt_atomic(uint64_t *) chunks[MAX_CHUNKS];
+static uint32_t cur_chunk;    /* store_lock */
+static uint32_t cur_word = 1; /* store_lock; id 0 stays unused */
+/* Published with release by index_make_room; mt_stack_intern's lock-free
+ * probe loads it with acquire (pairs with that release: it sees the cap and
+ * the slots copied in). A stale index misses only stacks added since, and a
+ * miss goes to the locked path. */
+static mt_atomic(struct index *) live_index;
+/* Statistics, read relaxed without the lock: a stale value is a count a
+ * moment old. The debugger reads num_stacks as a plain uint32_t. */
+static mt_atomic(uint32_t) num_stacks;
+static mt_atomic(size_t) mapped_bytes;
+
+_Static_assert(sizeof(mt_atomic(uint32_t)) == sizeof(uint32_t) &&
+                   _Alignof(mt_atomic(uint32_t)) == _Alignof(uint32_t),
+               "mt_stack_describe: the debugger reads a plain uint32_t");
+_Static_assert(sizeof(mt_atomic(uint64_t *)) == sizeof(uint64_t *) &&
+                   _Alignof(mt_atomic(uint64_t *)) == _Alignof(uint64_t *),
+               "mt_stack_describe: the debugger reads an array of plain pointers");
+
+/* For MT_ASSERT, where this thread must hold L: only that L is held. The
+ * word is not always the holder's token: mt_lock_try's exchange lets a
+ * thread that loses the race write its own token over the holder's until
+ * the release. */
+static inline bool is_held(const mt_lock *l)
+{
+    return mt_atomic_load_relaxed(&l->held) != 0;
+}
+
+static void add_mapped(size_t bytes)
+{
+    MT_ASSERT(is_held(&store_lock));
+    mt_atomic_store_relaxed(&mapped_bytes, mt_atomic_load_relaxed(&mapped_bytes) + bytes);
+}
 
 static uint64_t hash_frames(const uintptr_t *frames, unsigned depth)
 {
@@ -57,7 +99,7 @@ static uint64_t hash_frames(const uintptr_t *frames, unsigned depth)
 static const uint64_t *record_of(mt_stack_id id)
 {
     uint32_t c = id >> CHUNK_BITS, w = id & (CHUNK_WORDS - 1);
-    const uint64_t *chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+    const uint64_t *chunk = mt_atomic_load_acquire(&chunks[c]);
     return chunk ? chunk + w : NULL;
 }
 
@@ -65,7 +107,8 @@ static bool record_matches(mt_stack_id id, uint32_t h32,
                            const uintptr_t *frames, unsigned depth)
 {
     const uint64_t *r = record_of(id);
-    if (!r || __atomic_load_n(&r[0], __ATOMIC_ACQUIRE) != ((uint64_t)h32 << 32 | PRESENT | depth))
+    /* Pairs with the release store of the header in mt_stack_intern. */
+    if (!r || mt_atomic_load_acquire(&r[0]) != ((uint64_t)h32 << 32 | PRESENT | depth))
         return false;
     return memcmp(r + FRAMES_AT, frames, depth * sizeof *frames) == 0;
 }
@@ -76,7 +119,8 @@ static mt_stack_id probe(const struct index *ix, uint32_t h32,
 {
     size_t mask = ix->cap - 1;
     for (size_t i = h32 & mask;; i = (i + 1) & mask) {
-        uint64_t s = __atomic_load_n(&ix->slots[i], __ATOMIC_ACQUIRE);
+        /* Pairs with the release store in index_put. */
+        uint64_t s = mt_atomic_load_acquire(&ix->slots[i]);
         if (s == 0)
             return 0;
         if ((uint32_t)(s >> 32) == h32 &&
@@ -92,49 +136,60 @@ static struct index *index_new(size_t cap)
     if (!ix)
         return NULL;
     ix->cap = cap;
-    mapped_bytes += bytes;
+    add_mapped(bytes);
     return ix;
 }
 
+/* Under store_lock. */
 static void index_put(struct index *ix, uint64_t slot)
 {
+    MT_ASSERT(is_held(&store_lock));
     size_t mask = ix->cap - 1;
     size_t i = (uint32_t)(slot >> 32) & mask;
-    while (ix->slots[i] != 0)
+    while (mt_atomic_load_relaxed(&ix->slots[i]) != 0)
         i = (i + 1) & mask;
-    __atomic_store_n(&ix->slots[i], slot, __ATOMIC_RELEASE);
+    /* Pairs with the acquire load in probe. */
+    mt_atomic_store_release(&ix->slots[i], slot);
     ix->count++;
+    MT_ASSERT(ix->count * 2 <= ix->cap);
 }
 
 /* Under store_lock. Keeps the load at most one half. */
 static bool index_make_room(void)
 {
-    struct index *ix = live_index;
+    MT_ASSERT(is_held(&store_lock));
+    struct index *ix = mt_atomic_load_relaxed(&live_index);
     if (ix && (ix->count + 1) * 2 <= ix->cap)
         return true;
     struct index *bigger = index_new(ix ? ix->cap * 2 : INITIAL_INDEX);
     if (!bigger)
         return false;
     if (ix)
-        for (size_t i = 0; i < ix->cap; i++)
-            if (ix->slots[i])
-                index_put(bigger, ix->slots[i]);
-    __atomic_store_n(&live_index, bigger, __ATOMIC_RELEASE);
+        for (size_t i = 0; i < ix->cap; i++) {
+            uint64_t slot = mt_atomic_load_relaxed(&ix->slots[i]);
+            if (slot)
+                index_put(bigger, slot);
+        }
+    /* Pairs with the acquire load in mt_stack_intern. */
+    mt_atomic_store_release(&live_index, bigger);
     return true;
 }
 
 /* Under store_lock: room for WORDS consecutive words; returns the new id. */
 static mt_stack_id arena_alloc(uint32_t words)
 {
-    if (!chunks[cur_chunk] || cur_word + words > CHUNK_WORDS) {
-        uint32_t c = chunks[cur_chunk] ? cur_chunk + 1 : cur_chunk;
+    MT_ASSERT(is_held(&store_lock));
+    bool have = mt_atomic_load_relaxed(&chunks[cur_chunk]) != NULL;
+    if (!have || cur_word + words > CHUNK_WORDS) {
+        uint32_t c = have ? cur_chunk + 1 : cur_chunk;
         if (c >= MAX_CHUNKS)
             return 0;
         uint64_t *chunk = mt_os_map(CHUNK_WORDS * sizeof(uint64_t), "stack store");
         if (!chunk)
             return 0;
-        mapped_bytes += CHUNK_WORDS * sizeof(uint64_t);
-        __atomic_store_n(&chunks[c], chunk, __ATOMIC_RELEASE);
+        add_mapped(CHUNK_WORDS * sizeof(uint64_t));
+        /* Pairs with the acquire loads in record_of and mt_stack_foreach. */
+        mt_atomic_store_release(&chunks[c], chunk);
         cur_chunk = c;
         cur_word = c == 0 ? 1 : 0;
     }
@@ -148,19 +203,28 @@ mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth)
     if (depth > MT_MAX_DEPTH)
         depth = MT_MAX_DEPTH;
     uint32_t h32 = (uint32_t)(hash_frames(frames, depth) >> 32);
-    const struct index *ix = __atomic_load_n(&live_index, __ATOMIC_ACQUIRE);
+    /* Pairs with the release in index_make_room. */
+    const struct index *ix = mt_atomic_load_acquire(&live_index);
     mt_stack_id id = ix ? probe(ix, h32, frames, depth) : 0;
     if (MT_LIKELY(id))
         return id;
 
     mt_lock_acquire(&store_lock);
-    id = live_index ? probe(live_index, h32, frames, depth) : 0;
+    ix = mt_atomic_load_relaxed(&live_index);
+    id = ix ? probe(ix, h32, frames, depth) : 0;
     if (!id && index_make_room() && (id = arena_alloc(FRAMES_AT + depth)) != 0) {
         uint64_t *r = (uint64_t *)record_of(id);
+        uint64_t header = (uint64_t)h32 << 32 | PRESENT | depth;
+        /* A fresh record in one chunk, whose header a reader can decode. */
+        MT_ASSERT(mt_atomic_load_relaxed(&r[0]) == 0);
+        MT_ASSERT((id & (CHUNK_WORDS - 1)) + FRAMES_AT + depth <= CHUNK_WORDS);
+        MT_ASSERT((header & 0xffff) == depth && depth <= MT_MAX_DEPTH && (header & PRESENT));
         memcpy(r + FRAMES_AT, frames, depth * sizeof *frames);
-        __atomic_store_n(&r[0], (uint64_t)h32 << 32 | PRESENT | depth, __ATOMIC_RELEASE);
-        index_put(live_index, (uint64_t)h32 << 32 | id);
-        __atomic_store_n(&num_stacks, num_stacks + 1, __ATOMIC_RELAXED);
+        /* Pairs with the acquire loads of headers in record_matches,
+         * mt_stack_get and mt_stack_foreach: they see the frames. */
+        mt_atomic_store_release(&r[0], header);
+        index_put(mt_atomic_load_relaxed(&live_index), (uint64_t)h32 << 32 | id);
+        mt_atomic_store_relaxed(&num_stacks, mt_atomic_load_relaxed(&num_stacks) + 1);
     }
     mt_lock_release(&store_lock);
     return id;
@@ -173,10 +237,11 @@ unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames)
     const uint64_t *r = record_of(id);
     if (!r)
         return 0;
-    uint64_t header = __atomic_load_n(&r[0], __ATOMIC_ACQUIRE);
+    uint64_t header = mt_atomic_load_acquire(&r[0]);
     unsigned depth = (unsigned)(header & 0xffff);
-    /* An id from a torn freed-history record may point anywhere in a chunk:
-     * never read past it. */
+    /* An id from a torn live-table entry (a report reads a shard without
+     * its lock when the holder looks stopped) may point anywhere in a
+     * chunk: never read past it. */
     if (!(header & PRESENT) || depth > MT_MAX_DEPTH ||
         (id & (CHUNK_WORDS - 1)) + FRAMES_AT + depth > CHUNK_WORDS)
         return 0;
@@ -194,11 +259,11 @@ void *mt_stack_site_words(mt_stack_id id)
 void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *), void *ctx)
 {
     for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
-        const uint64_t *chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+        const uint64_t *chunk = mt_atomic_load_acquire(&chunks[c]);
         if (!chunk)
             return;
         for (uint32_t w = c == 0 ? 1 : 0; w < CHUNK_WORDS;) {
-            uint64_t header = __atomic_load_n(&chunk[w], __ATOMIC_ACQUIRE);
+            uint64_t header = mt_atomic_load_acquire(&chunk[w]);
             if (!(header & PRESENT))
                 break;
             unsigned depth = (unsigned)(header & 0xffff);
@@ -210,19 +275,19 @@ void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void 
 
 uint32_t mt_stack_count(void)
 {
-    return __atomic_load_n(&num_stacks, __ATOMIC_RELAXED);
+    return mt_atomic_load_relaxed(&num_stacks);
 }
 
 size_t mt_stack_mapped_bytes(void)
 {
-    return mapped_bytes;
+    return mt_atomic_load_relaxed(&mapped_bytes);
 }
 
 void mt_stack_describe(mt_stack_layout *out)
 {
     *out = (mt_stack_layout){
-        .chunks = chunks,
-        .count = &num_stacks,
+        .chunks = (const void *)chunks,
+        .count = (const uint32_t *)&num_stacks,
         .max_chunks = MAX_CHUNKS,
         .chunk_bits = CHUNK_BITS,
         .frames_offset = FRAMES_AT,

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Criterion reports every assertion to its runner and gives up after a few
  * hundred thousand, so the loops below count mismatches and assert once. */
@@ -155,4 +156,64 @@ Test(live_table, many_threads_exact_count)
             wrong += mt_live_find(((i + 1) << 32) + k * 16, &out, &unlocked) != (k % 3 != 0);
         }
     cr_assert_eq(wrong, 0);
+}
+
+/* A report reading a shard without its lock (the holder looks stopped) may
+ * load the shard's slots pointer just before the holder, resumed, grows the
+ * shard and retires that mapping: the reader then probes a zeroed table
+ * (log2cap 0). It must find nothing, and neither fault nor shift by 64.
+ * Deterministic: grow shard 0, then put its retired mapping back in the
+ * shard, and a token of a thread that is not there in its lock, while the
+ * lookups run. */
+static uintptr_t in_shard0(unsigned n)
+{
+    uintptr_t p = 0;
+    for (unsigned found = 0;; ) {
+        p += 16;
+        uint64_t h = (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
+        if (h >> (64 - MT_LIVE_SHARD_BITS) == 0 && found++ == n)
+            return p;
+    }
+}
+
+Test(live_table, reader_of_retired_mapping_finds_nothing)
+{
+    mt_live_layout l;
+    mt_live_describe(&l);
+    char *shard0 = (char *)l.shards;
+    void *first, *now;
+    mt_live_entry e = entry(in_shard0(0), 100, 1), out;
+    cr_assert(mt_live_insert(&e));
+    memcpy(&first, shard0 + l.slots_offset, sizeof first);
+    cr_assert_not_null(first);
+    unsigned n = 1;
+    do {
+        e = entry(in_shard0(n++), 100, 1);
+        cr_assert(mt_live_insert(&e));
+        memcpy(&now, shard0 + l.slots_offset, sizeof now);
+    } while (now == first);
+    size_t log2cap;
+    memcpy(&log2cap, (char *)first + l.log2cap_offset, sizeof log2cap);
+    cr_assert_eq(log2cap, 0, "the grown-out mapping reads as zeros");
+
+    /* The reader's view: lock held by a thread that will not release it,
+     * slots pointer loaded before the growth. */
+    int held, stopped = -1;
+    memcpy(&held, shard0 + l.lock_offset, sizeof held);
+    memcpy(shard0 + l.lock_offset, &stopped, sizeof stopped);
+    memcpy(shard0 + l.slots_offset, &first, sizeof first);
+    bool unlocked = false;
+    bool found = mt_live_find(in_shard0(0), &out, &unlocked);
+    bool found_in = mt_live_find_containing(in_shard0(0) + 1, &out, &unlocked);
+    memcpy(shard0 + l.slots_offset, &now, sizeof now);
+    memcpy(shard0 + l.lock_offset, &held, sizeof held);
+
+    cr_assert(unlocked, "the reader could not take the lock");
+    cr_assert_not(found, "a retired table is empty");
+    cr_assert_not(found_in, "a retired table is empty");
+    unlocked = false;
+    cr_assert(mt_live_find(in_shard0(0), &out, &unlocked), "the live mapping still answers");
+    cr_assert(mt_live_find_containing(in_shard0(n - 1) + 1, &out, &unlocked));
+    cr_assert_eq(out.ptr, in_shard0(n - 1));
+    cr_assert_not(unlocked);
 }
