@@ -43,7 +43,10 @@ struct memtrace_state {
 
     /* Freed history: a ring of freed_capacity records of freed_record_size
      * bytes at freed_ring (0 if disabled). The record pushed i-th (from 0)
-     * is in slot i % capacity with stamp i + 1; stamp 0 = never written. */
+     * is in slot i % capacity with stamp i + 1 once written; stamp 0 =
+     * never written, top bit set = being written (MT_FREED_WRITING in
+     * freed_history.h). A reader trusts a slot only with the exact stamp of
+     * the push it expects there. */
     uint64_t freed_ring, freed_capacity, freed_record_size;
     uint64_t freed_stamp, freed_ptr, freed_size, freed_alloc_seq, freed_free_seq;
     uint64_t freed_alloc_stack, freed_free_stack, freed_alloc_thread, freed_free_thread;

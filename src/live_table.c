@@ -69,15 +69,6 @@ _Static_assert(sizeof(mt_atomic(struct slots *)) == sizeof(void *) &&
                    _Alignof(mt_atomic(struct slots *)) == _Alignof(void *),
                "the state descriptor's shard layout");
 
-/* For MT_ASSERT, where this thread must hold L: only that L is held. The
- * word is not always the holder's token: mt_lock_try's exchange lets a
- * thread that loses the race write its own token over the holder's until
- * the release. */
-static inline bool is_held(const mt_lock *l)
-{
-    return mt_atomic_load_relaxed(&l->held) != 0;
-}
-
 static inline uint64_t hash_ptr(uintptr_t p)
 {
     return (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
@@ -149,7 +140,7 @@ static mt_live_entry put(struct slots *s, const mt_live_entry *e, uint64_t h)
 /* Under the shard lock: a table with room for one more record, or NULL. */
 static MT_COLD struct slots *grow(struct shard *sh)
 {
-    MT_ASSERT(is_held(&sh->lock));
+    MT_ASSERT(mt_lock_is_mine(&sh->lock));
     struct slots *old = mt_atomic_load_relaxed(&sh->slots);
     unsigned old_log2cap = old ? log2cap_of(old) : 0;
     unsigned log2cap = old ? old_log2cap + 1 : INITIAL_LOG2;

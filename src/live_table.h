@@ -19,12 +19,6 @@ typedef struct {
 
 #define MT_LIVE_SHARD_BITS 6
 #define MT_LIVE_SHARDS (1u << MT_LIVE_SHARD_BITS)
-/* The address hash: h = (ptr >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER
- * (mod 2^64); the top MT_LIVE_SHARD_BITS bits pick the shard. Published in
- * the state descriptor for readers outside the process. */
-#define MT_LIVE_HASH_SHIFT 4
-#define MT_LIVE_HASH_MULTIPLIER 0x9E3779B97F4A7C15ull
-
 /* The address hash: h = (P >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER
  * (mod 2^64); the top MT_LIVE_SHARD_BITS bits of h name the shard, the next
  * log2cap bits the home slot. Readers outside the process (the state

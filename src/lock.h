@@ -98,9 +98,15 @@ static inline bool mt_lock_acquire_unless_mine(mt_lock *l)
     return true;
 }
 
+/* Whether this thread holds L (for MT_ASSERT): the word names its holder. */
+static inline bool mt_lock_is_mine(const mt_lock *l)
+{
+    return mt_atomic_load_relaxed(&l->held) == mt_lock_token();
+}
+
 static inline void mt_lock_release(mt_lock *l)
 {
-    MT_ASSERT(mt_atomic_load_relaxed(&l->held) == mt_lock_token());
+    MT_ASSERT(mt_lock_is_mine(l));
     mt_atomic_store_release(&l->held, 0);
 }
 

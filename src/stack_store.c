@@ -70,18 +70,9 @@ _Static_assert(sizeof(mt_atomic(uint64_t *)) == sizeof(uint64_t *) &&
                    _Alignof(mt_atomic(uint64_t *)) == _Alignof(uint64_t *),
                "mt_stack_describe: the debugger reads an array of plain pointers");
 
-/* For MT_ASSERT, where this thread must hold L: only that L is held. The
- * word is not always the holder's token: mt_lock_try's exchange lets a
- * thread that loses the race write its own token over the holder's until
- * the release. */
-static inline bool is_held(const mt_lock *l)
-{
-    return mt_atomic_load_relaxed(&l->held) != 0;
-}
-
 static void add_mapped(size_t bytes)
 {
-    MT_ASSERT(is_held(&store_lock));
+    MT_ASSERT(mt_lock_is_mine(&store_lock));
     mt_atomic_store_relaxed(&mapped_bytes, mt_atomic_load_relaxed(&mapped_bytes) + bytes);
 }
 
@@ -143,7 +134,7 @@ static struct index *index_new(size_t cap)
 /* Under store_lock. */
 static void index_put(struct index *ix, uint64_t slot)
 {
-    MT_ASSERT(is_held(&store_lock));
+    MT_ASSERT(mt_lock_is_mine(&store_lock));
     size_t mask = ix->cap - 1;
     size_t i = (uint32_t)(slot >> 32) & mask;
     while (mt_atomic_load_relaxed(&ix->slots[i]) != 0)
@@ -157,7 +148,7 @@ static void index_put(struct index *ix, uint64_t slot)
 /* Under store_lock. Keeps the load at most one half. */
 static bool index_make_room(void)
 {
-    MT_ASSERT(is_held(&store_lock));
+    MT_ASSERT(mt_lock_is_mine(&store_lock));
     struct index *ix = mt_atomic_load_relaxed(&live_index);
     if (ix && (ix->count + 1) * 2 <= ix->cap)
         return true;
@@ -178,7 +169,7 @@ static bool index_make_room(void)
 /* Under store_lock: room for WORDS consecutive words; returns the new id. */
 static mt_stack_id arena_alloc(uint32_t words)
 {
-    MT_ASSERT(is_held(&store_lock));
+    MT_ASSERT(mt_lock_is_mine(&store_lock));
     bool have = mt_atomic_load_relaxed(&chunks[cur_chunk]) != NULL;
     if (!have || cur_word + words > CHUNK_WORDS) {
         uint32_t c = have ? cur_chunk + 1 : cur_chunk;
