@@ -72,7 +72,8 @@ static Dwfl *report_pid(pid_t pid)
     if (!dwfl)
         die("libdwfl", dwfl_errmsg(-1));
     dwfl_report_begin(dwfl);
-    int rc = dwfl_linux_proc_report(dwfl, pid);
+    int rc = 0;
+    mt_sym_report_process(dwfl, pid, &rc);
     if (dwfl_report_end(dwfl, NULL, NULL) != 0 || rc != 0)
         die("cannot read the modules of the process", rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
     return dwfl;

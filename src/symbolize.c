@@ -448,6 +448,90 @@ static void end_dwfl(Dwfl *dwfl)
     dwfl_end(dwfl);
 }
 
+/* Whether a line of /proc/PID/maps is a file mapped privately, writable,
+ * from offset 0: not a loaded object (whose first segment, holding the ELF
+ * header, is never writable) but a file libelf reads (ELF_C_READ_MMAP maps
+ * it so; in the traced process, memtrace's own symbolizer does) or another
+ * private copy of a file. libdwfl would report such a mapping of a program
+ * or library as a second module of it, whose range (from the file's
+ * segments) can cover addresses of libraries loaded or unloaded nearby. */
+static bool private_file_copy(const char *line, size_t len)
+{
+    char perms[5];
+    unsigned long long offset;
+    int name_at = 0;
+    if (sscanf(line, "%*x-%*x %4s %llx %*s %*s %n", perms, &offset, &name_at) != 2 ||
+        name_at == 0 || (size_t)name_at >= len || line[name_at] != '/')
+        return false;
+    return offset == 0 && perms[1] == 'w' && perms[3] == 'p';
+}
+
+size_t mt_sym_filter_maps(char *maps, size_t len)
+{
+    size_t out = 0;
+    for (size_t at = 0; at < len;) {
+        char *nl = memchr(maps + at, '\n', len - at);
+        size_t line = nl ? (size_t)(nl - (maps + at)) + 1 : len - at;
+        if (!private_file_copy(maps + at, line)) {
+            memmove(maps + out, maps + at, line);
+            out += line;
+        }
+        at += line;
+    }
+    return out;
+}
+
+/* /proc/PID/maps, filtered, into a new buffer; NULL if it cannot be read. */
+static char *read_maps(pid_t pid, size_t *len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (ssize_t r = 1; buf && r > 0;) {
+        if (n == cap) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            r = 1;
+        else if (r < 0) {
+            free(buf);
+            buf = NULL;
+        } else {
+            n += (size_t)r;
+        }
+    }
+    close(fd);
+    if (buf)
+        *len = mt_sym_filter_maps(buf, n);
+    return buf;
+}
+
+bool mt_sym_report_process(mt_dwfl *dwfl, int pid, int *err)
+{
+    size_t len = 0;
+    char *maps = read_maps(pid, &len);
+    FILE *f = maps && len ? fmemopen(maps, len, "r") : NULL;
+    int rc = f ? dwfl_linux_proc_maps_report(dwfl, f) : dwfl_linux_proc_report(dwfl, pid);
+    if (f)
+        fclose(f);
+    free(maps);
+    if (err)
+        *err = rc;
+    return rc == 0;
+}
+
 /* Re-reads the modules of the process: cached frames are dropped, and the
  * symbol tables of modules that are gone with them. */
 static bool read_modules(Dwfl *dwfl)
@@ -455,8 +539,8 @@ static bool read_modules(Dwfl *dwfl)
     if (dwfl == cache_dwfl)
         cache_clear();
     dwfl_report_begin(dwfl);
-    int rc = dwfl_linux_proc_report(dwfl, getpid());
-    return dwfl_report_end(dwfl, free_symtab, NULL) == 0 && rc == 0;
+    bool ok = mt_sym_report_process(dwfl, getpid(), NULL);
+    return dwfl_report_end(dwfl, free_symtab, NULL) == 0 && ok;
 }
 
 bool mt_sym_self_lock(void)

@@ -10,6 +10,7 @@
 #include "modules.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct Dwfl mt_dwfl;
@@ -46,6 +47,15 @@ void mt_sym_self_unlock(void);
  * not named after it. */
 void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
                                 unsigned long (*generation)(void));
+
+/* Reports the modules of process PID to DWFL (between dwfl_report_begin
+ * and dwfl_report_end), from /proc/PID/maps without the private writable
+ * copies of files that libelf makes to read them (they are not loaded
+ * code). False on failure, with libdwfl's error code in *ERR if given. */
+bool mt_sym_report_process(mt_dwfl *dwfl, int pid, int *err);
+/* The filter: drops those lines from the LEN bytes of MAPS, in place;
+ * returns the length left. */
+size_t mt_sym_filter_maps(char *maps, size_t len);
 
 /* Calls FN once with the rows of return address RET (N >= 1). The rows and
  * their strings stay valid until FN returns; FN must not call back into the

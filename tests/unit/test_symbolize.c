@@ -88,3 +88,35 @@ Test(symbolize, repeated_frame_prints_the_same_text)
     cr_assert(second - first == (long)strlen(third), "got: %s", text);
     cr_assert(strncmp(first + 5, third + 5, (size_t)(second - first) - 5) == 0, "got: %s", text);
 }
+
+/* /proc/PID/maps as libdwfl reads it: the private read-write copies of
+ * files that libelf makes to read them (here of the program and of a debug
+ * file) are dropped; loaded segments, anonymous mappings, shared mappings
+ * and the vdso stay. Found as "0x7f... in dl_reuse+0x10061c120": a copy of
+ * the program, reported as a module, covered a library unloaded nearby. */
+Test(symbolize, maps_without_libelf_copies)
+{
+    char maps[] =
+        "55b0cd1c2000-55b0cd1c3000 r--p 00000000 fe:00 10952748   /tmp/prog\n"
+        "55b0cd1c3000-55b0cd1c4000 r-xp 00001000 fe:00 10952748   /tmp/prog\n"
+        "55b0cd1c6000-55b0cd1c7000 rw-p 00003000 fe:00 10952748   /tmp/prog\n"
+        "7fdee9600000-7fdee99fa000 rw-p 00000000 fe:00 257472     /usr/lib/debug/.build-id/93/ac.debug\n"
+        "7fdee9a00000-7fdeeab00000 rw-p 00000000 00:00 0 \n"
+        "7fdfe9a02000-7fdfe9a08000 rw-p 00000000 fe:00 10952748   /tmp/prog\n"
+        "7fdfe9a09000-7fdfe9a0a000 rw-s 00000000 fe:00 4242       /tmp/shared.db\n"
+        "7fdfea252000-7fdfea254000 r--p 00000000 fe:00 332825     /usr/lib/libbz2.so.1.0.4\n"
+        "7fdfea264000-7fdfea265000 rw-p 00011000 fe:00 332825     /usr/lib/libbz2.so.1.0.4\n"
+        "7ffd1e5f0000-7ffd1e5f2000 r-xp 00000000 00:00 0          [vdso]\n";
+    const char *want =
+        "55b0cd1c2000-55b0cd1c3000 r--p 00000000 fe:00 10952748   /tmp/prog\n"
+        "55b0cd1c3000-55b0cd1c4000 r-xp 00001000 fe:00 10952748   /tmp/prog\n"
+        "55b0cd1c6000-55b0cd1c7000 rw-p 00003000 fe:00 10952748   /tmp/prog\n"
+        "7fdee9a00000-7fdeeab00000 rw-p 00000000 00:00 0 \n"
+        "7fdfe9a09000-7fdfe9a0a000 rw-s 00000000 fe:00 4242       /tmp/shared.db\n"
+        "7fdfea252000-7fdfea254000 r--p 00000000 fe:00 332825     /usr/lib/libbz2.so.1.0.4\n"
+        "7fdfea264000-7fdfea265000 rw-p 00011000 fe:00 332825     /usr/lib/libbz2.so.1.0.4\n"
+        "7ffd1e5f0000-7ffd1e5f2000 r-xp 00000000 00:00 0          [vdso]\n";
+    size_t len = mt_sym_filter_maps(maps, strlen(maps));
+    cr_assert_eq(len, strlen(want));
+    cr_assert(memcmp(maps, want, len) == 0, "got:\n%.*s", (int)len, maps);
+}
