@@ -8,8 +8,14 @@
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
-CC      ?= gcc
-CXX     ?= g++
+# make's built-in CC (cc) would win over ?=: gcc and g++ unless the command
+# line or the environment names a compiler.
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+ifeq ($(origin CXX),default)
+CXX := g++
+endif
 BUILD   := build
 
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow
