@@ -9,7 +9,8 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 # make's built-in CC (cc) would win over ?=: gcc and g++ unless the command
-# line or the environment names a compiler.
+# line or the environment names a compiler. CPPFLAGS reaches every C and C++
+# compile, LDFLAGS every link.
 ifeq ($(origin CC),default)
 CC := gcc
 endif
@@ -47,17 +48,17 @@ endif
 
 $(BUILD)/tracer/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
 
 $(TRACER_LIB): $(TRACER_OBJS)
-	$(CC) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
 
 $(PROFILER_LIB): $(PROFILER_OBJS)
-	$(CC) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
 
 # ---------------------------------------------------------------- packages
 # The last six are programs the reliability tests run under memtrace.

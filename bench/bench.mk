@@ -20,15 +20,16 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS)
 
 $(BENCH_BUILD)/measure: bench/measure.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ $<
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $<
 
 $(BENCH_BUILD)/churn: bench/churn.c
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -pthread -o $@ $<
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -pthread $(LDFLAGS) -o $@ $<
 
 $(BENCH_BUILD)/lookup: bench/lookup.c include/memtrace.h
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -o $@ $< -Wl,--no-as-needed $(BENCH_LOOKUP_LIBS) -lstdc++ -lm -pthread -ldl
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< \
+	  -Wl,--no-as-needed $(BENCH_LOOKUP_LIBS) -lstdc++ -lm -pthread -ldl
 
 # Installs what is missing when root, else says what to install (the top
 # Makefile's install_missing). run.sh still leaves the heaptrack column out,

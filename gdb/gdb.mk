@@ -13,7 +13,8 @@ all: $(GDB_TOOLS)
 # libstdc++ is linked (not as-needed) so symbolize.c finds __cxa_demangle.
 $(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c src/symbolize.c src/format.c src/output.c src/lock.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(shell pkg-config --cflags libdw 2>/dev/null) \
+	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE \
+	  $(shell pkg-config --cflags libdw 2>/dev/null) $(LDFLAGS) \
 	  -o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) \
 	  -ldl -Wl,--no-as-needed -lstdc++
 

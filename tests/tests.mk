@@ -13,12 +13,13 @@ UNIT_BINS   := $(UNIT_TESTS:%=$(TEST_BUILD)/unit/%) $(UNIT_TESTS:%=$(TEST_BUILD)
 
 $(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
+	  -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
 
 $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	  -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # Programs run under the library. Sites are marked "SITE:name" in the source;
 # the e2e scripts read the line numbers from there.
@@ -28,35 +29,35 @@ PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so \
 
 $(TEST_BUILD)/sites: tests/progs/sites.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -pthread -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -O0 -g -pthread $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/sites_o2: tests/progs/sites_o2.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -o $@ $<
+	$(CC) $(CPPFLAGS) -O2 -g $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/stress_fork: tests/progs/stress_fork.c include/memtrace.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -pthread -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -O2 -g -pthread $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/demo: tests/progs/demo.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -o $@ $<
+	$(CC) $(CPPFLAGS) -O2 -g $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/sites_cxx: tests/progs/sites_cxx.cpp
 	@mkdir -p $(@D)
-	$(CXX) -O0 -g -o $@ $<
+	$(CXX) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/libdl_sites.so: tests/progs/dl_sites.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -shared -fPIC -o $@ $<
+	$(CC) $(CPPFLAGS) -O0 -g -shared -fPIC $(LDFLAGS) -o $@ $<
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs 1; done
 
 $(TEST_BUILD)/profile_sites: tests/progs/profile_sites.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -pthread -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -O0 -g -pthread $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/profile_cxx: tests/progs/profile_cxx.cpp
 	@mkdir -p $(@D)
-	$(CXX) -O0 -g -o $@ $<
+	$(CXX) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/profile_corners: tests/progs/profile_corners.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -Wall -Wextra -pthread -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
 # Reliability (tests/e2e/reliability.sh): whole-API stress, API corners,
 # unloaded libraries and bad input, and the tables under ThreadSanitizer.
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
@@ -64,29 +65,29 @@ RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_B
                      $(TEST_BUILD)/signal_fork $(TEST_BUILD)/rust_threads
 $(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
 	@mkdir -p $(@D)
-	$(CC) -O1 -g -Wall -Wextra -shared -fPIC -o $@ $<
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -shared -fPIC $(LDFLAGS) -o $@ $<
 # Linked (not dlopened) so that its constructor runs before memtrace's init.
 $(TEST_BUILD)/regressions: tests/progs/regressions.c $(TEST_BUILD)/libatfork_lib.so
 	@mkdir -p $(@D)
-	$(CC) -O1 -g -Wall -Wextra -pthread -o $@ $< -ldl -L$(TEST_BUILD) -Wl,--no-as-needed -latfork_lib \
-	  -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl -L$(TEST_BUILD) \
+	  -Wl,--no-as-needed -latfork_lib -Wl,-rpath,'$$ORIGIN'
 $(TEST_BUILD)/stress_api: tests/progs/stress_api.c include/memtrace.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -pthread -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -O2 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/api_corners: tests/progs/api_corners.c include/memtrace.h
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/unload: tests/progs/unload.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/live_table.c src/stack_store.c \
                            src/freed_history.c src/os.c src/output.c src/config.c src/lock.c $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	@# -Wno-tsan: TSan does not model the fences of the freed ring's seqlock;
 	@# its stamps and data words are atomics, which TSan does follow.
 	@# MT_DEBUG: the tables' invariant checks run under the threads too.
-	$(CC) -std=gnu11 $(WARN) -Wno-tsan -O1 -g -fsanitize=thread -pthread -D_GNU_SOURCE -DMT_DEBUG \
-	  -o $@ $(filter %.c,$^)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -Wno-tsan -O1 -g -fsanitize=thread -pthread -D_GNU_SOURCE \
+	  -DMT_DEBUG $(LDFLAGS) -o $@ $(filter %.c,$^)
 
 test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
 	@bash tests/e2e/reliability.sh
@@ -94,10 +95,10 @@ test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
 # The gdb helper's tests (tests/e2e/gdb_helper.sh).
 $(TEST_BUILD)/gdb_sites: tests/progs/gdb_sites.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -pthread -o $@ $<
+	$(CC) $(CPPFLAGS) -O0 -g -pthread $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/gdb_quiet: tests/progs/gdb_quiet.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -o $@ $<
+	$(CC) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
 
 test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet
 	@bash tests/e2e/run.sh
@@ -124,16 +125,16 @@ check: deps
 # debug information, libb has.
 $(TEST_BUILD)/libdl_a.so: tests/progs/dl_a.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -shared -fPIC -o $@ $<
+	$(CC) $(CPPFLAGS) -O0 -shared -fPIC $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/libdl_b.so: tests/progs/dl_b.c
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -shared -fPIC -o $@ $<
+	$(CC) $(CPPFLAGS) -O0 -g -shared -fPIC $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/dl_reuse: tests/progs/dl_reuse.c $(TEST_BUILD)/libdl_a.so $(TEST_BUILD)/libdl_b.so
 	@mkdir -p $(@D)
-	$(CC) -O0 -g -Wall -Wextra -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/signal_fork: tests/progs/signal_fork.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -o $@ $<
+	$(CC) $(CPPFLAGS) -O2 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
 # Debian's rustc, not one from rustup that may come first on PATH.
 RUSTC ?= /usr/bin/rustc
 $(TEST_BUILD)/rust_threads: tests/progs/rust_threads.rs
