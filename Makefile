@@ -40,11 +40,13 @@ PROFILER_OBJS := $(patsubst src/%.c,$(BUILD)/profiler/%.o,$(COMMON_SRCS) $(PROFI
 TRACER_LIB   := $(BUILD)/libmemtrace.so
 PROFILER_LIB := $(BUILD)/libmemtrace-profiler.so
 
+# The libraries this build makes, and so the ones `make install` installs.
 ifeq ($(PROFILER),1)
-all: $(PROFILER_LIB)
+MT_LIBS := $(PROFILER_LIB)
 else
-all: $(TRACER_LIB) $(PROFILER_LIB)
+MT_LIBS := $(TRACER_LIB) $(PROFILER_LIB)
 endif
+all: $(MT_LIBS)
 
 $(BUILD)/tracer/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h
 	@mkdir -p $(@D)
@@ -100,7 +102,7 @@ demo: deps
 # ---------------------------------------------------------------- install
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
-	install -m 755 $(TRACER_LIB) $(PROFILER_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(MT_LIBS) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/memtrace.h $(DESTDIR)$(PREFIX)/include/
 
 clean:

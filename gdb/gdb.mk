@@ -28,7 +28,8 @@ $(BUILD)/memtrace: gdb/memtrace.sh
 	chmod 755 $@
 
 # gdb auto-loads LIB-gdb.py from LIB's own directory and from its auto-load
-# directory ($datadir/auto-load + LIB's path; right for PREFIX=/usr).
+# directory ($datadir/auto-load + LIB's path; right for PREFIX=/usr); one
+# copy for each library this build installs (MT_LIBS, the top Makefile).
 install: install-gdb
 install-gdb: $(GDB_TOOLS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PREFIX)/share/memtrace \
@@ -37,8 +38,9 @@ install-gdb: $(GDB_TOOLS)
 	install -m 755 $(BUILD)/memtrace-symbolize $(DESTDIR)$(LIBEXECDIR)/
 	sed 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)|' gdb/memtrace.py > $(BUILD)/memtrace-installed.py
 	for d in $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(AUTOLOAD_DIR); do \
-	  install -m 644 $(BUILD)/memtrace-installed.py $$d/libmemtrace.so-gdb.py; \
-	  install -m 644 $(BUILD)/memtrace-installed.py $$d/libmemtrace-profiler.so-gdb.py; \
+	  for l in $(notdir $(MT_LIBS)); do \
+	    install -m 644 $(BUILD)/memtrace-installed.py $$d/$$l-gdb.py; \
+	  done; \
 	done
 	install -m 644 $(BUILD)/memtrace-installed.py $(DESTDIR)$(PREFIX)/share/memtrace/memtrace.py
 
