@@ -1,6 +1,7 @@
 # memtrace: one plain GNU Makefile.
 #   make                 both libraries (tracer and profiler) in build/
 #   make PROFILER=1      the profiler library only
+#   make DEBUG=1         with MT_ASSERT checks on (-DMT_DEBUG); CFLAGS as usual
 #   make deps            install missing Debian packages (root) or say which
 #   make demo            deps + build + a trace shown in gdb
 #   make check           deps + build + every test
@@ -21,10 +22,13 @@ BUILD   := build
 
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow
 CFLAGS  ?= -O2 -g
+# make DEBUG=1: the invariants the comments state become MT_ASSERT checks
+# (src/common.h) in the libraries and memtrace-symbolize.
+DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DMT_DEBUG)
 # Frame pointers in the library itself, so that MEMTRACE_UNWIND=fp can walk
 # from its frames into the program's.
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-              -fno-omit-frame-pointer \
+              -fno-omit-frame-pointer $(DEBUG_FLAGS) \
               -pthread -D_GNU_SOURCE $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
 LIB_LIBS   := $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) -ldl -pthread
 
@@ -48,11 +52,24 @@ MT_LIBS := $(TRACER_LIB) $(PROFILER_LIB)
 endif
 all: $(MT_LIBS)
 
-$(BUILD)/tracer/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h
+# build/ holds one flavour at a time. $(BUILD)/flavour records the compiler
+# and flags that what is built from src/ was built with; when they change
+# (make DEBUG=1 after make, another CFLAGS) it is rewritten, and everything
+# older than it is rebuilt instead of being linked into the other flavour.
+FLAVOUR := $(strip $(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) $(LDFLAGS))
+ifneq ($(file <$(BUILD)/flavour),$(FLAVOUR))
+$(BUILD)/flavour: FORCE
+endif
+$(BUILD)/flavour:
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(subst ','\'',$(FLAVOUR))' >$@
+FORCE:
+
+$(BUILD)/tracer/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h
+$(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
 
@@ -108,4 +125,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps demo check install clean
+.PHONY: all deps demo check install clean FORCE
