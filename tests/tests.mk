@@ -112,15 +112,21 @@ test-static:
 	@python3 tests/static/layers.py
 	@python3 tests/static/descriptor.py
 
+# The build itself (tests/e2e/build.sh): CC, CPPFLAGS, LDFLAGS, DEBUG and
+# install, with make -n and real builds in a scratch directory.
+test-build:
+	@bash tests/e2e/build.sh
+
 # Runs in a sub-make so that deps are installed before anything is built.
 check: deps
 	@$(MAKE) --no-print-directory test-static
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory test-build
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-reliability
 
-.PHONY: test-static test-unit test-e2e test-reliability check
+.PHONY: test-static test-build test-unit test-e2e test-reliability check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.
