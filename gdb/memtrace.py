@@ -60,7 +60,7 @@ _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread wa
                    "changing it")
 
 
-# Bounds on what memtrace_state and the tables may say (DESIGN.md trap 15:
+# Bounds on what memtrace_state and the tables may say (doc/design.adoc, trap 15:
 # a damaged core is the normal case). Far above what the library publishes
 # (src/descriptor.c), and low enough that no damaged value makes gdb read or hold
 # more than a few MiB at once, or loop for long.

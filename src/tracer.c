@@ -8,9 +8,9 @@
  * allocator has been looked up (dlsym itself calls calloc).
  *
  * Layering: this file and the headers it includes are the hot path and the
- * stores below it; none of them includes a slow-path header (tests/layers.sh
+ * stores below it; none of them includes a slow-path header (tests/static/layers.py
  * checks). Start-up, fork handling and the stop-recording policy are in
- * startup.c, reached through mt_real.h. */
+ * startup.c, reached through real.h. */
 #include "tracer.h"
 
 #include "atomic.h"

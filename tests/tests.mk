@@ -117,6 +117,14 @@ test-static:
 test-build:
 	@bash tests/e2e/build.sh
 
+# The stress programs under a debug build of the libraries (tests/e2e/debug.sh).
+DEBUG_BUILD := $(BUILD)/debug
+test-debug: $(TEST_BUILD)/stress_api $(TEST_BUILD)/stress_fork $(TEST_BUILD)/signal_fork \
+            $(TEST_BUILD)/dl_reuse
+	@$(MAKE) --no-print-directory DEBUG=1 BUILD=$(DEBUG_BUILD) $(DEBUG_BUILD)/libmemtrace.so \
+	  $(DEBUG_BUILD)/libmemtrace-profiler.so
+	@bash tests/e2e/debug.sh $(DEBUG_BUILD)
+
 # Runs in a sub-make so that deps are installed before anything is built.
 check: deps
 	@$(MAKE) --no-print-directory test-static
@@ -125,8 +133,9 @@ check: deps
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-reliability
+	@$(MAKE) --no-print-directory test-debug
 
-.PHONY: test-static test-build test-unit test-e2e test-reliability check
+.PHONY: test-static test-build test-debug test-unit test-e2e test-reliability check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.
