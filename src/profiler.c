@@ -79,6 +79,30 @@ struct site {
 };
 
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set while this thread holds report_lock: a fork from a signal handler
+ * that interrupted this thread inside a report or a peak sample must not
+ * wait for the lock its own interrupted code holds (fork_prepare). */
+static MT_TLS bool holding_report_lock;
+
+static void report_lock_take(void)
+{
+    pthread_mutex_lock(&report_lock);
+    holding_report_lock = true;
+}
+
+static bool report_lock_try(void)
+{
+    if (pthread_mutex_trylock(&report_lock) != 0)
+        return false;
+    holding_report_lock = true;
+    return true;
+}
+
+static void report_lock_drop(void)
+{
+    holding_report_lock = false;
+    pthread_mutex_unlock(&report_lock);
+}
 static struct site *sites;
 static size_t nsites, sites_cap;
 static uint32_t *site_index; /* slot: site number + 1, 0 = empty */
@@ -503,9 +527,9 @@ static void report(enum why why)
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
-    pthread_mutex_lock(&report_lock);
+    report_lock_take();
     report_locked(why);
-    pthread_mutex_unlock(&report_lock);
+    report_lock_drop();
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);
 }
@@ -516,19 +540,19 @@ static void sample_peak(void)
 {
     if (mt_atomic_load_relaxed(&mt_site_peak_total) == sampled_at_peak)
         return;
-    pthread_mutex_lock(&report_lock);
+    report_lock_take();
     struct walk w;
     if (!exiting)
         walk_sites(&w);
-    pthread_mutex_unlock(&report_lock);
+    report_lock_drop();
 }
 
 /* Earliest time of the next on_peak sample. */
 static mt_atomic(uint64_t) next_sample_ns;
 
 /* The peak hook (site.h): the sample taken by the allocating thread that
- * raised the peak, NOW, when there is no reporter thread: at most every PEAK_SAMPLE_NS, and at
- * most 1/20 of the time (a walk of many sites is slow). Runs inside the
+ * raised the peak, NOW, when there is no reporter thread: at most every
+ * PEAK_SAMPLE_NS, and at most 1/20 of the time (a walk of many sites is slow). Runs inside the
  * allocation (the thread is inside memtrace: what the walk allocates comes
  * from the internal heap) and only tries report_lock: a report in progress,
  * maybe in this very thread (a signal handler that allocates), or a fork
@@ -537,7 +561,7 @@ static void on_peak(uint64_t now)
 {
     if (mt_atomic_load_relaxed(&reporter_running) ||
         now < mt_atomic_load_relaxed(&next_sample_ns) ||
-        pthread_mutex_trylock(&report_lock) != 0)
+        !report_lock_try())
         return;
     struct walk w;
     if (!exiting)
@@ -545,7 +569,7 @@ static void on_peak(uint64_t now)
     uint64_t took = now_ns() - now;
     mt_atomic_store_relaxed(&next_sample_ns,
                             now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS));
-    pthread_mutex_unlock(&report_lock);
+    report_lock_drop();
 }
 
 /* ------------------------------------------------------------ folded */
@@ -602,7 +626,7 @@ static void exit_report(void)
     int cancel; /* as in report() */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
-    pthread_mutex_lock(&report_lock);
+    report_lock_take();
     struct walk w;
     walk_sites(&w);
     exiting = 1;
@@ -673,7 +697,7 @@ static void exit_report(void)
     mt_out_printf(&o, "memtrace: end of exit report\n");
     close_output(&o, own);
     free(leaks);
-    pthread_mutex_unlock(&report_lock);
+    report_lock_drop();
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);
 }
@@ -764,14 +788,22 @@ static void start_reporter(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Whether fork_prepare took report_lock: not when this thread's own
+ * interrupted code holds it (a fork from a signal handler); that code lets
+ * go of it once the handler returns, in the parent and in the child. */
+static MT_TLS bool fork_took_report_lock;
+
 static void fork_prepare(void)
 {
-    pthread_mutex_lock(&report_lock);
+    fork_took_report_lock = !holding_report_lock;
+    if (fork_took_report_lock)
+        report_lock_take();
 }
 
 static void fork_parent(void)
 {
-    pthread_mutex_unlock(&report_lock);
+    if (fork_took_report_lock)
+        report_lock_drop();
 }
 
 /* The child reports its own heap (a copy of its parent's at the fork) from
@@ -780,7 +812,9 @@ static void fork_parent(void)
  * report. */
 static void fork_child(void)
 {
-    pthread_mutex_unlock(&report_lock);
+    bool took = fork_took_report_lock;
+    if (took)
+        report_lock_drop();
     int was = mt_enter();
     parent_pid = getppid();
     start_ns = now_ns();
@@ -788,9 +822,11 @@ static void fork_child(void)
     uint64_t live = mt_atomic_load_relaxed(&mt_site_live_total);
     mt_atomic_store_relaxed(&mt_site_peak_total, live);
     mt_atomic_store_relaxed(&mt_site_peak_ns, start_ns);
-    sample_sum = 0;
-    sample_ns = 0;
-    sampled_at_peak = 0;
+    if (took) { /* else the interrupted walk owns these until it returns */
+        sample_sum = 0;
+        sample_ns = 0;
+        sampled_at_peak = 0;
+    }
     mt_atomic_store_relaxed(&next_sample_ns, 0);
     mt_atomic_store_relaxed(&reporter_running, false);
     if (reporter_needed())
