@@ -232,11 +232,11 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
 
 /* About a millisecond of spinning: long enough for a running holder to
  * finish any operation, short enough to give up on a stopped one. */
-#define REPORT_SPINS 200000
+#define READER_SPINS 200000
 
-static bool report_lock(struct shard *sh, bool *unlocked)
+static bool lock_for_reader(struct shard *sh, bool *unlocked)
 {
-    if (mt_lock_try_for(&sh->lock, REPORT_SPINS))
+    if (mt_lock_try_for(&sh->lock, READER_SPINS))
         return true;
     *unlocked = true;
     return false;
@@ -246,7 +246,7 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
 {
     uint64_t h = hash_ptr(ptr);
     struct shard *sh = shard_of(h);
-    bool locked = report_lock(sh, unlocked);
+    bool locked = lock_for_reader(sh, unlocked);
     /* Pairs with the release in grow. */
     const struct slots *s = mt_atomic_load_acquire(&sh->slots);
     unsigned log2cap = readable_log2cap(s);
@@ -263,7 +263,7 @@ bool mt_live_find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked)
     bool found = false;
     for (unsigned n = 0; n < MT_LIVE_SHARDS && !found; n++) {
         struct shard *sh = &shards[n];
-        bool locked = report_lock(sh, unlocked);
+        bool locked = lock_for_reader(sh, unlocked);
         /* Pairs with the release in grow. */
     const struct slots *s = mt_atomic_load_acquire(&sh->slots);
         unsigned log2cap = readable_log2cap(s);
