@@ -8,10 +8,11 @@
  *   memtrace-symbolize --core CORE [--exe EXE]   modules from the core file
  *
  * Reads requests on standard input and answers each with its text and then
- * one line "@@" ("@@ error" when the answer is an error for the gdb command:
- * a null pointer, an address nothing is known about), flushed, so a caller
- * can keep one process for many questions. Numbers are hexadecimal; a
- * thread NAME is its bytes in hexadecimal, "-" for none.
+ * one line: a NUL byte and "@@" ("@@ error" when the answer is an error for
+ * the gdb command: a null pointer, an address nothing is known about),
+ * flushed, so a caller can keep one process for many questions. No answer
+ * text holds a NUL byte (thread names may hold "\n@@"). Numbers are
+ * hexadecimal; a thread NAME is its bytes in hexadecimal, "-" for none.
  *
  *   R R R ...          a stack (return addresses, innermost first): its
  *                      frame lines, "  #N ..."
@@ -237,7 +238,7 @@ static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, 
     }
     if (asked)
         known = mt_answer_end(&a);
-    mt_out_printf(out, known ? "@@\n" : "@@ error\n");
+    mt_out_write(out, known ? "\0@@\n" : "\0@@ error\n", known ? 4 : 10);
 }
 
 int main(int argc, char **argv)
@@ -269,11 +270,11 @@ int main(int argc, char **argv)
         } else if (strncmp(line, "stack", 5) == 0) {
             parse_frames(line + 5, &st);
             mt_fmt_block_stack(&out, put_stack, dwfl, &(mt_fmt_stack_ref){ st.frames, st.depth });
-            mt_out_printf(&out, "@@\n");
+            mt_out_write(&out, "\0@@\n", 4);
         } else {
             parse_frames(line, &st);
             mt_fmt_stack(&out, dwfl, false, st.frames, st.depth);
-            mt_out_printf(&out, "@@\n");
+            mt_out_write(&out, "\0@@\n", 4);
         }
         mt_out_flush(&out);
     }

@@ -237,10 +237,10 @@ class _Symbolizer:
         except OSError:
             self._died()
         fd = self.proc.stdout.fileno()
+        # The end marker starts with a NUL byte, which no frame text or
+        # thread name can hold (a name may hold a newline and "@@").
         while True:
-            end = self.buf.find(b"@@")
-            while end > 0 and self.buf[end - 1:end] != b"\n":
-                end = self.buf.find(b"@@", end + 1)
+            end = self.buf.find(b"\0@@")
             if end >= 0 and b"\n" in self.buf[end:]:
                 break
             ready, _, _ = select.select([fd], [], [], self.TIMEOUT)
@@ -252,7 +252,7 @@ class _Symbolizer:
                 self._died()
             self.buf += chunk
         nl = self.buf.index(b"\n", end)
-        marker, text, self.buf = self.buf[end:nl], self.buf[:end], self.buf[nl + 1:]
+        marker, text, self.buf = self.buf[end + 1:nl], self.buf[:end], self.buf[nl + 1:]
         return text.decode("utf-8", "replace"), marker == b"@@"
 
     def stack(self, frames):

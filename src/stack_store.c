@@ -244,7 +244,8 @@ void *mt_stack_site_words(mt_stack_id id)
 {
     if (MT_STACK_SITE_WORDS == 0 || id == 0)
         return NULL;
-    return (uint64_t *)record_of(id) + 1;
+    uint64_t *r = (uint64_t *)record_of(id);
+    return r ? r + 1 : NULL; /* an id handed out always has its chunk */
 }
 
 void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *), void *ctx)

@@ -230,6 +230,31 @@ else
     fail "no allocation in the program" "$after"
 fi
 check_no_traceback "inferior calls, literals: no Python traceback" "$out9"
+# A thread name holding a newline and "@@": the answers from
+# memtrace-symbolize end at a marker no name can hold, so the first answer
+# is whole and the next one is still its own.
+outn=$work/oddname.out
+timeout 60 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" \
+    -ex "run oddname" -ex "source $helper" -ex "printf \"@@ g_block %p\\n\", g_block" \
+    -ex "printf \"@@ g_freed %p\\n\", g_freed" -ex "memtrace g_block" -ex "echo @@ next\\n" \
+    -ex "memtrace g_freed" -ex "delete" -ex "continue" "$tests/gdb_quiet" >"$outn" 2>&1
+nblk=$(addr_of g_block "$outn")
+nfreed=$(addr_of g_freed "$outn")
+first=$(sed -n "/^memtrace: $nblk: /,/^@@ next/p" "$outn")
+second=$(sed -n '/^@@ next/,$p' "$outn")
+if [ "$(sed -n 1p <<<"$first")" = "memtrace: $nblk: start of a 64-byte block allocated by thread 1 \"q" ] &&
+   [ "$(sed -n 2p <<<"$first")" = "@@" ] &&
+   [ "$(sed -n 3p <<<"$first" | cut -c1-23)" = "@@ error\" (allocation #" ] &&
+   grep -q "^  #0 main at $(at $Q gq_block)" <<<"$first" &&
+   [ "$(sed -n 2p <<<"$second")" = \
+     "memtrace: $nfreed: not a live heap block; freed blocks that covered it, newest first:" ] &&
+   grep -q "^  #0 main at $(at $Q gq_freed_free)" <<<"$second"; then
+    pass "a thread name with a newline and @@: each answer whole and its own"
+else
+    fail "thread name with @@" "$(sed -n '/^@@ g_block/,$p' "$outn")"
+fi
+check_no_traceback "thread name with @@: no Python traceback" "$outn"
+
 out10=$work/noproc_literal.out
 timeout 60 gdb -q -batch -nx "$tests/gdb_quiet" -ex "source $helper" -ex 'memtrace "abc"' >"$out10" 2>&1
 check_line "no process, string literal: one line" "$out10" \

@@ -3,8 +3,11 @@
  * freed history with almost nothing in it (tests/e2e/gdb_helper.sh): no
  * other thread runs while it is stopped in checkpoint(), so every count the
  * tests read there is exact. Blocks are made at lines marked "SITE:<name>". */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *g_block, *g_freed;
 
@@ -13,8 +16,13 @@ __attribute__((noinline)) void checkpoint(void)
     __asm__ volatile("" ::: "memory");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* "oddname": the thread's name holds a newline and "@@", which the gdb
+     * helper's reader of memtrace-symbolize's answers must not take for
+     * the end of an answer. */
+    if (argc > 1 && strcmp(argv[1], "oddname") == 0)
+        pthread_setname_np(pthread_self(), "q\n@@\n@@ error");
     g_block = malloc(64); /* SITE:gq_block */
     g_freed = malloc(32); /* SITE:gq_freed_alloc */
     free(g_freed); /* SITE:gq_freed_free */
