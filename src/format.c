@@ -72,17 +72,23 @@ static void put_folded(const mt_frame *rows, unsigned count, void *arg)
     mt_out *out = arg;
     for (unsigned i = count; i-- > 0;) {
         char buf[1024];
+        const char *name = rows[i].function;
         size_t len;
-        if (rows[i].function) {
-            len = strnlen(rows[i].function, sizeof buf - 1);
-            memcpy(buf, rows[i].function, len);
+        if (name) {
+            len = strcspn(name, ";");
+            if (name[len] == ';' || len > sizeof buf - 1) { /* rare */
+                len = strnlen(name, sizeof buf - 1);
+                memcpy(buf, name, len);
+                for (size_t k = 0; k < len; k++)
+                    if (buf[k] == ';')
+                        buf[k] = ':';
+                name = buf;
+            }
         } else {
             len = (size_t)snprintf(buf, sizeof buf, "0x%lx", (unsigned long)rows[i].ret);
+            name = buf;
         }
-        for (size_t k = 0; k < len; k++)
-            if (buf[k] == ';')
-                buf[k] = ':';
-        mt_out_write(out, buf, len);
+        mt_out_write(out, name, len);
         if (i)
             mt_out_write(out, ";", 1);
     }

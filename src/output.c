@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,7 +74,7 @@ int mt_format_line(char *line, const char *fmt, va_list ap)
     return n < MT_LINE_MAX ? n : MT_LINE_MAX - 1;
 }
 
-void mt_out_write(mt_out *o, const char *s, size_t len)
+void mt_out_write_slow(mt_out *o, const char *s, size_t len)
 {
     if (o->len + len > sizeof o->buf)
         mt_out_flush(o);
@@ -81,8 +82,7 @@ void mt_out_write(mt_out *o, const char *s, size_t len)
         note_error(o, write_all(o->fd, s, len));
         return;
     }
-    for (size_t i = 0; i < len; i++)
-        o->buf[o->len + i] = s[i];
+    memcpy(o->buf + o->len, s, len);
     o->len += len;
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 /* A line-oriented output buffer flushed to FD when full and by mt_out_flush. */
 typedef struct {
@@ -21,8 +22,19 @@ void mt_out_init(mt_out *o, int fd);
 /* Formats into LINE (MT_LINE_MAX bytes), cutting what does not fit;
  * returns the length written, or -1 on a format error. */
 int mt_format_line(char *line, const char *fmt, va_list ap);
-/* Appends LEN bytes of S. */
-void mt_out_write(mt_out *o, const char *s, size_t len);
+/* Appends LEN bytes of S. Inline while they fit the buffer: the folded
+ * files write tens of millions of short names. */
+void mt_out_write_slow(mt_out *o, const char *s, size_t len);
+
+static inline void mt_out_write(mt_out *o, const char *s, size_t len)
+{
+    if (__builtin_expect(o->len + len <= sizeof o->buf, 1)) {
+        memcpy(o->buf + o->len, s, len);
+        o->len += len;
+        return;
+    }
+    mt_out_write_slow(o, s, len);
+}
 void mt_out_printf(mt_out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void mt_out_flush(mt_out *o);

@@ -578,9 +578,9 @@ static void on_peak(uint64_t now)
 static void put_folded_site(mt_out *o, const struct site *s)
 {
     bool locked = mt_sym_self_lock();
-    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
+    mt_dwfl *dwfl = locked && !heap_low() ? mt_sym_self() : NULL;
     for (unsigned i = s->depth; i-- > 0;) {
-        if (dwfl && !heap_low())
+        if (dwfl)
             mt_fmt_folded_frame(o, dwfl, true, s->frames[i]);
         else
             mt_out_printf(o, "0x%lx", (unsigned long)s->frames[i]);
