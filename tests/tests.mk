@@ -12,12 +12,12 @@ UNIT_LIBS   := -lcriterion $(LIB_LIBS)
 UNIT_TESTS  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_BINS   := $(UNIT_TESTS:%=$(TEST_BUILD)/unit/%) $(UNIT_TESTS:%=$(TEST_BUILD)/unit-san/%)
 
-$(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h)
+$(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
 	  -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
 
-$(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h)
+$(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
@@ -82,7 +82,8 @@ $(TEST_BUILD)/unload: tests/progs/unload.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/live_table.c src/stack_store.c \
-                           src/freed_history.c src/os.c src/output.c src/config.c src/lock.c $(wildcard src/*.h)
+                           src/freed_history.c src/os.c src/output.c src/config.c src/lock.c \
+                           tests/unit/freed_records.h $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	@# -Wno-tsan: TSan does not model the fences of the freed ring's seqlock;
 	@# its stamps and data words are atomics, which TSan does follow.

@@ -2,6 +2,7 @@
  * capacity (the oldest records fall out), and writers that lap each other
  * never leave a reader a record mixing two pushes. */
 #include "../../src/freed_history.h"
+#include "freed_records.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -125,48 +126,12 @@ Test(freed_history, writer_meeting_a_held_slot_takes_another)
 
 /* Writers lapping each other on a two-slot ring while readers look: every
  * field of a record is derived from one number k, so a record mixing two
- * pushes shows. Every record covers PROBE, so a reader sees every record it
- * accepts. Timing-based, and weak: before slots were claimed, a torn record
+ * pushes shows (freed_records.h). Every record covers FREED_PROBE, so a
+ * reader sees every record it accepts. Timing-based, and weak: before slots were claimed, a torn record
  * needed a writer stalled mid-copy exactly while a reader holding an old
  * push count looked, and this test never caught one (70 runs, 2 cores);
  * the same check in tests/unit/tsan_tables.c, whose instrumented copies are
  * slow, did in most runs. The two tests above are the deterministic ones. */
-#define PROBE ((uintptr_t)1 << 61)
-
-static mt_freed_record record_of(uint64_t k)
-{
-    mt_freed_record r = {
-        .ptr = k,
-        .size = ((uint64_t)1 << 62) + 3 * k,
-        .alloc_seq = k ^ 0x5555555555555555ull,
-        .free_seq = k ^ 0x0123456789abcdefull,
-        .alloc_stack = (uint32_t)(k * 0x9E3779B1u),
-        .free_stack = (uint32_t)(k >> 32) ^ 0x5bd1e995u,
-        .alloc_thread = (uint32_t)k ^ 0xdeadbeefu,
-        .free_thread = (uint32_t)(k >> 16),
-    };
-    return r;
-}
-
-static bool consistent(const mt_freed_record *r)
-{
-    mt_freed_record want = record_of(r->ptr);
-    return r->ptr != 0 && r->size == want.size && r->alloc_seq == want.alloc_seq &&
-           r->free_seq == want.free_seq && r->alloc_stack == want.alloc_stack &&
-           r->free_stack == want.free_stack && r->alloc_thread == want.alloc_thread &&
-           r->free_thread == want.free_thread;
-}
-
-struct tally {
-    uint64_t accepted, torn;
-};
-
-static void check(const mt_freed_record *r, void *ctx)
-{
-    struct tally *t = ctx;
-    t->accepted++;
-    t->torn += !consistent(r);
-}
 
 enum { WRITERS = 3, READERS = 2, PUSHES = 200000 };
 static int writers_done;
@@ -175,7 +140,7 @@ static void *writer(void *arg)
 {
     uint64_t t = (uintptr_t)arg;
     for (uint64_t n = 1; n <= PUSHES; n++) {
-        mt_freed_record r = record_of(t << 32 | n);
+        mt_freed_record r = freed_record_of(t << 32 | n);
         mt_freed_push(&r);
     }
     __atomic_fetch_add(&writers_done, 1, __ATOMIC_RELEASE);
@@ -184,9 +149,9 @@ static void *writer(void *arg)
 
 static void *reader(void *arg)
 {
-    struct tally *t = arg;
+    struct freed_tally *t = arg;
     while (__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE) < WRITERS)
-        mt_freed_find(PROBE, check, t);
+        mt_freed_find(FREED_PROBE, freed_tally, t);
     return NULL;
 }
 
@@ -194,14 +159,14 @@ Test(freed_history, lapping_writers_never_show_a_torn_record)
 {
     mt_freed_init(2);
     pthread_t w[WRITERS], r[READERS];
-    struct tally tallies[READERS] = { { 0, 0 } };
+    struct freed_tally tallies[READERS] = { { 0, 0 } };
     for (uintptr_t i = 0; i < READERS; i++)
         pthread_create(&r[i], NULL, reader, &tallies[i]);
     for (uintptr_t i = 0; i < WRITERS; i++)
         pthread_create(&w[i], NULL, writer, (void *)(i + 1));
     for (int i = 0; i < WRITERS; i++)
         pthread_join(w[i], NULL);
-    struct tally all = { 0, 0 };
+    struct freed_tally all = { 0, 0 };
     for (int i = 0; i < READERS; i++) {
         pthread_join(r[i], NULL);
         all.accepted += tallies[i].accepted;
@@ -211,7 +176,7 @@ Test(freed_history, lapping_writers_never_show_a_torn_record)
     cr_assert_eq(all.torn, 0, "%lu of %lu records accepted were torn", (unsigned long)all.torn,
                  (unsigned long)all.accepted);
     /* When the writers stop, the ring is complete and consistent. */
-    struct tally last = { 0, 0 };
-    mt_freed_find(PROBE, check, &last);
+    struct freed_tally last = { 0, 0 };
+    mt_freed_find(FREED_PROBE, freed_tally, &last);
     cr_assert_eq(last.torn, 0);
 }
