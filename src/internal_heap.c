@@ -4,7 +4,15 @@
  * every pointer handed out is 16-aligned (or as aligned as asked) and free
  * needs no search. Freed blocks go on their class's list and are reused;
  * nothing is returned to the kernel. One lock: this heap is only used off the
- * hot path (bootstrap, nested allocations, symbolization). */
+ * hot path (bootstrap, nested allocations, symbolization).
+ *
+ * Nothing here waits without bound: print_trace runs while other threads
+ * may be stopped by a debugger, one of them perhaps holding heap_lock. A
+ * caller that cannot take the lock within LOCK_WAIT_NS is served from the
+ * spare region, the top of the range, bump-allocated without a lock and
+ * never reused (its blocks are not freed); a free that cannot take the lock
+ * leaves its block unused. Only when the spare region is used up does an
+ * allocation wait for the lock as long as it takes. */
 #include "internal_heap.h"
 
 #include "atomic.h"
@@ -15,6 +23,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <string.h>
 
@@ -31,6 +40,9 @@ struct header {
 };
 
 #define MAGIC 0x6d74696bu
+#define SPARE_CLASS 0x100u /* or'ed into a spare block's class */
+#define SPARE_MAX ((size_t)16 << 20)
+#define LOCK_WAIT_NS (10 * 1000000ull)
 
 struct mt_iheap_range mt_iheap_range;
 static uintptr_t limit;
@@ -42,6 +54,11 @@ static mt_atomic(uintptr_t) bump;
 static uintptr_t committed;
 static void *free_lists[NUM_CLASSES];
 static int reserve_failed;
+/* The spare region [spare_next, spare_end): set once with the range (before
+ * its base is published), then only bumped, atomically. Empty if it could
+ * not be made writable. */
+static mt_atomic(uintptr_t) spare_next;
+static uintptr_t spare_end;
 
 /* RESERVE_SIZE, or a quarter of the address-space limit when that is less
  * (a program run under `ulimit -v` keeps the rest), said once. */
@@ -75,7 +92,15 @@ static bool ensure_reserved(void)
     }
     mt_atomic_store_relaxed(&bump, (uintptr_t)p);
     committed = (uintptr_t)p;
-    limit = (uintptr_t)p + size;
+    /* The spare region: made writable at once (pages are only used when
+     * touched) with mprotect directly, so that it neither counts as a
+     * metadata request (MEMTRACE_FAULT_MAP) nor stops recording if it fails. */
+    size_t spare = size / 16 < SPARE_MAX ? (size / 16) & ~(COMMIT_STEP - 1) : SPARE_MAX;
+    limit = (uintptr_t)p + size - spare;
+    if (spare && mprotect((void *)limit, spare, PROT_READ | PROT_WRITE) == 0) {
+        spare_end = limit + spare;
+        mt_atomic_store_relaxed(&spare_next, limit);
+    }
     mt_iheap_range.size = size;
     mt_atomic_store_release(&mt_iheap_range.base, (uintptr_t)p);
     return true;
@@ -114,6 +139,28 @@ static void *carve(unsigned cls)
     return (void *)b;
 }
 
+/* A block of class CLS from the spare region, or NULL when it is used up
+ * (or was never made). Lock-free. */
+static char *spare_carve(unsigned cls)
+{
+    if (!mt_atomic_load_acquire(&mt_iheap_range.base)) /* spare_end set before */
+        return NULL;
+    size_t size = (size_t)1 << (cls + MIN_SHIFT);
+    uintptr_t b = mt_atomic_load_relaxed(&spare_next);
+    do {
+        if (b == 0 || size > spare_end - b)
+            return NULL;
+    } while (!mt_atomic_cas_weak_relaxed(&spare_next, &b, b + size));
+    return (char *)b;
+}
+
+/* Takes heap_lock unless a holder keeps it LOCK_WAIT_NS (stopped by a
+ * debugger, most likely: no operation here takes that long). */
+static bool lock_within_bound(void)
+{
+    return mt_lock_acquire_within(&heap_lock, LOCK_WAIT_NS);
+}
+
 void *mt_iheap_alloc(size_t size, size_t align)
 {
     if (align < HEADER)
@@ -128,16 +175,25 @@ void *mt_iheap_alloc(size_t size, size_t align)
         errno = ENOMEM;
         return NULL;
     }
-    mt_lock_acquire(&heap_lock);
-    char *block = carve(cls);
-    mt_lock_release(&heap_lock);
+    char *block = NULL;
+    bool spare = false;
+    if (lock_within_bound()) {
+        block = carve(cls);
+        mt_lock_release(&heap_lock);
+    } else if ((block = spare_carve(cls)) != NULL) {
+        spare = true;
+    } else {
+        mt_lock_acquire(&heap_lock);
+        block = carve(cls);
+        mt_lock_release(&heap_lock);
+    }
     if (!block) {
         errno = ENOMEM;
         return NULL;
     }
     uintptr_t user = ((uintptr_t)block + HEADER + align - 1) & ~(uintptr_t)(align - 1);
     struct header *h = (struct header *)(user - HEADER);
-    h->cls = cls;
+    h->cls = cls | (spare ? SPARE_CLASS : 0);
     h->magic = MAGIC;
     h->back = user - HEADER - (uintptr_t)block;
     return (void *)user;
@@ -156,7 +212,10 @@ void mt_iheap_free(void *p)
     void *block = (char *)h - h->back;
     unsigned cls = h->cls;
     h->magic = 0;
-    mt_lock_acquire(&heap_lock);
+    /* A spare block is never reused; a block whose free cannot take the
+     * lock stays unused: both cost memory, never a wait. */
+    if ((cls & SPARE_CLASS) || !lock_within_bound())
+        return;
     *(void **)block = free_lists[cls];
     free_lists[cls] = block;
     mt_lock_release(&heap_lock);
@@ -167,7 +226,7 @@ size_t mt_iheap_usable(const void *p)
     const struct header *h = header_of(p);
     if (h->magic != MAGIC)
         return 0;
-    return ((size_t)1 << (h->cls + MIN_SHIFT)) - h->back - HEADER;
+    return ((size_t)1 << ((h->cls & ~SPARE_CLASS) + MIN_SHIFT)) - h->back - HEADER;
 }
 
 void *mt_iheap_realloc(void *p, size_t size)

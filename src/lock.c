@@ -3,6 +3,7 @@
 #include "lock.h"
 
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 MT_TLS int mt_lock_self;
@@ -12,4 +13,32 @@ int mt_lock_token_slow(void)
     int t = (int)syscall(SYS_gettid);
     mt_lock_self = t;
     return t;
+}
+
+static unsigned long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+bool mt_lock_acquire_within(mt_lock *l, unsigned long long max_ns)
+{
+    if (MT_LIKELY(mt_lock_try(l)))
+        return true;
+    unsigned long long start = 0;
+    for (unsigned spins = 0;; spins++) {
+        if (mt_lock_try(l))
+            return true;
+        if (spins < 64) {
+            mt_cpu_relax();
+            continue;
+        }
+        unsigned long long t = now_ns();
+        if (!start)
+            start = t;
+        else if (t - start > max_ns)
+            return false;
+        sched_yield();
+    }
 }

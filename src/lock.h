@@ -72,6 +72,11 @@ static inline void mt_lock_acquire(mt_lock *l)
     }
 }
 
+/* mt_lock_acquire, giving up after about MAX_NS of waiting (spinning, then
+ * yielding): for callers that must not wait without bound on a holder that
+ * may never run again (a thread stopped by a debugger). False: not taken. */
+bool mt_lock_acquire_within(mt_lock *l, unsigned long long max_ns);
+
 /* Tries for about SPINS rounds without yielding; for callers that must not
  * wait on a holder that may never run again (a thread stopped by gdb). */
 static inline bool mt_lock_try_for(mt_lock *l, unsigned spins)
