@@ -230,27 +230,44 @@ class _Symbolizer:
 
     def request(self, text):
         """Sends TEXT (one request, see gdb/memtrace-symbolize.c) and returns
-        (answer text, ok): ok is False when the answer is an error."""
+        (answer text, ok): ok is False when the answer is an error.
+
+        The request is written while the answer is read: memtrace-symbolize
+        answers as it reads, and a request larger than the pipes (thousands
+        of freed records) would otherwise leave both sides blocked writing.
+        Anything that stops a request halfway (an error, Ctrl-C) ends the
+        process, so that no later request reads the rest of this answer."""
         try:
-            self.proc.stdin.write(text.encode())
-            self.proc.stdin.flush()
-        except OSError:
-            self._died()
-        fd = self.proc.stdout.fileno()
+            return self._exchange(text.encode())
+        except BaseException:
+            self.close()
+            raise
+
+    def _exchange(self, data):
+        fd_in, fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        sent = 0
         # The end marker starts with a NUL byte, which no frame text or
         # thread name can hold (a name may hold a newline and "@@").
         while True:
             end = self.buf.find(b"\0@@")
             if end >= 0 and b"\n" in self.buf[end:]:
                 break
-            ready, _, _ = select.select([fd], [], [], self.TIMEOUT)
-            if not ready:
-                self.close()
+            wanted = [fd_in] if sent < len(data) else []
+            readable, writable, _ = select.select([fd_out], wanted, [], self.TIMEOUT)
+            if not readable and not writable:
                 _fail("memtrace-symbolize did not answer within %d s" % self.TIMEOUT)
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                self._died()
-            self.buf += chunk
+            if writable:
+                try:
+                    # At most PIPE_BUF bytes: a pipe select() calls writable
+                    # takes that many without blocking.
+                    sent += os.write(fd_in, data[sent:sent + 4096])
+                except OSError:
+                    self._died()
+            if readable:
+                chunk = os.read(fd_out, 65536)
+                if not chunk:
+                    self._died()
+                self.buf += chunk
         nl = self.buf.index(b"\n", end)
         marker, text, self.buf = self.buf[end + 1:nl], self.buf[:end], self.buf[nl + 1:]
         return text.decode("utf-8", "replace"), marker == b"@@"

@@ -255,6 +255,24 @@ else
 fi
 check_no_traceback "thread name with @@: no Python traceback" "$outn"
 
+# 1,000 freed records with 20-frame stacks cover one address: the request
+# to memtrace-symbolize is far larger than a pipe, and the helper used to
+# block writing it while memtrace-symbolize blocked writing its answer.
+outr=$work/reuse.out
+timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" \
+    -ex "run reuse" -ex "source $helper" -ex "printf \"@@ g_reused %p\\n\", g_reused" \
+    -ex "memtrace g_reused" -ex "echo @@ done\\n" -ex "memtrace g_block" \
+    -ex "delete" -ex "continue" "$tests/gdb_quiet" >"$outr" 2>&1
+rc=$?
+if [ $rc = 0 ] && [ "$(grep -c "^  freed block [0-9]*: start of a 40-byte block" "$outr")" = 1000 ] &&
+   grep -q "^  freed block 1000: " "$outr" && grep -q "^@@ done" "$outr" &&
+   [ "$(grep -c "^  #0 churn_at at $(at $Q gq_reuse)" "$outr")" = 1000 ] &&
+   grep -q "^memtrace: 0x[0-9a-f]*: start of a 64-byte block allocated by thread 1" "$outr"; then
+    pass "1,000 freed records on one address: all shown, and the next answer is its own"
+else
+    fail "1,000 freed records" "exit $rc (124 = hung); $(grep -c 'freed block' "$outr") records; $(tail -3 "$outr")"
+fi
+
 out10=$work/noproc_literal.out
 timeout 60 gdb -q -batch -nx "$tests/gdb_quiet" -ex "source $helper" -ex 'memtrace "abc"' >"$out10" 2>&1
 check_line "no process, string literal: one line" "$out10" \
