@@ -109,6 +109,14 @@ static inline bool mt_lock_is_mine(const mt_lock *l)
     return mt_atomic_load_relaxed(&l->held) == mt_lock_token();
 }
 
+/* In a fork child, for a lock this thread's prepare handler took: the
+ * child's token may differ from the one in the word (startup.c's child
+ * handler drops the parent's), so the holder is not checked. */
+static inline void mt_lock_release_in_child(mt_lock *l)
+{
+    mt_atomic_store_release(&l->held, 0);
+}
+
 static inline void mt_lock_release(mt_lock *l)
 {
     MT_ASSERT(mt_lock_is_mine(l));

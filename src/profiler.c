@@ -15,6 +15,7 @@
 #include "config.h"
 #include "format.h"
 #include "internal_heap.h"
+#include "lock.h"
 #include "reentry.h"
 #include "output.h"
 #include "site.h"
@@ -78,31 +79,33 @@ struct site {
     char *text;               /* symbolized stack, NULL until first printed */
 };
 
-static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Set while this thread holds report_lock: a fork from a signal handler
- * that interrupted this thread inside a report or a peak sample must not
- * wait for the lock its own interrupted code holds (fork_prepare). */
-static MT_TLS bool holding_report_lock;
+/* Serialises reports, walks and the site table. An mt_lock, not a pthread
+ * mutex: its word names its holder in the same atomic step that takes it
+ * (lock.h), so a fork from a signal handler that interrupted this thread
+ * inside a report or a peak sample can tell that its own interrupted code
+ * holds it (fork_prepare) without a window where it cannot. A report holds
+ * it for as long as symbolizing takes, so a waiter sleeps a millisecond at
+ * a time rather than spinning. */
+static mt_lock report_lock = MT_LOCK_INIT;
 
 static void report_lock_take(void)
 {
-    pthread_mutex_lock(&report_lock);
-    holding_report_lock = true;
+    while (!mt_lock_try(&report_lock)) {
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
 }
 
 static bool report_lock_try(void)
 {
-    if (pthread_mutex_trylock(&report_lock) != 0)
-        return false;
-    holding_report_lock = true;
-    return true;
+    return mt_lock_try(&report_lock);
 }
 
 static void report_lock_drop(void)
 {
-    holding_report_lock = false;
-    pthread_mutex_unlock(&report_lock);
+    mt_lock_release(&report_lock);
 }
+
 static struct site *sites;
 static size_t nsites, sites_cap;
 static uint32_t *site_index; /* slot: site number + 1, 0 = empty */
@@ -795,7 +798,7 @@ static MT_TLS bool fork_took_report_lock;
 
 static void fork_prepare(void)
 {
-    fork_took_report_lock = !holding_report_lock;
+    fork_took_report_lock = !mt_lock_is_mine(&report_lock);
     if (fork_took_report_lock)
         report_lock_take();
 }
@@ -813,8 +816,10 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     bool took = fork_took_report_lock;
-    if (took)
-        report_lock_drop();
+    if (took) /* under the parent's token, which startup.c's handler may have dropped */
+        mt_lock_release_in_child(&report_lock);
+    else /* this thread's interrupted code holds it: under the child's token now */
+        mt_atomic_store_relaxed(&report_lock.held, mt_lock_token());
     int was = mt_enter();
     parent_pid = getppid();
     start_ns = now_ns();

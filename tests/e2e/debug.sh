@@ -37,6 +37,8 @@ for lib in "$dbg/libmemtrace.so" "$dbg/libmemtrace-profiler.so"; do
         "$tests/stress_fork"
     run "fork from a signal handler, 300 times ($v, debug)" LD_PRELOAD="$lib" MEMTRACE_INTERVAL_MS=0 \
         MEMTRACE_OUTPUT=/dev/null "$tests/signal_fork"
+    run "fork from a signal handler while the peak rises ($v, debug)" LD_PRELOAD="$lib" \
+        MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT=/dev/null "$tests/signal_fork" grow
     run "libraries unloaded and replaced ($v, debug)" LD_PRELOAD="$lib" MEMTRACE_OUTPUT=/dev/null \
         "$tests/dl_reuse" "$tests"
     run "a 2-record freed ring lapped by 8 threads ($v, debug)" LD_PRELOAD="$lib" MEMTRACE_FREED=2 \
