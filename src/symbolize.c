@@ -347,10 +347,11 @@ static const char *symbol_name(Dwfl_Module *mod, GElf_Addr addr)
 /* The rows of every return address symbolized, packed in one block each
  * (the rows, then their strings), by return address: open addressing,
  * count * 2 <= cap. Valid for one Dwfl while its modules stay as they are:
- * cleared when another Dwfl is asked and when read_modules re-reads the
- * modules. Frames found in no module, or only in an unloaded library, are
- * not kept (a later re-read may find them). Like the rest of this file,
- * used by one thread at a time (mt_sym_self_lock). */
+ * cleared when another Dwfl is asked and when read_modules finds the
+ * modules changed. Frames found in no module, or only in an unloaded
+ * library, are kept too: they were looked for after a re-read, and stay as
+ * they are until the modules change. Like the rest of this file, used by
+ * one thread at a time (mt_sym_self_lock). */
 struct frames_entry {
     uintptr_t ret; /* 0: empty slot */
     unsigned n;
@@ -358,6 +359,11 @@ struct frames_entry {
 };
 
 static Dwfl *cache_dwfl;
+
+/* The Dwfl whose modules were last reported by read_modules, and the hash
+ * of the maps they came from (see read_modules). */
+static Dwfl *hashed_dwfl;
+static uint64_t hashed_modules;
 static struct frames_entry *cache;
 static size_t cache_count, cache_cap;
 
@@ -444,6 +450,8 @@ static void end_dwfl(Dwfl *dwfl)
 {
     if (dwfl == cache_dwfl)
         cache_clear();
+    if (dwfl == hashed_dwfl)
+        hashed_dwfl = NULL;
     dwfl_getmodules(dwfl, drop_symtab, NULL, 0);
     dwfl_end(dwfl);
 }
@@ -518,29 +526,69 @@ static char *read_maps(pid_t pid, size_t *len)
     return buf;
 }
 
-bool mt_sym_report_process(mt_dwfl *dwfl, int pid, int *err)
+/* Reports the modules of MAPS (LEN bytes of filtered /proc/PID/maps; NULL:
+ * let libdwfl read the file itself). libdwfl's error code, 0 on success. */
+static int report_maps(Dwfl *dwfl, char *maps, size_t len, int pid)
 {
-    size_t len = 0;
-    char *maps = read_maps(pid, &len);
     FILE *f = maps && len ? fmemopen(maps, len, "r") : NULL;
     int rc = f ? dwfl_linux_proc_maps_report(dwfl, f) : dwfl_linux_proc_report(dwfl, pid);
     if (f)
         fclose(f);
+    return rc;
+}
+
+bool mt_sym_report_process(mt_dwfl *dwfl, int pid, int *err)
+{
+    size_t len = 0;
+    char *maps = read_maps(pid, &len);
+    int rc = report_maps(dwfl, maps, len, pid);
     free(maps);
     if (err)
         *err = rc;
     return rc == 0;
 }
 
+/* A hash of the file mappings in MAPS (the lines with a path): the modules
+ * are as they were when it is unchanged, whatever anonymous memory came or
+ * went. */
+static uint64_t modules_hash(const char *maps, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(maps + at, '\n', len - at);
+        size_t line = nl ? (size_t)(nl - (maps + at)) + 1 : len - at;
+        if (memchr(maps + at, '/', line))
+            for (size_t i = 0; i < line; i++)
+                h = (h ^ (unsigned char)maps[at + i]) * 0x100000001b3ull;
+        at += line;
+    }
+    return h;
+}
+
 /* Re-reads the modules of the process: cached frames are dropped, and the
- * symbol tables of modules that are gone with them. */
+ * symbol tables of modules that are gone with them. When the file mappings
+ * are the ones DWFL already has, nothing is re-reported and the caches stay:
+ * an address found in no module (a library unloaded since, JIT code) then
+ * costs one read of the maps, not a re-read of every module and of every
+ * frame cached. */
 static bool read_modules(Dwfl *dwfl)
 {
+    size_t len = 0;
+    char *maps = read_maps(getpid(), &len);
+    uint64_t h = maps ? modules_hash(maps, len) : 0;
+    if (maps && dwfl == hashed_dwfl && h == hashed_modules) {
+        free(maps);
+        return true;
+    }
     if (dwfl == cache_dwfl)
         cache_clear();
     dwfl_report_begin(dwfl);
-    bool ok = mt_sym_report_process(dwfl, getpid(), NULL);
-    return dwfl_report_end(dwfl, free_symtab, NULL) == 0 && ok;
+    int rc = report_maps(dwfl, maps, len, getpid());
+    free(maps);
+    bool ok = dwfl_report_end(dwfl, free_symtab, NULL) == 0 && rc == 0;
+    hashed_dwfl = ok && h ? dwfl : NULL;
+    hashed_modules = h;
+    return ok;
 }
 
 bool mt_sym_self_lock(void)
@@ -778,19 +826,18 @@ void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn,
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
     if (!mod && refresh && read_modules(dwfl))
         mod = dwfl_addrmodule(dwfl, pc);
-    bool keep = mod != NULL, unloaded = false;
+    bool unloaded = false;
     if (!mod && (mod = unloaded_module(pc)) != NULL)
         unloaded = true;
-    if (!mod) {
-        mt_frame unmapped = { .ret = ret, .offset = (uintptr_t)pc };
-        fn(&unmapped, 1, ctx);
-        return;
-    }
     static struct rows r; /* under mt_sym_self_lock, or the program's only thread */
     r.n = 0;
-    module_rows(&r, mod, pc, ret, unloaded);
+    if (mod)
+        module_rows(&r, mod, pc, ret, unloaded);
+    else
+        r.row[r.n++] = (mt_frame){ .ret = ret, .offset = (uintptr_t)pc };
     fn(r.row, r.n, ctx);
-    mt_frame *packed = keep ? rows_pack(&r) : NULL;
+    /* Kept whatever was found: the cache goes when the modules change. */
+    mt_frame *packed = rows_pack(&r);
     if (packed)
         cache_add(ret, packed, r.n); /* frees it if it cannot keep it */
     rows_free(&r);

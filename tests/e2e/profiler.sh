@@ -287,6 +287,19 @@ esac
 check "folded C++: the lambda's line in the exit report" 1 \
     "$(grep -c "^  #0 main::{lambda()#1}::operator()() const at tests/progs/profile_cxx.cpp:$cxx_lambda:" "$work/cxx.err")"
 
+# ---------------------------------------------------------------- unloaded library
+# A block leaked from a library dlclosed before exit: the exit report and
+# the folded file name its function, from the library's file, marked as
+# unloaded in the report.
+dl_line=$(site_line tests/progs/dl_sites.c dlopen)
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/unl.folded" \
+    "$build/tests/unload" leak >/dev/null 2>"$work/unl.err"
+check "unloaded library: exit code" 0 "$?"
+check "unloaded library: the exit report names the frame, unloaded" 1 \
+    "$(grep -cE "^  #0 dl_make at (.*/)?tests/progs/dl_sites.c:$dl_line:[0-9]+ \(library unloaded since\)\$" "$work/unl.err")"
+check "unloaded library: the folded stack ends in dl_make" 1 \
+    "$(grep -cE ';main;dl_make 321$' "$work/unl.folded")"
+
 # ---------------------------------------------------------------- folded failures
 # The exit report's "folded stacks:" line names only the files written and
 # says why the others were not.

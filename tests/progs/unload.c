@@ -1,7 +1,8 @@
 /* A block allocated inside a library that is then dlclosed: its stack must
  * still resolve (the library from its file, marked as unloaded). Also the
  * bad-input targets for print_trace: a stack address, a data-segment
- * address. */
+ * address. With the argument "leak" the block is never freed, so that the
+ * profiler's exit report and folded files show the unloaded frame. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@ __attribute__((noinline)) void checkpoint(void)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
+    int leak = argc > 1 && strcmp(argv[1], "leak") == 0;
     char path[4096];
     snprintf(path, sizeof path, "%s", argv[0]);
     char *slash = strrchr(path, '/');
@@ -33,7 +34,8 @@ int main(int argc, char **argv)
     int local = 1;
     g_stack_addr = &local;
     checkpoint();
-    free(g_unloaded);
+    if (!leak)
+        free(g_unloaded);
     printf("unload: done %d\n", local);
     return 0;
 }
