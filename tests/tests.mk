@@ -102,7 +102,7 @@ $(TEST_BUILD)/gdb_quiet: tests/progs/gdb_quiet.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
 
-test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet
+test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/unload
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh
