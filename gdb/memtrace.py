@@ -275,7 +275,7 @@ class _Symbolizer:
     def stack(self, frames):
         """The lines print_trace writes for a stack (return addresses;
         None or empty: none was recorded)."""
-        return self.request("stack %s\n" % " ".join("%x" % f for f in frames or []))[0]
+        return self.request(_stack_line(frames) + "\n")[0]
 
 
 # ---------------------------------------------------------------- tables
@@ -733,8 +733,9 @@ for _event, _fn in (("cont", _session.invalidate_tables),
 
 # ---------------------------------------------------------------- reports
 
-def _stack_request(st, sid):
-    return "stack %s" % " ".join("%x" % f for f in st.stack(sid) or [])
+def _stack_line(frames):
+    """A "stack" request line for FRAMES (None or empty: none recorded)."""
+    return "stack %s" % " ".join("%x" % f for f in frames or [])
 
 
 def describe_expr(expr):
@@ -758,7 +759,7 @@ def describe(addr, target=None):
             ptr, size, seq, sid, thread = e
             req.append("live %x %x %x %x %s %x"
                        % (ptr, size, seq, thread, st.thread_name(thread), int(unlocked)))
-            req.append(_stack_request(st, sid))
+            req.append(_stack_line(st.stack(sid)))
         else:
             req.append("lookup %x" % int(unlocked))
         for r in st.freed_covering(addr):
@@ -766,8 +767,8 @@ def describe(addr, target=None):
                        % (r["ptr"], r["size"], r["alloc_seq"], r["free_seq"],
                           r["free_thread"], st.thread_name(r["free_thread"]),
                           r["alloc_thread"], st.thread_name(r["alloc_thread"])))
-            req.append(_stack_request(st, r["free_stack"]))
-            req.append(_stack_request(st, r["alloc_stack"]))
+            req.append(_stack_line(st.stack(r["free_stack"])))
+            req.append(_stack_line(st.stack(r["alloc_stack"])))
     req.append("end\n")
     text, ok = sym.request("\n".join(req))
     if not ok:

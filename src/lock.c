@@ -2,8 +2,9 @@
  * system call: no libc lock, no allocation, not a cancellation point. */
 #include "lock.h"
 
+#include "os.h"
+
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 MT_TLS int mt_lock_self;
@@ -13,13 +14,6 @@ int mt_lock_token_slow(void)
     int t = (int)syscall(SYS_gettid);
     mt_lock_self = t;
     return t;
-}
-
-static unsigned long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 bool mt_lock_acquire_within(mt_lock *l, unsigned long long max_ns)
@@ -34,7 +28,7 @@ bool mt_lock_acquire_within(mt_lock *l, unsigned long long max_ns)
             mt_cpu_relax();
             continue;
         }
-        unsigned long long t = now_ns();
+        unsigned long long t = mt_os_now_ns();
         if (!start)
             start = t;
         else if (t - start > max_ns)

@@ -117,6 +117,13 @@ static inline void mt_lock_release_in_child(mt_lock *l)
     mt_atomic_store_release(&l->held, 0);
 }
 
+/* In a fork child, for a lock held by the code this thread's fork handler
+ * interrupted (which will release it): the word gets the child's token. */
+static inline void mt_lock_adopt_in_child(mt_lock *l)
+{
+    mt_atomic_store_relaxed(&l->held, mt_lock_token());
+}
+
 static inline void mt_lock_release(mt_lock *l)
 {
     MT_ASSERT(mt_lock_is_mine(l));

@@ -4,6 +4,8 @@
 #define MT_OS_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 /* Zeroed, readable and writable pages; NULL (never MAP_FAILED) on failure.
  * WHAT names the structure for the one-time "stopped recording" warning. */
@@ -17,6 +19,14 @@ void *mt_os_reserve(size_t size, const char *what);
 int mt_os_commit(void *p, size_t size, const char *what);
 
 size_t mt_os_page_size(void);
+
+/* CLOCK_MONOTONIC in nanoseconds (the vDSO: no system call, no lock). */
+static inline uint64_t mt_os_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* Called once per failed request with the structure's name and errno. */
 void mt_metadata_failed(const char *what, size_t size, int err);

@@ -16,6 +16,7 @@
 #include "format.h"
 #include "internal_heap.h"
 #include "lock.h"
+#include "os.h"
 #include "reentry.h"
 #include "output.h"
 #include "site.h"
@@ -55,13 +56,6 @@ static char program_name[256]; /* for %e: program_invocation_short_name */
 
 /* Peak profile sampling: at most this often while the total keeps rising. */
 #define PEAK_SAMPLE_NS (10 * 1000000ull)
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static mt_atomic(bool) reporter_running; /* the reporter thread samples the peak */
 
@@ -216,7 +210,7 @@ static void walk_sites(struct walk *w)
     sampled_at_peak = peak;
     if (w->sum_live > sample_sum && w->sum_live <= peak) {
         sample_sum = w->sum_live;
-        sample_ns = now_ns();
+        sample_ns = mt_os_now_ns();
         for (size_t i = 0; i < nsites; i++)
             sites[i].peak_bytes = live_bytes(&sites[i].now);
     }
@@ -507,7 +501,7 @@ static void report_locked(enum why why)
     mt_out_init(&o, open_output(&own));
     mt_out_printf(&o, "memtrace: report %u (%s), pid %d, at ", ++reports, why_name[why],
                   (int)getpid());
-    print_time(&o, now_ns());
+    print_time(&o, mt_os_now_ns());
     mt_out_printf(&o, ": %lu bytes live at %zu sites, peak %lu bytes; top %zu sites, largest last\n",
                   (unsigned long)total, w.nlive, (unsigned long)peak, n);
     for (size_t i = n; i-- > 0;)
@@ -569,7 +563,7 @@ static void on_peak(uint64_t now)
     struct walk w;
     if (!exiting)
         walk_sites(&w);
-    uint64_t took = now_ns() - now;
+    uint64_t took = mt_os_now_ns() - now;
     mt_atomic_store_relaxed(&next_sample_ns,
                             now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS));
     report_lock_drop();
@@ -652,7 +646,7 @@ static void exit_report(void)
     if (parent_pid)
         mt_out_printf(&o, " (forked from %d)", (int)parent_pid);
     mt_out_printf(&o, ", at ");
-    print_time(&o, now_ns());
+    print_time(&o, mt_os_now_ns());
     mt_out_printf(&o, ": peak %lu bytes live at %lu ms; %lu bytes still live in %lu blocks "
                       "at %zu sites, largest last\n",
                   (unsigned long)peak,
@@ -729,10 +723,10 @@ static void *reporter_main(void *arg)
     mt_enter();
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     uint64_t interval = (uint64_t)interval_ms * 1000000ull;
-    uint64_t due = now_ns() + interval;
+    uint64_t due = mt_os_now_ns() + interval;
     uint64_t next_sample = 0;
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = mt_os_now_ns();
         uint64_t wait = 10000000ull;
         if (interval && due > now && due - now < wait)
             wait = due - now;
@@ -740,10 +734,10 @@ static void *reporter_main(void *arg)
         nanosleep(&ts, NULL);
         if (mt_atomic_exchange_relaxed(&signal_pending, 0))
             report(ON_SIGNAL);
-        now = now_ns();
+        now = mt_os_now_ns();
         if (now >= next_sample) {
             sample_peak();
-            uint64_t took = now_ns() - now;
+            uint64_t took = mt_os_now_ns() - now;
             next_sample = now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS);
         }
         if (interval && now >= due) {
@@ -819,10 +813,10 @@ static void fork_child(void)
     if (took) /* under the parent's token, which startup.c's handler may have dropped */
         mt_lock_release_in_child(&report_lock);
     else /* this thread's interrupted code holds it: under the child's token now */
-        mt_atomic_store_relaxed(&report_lock.held, mt_lock_token());
+        mt_lock_adopt_in_child(&report_lock);
     int was = mt_enter();
     parent_pid = getppid();
-    start_ns = now_ns();
+    start_ns = mt_os_now_ns();
     reports = 0;
     uint64_t live = mt_atomic_load_relaxed(&mt_site_live_total);
     mt_atomic_store_relaxed(&mt_site_peak_total, live);
@@ -902,7 +896,7 @@ static void load_settings(void)
 void mt_profiler_start(void)
 {
     int was = mt_enter();
-    start_ns = now_ns();
+    start_ns = mt_os_now_ns();
     mt_err_keep();
     load_settings();
     if (reporter_needed())

@@ -3,8 +3,7 @@
 #include "site.h"
 
 #include "atomic.h"
-
-#include <time.h>
+#include "os.h"
 
 mt_atomic(uint64_t) mt_site_live_total;
 mt_atomic(uint64_t) mt_site_peak_total;
@@ -20,20 +19,13 @@ void mt_site_set_peak_hook(void (*hook)(uint64_t now))
     mt_atomic_store_relaxed(&peak_hook, hook);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Hot path, out of line: LIVE passed the peak. */
 MT_COLD void mt_site_new_peak(uint64_t live)
 {
     uint64_t p = mt_atomic_load_relaxed(&mt_site_peak_total);
     while (live > p) {
         if (mt_atomic_cas_weak_relaxed(&mt_site_peak_total, &p, live)) {
-            uint64_t now = now_ns();
+            uint64_t now = mt_os_now_ns();
             mt_atomic_store_relaxed(&mt_site_peak_ns, now);
             void (*hook)(uint64_t) = mt_atomic_load_relaxed(&peak_hook);
             if (hook)

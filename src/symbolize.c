@@ -474,12 +474,19 @@ static bool private_file_copy(const char *line, size_t len)
     return offset == 0 && perms[1] == 'w' && perms[3] == 'p';
 }
 
+/* The length of the line of MAPS (LEN bytes) starting at AT, its newline
+ * included. */
+static size_t line_at(const char *maps, size_t len, size_t at)
+{
+    const char *nl = memchr(maps + at, '\n', len - at);
+    return nl ? (size_t)(nl - (maps + at)) + 1 : len - at;
+}
+
 size_t mt_sym_filter_maps(char *maps, size_t len)
 {
     size_t out = 0;
     for (size_t at = 0; at < len;) {
-        char *nl = memchr(maps + at, '\n', len - at);
-        size_t line = nl ? (size_t)(nl - (maps + at)) + 1 : len - at;
+        size_t line = line_at(maps, len, at);
         if (!private_file_copy(maps + at, line)) {
             memmove(maps + out, maps + at, line);
             out += line;
@@ -555,8 +562,7 @@ static uint64_t modules_hash(const char *maps, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t at = 0; at < len;) {
-        const char *nl = memchr(maps + at, '\n', len - at);
-        size_t line = nl ? (size_t)(nl - (maps + at)) + 1 : len - at;
+        size_t line = line_at(maps, len, at);
         if (memchr(maps + at, '/', line))
             for (size_t i = 0; i < line; i++)
                 h = (h ^ (unsigned char)maps[at + i]) * 0x100000001b3ull;
