@@ -1,8 +1,9 @@
 /* mt_capture: runs the chosen unwinder and drops memtrace's own frames from
  * the top (whatever the compiler inlined, they are the ones inside our text
- * segment). A frame-pointer walk that finds no frame of the program (a
- * signal stack, a frame without a frame pointer right at the call) falls
- * back to libunwind for that capture. */
+ * segment). A capture the cfi unwinder gives up, or a frame-pointer walk
+ * that finds no frame of the program (a signal stack) or breaks right at
+ * the allocator's caller (a caller without a frame pointer, such as libc's
+ * strdup), is made by libunwind instead. */
 #include "capture.h"
 
 #include "common.h"
@@ -11,6 +12,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <string.h>
 
 static uintptr_t self_lo, self_hi; /* our executable segment */
 
@@ -36,6 +38,7 @@ void mt_capture_init(void)
     Dl_info info;
     if (dladdr((void *)mt_capture_init, &info) && info.dli_fbase)
         dl_iterate_phdr(find_self, info.dli_fbase);
+    mt_unwind_cfi_init(self_lo, self_hi);
     mt_unwind_libunwind_init();
 }
 
@@ -52,14 +55,90 @@ static unsigned strip_own(void **buf, unsigned n, uintptr_t *frames, unsigned ma
     return depth;
 }
 
+enum { SLACK = 8 }; /* our own frames above the program's */
+
+static MT_NOINLINE unsigned by_libunwind(uintptr_t *frames, unsigned max)
+{
+    void *buf[MT_MAX_DEPTH + SLACK];
+    return strip_own(buf, mt_unwind_libunwind(buf, max + SLACK), frames, max);
+}
+
+static MT_NOINLINE unsigned by_fp(uintptr_t *frames, unsigned max)
+{
+    void *buf[MT_MAX_DEPTH + SLACK];
+    bool broken = false;
+    unsigned depth = strip_own(buf, mt_unwind_fp(buf, max + SLACK, &broken), frames, max);
+    if (MT_LIKELY(depth > 1 || (depth == 1 && !broken)))
+        return depth;
+    return by_libunwind(frames, max);
+}
+
+/* ------------------------------------------------------ check mode */
+
+static mt_atomic(unsigned long) checked, mismatched, check_fallbacks;
+static mt_check_mismatch kept[MT_CHECK_KEPT];
+static mt_atomic(int) kept_ready[MT_CHECK_KEPT];
+
+static void keep_mismatch(unsigned long i, const uintptr_t *cfi, unsigned cn,
+                          const uintptr_t *lu, unsigned ln)
+{
+    if (i >= MT_CHECK_KEPT)
+        return;
+    mt_check_mismatch *m = &kept[i];
+    m->cfi_depth = cn < MT_CHECK_DEPTH ? cn : MT_CHECK_DEPTH;
+    m->libunwind_depth = ln < MT_CHECK_DEPTH ? ln : MT_CHECK_DEPTH;
+    memcpy(m->cfi, cfi, m->cfi_depth * sizeof *cfi);
+    memcpy(m->libunwind, lu, m->libunwind_depth * sizeof *lu);
+    mt_atomic_store_release(&kept_ready[i], 1);
+}
+
+static MT_NOINLINE unsigned by_both(uintptr_t *frames, unsigned max)
+{
+    uintptr_t mine[MT_MAX_DEPTH];
+    int cn = mt_unwind_cfi(mine, max);
+    unsigned ln = by_libunwind(frames, max);
+    mt_atomic_add_relaxed(&checked, 1);
+    if (cn < 0) {
+        mt_atomic_add_relaxed(&check_fallbacks, 1);
+        mt_unwind_cfi_fell_back();
+    } else if ((unsigned)cn != ln || memcmp(mine, frames, ln * sizeof *frames) != 0) {
+        keep_mismatch(mt_atomic_add_relaxed(&mismatched, 1), mine, (unsigned)cn, frames, ln);
+    }
+    return ln;
+}
+
+void mt_check_get(mt_check_counts *out)
+{
+    out->captures = mt_atomic_load_relaxed(&checked);
+    out->mismatches = mt_atomic_load_relaxed(&mismatched);
+    out->fallbacks = mt_atomic_load_relaxed(&check_fallbacks);
+}
+
+bool mt_check_mismatch_get(unsigned i, mt_check_mismatch *out)
+{
+    if (i >= MT_CHECK_KEPT || !mt_atomic_load_acquire(&kept_ready[i]))
+        return false;
+    *out = kept[i];
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+
 unsigned mt_capture(uintptr_t *frames, unsigned max)
 {
-    enum { SLACK = 8 }; /* our own frames above the program's */
-    void *buf[MT_MAX_DEPTH + SLACK];
-    if (mt_cfg.unwind == MT_UNWIND_FP) {
-        unsigned depth = strip_own(buf, mt_unwind_fp(buf, max + SLACK), frames, max);
-        if (MT_LIKELY(depth > 0))
-            return depth;
+    if (MT_LIKELY(mt_cfg.unwind == MT_UNWIND_CFI)) {
+        int depth = mt_unwind_cfi(frames, max);
+        if (MT_LIKELY(depth >= 0))
+            return (unsigned)depth;
+        mt_unwind_cfi_fell_back();
+        return by_libunwind(frames, max);
     }
-    return strip_own(buf, mt_unwind_libunwind(buf, max + SLACK), frames, max);
+    switch (mt_cfg.unwind) {
+    case MT_UNWIND_FP:
+        return by_fp(frames, max);
+    case MT_UNWIND_CHECK:
+        return by_both(frames, max);
+    default:
+        return by_libunwind(frames, max);
+    }
 }

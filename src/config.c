@@ -28,16 +28,26 @@ long mt_config_long(const char *name, long def, long min, long max)
     return v;
 }
 
-/* MEMTRACE_UNWIND: "libunwind" or "fp". */
+/* MEMTRACE_UNWIND: "cfi", "libunwind", "fp" or "check". */
 static int unwind_setting(void)
 {
+    static const struct {
+        const char *name;
+        int value;
+    } names[] = {
+        { "cfi", MT_UNWIND_CFI },
+        { "libunwind", MT_UNWIND_LIBUNWIND },
+        { "fp", MT_UNWIND_FP },
+        { "check", MT_UNWIND_CHECK },
+    };
     const char *s = getenv("MEMTRACE_UNWIND");
-    if (!s || strcmp(s, "libunwind") == 0)
-        return MT_UNWIND_LIBUNWIND;
-    if (strcmp(s, "fp") == 0)
-        return MT_UNWIND_FP;
-    mt_warn("MEMTRACE_UNWIND=\"%s\" is neither \"libunwind\" nor \"fp\"; using libunwind", s);
-    return MT_UNWIND_LIBUNWIND;
+    if (!s)
+        return MT_UNWIND_CFI;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0)
+            return names[i].value;
+    mt_warn("MEMTRACE_UNWIND=\"%s\" is not one of cfi, libunwind, fp, check; using cfi", s);
+    return MT_UNWIND_CFI;
 }
 
 void mt_config_load(void)

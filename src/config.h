@@ -5,10 +5,10 @@
 
 #include <stddef.h>
 
-enum { MT_UNWIND_LIBUNWIND, MT_UNWIND_FP };
+enum { MT_UNWIND_CFI, MT_UNWIND_LIBUNWIND, MT_UNWIND_FP, MT_UNWIND_CHECK };
 
 typedef struct {
-    int unwind;     /* MEMTRACE_UNWIND: libunwind (default) or fp */
+    int unwind;     /* MEMTRACE_UNWIND: cfi (default), libunwind, fp or check */
     unsigned depth; /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
     size_t freed;   /* MEMTRACE_FREED: freed-history records, 0 = off */
 } mt_config;

@@ -9,6 +9,7 @@
 #include "capture.h"
 #include "common.h"
 #include "config.h"
+#include "format.h"
 #include "freed_history.h"
 #include "internal_heap.h"
 #include "live_table.h"
@@ -27,6 +28,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 void mt_metadata_failed(const char *what, size_t size, int err)
@@ -47,13 +49,14 @@ int mt_recording_stopped(void)
  * that interrupted memtrace in this thread skips the locks that code holds:
  * it releases them itself once the handler returns, in both processes. */
 static MT_TLS struct {
-    bool modules, iheap, stack;
+    bool modules, iheap, stack, unwind;
     uint64_t shards;
 } fork_took;
 
 static void fork_prepare(void)
 {
     fork_took.modules = mt_modules_lock();
+    fork_took.unwind = mt_unwind_cfi_lock();
     fork_took.iheap = mt_iheap_lock();
     fork_took.stack = mt_stack_lock();
     fork_took.shards = mt_live_lock_all();
@@ -68,17 +71,59 @@ static void fork_release(void)
         mt_stack_unlock();
     if (fork_took.iheap)
         mt_iheap_unlock();
+    if (fork_took.unwind)
+        mt_unwind_cfi_unlock();
     if (fork_took.modules)
         mt_modules_unlock();
 }
 
 static void fork_child(void)
 {
-    bool took_all = fork_took.modules && fork_took.iheap && fork_took.stack &&
+    bool took_all = fork_took.modules && fork_took.unwind && fork_took.iheap && fork_took.stack &&
                     fork_took.shards == UINT64_MAX;
     fork_release();
     if (took_all) /* else the interrupted code's locks carry the old token */
         mt_lock_forget_token();
+}
+
+/* Frames of one stack, symbolized when the symbolizer is free. */
+static void put_check_stack(mt_out *out, const uintptr_t *frames, unsigned depth)
+{
+    mt_dwfl *dwfl = mt_sym_self_lock() ? mt_sym_self() : NULL;
+    if (dwfl) {
+        mt_fmt_stack(out, dwfl, true, frames, depth);
+        mt_sym_self_unlock();
+    } else {
+        mt_fmt_raw_stack(out, frames, depth);
+    }
+}
+
+/* MEMTRACE_UNWIND=check, at exit (each process for itself): one line that
+ * scripts parse, "memtrace: unwind check: N captures, M mismatches, F
+ * fallbacks", then the first mismatches with both stacks. */
+static void check_report(void)
+{
+    int fd = mt_err_fd();
+    if (fd < 0)
+        return;
+    int was = mt_enter();
+    mt_check_counts c;
+    mt_check_get(&c);
+    mt_out out;
+    mt_out_init(&out, fd);
+    mt_out_printf(&out, "memtrace: unwind check: %lu captures, %lu mismatches, %lu fallbacks\n",
+                  c.captures, c.mismatches, c.fallbacks);
+    mt_check_mismatch m;
+    for (unsigned i = 0; mt_check_mismatch_get(i, &m); i++) {
+        mt_out_printf(&out, "memtrace: unwind check: mismatch %u: cfi, %u frames:\n", i + 1,
+                      m.cfi_depth);
+        put_check_stack(&out, m.cfi, m.cfi_depth);
+        mt_out_printf(&out, "memtrace: unwind check: mismatch %u: libunwind, %u frames:\n", i + 1,
+                      m.libunwind_depth);
+        put_check_stack(&out, m.libunwind, m.libunwind_depth);
+    }
+    mt_out_flush(&out);
+    mt_leave(was);
 }
 
 static void *next_symbol(const char *name)
@@ -119,6 +164,10 @@ MT_COLD void mt_start(void)
     mt_capture_init();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     pthread_atfork(fork_prepare, fork_release, fork_child);
+    if (mt_cfg.unwind == MT_UNWIND_CHECK) {
+        mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
+        atexit(check_report);
+    }
     mt_leave(was);
     expected = MT_INITIALIZING; /* not if a mapping failed meanwhile */
     mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_READY);

@@ -257,7 +257,7 @@ for var in $vars; do
             *" $var "*) grep -q "^memtrace: $var=\"$value\"" "$work/set.err" || warned=0 ;;
         esac
         if [ "$var" = MEMTRACE_UNWIND ]; then
-            grep -q "^memtrace: MEMTRACE_UNWIND=\"$value\" is neither" "$work/set.err" || warned=0
+            grep -q "^memtrace: MEMTRACE_UNWIND=\"$value\" is not one of" "$work/set.err" || warned=0
         fi
         if [ $rc != 0 ] || [ "$out" != "$native" ] || [ $warned = 0 ]; then
             bad_settings=$((bad_settings + 1))

@@ -1,0 +1,282 @@
+/* memtrace's own unwinder: one compact rule per return address (cfi.h),
+ * looked up in a process-wide table, so a frame costs a lookup, a CFA and
+ * two loads.
+ *
+ * The walk starts from this function's own frame and follows memtrace's
+ * frame-pointer chain (the library is built with -fno-omit-frame-pointer)
+ * to the first return address outside memtrace: the program's call site.
+ * The CFA of memtrace's outermost frame is the caller's stack pointer, and
+ * the rbp saved in that frame is the caller's rbp, so the walk into the
+ * program needs no frame pointer of the program's. Every word read lies in
+ * the thread's stack mapping (stack_bounds.h) or in a module's mapped
+ * segments; anything else gives up the capture (-1: the caller falls back
+ * to libunwind).
+ *
+ * The table: open addressing, key = return address, value = rule; 0 is
+ * empty. Readers take no lock. A writer (a thread that missed) decodes the
+ * rule without any lock, then inserts under `lock`: the rule first, then the
+ * key with release. A reader loads the key (acquire), the rule (acquire),
+ * and the key again: a slot cleared and reused meanwhile (only after a
+ * dlclose, see flush) shows a different key and counts as a miss. Growth
+ * copies into a table twice the size and publishes it; the old one stays
+ * mapped (readers may be in it), so the tables ever mapped add up to less
+ * than twice the current one. */
+#include "capture.h"
+
+#include "atomic.h"
+#include "cfi.h"
+#include "common.h"
+#include "lock.h"
+#include "modules.h"
+#include "os.h"
+#include "stack_bounds.h"
+
+#include <string.h>
+
+typedef struct {
+    mt_atomic(uintptr_t) key;
+    mt_atomic(uint64_t) rule;
+} slot;
+
+typedef struct {
+    size_t mask; /* capacity - 1, a power of two */
+    size_t used; /* slots with a key, under lock */
+    slot s[];
+} table;
+
+enum { FIRST_LOG2 = 12, MAX_MODULES = 512, MAX_OWN_FRAMES = 64 };
+
+static mt_atomic(table *) rules;
+/* Held while inserting, growing, flushing and using the module cache;
+ * never while calling dl_iterate_phdr (a thread inside dlopen holds the
+ * loader's lock and may be waiting for this one). */
+static mt_lock lock = MT_LOCK_INIT;
+/* mt_modules_generation when the table was last flushed: a library may
+ * have been unloaded since (and another loaded at its addresses). */
+static mt_atomic(unsigned long) flushed_at;
+static mt_cfi_module *modules; /* MAX_MODULES, mapped on first use; under lock */
+static unsigned module_count;
+static mt_atomic(unsigned long) fallbacks;
+
+static uintptr_t self_lo, self_hi; /* memtrace's executable segment */
+
+void mt_unwind_cfi_init(uintptr_t lo, uintptr_t hi)
+{
+    self_lo = lo;
+    self_hi = hi;
+}
+
+static inline size_t home(const table *t, uintptr_t ret)
+{
+    return (size_t)((ret * 0x9e3779b97f4a7c15ull) >> 40) & t->mask;
+}
+
+/* The rule for RET, or 0 if the table has none. */
+static inline mt_cfi_rule lookup(const table *t, uintptr_t ret)
+{
+    for (size_t i = home(t, ret);; i = (i + 1) & t->mask) {
+        uintptr_t k = mt_atomic_load_acquire(&t->s[i].key);
+        if (MT_LIKELY(k == ret)) {
+            mt_cfi_rule r = mt_atomic_load_acquire(&t->s[i].rule);
+            return mt_atomic_load_relaxed(&t->s[i].key) == ret ? r : 0;
+        }
+        if (k == 0)
+            return 0;
+    }
+}
+
+static table *new_table(size_t log2)
+{
+    size_t cap = (size_t)1 << log2;
+    table *t = mt_os_map(sizeof(table) + cap * sizeof(slot), "unwind rule table");
+    if (t)
+        t->mask = cap - 1;
+    return t;
+}
+
+/* Under lock. */
+static void put(table *t, uintptr_t ret, mt_cfi_rule r)
+{
+    size_t i = home(t, ret);
+    for (;; i = (i + 1) & t->mask) {
+        uintptr_t k = mt_atomic_load_relaxed(&t->s[i].key);
+        if (k == ret)
+            return; /* another thread learned it first */
+        if (k == 0)
+            break;
+    }
+    mt_atomic_store_relaxed(&t->s[i].rule, r);
+    mt_atomic_store_release(&t->s[i].key, ret);
+    t->used++;
+}
+
+/* Under lock: keeps the load under one half, growing the table. If no
+ * memory is left the rule is simply not kept. */
+static void insert(uintptr_t ret, mt_cfi_rule r)
+{
+    table *t = mt_atomic_load_relaxed(&rules);
+    if (!t || (t->used + 1) * 2 > t->mask + 1) {
+        size_t log2 = t ? (size_t)__builtin_ctzll(t->mask + 1) + 1 : FIRST_LOG2;
+        table *bigger = new_table(log2);
+        if (!bigger)
+            return;
+        for (size_t i = 0; t && i <= t->mask; i++) {
+            uintptr_t k = mt_atomic_load_relaxed(&t->s[i].key);
+            if (k)
+                put(bigger, k, mt_atomic_load_relaxed(&t->s[i].rule));
+        }
+        mt_atomic_store_release(&rules, bigger);
+        t = bigger;
+    }
+    put(t, ret, r);
+}
+
+/* Under lock: forgets every rule and module when a library may have been
+ * unloaded since the last flush. The table is cleared in place (lookup's
+ * second key load makes a reader racing with this see a miss). */
+static void flush_if_unloaded(void)
+{
+    unsigned long gen = mt_modules_generation();
+    if (gen == mt_atomic_load_relaxed(&flushed_at))
+        return;
+    table *t = mt_atomic_load_relaxed(&rules);
+    for (size_t i = 0; t && i <= t->mask; i++) {
+        mt_atomic_store_relaxed(&t->s[i].key, 0);
+        mt_atomic_store_relaxed(&t->s[i].rule, 0);
+    }
+    if (t)
+        t->used = 0;
+    module_count = 0;
+    mt_atomic_store_release(&flushed_at, gen);
+}
+
+/* Under lock. */
+static const mt_cfi_module *cached_module(uintptr_t pc)
+{
+    for (unsigned i = 0; i < module_count; i++)
+        if (pc >= modules[i].lo && pc < modules[i].hi)
+            return &modules[i];
+    return NULL;
+}
+
+/* A miss: finds RET's module (from the cache, else from the loader),
+ * decodes its rule, and keeps both. An address in no module (JIT code) is
+ * not kept: code may be mapped there later. */
+static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
+{
+    mt_cfi_module m;
+    mt_lock_acquire(&lock);
+    flush_if_unloaded();
+    unsigned long gen = mt_atomic_load_relaxed(&flushed_at);
+    const mt_cfi_module *c = cached_module(ret - 1);
+    bool cached = c != NULL;
+    if (c)
+        m = *c;
+    mt_lock_release(&lock);
+    if (!cached && !mt_cfi_module_of(ret - 1, &m))
+        return MT_CFI_NO_FDE;
+    /* Reads the module's own mapped memory: it holds a frame of this
+     * stack, so it cannot be unloaded under us by a correct program. */
+    mt_cfi_rule r = mt_cfi_rule_for(&m, ret);
+    mt_lock_acquire(&lock);
+    flush_if_unloaded();
+    if (gen == mt_atomic_load_relaxed(&flushed_at)) { /* else m may be stale */
+        if (!cached) {
+            if (!modules)
+                modules = mt_os_map(MAX_MODULES * sizeof *modules, "unwind module cache");
+            if (modules && module_count < MAX_MODULES && !cached_module(ret - 1))
+                modules[module_count++] = m;
+        }
+        insert(ret, r);
+    }
+    mt_lock_release(&lock);
+    return r;
+}
+
+MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
+{
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    if (MT_UNLIKELY(mt_stack_known == 0))
+        mt_stack_find(fp);
+    if (MT_UNLIKELY(mt_stack_known < 0))
+        return -1;
+    if (MT_UNLIKELY(mt_modules_generation() != mt_atomic_load_acquire(&flushed_at))) {
+        mt_lock_acquire(&lock);
+        flush_if_unloaded();
+        mt_lock_release(&lock);
+    }
+    const uintptr_t low = mt_stack_low, base = mt_stack_base;
+    /* memtrace's own frames, [saved rbp][return address] each, up to the
+     * first return address outside memtrace. Every function of the library
+     * keeps a frame pointer, so this chain is exact and needs no checks;
+     * only where it ends is checked: off the thread's stack (a signal stack
+     * or a fiber's) the walk gives up. */
+    uintptr_t ret = ((const uintptr_t *)fp)[1];
+    for (unsigned i = 0; ret - self_lo < self_hi - self_lo; i++) {
+        if (MT_UNLIKELY(i == MAX_OWN_FRAMES))
+            return -1;
+        fp = ((const uintptr_t *)fp)[0];
+        ret = ((const uintptr_t *)fp)[1];
+    }
+    if (MT_UNLIKELY(fp < low || base - fp < 16))
+        return -1;
+    /* Invariant from here: the frame returning to RET has stack pointer SP
+     * and rbp BP, and low <= SP <= base. */
+    uintptr_t sp = fp + 16, bp = ((const uintptr_t *)fp)[0];
+    const table *t = mt_atomic_load_acquire(&rules);
+    unsigned n = 0;
+    while (n < max) {
+        frames[n++] = ret;
+        mt_cfi_rule r = t ? lookup(t, ret) : 0;
+        if (MT_UNLIKELY(r == 0)) {
+            r = learn(ret);
+            t = mt_atomic_load_acquire(&rules);
+        }
+        if (MT_UNLIKELY(mt_cfi_kind(r) != MT_CFI_STANDARD)) {
+            if (mt_cfi_kind(r) == MT_CFI_LAST || (r == MT_CFI_NO_FDE && bp == 0))
+                break;
+            return -1;
+        }
+        uintptr_t cfa = (mt_cfi_cfa_is_rbp(r) ? bp : sp) + (uintptr_t)mt_cfi_cfa_offset(r);
+        /* The words read, at CFA - 8 and CFA - rbp_slot, lie in [SP, CFA),
+         * and SP < CFA <= base keeps the walk moving up the stack: a frame
+         * saves its registers above its own stack pointer. */
+        uintptr_t above = cfa - sp;
+        uintptr_t lowest = mt_cfi_rbp_saved(r) ? mt_cfi_rbp_slot(r) : 8;
+        if (MT_UNLIKELY(above < lowest || above > base - sp))
+            return -1;
+        uintptr_t next = ((const uintptr_t *)cfa)[-1];
+        if (mt_cfi_rbp_saved(r))
+            bp = *(const uintptr_t *)(cfa - mt_cfi_rbp_slot(r));
+        sp = cfa;
+        if (next < 0x4000) /* where libunwind stops too */
+            break;
+        ret = next;
+    }
+    return (int)n;
+}
+
+void mt_unwind_cfi_fell_back(void)
+{
+    mt_atomic_add_relaxed(&fallbacks, 1);
+}
+
+unsigned long mt_unwind_fallbacks(void)
+{
+    return mt_atomic_load_relaxed(&fallbacks);
+}
+
+const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void)
+{
+    return &fallbacks;
+}
+
+bool mt_unwind_cfi_lock(void)
+{
+    return mt_lock_acquire_unless_mine(&lock);
+}
+
+void mt_unwind_cfi_unlock(void)
+{
+    mt_lock_release(&lock);
+}

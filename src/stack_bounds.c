@@ -1,0 +1,89 @@
+/* The bounds of the calling thread's stack, learned once per thread from
+ * /proc/self/maps with raw system calls (no libc lock, no allocation, no
+ * cancellation point), for unwinders that must never read outside it. */
+#include "stack_bounds.h"
+
+#include "common.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+MT_TLS uintptr_t mt_stack_low;  /* lowest address of this thread's stack */
+MT_TLS uintptr_t mt_stack_base; /* highest address of this thread's stack */
+MT_TLS int mt_stack_known;      /* 1 known, -1 could not be found */
+
+static uintptr_t parse_hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+        if (d == 16)
+            return v;
+        v = v << 4 | d;
+    }
+}
+
+/* One line of /proc/self/maps, "LO-HI perms ... [name]": when it is the
+ * mapping holding SP, sets the stack bounds. The main thread's "[stack]"
+ * grows down into the gap below it, which no other mapping may take (the
+ * kernel keeps its guard gap), so its low bound is the end of the mapping
+ * before it, PREV_END. Returns HI. */
+static uintptr_t maps_line(const char *line, const char *end, uintptr_t sp, uintptr_t prev_end)
+{
+    const char *p = line;
+    uintptr_t lo = parse_hex(&p);
+    if (*p++ != '-')
+        return prev_end;
+    uintptr_t hi = parse_hex(&p);
+    if (sp >= lo && sp < hi) {
+        bool grows = end - line >= 7 && memcmp(end - 7, "[stack]", 7) == 0;
+        mt_stack_low = grows ? prev_end : lo;
+        mt_stack_base = hi;
+        mt_stack_known = 1;
+    }
+    return hi;
+}
+
+/* Learns the bounds of the stack mapping holding SP from /proc/self/maps,
+ * with system calls only. pthread_getattr_np would take the thread's lock
+ * and fopen (allocating), and the capture may run inside that very call
+ * (Rust's std asks for its stack bounds first thing; design notes, trap
+ * 10). Raw system calls are not cancellation points either. */
+void mt_stack_find(uintptr_t sp)
+{
+    mt_stack_known = -1;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[4096];
+    size_t have = 0;
+    bool skipping = false; /* inside a line longer than the buffer */
+    uintptr_t prev_end = 0;
+    while (mt_stack_known < 0) {
+        long n = syscall(SYS_read, fd, buf + have, sizeof buf - have);
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+        const char *line = buf, *stop = buf + have, *nl;
+        while ((nl = memchr(line, '\n', (size_t)(stop - line))) != NULL) {
+            if (!skipping)
+                prev_end = maps_line(line, nl, sp, prev_end);
+            skipping = false;
+            line = nl + 1;
+        }
+        have = (size_t)(stop - line);
+        if (have == sizeof buf) { /* a line longer than the buffer: its */
+            if (!skipping)        /* address range was at its start */
+                prev_end = maps_line(buf, buf + 1, sp, prev_end);
+            skipping = true;
+            have = 0;
+        }
+        memmove(buf, line, have);
+    }
+    syscall(SYS_close, fd);
+}
