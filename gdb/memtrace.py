@@ -53,7 +53,7 @@ _STATE_FIELDS = """
 """.split()
 # Words added at the end of version 1 later; a smaller descriptor (an older
 # library) lacks them, and they read as 0.
-_STATE_FIELDS_ADDED = ["freed_pushed"]
+_STATE_FIELDS_ADDED = ["freed_pushed", "unwind_fallbacks"]
 
 _M64 = (1 << 64) - 1
 _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread was "
@@ -680,6 +680,13 @@ class _Tables:
     def thread_count(self):
         return self._counter("threads_highest", 4, "thread count")
 
+    def unwind_fallbacks(self):
+        """Captures the cfi unwinder handed to libunwind; None from a
+        memtrace that does not count them."""
+        if not self.d["unwind_fallbacks"]:
+            return None
+        return self._counter("unwind_fallbacks", 8, "unwind fallback count")
+
     def allocations(self):
         v = self._counter("seq_counter", 8, "allocation counter")
         return v - 1 if v else 0
@@ -811,6 +818,10 @@ def stats():
            "memtrace: %d freed-history records (capacity %d%s)\n"
            % (st.freed_count(), st.d["freed_capacity"],
               ", MEMTRACE_FREED=0: off" if not st.d["freed_capacity"] else "")]
+    fallbacks = st.unwind_fallbacks()
+    if fallbacks is not None:
+        out.append("memtrace: %d stack captures unwound by libunwind instead of cfi\n"
+                   % fallbacks)
     if unsure:
         out.append("  (%s; totals may be off)\n" % _UNLOCKED_SHARD)
     return "".join(out)

@@ -32,6 +32,9 @@ struct memtrace_stats {
     unsigned long stacks;         /* distinct allocation stacks stored */
     unsigned long metadata_bytes; /* memory memtrace mapped for its tables */
     int recording;                /* 0 once recording stopped (see stderr) */
+    unsigned long unwind_fallbacks; /* stack captures memtrace's own (cfi)
+                                       unwinder could not make, made by
+                                       libunwind instead (MEMTRACE_UNWIND) */
 };
 
 /* Fills *OUT. Exact when no other thread is allocating; otherwise each

@@ -1,4 +1,5 @@
 /* Exported counters (include/memtrace.h). Reads only; no locks, no heap. */
+#include "capture.h"
 #include "common.h"
 #include "freed_history.h"
 #include "live_table.h"
@@ -18,4 +19,5 @@ MT_EXPORT void memtrace_get_stats(struct memtrace_stats *out)
     out->metadata_bytes = mt_live_mapped_bytes() + mt_stack_mapped_bytes() +
                           freed_cap * sizeof(mt_freed_record);
     out->recording = !mt_recording_stopped();
+    out->unwind_fallbacks = mt_unwind_fallbacks();
 }

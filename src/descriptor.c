@@ -4,6 +4,7 @@
 #include "descriptor.h"
 
 #include "atomic.h"
+#include "capture.h"
 #include "common.h"
 #include "freed_history.h"
 #include "live_table.h"
@@ -79,6 +80,7 @@ void mt_descriptor_publish(void)
 
     s->seq_counter = (uintptr_t)mt_seq_counter();
     s->freed_pushed = (uintptr_t)mt_freed_pushed();
+    s->unwind_fallbacks = (uintptr_t)mt_unwind_fallback_counter();
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

@@ -64,6 +64,8 @@ struct memtrace_state {
     uint64_t freed_pushed; /* address of a uint64_t: pushes begun so far; only
                               the min(pushed, capacity) newest slots can hold
                               records */
+    uint64_t unwind_fallbacks; /* address of an unsigned long (64-bit): captures
+                                  the cfi unwinder handed to libunwind */
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -83,7 +83,7 @@ check_grep() { # NAME FILE FIXED-STRING
 out=$work/sites.out err=$work/sites.err
 run_gdb "$tests/sites" "$out" "$err" \
     g_malloc g_calloc g_realloc g_reallocarray g_posix_memalign g_aligned_alloc \
-    g_memalign g_valloc g_pvalloc g_strdup g_thread g_dlopen g_realloc_old '(void *)16' \
+    g_memalign g_valloc g_pvalloc g_strdup g_thread g_dlopen g_qsort g_realloc_old '(void *)16' \
     "(char *)g_malloc + 17"
 S=tests/progs/sites.c
 check_site malloc         "$out" "$err" g_malloc         $S malloc         '#0' main 100 1
@@ -96,6 +96,9 @@ check_site memalign       "$out" "$err" g_memalign       $S memalign       '#0' 
 check_site valloc         "$out" "$err" g_valloc         $S valloc         '#0' main 300 1
 check_site pvalloc        "$out" "$err" g_pvalloc        $S pvalloc        '#0' main 5000 1
 check_site strdup         "$out" "$err" g_strdup         $S strdup         '#1' main 9 1
+# A callback from libc's qsort: the unwinder follows libc's CFI back to main.
+check_site qsort          "$out" "$err" g_qsort          $S qsort '#0' compare_and_allocate 33 1
+check_grep "qsort: the caller of qsort" "$err" "  #3 main at tests/progs/sites.c:"
 check_site second-thread  "$out" "$err" g_thread         $S thread         '#0' thread_main 77 2
 check_site dlopen-lib     "$out" "$err" g_dlopen tests/progs/dl_sites.c dlopen '#0' dl_make 123 1
 # After a moving realloc the old address is free: print_trace must not report
@@ -118,24 +121,25 @@ check_grep "sites: program runs to a normal exit" "$out" "exited normally]"
 check_grep "sites: program output unchanged" "$out" "sites: done"
 
 # MEMTRACE_UNWIND=fp on a program with frame pointers (-O0): direct calls,
-# a second thread and a dlopened library resolve to the same sites. (Calls
-# through libc's strdup or libstdc++'s operator new, built without frame
-# pointers, lose their caller's frame: the documented price of fp.)
+# a second thread and a dlopened library resolve to the same sites, and so
+# does strdup: Debian 12's libc keeps no frame pointer, so the chain breaks
+# at strdup and that capture is made by libunwind.
 out=$work/fp.out err=$work/fp.err
-MEMTRACE_UNWIND=fp run_gdb "$tests/sites" "$out" "$err" g_malloc g_calloc g_thread g_dlopen g_strdup
+MEMTRACE_UNWIND=fp run_gdb "$tests/sites" "$out" "$err" g_malloc g_calloc g_thread g_dlopen g_strdup \
+    g_qsort
 check_site "unwind=fp: malloc"        "$out" "$err" g_malloc $S malloc '#0' main 100 1
 check_site "unwind=fp: calloc"        "$out" "$err" g_calloc $S calloc '#0' main 120 1
 check_site "unwind=fp: second thread" "$out" "$err" g_thread $S thread '#0' thread_main 77 2
 check_site "unwind=fp: dlopen-lib"    "$out" "$err" g_dlopen tests/progs/dl_sites.c dlopen '#0' \
     dl_make 123 1
 check_grep "unwind=fp: the caller of dl_make" "$err" "  #1 main at tests/progs/sites.c:"
-# Proof that the frame-pointer walk ran (libunwind would find main here):
-# Debian 12's libc keeps no frame pointer, so the walk skips strdup's caller.
-strdup_line=$(site_line "$root/$S" strdup)
-if block_of "$(addr_of g_strdup "$out")" "$err" | grep -q "sites.c:$strdup_line:"; then
-    fail "unwind=fp in effect" "strdup's caller was found: fp fell back to libunwind?"
+check_site "unwind=fp: strdup's caller" "$out" "$err" g_strdup $S strdup '#1' main 9 1
+# Proof that the frame-pointer walk ran: inside qsort the chain breaks two
+# frames up (the documented price of fp), where the default finds main.
+if block_of "$(addr_of g_qsort "$out")" "$err" | grep -q " main at "; then
+    fail "unwind=fp in effect" "qsort's caller was found: fp fell back to libunwind?"
 else
-    pass "unwind=fp in effect (strdup's caller skipped, as documented)"
+    pass "unwind=fp in effect (the frames above qsort's callback are lost, as documented)"
 fi
 
 # ---------------------------------------------------------------- C++

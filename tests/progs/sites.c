@@ -10,7 +10,7 @@
 
 void *g_malloc, *g_calloc, *g_realloc, *g_realloc_old, *g_reallocarray,
     *g_posix_memalign, *g_aligned_alloc, *g_memalign, *g_valloc, *g_pvalloc,
-    *g_strdup, *g_thread, *g_dlopen;
+    *g_strdup, *g_thread, *g_dlopen, *g_qsort;
 
 __attribute__((noinline)) void checkpoint(void)
 {
@@ -22,6 +22,15 @@ static void *thread_main(void *arg)
     (void)arg;
     g_thread = malloc(77); /* SITE:thread */
     return NULL;
+}
+
+/* Called by libc's qsort, which keeps no frame pointer: a frame-pointer
+ * walk from here does not see qsort's frames, an unwinder using CFI does. */
+static int compare_and_allocate(const void *a, const void *b)
+{
+    if (!g_qsort)
+        g_qsort = malloc(33); /* SITE:qsort */
+    return *(const int *)a - *(const int *)b;
 }
 
 int main(int argc, char **argv)
@@ -43,6 +52,8 @@ int main(int argc, char **argv)
     g_valloc = valloc(300); /* SITE:valloc */
     g_pvalloc = pvalloc(5000); /* SITE:pvalloc */
     g_strdup = strdup("memtrace"); /* SITE:strdup */
+    int order[] = { 2, 1 };
+    qsort(order, 2, sizeof order[0], compare_and_allocate);
 
     pthread_t t;
     pthread_create(&t, NULL, thread_main, NULL);
@@ -66,7 +77,7 @@ int main(int argc, char **argv)
 
     void *all[] = { g_malloc, g_calloc, g_realloc, g_reallocarray, g_posix_memalign,
                     g_aligned_alloc, g_memalign, g_valloc, g_pvalloc, g_strdup,
-                    g_thread, g_dlopen };
+                    g_thread, g_dlopen, g_qsort };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i]);
     printf("sites: done\n");
