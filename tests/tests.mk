@@ -4,7 +4,8 @@
 
 TEST_BUILD := $(BUILD)/tests
 UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/output.c src/lock.c \
-              src/internal_heap.c src/symbolize.c src/format.c src/config.c src/freed_history.c
+              src/internal_heap.c src/symbolize.c src/format.c src/config.c src/freed_history.c \
+              src/cfi.c
 # -DMT_DEBUG: the MT_ASSERT checks (src/common.h) run in the unit tests.
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -DMT_DEBUG -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)
@@ -68,7 +69,7 @@ $(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -shared -fPIC $(LDFLAGS) -o $@ $<
 # Linked (not dlopened) so that its constructor runs before memtrace's init.
-$(TEST_BUILD)/regressions: tests/progs/regressions.c $(TEST_BUILD)/libatfork_lib.so
+$(TEST_BUILD)/regressions: tests/progs/regressions.c include/memtrace.h $(TEST_BUILD)/libatfork_lib.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl -L$(TEST_BUILD) \
 	  -Wl,--no-as-needed -latfork_lib -Wl,-rpath,'$$ORIGIN'

@@ -135,6 +135,7 @@ check_lines "memtrace top: most live bytes first, exact bytes" \
     "memtrace: site 2: 50000 bytes in 10 blocks allocated at:" "  #0 main at $(at $G gh_second)"
 if grep -qE '^memtrace: [0-9]+ live blocks, [0-9]+ live bytes, [0-9]+ call sites' "$out" &&
    grep -qE '^memtrace: [0-9]+ freed-history records \(capacity 65536\)' "$out" &&
+   grep -qx 'memtrace: 0 stack captures unwound by libunwind instead of cfi' "$out" &&
    [ "$(sed -n 's/^memtrace: [0-9]* live blocks, \([0-9]*\) live bytes.*/\1/p' "$out")" -ge 1050077 ]; then
     pass "memtrace stats: live blocks and bytes, freed history"
 else

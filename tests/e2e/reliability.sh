@@ -93,6 +93,14 @@ expect_rc "after recording stopped, 3000 aligned 1 MiB blocks from the real allo
     env LD_PRELOAD="$tracer" MEMTRACE_FAULT_MAP=1 "$tests/regressions" aligned
 expect_rc "unwind=fp: malloc on a fiber stack with a wild frame pointer" 0 \
     env LD_PRELOAD="$tracer" MEMTRACE_UNWIND=fp "$tests/regressions" fiber
+# The default unwinder gives up off the thread's stack: the fiber's malloc
+# and free are captured by libunwind, and counted.
+fallbacks=$(env LD_PRELOAD="$tracer" "$tests/regressions" fiber 2>&1)
+if [ "$fallbacks" = "unwind fallbacks: 2" ]; then
+    pass "unwind=cfi: a fiber's malloc and free fall back to libunwind, counted by memtrace_get_stats"
+else
+    fail "unwind=cfi: fallbacks on a fiber stack" "printed '$fallbacks', not 'unwind fallbacks: 2'"
+fi
 for lib in "$tracer" "$profiler"; do
     v=$(basename "$lib" .so)
     expect_rc "unwind=fp: first allocation inside pthread_getattr_np does not deadlock ($v)" 0 \

@@ -7,7 +7,10 @@
  *   aligned  3000 x aligned_alloc(4096, 1 MiB) after recording stopped (came
  *            from the bounded internal heap, failed after about 2000)
  *   fiber    malloc on a makecontext stack whose frame pointer points above
- *            it, into a PROT_NONE page (the fp unwinder faulted)
+ *            it, into a PROT_NONE page (the fp unwinder faulted); then
+ *            prints memtrace_get_stats' unwind_fallbacks when preloaded
+ *            (off the thread's stack the cfi unwinder hands the capture
+ *            of that malloc and that free to libunwind: 2)
  *   freeall  allocate 50,000 blocks and free them all (used with a fault:
  *            the profiler kept blocks freed after the stop as live)
  *   getattr  the main thread's first allocation is inside pthread_getattr_np
@@ -29,6 +32,8 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+#include "../../include/memtrace.h"
 
 void *volatile keep;
 
@@ -119,6 +124,13 @@ static int fiber_case(void)
     fiber_ctx.uc_mcontext.gregs[REG_RBP] = (greg_t)(guard + 4096);
 #endif
     swapcontext(&main_ctx, &fiber_ctx);
+    void (*get_stats)(struct memtrace_stats *) =
+        (void (*)(struct memtrace_stats *))dlsym(RTLD_DEFAULT, "memtrace_get_stats");
+    if (get_stats) {
+        struct memtrace_stats st;
+        get_stats(&st);
+        printf("unwind fallbacks: %lu\n", st.unwind_fallbacks);
+    }
     return 0;
 }
 
