@@ -64,6 +64,7 @@ $(TEST_BUILD)/profile_corners: tests/progs/profile_corners.c
 # unloaded libraries and bad input, and the tables under ThreadSanitizer.
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
                      $(TEST_BUILD)/tsan_tables $(TEST_BUILD)/regressions $(TEST_BUILD)/dl_reuse \
+                     $(TEST_BUILD)/dl_cfi \
                      $(TEST_BUILD)/signal_fork $(TEST_BUILD)/rust_threads
 $(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
 	@mkdir -p $(@D)
@@ -150,6 +151,14 @@ $(TEST_BUILD)/libdl_b.so: tests/progs/dl_b.c
 $(TEST_BUILD)/dl_reuse: tests/progs/dl_reuse.c $(TEST_BUILD)/libdl_a.so $(TEST_BUILD)/libdl_b.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
+# The cfi unwinder after dlclose (tests/progs/dl_cfi.c): two libraries
+# whose call to malloc returns to the same offset under different rules.
+$(TEST_BUILD)/libcfi_%.so: tests/progs/cfi_%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -shared -fPIC $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/dl_cfi: tests/progs/dl_cfi.c $(TEST_BUILD)/libcfi_a.so $(TEST_BUILD)/libcfi_b.so
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/signal_fork: tests/progs/signal_fork.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O2 -g -Wall -Wextra $(LDFLAGS) -o $@ $<

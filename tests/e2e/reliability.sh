@@ -93,6 +93,17 @@ expect_rc "after recording stopped, 3000 aligned 1 MiB blocks from the real allo
     env LD_PRELOAD="$tracer" MEMTRACE_FAULT_MAP=1 "$tests/regressions" aligned
 expect_rc "unwind=fp: malloc on a fiber stack with a wild frame pointer" 0 \
     env LD_PRELOAD="$tracer" MEMTRACE_UNWIND=fp "$tests/regressions" fiber
+# A rule learnt from a library is forgotten when it is unloaded: libcfi_b.so,
+# loaded where libcfi_a.so was, returns from malloc to the same offset under
+# another rule (tests/progs/dl_cfi.c). Its block's caller must be right.
+out=$(env LD_PRELOAD="$tracer" "$tests/dl_cfi" 2>&1); rc=$?
+cfi_line=$(grep -n 'SITE:b' "$root/tests/progs/dl_cfi.c" | cut -d: -f1)
+if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "^  #1 call_from at tests/progs/dl_cfi.c:$cfi_line:" &&
+   printf '%s\n' "$out" | grep -q "^  #2 main at tests/progs/dl_cfi.c:"; then
+    pass "unwind=cfi: rules of an unloaded library are not used for the one loaded in its place"
+else
+    fail "unwind=cfi after dlclose" "exit $rc: $(printf '%s' "$out" | head -8 | tr '\n' '|')"
+fi
 # The default unwinder gives up off the thread's stack: the fiber's malloc
 # and free are captured by libunwind, and counted.
 fallbacks=$(env LD_PRELOAD="$tracer" "$tests/regressions" fiber 2>&1)
