@@ -128,6 +128,15 @@ test-debug: $(TEST_BUILD)/stress_api $(TEST_BUILD)/stress_fork $(TEST_BUILD)/sig
 	  $(DEBUG_BUILD)/libmemtrace-profiler.so
 	@bash tests/e2e/debug.sh $(DEBUG_BUILD)
 
+# Every test program and the reliability suite's real programs under
+# MEMTRACE_UNWIND=check (tests/e2e/unwind_check.sh): any capture where the
+# two unwinders disagree fails. The tracer library only; tsan_tables links
+# memtrace's files instead of preloading them.
+UNWIND_CHECK_PROGS := $(filter-out $(TEST_BUILD)/tsan_tables,$(PROGS) $(RELIABILITY_PROGS)) \
+                      $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet
+test-unwind-check: $(TRACER_LIB) $(UNWIND_CHECK_PROGS)
+	@bash tests/e2e/unwind_check.sh
+
 # Runs in a sub-make so that deps are installed before anything is built.
 check: deps
 	@$(MAKE) --no-print-directory test-static
@@ -136,9 +145,10 @@ check: deps
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-reliability
+	@$(MAKE) --no-print-directory test-unwind-check
 	@$(MAKE) --no-print-directory test-debug
 
-.PHONY: test-static test-build test-debug test-unit test-e2e test-reliability check
+.PHONY: test-static test-build test-debug test-unit test-e2e test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.
