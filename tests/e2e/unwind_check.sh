@@ -25,8 +25,8 @@ lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
 # reason, then the lines concerned, each check line with a mismatch
 # followed by what came after it (up to 200 lines, to the next check
 # line), and returns 1.
-verdict() {
-    awk '
+verdict() { # ERR [ZERO_OK]
+    awk -v zero_ok="${2:-0}" '
     /^memtrace: unwind check: [0-9]+ captures, [0-9]+ mismatches, [0-9]+ fallbacks$/ && NF == 9 {
         k++; n += $4; m += $6; f += $8; last = $4; after = 0
         if ($6 > 0) { bad++; after = 200; detail = detail "  " $0 "\n" }
@@ -48,7 +48,7 @@ verdict() {
         if (k > 1) summary = summary " (" k " processes)"
         if (malformed > 0) { printf "%d check lines not in the expected form; %s\n%s", malformed, summary, detail; exit 1 }
         if (bad > 0) { printf "%d of %d processes had mismatches: %s\n%s", bad, k, summary, detail; exit 1 }
-        if (last == 0) { printf "0 captures in the last check line (the top process): %s\n", summary; exit 1 }
+        if (last == 0 && !zero_ok) { printf "0 captures in the last check line (the top process): %s\n", summary; exit 1 }
         print summary
     }' "$1"
 }
@@ -105,6 +105,8 @@ self_test
 # ---------------------------------------------------------------- one run
 # run NAME WANT CMD...: CMD (in the project root, under the library in check
 # mode, stderr to a file) must exit WANT within 120 s, then pass verdict.
+# ZERO_OK=1 in run's environment: the program allocates nothing traced, so
+# 0 captures is its right count.
 runs=0
 run() {
     local name=$1 want=$2
@@ -118,7 +120,7 @@ run() {
     local ms=$((($(date +%s%N) - t0) / 1000000))
     local secs=$((ms / 1000)).$((ms % 1000 / 100))
     local v
-    v=$(verdict "$err")
+    v=$(verdict "$err" "${ZERO_OK:-0}")
     local ok=$?
     if [ "$rc" != "$want" ]; then
         local why="exit $rc, want $want"
@@ -146,6 +148,13 @@ run() {
 # files, nothing is preloaded), profile_sites signal (it raises
 # MEMTRACE_SIGNAL, which only the profiler handles), profile_corners stderr2
 # closefrom (it closes memtrace's copy of stderr: nothing can be printed).
+# Nor two where libunwind, the reference, is the one that is wrong (the
+# cfi side of each is checked against the source in reliability.sh):
+# regressions fds closes descriptors 3 to 63 as a daemon does, among them
+# the pipe libunwind 1.6 validates addresses with, after which it unwinds
+# nothing (0 frames); dl_cfi loads a library where an unloaded one was,
+# and libunwind's per-thread trace cache unwinds it with the old one's
+# rules.
 run "sites (every entry point, a thread, a dlopened library)" 0 "$tests/sites"
 run "sites_o2 (always-inline at -O2)" 0 "$tests/sites_o2"
 run "sites_cxx (new and new[] in a namespace and a template)" 0 "$tests/sites_cxx"
@@ -159,11 +168,12 @@ run "unload (a block from a dlclosed library)" 0 "$tests/unload"
 run "unload leak" 0 "$tests/unload" leak
 run "dl_reuse (a library replaced at the same address)" 0 \
     env MEMTRACE_FREED=0 DEBUGINFOD_URLS=http://127.0.0.1:9 build/tests/dl_reuse build/tests
-for mode in atfork aligned fiber getattr wildrbp freeall; do
+# atfork only forks: it allocates nothing once memtrace is up.
+ZERO_OK=1 run "regressions atfork" 0 "$tests/regressions" atfork
+for mode in aligned fiber getattr wildrbp freeall; do
     run "regressions $mode" 0 "$tests/regressions" $mode
 done
 run "regressions threadname" 0 env MEMTRACE_FREED=0 "$tests/regressions" threadname
-run "regressions fds" 0 "$tests/regressions" fds "$work/fds.txt"
 run "rust_threads (Rust std, 4 threads)" 0 "$tests/rust_threads"
 for mode in demand periodic threads fork; do
     run "profile_sites $mode" 0 "$tests/profile_sites" $mode
@@ -172,7 +182,7 @@ run "profile_corners cancel (a thread cancelled after memtrace_report)" 0 \
     "$tests/profile_corners" cancel
 run "profile_corners cancel_trace (print_trace of a 250-frame stack, cancelled)" 0 \
     env MEMTRACE_DEPTH=256 "$tests/profile_corners" cancel_trace "$work/ct.out"
-run "profile_corners stderr2 (fd 2 reused for a data file)" 0 \
+ZERO_OK=1 run "profile_corners stderr2 (fd 2 reused for a data file)" 0 \
     "$tests/profile_corners" stderr2 "$work/fd2.data"
 run "profile_corners proctitle (argv and environment overwritten)" 0 \
     "$tests/profile_corners" proctitle
