@@ -17,7 +17,8 @@
  * rule without any lock, then inserts under `lock`: the rule first, then the
  * key with release. A reader loads the key (acquire), the rule (acquire),
  * and the key again: a slot cleared and reused meanwhile (only after a
- * dlclose, see flush) shows a different key and counts as a miss. Growth
+ * dlclose, see flush_if_unloading) shows a different key and counts as a
+ * miss. Growth
  * copies into a table twice the size and publishes it; the old one stays
  * mapped (readers may be in it), so the tables ever mapped add up to less
  * than twice the current one. */
@@ -51,7 +52,7 @@ static mt_atomic(table *) rules;
  * never while calling dl_iterate_phdr (a thread inside dlopen holds the
  * loader's lock and may be waiting for this one). */
 static mt_lock lock = MT_LOCK_INIT;
-/* mt_modules_generation when the table was last flushed: a library may
+/* mt_modules_unloads_begun when the table was last flushed: a library may
  * have been unloaded since (and another loaded at its addresses). */
 static mt_atomic(unsigned long) flushed_at;
 static mt_cfi_module *modules; /* MAX_MODULES, mapped on first use; under lock */
@@ -131,13 +132,13 @@ static void insert(uintptr_t ret, mt_cfi_rule r)
     put(t, ret, r);
 }
 
-/* Under lock: forgets every rule and module when a library may have been
- * unloaded since the last flush. The table is cleared in place (lookup's
- * second key load makes a reader racing with this see a miss). */
-static void flush_if_unloaded(void)
+/* Under lock: forgets every rule and module once a dlclose has begun since
+ * the last flush. The table is cleared in place (lookup's second key load
+ * makes a reader racing with this see a miss). */
+static void flush_if_unloading(void)
 {
-    unsigned long gen = mt_modules_generation();
-    if (gen == mt_atomic_load_relaxed(&flushed_at))
+    unsigned long begun = mt_modules_unloads_begun();
+    if (begun == mt_atomic_load_relaxed(&flushed_at))
         return;
     table *t = mt_atomic_load_relaxed(&rules);
     for (size_t i = 0; t && i <= t->mask; i++) {
@@ -147,7 +148,16 @@ static void flush_if_unloaded(void)
     if (t)
         t->used = 0;
     module_count = 0;
-    mt_atomic_store_release(&flushed_at, gen);
+    mt_atomic_store_release(&flushed_at, begun);
+}
+
+/* Whether what is learnt now may be kept: no dlclose in progress, none
+ * begun since the flush at FLUSHED. While one is in progress a library's
+ * mappings may go away and another take its addresses before anything
+ * tells: rules are then decoded afresh, from modules found afresh. */
+static bool may_keep(unsigned long flushed)
+{
+    return mt_modules_generation() == flushed && mt_modules_unloads_begun() == flushed;
 }
 
 /* Under lock. */
@@ -166,9 +176,9 @@ static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
 {
     mt_cfi_module m;
     mt_lock_acquire(&lock);
-    flush_if_unloaded();
-    unsigned long gen = mt_atomic_load_relaxed(&flushed_at);
-    const mt_cfi_module *c = cached_module(ret - 1);
+    flush_if_unloading();
+    unsigned long flushed = mt_atomic_load_relaxed(&flushed_at);
+    const mt_cfi_module *c = may_keep(flushed) ? cached_module(ret - 1) : NULL;
     bool cached = c != NULL;
     if (c)
         m = *c;
@@ -179,8 +189,8 @@ static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
      * stack, so it cannot be unloaded under us by a correct program. */
     mt_cfi_rule r = mt_cfi_rule_for(&m, ret);
     mt_lock_acquire(&lock);
-    flush_if_unloaded();
-    if (gen == mt_atomic_load_relaxed(&flushed_at)) { /* else m may be stale */
+    flush_if_unloading();
+    if (may_keep(flushed) && mt_atomic_load_relaxed(&flushed_at) == flushed) {
         if (!cached) {
             if (!modules)
                 modules = mt_os_map(MAX_MODULES * sizeof *modules, "unwind module cache");
@@ -200,9 +210,9 @@ MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
         mt_stack_find(fp);
     if (MT_UNLIKELY(mt_stack_known < 0))
         return -1;
-    if (MT_UNLIKELY(mt_modules_generation() != mt_atomic_load_acquire(&flushed_at))) {
+    if (MT_UNLIKELY(mt_modules_unloads_begun() != mt_atomic_load_acquire(&flushed_at))) {
         mt_lock_acquire(&lock);
-        flush_if_unloaded();
+        flush_if_unloading();
         mt_lock_release(&lock);
     }
     const uintptr_t low = mt_stack_low, base = mt_stack_base;

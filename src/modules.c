@@ -23,6 +23,8 @@ static unsigned long noted;
  * real dlclose and read with acquire by the symbolizer, which then re-reads
  * the modules: it sees the library gone. */
 static mt_atomic(unsigned long) unloads;
+/* dlcloses begun: bumped with release before the real dlclose. */
+static mt_atomic(unsigned long) unloads_begun;
 
 struct range_query {
     uintptr_t bias;
@@ -99,6 +101,11 @@ unsigned long mt_modules_generation(void)
     return mt_atomic_load_acquire(&unloads);
 }
 
+unsigned long mt_modules_unloads_begun(void)
+{
+    return mt_atomic_load_acquire(&unloads_begun);
+}
+
 bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out)
 {
     bool found = false;
@@ -137,6 +144,7 @@ int mt_dlclose(void *handle)
     int was = mt_enter();
     note_dlclose(handle);
     mt_leave(was);
+    mt_atomic_add_release(&unloads_begun, 1);
     int rc = real_dlclose(handle);
     note_unloaded();
     return rc;

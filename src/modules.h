@@ -19,8 +19,16 @@ typedef struct {
 int mt_dlclose(void *handle);
 
 /* Changes whenever a library may have been unloaded since the last call:
- * the symbolizer re-reads the modules and drops what it cached of them. */
+ * the symbolizer re-reads the modules and drops what it cached of them.
+ * Counts dlcloses completed. */
 unsigned long mt_modules_generation(void);
+
+/* Counts dlcloses begun: ahead of mt_modules_generation while one is in
+ * progress, when a library's mappings may be going away and another may
+ * take its addresses before the generation moves. A cache of what modules
+ * hold must be dropped when this changes, and must not keep anything it
+ * learnt while the two differ. */
+unsigned long mt_modules_unloads_begun(void);
 
 /* Held across fork: returns whether it took the lock (false: this thread
  * holds it already, see mt_lock_acquire_unless_mine). */
