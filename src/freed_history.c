@@ -39,11 +39,16 @@ _Static_assert(sizeof(mt_freed_record) % sizeof(record_word) == 0 &&
 /* Published with release by mt_freed_init, after cap; every reader loads it
  * with acquire (pairs with that release) before it reads cap. */
 static mt_atomic(mt_freed_record *) ring;
-static size_t cap; /* written once, before ring is published */
+static size_t cap;      /* written once, before ring is published */
+static uint64_t cap_magic; /* floor((2^64 - 1) / cap), written with cap */
 /* Push numbers handed out so far. Relaxed everywhere: a stale value only
  * makes a reader look at older pushes, and the stamps say which slots still
- * hold them. The debugger reads it as a plain uint64_t. */
-static mt_atomic(uint64_t) head;
+ * hold them. The debugger reads it as a plain uint64_t. Every push of every
+ * thread writes it: it has its cache line to itself, so that ring, cap and
+ * cap_magic, read on every push, stay shared in every thread's cache. */
+static struct {
+    mt_atomic(uint64_t) n;
+} __attribute__((aligned(MT_CACHELINE))) head;
 
 _Static_assert(sizeof(mt_atomic(uint64_t)) == sizeof(uint64_t) &&
                    _Alignof(mt_atomic(uint64_t)) == _Alignof(uint64_t),
@@ -57,7 +62,21 @@ void mt_freed_init(size_t capacity)
     if (!r)
         return;
     cap = capacity;
+    cap_magic = UINT64_MAX / capacity;
     mt_atomic_store_release(&ring, r);
+}
+
+/* The slot of push I: I % cap without a divide (tens of cycles on every
+ * push). q = (I * cap_magic) >> 64 is I / cap or one less, for every I and
+ * every cap >= 1 (cap_magic * cap > 2^64 - 1 - cap, so the product falls
+ * short of I * 2^64 / cap by less than 2^64), hence one correction. */
+static inline size_t slot_of(uint64_t i)
+{
+    uint64_t q = (uint64_t)(((unsigned __int128)i * cap_magic) >> 64);
+    uint64_t r = i - q * cap;
+    r = r >= cap ? r - cap : r;
+    MT_ASSERT(r == i % cap);
+    return (size_t)r;
 }
 
 bool mt_freed_enabled(void)
@@ -73,6 +92,7 @@ static void write_record(mt_freed_record *slot, const mt_freed_record *r, uint64
     mt_atomic_fence_release();
     const record_word *from = (const record_word *)r;
     record_word *to = (record_word *)slot;
+#pragma GCC unroll 8
     for (size_t w = 1; w < RECORD_WORDS; w++)
         mt_atomic_store_relaxed(&to[w], from[w]);
     MT_ASSERT(mt_atomic_load_relaxed(&slot->stamp) == (MT_FREED_WRITING | (i + 1)));
@@ -86,8 +106,8 @@ void mt_freed_push(const mt_freed_record *r)
     if (MT_UNLIKELY(rg == NULL))
         return;
     for (unsigned tries = 0; tries < CLAIM_TRIES; tries++) {
-        uint64_t i = mt_atomic_add_relaxed(&head, 1);
-        mt_freed_record *slot = &rg[i % cap];
+        uint64_t i = mt_atomic_add_relaxed(&head.n, 1);
+        mt_freed_record *slot = &rg[slot_of(i)];
         /* Usually the slot holds the previous lap's push, committed. */
         uint64_t seen = i >= cap ? i + 1 - cap : 0;
         for (;;) {
@@ -115,11 +135,11 @@ size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *)
     const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
     if (!rg)
         return 0;
-    uint64_t end = mt_atomic_load_relaxed(&head);
+    uint64_t end = mt_atomic_load_relaxed(&head.n);
     uint64_t begin = end > cap ? end - cap : 0;
     size_t found = 0;
     for (uint64_t i = end; i-- > begin;) {
-        const mt_freed_record *slot = &rg[i % cap];
+        const mt_freed_record *slot = &rg[slot_of(i)];
         /* Pairs with the release store of the stamp in write_record: the
          * copy below sees all of push i. */
         if (mt_atomic_load_acquire(&slot->stamp) != i + 1)
@@ -146,11 +166,11 @@ const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed)
 {
     const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
     *capacity = cap;
-    *pushed = mt_atomic_load_relaxed(&head);
+    *pushed = mt_atomic_load_relaxed(&head.n);
     return rg;
 }
 
 const uint64_t *mt_freed_pushed(void)
 {
-    return (const uint64_t *)&head;
+    return (const uint64_t *)&head.n;
 }

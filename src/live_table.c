@@ -37,11 +37,18 @@
 
 /* A mapped record: log2cap is written before the mapping is published and
  * never again (a retired mapping reads 0); every access goes through the
- * atomic macros, relaxed, since the publication orders it. */
+ * atomic macros, relaxed, since the publication orders it. The header is
+ * padded to one entry so that entries start 32-byte aligned in the
+ * page-aligned mapping: none straddles two cache lines. */
 struct slots {
     size_t log2cap;
+    size_t pad[sizeof(mt_live_entry) / sizeof(size_t) - 1];
     mt_live_entry e[];
 };
+_Static_assert(offsetof(struct slots, e) % sizeof(mt_live_entry) == 0 &&
+                   (sizeof(mt_live_entry) & (sizeof(mt_live_entry) - 1)) == 0 &&
+                   MT_CACHELINE % sizeof(mt_live_entry) == 0,
+               "no entry crosses a cache line");
 
 struct shard {
     mt_lock lock;
@@ -55,6 +62,11 @@ struct shard {
      * the entries copied into it). A stale pointer is a retired mapping:
      * readable_log2cap makes it an empty table. */
     mt_atomic(struct slots *) slots;
+    /* The lock holder's copy of slots->log2cap (0 while slots is NULL),
+     * written with slots under the lock: the common path then reads no
+     * line of the mapping but the entries it probes. Readers without the
+     * lock never use it (they read the mapping's own, see above). */
+    unsigned log2cap;
 } __attribute__((aligned(MT_CACHELINE)));
 
 static struct shard shards[MT_LIVE_SHARDS];
@@ -92,12 +104,14 @@ static size_t slots_bytes(unsigned log2cap)
     return sizeof(struct slots) + ((size_t)1 << log2cap) * sizeof(mt_live_entry);
 }
 
-/* For the lock holder: the log2cap of the shard's live mapping S. */
-static inline unsigned log2cap_of(const struct slots *s)
+/* For the lock holder: the log2cap of SH's live mapping, from the shard's
+ * own line. */
+static inline unsigned log2cap_of(const struct shard *sh)
 {
-    size_t log2cap = mt_atomic_load_relaxed(&s->log2cap);
-    MT_ASSERT(log2cap >= INITIAL_LOG2 && log2cap <= MAX_LOG2);
-    return (unsigned)log2cap;
+    MT_ASSERT(mt_lock_is_mine(&sh->lock));
+    MT_ASSERT(sh->log2cap >= INITIAL_LOG2 && sh->log2cap <= MAX_LOG2 &&
+              sh->log2cap == mt_atomic_load_relaxed(&mt_atomic_load_relaxed(&sh->slots)->log2cap));
+    return sh->log2cap;
 }
 
 /* For a reader that may not hold the lock: S's log2cap, read once, or 0 if S
@@ -125,9 +139,9 @@ static size_t find_slot(const struct slots *s, unsigned log2cap, uintptr_t ptr, 
 
 /* Stores E; returns the record it replaced (ptr 0 if it took an empty
  * slot). */
-static mt_live_entry put(struct slots *s, const mt_live_entry *e, uint64_t h)
+static inline __attribute__((always_inline)) mt_live_entry
+put(struct slots *s, unsigned log2cap, const mt_live_entry *e, uint64_t h)
 {
-    unsigned log2cap = log2cap_of(s);
     size_t mask = ((size_t)1 << log2cap) - 1;
     size_t i = home_of(h, log2cap);
     while (s->e[i].ptr != 0 && s->e[i].ptr != e->ptr)
@@ -142,7 +156,7 @@ static MT_COLD struct slots *grow(struct shard *sh)
 {
     MT_ASSERT(mt_lock_is_mine(&sh->lock));
     struct slots *old = mt_atomic_load_relaxed(&sh->slots);
-    unsigned old_log2cap = old ? log2cap_of(old) : 0;
+    unsigned old_log2cap = old ? log2cap_of(sh) : 0;
     unsigned log2cap = old ? old_log2cap + 1 : INITIAL_LOG2;
     if (log2cap > MAX_LOG2)
         return NULL;
@@ -154,11 +168,12 @@ static MT_COLD struct slots *grow(struct shard *sh)
         size_t cap = (size_t)1 << old_log2cap;
         for (size_t i = 0; i < cap; i++)
             if (old->e[i].ptr)
-                put(s, &old->e[i], hash_ptr(old->e[i].ptr));
+                put(s, log2cap, &old->e[i], hash_ptr(old->e[i].ptr));
     }
     /* Pairs with the acquire loads in mt_live_find and
      * mt_live_find_containing. */
     mt_atomic_store_release(&sh->slots, s);
+    sh->log2cap = log2cap;
     mt_atomic_add_relaxed(&mapped_bytes, slots_bytes(log2cap));
     if (old) {
         size_t old_bytes = slots_bytes(old_log2cap);
@@ -175,12 +190,12 @@ bool mt_live_insert(const mt_live_entry *e)
     mt_lock_acquire(&sh->lock);
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
     size_t count = mt_atomic_load_relaxed(&sh->count);
-    if (MT_UNLIKELY(!s || (count + 1) * 4 > ((size_t)3 << log2cap_of(s))))
+    if (MT_UNLIKELY(!s || (count + 1) * 4 > ((size_t)3 << log2cap_of(sh))))
         s = grow(sh);
     if (MT_LIKELY(s != NULL)) {
-        mt_live_entry old = put(s, e, h);
+        mt_live_entry old = put(s, log2cap_of(sh), e, h);
         count += old.ptr == 0;
-        MT_ASSERT(count * 4 <= ((size_t)3 << log2cap_of(s)));
+        MT_ASSERT(count * 4 <= ((size_t)3 << log2cap_of(sh)));
         mt_atomic_store_relaxed(&sh->count, count);
         mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) + e->size -
                                                 (old.ptr ? old.size : 0));
@@ -190,9 +205,8 @@ bool mt_live_insert(const mt_live_entry *e)
 }
 
 /* Backward-shift deletion of slot I. */
-static void erase(struct slots *s, size_t i)
+static void erase(struct slots *s, unsigned log2cap, size_t i)
 {
-    unsigned log2cap = log2cap_of(s);
     size_t mask = ((size_t)1 << log2cap) - 1;
     for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
         uintptr_t p = s->e[j].ptr;
@@ -214,7 +228,8 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
     struct shard *sh = shard_of(h);
     mt_lock_acquire(&sh->lock);
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
-    size_t i = s ? find_slot(s, log2cap_of(s), ptr, h) : SIZE_MAX;
+    unsigned log2cap = s ? log2cap_of(sh) : 0;
+    size_t i = s ? find_slot(s, log2cap, ptr, h) : SIZE_MAX;
     bool found = i != SIZE_MAX;
     if (found) {
         if (out)
@@ -223,7 +238,7 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
         size_t count = mt_atomic_load_relaxed(&sh->count);
         MT_ASSERT(count > 0 && bytes >= s->e[i].size);
         mt_atomic_store_relaxed(&sh->bytes, bytes - s->e[i].size);
-        erase(s, i);
+        erase(s, log2cap, i);
         mt_atomic_store_relaxed(&sh->count, count - 1);
     }
     mt_lock_release(&sh->lock);

@@ -76,14 +76,27 @@ static void add_mapped(size_t bytes)
     mt_atomic_store_relaxed(&mapped_bytes, mt_atomic_load_relaxed(&mapped_bytes) + bytes);
 }
 
-static uint64_t hash_frames(const uintptr_t *frames, unsigned depth)
+/* The stack's hash. Two lanes (even and odd frames) so that consecutive
+ * multiplies do not wait on each other; a step (h ^ f) * K, K odd, is a
+ * bijection of h for a given frame f, so two stacks of one depth that differ
+ * in a single frame never share the 64-bit value. The multiplies only carry
+ * bits upwards: the final mix brings the high bits of the frames (module
+ * bases) down into the 32 bits kept. Only this process ever computes it
+ * (readers outside see the stored header, never recompute it). */
+static inline uint64_t hash_frames(const uintptr_t *frames, unsigned depth)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ depth;
-    for (unsigned i = 0; i < depth; i++) {
-        h ^= frames[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
+    uint64_t a = 0x9E3779B97F4A7C15ull ^ depth, b = 0xC2B2AE3D27D4EB4Full;
+    unsigned i = 0;
+    for (; i + 2 <= depth; i += 2) {
+        a = (a ^ frames[i]) * 0xff51afd7ed558ccdull;
+        b = (b ^ frames[i + 1]) * 0xc4ceb9fe1a85ec53ull;
     }
+    if (i < depth)
+        a = (a ^ frames[i]) * 0xff51afd7ed558ccdull;
+    uint64_t h = a ^ (b << 29 | b >> 35);
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 29;
     return h;
 }
 
@@ -94,7 +107,7 @@ static const uint64_t *record_of(mt_stack_id id)
     return chunk ? chunk + w : NULL;
 }
 
-static bool record_matches(mt_stack_id id, uint32_t h32,
+static inline bool record_matches(mt_stack_id id, uint32_t h32,
                            const uintptr_t *frames, unsigned depth)
 {
     const uint64_t *r = record_of(id);
@@ -104,8 +117,9 @@ static bool record_matches(mt_stack_id id, uint32_t h32,
     return memcmp(r + FRAMES_AT, frames, depth * sizeof *frames) == 0;
 }
 
-/* Probes IX for the stack; returns its id or 0. */
-static mt_stack_id probe(const struct index *ix, uint32_t h32,
+/* Probes IX for the stack; returns its id or 0. Inline: it is the whole
+ * of the common case, a stack already stored. */
+static inline __attribute__((always_inline)) mt_stack_id probe(const struct index *ix, uint32_t h32,
                          const uintptr_t *frames, unsigned depth)
 {
     size_t mask = ix->cap - 1;
@@ -189,20 +203,13 @@ static mt_stack_id arena_alloc(uint32_t words)
     return id;
 }
 
-mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth)
+/* mt_stack_intern's locked path: the stack (hash H32) was not in the index
+ * it probed; looks again under the lock and stores it if still missing. */
+static MT_NOINLINE mt_stack_id intern_locked(const uintptr_t *frames, unsigned depth, uint32_t h32)
 {
-    if (depth > MT_MAX_DEPTH)
-        depth = MT_MAX_DEPTH;
-    uint32_t h32 = (uint32_t)(hash_frames(frames, depth) >> 32);
-    /* Pairs with the release in index_make_room. */
-    const struct index *ix = mt_atomic_load_acquire(&live_index);
-    mt_stack_id id = ix ? probe(ix, h32, frames, depth) : 0;
-    if (MT_LIKELY(id))
-        return id;
-
     mt_lock_acquire(&store_lock);
-    ix = mt_atomic_load_relaxed(&live_index);
-    id = ix ? probe(ix, h32, frames, depth) : 0;
+    const struct index *ix = mt_atomic_load_relaxed(&live_index);
+    mt_stack_id id = ix ? probe(ix, h32, frames, depth) : 0;
     if (!id && index_make_room() && (id = arena_alloc(FRAMES_AT + depth)) != 0) {
         uint64_t *r = (uint64_t *)record_of(id);
         uint64_t header = (uint64_t)h32 << 32 | PRESENT | depth;
@@ -219,6 +226,19 @@ mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth)
     }
     mt_lock_release(&store_lock);
     return id;
+}
+
+mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth)
+{
+    if (MT_UNLIKELY(depth > MT_MAX_DEPTH))
+        depth = MT_MAX_DEPTH;
+    uint32_t h32 = (uint32_t)(hash_frames(frames, depth) >> 32);
+    /* Pairs with the release in index_make_room. */
+    const struct index *ix = mt_atomic_load_acquire(&live_index);
+    mt_stack_id id = MT_LIKELY(ix != NULL) ? probe(ix, h32, frames, depth) : 0;
+    if (MT_LIKELY(id))
+        return id;
+    return intern_locked(frames, depth, h32);
 }
 
 unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames)

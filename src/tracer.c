@@ -34,7 +34,15 @@ mt_real_allocator mt_real;
 mt_atomic(int) mt_phase = MT_UNINIT;
 MT_TLS int mt_busy;
 MT_TLS int mt_forking;
-mt_atomic(uint64_t) mt_next_seq = 1;
+/* The allocation counter has its cache line to itself: every traced
+ * allocation of every thread adds to it, and a neighbour read on every call
+ * (mt_cfg was one) would otherwise miss in the other threads' caches each
+ * time. A one-member aligned struct owns its whole line wherever the linker
+ * puts it; mt_next_seq names its member for the rest of memtrace. */
+static struct {
+    mt_atomic(uint64_t) next;
+} __attribute__((aligned(MT_CACHELINE))) seq_line = { 1 };
+extern mt_atomic(uint64_t) mt_next_seq __attribute__((alias("seq_line")));
 
 const mt_atomic(uint64_t) *mt_seq_counter(void)
 {
