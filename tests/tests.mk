@@ -163,9 +163,12 @@ $(TEST_BUILD)/dl_reuse: tests/progs/dl_reuse.c $(TEST_BUILD)/libdl_a.so $(TEST_B
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 # The cfi unwinder after dlclose (tests/progs/dl_cfi.c): two libraries
 # whose call to malloc returns to the same offset under different rules.
-$(TEST_BUILD)/libcfi_%.so: tests/progs/cfi_%.c
+$(TEST_BUILD)/libcfi_a.so: tests/progs/cfi_frame.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O1 -shared -fPIC $(LDFLAGS) -o $@ $<
+	$(CC) $(CPPFLAGS) -DFRAME=32 -DZERO_AT=0x8 -shared -fPIC $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/libcfi_b.so: tests/progs/cfi_frame.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DFRAME=96 -DZERO_AT=0x28 -shared -fPIC $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/dl_cfi: tests/progs/dl_cfi.c $(TEST_BUILD)/libcfi_a.so $(TEST_BUILD)/libcfi_b.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl

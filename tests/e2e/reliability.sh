@@ -291,25 +291,9 @@ else
 fi
 
 # ---------------------------------------------------------------- real programs
-cat >"$work/dicts.py" <<'PY'
-d = {}
-for i in range(200000):
-    d[str(i)] = [i, i * 2, str(i) * 3, {"k": i}]
-rows = sorted(d.items(), key=lambda kv: -kv[1][1])[:5]
-print(sum(len(v[2]) for v in d.values()), len(d), [k for k, _ in rows])
-PY
-same_as_native "python3" python3 "$work/dicts.py"
-same_as_native "python3 with PYTHONMALLOC=malloc" env PYTHONMALLOC=malloc python3 "$work/dicts.py"
-cat >"$work/rows.sql" <<'SQL'
-CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
-INSERT INTO t SELECT x, 'name' || x, x * 0.5 FROM c;
-CREATE INDEX tv ON t(name);
-SELECT count(*), sum(v) FROM t;
-SELECT name FROM t WHERE id % 60000 = 0 ORDER BY name;
-SELECT substr(name, 1, 5) AS p, count(*) FROM t GROUP BY p ORDER BY 2 DESC LIMIT 3;
-SQL
-same_as_native "sqlite3, 200,000 rows in memory" sqlite3 :memory: ".read $work/rows.sql"
+same_as_native "python3" python3 "$root/tests/progs/dicts.py" 200000
+same_as_native "python3 with PYTHONMALLOC=malloc" env PYTHONMALLOC=malloc python3 "$root/tests/progs/dicts.py" 200000
+same_as_native "sqlite3, 200,000 rows in memory" sqlite3 :memory: ".read $root/tests/progs/rows.sql"
 same_as_native "g++ compile" sh -c "g++ -O2 -c '$root/tests/progs/sites_cxx.cpp' -o '$work/cxx.o' && sha256sum < '$work/cxx.o'"
 # A link runs ld with the LTO plugin, which it dlcloses before exiting: the
 # profiler's exit report then symbolizes after a dlclose.

@@ -202,25 +202,9 @@ run "gdb_quiet reuse (1,000 frees at one address, 20-frame stacks)" 0 "$tests/gd
 # Those of reliability.sh with its inputs, but for python3's: 50,000 dict
 # entries instead of 200,000 (check mode unwinds twice per allocation, and
 # with PYTHONMALLOC=malloc every object is a malloc). All exit 0.
-cat >"$work/dicts.py" <<'PY'
-d = {}
-for i in range(50000):
-    d[str(i)] = [i, i * 2, str(i) * 3, {"k": i}]
-rows = sorted(d.items(), key=lambda kv: -kv[1][1])[:5]
-print(sum(len(v[2]) for v in d.values()), len(d), [k for k, _ in rows])
-PY
-run "python3" 0 python3 "$work/dicts.py"
-run "python3 with PYTHONMALLOC=malloc" 0 env PYTHONMALLOC=malloc python3 "$work/dicts.py"
-cat >"$work/rows.sql" <<'SQL'
-CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
-INSERT INTO t SELECT x, 'name' || x, x * 0.5 FROM c;
-CREATE INDEX tv ON t(name);
-SELECT count(*), sum(v) FROM t;
-SELECT name FROM t WHERE id % 60000 = 0 ORDER BY name;
-SELECT substr(name, 1, 5) AS p, count(*) FROM t GROUP BY p ORDER BY 2 DESC LIMIT 3;
-SQL
-run "sqlite3 (200,000 rows in memory)" 0 sqlite3 :memory: ".read $work/rows.sql"
+run "python3" 0 python3 "$root/tests/progs/dicts.py" 50000
+run "python3 with PYTHONMALLOC=malloc" 0 env PYTHONMALLOC=malloc python3 "$root/tests/progs/dicts.py" 50000
+run "sqlite3 (200,000 rows in memory)" 0 sqlite3 :memory: ".read $root/tests/progs/rows.sql"
 # The driver, cc1plus and as print a line each.
 run "g++ compile" 0 g++ -O2 -c tests/progs/sites_cxx.cpp -o "$work/cxx.o"
 # ld loads the LTO plugin and dlcloses it before it exits; the program
