@@ -14,8 +14,8 @@
  *
  * The table: open addressing, key = return address, value = rule; 0 is
  * empty. Readers take no lock. A writer (a thread that missed) decodes the
- * rule without any lock, then inserts under `lock`: the rule first, then the
- * key with release. A reader loads the key (acquire), the rule (acquire),
+ * rule without any lock, then inserts under `lock`: the rule, then the key,
+ * both with release. A reader loads the key (acquire), the rule (acquire),
  * and the key again: a slot cleared and reused meanwhile (only after a
  * dlclose, see flush_if_unloading) shows a different key and counts as a
  * miss. Growth
@@ -55,6 +55,9 @@ static mt_lock lock = MT_LOCK_INIT;
 /* mt_modules_unloads_begun when the table was last flushed: a library may
  * have been unloaded since (and another loaded at its addresses). */
 static mt_atomic(unsigned long) flushed_at;
+/* The loader's unload count (mt_cfi_loader_subs) when the table and the
+ * module cache were last checked against it; under lock. */
+static unsigned long long loader_subs;
 static mt_cfi_module *modules; /* MAX_MODULES, mapped on first use; under lock */
 static unsigned module_count;
 static mt_atomic(unsigned long) fallbacks;
@@ -106,7 +109,10 @@ static void put(table *t, uintptr_t ret, mt_cfi_rule r)
         if (k == 0)
             break;
     }
-    mt_atomic_store_relaxed(&t->s[i].rule, r);
+    /* Release, both: a reader that acquires this rule also sees this key
+     * (or a later one) when it loads the key again, whatever clears and
+     * reuses of the slot came before (see lookup). */
+    mt_atomic_store_release(&t->s[i].rule, r);
     mt_atomic_store_release(&t->s[i].key, ret);
     t->used++;
 }
@@ -135,11 +141,8 @@ static void insert(uintptr_t ret, mt_cfi_rule r)
 /* Under lock: forgets every rule and module once a dlclose has begun since
  * the last flush. The table is cleared in place (lookup's second key load
  * makes a reader racing with this see a miss). */
-static void flush_if_unloading(void)
+static void forget_all(void)
 {
-    unsigned long begun = mt_modules_unloads_begun();
-    if (begun == mt_atomic_load_relaxed(&flushed_at))
-        return;
     table *t = mt_atomic_load_relaxed(&rules);
     for (size_t i = 0; t && i <= t->mask; i++) {
         mt_atomic_store_relaxed(&t->s[i].key, 0);
@@ -148,6 +151,14 @@ static void flush_if_unloading(void)
     if (t)
         t->used = 0;
     module_count = 0;
+}
+
+static void flush_if_unloading(void)
+{
+    unsigned long begun = mt_modules_unloads_begun();
+    if (begun == mt_atomic_load_relaxed(&flushed_at))
+        return;
+    forget_all();
     mt_atomic_store_release(&flushed_at, begun);
 }
 
@@ -170,12 +181,28 @@ static const mt_cfi_module *cached_module(uintptr_t pc)
 }
 
 /* A miss: finds RET's module (from the cache, else from the loader),
- * decodes its rule, and keeps both. An address in no module (JIT code) is
- * not kept: code may be mapped there later. */
+ * decodes its rule, and keeps both. An address in no module (JIT code, a
+ * garbage return address) is a fallback, not kept: code may be mapped
+ * there later.
+ *
+ * Libraries can go without a dlclose memtrace sees (glibc unloads its own
+ * iconv modules; a failed dlopen unmaps what it mapped): each miss first
+ * asks the loader how many libraries it has unloaded, and forgets every
+ * module and rule when that count moved. A module record is only ever
+ * used after that check, so the decoder never reads a library that is
+ * gone. A rule kept in the table can still be hit, before the next miss,
+ * for a library loaded where one went that way: that frame and those
+ * above it are then wrong (never read outside the stack), as libunwind's
+ * cache would have them. */
 static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
 {
     mt_cfi_module m;
+    unsigned long long subs = mt_cfi_loader_subs();
     mt_lock_acquire(&lock);
+    if (subs > loader_subs) {
+        forget_all();
+        loader_subs = subs;
+    }
     flush_if_unloading();
     unsigned long flushed = mt_atomic_load_relaxed(&flushed_at);
     const mt_cfi_module *c = may_keep(flushed) ? cached_module(ret - 1) : NULL;
@@ -184,7 +211,7 @@ static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
         m = *c;
     mt_lock_release(&lock);
     if (!cached && !mt_cfi_module_of(ret - 1, &m))
-        return MT_CFI_NO_FDE;
+        return MT_CFI_FALLBACK;
     /* Reads the module's own mapped memory: it holds a frame of this
      * stack, so it cannot be unloaded under us by a correct program. */
     mt_cfi_rule r = mt_cfi_rule_for(&m, ret);
@@ -228,7 +255,7 @@ MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
         fp = ((const uintptr_t *)fp)[0];
         ret = ((const uintptr_t *)fp)[1];
     }
-    if (MT_UNLIKELY(fp < low || base - fp < 16))
+    if (MT_UNLIKELY(fp < low || fp > base - 16))
         return -1;
     /* Invariant from here: the frame returning to RET has stack pointer SP
      * and rbp BP, and low <= SP <= base. */

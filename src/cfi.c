@@ -8,10 +8,14 @@
 #include "common.h"
 
 #include <link.h>
+#include <stddef.h>
 #include <string.h>
 
-/* x86-64 DWARF register numbers. */
-enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+/* x86-64 DWARF register numbers. libunwind 1.6 knows registers 0 to 16
+ * only: an instruction naming a higher one (the xmm registers an ms_abi
+ * function saves) makes it stop at that frame, so the decoder gives up on
+ * such a row rather than walk on where libunwind would not. */
+enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16, REGS = 17 };
 
 /* Where a tracked register is, after a row's instructions. */
 enum { AT_SAME, AT_UNDEF, AT_CFA_OFFSET, AT_OTHER };
@@ -37,6 +41,15 @@ static bool readable(const span *s, uintptr_t p, uintptr_t len)
         if (p >= s->m->seg[i].lo && p <= s->m->seg[i].hi && len <= s->m->seg[i].hi - p)
             return true;
     return false;
+}
+
+/* The end of the mapped segment holding P, 0 if none does. */
+static uintptr_t segment_end(const span *s, uintptr_t p)
+{
+    for (unsigned i = 0; i < s->m->nseg; i++)
+        if (p >= s->m->seg[i].lo && p < s->m->seg[i].hi)
+            return s->m->seg[i].hi;
+    return 0;
 }
 
 /* A read position inside one checked range [p, end); ok turns false on the
@@ -233,9 +246,12 @@ static bool parse_cie(const span *s, uintptr_t p, cie_info *ci)
 }
 
 /* Runs call-frame instructions from C, starting from row R (INIT: the row
- * after the CIE's instructions, for DW_CFA_restore), until the location
+ * after the CIE's instructions, for DW_CFA_restore; NULL while running the
+ * CIE's own, where a restore has no defined meaning), until the location
  * passes TARGET. LOC is the row's starting location. False: an instruction
- * the decoder does not know (the rule then is not trusted). */
+ * the decoder does not know, a register libunwind does not know, or
+ * DW_CFA_val_offset, which libunwind 1.6 does not decode (the rule then is
+ * not trusted). */
 static bool run_cfa(cursor c, const cie_info *ci, uintptr_t loc, uintptr_t target, row *r,
                     const row *init)
 {
@@ -247,6 +263,8 @@ static bool run_cfa(cursor c, const cie_info *ci, uintptr_t loc, uintptr_t targe
         uint64_t reg = 0, delta = 0;
         int64_t off = 0;
         reg_rule *rr = NULL;
+        if (!c.ok)
+            break;
         switch (op >> 6) {
         case 1: /* DW_CFA_advance_loc */
             delta = op & 0x3f;
@@ -280,13 +298,16 @@ static bool run_cfa(cursor c, const cie_info *ci, uintptr_t loc, uintptr_t targe
         case 0x07: /* undefined */
         case 0x08: /* same_value */
             reg = uleb(&c);
+            if (reg >= REGS)
+                return false;
             rr = reg == REG_RBP ? &r->rbp : reg == ci->ra_reg ? &r->ra : NULL;
             if (rr)
                 *rr = (reg_rule){ op == 0x07 ? AT_UNDEF : AT_SAME, 0 };
             break;
         case 0x09: /* register */
             reg = uleb(&c);
-            uleb(&c);
+            if (uleb(&c) >= REGS)
+                return false;
             goto set_other;
         case 0x0a: /* remember_state */
             if (depth == STACK)
@@ -299,11 +320,13 @@ static bool run_cfa(cursor c, const cie_info *ci, uintptr_t loc, uintptr_t targe
             *r = saved[--depth];
             break;
         case 0x0c: /* def_cfa */
-            r->cfa_reg = (int)uleb(&c);
+            reg = uleb(&c);
+            r->cfa_reg = reg < REGS ? (int)reg : -1;
             r->cfa_offset = (int64_t)uleb(&c);
             break;
         case 0x0d: /* def_cfa_register */
-            r->cfa_reg = (int)uleb(&c);
+            reg = uleb(&c);
+            r->cfa_reg = reg < REGS ? (int)reg : -1;
             break;
         case 0x0e: /* def_cfa_offset */
             r->cfa_offset = (int64_t)uleb(&c);
@@ -322,20 +345,16 @@ static bool run_cfa(cursor c, const cie_info *ci, uintptr_t loc, uintptr_t targe
             off = sleb(&c) * ci->data_align;
             goto set_offset;
         case 0x12: /* def_cfa_sf */
-            r->cfa_reg = (int)uleb(&c);
+            reg = uleb(&c);
+            r->cfa_reg = reg < REGS ? (int)reg : -1;
             r->cfa_offset = sleb(&c) * ci->data_align;
             break;
         case 0x13: /* def_cfa_offset_sf */
             r->cfa_offset = sleb(&c) * ci->data_align;
             break;
         case 0x14: /* val_offset */
-            reg = uleb(&c);
-            uleb(&c);
-            goto set_other;
         case 0x15: /* val_offset_sf */
-            reg = uleb(&c);
-            sleb(&c);
-            goto set_other;
+            return false;
         case 0x2e: /* GNU_args_size */
             uleb(&c);
             break;
@@ -353,16 +372,22 @@ static bool run_cfa(cursor c, const cie_info *ci, uintptr_t loc, uintptr_t targe
             return c.ok;
         continue;
     set_offset:
+        if (reg >= REGS)
+            return false;
         rr = reg == REG_RBP ? &r->rbp : reg == ci->ra_reg ? &r->ra : NULL;
         if (rr)
             *rr = (reg_rule){ AT_CFA_OFFSET, off };
         continue;
     set_other:
+        if (reg >= REGS)
+            return false;
         rr = reg == REG_RBP ? &r->rbp : reg == ci->ra_reg ? &r->ra : NULL;
         if (rr)
             *rr = (reg_rule){ AT_OTHER, 0 };
         continue;
     restore:
+        if (reg >= REGS || !init)
+            return false;
         if (reg == REG_RBP)
             r->rbp = init->rbp;
         else if (reg == ci->ra_reg)
@@ -383,13 +408,14 @@ static bool find_fde(const span *s, uintptr_t hdr, uintptr_t pc, uintptr_t *fde)
     const uint8_t *h = (const uint8_t *)hdr;
     if (h[0] != 1 || h[3] != (PE_DATAREL | PE_SDATA4))
         return false;
-    cursor c = { .p = hdr + 4, .end = s->m->hi, .ok = true };
-    if (!readable(s, c.p, 16))
+    /* Every read stays inside the segment holding the header. */
+    cursor c = { .p = hdr + 4, .end = segment_end(s, hdr), .ok = true };
+    if (!encoded_size(h[1]) || !encoded_size(h[2]))
         return false;
     read_encoded(&c, h[1], hdr); /* eh_frame_ptr */
     uintptr_t count = read_encoded(&c, h[2], hdr);
     if (!c.ok || h[2] == PE_OMIT || count == 0 || count > (1u << 28) ||
-        !readable(s, c.p, count * 8) || encoded_size(h[3]) != 4)
+        count * 8 > c.end - c.p)
         return false;
     const int32_t *table = (const int32_t *)c.p;
     intptr_t rel = (intptr_t)(pc - hdr);
@@ -436,7 +462,7 @@ static mt_cfi_rule rule_in_span(const span *s, uintptr_t hdr, uintptr_t ret)
             return MT_CFI_FALLBACK;
     }
     row r = { .cfa_reg = -1, .rbp = { AT_SAME, 0 }, .ra = { AT_SAME, 0 } };
-    if (!run_cfa(ci.insns, &ci, begin, UINTPTR_MAX, &r, &r))
+    if (!run_cfa(ci.insns, &ci, begin, UINTPTR_MAX, &r, NULL))
         return MT_CFI_FALLBACK;
     row init = r;
     if (!run_cfa(c, &ci, begin, pc, &r, &init))
@@ -517,6 +543,20 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
     }
     q->found = true;
     return 1;
+}
+
+static int subs_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(unsigned long long *)data = info->dlpi_subs;
+    return 1;
+}
+
+unsigned long long mt_cfi_loader_subs(void)
+{
+    unsigned long long subs = 0;
+    dl_iterate_phdr(subs_cb, &subs);
+    return subs;
 }
 
 bool mt_cfi_module_of(uintptr_t pc, mt_cfi_module *out)

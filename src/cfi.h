@@ -65,6 +65,12 @@ typedef struct {
  * thread inside dlopen could be waiting for). False if none. */
 bool mt_cfi_module_of(uintptr_t pc, mt_cfi_module *out);
 
+/* The loader's count of libraries unloaded so far (dl_iterate_phdr's
+ * dlpi_subs): it moves on every unload, through dlclose or not (glibc's
+ * own iconv modules, a dlopen that failed half-way). Takes the loader's
+ * lock, as mt_cfi_module_of does. */
+unsigned long long mt_cfi_loader_subs(void);
+
 /* The rule for unwinding from a frame whose return address is RET (the
  * row of the FDE holding RET - 1, the call instruction) in module M. */
 mt_cfi_rule mt_cfi_rule_for(const mt_cfi_module *m, uintptr_t ret);

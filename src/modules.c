@@ -106,6 +106,11 @@ unsigned long mt_modules_unloads_begun(void)
     return mt_atomic_load_acquire(&unloads_begun);
 }
 
+void mt_modules_child_forget_unloads_in_progress(void)
+{
+    mt_atomic_store_release(&unloads, mt_atomic_load_relaxed(&unloads_begun));
+}
+
 bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out)
 {
     bool found = false;

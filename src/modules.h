@@ -30,6 +30,11 @@ unsigned long mt_modules_generation(void);
  * learnt while the two differ. */
 unsigned long mt_modules_unloads_begun(void);
 
+/* In a fork child: a dlclose another thread had in progress will never
+ * complete here; counts it as done, so that caches may keep what they
+ * learn again. */
+void mt_modules_child_forget_unloads_in_progress(void);
+
 /* Held across fork: returns whether it took the lock (false: this thread
  * holds it already, see mt_lock_acquire_unless_mine). */
 bool mt_modules_lock(void);

@@ -82,6 +82,7 @@ static void fork_child(void)
     bool took_all = fork_took.modules && fork_took.unwind && fork_took.iheap && fork_took.stack &&
                     fork_took.shards == UINT64_MAX;
     fork_release();
+    mt_modules_child_forget_unloads_in_progress();
     if (took_all) /* else the interrupted code's locks carry the old token */
         mt_lock_forget_token();
 }
@@ -164,10 +165,6 @@ MT_COLD void mt_start(void)
     mt_capture_init();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     pthread_atfork(fork_prepare, fork_release, fork_child);
-    if (mt_cfg.unwind == MT_UNWIND_CHECK) {
-        mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
-        atexit(check_report);
-    }
     mt_leave(was);
     expected = MT_INITIALIZING; /* not if a mapping failed meanwhile */
     mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_READY);
@@ -178,4 +175,12 @@ __attribute__((constructor)) static void mt_constructor(void)
 {
     if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT)
         mt_start();
+    /* Here, not in mt_start: that may run inside the program's first
+     * malloc, which may be atexit's own (its lock held). */
+    if (mt_atomic_load_acquire(&mt_phase) == MT_READY && mt_cfg.unwind == MT_UNWIND_CHECK) {
+        int was = mt_enter();
+        mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
+        atexit(check_report);
+        mt_leave(was);
+    }
 }

@@ -64,7 +64,7 @@ $(TEST_BUILD)/profile_corners: tests/progs/profile_corners.c
 # unloaded libraries and bad input, and the tables under ThreadSanitizer.
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
                      $(TEST_BUILD)/tsan_tables $(TEST_BUILD)/regressions $(TEST_BUILD)/dl_reuse \
-                     $(TEST_BUILD)/dl_cfi \
+                     $(TEST_BUILD)/dl_cfi $(TEST_BUILD)/gconv_unload \
                      $(TEST_BUILD)/signal_fork $(TEST_BUILD)/rust_threads
 $(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
 	@mkdir -p $(@D)
@@ -172,6 +172,21 @@ $(TEST_BUILD)/libcfi_b.so: tests/progs/cfi_frame.c
 $(TEST_BUILD)/dl_cfi: tests/progs/dl_cfi.c $(TEST_BUILD)/libcfi_a.so $(TEST_BUILD)/libcfi_b.so
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
+# Libraries glibc unloads itself (tests/progs/gconv_unload.c): two gconv
+# modules and their gconv-modules file, in a directory for GCONV_PATH.
+$(TEST_BUILD)/gconv/MYA.so: tests/progs/gconv_mod.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -DBIG -shared -fPIC $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/gconv/MYB.so: tests/progs/gconv_mod.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -shared -fPIC $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/gconv/gconv-modules:
+	@mkdir -p $(@D)
+	printf 'module MYA// INTERNAL MYA 1\nmodule MYB// INTERNAL MYB 1\n' >$@
+$(TEST_BUILD)/gconv_unload: tests/progs/gconv_unload.c $(TEST_BUILD)/gconv/MYA.so \
+                            $(TEST_BUILD)/gconv/MYB.so $(TEST_BUILD)/gconv/gconv-modules
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/signal_fork: tests/progs/signal_fork.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O2 -g -Wall -Wextra $(LDFLAGS) -o $@ $<

@@ -104,6 +104,34 @@ if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "^  #1 call_from at tests/progs
 else
     fail "unwind=cfi after dlclose" "exit $rc: $(printf '%s' "$out" | head -8 | tr '\n' '|')"
 fi
+# Off the thread's stack, above it: the walk gives up (regressions
+# fiberabove; its bounds check wrapped and it read past that stack).
+LD_PRELOAD="$tracer" "$tests/regressions" fiberabove; rc=$?
+if [ $rc = 0 ]; then
+    pass "unwind=cfi: malloc on a stack mapped above the thread's own"
+elif [ $rc = 3 ]; then
+    pass "unwind=cfi: malloc on a stack above the thread's own: not tested (no room for the mapping)"
+else
+    fail "unwind=cfi: malloc on a stack above the thread's own" "exit $rc"
+fi
+# A library glibc unloads itself (an iconv module), then a smaller one
+# loaded inside its old span that allocates: the unwinder must not use what
+# it learnt of the first (tests/progs/gconv_unload.c). Without address
+# randomization (setarch -R, where the machine allows it) the layout that
+# crashed is the same every run.
+norand=""
+setarch -R true 2>/dev/null && norand="setarch -R"
+gconv_bad=0
+for i in 1 2 3; do
+    out=$(GCONV_PATH="$tests/gconv" $norand env LD_PRELOAD="$tracer" "$tests/gconv_unload" 2>&1)
+    rc=$?
+    [ $rc = 0 ] && [ "$out" = "gconv_unload: done" ] || { gconv_bad=$((gconv_bad + 1)); gconv_last="exit $rc: $out"; }
+done
+if [ $gconv_bad = 0 ]; then
+    pass "unwind=cfi: a library unloaded by glibc itself, then another in its place (3 runs${norand:+, $norand})"
+else
+    fail "unwind=cfi after glibc's own unload" "$gconv_bad of 3 runs: $gconv_last"
+fi
 # The default unwinder gives up off the thread's stack: the fiber's malloc
 # and free are captured by libunwind, and counted.
 fallbacks=$(env LD_PRELOAD="$tracer" "$tests/regressions" fiber 2>&1)

@@ -11,6 +11,14 @@
  *            prints memtrace_get_stats' unwind_fallbacks when preloaded
  *            (off the thread's stack the cfi unwinder hands the capture
  *            of that malloc and that free to libunwind: 2)
+ *   fiberabove  a thread whose stack bounds memtrace learnt jumps to a
+ *            stack mapped 256 MiB above its own, whose outermost frame
+ *            returns to a real call site: the cfi walk's bounds check
+ *            wrapped and it read past the top of that stack (SIGSEGV);
+ *            exits 0, or 3 if no such mapping could be made (not tested)
+ *   msabi    malloc from an ms_abi function, whose CFI saves xmm6-15
+ *            (registers 17 and up, which libunwind does not know): the
+ *            cfi unwinder must give up there as libunwind does
  *   freeall  allocate 50,000 blocks and free them all (used with a fault:
  *            the profiler kept blocks freed after the stop as live)
  *   getattr  the main thread's first allocation is inside pthread_getattr_np
@@ -25,6 +33,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +229,68 @@ static int wildrbp_case(void)
 #endif
 }
 
+void *volatile sink;
+static uintptr_t fake_ret;
+
+__attribute__((noinline)) static void note_return(void)
+{
+    fake_ret = (uintptr_t)__builtin_return_address(0);
+}
+
+__attribute__((noinline)) static void call_site(void)
+{
+    sink = (void *)1;
+    note_return();
+    sink = NULL;
+}
+
+static void fiber_above_entry(void)
+{
+    sink = malloc(32);
+    _exit(0);
+}
+
+static void *fiber_above_thread(void *arg)
+{
+    uintptr_t here = (uintptr_t)&arg & ~(uintptr_t)0xfffff;
+    size_t size = 1 << 16;
+    char *stack = mmap((void *)(here + (256 << 20)), size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (stack == MAP_FAILED || (uintptr_t)stack != here + (256 << 20))
+        _exit(3);
+    sink = malloc(16); /* memtrace learns this thread's stack bounds */
+    call_site();
+    uintptr_t *top = (uintptr_t *)(stack + size);
+    top[-1] = fake_ret; /* the new stack's outermost frame returns into call_site */
+    __asm__ volatile("mov %0, %%rsp\n\tjmp *%1" ::"r"(top - 1), "r"(fiber_above_entry) : "memory");
+    return NULL;
+}
+
+static int fiber_above_case(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, fiber_above_thread, NULL);
+    pthread_join(t, NULL);
+    return 2; /* not reached: the thread exits the process */
+}
+
+__attribute__((ms_abi, noinline)) static void *ms_abi_alloc(double a, double b)
+{
+    register double x6 __asm__("xmm6") = a * b, x7 __asm__("xmm7") = a + b;
+    __asm__ volatile("" : "+x"(x6), "+x"(x7));
+    void *p = malloc(32);
+    __asm__ volatile("" : "+x"(x6), "+x"(x7));
+    sink = (void *)(uintptr_t)(x6 + x7);
+    return p;
+}
+
+static int msabi_case(int n)
+{
+    for (int i = 0; i < 3; i++)
+        free(ms_abi_alloc(n, 2));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -231,6 +302,10 @@ int main(int argc, char **argv)
         return aligned_case();
     if (strcmp(mode, "fiber") == 0)
         return fiber_case();
+    if (strcmp(mode, "fiberabove") == 0)
+        return fiber_above_case();
+    if (strcmp(mode, "msabi") == 0)
+        return msabi_case(argc);
     if (strcmp(mode, "freeall") == 0)
         return freeall_case();
     if (strcmp(mode, "getattr") == 0)
@@ -239,6 +314,6 @@ int main(int argc, char **argv)
         return threadname_case();
     if (strcmp(mode, "wildrbp") == 0)
         return wildrbp_case();
-    fprintf(stderr, "usage: regressions atfork|fds FILE|aligned|fiber|freeall|getattr|threadname|wildrbp\n");
+    fprintf(stderr, "usage: regressions atfork|fds FILE|aligned|fiber|fiberabove|msabi|freeall|getattr|threadname|wildrbp\n");
     return 64;
 }

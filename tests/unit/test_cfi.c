@@ -236,6 +236,58 @@ Test(cfi, damaged_records_stay_inside_bounds)
     cr_assert_eq(mt_cfi_rule_in(b + IMG - 2, b, b + IMG, b + TEXT + 0x15), MT_CFI_FALLBACK);
 }
 
+/* A header at the end of one segment, with a gap (PROT_NONE, as the loader
+ * leaves between PT_LOAD segments) before the next: a ULEB128 pointer
+ * encoding never ends inside the segment. The decoder used to read on into
+ * the gap (SIGSEGV); it must give up. */
+Test(cfi, header_at_the_end_of_a_segment)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uint8_t *p = mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    cr_assert_neq(p, MAP_FAILED);
+    uint8_t *hdr = p + page - 20;
+    const uint8_t h[] = { 1, 0x01, 0x03, 0x3b }; /* eh_frame_ptr as ULEB128 */
+    memcpy(hdr, h, 4);
+    memset(hdr + 4, 0x80, 16);
+    cr_assert_eq(mprotect(p + page, (size_t)page, PROT_NONE), 0);
+    mt_cfi_module m = { .lo = (uintptr_t)p, .hi = (uintptr_t)p + 3 * (uintptr_t)page,
+                        .eh_frame_hdr = (uintptr_t)hdr, .nseg = 2 };
+    m.seg[0].lo = (uintptr_t)p;
+    m.seg[0].hi = (uintptr_t)p + (uintptr_t)page;
+    m.seg[1].lo = (uintptr_t)p + 2 * (uintptr_t)page;
+    m.seg[1].hi = (uintptr_t)p + 3 * (uintptr_t)page;
+    cr_assert_eq(mt_cfi_rule_for(&m, m.seg[1].lo + 100), MT_CFI_FALLBACK);
+    /* The same with a fixed-size pointer encoding whose table runs past
+     * the segment's end. */
+    const uint8_t h2[] = { 1, 0x1b, 0x03, 0x3b };
+    memcpy(hdr, h2, 4);
+    uint32_t count = 1000;
+    memcpy(hdr + 8, &count, 4);
+    cr_assert_eq(mt_cfi_rule_for(&m, m.seg[1].lo + 100), MT_CFI_FALLBACK);
+}
+
+/* Registers libunwind 1.6 does not know (17 and up: the xmm registers an
+ * ms_abi function saves) and DW_CFA_val_offset, which it does not decode:
+ * the decoder gives up where libunwind would stop. */
+Test(cfi, rows_libunwind_cannot_follow)
+{
+    image *im = fresh();
+    const uint8_t xmm6_saved[] = { 0x41, 0x0e, 16, 0x97, 2 }; /* offset r23 (xmm6) */
+    const uint8_t val_offset_rbx[] = { 0x14, 3, 2 };
+    const uint8_t restore_r20[] = { 0xd4 };                    /* restore r20 */
+    const uint8_t cfa_in_r40[] = { 0x0c, 40, 8 };
+    put_fde(im, 0x00, 0x10, xmm6_saved, sizeof xmm6_saved);
+    put_fde(im, 0x10, 0x10, val_offset_rbx, sizeof val_offset_rbx);
+    put_fde(im, 0x20, 0x10, restore_r20, sizeof restore_r20);
+    put_fde(im, 0x30, 0x10, cfa_in_r40, sizeof cfa_in_r40);
+    finish(im);
+    for (unsigned f = 0; f < 4; f++)
+        cr_assert_eq(rule_at(im, f * 0x10 + 5), MT_CFI_FALLBACK, "FDE %u", f);
+    /* Before the xmm6 row, the same function unwinds. */
+    cr_assert_eq(rule_at(im, 0x1), mt_cfi_standard(false, 8, 0));
+}
+
 /* The loaded modules, through dl_iterate_phdr: libc's code has a module
  * with an .eh_frame_hdr; an address in no module has none. */
 Test(cfi, module_of)
