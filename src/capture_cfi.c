@@ -17,11 +17,13 @@
  * rule without any lock, then inserts under `lock`: the rule, then the key,
  * both with release. A reader loads the key (acquire), the rule (acquire),
  * and the key again: a slot cleared and reused meanwhile (only after a
- * dlclose, see flush_if_unloading) shows a different key and counts as a
- * miss. Growth
- * copies into a table twice the size and publishes it; the old one stays
- * mapped (readers may be in it), so the tables ever mapped add up to less
- * than twice the current one. */
+ * library was unloaded, see forget_all) shows a different key and counts
+ * as a miss. Growth copies into a table twice the size and publishes it;
+ * the old one stays mapped (readers may be in it), so the tables ever
+ * mapped add up to less than twice the current one.
+ *
+ * x86-64 only: the rules are x86-64's registers, and the walk relies on
+ * its frame layout. */
 #include "capture.h"
 
 #include "atomic.h"
