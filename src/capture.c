@@ -75,7 +75,7 @@ static MT_NOINLINE unsigned by_fp(uintptr_t *frames, unsigned max)
 
 /* ------------------------------------------------------ check mode */
 
-static mt_atomic(unsigned long) checked, mismatched, check_fallbacks;
+static mt_atomic(unsigned long) checked, mismatched;
 static mt_check_mismatch kept[MT_CHECK_KEPT];
 static mt_atomic(int) kept_ready[MT_CHECK_KEPT];
 
@@ -98,12 +98,10 @@ static MT_NOINLINE unsigned by_both(uintptr_t *frames, unsigned max)
     int cn = mt_unwind_cfi(mine, max);
     unsigned ln = by_libunwind(frames, max);
     mt_atomic_add_relaxed(&checked, 1);
-    if (cn < 0) {
-        mt_atomic_add_relaxed(&check_fallbacks, 1);
+    if (cn < 0)
         mt_unwind_cfi_fell_back();
-    } else if ((unsigned)cn != ln || memcmp(mine, frames, ln * sizeof *frames) != 0) {
+    else if ((unsigned)cn != ln || memcmp(mine, frames, ln * sizeof *frames) != 0)
         keep_mismatch(mt_atomic_add_relaxed(&mismatched, 1), mine, (unsigned)cn, frames, ln);
-    }
     return ln;
 }
 
@@ -111,7 +109,7 @@ void mt_check_get(mt_check_counts *out)
 {
     out->captures = mt_atomic_load_relaxed(&checked);
     out->mismatches = mt_atomic_load_relaxed(&mismatched);
-    out->fallbacks = mt_atomic_load_relaxed(&check_fallbacks);
+    out->fallbacks = mt_unwind_fallbacks(); /* only check mode's own, in this mode */
 }
 
 bool mt_check_mismatch_get(unsigned i, mt_check_mismatch *out)

@@ -2,7 +2,11 @@
  * Runs in whatever thread a debugger picked, possibly while other threads
  * are stopped inside malloc or inside memtrace: it allocates only from the
  * internal heap (mt_enter) and waits for no lock without a bound. The
- * answer's text is format.c's, shared with the gdb command. */
+ * answer's text is format.c's, shared with the gdb command. Also the check
+ * mode's exit report (describe.h), whose stacks are written the same way. */
+#include "describe.h"
+
+#include "capture.h"
 #include "common.h"
 #include "format.h"
 #include "freed_history.h"
@@ -106,4 +110,29 @@ MT_EXPORT void memtrace_print_trace(const void *ptr)
 MT_EXPORT void print_trace(const void *ptr)
 {
     memtrace_print_trace(ptr);
+}
+
+void mt_describe_check_report(void)
+{
+    int fd = mt_err_fd();
+    if (fd < 0)
+        return;
+    int was = mt_enter();
+    mt_check_counts c;
+    mt_check_get(&c);
+    mt_out out;
+    mt_out_init(&out, fd);
+    mt_out_printf(&out, "memtrace: unwind check: %lu captures, %lu mismatches, %lu fallbacks\n",
+                  c.captures, c.mismatches, c.fallbacks);
+    mt_check_mismatch m;
+    for (unsigned i = 0; mt_check_mismatch_get(i, &m); i++) {
+        mt_out_printf(&out, "memtrace: unwind check: mismatch %u: cfi, %u frames:\n", i + 1,
+                      m.cfi_depth);
+        put_stack(NULL, &out, m.cfi, m.cfi_depth);
+        mt_out_printf(&out, "memtrace: unwind check: mismatch %u: libunwind, %u frames:\n", i + 1,
+                      m.libunwind_depth);
+        put_stack(NULL, &out, m.libunwind, m.libunwind_depth);
+    }
+    mt_out_flush(&out);
+    mt_leave(was);
 }

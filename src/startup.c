@@ -9,7 +9,7 @@
 #include "capture.h"
 #include "common.h"
 #include "config.h"
-#include "format.h"
+#include "describe.h"
 #include "freed_history.h"
 #include "internal_heap.h"
 #include "live_table.h"
@@ -87,46 +87,6 @@ static void fork_child(void)
         mt_lock_forget_token();
 }
 
-/* Frames of one stack, symbolized when the symbolizer is free. */
-static void put_check_stack(mt_out *out, const uintptr_t *frames, unsigned depth)
-{
-    mt_dwfl *dwfl = mt_sym_self_lock() ? mt_sym_self() : NULL;
-    if (dwfl) {
-        mt_fmt_stack(out, dwfl, true, frames, depth);
-        mt_sym_self_unlock();
-    } else {
-        mt_fmt_raw_stack(out, frames, depth);
-    }
-}
-
-/* MEMTRACE_UNWIND=check, at exit (each process for itself): one line that
- * scripts parse, "memtrace: unwind check: N captures, M mismatches, F
- * fallbacks", then the first mismatches with both stacks. */
-static void check_report(void)
-{
-    int fd = mt_err_fd();
-    if (fd < 0)
-        return;
-    int was = mt_enter();
-    mt_check_counts c;
-    mt_check_get(&c);
-    mt_out out;
-    mt_out_init(&out, fd);
-    mt_out_printf(&out, "memtrace: unwind check: %lu captures, %lu mismatches, %lu fallbacks\n",
-                  c.captures, c.mismatches, c.fallbacks);
-    mt_check_mismatch m;
-    for (unsigned i = 0; mt_check_mismatch_get(i, &m); i++) {
-        mt_out_printf(&out, "memtrace: unwind check: mismatch %u: cfi, %u frames:\n", i + 1,
-                      m.cfi_depth);
-        put_check_stack(&out, m.cfi, m.cfi_depth);
-        mt_out_printf(&out, "memtrace: unwind check: mismatch %u: libunwind, %u frames:\n", i + 1,
-                      m.libunwind_depth);
-        put_check_stack(&out, m.libunwind, m.libunwind_depth);
-    }
-    mt_out_flush(&out);
-    mt_leave(was);
-}
-
 static void *next_symbol(const char *name)
 {
     return dlsym(RTLD_NEXT, name);
@@ -180,7 +140,7 @@ __attribute__((constructor)) static void mt_constructor(void)
     if (mt_atomic_load_acquire(&mt_phase) == MT_READY && mt_cfg.unwind == MT_UNWIND_CHECK) {
         int was = mt_enter();
         mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
-        atexit(check_report);
+        atexit(mt_describe_check_report);
         mt_leave(was);
     }
 }

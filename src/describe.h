@@ -1,0 +1,12 @@
+/* print_trace's answers (include/memtrace.h) and the other text memtrace
+ * writes from inside the process about its own records. */
+#ifndef MT_DESCRIBE_H
+#define MT_DESCRIBE_H
+
+/* MEMTRACE_UNWIND=check, at exit (each process for itself): one line that
+ * scripts parse, "memtrace: unwind check: N captures, M mismatches, F
+ * fallbacks", then the first mismatches with both stacks, on memtrace's
+ * stderr (mt_err_fd). */
+void mt_describe_check_report(void);
+
+#endif
