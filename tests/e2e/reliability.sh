@@ -104,6 +104,14 @@ if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "^  #1 call_from at tests/progs
 else
     fail "unwind=cfi after dlclose" "exit $rc: $(printf '%s' "$out" | head -8 | tr '\n' '|')"
 fi
+# A thread whose first allocation is on a fiber keeps the bounds of its
+# own stack: only the fiber's two captures fall back.
+fallbacks=$(env LD_PRELOAD="$tracer" "$tests/regressions" threadfiber 2>&1)
+if [ "$fallbacks" = "unwind fallbacks: 2" ]; then
+    pass "unwind=cfi: a thread that first allocates on a fiber unwinds its own stack itself"
+else
+    fail "unwind=cfi: a thread that first allocates on a fiber" "printed '$fallbacks', not 'unwind fallbacks: 2'"
+fi
 # Off the thread's stack, above it: the walk gives up (regressions
 # fiberabove; its bounds check wrapped and it read past that stack).
 LD_PRELOAD="$tracer" "$tests/regressions" fiberabove; rc=$?

@@ -170,7 +170,7 @@ run "dl_reuse (a library replaced at the same address)" 0 \
     env MEMTRACE_FREED=0 DEBUGINFOD_URLS=http://127.0.0.1:9 build/tests/dl_reuse build/tests
 # atfork only forks: it allocates nothing once memtrace is up.
 ZERO_OK=1 run "regressions atfork" 0 "$tests/regressions" atfork
-for mode in aligned fiber getattr wildrbp freeall msabi; do
+for mode in aligned fiber threadfiber getattr wildrbp freeall msabi; do
     run "regressions $mode" 0 "$tests/regressions" $mode
 done
 run "regressions threadname" 0 env MEMTRACE_FREED=0 "$tests/regressions" threadname

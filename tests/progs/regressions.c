@@ -11,6 +11,11 @@
  *            prints memtrace_get_stats' unwind_fallbacks when preloaded
  *            (off the thread's stack the cfi unwinder hands the capture
  *            of that malloc and that free to libunwind: 2)
+ *   threadfiber  a new thread's first allocation is on a fiber; then it
+ *            allocates 10 blocks on its own stack. Prints memtrace_get_stats'
+ *            unwind_fallbacks: 2 (the fiber's malloc and free). The stack
+ *            bounds used to be learnt from the fiber, and every later
+ *            capture on the thread's own stack went to libunwind (22)
  *   fiberabove  a thread whose stack bounds memtrace learnt jumps to a
  *            stack mapped 256 MiB above its own, whose outermost frame
  *            returns to a real call site: the cfi walk's bounds check
@@ -116,6 +121,49 @@ static void fiber_main(void)
     swapcontext(&fiber_ctx, &main_ctx);
 }
 
+static void print_fallbacks(void)
+{
+    void (*get_stats)(struct memtrace_stats *) =
+        (void (*)(struct memtrace_stats *))dlsym(RTLD_DEFAULT, "memtrace_get_stats");
+    if (get_stats) {
+        struct memtrace_stats st;
+        get_stats(&st);
+        printf("unwind fallbacks: %lu\n", st.unwind_fallbacks);
+    }
+}
+
+static void *thread_fiber_main(void *arg)
+{
+    (void)arg;
+    size_t size = 1 << 16;
+    char *volatile stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                -1, 0);
+    if (stack == MAP_FAILED)
+        return NULL;
+    getcontext(&fiber_ctx);
+    fiber_ctx.uc_stack.ss_sp = stack;
+    fiber_ctx.uc_stack.ss_size = size;
+    fiber_ctx.uc_link = &main_ctx;
+    makecontext(&fiber_ctx, fiber_main, 0);
+    swapcontext(&main_ctx, &fiber_ctx);
+    for (int i = 0; i < 10; i++) {
+        keep = malloc(16);
+        free(keep);
+    }
+    return stack;
+}
+
+static int thread_fiber_case(void)
+{
+    pthread_t t;
+    void *done = NULL;
+    if (pthread_create(&t, NULL, thread_fiber_main, NULL) != 0 || pthread_join(t, &done) != 0 ||
+        !done)
+        return 2;
+    print_fallbacks();
+    return 0;
+}
+
 static int fiber_case(void)
 {
     size_t size = 1 << 16;
@@ -133,13 +181,7 @@ static int fiber_case(void)
     fiber_ctx.uc_mcontext.gregs[REG_RBP] = (greg_t)(guard + 4096);
 #endif
     swapcontext(&main_ctx, &fiber_ctx);
-    void (*get_stats)(struct memtrace_stats *) =
-        (void (*)(struct memtrace_stats *))dlsym(RTLD_DEFAULT, "memtrace_get_stats");
-    if (get_stats) {
-        struct memtrace_stats st;
-        get_stats(&st);
-        printf("unwind fallbacks: %lu\n", st.unwind_fallbacks);
-    }
+    print_fallbacks();
     return 0;
 }
 
@@ -302,6 +344,8 @@ int main(int argc, char **argv)
         return aligned_case();
     if (strcmp(mode, "fiber") == 0)
         return fiber_case();
+    if (strcmp(mode, "threadfiber") == 0)
+        return thread_fiber_case();
     if (strcmp(mode, "fiberabove") == 0)
         return fiber_above_case();
     if (strcmp(mode, "msabi") == 0)
@@ -314,6 +358,6 @@ int main(int argc, char **argv)
         return threadname_case();
     if (strcmp(mode, "wildrbp") == 0)
         return wildrbp_case();
-    fprintf(stderr, "usage: regressions atfork|fds FILE|aligned|fiber|fiberabove|msabi|freeall|getattr|threadname|wildrbp\n");
+    fprintf(stderr, "usage: regressions atfork|fds FILE|aligned|fiber|threadfiber|fiberabove|msabi|freeall|getattr|threadname|wildrbp\n");
     return 64;
 }
