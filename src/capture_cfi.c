@@ -219,7 +219,7 @@ static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
     mt_cfi_rule r = mt_cfi_rule_for(&m, ret);
     mt_lock_acquire(&lock);
     flush_if_unloading();
-    if (may_keep(flushed) && mt_atomic_load_relaxed(&flushed_at) == flushed) {
+    if (may_keep(flushed)) { /* also: no flush since the lookup above */
         if (!cached) {
             if (!modules)
                 modules = mt_os_map(MAX_MODULES * sizeof *modules, "unwind module cache");

@@ -35,14 +35,6 @@ typedef struct {
     const mt_cfi_module *m;
 } span;
 
-static bool readable(const span *s, uintptr_t p, uintptr_t len)
-{
-    for (unsigned i = 0; i < s->m->nseg; i++)
-        if (p >= s->m->seg[i].lo && p <= s->m->seg[i].hi && len <= s->m->seg[i].hi - p)
-            return true;
-    return false;
-}
-
 /* The end of the mapped segment holding P, 0 if none does. */
 static uintptr_t segment_end(const span *s, uintptr_t p)
 {
@@ -50,6 +42,13 @@ static uintptr_t segment_end(const span *s, uintptr_t p)
         if (p >= s->m->seg[i].lo && p < s->m->seg[i].hi)
             return s->m->seg[i].hi;
     return 0;
+}
+
+/* Whether [P, P + LEN), LEN > 0, lies inside one mapped segment. */
+static bool readable(const span *s, uintptr_t p, uintptr_t len)
+{
+    uintptr_t end = segment_end(s, p);
+    return end && len <= end - p;
 }
 
 /* A read position inside one checked range [p, end); ok turns false on the
