@@ -30,7 +30,12 @@ DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DMT_DEBUG)
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
               -fno-omit-frame-pointer $(DEBUG_FLAGS) \
               -pthread -D_GNU_SOURCE $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
-LIB_LIBS   := $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) -ldl -pthread
+# libiberty (binutils' demangler) is a static archive: --exclude-libs keeps
+# its symbols out of the preloaded library's exports, where they would
+# interpose a program's own copy.
+DEMANGLE_LIBS := -liberty
+LIB_LIBS   := $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) \
+              $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a -ldl -pthread
 
 # The two builds differ in which files they take, not in #ifdefs: the
 # profiler's reporting and site totals, or the tracer's stand-in. site.h's
@@ -81,7 +86,7 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 
 # ---------------------------------------------------------------- packages
 # The last six are programs the reliability tests run under memtrace.
-DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb \
+DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              python3 sqlite3 jq libxml2-utils rustc nodejs
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet

@@ -10,14 +10,13 @@ AUTOLOAD_DIR := $(PREFIX)/share/gdb/auto-load$(PREFIX)/lib
 
 all: $(GDB_TOOLS)
 
-# libstdc++ is linked (not as-needed) so symbolize.c finds __cxa_demangle.
 $(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c src/symbolize.c src/format.c src/output.c src/lock.c \
                              $(wildcard src/*.h) $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) \
 	  $(shell pkg-config --cflags libdw 2>/dev/null) $(LDFLAGS) \
 	  -o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) \
-	  -ldl -Wl,--no-as-needed -lstdc++
+	  $(DEMANGLE_LIBS) -ldl
 
 $(BUILD)/memtrace.py: gdb/memtrace.py
 	@mkdir -p $(@D)

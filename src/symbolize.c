@@ -10,12 +10,12 @@
 #include "lock.h"
 #include "modules.h"
 
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libiberty/demangle.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -628,27 +628,15 @@ mt_dwfl *mt_sym_self(void)
 
 /* ------------------------------------------------------------ rows */
 
-/* __cxa_demangle if a C++ runtime is loaded in this process; looked up once
- * (C programs have no mangled names to show). */
-typedef char *demangle_fn(const char *, char *, size_t *, int *);
-
+/* C++, Rust legacy (its hash dropped, as rustc's {:#} prints it) and Rust
+ * v0 names, by binutils' demangler (libiberty, linked statically and kept
+ * out of the library's exported symbols); NULL when NAME is not a mangled
+ * name it knows. The result is malloc'ed. */
 static char *demangle(const char *name)
 {
-    static demangle_fn *fn;
-    static int looked;
-    if (name[0] != '_' || name[1] != 'Z')
+    if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
         return NULL;
-    if (!looked) {
-        fn = (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        looked = 1;
-    }
-    int status = -1;
-    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
-    if (status != 0) {
-        free(d);
-        return NULL;
-    }
-    return d;
+    return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 }
 
 static const char *die_string(Dwarf_Die *die, unsigned attr)
