@@ -84,6 +84,11 @@ static void put_folded(const mt_frame *rows, unsigned count, void *arg)
                         buf[k] = ':';
                 name = buf;
             }
+        } else if (rows[i].module) {
+            int w = snprintf(buf, sizeof buf, "%s+0x%lx", rows[i].module,
+                             (unsigned long)rows[i].offset);
+            len = w < 0 ? 0 : (size_t)w < sizeof buf ? (size_t)w : sizeof buf - 1;
+            name = buf;
         } else {
             len = (size_t)snprintf(buf, sizeof buf, "0x%lx", (unsigned long)rows[i].ret);
             name = buf;

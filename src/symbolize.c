@@ -694,9 +694,16 @@ static const char *function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mo
     return name;
 }
 
-static const char *module_name(Dwfl_Module *mod, Dwarf_Addr *start)
+/* MOD's file name without its directory, and in *BIAS the difference
+ * between its addresses in memory and in its file (0 for a non-PIE
+ * executable, the load address for a library linked at 0). */
+static const char *module_name(Dwfl_Module *mod, Dwarf_Addr *bias)
 {
-    const char *name = dwfl_module_info(mod, NULL, start, NULL, NULL, NULL, NULL, NULL);
+    Dwarf_Addr symbias = (Dwarf_Addr)-1, start = 0;
+    const char *name = dwfl_module_info(mod, NULL, &start, NULL, NULL, &symbias, NULL, NULL);
+    if (symbias == (Dwarf_Addr)-1 && !dwfl_module_getelf(mod, &symbias))
+        symbias = start; /* no ELF: a library linked at 0 is the likely case */
+    *bias = symbias;
     if (!name)
         return "??";
     const char *slash = strrchr(name, '/');
@@ -728,15 +735,15 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
 static void module_rows(struct rows *r, Dwfl_Module *mod, Dwarf_Addr pc, uintptr_t ret,
                         bool unloaded)
 {
-    Dwarf_Addr start = 0;
-    const char *modname = module_name(mod, &start);
+    Dwarf_Addr file_bias = 0;
+    const char *modname = module_name(mod, &file_bias);
     const char *file = NULL;
     int line = 0, col = 0;
     Dwfl_Line *dl = dwfl_module_getsrc(mod, pc);
     if (dl)
         file = dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL);
     mt_frame base = {
-        .ret = ret, .module = modname, .offset = (uintptr_t)(pc - start), .unloaded = unloaded,
+        .ret = ret, .module = modname, .offset = (uintptr_t)(pc - file_bias), .unloaded = unloaded,
     };
 
     Dwarf_Addr bias = 0;

@@ -27,7 +27,9 @@ typedef struct {
     unsigned inline_depth;  /* the row's index: 0, or inlined into row k - 1 */
     const char *module;     /* module file name without directory; NULL:
                                the address is in no module known */
-    uintptr_t offset;       /* ret - 1 - the module's start address */
+    uintptr_t offset;       /* ret - 1 as an address in the module's file,
+                               which `addr2line -e MODULE` takes (ret - 1
+                               itself in a non-PIE executable) */
     bool from_symtab;       /* named from the symbol table: no debug scope */
     bool unloaded;          /* in a library the process has unloaded since */
 } mt_frame;

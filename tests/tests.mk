@@ -104,7 +104,21 @@ $(TEST_BUILD)/gdb_quiet: tests/progs/gdb_quiet.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
 
-test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/unload
+# Without debug information (tests/progs/nopie.c): non-PIE and PIE, each
+# with and without its symbol table.
+NOPIE_PROGS := $(TEST_BUILD)/nopie $(TEST_BUILD)/nopie_pie $(TEST_BUILD)/nopie.stripped \
+               $(TEST_BUILD)/nopie_pie.stripped
+$(TEST_BUILD)/nopie: tests/progs/nopie.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -fno-pie -no-pie $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/nopie_pie: tests/progs/nopie.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -fpie -pie $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/%.stripped: $(TEST_BUILD)/%
+	strip -s -o $@ $<
+
+test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/unload \
+          $(NOPIE_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh

@@ -287,6 +287,29 @@ esac
 check "folded C++: the lambda's line in the exit report" 1 \
     "$(grep -c "^  #0 main::{lambda()#1}::operator()() const at tests/progs/profile_cxx.cpp:$cxx_lambda:" "$work/cxx.err")"
 
+# ---------------------------------------------------------------- frames without symbols
+# A frame no symbol names is module+offset in the folded file (not a bare
+# address), the offset addr2line takes for the module's unstripped file.
+for p in nopie nopie_pie; do
+    env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/$p.folded" \
+        "$build/tests/$p.stripped" 2>/dev/null
+    check "stripped $p: exit code" 0 "$?"
+    stack=$(grep ' 100$' "$work/$p.folded" | head -1)
+    leaf=${stack% 100}
+    leaf=${leaf##*;}
+    caller=${stack%;*}
+    caller=${caller##*;}
+    names=""
+    for frame in "$caller" "$leaf"; do
+        case $frame in
+        "$p.stripped+0x"*) names="$names $(addr2line -f -e "$build/tests/$p" "${frame#*+}" | head -1)" ;;
+        *) names="$names <$frame>" ;;
+        esac
+    done
+    check "stripped $p: the folded stack ends in module+offset frames of main and make_block" \
+        " main make_block" "$names"
+done
+
 # ---------------------------------------------------------------- unloaded library
 # A block leaked from a library dlclosed before exit: the exit report and
 # the folded file name its function, from the library's file, marked as

@@ -160,6 +160,24 @@ check_site "always-inline -O2: inlined site" "$out" "$err" g_inline $O inline '#
 check_site "always-inline -O2: caller's line" "$out" "$err" g_inline $O inline_caller inlined \
     build_buffer 4000 1
 
+# ---------------------------------------------------------------- module+offset
+# Without debug information a frame shows module+offset, which must be what
+# `addr2line -e MODULE` takes: the address in the file (for the non-PIE
+# executable, the run-time address itself; for the PIE one, not).
+for p in nopie nopie_pie; do
+    out=$work/$p.out err=$work/$p.err
+    run_gdb "$tests/$p" "$out" "$err" "*(void **)&g_block"
+    for f in '#0 make_block' '#1 main'; do
+        off=$(sed -nE "s/^  $f in $p\+(0x[0-9a-f]+)\$/\1/p" "$err")
+        fn=$([ -n "$off" ] && addr2line -f -e "$tests/$p" "$off" | head -1)
+        if [ -n "$off" ] && [ "$fn" = "${f#* }" ]; then
+            pass "$p: '$f in $p+$off', and addr2line -f -e $p $off names ${f#* }"
+        else
+            fail "$p: $f" "offset '$off', addr2line says '$fn': $(grep "^  $f " "$err")"
+        fi
+    done
+done
+
 # ---------------------------------------------------------------- without gdb
 for p in sites sites_cxx sites_o2; do
     native=$("$tests/$p" 2>&1); nrc=$?
