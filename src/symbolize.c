@@ -1117,9 +1117,11 @@ static uintptr_t entry_of(Dwfl *dwfl, Dwarf_Addr pc)
                                                                           : 0;
 }
 
-/* Where call site SITE (in MOD, BIAS) goes: T->alloc for the allocation
- * functions, else its entry address in T->target (0: an indirect call, or
- * a target that cannot be told for sure). */
+/* Where call site SITE (in MOD, BIAS) goes: its entry address in
+ * T->target (0: an indirect call, or a target that cannot be told for
+ * sure), and T->alloc when it is named as one of the allocation functions
+ * (then it is the end of a recorded stack whatever its address: memtrace's,
+ * or the C++ runtime's operator new that calls memtrace's malloc). */
 static void site_target(Dwfl *dwfl, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die *site,
                         struct tail_edge *t)
 {
@@ -1129,11 +1131,9 @@ static void site_target(Dwfl *dwfl, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die
     t->alloc = false;
     if ((dwarf_attr(site, DW_AT_call_origin, &a) || dwarf_attr(site, DW_AT_abstract_origin, &a)) &&
         dwarf_formref_die(&a, &origin)) {
-        if (is_allocation_function(die_linkage_name(&origin)) ||
-            is_allocation_function(die_string(&origin, DW_AT_name)))
-            t->alloc = true;
-        else
-            t->target = function_entry(dwfl, mod, &origin, bias);
+        t->alloc = is_allocation_function(die_linkage_name(&origin)) ||
+                   is_allocation_function(die_string(&origin, DW_AT_name));
+        t->target = function_entry(dwfl, mod, &origin, bias);
         return;
     }
     Dwarf_Op *ops;
@@ -1287,7 +1287,7 @@ static void chain_walk(struct chain_search *s, uintptr_t fn, unsigned depth)
             continue;
         }
         if (e->alloc)
-            continue; /* the callee is not memtrace's */
+            continue; /* a stack ends there, its callee is not in it */
         for (unsigned k = 0; k <= depth; k++)
             if (s->path_fn[k] == e->target)
                 s->failed = true; /* a cycle: chains of any length */
@@ -1328,7 +1328,7 @@ static void tail_chain_find(Dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret,
     struct tail_edge call;
     site_target(dwfl, mod, bias, &w.site, &call);
     if (call.alloc || !call.target)
-        return;
+        return; /* the callee was called directly, or nothing is known */
     static struct chain_search s; /* under the symbolizer's lock */
     s = (struct chain_search){ .dwfl = dwfl };
     if (callee_ret) {
