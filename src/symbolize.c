@@ -1061,6 +1061,26 @@ static uintptr_t symbol_address(Dwfl *dwfl, Dwfl_Module *mod, const char *name)
     return s.found;
 }
 
+/* The function DIE among the children of PARENT (namespaces entered) whose
+ * code holds PC. Skips whole subtrees (DW_AT_sibling): far cheaper than
+ * dwarf_getscopes, which descends into every scope of a large CU. */
+static bool top_function(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *fn, unsigned depth)
+{
+    Dwarf_Die child;
+    if (depth > 8 || dwarf_child(parent, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) == 1) {
+            *fn = child;
+            return true;
+        }
+        if (tag == DW_TAG_namespace && top_function(&child, pc, fn, depth + 1))
+            return true;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
 /* The subprogram DIE holding PC (its concrete instance: inlined code is in
  * its caller's), with MOD and BIAS. */
 static bool function_die(Dwfl *dwfl, Dwarf_Addr pc, Dwfl_Module **mod, Dwarf_Die *fn,
@@ -1068,6 +1088,8 @@ static bool function_die(Dwfl *dwfl, Dwarf_Addr pc, Dwfl_Module **mod, Dwarf_Die
 {
     *mod = dwfl_addrmodule(dwfl, pc);
     Dwarf_Die *cu = *mod ? dwfl_module_addrdie(*mod, pc, bias) : NULL;
+    if (cu && top_function(cu, pc - *bias, fn, 0))
+        return true;
     Dwarf_Die *scopes = NULL;
     int n = cu ? dwarf_getscopes(cu, pc - *bias, &scopes) : 0;
     bool found = false;
