@@ -10,7 +10,8 @@
 
 /* ------------------------------------------------------------ stacks */
 
-void mt_fmt_frame(mt_out *out, unsigned n, const mt_frame *rows, unsigned count)
+/* TAIL: the frame is one a tail call left off the stack, rebuilt. */
+static void put_rows(mt_out *out, unsigned n, const mt_frame *rows, unsigned count, bool tail)
 {
     if (count == 1 && !rows[0].module) {
         mt_out_printf(out, "  #%u 0x%lx in a module that is no longer mapped\n", n,
@@ -33,32 +34,61 @@ void mt_fmt_frame(mt_out *out, unsigned n, const mt_frame *rows, unsigned count)
             mt_out_printf(out, " at %s:%d", f->file, f->line);
         else if (f->from_symtab)
             mt_out_printf(out, " in %s+0x%lx", f->module, (unsigned long)f->offset);
-        mt_out_printf(out, "%s\n", i == 0 && f->unloaded ? " (library unloaded since)" : "");
+        mt_out_printf(out, "%s%s\n", i == 0 && f->unloaded ? " (library unloaded since)" : "",
+                      i == 0 && tail ? " (tail call)" : "");
     }
+}
+
+void mt_fmt_frame(mt_out *out, unsigned n, const mt_frame *rows, unsigned count)
+{
+    put_rows(out, n, rows, count, false);
 }
 
 struct frame_ctx {
     mt_out *out;
     unsigned n;
+    bool tail;
 };
 
 static void put_frame(const mt_frame *rows, unsigned count, void *arg)
 {
     struct frame_ctx *c = arg;
-    mt_fmt_frame(c->out, c->n, rows, count);
+    put_rows(c->out, c->n, rows, count, c->tail);
 }
 
-void mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret)
+static void ignore_rows(const mt_frame *rows, unsigned count, void *arg)
 {
-    struct frame_ctx c = { out, n };
-    mt_sym_frames(dwfl, refresh, ret, put_frame, &c);
+    (void)rows, (void)count, (void)arg;
+}
+
+/* The tail-call frames between FRAMES[I] and the frame inward of it (for
+ * frame 0, the allocation function): innermost first, their count. */
+static unsigned tail_frames(mt_dwfl *dwfl, const uintptr_t *frames, unsigned i,
+                            uintptr_t tail[MT_SYM_TAIL_MAX])
+{
+    return mt_sym_tail_calls(dwfl, frames[i], i ? frames[i - 1] : 0, tail, MT_SYM_TAIL_MAX);
+}
+
+unsigned mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n,
+                            const uintptr_t *frames, unsigned i)
+{
+    /* The frame's own rows first: they re-read the modules if need be. */
+    mt_sym_frames(dwfl, refresh, frames[i], ignore_rows, NULL);
+    uintptr_t tail[MT_SYM_TAIL_MAX];
+    unsigned ntail = tail_frames(dwfl, frames, i, tail);
+    struct frame_ctx c = { out, n, true };
+    for (unsigned k = 0; k < ntail; k++, c.n++)
+        mt_sym_frames(dwfl, false, tail[k], put_frame, &c);
+    c = (struct frame_ctx){ out, c.n, false };
+    mt_sym_frames(dwfl, false, frames[i], put_frame, &c);
+    return c.n + 1;
 }
 
 void mt_fmt_stack(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
                   unsigned depth)
 {
-    for (unsigned i = 0; i < depth; i++)
-        mt_fmt_stack_frame(out, dwfl, refresh, i, frames[i]);
+    for (unsigned i = 0, n = 0; i < depth; i++)
+        n = mt_fmt_stack_frame(out, dwfl, refresh, n, frames, i);
 }
 
 void mt_fmt_raw_stack(mt_out *out, const uintptr_t *frames, unsigned depth)
@@ -99,9 +129,15 @@ static void put_folded(const mt_frame *rows, unsigned count, void *arg)
     }
 }
 
-void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, uintptr_t ret)
+void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+                         unsigned i)
 {
-    mt_sym_frames(dwfl, refresh, ret, put_folded, out);
+    mt_sym_frames(dwfl, refresh, frames[i], put_folded, out);
+    uintptr_t tail[MT_SYM_TAIL_MAX];
+    for (unsigned k = tail_frames(dwfl, frames, i, tail); k-- > 0;) {
+        mt_out_write(out, ";", 1);
+        mt_sym_frames(dwfl, false, tail[k], put_folded, out);
+    }
 }
 
 /* ------------------------------------------------------------ answers */

@@ -20,19 +20,28 @@
  * "     inlined into FUNCTION at FILE:LINE:COL" per outer row. */
 void mt_fmt_frame(mt_out *out, unsigned n, const mt_frame *rows, unsigned count);
 
-/* Frame N, the return address RET, symbolized through DWFL (see
- * mt_sym_frames for REFRESH). The caller holds the symbolizer's lock. */
-void mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n, uintptr_t ret);
-/* FRAMES[0..DEPTH), return addresses innermost first, as frames #0.. */
+/* Frame FRAMES[I] of a recorded stack (return addresses, innermost first;
+ * FRAMES[0] called an allocation function) numbered N, after the frames
+ * that tail calls left off the stack between it and FRAMES[I - 1], each
+ * rebuilt from the debug information and marked " (tail call)" on its first
+ * line. Returns the number of the next frame. Symbolized through DWFL (see
+ * mt_sym_frames for REFRESH); the caller holds the symbolizer's lock. */
+unsigned mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n,
+                            const uintptr_t *frames, unsigned i);
+/* FRAMES[0..DEPTH), return addresses innermost first, as frames #0.., the
+ * tail-call frames included. */
 void mt_fmt_stack(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
                   unsigned depth);
 /* The same frames unsymbolized: "  #N 0xRET". */
 void mt_fmt_raw_stack(mt_out *out, const uintptr_t *frames, unsigned depth);
 
-/* The folded-stack names of RET (flamegraph.pl's input): its rows'
- * functions outermost first, ';'-separated, each cut to 1023 bytes with
- * ';' written as ':', "0xRET" for a row without a name. */
-void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, uintptr_t ret);
+/* The folded-stack names of FRAMES[I] (flamegraph.pl's input): its rows'
+ * functions outermost first, then those of the tail-call frames between it
+ * and FRAMES[I - 1] (see mt_fmt_stack_frame), outermost first,
+ * ';'-separated, each cut to 1023 bytes with ';' written as ':', "0xRET"
+ * for a row without a name. */
+void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+                         unsigned i);
 
 /* ------------------------------------------------------------ answers */
 

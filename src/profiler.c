@@ -362,7 +362,7 @@ static char *symbolize_stack(const struct site *s)
     bool ok = dwfl != NULL;
     size_t len = 0, cap = 0;
     char *text = NULL;
-    for (unsigned i = 0; ok && i < s->depth; i++) {
+    for (unsigned i = 0, n = 0; ok && i < s->depth; i++) {
         if (heap_low()) {
             ok = false;
             break;
@@ -371,7 +371,7 @@ static char *symbolize_stack(const struct site *s)
          * stack may not. */
         mt_out o;
         mt_out_init(&o, -1);
-        mt_fmt_stack_frame(&o, dwfl, true, i, s->frames[i]);
+        n = mt_fmt_stack_frame(&o, dwfl, true, n, s->frames, i);
         size_t need = len + o.len + 1;
         if (need > cap) {
             cap = need * 2;
@@ -578,7 +578,7 @@ static void put_folded_site(mt_out *o, const struct site *s)
     mt_dwfl *dwfl = locked && !heap_low() ? mt_sym_self() : NULL;
     for (unsigned i = s->depth; i-- > 0;) {
         if (dwfl)
-            mt_fmt_folded_frame(o, dwfl, true, s->frames[i]);
+            mt_fmt_folded_frame(o, dwfl, true, s->frames, i);
         else
             mt_out_printf(o, "0x%lx", (unsigned long)s->frames[i]);
         if (i)

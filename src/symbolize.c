@@ -173,6 +173,10 @@ struct sym_range {
 
 struct symtab {
     struct sym_range global, local;
+    /* The symbols of both ranges sorted by (name, address), for the tail
+     * calls' targets named by declarations; built on the first such lookup. */
+    struct sym *by_name;
+    size_t nnames;
 };
 
 static int bind_rank(unsigned char info)
@@ -201,6 +205,7 @@ static void symtab_free(struct symtab *t)
     free(t->global.end);
     free(t->local.sym);
     free(t->local.end);
+    free(t->by_name);
     free(t);
 }
 
@@ -372,8 +377,11 @@ static size_t cache_slot(uintptr_t ret, size_t cap)
     return (size_t)((ret * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
+static void tail_cache_clear(void);
+
 static void cache_clear(void)
 {
+    tail_cache_clear();
     for (size_t i = 0; i < cache_cap; i++)
         free(cache[i].rows);
     free(cache);
@@ -842,4 +850,554 @@ void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn,
     if (packed)
         cache_add(ret, packed, r.n); /* frees it if it cannot keep it */
     rows_free(&r);
+}
+
+/* ------------------------------------------------------------ tail calls */
+
+/* A function whose last act is a call may jump to the callee instead: its
+ * frame is then not on the stack. The DWARF call sites (DW_TAG_call_site,
+ * DW_TAG_GNU_call_site in DWARF 4) say where each call goes and which are
+ * tail calls; from the call at a return address and the function the next
+ * frame inward is in, the frames in between are the tail-call chains from
+ * the call's target to that function. The search is bounded (TAIL_DEPTH
+ * tail calls in a chain, TAIL_VISITS functions looked into) and gives
+ * nothing when it reaches a bound, meets a cycle or a function with more
+ * tail calls than it keeps: what it inserts is true of every chain possible. */
+#define TAIL_DEPTH MT_SYM_TAIL_MAX
+#define TAIL_VISITS 256
+#define TAIL_EDGES 64
+
+/* One tail call of a function: the address after its jump (a return
+ * address as the stack would have had it) and its target. */
+struct tail_edge {
+    uintptr_t site_ret;
+    uintptr_t target; /* entry address; 0: not known */
+    bool alloc;       /* the target is one of the allocation functions */
+};
+
+/* The tail calls of the function at an entry address; n > TAIL_EDGES: too
+ * many to follow. */
+struct tail_fn {
+    unsigned n;
+    struct tail_edge edge[];
+};
+
+/* The frames inserted between a caller's return address and its callee. */
+struct tail_chain {
+    unsigned n;
+    uintptr_t ret[TAIL_DEPTH]; /* innermost first */
+};
+
+/* Two caches, both dropped with the frame cache (cache_clear): the tail
+ * calls of each function looked into, by entry address (key b = 0), and the
+ * chain of each (caller return address, callee return address) asked for.
+ * Open addressing, count * 2 <= cap; value malloc'ed. */
+struct tail_slot {
+    uintptr_t a, b;
+    void *value; /* NULL: empty slot */
+};
+
+struct tail_table {
+    struct tail_slot *slot;
+    size_t count, cap;
+};
+
+static struct tail_table tail_fns, tail_chains;
+
+static size_t tail_hash(uintptr_t a, uintptr_t b, size_t cap)
+{
+    return (size_t)(((a ^ (b * 0xff51afd7ed558ccdull)) * 0x9E3779B97F4A7C15ull) >> 32) &
+           (cap - 1);
+}
+
+static void tail_table_clear(struct tail_table *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slot[i].value);
+    free(t->slot);
+    *t = (struct tail_table){ 0 };
+}
+
+static void tail_cache_clear(void)
+{
+    tail_table_clear(&tail_fns);
+    tail_table_clear(&tail_chains);
+}
+
+static void *tail_find(const struct tail_table *t, uintptr_t a, uintptr_t b)
+{
+    for (size_t i = t->cap ? tail_hash(a, b, t->cap) : 0; t->cap && t->slot[i].value;
+         i = (i + 1) & (t->cap - 1))
+        if (t->slot[i].a == a && t->slot[i].b == b)
+            return t->slot[i].value;
+    return NULL;
+}
+
+/* Keeps VALUE (malloc'ed, not NULL) for (A, B), or frees it if the table
+ * cannot grow. */
+static void tail_add(struct tail_table *t, uintptr_t a, uintptr_t b, void *value)
+{
+    if ((t->count + 1) * 2 > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        struct tail_slot *s = calloc(cap, sizeof *s);
+        if (!s) {
+            free(value);
+            return;
+        }
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->slot[i].value)
+                continue;
+            size_t j = tail_hash(t->slot[i].a, t->slot[i].b, cap);
+            while (s[j].value)
+                j = (j + 1) & (cap - 1);
+            s[j] = t->slot[i];
+        }
+        free(t->slot);
+        t->slot = s;
+        t->cap = cap;
+    }
+    size_t i = tail_hash(a, b, t->cap);
+    while (t->slot[i].value)
+        i = (i + 1) & (t->cap - 1);
+    t->slot[i] = (struct tail_slot){ a, b, value };
+    t->count++;
+    MT_ASSERT(t->count * 2 <= t->cap);
+}
+
+/* Whether NAME (a DIE's linkage name or name) is one of the functions
+ * memtrace interposes (src/preload.c): the end of every recorded stack. */
+static bool is_allocation_function(const char *name)
+{
+    static const char *const names[] = {
+        "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
+        "aligned_alloc", "memalign", "valloc", "pvalloc",
+    };
+    if (!name)
+        return false;
+    /* operator new, new[], delete, delete[], every overload (mangled) */
+    if (strncmp(name, "_Znw", 4) == 0 || strncmp(name, "_Zna", 4) == 0 ||
+        strncmp(name, "_Zdl", 4) == 0 || strncmp(name, "_Zda", 4) == 0 ||
+        strncmp(name, "operator new", 12) == 0 || strncmp(name, "operator delete", 15) == 0)
+        return true;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    const struct sym *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->value > y->value) - (x->value < y->value);
+}
+
+/* The address of the function NAME defined in MOD: the one value of its
+ * strongest binding (LOCAL_OK: local symbols count). 0 when MOD defines no
+ * such symbol or several functions carry the name (static functions of
+ * different files): nothing is guessed. */
+static uintptr_t module_symbol(Dwfl_Module *mod, const char *name, bool local_ok)
+{
+    struct symtab *t = symtab_of(mod);
+    if (!t)
+        return 0;
+    if (!t->by_name) {
+        size_t n = t->global.n + t->local.n;
+        t->by_name = malloc((n ? n : 1) * sizeof *t->by_name);
+        if (!t->by_name)
+            return 0;
+        if (t->global.n)
+            memcpy(t->by_name, t->global.sym, t->global.n * sizeof *t->by_name);
+        if (t->local.n)
+            memcpy(t->by_name + t->global.n, t->local.sym, t->local.n * sizeof *t->by_name);
+        qsort(t->by_name, n, sizeof *t->by_name, by_name);
+        t->nnames = n;
+    }
+    size_t lo = 0, hi = t->nnames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(t->by_name[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    GElf_Addr value = 0;
+    int best = 0;
+    bool unique = true;
+    for (size_t i = lo; i < t->nnames && strcmp(t->by_name[i].name, name) == 0; i++) {
+        const struct sym *s = &t->by_name[i];
+        if (s->bind < 2 && !local_ok)
+            continue;
+        if (s->bind > best) {
+            best = s->bind;
+            value = s->value;
+            unique = true;
+        } else if (s->bind == best && s->value != value) {
+            unique = false;
+        }
+    }
+    return best && unique ? (uintptr_t)value : 0;
+}
+
+struct symbol_search {
+    const char *name;
+    Dwfl_Module *skip;
+    uintptr_t found;
+};
+
+static int search_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+                         void *arg)
+{
+    (void)userdata, (void)name, (void)start;
+    struct symbol_search *s = arg;
+    if (mod == s->skip)
+        return DWARF_CB_OK;
+    s->found = module_symbol(mod, s->name, false);
+    return s->found ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* The function NAME as a call from MOD reaches it: MOD's own definition,
+ * else the first exported one in the order DWFL lists its modules. */
+static uintptr_t symbol_address(Dwfl *dwfl, Dwfl_Module *mod, const char *name)
+{
+    uintptr_t a = module_symbol(mod, name, true);
+    if (a)
+        return a;
+    struct symbol_search s = { name, mod, 0 };
+    dwfl_getmodules(dwfl, search_module, &s, 0);
+    return s.found;
+}
+
+/* The function DIE among the children of PARENT (namespaces entered) whose
+ * code holds PC. Skips whole subtrees (DW_AT_sibling): far cheaper than
+ * dwarf_getscopes, which descends into every scope of a large CU. */
+static bool top_function(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *fn, unsigned depth)
+{
+    Dwarf_Die child;
+    if (depth > 8 || dwarf_child(parent, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) == 1) {
+            *fn = child;
+            return true;
+        }
+        if (tag == DW_TAG_namespace && top_function(&child, pc, fn, depth + 1))
+            return true;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
+/* The subprogram DIE holding PC (its concrete instance: inlined code is in
+ * its caller's), with MOD and BIAS. */
+static bool function_die(Dwfl *dwfl, Dwarf_Addr pc, Dwfl_Module **mod, Dwarf_Die *fn,
+                         Dwarf_Addr *bias)
+{
+    *mod = dwfl_addrmodule(dwfl, pc);
+    Dwarf_Die *cu = *mod ? dwfl_module_addrdie(*mod, pc, bias) : NULL;
+    if (cu && top_function(cu, pc - *bias, fn, 0))
+        return true;
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, pc - *bias, &scopes) : 0;
+    bool found = false;
+    for (int i = 0; i < n && !found; i++)
+        if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+            *fn = scopes[i];
+            found = true;
+        }
+    free(scopes);
+    return found;
+}
+
+static const char *die_linkage_name(Dwarf_Die *die)
+{
+    const char *name = die_string(die, DW_AT_linkage_name);
+    if (!name)
+        name = die_string(die, DW_AT_MIPS_linkage_name);
+    return name ? name : die_string(die, DW_AT_name);
+}
+
+/* The entry address of the function of DIE FN in MOD: its low pc, or where
+ * its symbol is when its code is in several ranges (hot and cold parts) or
+ * FN is a declaration. 0 when not known. */
+static uintptr_t function_entry(Dwfl *dwfl, Dwfl_Module *mod, Dwarf_Die *fn, Dwarf_Addr bias)
+{
+    Dwarf_Addr low;
+    if (!dwarf_hasattr(fn, DW_AT_declaration) && dwarf_lowpc(fn, &low) == 0)
+        return (uintptr_t)(low + bias);
+    const char *name = die_linkage_name(fn);
+    return name ? symbol_address(dwfl, mod, name) : 0;
+}
+
+/* The entry address of the function holding PC: from its DIE, else from
+ * the symbol table. 0 when not known. */
+static uintptr_t entry_of(Dwfl *dwfl, Dwarf_Addr pc)
+{
+    Dwfl_Module *mod;
+    Dwarf_Die fn;
+    Dwarf_Addr bias;
+    if (function_die(dwfl, pc, &mod, &fn, &bias))
+        return function_entry(dwfl, mod, &fn, bias);
+    if (!mod)
+        return 0;
+    GElf_Off offset;
+    GElf_Sym sym;
+    return dwfl_module_addrinfo(mod, pc, &offset, &sym, NULL, NULL, NULL) ? (uintptr_t)(pc - offset)
+                                                                          : 0;
+}
+
+/* Where call site SITE (in MOD, BIAS) goes: its entry address in
+ * T->target (0: an indirect call, or a target that cannot be told for
+ * sure), and T->alloc when it is named as one of the allocation functions
+ * (then it is the end of a recorded stack whatever its address: memtrace's,
+ * or the C++ runtime's operator new that calls memtrace's malloc). */
+static void site_target(Dwfl *dwfl, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die *site,
+                        struct tail_edge *t)
+{
+    Dwarf_Attribute a;
+    Dwarf_Die origin;
+    t->target = 0;
+    t->alloc = false;
+    if ((dwarf_attr(site, DW_AT_call_origin, &a) || dwarf_attr(site, DW_AT_abstract_origin, &a)) &&
+        dwarf_formref_die(&a, &origin)) {
+        t->alloc = is_allocation_function(die_linkage_name(&origin)) ||
+                   is_allocation_function(die_string(&origin, DW_AT_name));
+        t->target = function_entry(dwfl, mod, &origin, bias);
+        return;
+    }
+    Dwarf_Op *ops;
+    size_t nops;
+    if ((dwarf_attr(site, DW_AT_call_target, &a) ||
+         dwarf_attr(site, DW_AT_GNU_call_site_target, &a)) &&
+        dwarf_getlocation(&a, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_addr)
+        t->target = (uintptr_t)(ops[0].number + bias);
+}
+
+/* The address after a call site's call instruction, as in its DIE. */
+static bool site_return(Dwarf_Die *site, Dwarf_Addr *ret)
+{
+    Dwarf_Attribute a;
+    if (dwarf_attr(site, DW_AT_call_return_pc, &a))
+        return dwarf_formaddr(&a, ret) == 0;
+    return dwarf_tag(site) == DW_TAG_GNU_call_site && dwarf_lowpc(site, ret) == 0;
+}
+
+static bool is_tail_site(Dwarf_Die *site)
+{
+    return dwarf_hasattr(site, DW_AT_call_tail_call) || dwarf_hasattr(site, DW_AT_GNU_tail_call);
+}
+
+/* Calls FN on every call site nested in DIE's children (lexical blocks and
+ * inlined code included, nested functions not); stops when FN returns
+ * true, and returns true then. */
+static bool each_call_site(Dwarf_Die *die, unsigned depth, bool (*fn)(Dwarf_Die *, void *),
+                           void *arg)
+{
+    Dwarf_Die child;
+    if (depth > 64 || dwarf_child(die, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site) {
+            if (fn(&child, arg))
+                return true;
+        } else if (tag != DW_TAG_subprogram && each_call_site(&child, depth + 1, fn, arg)) {
+            return true;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
+struct edge_walk {
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    Dwarf_Addr bias;
+    struct tail_edge edge[TAIL_EDGES];
+    unsigned n; /* TAIL_EDGES + 1: too many */
+};
+
+static bool add_tail_edge(Dwarf_Die *site, void *arg)
+{
+    struct edge_walk *w = arg;
+    Dwarf_Addr ret;
+    if (!is_tail_site(site) || !site_return(site, &ret))
+        return false;
+    if (w->n == TAIL_EDGES) {
+        w->n++;
+        return true;
+    }
+    struct tail_edge *e = &w->edge[w->n++];
+    site_target(w->dwfl, w->mod, w->bias, site, e);
+    e->site_ret = (uintptr_t)(ret + w->bias);
+    return false;
+}
+
+/* The tail calls of the function at ENTRY, cached; NULL when they cannot be
+ * had (no debug information is no tail call: n = 0). */
+static const struct tail_fn *tail_calls_of(Dwfl *dwfl, uintptr_t entry)
+{
+    struct tail_fn *f = tail_find(&tail_fns, entry, 0);
+    if (f)
+        return f;
+    static struct edge_walk w; /* under the symbolizer's lock, like the rows */
+    w.dwfl = dwfl;
+    w.n = 0;
+    Dwarf_Die fn;
+    if (function_die(dwfl, entry, &w.mod, &fn, &w.bias))
+        each_call_site(&fn, 0, add_tail_edge, &w);
+    unsigned keep = w.n > TAIL_EDGES ? 0 : w.n;
+    f = malloc(sizeof *f + keep * sizeof f->edge[0]);
+    if (!f)
+        return NULL;
+    f->n = w.n;
+    memcpy(f->edge, w.edge, keep * sizeof f->edge[0]);
+    tail_add(&tail_fns, entry, 0, f);
+    return tail_find(&tail_fns, entry, 0) == f ? f : NULL;
+}
+
+/* The chains found so far: what every one of them has at its start and at
+ * its end, in tail calls from the caller's target down to the callee. */
+struct chain_search {
+    Dwfl *dwfl;
+    uintptr_t callee; /* entry address; 0: the allocation functions */
+    unsigned visits;
+    bool failed;      /* a bound was reached: nothing can be said */
+    unsigned found, shortest;
+    uintptr_t prefix[TAIL_DEPTH], suffix[TAIL_DEPTH]; /* suffix[0]: the last call */
+    unsigned nprefix, nsuffix;
+    uintptr_t path[TAIL_DEPTH];      /* the calls of the chain being followed */
+    uintptr_t path_fn[TAIL_DEPTH];   /* the functions they are in */
+};
+
+static void chain_found(struct chain_search *s, unsigned len)
+{
+    if (s->found++ == 0) {
+        memcpy(s->prefix, s->path, len * sizeof s->path[0]);
+        for (unsigned i = 0; i < len; i++)
+            s->suffix[i] = s->path[len - 1 - i];
+        s->nprefix = s->nsuffix = s->shortest = len;
+        return;
+    }
+    unsigned p = 0, q = 0;
+    while (p < s->nprefix && p < len && s->prefix[p] == s->path[p])
+        p++;
+    while (q < s->nsuffix && q < len && s->suffix[q] == s->path[len - 1 - q])
+        q++;
+    s->nprefix = p;
+    s->nsuffix = q;
+    if (len < s->shortest)
+        s->shortest = len;
+}
+
+/* Follows the tail calls of the function at FN, the DEPTH-th of the chain.
+ * A tail call whose target is not known (through a pointer, or a name that
+ * several functions carry) may reach the callee: nothing can be said then. */
+static void chain_walk(struct chain_search *s, uintptr_t fn, unsigned depth)
+{
+    if (s->failed)
+        return;
+    const struct tail_fn *f = ++s->visits > TAIL_VISITS ? NULL : tail_calls_of(s->dwfl, fn);
+    if (!f || f->n > TAIL_EDGES || (f->n && depth == TAIL_DEPTH)) {
+        s->failed = true;
+        return;
+    }
+    if (!f->n)
+        return;
+    s->path_fn[depth] = fn;
+    for (unsigned i = 0; i < f->n && !s->failed; i++) {
+        const struct tail_edge *e = &f->edge[i];
+        if (!e->alloc && !e->target) {
+            s->failed = true;
+            return;
+        }
+        s->path[depth] = e->site_ret;
+        if (s->callee ? e->target == s->callee : e->alloc) {
+            chain_found(s, depth + 1);
+            continue;
+        }
+        if (e->alloc)
+            continue; /* a stack ends there, its callee is not in it */
+        for (unsigned k = 0; k <= depth; k++)
+            if (s->path_fn[k] == e->target)
+                s->failed = true; /* a cycle: chains of any length */
+        if (!s->failed)
+            chain_walk(s, e->target, depth + 1);
+    }
+}
+
+struct caller_walk {
+    Dwarf_Addr ret; /* in the module's addresses */
+    Dwarf_Die site;
+};
+
+static bool is_site_at(Dwarf_Die *site, void *arg)
+{
+    struct caller_walk *w = arg;
+    Dwarf_Addr ret;
+    if (!site_return(site, &ret) || ret != w->ret)
+        return false;
+    w->site = *site;
+    return true;
+}
+
+/* The chain between RET and the function of CALLEE_RET (0: the allocation
+ * functions), searched in the debug information. */
+static void tail_chain_find(Dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret,
+                            struct tail_chain *c)
+{
+    c->n = 0;
+    Dwfl_Module *mod;
+    Dwarf_Die fn;
+    Dwarf_Addr bias;
+    if (!function_die(dwfl, ret - 1, &mod, &fn, &bias))
+        return;
+    struct caller_walk w = { .ret = ret - bias };
+    if (!each_call_site(&fn, 0, is_site_at, &w))
+        return;
+    struct tail_edge call;
+    site_target(dwfl, mod, bias, &w.site, &call);
+    if (call.alloc || !call.target)
+        return; /* the callee was called directly, or nothing is known */
+    static struct chain_search s; /* under the symbolizer's lock */
+    s = (struct chain_search){ .dwfl = dwfl };
+    if (callee_ret) {
+        s.callee = entry_of(dwfl, callee_ret - 1);
+        if (!s.callee || s.callee == call.target)
+            return;
+    }
+    chain_walk(&s, call.target, 0);
+    if (s.failed || !s.found)
+        return;
+    unsigned nsuffix = s.nsuffix, nprefix = s.nprefix;
+    if (s.found > 1 && nprefix + nsuffix > s.shortest)
+        nsuffix = s.shortest - nprefix;
+    if (s.found == 1)
+        nsuffix = 0;
+    for (unsigned i = 0; i < nsuffix; i++)
+        c->ret[c->n++] = s.suffix[i];
+    for (unsigned i = nprefix; i-- > 0;)
+        c->ret[c->n++] = s.prefix[i];
+}
+
+unsigned mt_sym_tail_calls(mt_dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret, uintptr_t *out,
+                           unsigned max)
+{
+    if (dwfl != cache_dwfl) {
+        cache_clear();
+        cache_dwfl = dwfl;
+    }
+    struct tail_chain *c = tail_find(&tail_chains, ret, callee_ret);
+    static struct tail_chain found; /* under the symbolizer's lock */
+    if (!c) {
+        tail_chain_find(dwfl, ret, callee_ret, &found);
+        c = &found;
+        struct tail_chain *keep = malloc(sizeof *keep);
+        if (keep) {
+            *keep = found;
+            tail_add(&tail_chains, ret, callee_ret, keep);
+        }
+    }
+    unsigned n = c->n < max ? c->n : max;
+    memcpy(out, c->ret, n * sizeof *out);
+    return n;
 }

@@ -67,4 +67,19 @@ size_t mt_sym_filter_maps(char *maps, size_t len);
 typedef void mt_frames_fn(const mt_frame *rows, unsigned n, void *ctx);
 void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx);
 
+/* The frames that tail calls left off the stack between return address RET
+ * (a call) and the function that call ended up in: the one holding return
+ * address CALLEE_RET (the next frame inward), or, for CALLEE_RET 0, one of
+ * the allocation functions memtrace interposes. Rebuilt from the DWARF call
+ * sites as gdb does: the target of the call at RET, then the tail calls
+ * from there that reach the callee; where several chains could, only the
+ * frames all of them share, and nothing when the search meets a call it
+ * cannot follow. Writes at most MAX addresses to OUT, innermost first, each
+ * the address after a tail call's jump (symbolize it with mt_sym_frames),
+ * and returns how many. Cached per (RET, CALLEE_RET) with the rows; caller
+ * holds the same lock as for mt_sym_frames. May allocate. */
+#define MT_SYM_TAIL_MAX 8
+unsigned mt_sym_tail_calls(mt_dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret, uintptr_t *out,
+                           unsigned max);
+
 #endif

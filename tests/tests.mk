@@ -27,7 +27,8 @@ $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CO
 # the e2e scripts read the line numbers from there.
 PROG_C      := $(TEST_BUILD)/sites $(TEST_BUILD)/sites_o2 $(TEST_BUILD)/stress_fork $(TEST_BUILD)/demo
 PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so \
-               $(TEST_BUILD)/profile_sites $(TEST_BUILD)/profile_corners $(TEST_BUILD)/profile_cxx
+               $(TEST_BUILD)/profile_sites $(TEST_BUILD)/profile_corners $(TEST_BUILD)/profile_cxx \
+               $(TEST_BUILD)/tail_calls $(TEST_BUILD)/tail_calls_cxx
 
 $(TEST_BUILD)/sites: tests/progs/sites.c
 	@mkdir -p $(@D)
@@ -44,6 +45,13 @@ $(TEST_BUILD)/demo: tests/progs/demo.c
 $(TEST_BUILD)/sites_cxx: tests/progs/sites_cxx.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
+# Tail calls (tests/e2e/tail_calls.sh): -O2 is what makes them.
+$(TEST_BUILD)/tail_calls: tests/progs/tail_calls.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O2 -g $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/tail_calls_cxx: tests/progs/tail_calls_cxx.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -O2 -g $(LDFLAGS) -o $@ $<
 $(TEST_BUILD)/libdl_sites.so: tests/progs/dl_sites.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -shared -fPIC $(LDFLAGS) -o $@ $<
@@ -122,6 +130,7 @@ test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BU
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh
+	@bash tests/e2e/tail_calls.sh
 
 # Static checks of the tree: the include graph points one way, and the
 # descriptor's layout has one source (tests/static/*.py).
