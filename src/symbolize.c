@@ -736,53 +736,140 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
         *col = (int)w;
 }
 
+/* The function DIEs (subprogram, inlined_subroutine) whose code holds a
+ * pc, outermost first, found by a walk of one CU.
+ *
+ * libdw's dwarf_getscopes is not enough: its visitor prunes every DIE for
+ * which dwarf_haspc is false, and a namespace or a type has no code
+ * ranges, so it never looks inside one. GCC puts function definitions at CU
+ * level (a C++ method refers to its class with DW_AT_specification), but
+ * LLVM nests them in their namespaces and types: for rustc's code (and
+ * clang's) dwarf_getscopes finds no scope at all. This walk descends into
+ * DIEs that have no code but may hold definitions, and into code DIEs only
+ * when their ranges hold the pc; code ranges of siblings do not overlap, so
+ * the first code DIE that holds it is the only one, as in dwarf_getscopes.
+ * Nesting deeper than MAX_SCOPE_DEPTH DIEs is not searched. */
+#define MAX_SCOPE_DEPTH 128
+
+struct scope_walk {
+    Dwarf_Addr pc;          /* CU-relative, as dwarf_haspc takes it */
+    Dwarf_Die chain[MAX_ROWS];
+    unsigned n;
+};
+
+static bool holds_code(int tag)
+{
+    switch (tag) {
+    case DW_TAG_subprogram:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_entry_point:
+    case DW_TAG_lexical_block:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+    case DW_TAG_with_stmt:
+        return true;
+    }
+    return false;
+}
+
+static bool may_hold_definitions(int tag)
+{
+    switch (tag) {
+    case DW_TAG_namespace:
+    case DW_TAG_module:
+    case DW_TAG_structure_type:
+    case DW_TAG_class_type:
+    case DW_TAG_union_type:
+    case DW_TAG_interface_type:
+    case DW_TAG_imported_unit:
+        return true;
+    }
+    return false;
+}
+
+/* True when a code DIE under PARENT holds W->pc; its function DIEs and
+ * those below it are appended to W->chain. */
+static bool scope_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned depth)
+{
+    Dwarf_Die die;
+    if (depth >= MAX_SCOPE_DEPTH || dwarf_child(parent, &die) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&die);
+        if (holds_code(tag)) {
+            if (dwarf_haspc(&die, w->pc) <= 0)
+                continue;
+            if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
+                w->n < MAX_ROWS)
+                w->chain[w->n++] = die;
+            scope_walk(w, &die, depth + 1);
+            return true;
+        }
+        if (!may_hold_definitions(tag))
+            continue;
+        Dwarf_Die inner = die;
+        if (tag == DW_TAG_imported_unit) {
+            Dwarf_Attribute a;
+            if (!dwarf_attr(&die, DW_AT_import, &a) || !dwarf_formref_die(&a, &inner))
+                continue;
+        }
+        if (scope_walk(w, &inner, depth + 1))
+            return true;
+    } while (dwarf_siblingof(&die, &die) == 0);
+    return false;
+}
+
 /* The rows of the frame at PC (RET - 1) in MOD: one per function of the
  * debug information's inline chain, innermost first, each with the line
  * its inner row was called from; without debug information scopes, one row
- * named from the symbol table. */
+ * named from the symbol table. An address outside the code ranges of the
+ * CU that libdwfl finds for it (the padding after a function, code of an
+ * object without debug information) has neither scopes nor a line: libdwfl picks that CU
+ * from a table that keeps only where each CU's ranges start, and its line
+ * lookup returns the last row at or below the address whatever lies
+ * between, so it would pair the address with a line of the code before. */
 static void module_rows(struct rows *r, Dwfl_Module *mod, Dwarf_Addr pc, uintptr_t ret,
                         bool unloaded)
 {
     Dwarf_Addr file_bias = 0;
     const char *modname = module_name(mod, &file_bias);
-    const char *file = NULL;
-    int line = 0, col = 0;
-    Dwfl_Line *dl = dwfl_module_getsrc(mod, pc);
-    if (dl)
-        file = dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL);
     mt_frame base = {
         .ret = ret, .module = modname, .offset = (uintptr_t)(pc - file_bias), .unloaded = unloaded,
     };
 
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
-    /* dwarf_getscopes continues past an inlined subroutine into its
-     * abstract origin; the chain of callers is the concrete nesting of the
-     * innermost scope, which dwarf_getscopes_die gives. */
-    Dwarf_Die *scopes = NULL;
-    int nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-    if (nscopes > 0) {
-        Dwarf_Die innermost = scopes[0];
-        free(scopes);
-        scopes = NULL;
-        nscopes = dwarf_getscopes_die(&innermost, &scopes);
-    }
-    for (int i = 0; i < nscopes && r->n < MAX_ROWS; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-            continue;
+    /* A CU without code ranges (dwarf_haspc < 0) is given the benefit of
+     * the doubt, as before. */
+    if (cu && dwarf_haspc(cu, pc - bias) == 0)
+        cu = NULL;
+    const char *file = NULL;
+    int line = 0, col = 0;
+    Dwfl_Line *dl = cu ? dwfl_module_getsrc(mod, pc) : NULL;
+    if (dl)
+        file = dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL);
+
+    /* The chain of callers is the concrete nesting of the innermost scope
+     * (not its abstract origin's), innermost first. */
+    static struct scope_walk w; /* under the same lock as mt_sym_frames' rows */
+    w.pc = pc - bias;
+    w.n = 0;
+    if (cu)
+        scope_walk(&w, cu, 0);
+    for (unsigned k = w.n; k-- > 0 && r->n < MAX_ROWS;) {
+        Dwarf_Die *scope = &w.chain[k];
+        int tag = dwarf_tag(scope);
         mt_frame *f = &r->row[r->n];
         *f = base;
         f->inline_depth = r->n++;
-        f->function = function_name(r, &scopes[i], mod, pc);
+        f->function = function_name(r, scope, mod, pc);
         f->file = file && line > 0 ? file : NULL;
         f->line = f->file ? line : 0;
         f->column = f->file && col > 0 ? col : 0;
         if (tag == DW_TAG_subprogram)
             break;
-        call_site(cu, &scopes[i], &file, &line, &col);
+        call_site(cu, scope, &file, &line, &col);
     }
-    free(scopes);
     if (r->n)
         return;
 

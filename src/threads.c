@@ -1,6 +1,7 @@
 /* Thread registry. Slot N - 1 belongs to thread number N and is written by
- * that thread at registration, and by pthread_setname_np for its name (a
- * rename racing a reader can show a torn name: acceptable for a label).
+ * that thread at registration, and by pthread_setname_np and
+ * prctl(PR_SET_NAME) for its name (a rename racing a reader can show a torn
+ * name: acceptable for a label).
  * The registry is one anonymous mapping made on first use; it does not go
  * through mt_os_map, so a failure to map it (the names are then missing)
  * neither stops recording nor shifts MEMTRACE_FAULT_MAP's count. */
@@ -86,8 +87,11 @@ static void threads_register(uint32_t number)
         /* A pthread_t is reused once its thread is joined: the pending name
          * is this thread's only if the kernel says so (the name it gave a
          * thread that exited without allocating is not). */
+        /* The system call, not prctl: that name is memtrace's own
+         * interposer, which may resolve the real one with dlsym, and this
+         * runs inside a thread's first allocation. */
         if (!comm[0])
-            prctl(PR_GET_NAME, comm, 0, 0, 0);
+            syscall(SYS_prctl, PR_GET_NAME, comm, 0, 0, 0);
         if (strncmp(comm, pending[i].name, sizeof comm - 1) == 0)
             set_name(t->name, pending[i].name);
         mt_atomic_store_release(&pending[i].self, 0);
@@ -154,6 +158,28 @@ int mt_pthread_setname(pthread_t thread, const char *name)
         }
     }
     mt_leave(was);
+    return rc;
+}
+
+int mt_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)
+{
+    static int (*real_prctl)(int, ...);
+    int was = mt_enter();
+    int saved = errno;
+    if (!real_prctl)
+        real_prctl = (int (*)(int, ...))dlsym(RTLD_NEXT, "prctl");
+    errno = saved;
+    int rc = real_prctl ? real_prctl(option, a2, a3, a4, a5)
+                        : (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
+    saved = errno;
+    if (rc == 0 && option == PR_SET_NAME && a2) {
+        uint32_t n = mt_thread_number();
+        mt_thread_info *r = registry_map();
+        if (r && n <= MT_THREADS_MAX)
+            set_name(r[n - 1].name, (const char *)a2);
+    }
+    mt_leave(was);
+    errno = saved;
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /* Thread registry: memtrace's small thread numbers mapped to the kernel's
- * thread id and the name the program gave the thread (pthread_setname_np).
+ * thread id and the name the program gave the thread (pthread_setname_np,
+ * prctl(PR_SET_NAME)).
  * Kept in memtrace's own mapping so a debugger can read it from a core file
  * (layout published by descriptor.c). */
 #ifndef MT_THREADS_H
@@ -41,6 +42,11 @@ const char *mt_threads_name(uint32_t number);
 /* pthread_setname_np, interposed: forwards to the real one and, on success,
  * records NAME for THREAD. */
 int mt_pthread_setname(pthread_t thread, const char *name);
+
+/* prctl, interposed (its five arguments as the kernel takes them): forwards
+ * to the real one, and on a successful PR_SET_NAME records the name (A2)
+ * for the calling thread. Return value and errno are the real prctl's. */
+int mt_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5);
 
 /* For the state descriptor: the registry (NULL if it could not be mapped)
  * and the address of the highest registered number. */

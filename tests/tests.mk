@@ -167,11 +167,12 @@ check: deps
 	@$(MAKE) --no-print-directory test-build
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
+	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-reliability
 	@$(MAKE) --no-print-directory test-unwind-check
 	@$(MAKE) --no-print-directory test-debug
 
-.PHONY: test-static test-build test-debug test-unit test-e2e test-reliability test-unwind-check check
+.PHONY: test-static test-build test-debug test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.
@@ -218,3 +219,20 @@ RUSTC ?= /usr/bin/rustc
 $(TEST_BUILD)/rust_threads: tests/progs/rust_threads.rs
 	@mkdir -p $(@D)
 	$(RUSTC) -O -g -o $@ $<
+
+# Rust frames and thread names (tests/e2e/rust.sh): one program at
+# opt-level 0 and 1, with legacy (rustc's default) and v0 mangling, and a C
+# thread named with prctl.
+RUST_SITES := $(foreach o,0 1,$(foreach m,legacy v0,$(TEST_BUILD)/rust_sites_o$(o)_$(m)))
+$(TEST_BUILD)/rust_sites_o%_legacy: tests/progs/rust_sites.rs
+	@mkdir -p $(@D)
+	$(RUSTC) -C opt-level=$* -g -o $@ $<
+$(TEST_BUILD)/rust_sites_o%_v0: tests/progs/rust_sites.rs
+	@mkdir -p $(@D)
+	$(RUSTC) -C opt-level=$* -C symbol-mangling-version=v0 -g -o $@ $<
+$(TEST_BUILD)/prctl_name: tests/progs/prctl_name.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
+
+test-rust: all $(RUST_SITES) $(TEST_BUILD)/prctl_name
+	@bash tests/e2e/rust.sh
