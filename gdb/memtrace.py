@@ -356,19 +356,53 @@ def _check_layout(d):
     address("seq_counter", "allocation counter")
 
 
+def _state_address():
+    """The address of memtrace_state, found whatever the current frame's
+    language is (a C expression does not parse in a Rust frame)."""
+    for lookup in (gdb.lookup_global_symbol, gdb.lookup_static_symbol):
+        try:
+            sym = lookup("memtrace_state")
+            if sym is not None:
+                return int(sym.value().address) & _M64
+        except (gdb.error, RuntimeError) as e:
+            _corrupt("cannot locate it: %s" % str(e).splitlines()[0])
+    # A library without debug information has only the ELF symbol, which
+    # no Python lookup finds; C's parser does.
+    try:
+        with _Language("c"):
+            return int(gdb.parse_and_eval("&memtrace_state")) & _M64
+    except gdb.error as e:
+        if 'No symbol "memtrace_state"' in str(e):
+            _fail("this program does not run under memtrace (no memtrace_state symbol); "
+                  "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
+        _corrupt("cannot locate it: %s" % str(e).splitlines()[0])
+
+
+class _Language:
+    """While active, gdb parses expressions as LANGUAGE; the setting the
+    user had (`auto` included) comes back afterwards, even on an error."""
+
+    def __init__(self, language):
+        self.language = language
+
+    def __enter__(self):
+        self.old = gdb.parameter("language")
+        if self.old != self.language:
+            gdb.execute("set language %s" % self.language, to_string=True)
+        return self
+
+    def __exit__(self, *_):
+        if self.old != self.language:
+            gdb.execute("set language %s" % self.old, to_string=True)
+
+
 class _Tables:
     """memtrace's tables in one target, read through memtrace_state. Table
     contents read once are kept until the target runs again."""
 
     def __init__(self, target):
         self.t = target
-        try:
-            addr = int(gdb.parse_and_eval("(unsigned long)&memtrace_state")) & _M64
-        except gdb.error as e:
-            if 'No symbol "memtrace_state"' in str(e):
-                _fail("this program does not run under memtrace (no memtrace_state symbol); "
-                      "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
-            _corrupt("cannot locate it: %s" % str(e).splitlines()[0])
+        addr = _state_address()
         head = target.read(addr, 16)
         if head is None:
             _corrupt("unreadable at %#x" % addr)
@@ -873,7 +907,7 @@ def _address_in_memory(v, expr):
         a = None
     if a is None:
         _fail("%s is not a pointer or an address" % expr)
-    return int(a.cast(gdb.lookup_type("unsigned long"))) & _M64
+    return int(a) & _M64
 
 
 def _address(expr):
@@ -892,7 +926,7 @@ def _address(expr):
                             gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR):
                 _fail("'%s' is a %s, not an address (take its address with &)"
                       % (expr, v.type))
-            return int(v.cast(gdb.lookup_type("unsigned long"))) & _M64
+            return int(v) & _M64
         except gdb.GdbError:
             raise
         except (gdb.error, RuntimeError, ValueError, OverflowError) as e:
