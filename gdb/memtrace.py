@@ -967,6 +967,12 @@ stacks and threads that freed and allocated it.  An address neither live nor
 in the history, or a null one, is an error.  To ask about a variable named
 `top' or `stats', write `memtrace (top)'.
 
+memtrace top [N] groups the live blocks by allocation stack and prints the N
+call sites holding the most live bytes (10 by default), largest first: live
+bytes, block count and the stack.  memtrace stats prints totals: live blocks
+and bytes, call sites with live blocks, distinct stacks stored, allocations
+recorded since start, threads seen, and freed-history records.
+
 The tables are read from the inferior's memory, never by calling into it,
 so this works on a core file and while a thread is stopped inside malloc.
 The program must run under libmemtrace.so (see `memtrace gdb PROG').  Where
@@ -974,48 +980,25 @@ the tables look damaged (a core file of a crash), the command says what it
 found implausible instead of reading further."""
 
     def __init__(self):
-        super().__init__("memtrace", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION, True)
+        # Not a prefix command with `top` and `stats` as gdb subcommands:
+        # gdb takes any unique prefix of a subcommand for it, so `memtrace s`
+        # (a String named s) or `memtrace t` would run stats or top.
+        super().__init__("memtrace", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
         arg = arg.strip()
         if not arg:
             _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats "
                   "(see `help memtrace')")
-        _guard(describe_expr, arg)
-
-
-class MemtraceTopCommand(gdb.Command):
-    """The call sites holding the most live heap bytes now.
-
-Usage: memtrace top [N]
-
-Groups the live blocks by allocation stack and prints the N largest (10 by
-default), largest first: live bytes, block count and the stack."""
-
-    def __init__(self):
-        super().__init__("memtrace top", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
-
-    def invoke(self, arg, from_tty):
-        _guard(top, arg.strip())
-
-
-class MemtraceStatsCommand(gdb.Command):
-    """Totals of memtrace's records.
-
-Usage: memtrace stats
-
-Live blocks and bytes, call sites with live blocks, distinct stacks stored,
-allocations recorded since start, threads seen, and freed-history records."""
-
-    def __init__(self):
-        super().__init__("memtrace stats", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
-
-    def invoke(self, arg, from_tty):
-        if arg.strip():
-            _fail("stats takes no argument")
-        _guard(stats)
+        word, rest = (arg.split(None, 1) + [""])[:2]
+        if word == "top":
+            _guard(top, rest.strip())
+        elif word == "stats":
+            if rest.strip():
+                _fail("stats takes no argument")
+            _guard(stats)
+        else:
+            _guard(describe_expr, arg)
 
 
 MemtraceCommand()
-MemtraceTopCommand()
-MemtraceStatsCommand()
