@@ -230,7 +230,9 @@ timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break rust_hand
     -ex "run 2>$errrh" -ex "source $helper" -ex "echo @@ stats\\n" -ex "memtrace stats" -ex "up" \
     "${rasks[@]}" -ex "echo @@ language\\n" -ex "show language" \
     -ex "gcore $work/rust_handles.core" \
-    -ex "set language c" -ex "call print_trace(v.buf.ptr.pointer.pointer)" -ex "set language auto" \
+    -ex "set language c" -ex "call print_trace(v.buf.ptr.pointer.pointer)" \
+    -ex 'set $print_trace = print_trace' -ex "set language auto" \
+    -ex 'call $print_trace(s.vec.buf.ptr.pointer.pointer as *mut u8)' \
     -ex "delete" -ex "continue" "$tests/rust_handles" >"$outrh" 2>&1
 rh="rust_handles::hold"
 if section stats "$outrh" | grep -qE '^memtrace: [0-9]+ live blocks, [0-9]+ live bytes, [0-9]+ call sites'; then
@@ -268,6 +270,12 @@ if [ -n "$vaddr" ] && [ "$(block_of "$vaddr" "$errrh")" = "$(section v "$outrh" 
     pass "Rust frame: call print_trace under set language c prints memtrace's lines"
 else
     fail "Rust frame: call print_trace" "$(diff <(block_of "$vaddr" "$errrh") <(section v "$outrh" | sed 1d))"
+fi
+saddr=$(section s "$outrh" | sed -n 's/^memtrace: \(0x[0-9a-f]*\): start.*/\1/p')
+if [ -n "$saddr" ] && [ "$(block_of "$saddr" "$errrh")" = "$(section s "$outrh" | sed 1d)" ]; then
+    pass "Rust frame: call \$print_trace(... as *mut u8) with a Rust argument prints memtrace's lines"
+else
+    fail "Rust frame: call \$print_trace" "$(diff <(block_of "$saddr" "$errrh") <(section s "$outrh" | sed 1d))"
 fi
 check_no_traceback "Rust frame: no Python traceback" "$outrh"
 
