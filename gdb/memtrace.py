@@ -16,7 +16,9 @@
 # print_trace's answers.
 
 import array
+import collections
 import os
+import re
 import select
 import shlex
 import shutil
@@ -356,19 +358,53 @@ def _check_layout(d):
     address("seq_counter", "allocation counter")
 
 
+def _state_address():
+    """The address of memtrace_state, found whatever the current frame's
+    language is (a C expression does not parse in a Rust frame)."""
+    for lookup in (gdb.lookup_global_symbol, gdb.lookup_static_symbol):
+        try:
+            sym = lookup("memtrace_state")
+            if sym is not None:
+                return int(sym.value().address) & _M64
+        except (gdb.error, RuntimeError) as e:
+            _corrupt("cannot locate it: %s" % str(e).splitlines()[0])
+    # A library without debug information has only the ELF symbol, which
+    # no Python lookup finds; C's parser does.
+    try:
+        with _Language("c"):
+            return int(gdb.parse_and_eval("&memtrace_state")) & _M64
+    except gdb.error as e:
+        if 'No symbol "memtrace_state"' in str(e):
+            _fail("this program does not run under memtrace (no memtrace_state symbol); "
+                  "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
+        _corrupt("cannot locate it: %s" % str(e).splitlines()[0])
+
+
+class _Language:
+    """While active, gdb parses expressions as LANGUAGE; the setting the
+    user had (`auto` included) comes back afterwards, even on an error."""
+
+    def __init__(self, language):
+        self.language = language
+
+    def __enter__(self):
+        self.old = gdb.parameter("language")
+        if self.old != self.language:
+            gdb.execute("set language %s" % self.language, to_string=True)
+        return self
+
+    def __exit__(self, *_):
+        if self.old != self.language:
+            gdb.execute("set language %s" % self.old, to_string=True)
+
+
 class _Tables:
     """memtrace's tables in one target, read through memtrace_state. Table
     contents read once are kept until the target runs again."""
 
     def __init__(self, target):
         self.t = target
-        try:
-            addr = int(gdb.parse_and_eval("(unsigned long)&memtrace_state")) & _M64
-        except gdb.error as e:
-            if 'No symbol "memtrace_state"' in str(e):
-                _fail("this program does not run under memtrace (no memtrace_state symbol); "
-                      "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
-            _corrupt("cannot locate it: %s" % str(e).splitlines()[0])
+        addr = _state_address()
         head = target.read(addr, 16)
         if head is None:
             _corrupt("unreadable at %#x" % addr)
@@ -532,6 +568,12 @@ class _Tables:
                 if p and p <= addr and (addr - p < sizes[k] or addr == p):
                     return tuple(c[k] for c in cols), unlocked
         return None, unlocked
+
+    def live_block(self, addr):
+        """(start, size) of the live block that starts at or contains ADDR,
+        or None."""
+        e = self.find_exact(addr)[0] or self.find_containing(addr)[0]
+        return None if e is None else (e[0], e[1])
 
     def site_totals(self):
         """({stack: [bytes, blocks]}, live blocks, live bytes, unsure): unsure
@@ -748,7 +790,8 @@ def _stack_line(frames):
 def describe_expr(expr):
     # Without a process or core file, that is the answer, whatever EXPR is.
     target = _Target()
-    return describe(_address(expr), target)
+    addr, note = _address(expr, target)
+    return note + describe(addr, target)
 
 
 def describe(addr, target=None):
@@ -873,30 +916,240 @@ def _address_in_memory(v, expr):
         a = None
     if a is None:
         _fail("%s is not a pointer or an address" % expr)
-    return int(a.cast(gdb.lookup_type("unsigned long"))) & _M64
+    return int(a) & _M64
 
 
-def _address(expr):
-    """The address EXPR stands for (a pointer's or integer's value, an
-    array's or function's or referenced object's address), computed without
-    calling into the program."""
+def _address(expr, target):
+    """(address, note) for EXPR: a pointer's or integer's value, an array's
+    or function's or referenced object's address, or the heap pointer inside
+    a handle (see _handle_address), computed without calling into the
+    program. EXPR is parsed in the frame's language; NOTE is the "using"
+    line for a handle, or ""."""
     with _NoInferiorCalls():
         try:
             v = gdb.parse_and_eval(expr)
             code = v.type.strip_typedefs().code
+            # A C++ reference to a handle stands for the handle. gdb 13 shows
+            # a Rust reference as a raw pointer, as it does a Box: `memtrace r`
+            # asks about the address in it, `memtrace *r` about the handle.
             if code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
-                return _address_in_memory(v.referenced_value(), expr)
+                r = v.referenced_value()
+                if _handle_kind(r.type) is not None:
+                    return _handle_address(r, expr, target)
+                return _address_in_memory(r, expr), ""
             if code in (gdb.TYPE_CODE_ARRAY, gdb.TYPE_CODE_FUNC):
-                return _address_in_memory(v, expr)
+                return _address_in_memory(v, expr), ""
+            if code in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
+                return _handle_address(v, expr, target)
             if code not in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM,
                             gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR):
-                _fail("'%s' is a %s, not an address (take its address with &)"
-                      % (expr, v.type))
-            return int(v.cast(gdb.lookup_type("unsigned long"))) & _M64
+                _fail("'%s' is a %s, not an address" % (expr, v.type))
+            return int(v) & _M64, ""
         except gdb.GdbError:
             raise
         except (gdb.error, RuntimeError, ValueError, OverflowError) as e:
             _eval_error(expr, e)
+
+
+# ---------------------------------------------------------------- handles
+
+# Types that own a heap block through a pointer inside them. `memtrace v` on
+# one asks about that block. Each kind: a pattern for the type's name without
+# its generic or template arguments; what the pointer is, for the "using"
+# line; field paths to try first (gdb finds inherited and anonymous members
+# by name); what one without a block is called; where its control block is,
+# for a shared pointer. Where no path fits (another version of the Rust or
+# C++ library), the first pointer in the value, depth first, is used: for
+# each kind below that is the one.
+_Handle = collections.namedtuple("_Handle", "pattern what paths empty control")
+_HANDLES = [
+    _Handle(r"alloc::vec::Vec", "the Vec's buffer",
+            ["buf.ptr.pointer.pointer", "buf.ptr.pointer", "buf.inner.ptr.pointer.pointer"],
+            "an empty Vec", None),
+    _Handle(r"alloc::string::String", "the String's buffer",
+            ["vec.buf.ptr.pointer.pointer", "vec.buf.ptr.pointer",
+             "vec.buf.inner.ptr.pointer.pointer"], "an empty String", None),
+    _Handle(r"alloc::collections::vec_deque::VecDeque", "the VecDeque's buffer",
+            ["buf.ptr.pointer.pointer", "buf.ptr.pointer"], "an empty VecDeque", None),
+    # A Box of a sized value is a plain pointer to gdb; a Box of a slice or
+    # a trait object is a pointer and a length or vtable.
+    _Handle(r"alloc::boxed::Box", "the Box's allocation", ["data_ptr", "pointer"],
+            "a Box of a zero-sized value", None),
+    _Handle(r"alloc::rc::Rc", "the Rc's allocation: its counts and value", ["ptr.pointer"],
+            None, None),
+    _Handle(r"alloc::rc::Weak", "the Weak's allocation: its counts and value",
+            ["ptr.pointer"], "a Weak made by Weak::new", None),
+    _Handle(r"alloc::sync::Arc", "the Arc's allocation: its counts and value", ["ptr.pointer"],
+            None, None),
+    _Handle(r"alloc::sync::Weak", "the Weak's allocation: its counts and value",
+            ["ptr.pointer"], "a Weak made by Weak::new", None),
+    _Handle(r"std::(__\w+::)*vector", "the vector's buffer", ["_M_impl._M_start"],
+            "an empty vector", None),
+    _Handle(r"std::(__\w+::)*basic_string", "the string's characters", ["_M_dataplus._M_p"],
+            None, None),
+    # Its pointer sits in a tuple's base class: no path names it without
+    # ambiguity, the search finds it.
+    _Handle(r"std::(__\w+::)*unique_ptr", "the unique_ptr's object", [],
+            "an empty unique_ptr", None),
+    _Handle(r"std::(__\w+::)*(__)?shared_ptr", "the shared_ptr's object", ["_M_ptr"],
+            "an empty shared_ptr", "_M_refcount._M_pi"),
+    _Handle(r"std::(__\w+::)*(__)?weak_ptr", "the weak_ptr's object", ["_M_ptr"],
+            "an empty weak_ptr", "_M_refcount._M_pi"),
+]
+# Bounds on the search for pointers inside a value: a unique_ptr's pointer
+# is 6 levels down; a large struct is not walked whole.
+_MAX_FIELD_DEPTH = 8
+_MAX_FIELDS_SEEN = 256
+_MAX_LISTED = 8
+# Below this a pointer cannot hold a heap block: null, or the dangling,
+# aligned pointer of an empty Rust Vec. All ones is Rust's Weak::new.
+_FIRST_PAGE = 4096
+
+
+def _type_name(t):
+    t = t.strip_typedefs()
+    name = t.tag or t.name or str(t)
+    return name.split("<", 1)[0].strip()
+
+
+def _handle_kind(t):
+    name = _type_name(t)
+    for kind in _HANDLES:
+        if re.fullmatch(kind.pattern, name):
+            return kind
+    return None
+
+
+def _is_rust_enum(t):
+    """gdb gives a Rust enum a nameless field, its discriminant, that is not
+    an anonymous struct or union as in C and C++. Its variants overlap and
+    only gdb's printer knows which one is live: no pointer is read there."""
+    return any(f.name is None and not f.is_base_class and f.type is not None
+               and f.type.strip_typedefs().code not in (gdb.TYPE_CODE_STRUCT,
+                                                        gdb.TYPE_CODE_UNION)
+               for f in t.fields())
+
+
+def _field_name(name):
+    # Rust's tuple fields are __0, __1 in the debug information, .0 in code.
+    return name[2:] if re.fullmatch(r"__\d+", name) else name
+
+
+def _follow(v, path):
+    """The pointer at PATH ("a.b.c") in V, or None if V has no such field
+    or it is not a pointer."""
+    try:
+        for name in path.split("."):
+            v = v[name]
+    except (gdb.error, KeyError, TypeError):
+        return None
+    return v if v.type.strip_typedefs().code == gdb.TYPE_CODE_PTR else None
+
+
+def _pointer_fields(v):
+    """[(path, pointer)] of the data pointers inside struct or union V, depth
+    first in declaration order, base classes included (they add nothing to
+    the path, as C++ names inherited members directly); vtable and function
+    pointers left out. Bounded by _MAX_FIELD_DEPTH and _MAX_FIELDS_SEEN."""
+    found = []
+    seen = 0
+
+    def walk(val, path, depth):
+        nonlocal seen
+        t = val.type.strip_typedefs()
+        if depth > _MAX_FIELD_DEPTH or _is_rust_enum(t):
+            return
+        for f in t.fields():
+            seen += 1
+            if seen > _MAX_FIELDS_SEEN:
+                return
+            if not hasattr(f, "bitpos") or f.type is None:  # a static member
+                continue
+            ft = f.type.strip_typedefs()
+            sub = path if f.is_base_class or not f.name else path + [_field_name(f.name)]
+            if ft.code == gdb.TYPE_CODE_PTR:
+                if (f.name or "").startswith("_vptr") or \
+                        ft.target().strip_typedefs().code == gdb.TYPE_CODE_FUNC:
+                    continue
+                found.append((".".join(sub), val[f]))
+            elif ft.code in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
+                walk(val[f], sub, depth + 1)
+
+    walk(v, [], 0)
+    return found
+
+
+def _shown(expr, path):
+    """How a user writes field PATH of EXPR."""
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*((::|\.|->)[A-Za-z_$][\w$]*|\[\d+\])*", expr):
+        expr = "(%s)" % expr
+    return "%s.%s" % (expr, path) if path else expr
+
+
+def _handle_address(v, expr, target):
+    """(address, note) for a struct, union or class value V: the heap pointer
+    inside a known handle (a Vec, a std::vector, ...); otherwise its only
+    pointer field into a live heap block. Anything else fails with the list
+    of its pointer fields to choose from."""
+    kind = _handle_kind(v.type)
+    if kind is None:
+        return _pointer_field_address(v, expr, target)
+    what, empty = kind.what, kind.empty
+    path = ptr = None
+    for p in kind.paths:
+        ptr = _follow(v, p)
+        if ptr is not None:
+            path = p
+            break
+    else:
+        fields = _pointer_fields(v)
+        if not fields:
+            _fail("'%s' is a %s, but memtrace finds no pointer in it" % (expr, v.type))
+        path, ptr = fields[0]
+    shown = _shown(expr, path)
+    addr = int(ptr) & _M64
+    if addr < _FIRST_PAGE or addr == _M64:
+        if empty:
+            _fail("%s is %s: %s is %#x, not a heap block" % (expr, empty, shown, addr))
+        _fail("%s (%s) is %#x, not a heap block" % (shown, what, addr))
+    # Only a string points into itself: at its characters, when they are
+    # few enough to be kept in the object (short-string optimisation).
+    start = v.address
+    if start is not None and 0 <= addr - (int(start) & _M64) < v.type.sizeof:
+        _fail("%s: %s are inside the object (short-string optimisation), not on the "
+              "heap: %s is %#x" % (expr, what, shown, addr))
+    note = "memtrace: using %s (%s)" % (shown, what)
+    control = _follow(v, kind.control) if kind.control else None
+    if control is not None and int(control):
+        # make_shared puts the object and the control block in one block.
+        block, cb = _session.get(target)[0].live_block(addr), int(control) & _M64
+        if block is None or not 0 <= cb - block[0] < max(block[1], 1):
+            note += "; its control block %s at %#x is another block" % (
+                _shown(expr, kind.control), cb)
+        else:
+            note += ", in one block with its control block"
+    return addr, note + "\n"
+
+
+def _pointer_field_address(v, expr, target):
+    fields = _pointer_fields(v)
+    if not fields:
+        _fail("'%s' is a %s with no pointer fields, not an address" % (expr, v.type))
+    st = _session.get(target)[0]
+    live = [(path, int(p) & _M64) for path, p in fields if st.live_block(int(p) & _M64)]
+    if len(live) == 1:
+        path, addr = live[0]
+        return addr, ("memtrace: using %s (the only pointer field of '%s' into a live heap "
+                      "block)\n" % (_shown(expr, path), expr))
+    lines = ["memtrace: '%s' is a %s, not an address; its pointer fields (ask about one, "
+             "e.g. `memtrace %s`):" % (expr, v.type, _shown(expr, (live or fields)[0][0]))]
+    for path, p in fields[:_MAX_LISTED]:
+        addr = int(p) & _M64
+        lines.append("  %s = %#x%s" % (_shown(expr, path), addr,
+                                       " (in a live heap block)" if st.live_block(addr) else ""))
+    if len(fields) > _MAX_LISTED:
+        lines.append("  ... and %d more" % (len(fields) - _MAX_LISTED))
+    raise gdb.GdbError("\n".join(lines))
 
 
 def _guard(fn, *args):
@@ -933,6 +1186,21 @@ stacks and threads that freed and allocated it.  An address neither live nor
 in the history, or a null one, is an error.  To ask about a variable named
 `top' or `stats', write `memtrace (top)'.
 
+EXPR is parsed in the current frame's language.  A value that owns a heap
+block through a pointer inside it is asked about through that pointer, and
+the first line says which: a Rust Vec, String, VecDeque, Box, Rc, Arc or
+Weak; a C++ std::vector, std::string, std::unique_ptr, std::shared_ptr or
+std::weak_ptr (a C++ reference to one too; for a Rust reference r, which
+gdb shows as a pointer, write *r).  For any other struct, union or
+class, its one pointer field into a live heap block is used; without
+exactly one, its pointer fields are listed to choose from.
+
+memtrace top [N] groups the live blocks by allocation stack and prints the N
+call sites holding the most live bytes (10 by default), largest first: live
+bytes, block count and the stack.  memtrace stats prints totals: live blocks
+and bytes, call sites with live blocks, distinct stacks stored, allocations
+recorded since start, threads seen, and freed-history records.
+
 The tables are read from the inferior's memory, never by calling into it,
 so this works on a core file and while a thread is stopped inside malloc.
 The program must run under libmemtrace.so (see `memtrace gdb PROG').  Where
@@ -940,48 +1208,25 @@ the tables look damaged (a core file of a crash), the command says what it
 found implausible instead of reading further."""
 
     def __init__(self):
-        super().__init__("memtrace", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION, True)
+        # Not a prefix command with `top` and `stats` as gdb subcommands:
+        # gdb takes any unique prefix of a subcommand for it, so `memtrace s`
+        # (a String named s) or `memtrace t` would run stats or top.
+        super().__init__("memtrace", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
 
     def invoke(self, arg, from_tty):
         arg = arg.strip()
         if not arg:
             _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats "
                   "(see `help memtrace')")
-        _guard(describe_expr, arg)
-
-
-class MemtraceTopCommand(gdb.Command):
-    """The call sites holding the most live heap bytes now.
-
-Usage: memtrace top [N]
-
-Groups the live blocks by allocation stack and prints the N largest (10 by
-default), largest first: live bytes, block count and the stack."""
-
-    def __init__(self):
-        super().__init__("memtrace top", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
-
-    def invoke(self, arg, from_tty):
-        _guard(top, arg.strip())
-
-
-class MemtraceStatsCommand(gdb.Command):
-    """Totals of memtrace's records.
-
-Usage: memtrace stats
-
-Live blocks and bytes, call sites with live blocks, distinct stacks stored,
-allocations recorded since start, threads seen, and freed-history records."""
-
-    def __init__(self):
-        super().__init__("memtrace stats", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
-
-    def invoke(self, arg, from_tty):
-        if arg.strip():
-            _fail("stats takes no argument")
-        _guard(stats)
+        word, rest = (arg.split(None, 1) + [""])[:2]
+        if word == "top":
+            _guard(top, rest.strip())
+        elif word == "stats":
+            if rest.strip():
+                _fail("stats takes no argument")
+            _guard(stats)
+        else:
+            _guard(describe_expr, arg)
 
 
 MemtraceCommand()
-MemtraceTopCommand()
-MemtraceStatsCommand()

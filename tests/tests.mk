@@ -125,8 +125,18 @@ $(TEST_BUILD)/nopie_pie: tests/progs/nopie.c
 $(TEST_BUILD)/%.stripped: $(TEST_BUILD)/%
 	strip -s -o $@ $<
 
-test-e2e: all $(PROGS) $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/unload \
-          $(NOPIE_PROGS)
+# Values that own heap blocks (a Vec, a std::vector, ...), at -O0 so that
+# every local is in its frame.
+$(TEST_BUILD)/rust_handles: tests/progs/rust_handles.rs
+	@mkdir -p $(@D)
+	$(RUSTC) -C opt-level=0 -g -o $@ $<
+$(TEST_BUILD)/cxx_handles: tests/progs/cxx_handles.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
+GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_handles \
+             $(TEST_BUILD)/cxx_handles
+
+test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh

@@ -190,6 +190,174 @@ check_lines "core: always-inline site and its caller's line" "$(block_of "$inl" 
     "     inlined into build_buffer at $(at $O inline_caller)"
 check_no_traceback "core: no Python traceback" "$out4"
 
+# ---------------------------------------------------------------- handles, any frame language
+# Stopped in a Rust frame (no `set language`), then in a C++ one: `memtrace v`
+# on a value that owns a heap block (a Vec, a std::vector, ...) says which
+# pointer inside it it used and answers for that block; on core files too.
+R=tests/progs/rust_handles.rs
+C=tests/progs/cxx_handles.cpp
+# The output after the marker "@@ NAME" in FILE, up to the next marker.
+section() { awk -v m="@@ $1" '$0 == m { on = 1; next } /^@@ / { on = 0 } on' "$2"; }
+# asking NAME...: gdb arguments that mark and ask `memtrace NAME` for each.
+asking() { local x; for x in "$@"; do printf '%s\0' -ex "echo @@ $x\\n" -ex "memtrace $x"; done; }
+# check_handle NAME FILE MARKER USING ANSWER FUNC SRC SITE: the answer after
+# MARKER starts with USING (no such line if empty), then a line starting
+# "memtrace: 0x...: " and ANSWER (a regex), then, before any freed record, a
+# frame in FUNC at SITE's exact line in SRC.
+check_handle() {
+    local text head first
+    text=$(section "$3" "$2")
+    head=$(sed -n '/^  live again:/q;p' <<<"$text")
+    first=$(sed -n 1p <<<"$head")
+    if [ -n "$4" ]; then
+        [ "${first#"$4"}" != "$first" ] || { fail "$1" "no first line '$4' in:
+$text"; return; }
+        head=$(sed 1d <<<"$head")
+    fi
+    if sed -n 1p <<<"$head" | grep -qE "^memtrace: 0x[0-9a-f]+: $5" &&
+       grep -qE "^  #[0-9]+ $6 at $(at "$7" "$8")" <<<"$head"; then
+        pass "$1"
+    else
+        fail "$1" "no answer '$5' with a frame '$6 at $(at "$7" "$8")' in:
+$text"
+    fi
+}
+start="start of a [0-9]+-byte block allocated by thread 1 \\(allocation #"
+
+outrh=$work/rust_handles.out errrh=$work/rust_handles.err
+mapfile -d '' rasks < <(asking v s b slice rc arc '*r' empty pair holder)
+timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break rust_handles::checkpoint" \
+    -ex "run 2>$errrh" -ex "source $helper" -ex "echo @@ stats\\n" -ex "memtrace stats" -ex "up" \
+    "${rasks[@]}" -ex "echo @@ language\\n" -ex "show language" \
+    -ex "gcore $work/rust_handles.core" \
+    -ex "set language c" -ex "call print_trace(v.buf.ptr.pointer.pointer)" \
+    -ex 'set $print_trace = print_trace' -ex "set language auto" \
+    -ex 'call $print_trace(s.vec.buf.ptr.pointer.pointer as *mut u8)' \
+    -ex "delete" -ex "continue" "$tests/rust_handles" >"$outrh" 2>&1
+rh="rust_handles::hold"
+if section stats "$outrh" | grep -qE '^memtrace: [0-9]+ live blocks, [0-9]+ live bytes, [0-9]+ call sites'; then
+    pass "Rust frame: memtrace stats"
+else
+    fail "Rust frame: memtrace stats" "$(section stats "$outrh")"
+fi
+check_handle "Rust frame: a Vec, through its buffer" "$outrh" v \
+    "memtrace: using v.buf.ptr.pointer.pointer (the Vec's buffer)" "start of a 32-byte block" "$rh" $R rh_vec
+check_handle "Rust frame: a String, through its buffer" "$outrh" s \
+    "memtrace: using s.vec.buf.ptr.pointer.pointer (the String's buffer)" "start of a 38-byte block" \
+    "$rh" $R rh_string
+check_handle "Rust frame: a Box (a pointer to gdb)" "$outrh" b "" "start of a 96-byte block" "$rh" $R rh_box
+check_handle "Rust frame: a boxed slice, through its data pointer" "$outrh" slice \
+    "memtrace: using slice.data_ptr (the Box's allocation)" "start of a 22-byte block" "$rh" $R rh_slice
+check_handle "Rust frame: an Rc, through its allocation" "$outrh" rc \
+    "memtrace: using rc.ptr.pointer (the Rc's allocation: its counts and value)" "$start" "$rh" $R rh_rc
+check_handle "Rust frame: an Arc, through its allocation" "$outrh" arc \
+    "memtrace: using arc.ptr.pointer (the Arc's allocation: its counts and value)" "$start" "$rh" $R rh_arc
+check_handle "Rust frame: a Vec through a reference (*r)" "$outrh" '*r' \
+    "memtrace: using (*r).buf.ptr.pointer.pointer (the Vec's buffer)" "start of a 32-byte block" "$rh" $R rh_vec
+check_line "Rust frame: an empty Vec: one line" <(section empty "$outrh") \
+    "memtrace: empty is an empty Vec: empty.buf.ptr.pointer.pointer is 0x4, not a heap block"
+check_lines "Rust frame: a struct with two heap pointers lists its pointer fields" "$(section pair "$outrh")" \
+    "memtrace: 'pair' is a rust_handles::Pair, not an address; its pointer fields (ask about one, e.g. \`memtrace pair.left\`):" \
+    "  pair.left = 0x" "  pair.right.buf.ptr.pointer.pointer = 0x"
+check_handle "Rust frame: a struct with one heap pointer, through it" "$outrh" holder \
+    "memtrace: using holder.only.buf.ptr.pointer.pointer (the only pointer field of 'holder' into a live heap block)" \
+    "start of a 20-byte block" "$rh" $R rh_holder
+check_line "Rust frame: the language setting is left as it was" <(section language "$outrh") \
+    'The current source language is "auto; currently rust".'
+# README: print_trace from a Rust frame, under `set language c`.
+vaddr=$(section v "$outrh" | sed -n 's/^memtrace: \(0x[0-9a-f]*\): start.*/\1/p')
+if [ -n "$vaddr" ] && [ "$(block_of "$vaddr" "$errrh")" = "$(section v "$outrh" | sed 1d)" ]; then
+    pass "Rust frame: call print_trace under set language c prints memtrace's lines"
+else
+    fail "Rust frame: call print_trace" "$(diff <(block_of "$vaddr" "$errrh") <(section v "$outrh" | sed 1d))"
+fi
+saddr=$(section s "$outrh" | sed -n 's/^memtrace: \(0x[0-9a-f]*\): start.*/\1/p')
+if [ -n "$saddr" ] && [ "$(block_of "$saddr" "$errrh")" = "$(section s "$outrh" | sed 1d)" ]; then
+    pass "Rust frame: call \$print_trace(... as *mut u8) with a Rust argument prints memtrace's lines"
+else
+    fail "Rust frame: call \$print_trace" "$(diff <(block_of "$saddr" "$errrh") <(section s "$outrh" | sed 1d))"
+fi
+check_no_traceback "Rust frame: no Python traceback" "$outrh"
+
+# A library without debug information: memtrace_state is only an ELF symbol,
+# which the helper finds with C's parser under a forced `set language c`.
+strip -g -o "$work/libmemtrace-nodebug.so" "$lib"
+outrn=$work/rust_nodebug.out
+timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$work/libmemtrace-nodebug.so" \
+    -ex "break rust_handles::checkpoint" -ex "run" -ex "source $helper" -ex "up" \
+    -ex "echo @@ v\n" -ex "memtrace v" -ex "show language" -ex "set language rust" \
+    -ex "echo @@ stats\n" -ex "memtrace stats" -ex "show language" \
+    -ex "delete" -ex "continue" "$tests/rust_handles" >"$outrn" 2>&1
+check_handle "Rust frame, library without debug information: a Vec" "$outrn" v \
+    "memtrace: using v.buf.ptr.pointer.pointer (the Vec's buffer)" "start of a 32-byte block" "$rh" $R rh_vec
+check_line "Rust frame, library without debug information: language auto kept" <(section v "$outrn") \
+    'The current source language is "auto; currently rust".'
+check_lines "Rust frame, library without debug information: set language rust kept" \
+    "$(section stats "$outrn")" "memtrace: " 'The current source language is "rust".'
+
+outrc=$work/rust_handles_core.out
+mapfile -d '' rasks < <(asking v s)
+timeout 120 gdb -q -batch -nx "$tests/rust_handles" "$work/rust_handles.core" -ex "source $helper" \
+    -ex "echo @@ stats\\n" -ex "memtrace stats" -ex up "${rasks[@]}" >"$outrc" 2>&1
+check_handle "Rust frame, core file: a Vec" "$outrc" v \
+    "memtrace: using v.buf.ptr.pointer.pointer (the Vec's buffer)" "start of a 32-byte block" "$rh" $R rh_vec
+check_handle "Rust frame, core file: a String" "$outrc" s \
+    "memtrace: using s.vec.buf.ptr.pointer.pointer (the String's buffer)" "start of a 38-byte block" \
+    "$rh" $R rh_string
+check_grep "Rust frame, core file: memtrace stats" <(section stats "$outrc") " live bytes, "
+
+outch=$work/cxx_handles.out
+mapfile -d '' casks < <(asking v s small u made owned ref empty none node holder)
+timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run" \
+    -ex "source $helper" -ex "up" "${casks[@]}" -ex "gcore $work/cxx_handles.core" \
+    -ex "set language rust" -ex "echo @@ forced\\n" -ex "memtrace holder" -ex "show language" \
+    -ex "delete" -ex "continue" "$tests/cxx_handles" >"$outch" 2>&1
+check_handle "C++ frame: a std::vector, through its buffer" "$outch" v \
+    "memtrace: using v._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" hold $C ch_vector
+check_handle "C++ frame: a long std::string, through its characters" "$outch" s \
+    "memtrace: using s._M_dataplus._M_p (the string's characters)" "start of a 101-byte block" hold $C ch_string
+if [ "$(section small "$outch" | grep -cxE "memtrace: small: the string's characters are inside the object \(short-string optimisation\), not on the heap: small\._M_dataplus\._M_p is 0x[0-9a-f]+")" = 1 ] &&
+   [ "$(section small "$outch" | wc -l)" = 1 ]; then
+    pass "C++ frame: a short std::string has no heap block: one line"
+else
+    fail "C++ frame: a short std::string" "$(section small "$outch")"
+fi
+check_handle "C++ frame: a unique_ptr, through its pointer" "$outch" u \
+    "memtrace: using u._M_t._M_t._M_head_impl (the unique_ptr's object)" "start of a 128-byte block" hold $C ch_unique
+check_handle "C++ frame: make_shared: the object inside its control block's block" "$outch" made \
+    "memtrace: using made._M_ptr (the shared_ptr's object), in one block with its control block" \
+    "[0-9]+ bytes inside a [0-9]+-byte block at 0x" hold $C ch_make_shared
+check_handle "C++ frame: shared_ptr(new T): the object, the control block named" "$outch" owned \
+    "memtrace: using owned._M_ptr (the shared_ptr's object); its control block owned._M_refcount._M_pi at 0x" \
+    "start of a 8-byte block" hold $C ch_shared_new
+check_handle "C++ frame: a reference to a std::vector" "$outch" ref \
+    "memtrace: using ref._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" hold $C ch_vector
+check_line "C++ frame: an empty std::vector: one line" <(section empty "$outch") \
+    "memtrace: empty is an empty vector: empty._M_impl._M_start is 0x0, not a heap block"
+check_line "C++ frame: an empty unique_ptr: one line" <(section none "$outch") \
+    "memtrace: none is an empty unique_ptr: none._M_t._M_t._M_head_impl is 0x0, not a heap block"
+check_lines "C++ frame: a struct with two heap pointers lists its pointer fields" "$(section node "$outch")" \
+    "memtrace: 'node' is a Node, not an address; its pointer fields (ask about one, e.g. \`memtrace node.data\`):" \
+    "  node.data = 0x" "  node.name = 0x" "  node.next = 0x0"
+check_handle "C++ frame: a struct with one heap pointer, through it" "$outch" holder \
+    "memtrace: using holder.only (the only pointer field of 'holder' into a live heap block)" \
+    "start of a 40-byte block" hold $C ch_holder
+check_lines "C++ frame under set language rust: the same answer, the setting kept" \
+    "$(section forced "$outch")" "memtrace: using holder.only (" "memtrace: 0x" \
+    'The current source language is "rust".'
+check_no_traceback "C++ frame: no Python traceback" "$outch"
+
+outcc=$work/cxx_handles_core.out
+mapfile -d '' casks < <(asking v made)
+timeout 120 gdb -q -batch -nx "$tests/cxx_handles" "$work/cxx_handles.core" -ex "source $helper" \
+    -ex up "${casks[@]}" >"$outcc" 2>&1
+check_handle "C++ frame, core file: a std::vector" "$outcc" v \
+    "memtrace: using v._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" hold $C ch_vector
+check_handle "C++ frame, core file: make_shared" "$outcc" made \
+    "memtrace: using made._M_ptr (the shared_ptr's object), in one block with its control block" \
+    "[0-9]+ bytes inside a [0-9]+-byte block at 0x" hold $C ch_make_shared
+check_no_traceback "handles, core files: no Python traceback" <(cat "$outrc" "$outcc")
+
 # ---------------------------------------------------------------- no process, no memtrace
 out5=$work/noproc.out
 timeout 60 gdb -q -batch -nx "$tests/gdb_sites" -ex "source $helper" -ex "memtrace g_live" >"$out5" 2>&1
