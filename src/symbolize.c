@@ -697,6 +697,17 @@ static const char *function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mo
     if (!linkage)
         linkage = die_string(die, DW_AT_MIPS_linkage_name);
     const char *d = linkage ? demangled(r, linkage) : NULL;
+    /* GCC gives no linkage name to constructors, lambdas and many template
+     * members, whose DW_AT_name is then unqualified ("_M_invoke",
+     * "operator()"); the function that holds ADDR (not an inlined one) has
+     * its symbol, whose demangled name is whole. A plain C name is the
+     * DIE's: the symbol can be a part ("main.cold"). */
+    if (!linkage && dwarf_tag(die) == DW_TAG_subprogram) {
+        const char *sym = symbol_name(mod, addr);
+        const char *ds = sym ? demangled(r, sym) : NULL;
+        if (ds && ds != sym)
+            return ds;
+    }
     const char *name = d && d != linkage ? d : die_string(die, DW_AT_name);
     if (!name && !linkage)
         name = symbol_name(mod, addr);
