@@ -379,9 +379,12 @@ static size_t cache_slot(uintptr_t ret, size_t cap)
 
 static void tail_cache_clear(void);
 
+static void cu_index_clear(void);
+
 static void cache_clear(void)
 {
     tail_cache_clear();
+    cu_index_clear();
     for (size_t i = 0; i < cache_cap; i++)
         free(cache[i].rows);
     free(cache);
@@ -694,6 +697,17 @@ static const char *function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mo
     if (!linkage)
         linkage = die_string(die, DW_AT_MIPS_linkage_name);
     const char *d = linkage ? demangled(r, linkage) : NULL;
+    /* GCC gives no linkage name to constructors, lambdas and many template
+     * members, whose DW_AT_name is then unqualified ("_M_invoke",
+     * "operator()"); the function that holds ADDR (not an inlined one) has
+     * its symbol, whose demangled name is whole. A plain C name is the
+     * DIE's: the symbol can be a part ("main.cold"). */
+    if (!linkage && dwarf_tag(die) == DW_TAG_subprogram) {
+        const char *sym = symbol_name(mod, addr);
+        const char *ds = sym ? demangled(r, sym) : NULL;
+        if (ds && ds != sym)
+            return ds;
+    }
     const char *name = d && d != linkage ? d : die_string(die, DW_AT_name);
     if (!name && !linkage)
         name = symbol_name(mod, addr);
@@ -736,26 +750,50 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
         *col = (int)w;
 }
 
-/* The function DIEs (subprogram, inlined_subroutine) whose code holds a
- * pc, outermost first, found by a walk of one CU.
+/* ------------------------------------------------------------ functions */
+
+/* Which function holds a pc, by an index of each CU's functions built once
+ * per CU, then the inline chain by a walk of that function alone.
  *
  * libdw's dwarf_getscopes is not enough: its visitor prunes every DIE for
  * which dwarf_haspc is false, and a namespace or a type has no code
  * ranges, so it never looks inside one. GCC puts function definitions at CU
  * level (a C++ method refers to its class with DW_AT_specification), but
  * LLVM nests them in their namespaces and types: for rustc's code (and
- * clang's) dwarf_getscopes finds no scope at all. This walk descends into
- * DIEs that have no code but may hold definitions, and into code DIEs only
- * when their ranges hold the pc; code ranges of siblings do not overlap, so
- * the first code DIE that holds it is the only one, as in dwarf_getscopes.
- * Nesting deeper than MAX_SCOPE_DEPTH DIEs is not searched. */
+ * clang's) dwarf_getscopes finds no scope at all. It also walks the CU
+ * from its start for every pc, which on a large C++ CU costs milliseconds.
+ *
+ * The index holds every code range of every subprogram DIE that has code,
+ * wherever it is nested (namespaces, types, other functions), sorted by
+ * start. Code ranges of different functions do not overlap, so the one
+ * range starting at or below a pc either holds it or no function does.
+ * Nesting deeper than MAX_SCOPE_DEPTH DIEs is not searched. Indexes are
+ * kept, by the CU DIE's address in the debug data, until the frame cache is
+ * cleared (the modules changed, or another Dwfl is asked). */
 #define MAX_SCOPE_DEPTH 128
 
-struct scope_walk {
-    Dwarf_Addr pc;          /* CU-relative, as dwarf_haspc takes it */
-    Dwarf_Die chain[MAX_ROWS];
-    unsigned n;
+struct fn_range {
+    Dwarf_Addr low, high; /* CU-relative, as dwarf_haspc takes a pc */
+    Dwarf_Die fn;
 };
+
+struct cu_index {
+    const void *cu;       /* the CU DIE's addr: the key */
+    size_t n, cap;
+    struct fn_range *range;
+};
+
+static struct cu_index *cu_indexes;
+static size_t cu_index_count, cu_index_cap;
+
+static void cu_index_clear(void)
+{
+    for (size_t i = 0; i < cu_index_cap; i++)
+        free(cu_indexes[i].range);
+    free(cu_indexes);
+    cu_indexes = NULL;
+    cu_index_count = cu_index_cap = 0;
+}
 
 static bool holds_code(int tag)
 {
@@ -772,6 +810,7 @@ static bool holds_code(int tag)
     return false;
 }
 
+/* DIEs under which a function definition can be nested. */
 static bool may_hold_definitions(int tag)
 {
     switch (tag) {
@@ -782,29 +821,43 @@ static bool may_hold_definitions(int tag)
     case DW_TAG_union_type:
     case DW_TAG_interface_type:
     case DW_TAG_imported_unit:
+    case DW_TAG_subprogram:   /* nested functions (GNU C) */
+    case DW_TAG_lexical_block:
         return true;
     }
     return false;
 }
 
-/* True when a code DIE under PARENT holds W->pc; its function DIEs and
- * those below it are appended to W->chain. */
-static bool scope_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned depth)
+/* Appends the code ranges of FN to X; false when out of memory. */
+static bool index_ranges(struct cu_index *x, Dwarf_Die *fn)
+{
+    Dwarf_Addr base, low, high;
+    ptrdiff_t at = 0;
+    while ((at = dwarf_ranges(fn, at, &base, &low, &high)) > 0) {
+        if (low >= high)
+            continue;
+        if (x->n == x->cap) {
+            size_t cap = x->cap ? x->cap * 2 : 64;
+            struct fn_range *r = realloc(x->range, cap * sizeof *r);
+            if (!r)
+                return false;
+            x->range = r;
+            x->cap = cap;
+        }
+        x->range[x->n++] = (struct fn_range){ low, high, *fn };
+    }
+    return true;
+}
+
+static bool index_walk(struct cu_index *x, Dwarf_Die *parent, unsigned depth)
 {
     Dwarf_Die die;
     if (depth >= MAX_SCOPE_DEPTH || dwarf_child(parent, &die) != 0)
-        return false;
+        return true;
     do {
         int tag = dwarf_tag(&die);
-        if (holds_code(tag)) {
-            if (dwarf_haspc(&die, w->pc) <= 0)
-                continue;
-            if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
-                w->n < MAX_ROWS)
-                w->chain[w->n++] = die;
-            scope_walk(w, &die, depth + 1);
-            return true;
-        }
+        if (tag == DW_TAG_subprogram && !index_ranges(x, &die))
+            return false;
         if (!may_hold_definitions(tag))
             continue;
         Dwarf_Die inner = die;
@@ -813,10 +866,107 @@ static bool scope_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned depth)
             if (!dwarf_attr(&die, DW_AT_import, &a) || !dwarf_formref_die(&a, &inner))
                 continue;
         }
-        if (scope_walk(w, &inner, depth + 1))
-            return true;
+        if (!index_walk(x, &inner, depth + 1))
+            return false;
     } while (dwarf_siblingof(&die, &die) == 0);
-    return false;
+    return true;
+}
+
+static int by_low(const void *a, const void *b)
+{
+    const struct fn_range *x = a, *y = b;
+    return (x->low > y->low) - (x->low < y->low);
+}
+
+static size_t cu_index_slot(const void *cu, size_t cap)
+{
+    return (size_t)(((uintptr_t)cu * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+/* The index of CU, built on first use; NULL when out of memory. */
+static const struct cu_index *cu_index_of(Dwarf_Die *cu)
+{
+    for (size_t i = cu_index_cap ? cu_index_slot(cu->addr, cu_index_cap) : 0;
+         cu_index_cap && cu_indexes[i].cu; i = (i + 1) & (cu_index_cap - 1))
+        if (cu_indexes[i].cu == cu->addr)
+            return &cu_indexes[i];
+    if ((cu_index_count + 1) * 2 > cu_index_cap) {
+        size_t cap = cu_index_cap ? cu_index_cap * 2 : 64;
+        struct cu_index *t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < cu_index_cap; i++) {
+            if (!cu_indexes[i].cu)
+                continue;
+            size_t j = cu_index_slot(cu_indexes[i].cu, cap);
+            while (t[j].cu)
+                j = (j + 1) & (cap - 1);
+            t[j] = cu_indexes[i];
+        }
+        free(cu_indexes);
+        cu_indexes = t;
+        cu_index_cap = cap;
+    }
+    struct cu_index x = { .cu = cu->addr };
+    if (!index_walk(&x, cu, 0)) {
+        free(x.range);
+        return NULL;
+    }
+    qsort(x.range, x.n, sizeof *x.range, by_low);
+    size_t i = cu_index_slot(cu->addr, cu_index_cap);
+    while (cu_indexes[i].cu)
+        i = (i + 1) & (cu_index_cap - 1);
+    cu_indexes[i] = x;
+    cu_index_count++;
+    MT_ASSERT(cu_index_count * 2 <= cu_index_cap);
+    return &cu_indexes[i];
+}
+
+/* The subprogram DIE of CU whose code holds PC (CU-relative). */
+static bool cu_function_at(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+{
+    const struct cu_index *x = cu_index_of(cu);
+    if (!x)
+        return false;
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->range[mid].low <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || pc >= x->range[lo - 1].high)
+        return false;
+    *fn = x->range[lo - 1].fn;
+    return true;
+}
+
+/* The function DIEs (subprogram, inlined_subroutine) whose code holds a
+ * pc, outermost first: the concrete nesting, not abstract origins. */
+struct scope_walk {
+    Dwarf_Addr pc;          /* CU-relative, as dwarf_haspc takes it */
+    Dwarf_Die chain[MAX_ROWS];
+    unsigned n;
+};
+
+/* Appends to W->chain the inlined functions under PARENT (a function that
+ * holds W->pc) whose code holds it; a code DIE's children are searched
+ * only when it holds the pc, and only one sibling can. */
+static void inline_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned depth)
+{
+    Dwarf_Die die;
+    if (depth >= MAX_SCOPE_DEPTH || dwarf_child(parent, &die) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&die);
+        if (!holds_code(tag) || tag == DW_TAG_subprogram || dwarf_haspc(&die, w->pc) <= 0)
+            continue;
+        if (tag == DW_TAG_inlined_subroutine && w->n < MAX_ROWS)
+            w->chain[w->n++] = die;
+        inline_walk(w, &die, depth + 1);
+        return;
+    } while (dwarf_siblingof(&die, &die) == 0);
 }
 
 /* The rows of the frame at PC (RET - 1) in MOD: one per function of the
@@ -854,8 +1004,10 @@ static void module_rows(struct rows *r, Dwfl_Module *mod, Dwarf_Addr pc, uintptr
     static struct scope_walk w; /* under the same lock as mt_sym_frames' rows */
     w.pc = pc - bias;
     w.n = 0;
-    if (cu)
-        scope_walk(&w, cu, 0);
+    if (cu && cu_function_at(cu, w.pc, &w.chain[0])) {
+        w.n = 1;
+        inline_walk(&w, &w.chain[0], 0);
+    }
     for (unsigned k = w.n; k-- > 0 && r->n < MAX_ROWS;) {
         Dwarf_Die *scope = &w.chain[k];
         int tag = dwarf_tag(scope);
@@ -1155,26 +1307,6 @@ static uintptr_t symbol_address(Dwfl *dwfl, Dwfl_Module *mod, const char *name)
     return s.found;
 }
 
-/* The function DIE among the children of PARENT (namespaces entered) whose
- * code holds PC. Skips whole subtrees (DW_AT_sibling): far cheaper than
- * dwarf_getscopes, which descends into every scope of a large CU. */
-static bool top_function(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *fn, unsigned depth)
-{
-    Dwarf_Die child;
-    if (depth > 8 || dwarf_child(parent, &child) != 0)
-        return false;
-    do {
-        int tag = dwarf_tag(&child);
-        if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) == 1) {
-            *fn = child;
-            return true;
-        }
-        if (tag == DW_TAG_namespace && top_function(&child, pc, fn, depth + 1))
-            return true;
-    } while (dwarf_siblingof(&child, &child) == 0);
-    return false;
-}
-
 /* The subprogram DIE holding PC (its concrete instance: inlined code is in
  * its caller's), with MOD and BIAS. */
 static bool function_die(Dwfl *dwfl, Dwarf_Addr pc, Dwfl_Module **mod, Dwarf_Die *fn,
@@ -1182,18 +1314,7 @@ static bool function_die(Dwfl *dwfl, Dwarf_Addr pc, Dwfl_Module **mod, Dwarf_Die
 {
     *mod = dwfl_addrmodule(dwfl, pc);
     Dwarf_Die *cu = *mod ? dwfl_module_addrdie(*mod, pc, bias) : NULL;
-    if (cu && top_function(cu, pc - *bias, fn, 0))
-        return true;
-    Dwarf_Die *scopes = NULL;
-    int n = cu ? dwarf_getscopes(cu, pc - *bias, &scopes) : 0;
-    bool found = false;
-    for (int i = 0; i < n && !found; i++)
-        if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-            *fn = scopes[i];
-            found = true;
-        }
-    free(scopes);
-    return found;
+    return cu && cu_function_at(cu, pc - *bias, fn);
 }
 
 static const char *die_linkage_name(Dwarf_Die *die)

@@ -313,9 +313,9 @@ timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoin
     -ex "set language rust" -ex "echo @@ forced\\n" -ex "memtrace holder" -ex "show language" \
     -ex "delete" -ex "continue" "$tests/cxx_handles" >"$outch" 2>&1
 check_handle "C++ frame: a std::vector, through its buffer" "$outch" v \
-    "memtrace: using v._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" hold $C ch_vector
+    "memtrace: using v._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" 'hold\(\)' $C ch_vector
 check_handle "C++ frame: a long std::string, through its characters" "$outch" s \
-    "memtrace: using s._M_dataplus._M_p (the string's characters)" "start of a 101-byte block" hold $C ch_string
+    "memtrace: using s._M_dataplus._M_p (the string's characters)" "start of a 101-byte block" 'hold\(\)' $C ch_string
 if [ "$(section small "$outch" | grep -cxE "memtrace: small: the string's characters are inside the object \(short-string optimisation\), not on the heap: small\._M_dataplus\._M_p is 0x[0-9a-f]+")" = 1 ] &&
    [ "$(section small "$outch" | wc -l)" = 1 ]; then
     pass "C++ frame: a short std::string has no heap block: one line"
@@ -323,15 +323,15 @@ else
     fail "C++ frame: a short std::string" "$(section small "$outch")"
 fi
 check_handle "C++ frame: a unique_ptr, through its pointer" "$outch" u \
-    "memtrace: using u._M_t._M_t._M_head_impl (the unique_ptr's object)" "start of a 128-byte block" hold $C ch_unique
+    "memtrace: using u._M_t._M_t._M_head_impl (the unique_ptr's object)" "start of a 128-byte block" 'hold\(\)' $C ch_unique
 check_handle "C++ frame: make_shared: the object inside its control block's block" "$outch" made \
     "memtrace: using made._M_ptr (the shared_ptr's object), in one block with its control block" \
-    "[0-9]+ bytes inside a [0-9]+-byte block at 0x" hold $C ch_make_shared
+    "[0-9]+ bytes inside a [0-9]+-byte block at 0x" 'hold\(\)' $C ch_make_shared
 check_handle "C++ frame: shared_ptr(new T): the object, the control block named" "$outch" owned \
     "memtrace: using owned._M_ptr (the shared_ptr's object); its control block owned._M_refcount._M_pi at 0x" \
-    "start of a 8-byte block" hold $C ch_shared_new
+    "start of a 8-byte block" 'hold\(\)' $C ch_shared_new
 check_handle "C++ frame: a reference to a std::vector" "$outch" ref \
-    "memtrace: using ref._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" hold $C ch_vector
+    "memtrace: using ref._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" 'hold\(\)' $C ch_vector
 check_line "C++ frame: an empty std::vector: one line" <(section empty "$outch") \
     "memtrace: empty is an empty vector: empty._M_impl._M_start is 0x0, not a heap block"
 check_line "C++ frame: an empty unique_ptr: one line" <(section none "$outch") \
@@ -341,7 +341,7 @@ check_lines "C++ frame: a struct with two heap pointers lists its pointer fields
     "  node.data = 0x" "  node.name = 0x" "  node.next = 0x0"
 check_handle "C++ frame: a struct with one heap pointer, through it" "$outch" holder \
     "memtrace: using holder.only (the only pointer field of 'holder' into a live heap block)" \
-    "start of a 40-byte block" hold $C ch_holder
+    "start of a 40-byte block" 'hold\(\)' $C ch_holder
 check_lines "C++ frame under set language rust: the same answer, the setting kept" \
     "$(section forced "$outch")" "memtrace: using holder.only (" "memtrace: 0x" \
     'The current source language is "rust".'
@@ -352,10 +352,10 @@ mapfile -d '' casks < <(asking v made)
 timeout 120 gdb -q -batch -nx "$tests/cxx_handles" "$work/cxx_handles.core" -ex "source $helper" \
     -ex up "${casks[@]}" >"$outcc" 2>&1
 check_handle "C++ frame, core file: a std::vector" "$outcc" v \
-    "memtrace: using v._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" hold $C ch_vector
+    "memtrace: using v._M_impl._M_start (the vector's buffer)" "start of a 160-byte block" 'hold\(\)' $C ch_vector
 check_handle "C++ frame, core file: make_shared" "$outcc" made \
     "memtrace: using made._M_ptr (the shared_ptr's object), in one block with its control block" \
-    "[0-9]+ bytes inside a [0-9]+-byte block at 0x" hold $C ch_make_shared
+    "[0-9]+ bytes inside a [0-9]+-byte block at 0x" 'hold\(\)' $C ch_make_shared
 check_no_traceback "handles, core files: no Python traceback" <(cat "$outrc" "$outcc")
 
 # ---------------------------------------------------------------- no process, no memtrace
