@@ -750,6 +750,81 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
         *col = (int)w;
 }
 
+/* ------------------------------------------------------------ memos */
+
+/* A map from a pair of words to a malloc'ed value, for what symbolization
+ * works out once and keeps until the frame cache goes (the function
+ * indexes, the tail calls). Open addressing, count * 2 <= cap. */
+struct memo_slot {
+    uintptr_t a, b;
+    void *value; /* NULL: empty slot */
+};
+
+struct memo {
+    struct memo_slot *slot;
+    size_t count, cap;
+};
+
+static size_t memo_hash(uintptr_t a, uintptr_t b, size_t cap)
+{
+    return (size_t)(((a ^ (b * 0xff51afd7ed558ccdull)) * 0x9E3779B97F4A7C15ull) >> 32) &
+           (cap - 1);
+}
+
+/* Frees the values with FREE_VALUE (free if NULL) and empties M. */
+static void memo_clear_with(struct memo *m, void (*free_value)(void *))
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slot[i].value)
+            (free_value ? free_value : free)(m->slot[i].value);
+    free(m->slot);
+    *m = (struct memo){ 0 };
+}
+
+static void memo_clear(struct memo *m)
+{
+    memo_clear_with(m, NULL);
+}
+
+static void *memo_find(const struct memo *m, uintptr_t a, uintptr_t b)
+{
+    for (size_t i = m->cap ? memo_hash(a, b, m->cap) : 0; m->cap && m->slot[i].value;
+         i = (i + 1) & (m->cap - 1))
+        if (m->slot[i].a == a && m->slot[i].b == b)
+            return m->slot[i].value;
+    return NULL;
+}
+
+/* Keeps VALUE (not NULL) for (A, B); false, VALUE not kept, if the memo
+ * cannot grow. */
+static bool memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value)
+{
+    if ((m->count + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        struct memo_slot *s = calloc(cap, sizeof *s);
+        if (!s)
+            return false;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slot[i].value)
+                continue;
+            size_t j = memo_hash(m->slot[i].a, m->slot[i].b, cap);
+            while (s[j].value)
+                j = (j + 1) & (cap - 1);
+            s[j] = m->slot[i];
+        }
+        free(m->slot);
+        m->slot = s;
+        m->cap = cap;
+    }
+    size_t i = memo_hash(a, b, m->cap);
+    while (m->slot[i].value)
+        i = (i + 1) & (m->cap - 1);
+    m->slot[i] = (struct memo_slot){ a, b, value };
+    m->count++;
+    MT_ASSERT(m->count * 2 <= m->cap);
+    return true;
+}
+
 /* ------------------------------------------------------------ functions */
 
 /* Which function holds a pc, by an index of each CU's functions built once
@@ -778,21 +853,23 @@ struct fn_range {
 };
 
 struct cu_index {
-    const void *cu;       /* the CU DIE's addr: the key */
     size_t n, cap;
     struct fn_range *range;
 };
 
-static struct cu_index *cu_indexes;
-static size_t cu_index_count, cu_index_cap;
+/* By the CU DIE's address in the debug data (key b = 0). */
+static struct memo cu_indexes;
+
+static void cu_index_free(void *value)
+{
+    struct cu_index *x = value;
+    free(x->range);
+    free(x);
+}
 
 static void cu_index_clear(void)
 {
-    for (size_t i = 0; i < cu_index_cap; i++)
-        free(cu_indexes[i].range);
-    free(cu_indexes);
-    cu_indexes = NULL;
-    cu_index_count = cu_index_cap = 0;
+    memo_clear_with(&cu_indexes, cu_index_free);
 }
 
 static bool holds_code(int tag)
@@ -878,48 +955,23 @@ static int by_low(const void *a, const void *b)
     return (x->low > y->low) - (x->low < y->low);
 }
 
-static size_t cu_index_slot(const void *cu, size_t cap)
-{
-    return (size_t)(((uintptr_t)cu * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
-}
-
 /* The index of CU, built on first use; NULL when out of memory. */
 static const struct cu_index *cu_index_of(Dwarf_Die *cu)
 {
-    for (size_t i = cu_index_cap ? cu_index_slot(cu->addr, cu_index_cap) : 0;
-         cu_index_cap && cu_indexes[i].cu; i = (i + 1) & (cu_index_cap - 1))
-        if (cu_indexes[i].cu == cu->addr)
-            return &cu_indexes[i];
-    if ((cu_index_count + 1) * 2 > cu_index_cap) {
-        size_t cap = cu_index_cap ? cu_index_cap * 2 : 64;
-        struct cu_index *t = calloc(cap, sizeof *t);
-        if (!t)
-            return NULL;
-        for (size_t i = 0; i < cu_index_cap; i++) {
-            if (!cu_indexes[i].cu)
-                continue;
-            size_t j = cu_index_slot(cu_indexes[i].cu, cap);
-            while (t[j].cu)
-                j = (j + 1) & (cap - 1);
-            t[j] = cu_indexes[i];
-        }
-        free(cu_indexes);
-        cu_indexes = t;
-        cu_index_cap = cap;
-    }
-    struct cu_index x = { .cu = cu->addr };
-    if (!index_walk(&x, cu, 0)) {
-        free(x.range);
+    struct cu_index *x = memo_find(&cu_indexes, (uintptr_t)cu->addr, 0);
+    if (x)
+        return x;
+    x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    bool ok = index_walk(x, cu, 0);
+    if (ok)
+        qsort(x->range, x->n, sizeof *x->range, by_low);
+    if (!ok || !memo_add(&cu_indexes, (uintptr_t)cu->addr, 0, x)) {
+        cu_index_free(x);
         return NULL;
     }
-    qsort(x.range, x.n, sizeof *x.range, by_low);
-    size_t i = cu_index_slot(cu->addr, cu_index_cap);
-    while (cu_indexes[i].cu)
-        i = (i + 1) & (cu_index_cap - 1);
-    cu_indexes[i] = x;
-    cu_index_count++;
-    MT_ASSERT(cu_index_count * 2 <= cu_index_cap);
-    return &cu_indexes[i];
+    return x;
 }
 
 /* The subprogram DIE of CU whose code holds PC (CU-relative). */
@@ -1127,80 +1179,15 @@ struct tail_chain {
     uintptr_t ret[TAIL_DEPTH]; /* innermost first */
 };
 
-/* Two caches, both dropped with the frame cache (cache_clear): the tail
- * calls of each function looked into, by entry address (key b = 0), and the
- * chain of each (caller return address, callee return address) asked for.
- * Open addressing, count * 2 <= cap; value malloc'ed. */
-struct tail_slot {
-    uintptr_t a, b;
-    void *value; /* NULL: empty slot */
-};
-
-struct tail_table {
-    struct tail_slot *slot;
-    size_t count, cap;
-};
-
-static struct tail_table tail_fns, tail_chains;
-
-static size_t tail_hash(uintptr_t a, uintptr_t b, size_t cap)
-{
-    return (size_t)(((a ^ (b * 0xff51afd7ed558ccdull)) * 0x9E3779B97F4A7C15ull) >> 32) &
-           (cap - 1);
-}
-
-static void tail_table_clear(struct tail_table *t)
-{
-    for (size_t i = 0; i < t->cap; i++)
-        free(t->slot[i].value);
-    free(t->slot);
-    *t = (struct tail_table){ 0 };
-}
+/* Two memos, dropped with the frame cache (cache_clear): the tail calls
+ * of each function looked into, by entry address (key b = 0), and the
+ * chain of each (caller return address, callee return address) asked for. */
+static struct memo tail_fns, tail_chains;
 
 static void tail_cache_clear(void)
 {
-    tail_table_clear(&tail_fns);
-    tail_table_clear(&tail_chains);
-}
-
-static void *tail_find(const struct tail_table *t, uintptr_t a, uintptr_t b)
-{
-    for (size_t i = t->cap ? tail_hash(a, b, t->cap) : 0; t->cap && t->slot[i].value;
-         i = (i + 1) & (t->cap - 1))
-        if (t->slot[i].a == a && t->slot[i].b == b)
-            return t->slot[i].value;
-    return NULL;
-}
-
-/* Keeps VALUE (malloc'ed, not NULL) for (A, B), or frees it if the table
- * cannot grow. */
-static void tail_add(struct tail_table *t, uintptr_t a, uintptr_t b, void *value)
-{
-    if ((t->count + 1) * 2 > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        struct tail_slot *s = calloc(cap, sizeof *s);
-        if (!s) {
-            free(value);
-            return;
-        }
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->slot[i].value)
-                continue;
-            size_t j = tail_hash(t->slot[i].a, t->slot[i].b, cap);
-            while (s[j].value)
-                j = (j + 1) & (cap - 1);
-            s[j] = t->slot[i];
-        }
-        free(t->slot);
-        t->slot = s;
-        t->cap = cap;
-    }
-    size_t i = tail_hash(a, b, t->cap);
-    while (t->slot[i].value)
-        i = (i + 1) & (t->cap - 1);
-    t->slot[i] = (struct tail_slot){ a, b, value };
-    t->count++;
-    MT_ASSERT(t->count * 2 <= t->cap);
+    memo_clear(&tail_fns);
+    memo_clear(&tail_chains);
 }
 
 /* Whether NAME (a DIE's linkage name or name) is one of the functions
@@ -1444,7 +1431,7 @@ static bool add_tail_edge(Dwarf_Die *site, void *arg)
  * had (no debug information is no tail call: n = 0). */
 static const struct tail_fn *tail_calls_of(Dwfl *dwfl, uintptr_t entry)
 {
-    struct tail_fn *f = tail_find(&tail_fns, entry, 0);
+    struct tail_fn *f = memo_find(&tail_fns, entry, 0);
     if (f)
         return f;
     static struct edge_walk w; /* under the symbolizer's lock, like the rows */
@@ -1459,8 +1446,11 @@ static const struct tail_fn *tail_calls_of(Dwfl *dwfl, uintptr_t entry)
         return NULL;
     f->n = w.n;
     memcpy(f->edge, w.edge, keep * sizeof f->edge[0]);
-    tail_add(&tail_fns, entry, 0, f);
-    return tail_find(&tail_fns, entry, 0) == f ? f : NULL;
+    if (!memo_add(&tail_fns, entry, 0, f)) {
+        free(f);
+        return NULL;
+    }
+    return f;
 }
 
 /* The chains found so far: what every one of them has at its start and at
@@ -1594,7 +1584,7 @@ unsigned mt_sym_tail_calls(mt_dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret, u
         cache_clear();
         cache_dwfl = dwfl;
     }
-    struct tail_chain *c = tail_find(&tail_chains, ret, callee_ret);
+    struct tail_chain *c = memo_find(&tail_chains, ret, callee_ret);
     static struct tail_chain found; /* under the symbolizer's lock */
     if (!c) {
         tail_chain_find(dwfl, ret, callee_ret, &found);
@@ -1602,7 +1592,8 @@ unsigned mt_sym_tail_calls(mt_dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret, u
         struct tail_chain *keep = malloc(sizeof *keep);
         if (keep) {
             *keep = found;
-            tail_add(&tail_chains, ret, callee_ret, keep);
+            if (!memo_add(&tail_chains, ret, callee_ret, keep))
+                free(keep);
         }
     }
     unsigned n = c->n < max ? c->n : max;

@@ -18,16 +18,6 @@ helper=$root/gdb/memtrace.py
 G=tests/progs/gdb_sites.c
 O=tests/progs/sites_o2.c
 
-at() { echo "$1:$(site_line "$1" "$2"):"; } # "FILE:LINE:" of a marker
-
-# The report for ADDR in FILE: from its "memtrace: ADDR:" line up to the next
-# line that starts with "memtrace: " or is not part of a report.
-block_of() {
-    awk -v a="memtrace: $1:" 'index($0, a) == 1 { on = 1; print; next }
-                              /^memtrace: / || !/^  / { on = 0 } on' "$2"
-}
-addr_of() { awk -v v="$1" '$1 == "@@" && $2 == v { print $3; exit }' "$2"; }
-
 # check_lines NAME TEXT PREFIX...: each PREFIX starts a line of TEXT, in this
 # order (a frame prefix "  #0 f at FILE:LINE:" matches FILE:LINE exactly).
 check_lines() {

@@ -20,6 +20,20 @@ site_line() {
     grep -nE "SITE:$2( |\$)" "$file" | head -1 | cut -d: -f1
 }
 
+# "FILE:LINE:" of the marker NAME in FILE.
+at() { echo "$1:$(site_line "$1" "$2"):"; }
+
+# The answer about ADDR in FILE: its "memtrace: ADDR:" line and the frame
+# lines after it, up to the next line that starts with "memtrace: " or is
+# not part of a report.
+block_of() {
+    awk -v a="memtrace: $1:" 'index($0, a) == 1 { on = 1; print; next }
+                              /^memtrace: / || !/^  / { on = 0 } on' "$2"
+}
+
+# The address printed as "@@ VAR ADDR" in FILE (the scripts' gdb markers).
+addr_of() { awk -v v="$1" '$1 == "@@" && $2 == v { print $3; exit }' "$2"; }
+
 finish() {
     echo "$1: $passed passed, $failed failed"
     [ "$failed" = 0 ]

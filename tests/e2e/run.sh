@@ -26,13 +26,9 @@ run_gdb() {
     timeout 120 gdb "${args[@]}" "$prog" >"$out" 2>&1
 }
 
-addr_of() { # VAR OUT
-    awk -v v="$1" '$1 == "@@" && $2 == v { print $3; exit }' "$2"
-}
-
-# The report block for ADDR in ERR: its "memtrace: ADDR:" line and the frame
-# lines that follow it.
-block_of() { # ADDR ERR
+# The report for ADDR in ERR: its "memtrace: ADDR:" line and every line
+# up to the next "memtrace: " one (wider than lib.sh's block_of).
+report_of() { # ADDR ERR
     awk -v a="memtrace: $1:" 'index($0, a) == 1 { on = 1; print; next }
                               /^memtrace: / { on = 0 } on' "$2"
 }
@@ -50,7 +46,7 @@ check_site() {
         fail "$name" "no address for $var or no marker SITE:$marker in $src"
         return
     fi
-    block=$(block_of "$addr" "$err")
+    block=$(report_of "$addr" "$err")
     local header="memtrace: $addr: start of a $size-byte block allocated by thread $thread (allocation #"
     if [[ "$block" != "$header"* ]]; then
         fail "$name" "header is not '$header...': $(printf '%s' "$block" | head -1)"
@@ -104,8 +100,8 @@ check_site dlopen-lib     "$out" "$err" g_dlopen tests/progs/dl_sites.c dlopen '
 # After a moving realloc the old address is free: print_trace must not report
 # the old record there (the allocator may have reused it for a newer block).
 seq_of() { sed -n 's/.*(allocation #\([0-9]*\)).*/\1/p' | head -1; }
-old_block=$(block_of "$(addr_of g_realloc_old "$out")" "$err" | head -1)
-new_seq=$(block_of "$(addr_of g_realloc "$out")" "$err" | seq_of)
+old_block=$(report_of "$(addr_of g_realloc_old "$out")" "$err" | head -1)
+new_seq=$(report_of "$(addr_of g_realloc "$out")" "$err" | seq_of)
 old_seq=$(printf '%s\n' "$old_block" | seq_of)
 if [[ "$old_block" == *": not a live heap block"* ]] ||
    { [ -n "$old_seq" ] && [ -n "$new_seq" ] && [ "$old_seq" -gt "$new_seq" ]; }; then
@@ -136,7 +132,7 @@ check_grep "unwind=fp: the caller of dl_make" "$err" "  #1 main at tests/progs/s
 check_site "unwind=fp: strdup's caller" "$out" "$err" g_strdup $S strdup '#1' main 9 1
 # Proof that the frame-pointer walk ran: inside qsort the chain breaks two
 # frames up (the documented price of fp), where the default finds main.
-if block_of "$(addr_of g_qsort "$out")" "$err" | grep -q " main at "; then
+if report_of "$(addr_of g_qsort "$out")" "$err" | grep -q " main at "; then
     fail "unwind=fp in effect" "qsort's caller was found: fp fell back to libunwind?"
 else
     pass "unwind=fp in effect (the frames above qsort's callback are lost, as documented)"

@@ -18,11 +18,6 @@ helper=$root/gdb/memtrace.py
 R=tests/progs/rust_sites.rs
 cd "$root" || exit 1
 
-block_of() { # ADDR FILE: the answer about ADDR
-    awk -v a="memtrace: $1:" 'index($0, a) == 1 { on = 1; print; next }
-                              /^memtrace: / || !/^  / { on = 0 } on' "$2"
-}
-addr_of() { awk -v v="$1" '$1 == "@@" && $2 == v { print $3; exit }' "$2"; }
 # The frame row of FUNC at the SITE line of FILE, first or inlined.
 frame_re() { # FUNC FILE SITE
     local l

@@ -16,15 +16,6 @@ C=tests/progs/tail_calls.c
 X=tests/progs/tail_calls_cxx.cpp
 cd "$root" || exit 1
 
-at() { echo "$1:$(site_line "$1" "$2"):"; } # "FILE:LINE:" of a marker
-
-# The answer for ADDR in FILE: its "memtrace: ADDR:" line and the frames.
-block_of() {
-    awk -v a="memtrace: $1:" 'index($0, a) == 1 { on = 1; print; next }
-                              /^memtrace: / || !/^  / { on = 0 } on' "$2"
-}
-addr_of() { awk -v v="$1" '$1 == "@@" && $2 == v { print $3; exit }' "$2"; }
-
 # check_frames NAME TEXT LINE...: the frame lines of TEXT start with the
 # LINEs, in this order and with nothing between them (a line
 # "  #0 f at FILE:LINE:" matches FILE:LINE exactly, its column aside).
