@@ -55,7 +55,7 @@ _STATE_FIELDS = """
 """.split()
 # Words added at the end of version 1 later; a smaller descriptor (an older
 # library) lacks them, and they read as 0.
-_STATE_FIELDS_ADDED = ["freed_pushed", "unwind_fallbacks"]
+_STATE_FIELDS_ADDED = ["freed_pushed", "unwind_fallbacks", "entry_thread_bits"]
 
 _M64 = (1 << 64) - 1
 _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread was "
@@ -323,6 +323,7 @@ def _check_layout(d):
         field(name, 8, "entry_size")
     for name in ("entry_stack", "entry_thread"):
         field(name, 4, "entry_size")
+    at_most("entry_thread_bits", 32)
 
     address("stack_chunks", "stack chunk table")
     at_most("stack_chunk_bits", _MAX_CHUNK_BITS, 1)
@@ -430,6 +431,10 @@ class _Tables:
         self.d = dict.fromkeys(_STATE_FIELDS_ADDED, 0)
         self.d.update(zip(names, struct.unpack("<%dQ" % len(names), raw)))
         _check_layout(self.d)
+        # The thread word's low bits are the thread number, the rest how the
+        # block was allocated (0: an older library, the word is the thread).
+        bits = self.d["entry_thread_bits"] or 32
+        self.thread_mask = (1 << bits) - 1
         self.shards = None     # [(locked, slots)]
         self.slots = {}        # shard -> (address of its first entry, log2cap) or None
         self.entries = {}      # shard -> columns (ptrs, sizes, seqs, stacks, threads)
@@ -465,7 +470,7 @@ class _Tables:
         seq = struct.unpack_from("<Q", raw, off + d["entry_seq"])[0]
         stack = struct.unpack_from("<I", raw, off + d["entry_stack"])[0]
         thread = struct.unpack_from("<I", raw, off + d["entry_thread"])[0]
-        return (ptr, size, seq, stack, thread)
+        return (ptr, size, seq, stack, thread & self.thread_mask)
 
     def _slots(self, n):
         """(address of shard N's first entry, log2 capacity), or None for a
@@ -517,7 +522,8 @@ class _Tables:
                 result[1].extend(q[d["entry_size_field"] // 8::wq].tolist())
                 result[2].extend(q[d["entry_seq"] // 8::wq].tolist())
                 result[3].extend(i[d["entry_stack"] // 4::wi].tolist())
-                result[4].extend(i[d["entry_thread"] // 4::wi].tolist())
+                mask = self.thread_mask
+                result[4].extend(t & mask for t in i[d["entry_thread"] // 4::wi].tolist())
         self.entries[n] = result
         return result
 

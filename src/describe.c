@@ -80,7 +80,7 @@ static void describe(const void *ptr, mt_out *out)
             .ptr = e.ptr,
             .size = e.size,
             .seq = e.seq,
-            .thread = thread_of(e.thread),
+            .thread = thread_of(mt_entry_thread(&e)),
             .stack = stack_of(e.stack),
         };
         mt_answer_lookup(&a, &live, unlocked);

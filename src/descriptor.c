@@ -48,6 +48,7 @@ void mt_descriptor_publish(void)
     s->entry_seq = offsetof(mt_live_entry, seq);
     s->entry_stack = offsetof(mt_live_entry, stack);
     s->entry_thread = offsetof(mt_live_entry, thread);
+    s->entry_thread_bits = MT_ENTRY_THREAD_BITS;
 
     s->stack_chunks = (uintptr_t)stacks.chunks;
     s->stack_max_chunks = stacks.max_chunks;

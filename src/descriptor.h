@@ -66,6 +66,11 @@ struct memtrace_state {
                               records */
     uint64_t unwind_fallbacks; /* address of an unsigned long (64-bit): captures
                                   the cfi unwinder handed to libunwind */
+    uint64_t entry_thread_bits; /* the thread number is the low entry_thread_bits
+                                   bits of an entry's thread word, the way the
+                                   block was allocated (0 malloc & co., 1 new,
+                                   2 new[]) the bits above; 0: all 32 bits are
+                                   the thread (an older library) */
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

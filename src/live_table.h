@@ -9,13 +9,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How a block was allocated: its free must be of the same family
+ * (free/realloc for the C functions, delete for new, delete[] for new[]). */
+enum { MT_KIND_MALLOC = 0, MT_KIND_NEW = 1, MT_KIND_NEW_ARRAY = 2 };
+
+/* The thread word: the thread number in its low MT_ENTRY_THREAD_BITS bits
+ * (MT_THREADS_MAX fits), the kind above them. Published to readers outside
+ * the process (the state descriptor's entry_thread_bits). */
+#define MT_ENTRY_THREAD_BITS 24
+#define MT_ENTRY_THREAD_MASK ((1u << MT_ENTRY_THREAD_BITS) - 1)
+
 typedef struct {
     uintptr_t ptr; /* 0 marks an empty slot */
     uint64_t size;
     uint64_t seq;    /* global allocation number, from 1 */
     uint32_t stack;  /* mt_stack_id */
-    uint32_t thread; /* memtrace's thread number, main thread = 1 */
+    uint32_t thread; /* memtrace's thread number (main thread = 1) | kind */
 } mt_live_entry;
+
+static inline uint32_t mt_entry_thread(const mt_live_entry *e)
+{
+    return e->thread & MT_ENTRY_THREAD_MASK;
+}
+
+static inline unsigned mt_entry_kind(const mt_live_entry *e)
+{
+    return e->thread >> MT_ENTRY_THREAD_BITS;
+}
+
+static inline uint32_t mt_entry_thread_word(uint32_t thread, unsigned kind)
+{
+    return thread | (uint32_t)kind << MT_ENTRY_THREAD_BITS;
+}
 
 #define MT_LIVE_SHARD_BITS 6
 #define MT_LIVE_SHARDS (1u << MT_LIVE_SHARD_BITS)

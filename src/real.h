@@ -6,6 +6,7 @@
 
 #include "atomic.h"
 #include "common.h"
+#include "live_table.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,14 @@ extern MT_TLS int mt_forking MT_HIDDEN;
  * Called by the hot path on a call that finds the phase UNINIT, outside
  * memtrace (mt_busy clear). */
 void mt_start(void);
+
+/* A free the live table cannot match (bad_free.c, slow path): PTR is no
+ * live block's start (FOUND NULL), or FOUND, its record (already removed),
+ * was allocated by another family than the free's KIND (MT_KIND_*). Says
+ * so if it is a double free, a free inside a block or a mismatched pair;
+ * the caller then hands the call to the real allocator unchanged. Called
+ * with mt_busy clear. */
+void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found);
 
 /* The allocation number the next recorded block gets (from 1). */
 extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;

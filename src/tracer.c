@@ -67,9 +67,9 @@ static inline mt_stack_id capture_stack(void)
     return mt_stack_intern(frames, depth);
 }
 
-/* Records a new block. Never fails the allocation: when the tables cannot
- * grow the block just goes unrecorded. */
-static MT_NOINLINE void record(void *p, size_t size)
+/* Records a new block, allocated as KIND says (MT_KIND_*). Never fails the
+ * allocation: when the tables cannot grow the block just goes unrecorded. */
+static MT_NOINLINE void record(void *p, size_t size, unsigned kind)
 {
     MT_ASSERT(!mt_busy); /* bypass() sent the thread's own calls elsewhere */
     mt_busy = 1;
@@ -78,7 +78,7 @@ static MT_NOINLINE void record(void *p, size_t size)
         .size = size,
         .seq = mt_atomic_add_relaxed(&mt_next_seq, 1),
         .stack = capture_stack(),
-        .thread = mt_thread_number(),
+        .thread = mt_entry_thread_word(mt_thread_number(), kind),
     };
     if (mt_live_insert(&e)) /* a block not recorded must not count as live */
         mt_site_alloc(e.stack, size);
@@ -102,18 +102,26 @@ static MT_NOINLINE void note_freed(const mt_live_entry *e)
         .free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1,
         .alloc_stack = e->stack,
         .free_stack = capture_stack(),
-        .alloc_thread = e->thread,
+        .alloc_thread = mt_entry_thread(e),
         .free_thread = mt_thread_number(),
     };
     mt_freed_push(&r);
     mt_busy = 0;
 }
 
-static inline void forget(void *p)
+/* P is being freed by a function of family KIND (MT_KIND_*): its record
+ * leaves the table. A free the table cannot match (P is no live block's
+ * start, or the block is of another family) goes to mt_bad_free first. */
+static inline void forget(void *p, unsigned kind)
 {
     mt_live_entry e;
-    if (mt_live_remove((uintptr_t)p, &e))
+    if (MT_LIKELY(mt_live_remove((uintptr_t)p, &e))) {
+        if (MT_UNLIKELY(mt_entry_kind(&e) != kind) && !mt_busy)
+            mt_bad_free(p, kind, &e);
         note_freed(&e);
+    } else if (!mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY) {
+        mt_bad_free(p, kind, NULL);
+    }
 }
 
 void *mt_malloc(size_t size)
@@ -122,7 +130,7 @@ void *mt_malloc(size_t size)
         return mt_real.malloc && !mt_busy ? mt_real.malloc(size) : mt_iheap_alloc(size, 16);
     void *p = mt_real.malloc(size);
     if (MT_LIKELY(p != NULL))
-        record(p, size);
+        record(p, size, MT_KIND_MALLOC);
     return p;
 }
 
@@ -137,7 +145,7 @@ void mt_free(void *ptr)
     if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_forking)) {
         /* Before the real free: once freed, the address can be handed to
          * another thread, whose new record must not be the one removed. */
-        forget(ptr);
+        forget(ptr, MT_KIND_MALLOC);
         mt_real.free(ptr);
     } else if (mt_real.free) {
         /* Made by the real allocator while another thread initialised. */
@@ -162,7 +170,7 @@ void *mt_calloc(size_t n, size_t size)
     }
     void *p = mt_real.calloc(n, size);
     if (MT_LIKELY(p != NULL))
-        record(p, total);
+        record(p, total, MT_KIND_MALLOC);
     return p;
 }
 
@@ -189,7 +197,7 @@ void *mt_realloc(void *ptr, size_t size)
         return realloc_from_iheap(ptr, size);
     if (MT_UNLIKELY(bypass())) {
         if (!mt_busy && !mt_forking && mt_atomic_load_acquire(&mt_phase) == MT_STOPPED)
-            forget(ptr);
+            forget(ptr, MT_KIND_MALLOC);
         return mt_real.realloc ? mt_real.realloc(ptr, size) : NULL;
     }
     /* The old record goes first, for the same reason as in mt_free, and
@@ -201,7 +209,7 @@ void *mt_realloc(void *ptr, size_t size)
     if (had && q == ptr) /* resized in place: the old size leaves the */
         mt_site_free(old.stack, old.size); /* totals before the new one enters */
     if (q != NULL)
-        record(q, size);
+        record(q, size, MT_KIND_MALLOC);
     if (had && (q != NULL || size == 0)) {
         if (q != ptr)
             note_freed(&old); /* moved, or realloc(p, 0) freed it */
@@ -241,7 +249,7 @@ int mt_posix_memalign(void **out, size_t align, size_t size)
     }
     int rc = mt_real.posix_memalign(out, align, size);
     if (rc == 0)
-        record(*out, size);
+        record(*out, size, MT_KIND_MALLOC);
     return rc;
 }
 
@@ -269,7 +277,7 @@ static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t si
         }
     }
     if (p && traced)
-        record(p, size);
+        record(p, size, MT_KIND_MALLOC);
     return p;
 }
 
