@@ -25,6 +25,20 @@
 /* Frames kept in one stack at most (MEMTRACE_DEPTH's maximum). */
 #define MT_MAX_DEPTH 256
 
+/* How far ADDR lies outside the block of SIZE bytes at START: the bytes
+ * from the block's end to ADDR (0: ADDR is one past the end) or from ADDR
+ * to its start; UINT64_MAX when the block holds ADDR (START <= ADDR <
+ * START + SIZE, or ADDR == START for an empty block). The one rule for
+ * "near a block", shared by the freed history's scan and the formatter. */
+static inline uint64_t mt_block_gap(uintptr_t addr, uintptr_t start, uint64_t size)
+{
+    if (addr < start)
+        return start - addr;
+    if (addr - start < size || addr == start)
+        return UINT64_MAX;
+    return addr - start - size;
+}
+
 /* MT_ASSERT(X): in debug builds (make DEBUG=1, and the unit tests) an
  * invariant a comment states, checked where it must hold; a failure writes
  * one "memtrace: assertion failed" line and aborts. Compiled out otherwise:

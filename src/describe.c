@@ -52,9 +52,9 @@ static mt_fmt_stack_ref stack_of(mt_stack_id id)
     return s;
 }
 
-static void put_freed(const mt_freed_record *r, void *arg)
+static mt_fmt_freed freed_of(const mt_freed_record *r)
 {
-    mt_fmt_freed f = {
+    return (mt_fmt_freed){
         .ptr = r->ptr,
         .size = r->size,
         .alloc_seq = r->alloc_seq,
@@ -64,7 +64,36 @@ static void put_freed(const mt_freed_record *r, void *arg)
         .alloc_stack = stack_of(r->alloc_stack),
         .free_stack = stack_of(r->free_stack),
     };
-    mt_answer_freed(arg, &f);
+}
+
+static mt_fmt_live live_of(const mt_live_entry *e)
+{
+    return (mt_fmt_live){
+        .ptr = e->ptr,
+        .size = e->size,
+        .seq = e->seq,
+        .thread = thread_of(mt_entry_thread(e)),
+        .stack = stack_of(e->stack),
+    };
+}
+
+/* The freed records near the address wait here while the covering ones,
+ * which the answer shows first, stream out in the same scan. */
+struct freed_found {
+    mt_answer *a;
+    mt_freed_record near[MT_NEAR_FREED_MAX];
+    unsigned nnear;
+};
+
+static void put_freed(const mt_freed_record *r, bool near, void *arg)
+{
+    struct freed_found *f = arg;
+    if (!near) {
+        mt_fmt_freed fr = freed_of(r);
+        mt_answer_freed(f->a, &fr);
+    } else if (f->nnear < MT_NEAR_FREED_MAX) {
+        f->near[f->nnear++] = *r;
+    }
 }
 
 static void describe(const void *ptr, mt_out *out)
@@ -74,20 +103,30 @@ static void describe(const void *ptr, mt_out *out)
     if (!mt_answer_begin(&a, out, addr, put_stack, NULL))
         return;
     mt_live_entry e;
+    mt_live_around around = { 0 };
     bool unlocked = false;
-    if (mt_live_find(addr, &e, &unlocked) || mt_live_find_containing(addr, &e, &unlocked)) {
-        mt_fmt_live live = {
-            .ptr = e.ptr,
-            .size = e.size,
-            .seq = e.seq,
-            .thread = thread_of(mt_entry_thread(&e)),
-            .stack = stack_of(e.stack),
-        };
+    bool exact = mt_live_find(addr, &e, &unlocked);
+    bool inside = !exact && mt_live_find_around(addr, &around, &unlocked);
+    if (exact || inside) {
+        mt_fmt_live live = live_of(exact ? &e : &around.below);
         mt_answer_lookup(&a, &live, unlocked);
     } else {
         mt_answer_lookup(&a, NULL, unlocked);
     }
-    mt_freed_find(addr, put_freed, &a);
+    struct freed_found f = { .a = &a };
+    mt_freed_find_around(addr, MT_NEAR_BYTES, MT_NEAR_FREED_MAX, put_freed, &f);
+    if (!exact && !inside) {
+        mt_fmt_live below, above;
+        if (around.below.ptr)
+            below = live_of(&around.below);
+        if (around.above.ptr)
+            above = live_of(&around.above);
+        mt_answer_near(&a, around.below.ptr ? &below : NULL, around.above.ptr ? &above : NULL);
+    }
+    for (unsigned i = 0; i < f.nnear; i++) {
+        mt_fmt_freed fr = freed_of(&f.near[i]);
+        mt_answer_near_freed(&a, &fr);
+    }
     mt_answer_end(&a);
 }
 

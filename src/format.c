@@ -175,6 +175,20 @@ static void put_position(mt_out *out, uintptr_t addr, uintptr_t start, uint64_t 
                       (unsigned long)start);
 }
 
+/* "K bytes after the end of a N-byte block at START" or "K bytes before a
+ * N-byte block at START", for a block that does not hold ADDR. */
+static void put_near_position(mt_out *out, uintptr_t addr, uintptr_t start, uint64_t size)
+{
+    MT_ASSERT(mt_block_gap(addr, start, size) != UINT64_MAX);
+    if (addr > start)
+        mt_out_printf(out, "%lu bytes after the end of a %lu-byte block at %#lx",
+                      (unsigned long)(addr - start - size), (unsigned long)size,
+                      (unsigned long)start);
+    else
+        mt_out_printf(out, "%lu bytes before a %lu-byte block at %#lx",
+                      (unsigned long)(start - addr), (unsigned long)size, (unsigned long)start);
+}
+
 bool mt_answer_begin(mt_answer *a, mt_out *out, uintptr_t addr, mt_stack_writer *put_stack,
                      void *stack_ctx)
 {
@@ -204,22 +218,16 @@ void mt_answer_lookup(mt_answer *a, const mt_fmt_live *e, bool unlocked)
     answer_stack(a, &e->stack);
 }
 
-void mt_answer_freed(mt_answer *a, const mt_fmt_freed *r)
+/* Freed block N: where the address lies against it, when it was
+ * allocated and freed, by whom, both stacks. */
+static void put_freed(mt_answer *a, unsigned n, const mt_fmt_freed *r, bool near)
 {
     mt_out *out = a->out;
-    if (a->nfreed++ == 0) {
-        if (a->live)
-            mt_out_printf(out, "  live again: freed blocks that covered this address "
-                               "before, newest first:\n");
-        else
-            mt_out_printf(out, "memtrace: %#lx: not a live heap block; freed blocks "
-                               "that covered it, newest first:\n", (unsigned long)a->addr);
-        if (!a->live && a->unlocked)
-            mt_out_printf(out, "  (a table shard was read without its lock: a stopped "
-                               "thread was changing it)\n");
-    }
-    mt_out_printf(out, "  freed block %u: ", a->nfreed);
-    put_position(out, a->addr, r->ptr, r->size);
+    mt_out_printf(out, "  freed block %u: ", n);
+    if (near)
+        put_near_position(out, a->addr, r->ptr, r->size);
+    else
+        put_position(out, a->addr, r->ptr, r->size);
     mt_out_printf(out, " (allocation #%lu, freed after allocation #%lu)\n",
                   (unsigned long)r->alloc_seq, (unsigned long)r->free_seq);
     mt_out_printf(out, "  freed by ");
@@ -232,9 +240,71 @@ void mt_answer_freed(mt_answer *a, const mt_fmt_freed *r)
     answer_stack(a, &r->alloc_stack);
 }
 
+void mt_answer_freed(mt_answer *a, const mt_fmt_freed *r)
+{
+    MT_ASSERT(a->nnear == 0); /* the covering records come first */
+    mt_out *out = a->out;
+    if (a->nfreed++ == 0) {
+        if (a->live)
+            mt_out_printf(out, "  live again: freed blocks that covered this address "
+                               "before, newest first:\n");
+        else
+            mt_out_printf(out, "memtrace: %#lx: not a live heap block; freed blocks "
+                               "that covered it, newest first:\n", (unsigned long)a->addr);
+        if (!a->live && a->unlocked)
+            mt_out_printf(out, "  (a table shard was read without its lock: a stopped "
+                               "thread was changing it)\n");
+    }
+    put_freed(a, a->nfreed, r, false);
+}
+
+/* Whether a block of SIZE bytes at START is one the answer shows as near:
+ * nothing covers the address and the block lies within the bound. Writes
+ * the answer's first line before the first such block. */
+static bool take_near(mt_answer *a, uintptr_t start, uint64_t size)
+{
+    if (a->live || a->nfreed || mt_block_gap(a->addr, start, size) > MT_NEAR_BYTES)
+        return false;
+    if (a->nnear++ == 0) {
+        mt_out_printf(a->out, "memtrace: %#lx: not a live heap block; the nearest live blocks "
+                              "and the newest freed ones within %u bytes:\n",
+                      (unsigned long)a->addr, MT_NEAR_BYTES);
+        if (a->unlocked)
+            mt_out_printf(a->out, "  (a table shard was read without its lock: a stopped "
+                                  "thread was changing it)\n");
+    }
+    return true;
+}
+
+static void put_near_live(mt_answer *a, const mt_fmt_live *e)
+{
+    if (!e || !take_near(a, e->ptr, e->size))
+        return;
+    mt_out_printf(a->out, "  ");
+    put_near_position(a->out, a->addr, e->ptr, e->size);
+    mt_out_printf(a->out, " allocated by ");
+    put_thread(a->out, &e->thread);
+    mt_out_printf(a->out, " (allocation #%lu)\n", (unsigned long)e->seq);
+    answer_stack(a, &e->stack);
+}
+
+void mt_answer_near(mt_answer *a, const mt_fmt_live *below, const mt_fmt_live *above)
+{
+    MT_ASSERT(a->nnear == 0); /* once, before the freed ones */
+    put_near_live(a, below);
+    put_near_live(a, above);
+}
+
+void mt_answer_near_freed(mt_answer *a, const mt_fmt_freed *r)
+{
+    if (a->nnear_freed >= MT_NEAR_FREED_MAX || !take_near(a, r->ptr, r->size))
+        return;
+    put_freed(a, ++a->nnear_freed, r, true);
+}
+
 bool mt_answer_end(mt_answer *a)
 {
-    if (a->live || a->nfreed)
+    if (a->live || a->nfreed || a->nnear)
         return true;
     mt_out_printf(a->out, "memtrace: %#lx: not a live heap block known to memtrace%s\n",
                   (unsigned long)a->addr,

@@ -48,7 +48,15 @@ void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr
 /* What print_trace and `memtrace EXPR` say about one address. The caller
  * looks the address up and hands over what it found, in this order:
  * mt_answer_begin, mt_answer_lookup, mt_answer_freed for each freed record
- * newest first, mt_answer_end. */
+ * covering the address newest first, mt_answer_near, mt_answer_near_freed
+ * for each freed record near it newest first, mt_answer_end.
+ *
+ * An address no block covers, live or freed, is answered with the blocks
+ * near it: the nearest live block below it and the nearest above it, and
+ * the newest MT_NEAR_FREED_MAX freed ones, each at most MT_NEAR_BYTES from
+ * the address (mt_block_gap). The answer's first line states the bound. */
+#define MT_NEAR_BYTES 4096u
+#define MT_NEAR_FREED_MAX 4u
 
 /* Writes the frames of a stack of DEPTH > 0 frames: symbolized in the
  * process, by memtrace-symbolize elsewhere, raw with a note when the
@@ -93,7 +101,9 @@ typedef struct {
     void *stack_ctx;
     bool live;       /* a live block was found */
     bool unlocked;   /* the live table was read without a lock somewhere */
-    unsigned nfreed; /* freed records written */
+    unsigned nfreed; /* freed records covering the address written */
+    unsigned nnear;  /* blocks near the address written, live and freed */
+    unsigned nnear_freed; /* of which freed */
 } mt_answer;
 
 /* False (after writing the answer, one line) when ADDR is null: there is
@@ -104,9 +114,18 @@ bool mt_answer_begin(mt_answer *a, mt_out *out, uintptr_t addr, mt_stack_writer 
  * was read without its lock (UNLOCKED). */
 void mt_answer_lookup(mt_answer *a, const mt_fmt_live *live, bool unlocked);
 void mt_answer_freed(mt_answer *a, const mt_fmt_freed *r);
-/* Ends the answer; false when nothing was known about the address (the
- * answer is then one "memtrace: ...: not a live heap block known to
- * memtrace" line, an error for the gdb command). */
+/* The live block with the greatest start below the address and the one
+ * with the least start above it (NULL: none), whatever their distance:
+ * written when no block covers the address and they lie within
+ * MT_NEAR_BYTES of it. */
+void mt_answer_near(mt_answer *a, const mt_fmt_live *below, const mt_fmt_live *above);
+/* A freed record that does not cover the address: written when no block
+ * covers the address, it lies within MT_NEAR_BYTES, and fewer than
+ * MT_NEAR_FREED_MAX were written. */
+void mt_answer_near_freed(mt_answer *a, const mt_fmt_freed *r);
+/* Ends the answer; false when nothing was known about the address, nor
+ * near it (the answer is then one "memtrace: ...: not a live heap block
+ * known to memtrace" line, an error for the gdb command). */
 bool mt_answer_end(mt_answer *a);
 
 #endif

@@ -87,8 +87,9 @@ bool mt_freed_enabled(void)
 /* SLOT is held by this writer for push I: writes R and commits. */
 static void write_record(mt_freed_record *slot, const mt_freed_record *r, uint64_t i)
 {
-    /* Pairs with the acquire fence in mt_freed_find: a reader whose copy saw
-     * any store below sees the claim, or later, when it loads the stamp again. */
+    /* Pairs with the acquire fence in mt_freed_find_around: a reader whose
+     * copy saw any store below sees the claim, or later, when it loads the
+     * stamp again. */
     mt_atomic_fence_release();
     const record_word *from = (const record_word *)r;
     record_word *to = (record_word *)slot;
@@ -96,7 +97,8 @@ static void write_record(mt_freed_record *slot, const mt_freed_record *r, uint64
     for (size_t w = 1; w < RECORD_WORDS; w++)
         mt_atomic_store_relaxed(&to[w], from[w]);
     MT_ASSERT(mt_atomic_load_relaxed(&slot->stamp) == (MT_FREED_WRITING | (i + 1)));
-    /* Pairs with the first (acquire) load of the stamp in mt_freed_find. */
+    /* Pairs with the first (acquire) load of the stamp in
+     * mt_freed_find_around. */
     mt_atomic_store_release(&slot->stamp, i + 1);
 }
 
@@ -130,7 +132,8 @@ void mt_freed_push(const mt_freed_record *r)
     }
 }
 
-size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *), void *ctx)
+size_t mt_freed_find_around(uintptr_t addr, uint64_t near_bytes, unsigned near_max,
+                            void (*fn)(const mt_freed_record *, bool near, void *), void *ctx)
 {
     const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
     if (!rg)
@@ -138,6 +141,7 @@ size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *)
     uint64_t end = mt_atomic_load_relaxed(&head.n);
     uint64_t begin = end > cap ? end - cap : 0;
     size_t found = 0;
+    unsigned near = 0;
     for (uint64_t i = end; i-- > begin;) {
         const mt_freed_record *slot = &rg[slot_of(i)];
         /* Pairs with the release store of the stamp in write_record: the
@@ -154,12 +158,34 @@ size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *)
         if (mt_atomic_load_relaxed(&slot->stamp) != i + 1)
             continue;
         r.stamp = i + 1;
-        if (addr >= r.ptr && (addr - r.ptr < r.size || addr == r.ptr)) {
-            fn(&r, ctx);
+        uint64_t gap = mt_block_gap(addr, r.ptr, r.size);
+        if (gap == UINT64_MAX) {
+            fn(&r, false, ctx);
             found++;
+        } else if (near < near_max && gap <= near_bytes) {
+            fn(&r, true, ctx);
+            near++;
         }
     }
     return found;
+}
+
+struct covering {
+    void (*fn)(const mt_freed_record *, void *);
+    void *ctx;
+};
+
+static void call_covering(const mt_freed_record *r, bool near, void *arg)
+{
+    const struct covering *c = arg;
+    (void)near; /* never true: no near record was asked for */
+    c->fn(r, c->ctx);
+}
+
+size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *), void *ctx)
+{
+    struct covering c = { fn, ctx };
+    return mt_freed_find_around(addr, 0, 0, call_covering, &c);
 }
 
 const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed)

@@ -50,6 +50,13 @@ void mt_freed_push(const mt_freed_record *r);
  * slots being written, and slots rewritten while it copied them. */
 size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *), void *ctx);
 
+/* The same scan, which also calls FN with NEAR true for the newest NEAR_MAX
+ * records whose block did not cover ADDR but lay at most NEAR_BYTES from it
+ * (mt_block_gap), in the same newest-first order as the covering ones (NEAR
+ * false). Returns how many covered ADDR. */
+size_t mt_freed_find_around(uintptr_t addr, uint64_t near_bytes, unsigned near_max,
+                            void (*fn)(const mt_freed_record *, bool near, void *), void *ctx);
+
 /* For the state descriptor: the ring, its capacity, and the count pushed. */
 const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed);
 

@@ -171,7 +171,7 @@ static MT_COLD struct slots *grow(struct shard *sh)
                 put(s, log2cap, &old->e[i], hash_ptr(old->e[i].ptr));
     }
     /* Pairs with the acquire loads in mt_live_find and
-     * mt_live_find_containing. */
+     * mt_live_find_around. */
     mt_atomic_store_release(&sh->slots, s);
     sh->log2cap = log2cap;
     mt_atomic_add_relaxed(&mapped_bytes, slots_bytes(log2cap));
@@ -273,29 +273,33 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
     return i != SIZE_MAX;
 }
 
-bool mt_live_find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked)
+bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked)
 {
-    bool found = false;
-    for (unsigned n = 0; n < MT_LIVE_SHARDS && !found; n++) {
+    *out = (mt_live_around){ 0 };
+    bool inside = false;
+    for (unsigned n = 0; n < MT_LIVE_SHARDS && !inside; n++) {
         struct shard *sh = &shards[n];
         bool locked = lock_for_reader(sh, unlocked);
         /* Pairs with the release in grow. */
-    const struct slots *s = mt_atomic_load_acquire(&sh->slots);
+        const struct slots *s = mt_atomic_load_acquire(&sh->slots);
         unsigned log2cap = readable_log2cap(s);
         size_t cap = log2cap ? (size_t)1 << log2cap : 0;
         for (size_t i = 0; i < cap; i++) {
-            const mt_live_entry *e = &s->e[i];
-            if (e->ptr && addr >= e->ptr &&
-                (addr - e->ptr < e->size || addr == e->ptr)) {
-                *out = *e;
-                found = true;
-                break;
+            uintptr_t p = s->e[i].ptr;
+            if (p == 0)
+                continue;
+            if (p <= addr) {
+                if (p > out->below.ptr)
+                    out->below = s->e[i];
+            } else if (out->above.ptr == 0 || p < out->above.ptr) {
+                out->above = s->e[i];
             }
         }
         if (locked)
             mt_lock_release(&sh->lock);
+        inside = mt_live_contains(&out->below, addr);
     }
-    return found;
+    return inside;
 }
 
 size_t mt_live_count(void)

@@ -64,10 +64,26 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out);
  * *UNLOCKED (the answer may then be stale or missing). Never blocks. */
 bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked);
 
-/* Finds the live block containing ADDR (start <= ADDR < start + size, or
- * ADDR == start for empty blocks) by scanning every shard, with the same
- * locking as mt_live_find. */
-bool mt_live_find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked);
+/* The records around an address: BELOW has the greatest start <= ADDR,
+ * ABOVE the least start > ADDR; ptr 0 for none. */
+typedef struct {
+    mt_live_entry below, above;
+} mt_live_around;
+
+/* Whether E's block holds ADDR: start <= ADDR < start + size, or ADDR ==
+ * start for an empty block. */
+static inline bool mt_live_contains(const mt_live_entry *e, uintptr_t addr)
+{
+    return e->ptr && addr >= e->ptr && (addr - e->ptr < e->size || addr == e->ptr);
+}
+
+/* One scan of the shards, in order, for the records around ADDR, with the
+ * same locking as mt_live_find; it stops after the first shard at whose end
+ * OUT->below holds ADDR (then true: ADDR is inside that block, and
+ * OUT->above is only what was seen so far). The gdb helper
+ * (gdb/memtrace.py, _Tables.around) applies the same rule to the same
+ * shards, so both name the same blocks. */
+bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked);
 
 /* Number of live records; exact when no thread is inside the table. */
 size_t mt_live_count(void);

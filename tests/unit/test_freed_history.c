@@ -39,6 +39,39 @@ Test(freed_history, newest_first_and_interior)
     cr_assert_eq(mt_freed_find(0x3000, collect, NULL), 0);
 }
 
+static uint64_t near_seqs[16];
+static size_t nnear;
+
+static void collect_around(const mt_freed_record *r, bool near, void *ctx)
+{
+    if (!near)
+        collect(r, ctx);
+    else if (nnear < 16)
+        near_seqs[nnear++] = r->alloc_seq;
+}
+
+Test(freed_history, near_records_newest_first_and_bounded)
+{
+    mt_freed_init(16);
+    push(0x1000, 100, 1); /* ends 4 bytes before 0x1068 */
+    push(0x1070, 16, 2);  /* starts 8 bytes after it */
+    push(0x3000, 16, 3);  /* far */
+    push(0x1060, 16, 4);  /* covers it */
+    push(0x0f00, 16, 5);  /* ends 344 bytes before it */
+    nseqs = nnear = 0;
+    cr_assert_eq(mt_freed_find_around(0x1068, 4096, 2, collect_around, NULL), 1);
+    cr_assert_eq(nseqs, 1);
+    cr_assert_eq(seqs[0], 4);
+    cr_assert_eq(nnear, 2, "at most NEAR_MAX near records");
+    cr_assert_eq(near_seqs[0], 5);
+    cr_assert_eq(near_seqs[1], 2);
+    nseqs = nnear = 0;
+    cr_assert_eq(mt_freed_find_around(0x1068, 8, 4, collect_around, NULL), 1);
+    cr_assert_eq(nnear, 2, "within 8 bytes: the blocks 4 and 8 bytes away");
+    cr_assert_eq(near_seqs[0], 2);
+    cr_assert_eq(near_seqs[1], 1);
+}
+
 Test(freed_history, bounded_oldest_fall_out)
 {
     mt_freed_init(4);

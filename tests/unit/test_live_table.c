@@ -110,19 +110,50 @@ Test(live_table, random_churn_matches_model)
     cr_assert_eq(wrong, 0, "%zu lookups disagree with the model", wrong);
 }
 
+/* The live block holding ADDR, as print_trace finds it: the scan's BELOW. */
+static bool find_containing(uintptr_t addr, mt_live_entry *out, bool *unlocked)
+{
+    mt_live_around around;
+    bool inside = mt_live_find_around(addr, &around, unlocked);
+    *out = around.below;
+    return inside;
+}
+
 Test(live_table, interior_pointer_finds_its_block)
 {
     mt_live_entry a = entry(0x5000, 100, 1), b = entry(0x5100, 0, 2), out;
     bool unlocked = false;
     mt_live_insert(&a);
     mt_live_insert(&b);
-    cr_assert(mt_live_find_containing(0x5000 + 17, &out, &unlocked));
+    cr_assert(find_containing(0x5000 + 17, &out, &unlocked));
     cr_assert_eq(out.ptr, 0x5000);
-    cr_assert(mt_live_find_containing(0x5000 + 99, &out, &unlocked));
-    cr_assert_not(mt_live_find_containing(0x5000 + 100, &out, &unlocked));
-    cr_assert(mt_live_find_containing(0x5100, &out, &unlocked), "an empty block owns its address");
+    cr_assert(find_containing(0x5000 + 99, &out, &unlocked));
+    cr_assert_not(find_containing(0x5000 + 100, &out, &unlocked));
+    cr_assert(find_containing(0x5100, &out, &unlocked), "an empty block owns its address");
     cr_assert_eq(out.ptr, 0x5100);
-    cr_assert_not(mt_live_find_containing(0x4fff, &out, &unlocked));
+    cr_assert_not(find_containing(0x4fff, &out, &unlocked));
+}
+
+Test(live_table, nearest_blocks_around_an_address)
+{
+    /* Spread over many shards: the nearest are found whatever shard holds
+     * them. */
+    for (uintptr_t k = 0; k < 1000; k++) {
+        mt_live_entry e = entry(0x100000 + k * 0x100, 100, 1);
+        mt_live_insert(&e);
+    }
+    mt_live_around around;
+    bool unlocked = false;
+    cr_assert_not(mt_live_find_around(0x100000 + 5 * 0x100 + 104, &around, &unlocked));
+    cr_assert_eq(around.below.ptr, 0x100000 + 5 * 0x100);
+    cr_assert_eq(around.above.ptr, 0x100000 + 6 * 0x100);
+    cr_assert_not(mt_live_find_around(0xfff00, &around, &unlocked));
+    cr_assert_eq(around.below.ptr, 0, "nothing below");
+    cr_assert_eq(around.above.ptr, 0x100000);
+    cr_assert_not(mt_live_find_around(0x200000, &around, &unlocked));
+    cr_assert_eq(around.below.ptr, 0x100000 + 999 * 0x100);
+    cr_assert_eq(around.above.ptr, 0, "nothing above");
+    cr_assert_not(unlocked);
 }
 
 enum { THREADS = 4, PER_THREAD = 100000 };
@@ -204,7 +235,7 @@ Test(live_table, reader_of_retired_mapping_finds_nothing)
     memcpy(shard0 + l.slots_offset, &first, sizeof first);
     bool unlocked = false;
     bool found = mt_live_find(in_shard0(0), &out, &unlocked);
-    bool found_in = mt_live_find_containing(in_shard0(0) + 1, &out, &unlocked);
+    bool found_in = find_containing(in_shard0(0) + 1, &out, &unlocked);
     memcpy(shard0 + l.slots_offset, &now, sizeof now);
     memcpy(shard0 + l.lock_offset, &held, sizeof held);
 
@@ -213,7 +244,7 @@ Test(live_table, reader_of_retired_mapping_finds_nothing)
     cr_assert_not(found_in, "a retired table is empty");
     unlocked = false;
     cr_assert(mt_live_find(in_shard0(0), &out, &unlocked), "the live mapping still answers");
-    cr_assert(mt_live_find_containing(in_shard0(n - 1) + 1, &out, &unlocked));
+    cr_assert(find_containing(in_shard0(n - 1) + 1, &out, &unlocked));
     cr_assert_eq(out.ptr, in_shard0(n - 1));
     cr_assert_not(unlocked);
 }
