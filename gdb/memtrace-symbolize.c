@@ -25,8 +25,22 @@
  *   freed PTR SIZE ALLOC_SEQ FREE_SEQ FREE_THREAD FREE_NAME ALLOC_THREAD ALLOC_NAME
  *                      a freed block that covered ADDR (newest first), then
  *                      two stack lines: where it was freed, where allocated
+ *   below PTR SIZE SEQ THREAD NAME
+ *   above PTR SIZE SEQ THREAD NAME
+ *                      after the freed lines, when no live block holds ADDR:
+ *                      the live block with the greatest start below ADDR,
+ *                      the one with the least start above it (each line
+ *                      optional, at any distance), then its stack line
+ *   near-freed PTR SIZE ALLOC_SEQ FREE_SEQ FREE_THREAD FREE_NAME ALLOC_THREAD ALLOC_NAME
+ *                      after those: a freed block near ADDR (newest first,
+ *                      see mt_answer_near_freed), then its two stack lines
  *   stack R R ...      (inside an answer) a stack line
  *   end                ends the answer
+ *
+ *   near-bounds        answers "BYTES MAX": the bound of "near"
+ *                      (MT_NEAR_BYTES) and the freed blocks near an address
+ *                      an answer shows at most (MT_NEAR_FREED_MAX), so
+ *                      that the helper picks what the formatter shows
  *
  * Exits at end of input; 2 on a usage error or if the modules cannot be
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
@@ -174,6 +188,47 @@ static void read_stack(char **line, size_t *cap, struct stack *st)
     parse_frames(*line + 5, st);
 }
 
+/* The fields of a "freed" or "near-freed" line after its keyword, P, and
+ * its two stack lines, into *R (whose stacks point into S1 and S2). */
+static void read_freed(const char *p, char **line, size_t *cap, struct stack *s1,
+                       struct stack *s2, char name1[MT_NAME_MAX], char name2[MT_NAME_MAX],
+                       mt_fmt_freed *r)
+{
+    uint64_t v[6];
+    if (!parse_numbers(&p, v, 5))
+        malformed(*line);
+    const char *free_name = parse_name(&p, name1);
+    if (!parse_numbers(&p, v + 5, 1))
+        malformed(*line);
+    const char *alloc_name = parse_name(&p, name2);
+    read_stack(line, cap, s1);
+    read_stack(line, cap, s2);
+    *r = (mt_fmt_freed){
+        .ptr = v[0], .size = v[1], .alloc_seq = v[2], .free_seq = v[3],
+        .free_thread = { (uint32_t)v[4], free_name },
+        .alloc_thread = { (uint32_t)v[5], alloc_name },
+        .free_stack = { s1->frames, s1->depth },
+        .alloc_stack = { s2->frames, s2->depth },
+    };
+}
+
+/* The fields of a "below" or "above" line after its keyword, P, and its
+ * stack line, into *E (whose stack points into S). */
+static void read_near_live(const char *p, char **line, size_t *cap, struct stack *s,
+                           char name[MT_NAME_MAX], mt_fmt_live *e)
+{
+    uint64_t v[4];
+    if (!parse_numbers(&p, v, 4))
+        malformed(*line);
+    const char *thread_name = parse_name(&p, name);
+    read_stack(line, cap, s);
+    *e = (mt_fmt_live){
+        .ptr = v[0], .size = v[1], .seq = v[2],
+        .thread = { (uint32_t)v[3], thread_name },
+        .stack = { s->frames, s->depth },
+    };
+}
+
 /* One "answer" request, ADDR_TEXT after the keyword; reads up to "end". */
 static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, size_t *cap)
 {
@@ -183,7 +238,10 @@ static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, 
     mt_answer a;
     bool asked = mt_answer_begin(&a, out, addr, put_stack, dwfl);
     bool known = asked;
-    static struct stack s1, s2;
+    static struct stack s1, s2, s3, s4;
+    static char below_name[MT_NAME_MAX], above_name[MT_NAME_MAX];
+    mt_fmt_live below, above;
+    bool has_below = false, has_above = false, near_given = false;
     for (;;) {
         if (getline(line, cap, stdin) < 0)
             malformed("(end of input inside an answer)\n");
@@ -214,28 +272,30 @@ static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, 
             if (asked)
                 mt_answer_lookup(&a, &live, v[4] != 0);
         } else if (strncmp(p, "freed ", 6) == 0) {
-            p += 6;
-            if (!parse_numbers(&p, v, 5))
-                malformed(*line);
-            const char *free_name = parse_name(&p, name1);
-            if (!parse_numbers(&p, v + 5, 1))
-                malformed(*line);
-            const char *alloc_name = parse_name(&p, name2);
-            read_stack(line, cap, &s1);
-            read_stack(line, cap, &s2);
-            mt_fmt_freed r = {
-                .ptr = v[0], .size = v[1], .alloc_seq = v[2], .free_seq = v[3],
-                .free_thread = { (uint32_t)v[4], free_name },
-                .alloc_thread = { (uint32_t)v[5], alloc_name },
-                .free_stack = { s1.frames, s1.depth },
-                .alloc_stack = { s2.frames, s2.depth },
-            };
+            mt_fmt_freed r;
+            read_freed(p + 6, line, cap, &s1, &s2, name1, name2, &r);
             if (asked)
                 mt_answer_freed(&a, &r);
+        } else if (strncmp(p, "below ", 6) == 0 && !near_given) {
+            read_near_live(p + 6, line, cap, &s3, below_name, &below);
+            has_below = true;
+        } else if (strncmp(p, "above ", 6) == 0 && !near_given) {
+            read_near_live(p + 6, line, cap, &s4, above_name, &above);
+            has_above = true;
+        } else if (strncmp(p, "near-freed ", 11) == 0) {
+            mt_fmt_freed r;
+            read_freed(p + 11, line, cap, &s1, &s2, name1, name2, &r);
+            if (asked && !near_given)
+                mt_answer_near(&a, has_below ? &below : NULL, has_above ? &above : NULL);
+            near_given = true;
+            if (asked)
+                mt_answer_near_freed(&a, &r);
         } else {
             malformed(*line);
         }
     }
+    if (asked && !near_given)
+        mt_answer_near(&a, has_below ? &below : NULL, has_above ? &above : NULL);
     if (asked)
         known = mt_answer_end(&a);
     mt_out_write(out, known ? "\0@@\n" : "\0@@ error\n", known ? 4 : 10);
@@ -267,6 +327,9 @@ int main(int argc, char **argv)
         struct stack st;
         if (strncmp(line, "answer ", 7) == 0) {
             answer(dwfl, line + 7, &out, &line, &cap);
+        } else if (strcmp(line, "near-bounds\n") == 0) {
+            mt_out_printf(&out, "%x %x\n", MT_NEAR_BYTES, MT_NEAR_FREED_MAX);
+            mt_out_write(&out, "\0@@\n", 4);
         } else if (strncmp(line, "stack", 5) == 0) {
             parse_frames(line + 5, &st);
             mt_fmt_block_stack(&out, put_stack, dwfl, &(mt_fmt_stack_ref){ st.frames, st.depth });

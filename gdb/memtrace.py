@@ -16,7 +16,9 @@
 # print_trace's answers.
 
 import array
+import bisect
 import collections
+import itertools
 import os
 import re
 import select
@@ -212,6 +214,7 @@ class _Symbolizer:
         except OSError as e:
             _fail("cannot start memtrace-symbolize: %s" % e)
         self.buf = b""
+        self.bounds = None
 
     def close(self):
         try:
@@ -273,6 +276,18 @@ class _Symbolizer:
         nl = self.buf.index(b"\n", end)
         marker, text, self.buf = self.buf[end + 1:nl], self.buf[:end], self.buf[nl + 1:]
         return text.decode("utf-8", "replace"), marker == b"@@"
+
+    def near_bounds(self):
+        """(bytes, records): how near a block must lie to be shown, and how
+        many freed ones at most, as the formatter has them (format.h)."""
+        if self.bounds is None:
+            text, _ = self.request("near-bounds\n")
+            try:
+                b, m = (int(x, 16) for x in text.split())
+            except ValueError:
+                _fail("memtrace-symbolize answered near-bounds with %r" % text[:80])
+            self.bounds = (b, m)
+        return self.bounds
 
     def stack(self, frames):
         """The lines print_trace writes for a stack (return addresses;
@@ -399,6 +414,16 @@ class _Language:
             gdb.execute("set language %s" % self.old, to_string=True)
 
 
+def _gap(addr, start, size):
+    """How far ADDR lies outside the block of SIZE bytes at START, or None
+    when the block holds it: mt_block_gap (src/common.h)."""
+    if addr < start:
+        return start - addr
+    if addr - start < size or addr == start:
+        return None
+    return addr - start - size
+
+
 class _Tables:
     """memtrace's tables in one target, read through memtrace_state. Table
     contents read once are kept until the target runs again."""
@@ -438,6 +463,7 @@ class _Tables:
         self.shards = None     # [(locked, slots)]
         self.slots = {}        # shard -> (address of its first entry, log2cap) or None
         self.entries = {}      # shard -> columns (ptrs, sizes, seqs, stacks, threads)
+        self.sorted_ptrs = None  # the start of every live record, ascending
         self.ring = None       # (stamps, ptrs, sizes) of the trusted records, newest first
         self.chunks = {}
         self.stacks = {}
@@ -562,23 +588,32 @@ class _Tables:
             i = (i + batch) & (cap - 1)
         return None, locked
 
-    def find_containing(self, addr):
-        """(entry or None, unlocked), scanning shards in order like
-        mt_live_find_containing."""
-        unlocked = False
-        for n, (locked, _) in enumerate(self._shards()):
-            unlocked = unlocked or locked
-            cols = self._columns(n)
-            ptrs, sizes = cols[0], cols[1]
-            for k, p in enumerate(ptrs):
-                if p and p <= addr and (addr - p < sizes[k] or addr == p):
-                    return tuple(c[k] for c in cols), unlocked
-        return None, unlocked
+    def around(self, addr):
+        """(below, above, inside, unlocked): the live records with the
+        greatest start <= ADDR and the least start > ADDR (entries as
+        find_exact's, or None), INSIDE when BELOW holds ADDR: the rule of
+        mt_live_find_around, so both name the same blocks. Every shard is
+        read; unlocked if one was locked."""
+        if self.sorted_ptrs is None:
+            # Sorted once per stop (about 0.5 s for a million blocks); each
+            # question is then two bisections and two hash probes.
+            self.sorted_ptrs = sorted(filter(None, itertools.chain.from_iterable(
+                self._columns(n)[0] for n in range(len(self._shards())))))
+        ptrs = self.sorted_ptrs
+        unlocked = any(locked for locked, _ in self._shards())
+        k = bisect.bisect_right(ptrs, addr)
+        below = self.find_exact(ptrs[k - 1])[0] if k > 0 else None
+        above = self.find_exact(ptrs[k])[0] if k < len(ptrs) else None
+        inside = below is not None and _gap(addr, below[0], below[1]) is None
+        return below, above, inside, unlocked
 
     def live_block(self, addr):
         """(start, size) of the live block that starts at or contains ADDR,
         or None."""
-        e = self.find_exact(addr)[0] or self.find_containing(addr)[0]
+        e = self.find_exact(addr)[0]
+        if e is None:
+            below, _, inside, _ = self.around(addr)
+            e = below if inside else None
         return None if e is None else (e[0], e[1])
 
     def site_totals(self):
@@ -646,27 +681,35 @@ class _Tables:
             self.ring = (stamps, ptrs, sizes)
         return self.ring
 
-    def freed_covering(self, addr):
-        """Freed-history records covering ADDR, newest first, as dicts."""
+    def freed_around(self, addr, near_bytes, near_max):
+        """(covering, near): the freed-history records covering ADDR, and
+        the newest NEAR_MAX of those within NEAR_BYTES of it (_gap), each
+        newest first, as dicts: mt_freed_find_around's rule."""
         d = self.d
         cap, rs = d["freed_capacity"], d["freed_record_size"]
-        out = []
+        covering, near = [], []
         for stamp, ptr, size in zip(*self._ring()):
-            if addr >= ptr and (addr - ptr < size or addr == ptr):
-                raw = self.t.read(d["freed_ring"] + (stamp - 1) % cap * rs, rs)
-                if raw is None:
-                    _corrupt("freed history at %#x unreadable" % d["freed_ring"])
+            gap = _gap(addr, ptr, size)
+            if gap is None:
+                out = covering
+            elif len(near) < near_max and gap <= near_bytes:
+                out = near
+            else:
+                continue
+            raw = self.t.read(d["freed_ring"] + (stamp - 1) % cap * rs, rs)
+            if raw is None:
+                _corrupt("freed history at %#x unreadable" % d["freed_ring"])
 
-                def u(field, fmt):
-                    return struct.unpack_from(fmt, raw, d[field])[0]
-                out.append(dict(ptr=ptr, size=size,
-                                alloc_seq=u("freed_alloc_seq", "<Q"),
-                                free_seq=u("freed_free_seq", "<Q"),
-                                alloc_stack=u("freed_alloc_stack", "<I"),
-                                free_stack=u("freed_free_stack", "<I"),
-                                alloc_thread=u("freed_alloc_thread", "<I"),
-                                free_thread=u("freed_free_thread", "<I")))
-        return out
+            def u(field, fmt, raw=raw):
+                return struct.unpack_from(fmt, raw, d[field])[0]
+            out.append(dict(ptr=ptr, size=size,
+                            alloc_seq=u("freed_alloc_seq", "<Q"),
+                            free_seq=u("freed_free_seq", "<Q"),
+                            alloc_stack=u("freed_alloc_stack", "<I"),
+                            free_stack=u("freed_free_stack", "<I"),
+                            alloc_thread=u("freed_alloc_thread", "<I"),
+                            free_thread=u("freed_free_thread", "<I")))
+        return covering, near
 
     def freed_count(self):
         return len(self._ring()[0])
@@ -793,6 +836,16 @@ def _stack_line(frames):
     return "stack %s" % " ".join("%x" % f for f in frames or [])
 
 
+def _freed_lines(word, r, st):
+    """The request lines of freed record R: WORD's line and two stacks."""
+    return ["%s %x %x %x %x %x %s %x %s"
+            % (word, r["ptr"], r["size"], r["alloc_seq"], r["free_seq"],
+               r["free_thread"], st.thread_name(r["free_thread"]),
+               r["alloc_thread"], st.thread_name(r["alloc_thread"])),
+            _stack_line(st.stack(r["free_stack"])),
+            _stack_line(st.stack(r["alloc_stack"]))]
+
+
 def describe_expr(expr):
     # Without a process or core file, that is the answer, whatever EXPR is.
     target = _Target()
@@ -807,10 +860,13 @@ def describe(addr, target=None):
     st, sym = _session.get(target)
     req = ["answer %x" % addr]
     if addr:
+        below = above = None
         e, unlocked = st.find_exact(addr)
         if e is None:
-            e, more = st.find_containing(addr)
+            below, above, inside, more = st.around(addr)
             unlocked = unlocked or more
+            if inside:
+                e, below, above = below, None, None
         if e is not None:
             ptr, size, seq, sid, thread = e
             req.append("live %x %x %x %x %s %x"
@@ -818,13 +874,19 @@ def describe(addr, target=None):
             req.append(_stack_line(st.stack(sid)))
         else:
             req.append("lookup %x" % int(unlocked))
-        for r in st.freed_covering(addr):
-            req.append("freed %x %x %x %x %x %s %x %s"
-                       % (r["ptr"], r["size"], r["alloc_seq"], r["free_seq"],
-                          r["free_thread"], st.thread_name(r["free_thread"]),
-                          r["alloc_thread"], st.thread_name(r["alloc_thread"])))
-            req.append(_stack_line(st.stack(r["free_stack"])))
-            req.append(_stack_line(st.stack(r["alloc_stack"])))
+        near_bytes, near_max = sym.near_bounds()
+        covering, near = st.freed_around(addr, near_bytes, near_max)
+        for r in covering:
+            req += _freed_lines("freed", r, st)
+        for word, n in (("below", below), ("above", above)):
+            # The formatter shows only those within the bound: the others'
+            # stacks are not worth reading.
+            if n is not None and (_gap(addr, n[0], n[1]) or 0) <= near_bytes:
+                ptr, size, seq, sid, thread = n
+                req.append("%s %x %x %x %x %s" % (word, ptr, size, seq, thread, st.thread_name(thread)))
+                req.append(_stack_line(st.stack(sid)))
+        for r in near:
+            req += _freed_lines("near-freed", r, st)
     req.append("end\n")
     text, ok = sym.request("\n".join(req))
     if not ok:

@@ -276,8 +276,7 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
 bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked)
 {
     *out = (mt_live_around){ 0 };
-    bool inside = false;
-    for (unsigned n = 0; n < MT_LIVE_SHARDS && !inside; n++) {
+    for (unsigned n = 0; n < MT_LIVE_SHARDS; n++) {
         struct shard *sh = &shards[n];
         bool locked = lock_for_reader(sh, unlocked);
         /* Pairs with the release in grow. */
@@ -297,9 +296,8 @@ bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked)
         }
         if (locked)
             mt_lock_release(&sh->lock);
-        inside = mt_live_contains(&out->below, addr);
     }
-    return inside;
+    return mt_live_contains(&out->below, addr);
 }
 
 size_t mt_live_count(void)

@@ -77,12 +77,10 @@ static inline bool mt_live_contains(const mt_live_entry *e, uintptr_t addr)
     return e->ptr && addr >= e->ptr && (addr - e->ptr < e->size || addr == e->ptr);
 }
 
-/* One scan of the shards, in order, for the records around ADDR, with the
- * same locking as mt_live_find; it stops after the first shard at whose end
- * OUT->below holds ADDR (then true: ADDR is inside that block, and
- * OUT->above is only what was seen so far). The gdb helper
- * (gdb/memtrace.py, _Tables.around) applies the same rule to the same
- * shards, so both name the same blocks. */
+/* One scan of every shard for the records around ADDR, with the same
+ * locking as mt_live_find; true when OUT->below holds ADDR (mt_live_contains:
+ * ADDR is inside that block). The gdb helper (gdb/memtrace.py,
+ * _Tables.around) applies the same rule, so both name the same blocks. */
 bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked);
 
 /* Number of live records; exact when no thread is inside the table. */

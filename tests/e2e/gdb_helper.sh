@@ -51,18 +51,25 @@ check_no_traceback() {
 # free in a loop, then let only the spinner run until it is inside memtrace's
 # record of a malloc: every memtrace command must answer from memory.
 out=$work/live.out err=$work/live.err
-vars="g_live g_freed g_again g_named"
+vars="g_live g_freed g_again g_named g_near g_near_next g_near_freed"
+# Addresses in no block: near a live block's end, before a live block, past
+# a freed block's end, and far from every block.
+nears=("(char *)g_near + 104" "(char *)g_near_next - 4" "(char *)g_near_freed + 104"
+       "(char *)g_near + 0x4000000")
 args=(-q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run 2>$err"
       -ex "source $helper")
 for v in $vars; do args+=(-ex "printf \"@@ $v %p\\n\", $v"); done
 args+=(-ex "thread 3" -ex "set scheduler-locking on" -ex "break mt_live_insert thread 3"
        -ex "continue" -ex "echo @@ spinner stack\\n" -ex "bt" -ex "echo @@ end\\n"
        -ex "memtrace (char *)g_live + 17" -ex "memtrace g_freed" -ex "memtrace g_again"
-       -ex "memtrace g_named" -ex "memtrace top 2" -ex "memtrace stats"
+       -ex "memtrace g_named" -ex "memtrace ${nears[0]}" -ex "memtrace ${nears[1]}"
+       -ex "memtrace ${nears[2]}" -ex "memtrace ${nears[3]}" -ex "memtrace top 2" -ex "memtrace stats"
        -ex "memtrace nosuch_variable" -ex "memtrace 0" -ex "memtrace 16" -ex "memtrace g_spins +"
        -ex "memtrace top x" -ex "gcore $work/gdb_sites.core"
        -ex "thread 1")
-for v in "(char *)g_live + 17" g_freed g_again g_named; do args+=(-ex "call print_trace($v)"); done
+for v in "(char *)g_live + 17" g_freed g_again g_named "${nears[@]}"; do
+    args+=(-ex "call print_trace($v)")
+done
 args+=(-ex "set scheduler-locking off" -ex "delete" -ex "continue")
 timeout 120 gdb "${args[@]}" "$tests/gdb_sites" >"$out" 2>&1
 rc=$?
@@ -114,6 +121,35 @@ check_named() { # NAME FILE
         "memtrace: $named: start of a 77-byte block allocated by thread 2 \"gh-worker\" (allocation #" \
         "  #0 named_main at $(at $G gh_named)"
 }
+near=$(addr_of g_near "$out"); near_next=$(addr_of g_near_next "$out")
+near_freed=$(addr_of g_near_freed "$out")
+past=$(printf '%#x' $((near + 104))); before=$(printf '%#x' $((near_next - 4)))
+past_freed=$(printf '%#x' $((near_freed + 104))); far=$(printf '%#x' $((near + 0x4000000)))
+near_head="not a live heap block; the nearest live blocks and the newest freed ones within 4096 bytes:"
+
+check_near_after() { # NAME FILE
+    check_lines "$1" "$(block_of "$past" "$2")" "memtrace: $past: $near_head" \
+        "  4 bytes after the end of a 100-byte block at $near allocated by thread 1 (allocation #" \
+        "  #0 main at $(at $G gh_near)"
+}
+check_near_before() { # NAME FILE
+    check_lines "$1" "$(block_of "$before" "$2")" "memtrace: $before: $near_head" \
+        "  4 bytes before a 100-byte block at $near_next allocated by thread 1 (allocation #" \
+        "  #0 main at $(at $G gh_near_next)"
+}
+check_near_freed() { # NAME FILE
+    check_lines "$1" "$(block_of "$past_freed" "$2")" "memtrace: $past_freed: $near_head" \
+        "  freed block 1: 4 bytes after the end of a 100-byte block at $near_freed (allocation #" \
+        "  freed by thread 1 at:" "  #0 main at $(at $G gh_near_freed_free)" \
+        "  allocated by thread 1 at:" "  #0 main at $(at $G gh_near_freed_alloc)"
+}
+check_far() { # NAME FILE
+    check_line "$1" <(block_of "$far" "$2") "memtrace: $far: not a live heap block known to memtrace"
+}
+check_near_after "memtrace: 4 bytes past a block's end" "$out"
+check_near_before "memtrace: 4 bytes before a block" "$out"
+check_near_freed "memtrace: 4 bytes past a freed block's end" "$out"
+check_far "memtrace: far from every block: the one-line answer" "$out"
 check_interior "memtrace: interior pointer" "$out"
 check_freed "memtrace: freed block, address reused and freed again" "$out"
 check_again "memtrace: live again, with the earlier freed block" "$out"
@@ -143,8 +179,12 @@ check_interior "print_trace: interior pointer" "$err"
 check_freed "print_trace: freed block, address reused and freed again" "$err"
 check_again "print_trace: live again" "$err"
 check_named "print_trace: named thread" "$err"
+check_near_after "print_trace: 4 bytes past a block's end" "$err"
+check_near_before "print_trace: 4 bytes before a block" "$err"
+check_near_freed "print_trace: 4 bytes past a freed block's end" "$err"
+check_far "print_trace: far from every block: the one-line answer" "$err"
 same=1
-for a in "$inner" "$freed" "$again" "$named"; do
+for a in "$inner" "$freed" "$again" "$named" "$past" "$before" "$past_freed" "$far"; do
     [ "$(block_of "$a" "$out")" = "$(block_of "$a" "$err")" ] || same=0
 done
 if [ $same = 1 ]; then
@@ -157,13 +197,23 @@ fi
 core=$work/gdb_sites.core
 out2=$work/core.out
 timeout 120 gdb -q -batch -nx "$tests/gdb_sites" "$core" -ex "source $helper" \
-    -ex "memtrace g_freed" -ex "memtrace g_named" -ex "memtrace top 1" >"$out2" 2>&1
+    -ex "memtrace g_freed" -ex "memtrace g_named" -ex "memtrace top 1" \
+    -ex "memtrace ${nears[0]}" -ex "memtrace ${nears[1]}" -ex "memtrace ${nears[2]}" \
+    -ex "memtrace ${nears[3]}" >"$out2" 2>&1
 check_freed "core: freed block, both sites" "$out2"
 check_named "core: named thread" "$out2"
-if [ "$(block_of "$freed" "$out2")" = "$(block_of "$freed" "$out")" ]; then
-    pass "core: the same report as on the live process"
+check_near_after "core: 4 bytes past a block's end" "$out2"
+check_near_before "core: 4 bytes before a block" "$out2"
+check_near_freed "core: 4 bytes past a freed block's end" "$out2"
+check_far "core: far from every block: the one-line answer" "$out2"
+same=1
+for a in "$freed" "$past" "$before" "$past_freed" "$far"; do
+    [ "$(block_of "$a" "$out2")" = "$(block_of "$a" "$out")" ] || same=0
+done
+if [ $same = 1 ]; then
+    pass "core: the same reports as on the live process"
 else
-    fail "core = live" "$(diff <(block_of "$freed" "$out2") <(block_of "$freed" "$out"))"
+    fail "core = live" "$(diff <(block_of "$past" "$out2") <(block_of "$past" "$out"))"
 fi
 
 out3=$work/o2.out

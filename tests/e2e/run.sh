@@ -80,7 +80,7 @@ out=$work/sites.out err=$work/sites.err
 run_gdb "$tests/sites" "$out" "$err" \
     g_malloc g_calloc g_realloc g_reallocarray g_posix_memalign g_aligned_alloc \
     g_memalign g_valloc g_pvalloc g_strdup g_thread g_dlopen g_qsort g_realloc_old '(void *)16' \
-    "(char *)g_malloc + 17"
+    "(char *)g_malloc + 17" "(char *)g_malloc + 104"
 S=tests/progs/sites.c
 check_site malloc         "$out" "$err" g_malloc         $S malloc         '#0' main 100 1
 check_site calloc         "$out" "$err" g_calloc         $S calloc         '#0' main 120 1
@@ -113,6 +113,20 @@ check_grep "unknown pointer: one clear line" "$err" \
     "memtrace: 0x10: not a live heap block known to memtrace"
 check_grep "interior pointer: offset and block" "$err" \
     "memtrace: $(printf '%#x' $(( $(addr_of g_malloc "$out") + 17 ))): 17 bytes inside a 100-byte block at $(addr_of g_malloc "$out") allocated by thread 1"
+# The classic overflow: 4 bytes past the end of the 100-byte block, in no
+# block (glibc keeps the next chunk's header there).
+past=$(printf '%#x' $(( $(addr_of g_malloc "$out") + 104 )))
+past_block=$(report_of "$past" "$err")
+past_head="memtrace: $past: not a live heap block; the nearest live blocks and the newest freed ones within 4096 bytes:"
+past_line="  4 bytes after the end of a 100-byte block at $(addr_of g_malloc "$out") allocated by thread 1 (allocation #"
+if [ "$(sed -n 1p <<<"$past_block")" = "$past_head" ] &&
+   [[ "$(sed -n 2p <<<"$past_block")" == "$past_line"* ]] &&
+   [[ "$(sed -n 3p <<<"$past_block")" == "  #0 main at $S:$(site_line $S malloc):"* ]]; then
+    pass "4 bytes past a block's end: the block and its site ($S:$(site_line $S malloc))"
+else
+    fail "4 bytes past a block's end" "not '$past_head', '$past_line...', '  #0 main at $S:$(site_line $S malloc):' in:
+$past_block"
+fi
 check_grep "sites: program runs to a normal exit" "$out" "exited normally]"
 check_grep "sites: program output unchanged" "$out" "sites: done"
 

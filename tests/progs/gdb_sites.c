@@ -1,8 +1,8 @@
 /* Blocks for the gdb helper's tests (tests/e2e/gdb_helper.sh), each made at
- * a line marked "SITE:<name>": a live block asked about through an interior
- * pointer, a freed block whose address was reused and freed again, a block
- * live again at a freed address, a block from a named thread, call sites of
- * known live bytes for `memtrace top`, and a thread that keeps calling
+ * a line marked "SITE:<name>": an interior pointer's block, a freed block
+ * whose address was reused and freed again, a block live again at a freed
+ * address, a named thread's block, call sites of known live bytes for
+ * `memtrace top`, blocks near addresses in no block, and a thread calling
  * malloc and free while the program is stopped in checkpoint(). */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-void *g_live, *g_freed, *g_again, *g_named, *g_small[10], *g_big[1000];
+void *g_live, *g_freed, *g_again, *g_named, *g_small[10], *g_big[1000], *g_near, *g_near_next,
+    *g_near_freed;
 volatile int g_stop, g_spins;
 
 __attribute__((noinline)) void checkpoint(void)
@@ -63,6 +64,14 @@ int main(void)
     for (int i = 0; i < 10; i++)
         g_small[i] = malloc(5000); /* SITE:gh_second */
 
+    /* Addresses in no block: g_near + 104 is 4 bytes past its end,
+     * g_near_next - 4 4 bytes before that block, g_near_freed + 104 4 bytes
+     * past the end of a block freed since. */
+    g_near = malloc(100); /* SITE:gh_near */
+    g_near_next = malloc(100); /* SITE:gh_near_next */
+    g_near_freed = malloc(100); /* SITE:gh_near_freed_alloc */
+    free(g_near_freed); /* SITE:gh_near_freed_free */
+
     pthread_t named, spinner;
     pthread_create(&named, NULL, named_main, NULL);
     pthread_join(named, NULL);
@@ -79,6 +88,8 @@ int main(void)
     for (int i = 0; i < 10; i++)
         free(g_small[i]);
     free(g_live);
+    free(g_near);
+    free(g_near_next);
     free(g_again);
     free(g_named);
     printf("gdb_sites: done\n");
