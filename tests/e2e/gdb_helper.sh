@@ -183,14 +183,14 @@ check_near_after "print_trace: 4 bytes past a block's end" "$err"
 check_near_before "print_trace: 4 bytes before a block" "$err"
 check_near_freed "print_trace: 4 bytes past a freed block's end" "$err"
 check_far "print_trace: far from every block: the one-line answer" "$err"
-same=1
+differ=
 for a in "$inner" "$freed" "$again" "$named" "$past" "$before" "$past_freed" "$far"; do
-    [ "$(block_of "$a" "$out")" = "$(block_of "$a" "$err")" ] || same=0
+    [ -n "$differ" ] || [ "$(block_of "$a" "$out")" = "$(block_of "$a" "$err")" ] || differ=$a
 done
-if [ $same = 1 ]; then
+if [ -z "$differ" ]; then
     pass "memtrace and print_trace print the same lines"
 else
-    fail "memtrace = print_trace" "$(diff <(block_of "$freed" "$out") <(block_of "$freed" "$err"))"
+    fail "memtrace = print_trace" "$(diff <(block_of "$differ" "$out") <(block_of "$differ" "$err"))"
 fi
 
 # ---------------------------------------------------------------- core files
@@ -206,14 +206,14 @@ check_near_after "core: 4 bytes past a block's end" "$out2"
 check_near_before "core: 4 bytes before a block" "$out2"
 check_near_freed "core: 4 bytes past a freed block's end" "$out2"
 check_far "core: far from every block: the one-line answer" "$out2"
-same=1
+differ=
 for a in "$freed" "$past" "$before" "$past_freed" "$far"; do
-    [ "$(block_of "$a" "$out2")" = "$(block_of "$a" "$out")" ] || same=0
+    [ -n "$differ" ] || [ "$(block_of "$a" "$out2")" = "$(block_of "$a" "$out")" ] || differ=$a
 done
-if [ $same = 1 ]; then
+if [ -z "$differ" ]; then
     pass "core: the same reports as on the live process"
 else
-    fail "core = live" "$(diff <(block_of "$past" "$out2") <(block_of "$past" "$out"))"
+    fail "core = live" "$(diff <(block_of "$differ" "$out2") <(block_of "$differ" "$out"))"
 fi
 
 out3=$work/o2.out
