@@ -60,12 +60,12 @@ static void fork_prepare(void)
     fork_took.iheap = mt_iheap_lock();
     fork_took.stack = mt_stack_lock();
     fork_took.shards = mt_live_lock_all();
-    mt_forking = 1;
+    mt_passthrough++;
 }
 
 static void fork_release(void)
 {
-    mt_forking = 0;
+    mt_passthrough--;
     mt_live_unlock_all(fork_took.shards);
     if (fork_took.stack)
         mt_stack_unlock();
@@ -90,6 +90,24 @@ static void fork_child(void)
 static void *next_symbol(const char *name)
 {
     return dlsym(RTLD_NEXT, name);
+}
+
+#define MT_EXT_NAME(e, name) name,
+static const char *const ext_names[MT_EXT_COUNT] = { MT_EXT_FUNCS(MT_EXT_NAME) };
+#undef MT_EXT_NAME
+
+/* Fills mt_ext (real.h) on the first call of an entry point beyond the C
+ * allocator's. Takes no memtrace lock (dlsym takes the loader's, which a
+ * thread running a library's constructor inside dlopen already holds):
+ * threads that race store the same values. dlsym's own allocations go to
+ * the internal heap (mt_busy). */
+MT_COLD void mt_ext_lookup(void)
+{
+    int was = mt_enter();
+    for (int i = 0; i < MT_EXT_COUNT; i++)
+        mt_atomic_store_relaxed(&mt_ext[i], next_symbol(ext_names[i]));
+    mt_leave(was);
+    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in tracer.c's ext() */
 }
 
 /* Runs on the first allocation of the process, before any thread but the
