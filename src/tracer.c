@@ -565,9 +565,11 @@ static MT_COLD void *emulated_rallocx(void *ptr, size_t size, int flags)
 void *mt_rallocx(void *ptr, size_t size, int flags)
 {
     void *(*fn)(void *, size_t, int) = (void *(*)(void *, size_t, int))ext(MT_X_RALLOCX);
-    if (MT_UNLIKELY(fn == NULL))
-        return emulated_rallocx(ptr, size, flags);
-    if (MT_UNLIKELY(mt_iheap_owns(ptr) || bypass())) {
+    if (MT_UNLIKELY(fn == NULL || mt_iheap_owns(ptr))) /* jemalloc never saw an */
+        return emulated_rallocx(ptr, size, flags);        /* internal heap block */
+    if (MT_UNLIKELY(bypass())) {
+        if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) == MT_STOPPED)
+            forget(ptr, MT_KIND_MALLOC); /* as realloc: no stale record */
         MT_PASSTHROUGH_SCOPE;
         return fn(ptr, size, flags);
     }
@@ -606,7 +608,7 @@ size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
     size_t (*fn)(void *, size_t, size_t, int) =
         (size_t (*)(void *, size_t, size_t, int))ext(MT_X_XALLOCX);
     size_t real;
-    if (fn) {
+    if (fn && !mt_iheap_owns(ptr)) {
         MT_PASSTHROUGH_SCOPE;
         real = fn(ptr, size, extra, flags);
     } else {
@@ -619,7 +621,7 @@ size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
 size_t mt_sallocx(const void *ptr, int flags)
 {
     size_t (*fn)(const void *, int) = (size_t (*)(const void *, int))ext(MT_X_SALLOCX);
-    return fn ? fn(ptr, flags) : mt_malloc_usable_size((void *)ptr);
+    return fn && !mt_iheap_owns(ptr) ? fn(ptr, flags) : mt_malloc_usable_size((void *)ptr);
 }
 
 size_t mt_nallocx(size_t size, int flags)
