@@ -49,6 +49,30 @@ const mt_atomic(uint64_t) *mt_seq_counter(void)
     return &mt_next_seq;
 }
 
+mt_atomic(uint64_t) mt_untraced_seq;
+
+/* The real allocator handed out or took back a block untraced (see
+ * mt_untraced_seq): only a fork window while recording matters, as no
+ * record precedes the phase READY and none is consulted after it. Called
+ * after the real allocator returned, before the program gets the block. */
+static MT_COLD MT_NOINLINE void note_untraced(void)
+{
+    if (mt_atomic_load_relaxed(&mt_phase) != MT_READY)
+        return;
+    uint64_t now = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    uint64_t seen = mt_atomic_load_relaxed(&mt_untraced_seq);
+    while (seen < now && !mt_atomic_cas_acq_rel(&mt_untraced_seq, &seen, now)) {
+    }
+}
+
+/* A result of the real allocator that goes untraced: notes it if not NULL. */
+static inline void *untraced(void *p)
+{
+    if (p)
+        note_untraced();
+    return p;
+}
+
 /* True when this call must bypass tracing (and, if the real allocator is
  * not known yet, the real allocator too). */
 static inline int bypass(void)
@@ -127,7 +151,7 @@ static inline void forget(void *p, unsigned kind)
 void *mt_malloc(size_t size)
 {
     if (MT_UNLIKELY(bypass()))
-        return mt_real.malloc && !mt_busy ? mt_real.malloc(size) : mt_iheap_alloc(size, 16);
+        return mt_real.malloc && !mt_busy ? untraced(mt_real.malloc(size)) : mt_iheap_alloc(size, 16);
     void *p = mt_real.malloc(size);
     if (MT_LIKELY(p != NULL))
         record(p, size, MT_KIND_MALLOC);
@@ -148,8 +172,10 @@ void mt_free(void *ptr)
         forget(ptr, MT_KIND_MALLOC);
         mt_real.free(ptr);
     } else if (mt_real.free) {
-        /* Made by the real allocator while another thread initialised. */
+        /* Made by the real allocator while another thread initialised, or
+         * freed in a fork window: its record, if any, stays behind, stale. */
         mt_real.free(ptr);
+        note_untraced();
     }
 }
 
@@ -162,7 +188,7 @@ void *mt_calloc(size_t n, size_t size)
     }
     if (MT_UNLIKELY(bypass())) {
         if (mt_real.calloc && !mt_busy)
-            return mt_real.calloc(n, size);
+            return untraced(mt_real.calloc(n, size));
         void *p = mt_iheap_alloc(total, 16);
         if (p)
             memset(p, 0, total);
@@ -198,13 +224,15 @@ void *mt_realloc(void *ptr, size_t size)
     if (MT_UNLIKELY(bypass())) {
         if (!mt_busy && !mt_forking && mt_atomic_load_acquire(&mt_phase) == MT_STOPPED)
             forget(ptr, MT_KIND_MALLOC);
-        return mt_real.realloc ? mt_real.realloc(ptr, size) : NULL;
+        return mt_real.realloc ? untraced(mt_real.realloc(ptr, size)) : NULL;
     }
     /* The old record goes first, for the same reason as in mt_free, and
      * comes back if the real realloc fails (the old block is then intact). */
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
     MT_ASSERT(!had || old.ptr == (uintptr_t)ptr);
+    if (MT_UNLIKELY(!had || mt_entry_kind(&old) != MT_KIND_MALLOC))
+        mt_bad_free(ptr, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, had ? &old : NULL);
     void *q = mt_real.realloc(ptr, size);
     if (had && q == ptr) /* resized in place: the old size leaves the */
         mt_site_free(old.stack, old.size); /* totals before the new one enters */
@@ -237,8 +265,12 @@ static inline int valid_alignment(size_t align)
 int mt_posix_memalign(void **out, size_t align, size_t size)
 {
     if (MT_UNLIKELY(bypass())) {
-        if (mt_real.posix_memalign && !mt_busy)
-            return mt_real.posix_memalign(out, align, size);
+        if (mt_real.posix_memalign && !mt_busy) {
+            int rc = mt_real.posix_memalign(out, align, size);
+            if (rc == 0)
+                note_untraced();
+            return rc;
+        }
         if (!valid_alignment(align) || align % sizeof(void *) != 0)
             return EINVAL;
         void *p = mt_iheap_alloc(size, align);
@@ -278,6 +310,8 @@ static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t si
     }
     if (p && traced)
         record(p, size, MT_KIND_MALLOC);
+    else if (p)
+        note_untraced();
     return p;
 }
 
