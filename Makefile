@@ -26,9 +26,11 @@ CFLAGS  ?= -O2 -g
 # (src/common.h) in the libraries and memtrace-symbolize.
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DMT_DEBUG)
 # Frame pointers in the library itself, so that MEMTRACE_UNWIND=fp can walk
-# from its frames into the program's.
+# from its frames into the program's. -fexceptions: a real operator new may
+# throw std::bad_alloc through memtrace's frames, whose cleanups
+# (MT_PASSTHROUGH_SCOPE, src/real.h) must then run.
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-              -fno-omit-frame-pointer $(DEBUG_FLAGS) \
+              -fno-omit-frame-pointer -fexceptions $(DEBUG_FLAGS) \
               -pthread -D_GNU_SOURCE $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
 # libiberty (binutils' demangler) is a static archive: --exclude-libs keeps
 # its symbols out of the preloaded library's exports, where they would
@@ -85,8 +87,10 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
 
 # ---------------------------------------------------------------- packages
-# The last six are programs the reliability tests run under memtrace.
+# The last six are programs the reliability tests run under memtrace; the
+# allocators are the ones the e2e tests put below it (tests/e2e/allocators.sh).
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
+             libjemalloc-dev libtcmalloc-minimal4 \
              python3 sqlite3 jq libxml2-utils rustc nodejs
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet

@@ -60,12 +60,14 @@ static void fork_prepare(void)
     fork_took.iheap = mt_iheap_lock();
     fork_took.stack = mt_stack_lock();
     fork_took.shards = mt_live_lock_all();
-    mt_forking = 1;
+    mt_passthrough++;
+    mt_fork_window++;
 }
 
 static void fork_release(void)
 {
-    mt_forking = 0;
+    mt_fork_window--;
+    mt_passthrough--;
     mt_live_unlock_all(fork_took.shards);
     if (fork_took.stack)
         mt_stack_unlock();
@@ -90,6 +92,45 @@ static void fork_child(void)
 static void *next_symbol(const char *name)
 {
     return dlsym(RTLD_NEXT, name);
+}
+
+#define MT_EXT_NAME(e, name) name,
+static const char *const ext_names[MT_EXT_COUNT] = { MT_EXT_FUNCS(MT_EXT_NAME) };
+#undef MT_EXT_NAME
+
+/* Fills mt_ext (real.h) on the first call of an entry point beyond the C
+ * allocator's. Takes no memtrace lock (dlsym takes the loader's, which a
+ * thread running a library's constructor inside dlopen already holds):
+ * threads that race store the same values. dlsym's own allocations go to
+ * the internal heap (mt_busy). */
+MT_COLD void mt_ext_lookup(void)
+{
+    int was = mt_enter();
+    for (int i = 0; i < MT_EXT_COUNT; i++)
+        mt_atomic_store_relaxed(&mt_ext[i], next_symbol(ext_names[i]));
+    mt_leave(was);
+    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in tracer.c's ext() */
+}
+
+/* Says once, at start-up, when the program's calls to malloc do not reach
+ * memtrace: an allocator (or the executable itself, which comes first in
+ * the lookup order) defines malloc ahead of libmemtrace.so, so the blocks
+ * the program allocates go unrecorded. RTLD_DEFAULT finds what the
+ * program's own references bind to: the executable's definition first,
+ * then the preloaded libraries' in order. */
+static void warn_if_not_first(void)
+{
+    void *used = dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info theirs, ours;
+    if (!used || !dladdr((void *)warn_if_not_first, &ours))
+        return;
+    if (dladdr(used, &theirs) && theirs.dli_fbase == ours.dli_fbase)
+        return;
+    const char *who = theirs.dli_fname && theirs.dli_fname[0] ? theirs.dli_fname
+                                                              : "the program itself";
+    mt_warn("malloc here is %s's, not memtrace's: the program's allocations go untraced; "
+            "put libmemtrace.so first in LD_PRELOAD (LD_PRELOAD=\"%s ...\")",
+            who, ours.dli_fname);
 }
 
 /* Runs on the first allocation of the process, before any thread but the
@@ -136,7 +177,12 @@ __attribute__((constructor)) static void mt_constructor(void)
     if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT)
         mt_start();
     /* Here, not in mt_start: that may run inside the program's first
-     * malloc, which may be atexit's own (its lock held). */
+     * malloc, which may be atexit's own (its lock held), or dlsym's. */
+    if (mt_atomic_load_acquire(&mt_phase) == MT_READY) {
+        int was = mt_enter();
+        warn_if_not_first();
+        mt_leave(was);
+    }
     if (mt_atomic_load_acquire(&mt_phase) == MT_READY && mt_cfg.unwind == MT_UNWIND_CHECK) {
         int was = mt_enter();
         mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */

@@ -1196,14 +1196,18 @@ static bool is_allocation_function(const char *name)
 {
     static const char *const names[] = {
         "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
-        "aligned_alloc", "memalign", "valloc", "pvalloc",
+        "aligned_alloc", "memalign", "valloc", "pvalloc", "mallocx", "rallocx",
+        "xallocx", "dallocx", "sdallocx", "free_sized", "free_aligned_sized", "tc_malloc",
+        "tc_free", "tc_cfree", "tc_free_sized", "tc_calloc", "tc_realloc", "tc_memalign",
+        "tc_posix_memalign", "tc_valloc", "tc_pvalloc",
     };
     if (!name)
         return false;
     /* operator new, new[], delete, delete[], every overload (mangled) */
     if (strncmp(name, "_Znw", 4) == 0 || strncmp(name, "_Zna", 4) == 0 ||
         strncmp(name, "_Zdl", 4) == 0 || strncmp(name, "_Zda", 4) == 0 ||
-        strncmp(name, "operator new", 12) == 0 || strncmp(name, "operator delete", 15) == 0)
+        strncmp(name, "operator new", 12) == 0 || strncmp(name, "operator delete", 15) == 0 ||
+        strncmp(name, "tc_new", 6) == 0 || strncmp(name, "tc_delete", 9) == 0) /* and tcmalloc's */
         return true;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0)

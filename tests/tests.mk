@@ -45,6 +45,21 @@ $(TEST_BUILD)/demo: tests/progs/demo.c
 $(TEST_BUILD)/sites_cxx: tests/progs/sites_cxx.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
+# Allocators below memtrace and their APIs (tests/e2e/allocators.sh).
+ALLOC_PROGS := $(TEST_BUILD)/cxx_forms $(TEST_BUILD)/cxx_forms_je $(TEST_BUILD)/je_api \
+               $(TEST_BUILD)/alloc_probe
+$(TEST_BUILD)/cxx_forms: tests/progs/cxx_forms.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -std=c++17 -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/cxx_forms_je: tests/progs/cxx_forms.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -std=c++17 -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ljemalloc
+$(TEST_BUILD)/je_api: tests/progs/je_api.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ljemalloc
+$(TEST_BUILD)/alloc_probe: tests/progs/alloc_probe.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
 # Tail calls (tests/e2e/tail_calls.sh): -O2 is what makes them.
 $(TEST_BUILD)/tail_calls: tests/progs/tail_calls.c
 	@mkdir -p $(@D)
@@ -149,11 +164,13 @@ BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
 GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_handles \
              $(TEST_BUILD)/cxx_handles
 
-test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(BAD_FREE_PROGS)
+test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_PROGS) \
+          $(BAD_FREE_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh
 	@bash tests/e2e/tail_calls.sh
+	@bash tests/e2e/allocators.sh
 	@bash tests/e2e/bad_frees.sh
 
 # Static checks of the tree: the include graph points one way, and the
