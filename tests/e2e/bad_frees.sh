@@ -98,6 +98,15 @@ else
     fail "double free" "no report in: $(cat "$err")"
 fi
 
+run_case double_after_new double_after_new
+same_end "double free after C++ allocations"
+if report_to "$work/double_after_new.mt.err" "memtrace: double free of a 32-byte block at 0x" "$work/r"; then
+    check_frame "double free after C++ allocations" "$work/r" "  free by thread 1 at:" "#0" \
+        second_free_after_new
+else
+    fail "double free after C++ allocations" "no report in: $(cat "$work/double_after_new.mt.err")"
+fi
+
 MT_ENV=(MEMTRACE_BAD_FREE=quiet)
 run_case double_quiet double
 same_end "MEMTRACE_BAD_FREE=quiet"

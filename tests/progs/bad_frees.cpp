@@ -32,6 +32,18 @@ static void double_free()
     free(p); // SITE:second_free
 }
 
+// C++ allocations between the two frees (operator new calls malloc
+// through memtrace untraced, inside the entry point that records the
+// block): still a double free.
+static void double_free_after_new()
+{
+    char *p = make(32);
+    free(p);
+    for (int i = 0; i < 4; i++)
+        delete[] new char[100];
+    free(p); // SITE:second_free_after_new
+}
+
 static void realloc_freed()
 {
     char *p = make(32); // SITE:realloc_alloc
@@ -116,6 +128,8 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "";
     if (!std::strcmp(what, "double"))
         double_free();
+    else if (!std::strcmp(what, "double_after_new"))
+        double_free_after_new();
     else if (!std::strcmp(what, "realloc"))
         realloc_freed();
     else if (!std::strcmp(what, "inside"))
