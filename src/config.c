@@ -50,11 +50,24 @@ static int unwind_setting(void)
     return MT_UNWIND_CFI;
 }
 
+/* MEMTRACE_BAD_FREE: "report" or "quiet". */
+static int bad_free_setting(void)
+{
+    const char *s = getenv("MEMTRACE_BAD_FREE");
+    if (!s || strcmp(s, "report") == 0)
+        return MT_BAD_FREE_REPORT;
+    if (strcmp(s, "quiet") == 0)
+        return MT_BAD_FREE_QUIET;
+    mt_warn("MEMTRACE_BAD_FREE=\"%s\" is not one of report, quiet; using report", s);
+    return MT_BAD_FREE_REPORT;
+}
+
 void mt_config_load(void)
 {
     mt_cfg.unwind = unwind_setting();
     mt_cfg.depth = (unsigned)mt_config_long("MEMTRACE_DEPTH", 64, 1, MT_MAX_DEPTH);
     mt_cfg.freed = (size_t)mt_config_long("MEMTRACE_FREED", 65536, 0, 1L << 26);
+    mt_cfg.bad_free = bad_free_setting();
 }
 
 void mt_config_profiler(mt_profiler_config *out)

@@ -6,11 +6,13 @@
 #include <stddef.h>
 
 enum { MT_UNWIND_CFI, MT_UNWIND_LIBUNWIND, MT_UNWIND_FP, MT_UNWIND_CHECK };
+enum { MT_BAD_FREE_REPORT, MT_BAD_FREE_QUIET };
 
 typedef struct {
     int unwind;     /* MEMTRACE_UNWIND: cfi (default), libunwind, fp or check */
     unsigned depth; /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
     size_t freed;   /* MEMTRACE_FREED: freed-history records, 0 = off */
+    int bad_free;   /* MEMTRACE_BAD_FREE: report (default) or quiet */
 } mt_config;
 
 extern mt_config mt_cfg;

@@ -21,8 +21,7 @@
 
 #include <pthread.h>
 
-/* mt_stack_writer for the process itself. */
-static void put_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth)
+void mt_describe_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth)
 {
     (void)ctx;
     if (!mt_sym_self_lock()) {
@@ -100,7 +99,7 @@ static void describe(const void *ptr, mt_out *out)
 {
     uintptr_t addr = (uintptr_t)ptr;
     mt_answer a;
-    if (!mt_answer_begin(&a, out, addr, put_stack, NULL))
+    if (!mt_answer_begin(&a, out, addr, mt_describe_stack, NULL))
         return;
     mt_live_entry e;
     mt_live_around around = { 0 };
@@ -167,10 +166,10 @@ void mt_describe_check_report(void)
     for (unsigned i = 0; mt_check_mismatch_get(i, &m); i++) {
         mt_out_printf(&out, "memtrace: unwind check: mismatch %u: cfi, %u frames:\n", i + 1,
                       m.cfi_depth);
-        put_stack(NULL, &out, m.cfi, m.cfi_depth);
+        mt_describe_stack(NULL, &out, m.cfi, m.cfi_depth);
         mt_out_printf(&out, "memtrace: unwind check: mismatch %u: libunwind, %u frames:\n", i + 1,
                       m.libunwind_depth);
-        put_stack(NULL, &out, m.libunwind, m.libunwind_depth);
+        mt_describe_stack(NULL, &out, m.libunwind, m.libunwind_depth);
     }
     mt_out_flush(&out);
     mt_leave(was);

@@ -312,3 +312,38 @@ bool mt_answer_end(mt_answer *a)
                                 "stopped thread was changing it)" : "");
     return false;
 }
+
+/* ------------------------------------------------------------ bad frees */
+
+void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writer *put_stack,
+                     void *ctx)
+{
+    unsigned long start = (unsigned long)b->ptr, size = (unsigned long)b->size;
+    switch (b->what) {
+    case MT_BAD_FREE_DOUBLE:
+        mt_out_printf(out, "memtrace: double free of a %lu-byte block at %#lx\n", size, start);
+        break;
+    case MT_BAD_FREE_INSIDE:
+        mt_out_printf(out, "memtrace: %s of an address %lu bytes inside a %lu-byte block at %#lx\n",
+                      b->call, (unsigned long)(b->addr - b->ptr), size, start);
+        break;
+    default:
+        mt_out_printf(out, "memtrace: %s of a %lu-byte block allocated by %s at %#lx\n", b->call,
+                      size, b->alloc, start);
+        break;
+    }
+    mt_out_printf(out, "  %s by ", b->call);
+    put_thread(out, &b->thread);
+    mt_out_printf(out, " at:\n");
+    mt_fmt_block_stack(out, put_stack, ctx, &b->stack);
+    if (b->what == MT_BAD_FREE_DOUBLE) {
+        mt_out_printf(out, "  freed before by ");
+        put_thread(out, &b->free_thread);
+        mt_out_printf(out, " (after allocation #%lu) at:\n", (unsigned long)b->free_seq);
+        mt_fmt_block_stack(out, put_stack, ctx, &b->free_stack);
+    }
+    mt_out_printf(out, "  allocated by ");
+    put_thread(out, &b->alloc_thread);
+    mt_out_printf(out, " (allocation #%lu) at:\n", (unsigned long)b->alloc_seq);
+    mt_fmt_block_stack(out, put_stack, ctx, &b->alloc_stack);
+}

@@ -128,4 +128,34 @@ void mt_answer_near_freed(mt_answer *a, const mt_fmt_freed *r);
  * known to memtrace" line, an error for the gdb command). */
 bool mt_answer_end(mt_answer *a);
 
+/* ------------------------------------------------------------ bad frees */
+
+/* A free memtrace saw go wrong, reported before the real allocator gets it.
+ * The first line says what, and is parsed by scripts:
+ *   "memtrace: double free of a N-byte block at START"
+ *   "memtrace: CALL of an address K bytes inside a N-byte block at START"
+ *   "memtrace: CALL of a N-byte block allocated by ALLOC at START"
+ * then "  CALL by thread T at:" and this call's stack; for a double free
+ * "  freed before by thread T (after allocation #S) at:" and that free's
+ * stack; last "  allocated by thread T (allocation #S) at:" and the
+ * block's allocation stack. CALL is free, realloc, delete or delete[];
+ * ALLOC is malloc, new or new[]. */
+enum { MT_BAD_FREE_DOUBLE, MT_BAD_FREE_INSIDE, MT_BAD_FREE_MISMATCH };
+
+typedef struct {
+    int what;           /* MT_BAD_FREE_* */
+    const char *call;   /* the function that was called: "free", "delete", ... */
+    const char *alloc;  /* MISMATCH: the block's allocation function */
+    uintptr_t addr;     /* the pointer handed to CALL */
+    uintptr_t ptr;      /* the block's start */
+    uint64_t size;
+    uint64_t alloc_seq; /* the block's allocation number */
+    uint64_t free_seq;  /* DOUBLE: allocation numbers handed out before the first free */
+    mt_fmt_thread thread, alloc_thread, free_thread; /* free_thread: DOUBLE */
+    mt_fmt_stack_ref stack, alloc_stack, free_stack; /* free_stack: DOUBLE */
+} mt_fmt_bad_free_report;
+
+void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writer *put_stack,
+                     void *ctx);
+
 #endif

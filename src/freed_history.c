@@ -132,6 +132,26 @@ void mt_freed_push(const mt_freed_record *r)
     }
 }
 
+/* Copies push I out of RG into R if the ring holds it committed. */
+static bool read_push(const mt_freed_record *rg, uint64_t i, mt_freed_record *r)
+{
+    const mt_freed_record *slot = &rg[slot_of(i)];
+    /* Pairs with the release store of the stamp in write_record: the
+     * copy below sees all of push i. */
+    if (mt_atomic_load_acquire(&slot->stamp) != i + 1)
+        return false;
+    const record_word *from = (const record_word *)slot;
+    record_word *to = (record_word *)r;
+    for (size_t w = 1; w < RECORD_WORDS; w++)
+        to[w] = mt_atomic_load_relaxed(&from[w]);
+    /* Pairs with the release fence in write_record. */
+    mt_atomic_fence_acquire();
+    if (mt_atomic_load_relaxed(&slot->stamp) != i + 1)
+        return false;
+    r->stamp = i + 1;
+    return true;
+}
+
 size_t mt_freed_find_around(uintptr_t addr, uint64_t near_bytes, unsigned near_max,
                             void (*fn)(const mt_freed_record *, bool near, void *), void *ctx)
 {
@@ -143,21 +163,9 @@ size_t mt_freed_find_around(uintptr_t addr, uint64_t near_bytes, unsigned near_m
     size_t found = 0;
     unsigned near = 0;
     for (uint64_t i = end; i-- > begin;) {
-        const mt_freed_record *slot = &rg[slot_of(i)];
-        /* Pairs with the release store of the stamp in write_record: the
-         * copy below sees all of push i. */
-        if (mt_atomic_load_acquire(&slot->stamp) != i + 1)
-            continue;
         mt_freed_record r;
-        const record_word *from = (const record_word *)slot;
-        record_word *to = (record_word *)&r;
-        for (size_t w = 1; w < RECORD_WORDS; w++)
-            to[w] = mt_atomic_load_relaxed(&from[w]);
-        /* Pairs with the release fence in write_record. */
-        mt_atomic_fence_acquire();
-        if (mt_atomic_load_relaxed(&slot->stamp) != i + 1)
+        if (!read_push(rg, i, &r))
             continue;
-        r.stamp = i + 1;
         uint64_t gap = mt_block_gap(addr, r.ptr, r.size);
         if (gap == UINT64_MAX) {
             fn(&r, false, ctx);
@@ -186,6 +194,25 @@ size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *)
 {
     struct covering c = { fn, ctx };
     return mt_freed_find_around(addr, 0, 0, call_covering, &c);
+}
+
+uint64_t mt_freed_each_since(uint64_t from, void (*fn)(const mt_freed_record *, void *), void *ctx)
+{
+    const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
+    if (!rg)
+        return from;
+    uint64_t end = mt_atomic_load_relaxed(&head.n);
+    uint64_t begin = end > cap ? end - cap : 0;
+    uint64_t next = end;
+    for (uint64_t i = from > begin ? from : begin; i < end; i++) {
+        mt_freed_record r;
+        if (read_push(rg, i, &r))
+            fn(&r, ctx);
+        else if (next == end &&
+                 (mt_atomic_load_relaxed(&rg[slot_of(i)].stamp) & ~MT_FREED_WRITING) <= i + 1)
+            next = i; /* not claimed yet, or being written: may commit later */
+    }
+    return next;
 }
 
 const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed)

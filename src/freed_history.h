@@ -57,6 +57,15 @@ size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *)
 size_t mt_freed_find_around(uintptr_t addr, uint64_t near_bytes, unsigned near_max,
                             void (*fn)(const mt_freed_record *, bool near, void *), void *ctx);
 
+/* Calls FN for every committed record pushed at or after push number FROM
+ * that the ring still holds, oldest first (FN sees each push once across
+ * calls that chain the returned number as the next FROM); returns the
+ * number to start from next time: the first push of the window that was
+ * not committed when read and whose slot no later push has taken (its
+ * writer may still commit it) or, if none, the count pushed. Lock-free, as mt_freed_find; for
+ * readers that keep their own index over the ring (bad_free.c). */
+uint64_t mt_freed_each_since(uint64_t from, void (*fn)(const mt_freed_record *, void *), void *ctx);
+
 /* For the state descriptor: the ring, its capacity, and the count pushed. */
 const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed);
 

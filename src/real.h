@@ -45,6 +45,12 @@ extern mt_atomic(int) mt_phase MT_HIDDEN;
  * while memtrace's locks are held. A counter, so that the two nest. */
 extern MT_TLS int mt_passthrough MT_HIDDEN;
 
+/* Raised in the forking thread between memtrace's fork handlers (with
+ * mt_passthrough): the blocks the real allocator hands out or takes back
+ * then move mt_untraced_seq. A counter, for a fork from a signal handler
+ * inside the window. */
+extern MT_TLS int mt_fork_window MT_HIDDEN;
+
 static inline void mt_passthrough_end(int *scope)
 {
     (void)scope;
@@ -114,11 +120,22 @@ void mt_start(void);
 
 /* A free the live table cannot match (bad_free.c, slow path): PTR is no
  * live block's start (FOUND NULL), or FOUND, its record (already removed),
- * was allocated by another family than the free's KIND (MT_KIND_*). Says
- * so if it is a double free, a free inside a block or a mismatched pair;
- * the caller then hands the call to the real allocator unchanged. Called
- * with mt_busy clear. */
+ * was allocated by another family than the free's KIND (MT_KIND_*, with
+ * MT_FREE_BY_REALLOC added when the call is realloc's). Says so if it is a
+ * double free, a free inside a block or a mismatched pair; the caller then
+ * hands the call to the real allocator unchanged. Called with mt_busy
+ * clear, in the READY phase, before the real free. */
+#define MT_FREE_BY_REALLOC 0x100u
 void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found);
+
+/* The allocation number last handed out (mt_next_seq - 1) when the real
+ * allocator last returned or freed a block without memtrace recording it
+ * while recording (in a fork window, mt_fork_window), read after the real
+ * call returned and stored before the program saw its result. Only grows. A freed-history
+ * record whose free_seq is not above it may have been followed by such a
+ * block at its address, and a live record whose seq is not above it may
+ * be stale: neither is enough to call a free bad. */
+extern mt_atomic(uint64_t) mt_untraced_seq MT_HIDDEN;
 
 /* The allocation number the next recorded block gets (from 1). */
 extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;

@@ -61,10 +61,12 @@ static void fork_prepare(void)
     fork_took.stack = mt_stack_lock();
     fork_took.shards = mt_live_lock_all();
     mt_passthrough++;
+    mt_fork_window++;
 }
 
 static void fork_release(void)
 {
+    mt_fork_window--;
     mt_passthrough--;
     mt_live_unlock_all(fork_took.shards);
     if (fork_took.stack)

@@ -36,6 +36,7 @@ mt_real_allocator mt_real;
 mt_atomic(int) mt_phase = MT_UNINIT;
 MT_TLS int mt_busy;
 MT_TLS int mt_passthrough;
+MT_TLS int mt_fork_window;
 mt_atomic(void *) mt_ext[MT_EXT_COUNT];
 mt_atomic(int) mt_ext_ready;
 /* The allocation counter has its cache line to itself: every traced
@@ -51,6 +52,40 @@ extern mt_atomic(uint64_t) mt_next_seq __attribute__((alias("seq_line")));
 const mt_atomic(uint64_t) *mt_seq_counter(void)
 {
     return &mt_next_seq;
+}
+
+mt_atomic(uint64_t) mt_untraced_seq;
+
+/* The real allocator handed out or took back a block untraced in a fork
+ * window (see mt_untraced_seq). Only the window matters: no record
+ * precedes the phase READY, none is consulted after it, and the calls a
+ * pass-through scope sends on untraced inside an entry point are recorded
+ * or forgotten by that entry point. Called after the real allocator
+ * returned, before the program gets the block. */
+static MT_COLD MT_NOINLINE void note_untraced(void)
+{
+    if (mt_atomic_load_relaxed(&mt_phase) != MT_READY)
+        return;
+    uint64_t now = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    uint64_t seen = mt_atomic_load_relaxed(&mt_untraced_seq);
+    while (seen < now && !mt_atomic_cas_acq_rel(&mt_untraced_seq, &seen, now)) {
+    }
+}
+
+/* P, from the real allocator, goes unrecorded: noted in a fork window. */
+static inline void *untraced(void *p)
+{
+    if (MT_UNLIKELY(mt_fork_window) && p)
+        note_untraced();
+    return p;
+}
+
+/* A block goes back to the real allocator without its record leaving:
+ * noted in a fork window (the record, if any, is stale from now on). */
+static inline void untraced_free(void)
+{
+    if (MT_UNLIKELY(mt_fork_window))
+        note_untraced();
 }
 
 /* True when this call must bypass tracing (and, if the real allocator is
@@ -131,7 +166,7 @@ static inline void forget(void *p, unsigned kind)
 void *mt_malloc(size_t size)
 {
     if (MT_UNLIKELY(bypass()))
-        return mt_real.malloc && !mt_busy ? mt_real.malloc(size) : mt_iheap_alloc(size, 16);
+        return mt_real.malloc && !mt_busy ? untraced(mt_real.malloc(size)) : mt_iheap_alloc(size, 16);
     void *p = mt_real.malloc(size);
     if (MT_LIKELY(p != NULL))
         record(p, size, MT_KIND_MALLOC);
@@ -152,8 +187,10 @@ void mt_free(void *ptr)
         forget(ptr, MT_KIND_MALLOC);
         mt_real.free(ptr);
     } else if (mt_real.free) {
-        /* Made by the real allocator while another thread initialised. */
+        /* Made by the real allocator while another thread initialised, or
+         * freed in a fork window: its record, if any, stays behind, stale. */
         mt_real.free(ptr);
+        untraced_free();
     }
 }
 
@@ -166,7 +203,7 @@ void *mt_calloc(size_t n, size_t size)
     }
     if (MT_UNLIKELY(bypass())) {
         if (mt_real.calloc && !mt_busy)
-            return mt_real.calloc(n, size);
+            return untraced(mt_real.calloc(n, size));
         void *p = mt_iheap_alloc(total, 16);
         if (p)
             memset(p, 0, total);
@@ -223,12 +260,14 @@ static inline void *realloc_with(void *(*fn)(void *, size_t), void *ptr, size_t 
     if (MT_UNLIKELY(bypass())) {
         if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) == MT_STOPPED)
             forget(ptr, MT_KIND_MALLOC);
-        return fn ? fn(ptr, size) : NULL;
+        return fn ? untraced(fn(ptr, size)) : NULL;
     }
     /* The old record goes first, for the same reason as in mt_free. */
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
     MT_ASSERT(!had || old.ptr == (uintptr_t)ptr);
+    if (MT_UNLIKELY(!had || mt_entry_kind(&old) != MT_KIND_MALLOC))
+        mt_bad_free(ptr, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, had ? &old : NULL);
     void *q = fn(ptr, size);
     resized(ptr, had, &old, q, size, true);
     return q;
@@ -258,8 +297,12 @@ static inline int posix_memalign_with(int (*fn)(void **, size_t, size_t), void *
                                       size_t align, size_t size)
 {
     if (MT_UNLIKELY(bypass())) {
-        if (fn && !mt_busy)
-            return fn(out, align, size);
+        if (fn && !mt_busy) {
+            int rc = fn(out, align, size);
+            if (rc == 0)
+                untraced(*out);
+            return rc;
+        }
         if (!valid_alignment(align) || align % sizeof(void *) != 0)
             return EINVAL;
         void *p = mt_iheap_alloc(size, align);
@@ -304,6 +347,8 @@ static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t si
     }
     if (p && traced)
         record(p, size, MT_KIND_MALLOC);
+    else
+        untraced(p);
     return p;
 }
 
@@ -389,6 +434,8 @@ static inline bool free_handled(void *ptr, unsigned kind)
     }
     if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough))
         forget(ptr, kind);
+    else
+        untraced_free();
     return false;
 }
 
@@ -404,6 +451,8 @@ static inline void *alloc_next(void *(*fn)(size_t), size_t size, unsigned kind)
     }
     if (p && traced)
         record(p, size, kind);
+    else
+        untraced(p);
     return p;
 }
 
@@ -463,6 +512,8 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
     }
     if (p && traced)
         record(p, size, MT_OP_KIND(op));
+    else
+        untraced(p);
     return p;
 }
 
@@ -533,6 +584,8 @@ void *mt_mallocx(size_t size, int flags)
     }
     if (p && traced)
         record(p, size, MT_KIND_MALLOC);
+    else
+        untraced(p);
     return p;
 }
 
@@ -571,7 +624,7 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
         if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) == MT_STOPPED)
             forget(ptr, MT_KIND_MALLOC); /* as realloc: no stale record */
         MT_PASSTHROUGH_SCOPE;
-        return fn(ptr, size, flags);
+        return untraced(fn(ptr, size, flags));
     }
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
@@ -727,6 +780,8 @@ void *mt_tc_calloc(size_t n, size_t size)
     }
     if (p && traced)
         record(p, total, MT_KIND_MALLOC);
+    else
+        untraced(p);
     return p;
 }
 

@@ -148,15 +148,30 @@ $(TEST_BUILD)/rust_handles: tests/progs/rust_handles.rs
 $(TEST_BUILD)/cxx_handles: tests/progs/cxx_handles.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
+# Bad frees (tests/e2e/bad_frees.sh): the library's constructor runs first
+# (-z initfirst), before memtrace's, so that its fork handler runs in
+# memtrace's fork window. The warnings are what the program does on purpose.
+$(TEST_BUILD)/libbad_frees_lib.so: tests/progs/bad_frees_lib.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -shared -fPIC -Wl,-z,initfirst $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/bad_frees: tests/progs/bad_frees.cpp $(TEST_BUILD)/libbad_frees_lib.so
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-free-nonheap-object -Wno-use-after-free \
+	  -Wno-mismatched-new-delete $(LDFLAGS) -o $@ $< -L$(TEST_BUILD) -Wl,--no-as-needed \
+	  -lbad_frees_lib -Wl,-rpath,'$$ORIGIN'
+BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
+
 GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_handles \
              $(TEST_BUILD)/cxx_handles
 
-test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_PROGS)
+test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_PROGS) \
+          $(BAD_FREE_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh
 	@bash tests/e2e/tail_calls.sh
 	@bash tests/e2e/allocators.sh
+	@bash tests/e2e/bad_frees.sh
 
 # Static checks of the tree: the include graph points one way, and the
 # descriptor's layout has one source (tests/static/*.py).

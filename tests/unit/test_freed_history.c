@@ -90,6 +90,32 @@ Test(freed_history, disabled_finds_nothing)
     cr_assert_eq(mt_freed_find(0x5000, collect, NULL), 0);
 }
 
+/* mt_freed_each_since (bad_free.c's index over the ring): oldest first,
+ * each push once across chained calls, only what the ring still holds. */
+Test(freed_history, each_since_chains_and_stays_in_the_window)
+{
+    mt_freed_init(4);
+    push(0x1000, 8, 1);
+    push(0x2000, 8, 2);
+    nseqs = 0;
+    uint64_t next = mt_freed_each_since(0, collect, NULL);
+    cr_assert_eq(next, 2);
+    cr_assert_eq(nseqs, 2);
+    cr_assert_eq(seqs[0], 1);
+    cr_assert_eq(seqs[1], 2);
+    for (uint64_t i = 3; i <= 8; i++)
+        push(0x3000, 8, i);
+    nseqs = 0;
+    next = mt_freed_each_since(next, collect, NULL);
+    cr_assert_eq(next, 8);
+    cr_assert_eq(nseqs, 4, "pushes 3 and 4 have left the ring");
+    cr_assert_eq(seqs[0], 5);
+    cr_assert_eq(seqs[3], 8);
+    nseqs = 0;
+    cr_assert_eq(mt_freed_each_since(next, collect, NULL), 8);
+    cr_assert_eq(nseqs, 0);
+}
+
 /* A writer stopped in the middle of its copy, modelled by hand: it took the
  * next push number and claimed that push's slot. */
 static mt_freed_record *stalled_writer(uint64_t *push_number)
@@ -212,4 +238,18 @@ Test(freed_history, lapping_writers_never_show_a_torn_record)
     struct freed_tally last = { 0, 0 };
     mt_freed_find(FREED_PROBE, freed_tally, &last);
     cr_assert_eq(last.torn, 0);
+}
+
+/* A push still being written is where the next chained call starts again:
+ * its record may commit later. */
+Test(freed_history, each_since_retries_a_push_being_written)
+{
+    mt_freed_init(8);
+    push(0x1000, 8, 1);
+    uint64_t stalled;
+    stalled_writer(&stalled);
+    push(0x2000, 8, 3);
+    nseqs = 0;
+    cr_assert_eq(mt_freed_each_since(0, collect, NULL), stalled);
+    cr_assert_eq(nseqs, 2, "the committed pushes on both sides are seen");
 }

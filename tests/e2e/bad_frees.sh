@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# Bad frees (tests/progs/bad_frees.cpp, one case per run): memtrace reports
+# a double free, a realloc of a freed block, a free inside a block and
+# mismatched new/delete pairs before the real allocator sees them, with the
+# exact file:line of the marked sites in each stack; the program then ends
+# exactly as it does without memtrace (glibc's abort included). Untraced
+# blocks (the fork window) and unknown pointers get no report, cheaply.
+set -u
+. "$(dirname "$0")/lib.sh"
+lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
+prog=$tests/bad_frees
+src=tests/progs/bad_frees.cpp
+
+# Runs the program's case ARGS natively and under memtrace (with the extra
+# environment in the array MT_ENV, VAR=VALUE each), with stdout and stderr
+# in $work/NAME.{native,mt}.{out,err} and the status as the shell reports
+# it (128 + signal for a signal) in NATIVE_RC and MT_RC.
+MT_ENV=()
+run_case() { # NAME ARGS...
+    local name=$1
+    shift
+    (cd "$work" && timeout 60 "$prog" "$@" >"$work/$name.native.out" 2>"$work/$name.native.err") \
+        2>/dev/null
+    NATIVE_RC=$?
+    (cd "$work" && timeout 60 env LD_PRELOAD="$lib" "${MT_ENV[@]}" "$prog" "$@" \
+        >"$work/$name.mt.out" 2>"$work/$name.mt.err") 2>/dev/null
+    MT_RC=$?
+    MT_ENV=()
+}
+
+check_grep() { # NAME FILE FIXED-STRING
+    if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "'$3' not in $(cat "$2")"; fi
+}
+
+same_end() { # NAME
+    if [ "$NATIVE_RC" = "$MT_RC" ]; then
+        pass "$1: ends as without memtrace (status $MT_RC)"
+    else
+        fail "$1" "status $MT_RC under memtrace, $NATIVE_RC without"
+    fi
+}
+
+# The lines of the report section that starts with the line PREFIX in
+# REPORT (a file): the frames after it, up to the next section's line.
+section() { # REPORT PREFIX
+    awk -v p="$2" 'on && !/^  #/ && !/^     inlined/ { exit }
+                   on { print }
+                   index($0, p) == 1 { on = 1 }' "$1"
+}
+
+# Frame FRAME ("#0", ...) of section PREFIX of REPORT is at the marked site.
+check_frame() { # NAME REPORT PREFIX FRAME MARKER
+    local name=$1 report=$2 prefix=$3 frame=$4 marker=$5 line
+    line=$(site_line "$src" "$marker")
+    if section "$report" "$prefix" | grep -qE "^  $frame .* at (.*/)?$src:$line(:[0-9]+)?\$"; then
+        pass "$name: '$prefix' $frame at bad_frees.cpp:$line (SITE:$marker)"
+    else
+        fail "$name" "'$prefix' has no $frame at $src:$line (SITE:$marker):
+$(cat "$report")"
+    fi
+}
+
+# The first report in ERR whose first line starts with HEAD, into FILE.
+report_to() { # ERR HEAD FILE
+    awk -v h="$2" 'on && /^memtrace: / { exit }
+                   on && !/^  / { exit }
+                   index($0, h) == 1 { on = 1 }
+                   on { print }' "$1" >"$3"
+    [ -s "$3" ]
+}
+
+# ---------------------------------------------------------------- double free
+run_case double double
+err=$work/double.mt.err
+same_end "double free"
+if report_to "$err" "memtrace: double free of a 32-byte block at 0x" "$work/r"; then
+    pass "double free: 'memtrace: double free of a 32-byte block at 0x...'"
+    check_frame "double free" "$work/r" "  free by thread 1 at:" "#0" second_free
+    check_frame "double free" "$work/r" "  freed before by thread 1 (after allocation #" "#0" first_free
+    check_frame "double free" "$work/r" "  allocated by thread 1 (allocation #" "#0" make
+    check_frame "double free" "$work/r" "  allocated by thread 1 (allocation #" "#1" double_alloc
+    report_line=$(grep -n "^memtrace: double free" "$err" | head -1 | cut -d: -f1)
+    glibc_line=$(grep -n "double free detected" "$err" | head -1 | cut -d: -f1)
+    if [ -n "$glibc_line" ] && [ "$report_line" -lt "$glibc_line" ]; then
+        pass "double free: reported before glibc's '$(sed -n "${glibc_line}p" "$err")'"
+    else
+        fail "double free" "no glibc message after the report: $(cat "$err")"
+    fi
+    block=$(head -1 "$work/r" | sed 's/.* at //')
+    if grep -q "^  freed before by thread 1 (after allocation #[0-9]*) at:\$" "$work/r" &&
+       grep -q "^  allocated by thread 1 (allocation #[0-9]*) at:\$" "$work/r" &&
+       [[ "$block" =~ ^0x[0-9a-f]+$ ]]; then
+        pass "double free: the block's address ($block) and both threads"
+    else
+        fail "double free" "header lines: $(cat "$work/r")"
+    fi
+else
+    fail "double free" "no report in: $(cat "$err")"
+fi
+
+run_case double_after_new double_after_new
+same_end "double free after C++ allocations"
+if report_to "$work/double_after_new.mt.err" "memtrace: double free of a 32-byte block at 0x" "$work/r"; then
+    check_frame "double free after C++ allocations" "$work/r" "  free by thread 1 at:" "#0" \
+        second_free_after_new
+else
+    fail "double free after C++ allocations" "no report in: $(cat "$work/double_after_new.mt.err")"
+fi
+
+MT_ENV=(MEMTRACE_BAD_FREE=quiet)
+run_case double_quiet double
+same_end "MEMTRACE_BAD_FREE=quiet"
+if grep -q "^memtrace:" "$work/double_quiet.mt.err"; then
+    fail "MEMTRACE_BAD_FREE=quiet" "memtrace said: $(grep '^memtrace:' "$work/double_quiet.mt.err")"
+else
+    pass "MEMTRACE_BAD_FREE=quiet: nothing from memtrace, glibc's abort as usual"
+fi
+
+MT_ENV=(MEMTRACE_BAD_FREE=loud)
+run_case double_bad double
+check_grep "MEMTRACE_BAD_FREE=loud warns" "$work/double_bad.mt.err" \
+    'memtrace: MEMTRACE_BAD_FREE="loud" is not one of report, quiet; using report'
+check_grep "MEMTRACE_BAD_FREE=loud: the default (report) is kept" "$work/double_bad.mt.err" \
+    "memtrace: double free of a 32-byte block at 0x"
+
+# The profiler build reports the same way, on its stderr.
+(cd "$work" && timeout 60 env LD_PRELOAD="$build/libmemtrace-profiler.so" MEMTRACE_INTERVAL_MS=0 \
+    "$prog" double >/dev/null 2>"$work/double_prof.err") 2>/dev/null
+check_grep "double free under the profiler" "$work/double_prof.err" \
+    "memtrace: double free of a 32-byte block at 0x"
+
+# ---------------------------------------------------------------- realloc of a freed block
+run_case realloc realloc
+same_end "realloc of a freed block"
+if report_to "$work/realloc.mt.err" "memtrace: double free of a 32-byte block at 0x" "$work/r"; then
+    pass "realloc of a freed block: reported as a double free"
+    check_frame "realloc of a freed block" "$work/r" "  realloc by thread 1 at:" "#0" realloc_freed
+    check_frame "realloc of a freed block" "$work/r" "  freed before by thread 1 (after allocation #" \
+        "#0" realloc_first_free
+    check_frame "realloc of a freed block" "$work/r" "  allocated by thread 1 (allocation #" "#1" \
+        realloc_alloc
+else
+    fail "realloc of a freed block" "no report in: $(cat "$work/realloc.mt.err")"
+fi
+
+# ---------------------------------------------------------------- free inside a block
+run_case inside inside
+same_end "free(p + 8)"
+if report_to "$work/inside.mt.err" "memtrace: free of an address 8 bytes inside a 32-byte block at 0x" \
+    "$work/r"; then
+    pass "free(p + 8): 'memtrace: free of an address 8 bytes inside a 32-byte block at 0x...'"
+    check_frame "free(p + 8)" "$work/r" "  free by thread 1 at:" "#0" free_plus_8
+    check_frame "free(p + 8)" "$work/r" "  allocated by thread 1 (allocation #" "#1" inside_alloc
+    if grep -q "freed before" "$work/r"; then
+        fail "free(p + 8)" "a previous free named: $(cat "$work/r")"
+    fi
+else
+    fail "free(p + 8)" "no report in: $(cat "$work/inside.mt.err")"
+fi
+
+# Three times from one site, once from another: two reports.
+run_case inside_loop inside_loop
+same_end "free inside a block, in a loop"
+n=$(grep -c "^memtrace: free of an address 16 bytes inside a 64-byte block at 0x" "$work/inside_loop.mt.err")
+if [ "$n" = 2 ]; then
+    pass "free inside a block: once per call site (3 + 1 frees from 2 sites, 2 reports)"
+else
+    fail "free inside a block, once per call site" "$n reports: $(cat "$work/inside_loop.mt.err")"
+fi
+report_to "$work/inside_loop.mt.err" "memtrace: free of an address 16 bytes" "$work/r" &&
+    check_frame "free inside a block, in a loop" "$work/r" "  free by thread 1 at:" "#0" inside_free
+
+# ---------------------------------------------------------------- no false reports, cheaply
+run_case fork fork_window
+same_end "fork window"
+if grep -qx "parent: reused: yes" "$work/fork.mt.out" && grep -qx "child: reused: yes" "$work/fork.mt.out"; then
+    if grep -q "^memtrace:" "$work/fork.mt.err"; then
+        fail "fork window" "a block allocated untraced at a freed address was reported: $(cat "$work/fork.mt.err")"
+    else
+        pass "fork window: a block allocated untraced at a freed block's address, freed in parent and child: no report"
+    fi
+else
+    fail "fork window" "the premise failed (the prepare handler's block is not at the freed address): $(cat "$work/fork.mt.out")"
+fi
+
+start=$(date +%s%N)
+run_case unknown unknown_many 20000
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+same_end "20,000 frees of unknown pointers"
+if grep -q "^memtrace:" "$work/unknown.mt.err"; then
+    fail "unknown pointers" "reported: $(head -3 "$work/unknown.mt.err")"
+elif [ "$ms" -gt 10000 ]; then
+    fail "unknown pointers" "20,000 frees of unknown pointers with a full freed history took $ms ms"
+else
+    pass "20,000 frees of unknown pointers, freed history full: no report, $ms ms (both runs)"
+fi
+
+# ---------------------------------------------------------------- mismatched pairs
+# These need memtrace to see operator new and delete (not only the malloc
+# and free below them in libstdc++).
+if nm -D --defined-only "$lib" | grep -q ' _ZdlPv$'; then
+    run_case mismatch mismatch
+    err=$work/mismatch.mt.err
+    same_end "mismatched pairs"
+    n=$(grep -c "^memtrace: delete of a 32-byte block allocated by malloc at 0x" "$err")
+    if [ "$n" = 1 ]; then
+        pass "delete of malloc'ed memory: reported once for 3 deletes at one site"
+        report_to "$err" "memtrace: delete of a 32-byte block allocated by malloc" "$work/r"
+        check_frame "delete of malloc'ed memory" "$work/r" "  delete by thread 1 at:" "#0" delete_malloc
+        check_frame "delete of malloc'ed memory" "$work/r" "  allocated by thread 1 (allocation #" "#1" \
+            malloc_deleted
+    else
+        fail "delete of malloc'ed memory" "$n reports in: $(cat "$err")"
+    fi
+    for c in "free of a 32-byte block allocated by new[]|free by|free_new_array|new_array" \
+             "delete of a 32-byte block allocated by new[]|delete by|delete_new_array|new_array_2" \
+             "delete[] of a 1-byte block allocated by new|delete[] by|delete_array_new|new_one" \
+             "realloc of a 32-byte block allocated by new[]|realloc by|realloc_new_array|new_array_realloc"; do
+        IFS='|' read -r head call free_site alloc_site <<<"$c"
+        if report_to "$err" "memtrace: $head at 0x" "$work/r"; then
+            pass "'memtrace: $head at 0x...'"
+            check_frame "$head" "$work/r" "  $call thread 1 at:" "#0" "$free_site"
+            check_frame "$head" "$work/r" "  allocated by thread 1 (allocation #" "#0" "$alloc_site"
+        else
+            fail "$head" "no report in: $(cat "$err")"
+        fi
+    done
+else
+    echo "SKIP mismatched pairs: $(basename "$lib") does not interpose operator delete (branch entry-points)"
+fi
+
+finish "bad frees"
