@@ -51,18 +51,34 @@ extern MT_TLS int mt_passthrough MT_HIDDEN;
  * inside the window. */
 extern MT_TLS int mt_fork_window MT_HIDDEN;
 
-static inline void mt_passthrough_end(int *scope)
-{
-    (void)scope;
-    mt_passthrough--;
-}
+/* Blocks the real allocator handed out untraced inside pass-through
+ * scopes (outside fork windows), counted by this thread. */
+extern MT_TLS unsigned mt_passthrough_allocs MT_HIDDEN;
+
+/* A pass-through scope: the count of untraced blocks at its start, and how
+ * many of those made inside it the entry point records itself (KEEPS: 1
+ * once the next definition returned the block it records, 0 before, so
+ * also when an exception leaves the scope). */
+typedef struct {
+    unsigned allocs, keeps;
+} mt_passthrough_scope_t;
+
+/* Ends a scope. An untraced block made inside it that the entry point does
+ * not record (the std::bad_alloc that libstdc++'s operator new throws, what
+ * a new_handler allocates) moves mt_untraced_seq, as a fork window's do:
+ * freeing it later must not look like a double free. */
+void mt_passthrough_end(mt_passthrough_scope_t *scope);
 
 /* Raises the pass-through depth until the end of the enclosing block, also
  * when an exception (std::bad_alloc from a real operator new) leaves it:
- * the files that use it are built with -fexceptions. */
-#define MT_PASSTHROUGH_SCOPE                                                        \
-    int mt_passthrough_scope __attribute__((cleanup(mt_passthrough_end), unused)) = \
-        mt_passthrough++
+ * the files that use it are built with -fexceptions. MT_PASSTHROUGH_KEEPS
+ * says the call returned the block the entry point records. */
+#define MT_PASSTHROUGH_SCOPE                                                   \
+    mt_passthrough_scope_t mt_passthrough_scope                               \
+        __attribute__((cleanup(mt_passthrough_end), unused)) = {             \
+            (mt_passthrough++, mt_passthrough_allocs), 0                       \
+        }
+#define MT_PASSTHROUGH_KEEPS(p) (mt_passthrough_scope.keeps = (p) != NULL)
 
 /* The next definitions of the entry points beyond the C allocator's: the
  * C++ operators, jemalloc's and tcmalloc's extended APIs, C23's sized

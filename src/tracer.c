@@ -37,6 +37,7 @@ mt_atomic(int) mt_phase = MT_UNINIT;
 MT_TLS int mt_busy;
 MT_TLS int mt_passthrough;
 MT_TLS int mt_fork_window;
+MT_TLS unsigned mt_passthrough_allocs;
 mt_atomic(void *) mt_ext[MT_EXT_COUNT];
 mt_atomic(int) mt_ext_ready;
 /* The allocation counter has its cache line to itself: every traced
@@ -72,12 +73,35 @@ static MT_COLD MT_NOINLINE void note_untraced(void)
     }
 }
 
-/* P, from the real allocator, goes unrecorded: noted in a fork window. */
+/* P, from the real allocator, goes unrecorded: noted in a fork window,
+ * counted in a pass-through scope (mt_passthrough_end). */
 static inline void *untraced(void *p)
 {
     if (MT_UNLIKELY(mt_fork_window) && p)
         note_untraced();
+    else if (mt_passthrough && p)
+        mt_passthrough_allocs++;
     return p;
+}
+
+/* The same for a block an entry point returns without recording it (the
+ * call bypassed tracing): not counted again, since when a pass-through
+ * scope is what bypassed it, the real allocator's own untraced() below
+ * already counted it, if it came from there. */
+static inline void *untraced_entry(void *p)
+{
+    if (MT_UNLIKELY(mt_fork_window) && p)
+        note_untraced();
+    return p;
+}
+
+void mt_passthrough_end(mt_passthrough_scope_t *scope)
+{
+    mt_passthrough--;
+    if (MT_UNLIKELY(mt_passthrough_allocs - scope->allocs > scope->keeps))
+        note_untraced();
+    if (!mt_passthrough)
+        mt_passthrough_allocs = 0;
 }
 
 /* A block goes back to the real allocator without its record leaving:
@@ -448,11 +472,12 @@ static inline void *alloc_next(void *(*fn)(size_t), size_t size, unsigned kind)
     {
         MT_PASSTHROUGH_SCOPE;
         p = fn(size);
+        MT_PASSTHROUGH_KEEPS(p);
     }
     if (p && traced)
         record(p, size, kind);
     else
-        untraced(p);
+        untraced_entry(p);
     return p;
 }
 
@@ -507,13 +532,14 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
         case MT_FORM_ALIGNED: p = ((new_al_fn)fn)(size, align); break;
         default: p = ((new_al_nt_fn)fn)(size, align, nothrow); break;
         }
+        MT_PASSTHROUGH_KEEPS(p);
     } else {
         p = emulated_new(size, align, form);
     }
     if (p && traced)
         record(p, size, MT_OP_KIND(op));
     else
-        untraced(p);
+        untraced_entry(p);
     return p;
 }
 
@@ -581,11 +607,12 @@ void *mt_mallocx(size_t size, int flags)
     {
         MT_PASSTHROUGH_SCOPE;
         p = fn(size, flags);
+        MT_PASSTHROUGH_KEEPS(p);
     }
     if (p && traced)
         record(p, size, MT_KIND_MALLOC);
     else
-        untraced(p);
+        untraced_entry(p);
     return p;
 }
 
@@ -624,7 +651,7 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
         if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) == MT_STOPPED)
             forget(ptr, MT_KIND_MALLOC); /* as realloc: no stale record */
         MT_PASSTHROUGH_SCOPE;
-        return untraced(fn(ptr, size, flags));
+        return untraced_entry(fn(ptr, size, flags));
     }
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
@@ -632,6 +659,7 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
     {
         MT_PASSTHROUGH_SCOPE;
         q = fn(ptr, size, flags);
+        MT_PASSTHROUGH_KEEPS(q);
     }
     resized(ptr, had, &old, q, size, false); /* rallocx never frees */
     return q;
@@ -777,11 +805,12 @@ void *mt_tc_calloc(size_t n, size_t size)
     {
         MT_PASSTHROUGH_SCOPE;
         p = fn(n, size);
+        MT_PASSTHROUGH_KEEPS(p);
     }
     if (p && traced)
         record(p, total, MT_KIND_MALLOC);
     else
-        untraced(p);
+        untraced_entry(p);
     return p;
 }
 

@@ -183,6 +183,16 @@ else
     fail "fork window" "the premise failed (the prepare handler's block is not at the freed address): $(cat "$work/fork.mt.out")"
 fi
 
+run_case bad_alloc bad_alloc
+same_end "a caught std::bad_alloc"
+if ! grep -qx "caught bad_alloc" "$work/bad_alloc.mt.out"; then
+    fail "caught std::bad_alloc" "the program did not catch it: $(cat "$work/bad_alloc.mt.out")"
+elif grep -q "^memtrace:" "$work/bad_alloc.mt.err"; then
+    fail "caught std::bad_alloc" "its untraced exception object's free was reported: $(head -3 "$work/bad_alloc.mt.err")"
+else
+    pass "caught std::bad_alloc, its exception object at a freed block's address: no report"
+fi
+
 start=$(date +%s%N)
 run_case unknown unknown_many 20000
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
