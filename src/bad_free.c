@@ -210,18 +210,6 @@ static bool first_at_site(uintptr_t ret, int what)
 
 /* ------------------------------------------------------------ the report */
 
-static mt_fmt_thread thread_of(uint32_t number)
-{
-    return (mt_fmt_thread){ number, mt_threads_name(number) };
-}
-
-static mt_fmt_stack_ref stack_of(mt_stack_id id)
-{
-    mt_fmt_stack_ref s = { 0 };
-    s.depth = mt_stack_get(id, &s.frames);
-    return s;
-}
-
 static const char *call_name(unsigned kind)
 {
     if (kind & MT_FREE_BY_REALLOC)
@@ -254,7 +242,7 @@ static void report(mt_fmt_bad_free_report *b, const uintptr_t *frames, unsigned 
     int fd = mt_err_fd();
     if (fd < 0)
         return;
-    b->thread = thread_of(mt_thread_number());
+    b->thread = mt_describe_thread(mt_thread_number());
     b->stack = (mt_fmt_stack_ref){ frames, depth };
     /* write is a cancellation point: a thread cancelled while it holds the
      * symbolizer's lock would leave every later answer with raw frames. */
@@ -293,10 +281,10 @@ void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found)
         b.size = prev.size;
         b.alloc_seq = prev.alloc_seq;
         b.free_seq = prev.free_seq;
-        b.alloc_thread = thread_of(prev.alloc_thread);
-        b.free_thread = thread_of(prev.free_thread);
-        b.alloc_stack = stack_of(prev.alloc_stack);
-        b.free_stack = stack_of(prev.free_stack);
+        b.alloc_thread = mt_describe_thread(prev.alloc_thread);
+        b.free_thread = mt_describe_thread(prev.free_thread);
+        b.alloc_stack = mt_describe_stack_ref(prev.alloc_stack);
+        b.free_stack = mt_describe_stack_ref(prev.free_stack);
     } else {
         goto out;
     }
@@ -304,8 +292,8 @@ void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found)
         b.ptr = e.ptr;
         b.size = e.size;
         b.alloc_seq = e.seq;
-        b.alloc_thread = thread_of(mt_entry_thread(&e));
-        b.alloc_stack = stack_of(e.stack);
+        b.alloc_thread = mt_describe_thread(mt_entry_thread(&e));
+        b.alloc_stack = mt_describe_stack_ref(e.stack);
     }
     uintptr_t frames[MT_MAX_DEPTH];
     unsigned depth = mt_capture(frames, mt_cfg.depth);

@@ -39,12 +39,12 @@ void mt_describe_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned
     mt_sym_self_unlock();
 }
 
-static mt_fmt_thread thread_of(uint32_t number)
+mt_fmt_thread mt_describe_thread(uint32_t number)
 {
     return (mt_fmt_thread){ number, mt_threads_name(number) };
 }
 
-static mt_fmt_stack_ref stack_of(mt_stack_id id)
+mt_fmt_stack_ref mt_describe_stack_ref(mt_stack_id id)
 {
     mt_fmt_stack_ref s = { 0 };
     s.depth = mt_stack_get(id, &s.frames);
@@ -58,10 +58,10 @@ static mt_fmt_freed freed_of(const mt_freed_record *r)
         .size = r->size,
         .alloc_seq = r->alloc_seq,
         .free_seq = r->free_seq,
-        .alloc_thread = thread_of(r->alloc_thread),
-        .free_thread = thread_of(r->free_thread),
-        .alloc_stack = stack_of(r->alloc_stack),
-        .free_stack = stack_of(r->free_stack),
+        .alloc_thread = mt_describe_thread(r->alloc_thread),
+        .free_thread = mt_describe_thread(r->free_thread),
+        .alloc_stack = mt_describe_stack_ref(r->alloc_stack),
+        .free_stack = mt_describe_stack_ref(r->free_stack),
     };
 }
 
@@ -71,8 +71,8 @@ static mt_fmt_live live_of(const mt_live_entry *e)
         .ptr = e->ptr,
         .size = e->size,
         .seq = e->seq,
-        .thread = thread_of(mt_entry_thread(e)),
-        .stack = stack_of(e->stack),
+        .thread = mt_describe_thread(mt_entry_thread(e)),
+        .stack = mt_describe_stack_ref(e->stack),
     };
 }
 

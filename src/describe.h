@@ -3,7 +3,9 @@
 #ifndef MT_DESCRIBE_H
 #define MT_DESCRIBE_H
 
+#include "format.h"
 #include "output.h"
+#include "stack_store.h"
 
 #include <stdint.h>
 
@@ -17,5 +19,10 @@ void mt_describe_check_report(void);
  * symbolizer's lock, taken with a bounded wait (raw frames and a note when
  * it cannot be had). Call inside memtrace (mt_enter). */
 void mt_describe_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth);
+
+/* Thread NUMBER with its name, and the frames of stack ID, as the
+ * formatter takes them. */
+mt_fmt_thread mt_describe_thread(uint32_t number);
+mt_fmt_stack_ref mt_describe_stack_ref(mt_stack_id id);
 
 #endif
