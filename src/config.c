@@ -68,6 +68,8 @@ void mt_config_load(void)
     mt_cfg.depth = (unsigned)mt_config_long("MEMTRACE_DEPTH", 64, 1, MT_MAX_DEPTH);
     mt_cfg.freed = (size_t)mt_config_long("MEMTRACE_FREED", 65536, 0, 1L << 26);
     mt_cfg.bad_free = bad_free_setting();
+    mt_cfg.leak_check = (int)mt_config_long("MEMTRACE_LEAK_CHECK", 0, 0, 1);
+    mt_cfg.leak_exitcode = (int)mt_config_long("MEMTRACE_LEAK_EXITCODE", 23, 0, 255);
 }
 
 void mt_config_profiler(mt_profiler_config *out)

@@ -13,6 +13,8 @@ typedef struct {
     unsigned depth; /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
     size_t freed;   /* MEMTRACE_FREED: freed-history records, 0 = off */
     int bad_free;   /* MEMTRACE_BAD_FREE: report (default) or quiet */
+    int leak_check; /* MEMTRACE_LEAK_CHECK: 1 = the leak check at exit (leak_check.h) */
+    int leak_exitcode; /* MEMTRACE_LEAK_EXITCODE: exit status when leaks remain, 0..255 */
 } mt_config;
 
 extern mt_config mt_cfg;

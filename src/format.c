@@ -347,3 +347,59 @@ void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writ
     mt_out_printf(out, " (allocation #%lu) at:\n", (unsigned long)b->alloc_seq);
     mt_fmt_block_stack(out, put_stack, ctx, &b->alloc_stack);
 }
+
+/* ------------------------------------------------------------ leaks */
+
+void mt_fmt_leak_begin(mt_out *out, int pid, uint64_t blocks, uint64_t roots, double seconds)
+{
+    mt_out_printf(out, "memtrace: leak check, pid %d: %lu live blocks, %lu root regions, "
+                       "scanned in %.3f s\n",
+                  pid, (unsigned long)blocks, (unsigned long)roots, seconds);
+}
+
+void mt_fmt_leak_group(mt_out *out, bool definite, uint64_t bytes, uint64_t blocks,
+                       mt_stack_writer *put_stack, void *ctx, const mt_fmt_stack_ref *s)
+{
+    mt_out_printf(out, "memtrace: %lu bytes %s lost in %lu blocks, allocated at:\n",
+                  (unsigned long)bytes, definite ? "definitely" : "indirectly",
+                  (unsigned long)blocks);
+    mt_fmt_block_stack(out, put_stack, ctx, s);
+}
+
+void mt_fmt_leak_thread_note(mt_out *out, uint32_t tid, const char *what)
+{
+    mt_out_printf(out, "memtrace: leaks: thread %u did not stop for the scan: %s; "
+                       "blocks it alone holds may be counted lost\n",
+                  (unsigned)tid, what);
+}
+
+void mt_fmt_leak_unreadable(mt_out *out, uint64_t root_bytes, uint64_t blocks)
+{
+    mt_out_printf(out, "memtrace: leaks: %lu bytes of roots and %lu blocks could not be read "
+                       "and were not scanned; blocks they alone hold may be counted lost\n",
+                  (unsigned long)root_bytes, (unsigned long)blocks);
+}
+
+void mt_fmt_leak_incomplete(mt_out *out)
+{
+    mt_out_printf(out, "memtrace: leaks: the threads could not all be listed and stopped, or "
+                       "memory for the roots ran out; blocks they alone hold may be counted "
+                       "lost\n");
+}
+
+void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks)
+{
+    mt_out_printf(out, "memtrace: leaks: suppressed by leak:%s: %lu bytes in %lu blocks\n",
+                  pattern, (unsigned long)bytes, (unsigned long)blocks);
+}
+
+void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,
+                         uint64_t indirect_bytes, uint64_t indirect_blocks,
+                         uint64_t reachable_bytes, uint64_t reachable_blocks)
+{
+    mt_out_printf(out, "memtrace: leaks: %lu bytes definitely lost in %lu blocks, %lu bytes "
+                       "indirectly lost in %lu blocks, %lu bytes still reachable in %lu blocks\n",
+                  (unsigned long)definite_bytes, (unsigned long)definite_blocks,
+                  (unsigned long)indirect_bytes, (unsigned long)indirect_blocks,
+                  (unsigned long)reachable_bytes, (unsigned long)reachable_blocks);
+}

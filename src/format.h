@@ -158,4 +158,31 @@ typedef struct {
 void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writer *put_stack,
                      void *ctx);
 
+/* ------------------------------------------------------------ leaks */
+
+/* The leak report (leak_check.c at exit; later the gdb command), in this
+ * order: mt_fmt_leak_begin; mt_fmt_leak_group for each group of lost
+ * blocks sharing an allocation stack and a class, largest first; the notes
+ * on what could not be scanned; mt_fmt_leak_suppressed for each suppression
+ * that took something; last mt_fmt_leak_summary, the line scripts parse:
+ * "memtrace: leaks: D bytes definitely lost in N blocks, I bytes
+ * indirectly lost in M blocks, R bytes still reachable in K blocks". */
+void mt_fmt_leak_begin(mt_out *out, int pid, uint64_t blocks, uint64_t roots, double seconds);
+/* "memtrace: B bytes definitely lost in K blocks, allocated at:" (or
+ * "indirectly"), then the stack as answers write it. */
+void mt_fmt_leak_group(mt_out *out, bool definite, uint64_t bytes, uint64_t blocks,
+                       mt_stack_writer *put_stack, void *ctx, const mt_fmt_stack_ref *s);
+/* A thread whose stack and registers the scan could not see (it did not
+ * stop, or it blocks the signal), with what was scanned instead (WHAT). */
+void mt_fmt_leak_thread_note(mt_out *out, uint32_t tid, const char *what);
+/* Root bytes and blocks whose memory could not be read. */
+void mt_fmt_leak_unreadable(mt_out *out, uint64_t root_bytes, uint64_t blocks);
+/* Not every thread could be listed and stopped, or a root recorded. */
+void mt_fmt_leak_incomplete(mt_out *out);
+/* "memtrace: leaks: suppressed by leak:PATTERN: B bytes in K blocks". */
+void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks);
+void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,
+                         uint64_t indirect_bytes, uint64_t indirect_blocks,
+                         uint64_t reachable_bytes, uint64_t reachable_blocks);
+
 #endif

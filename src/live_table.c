@@ -300,6 +300,23 @@ bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked)
     return mt_live_contains(&out->below, addr);
 }
 
+void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, bool *unlocked)
+{
+    for (unsigned n = 0; n < MT_LIVE_SHARDS; n++) {
+        struct shard *sh = &shards[n];
+        bool locked = lock_for_reader(sh, unlocked);
+        /* Pairs with the release in grow. */
+        const struct slots *s = mt_atomic_load_acquire(&sh->slots);
+        unsigned log2cap = readable_log2cap(s);
+        size_t cap = log2cap ? (size_t)1 << log2cap : 0;
+        for (size_t i = 0; i < cap; i++)
+            if (s->e[i].ptr != 0)
+                fn(&s->e[i], ctx);
+        if (locked)
+            mt_lock_release(&sh->lock);
+    }
+}
+
 size_t mt_live_count(void)
 {
     size_t n = 0;

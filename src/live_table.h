@@ -83,6 +83,11 @@ static inline bool mt_live_contains(const mt_live_entry *e, uintptr_t addr)
  * _Tables.around) applies the same rule, so both name the same blocks. */
 bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked);
 
+/* Calls FN with every record, shard by shard, with the same locking as
+ * mt_live_find (FN may run with a shard lock held: it must not enter the
+ * table; a record may be stale where *UNLOCKED is set). */
+void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, bool *unlocked);
+
 /* Number of live records; exact when no thread is inside the table. */
 size_t mt_live_count(void);
 /* Sum of the sizes of the live records; exact when no thread is inside. */

@@ -321,6 +321,16 @@ static void close_output(mt_out *o, bool own)
         close(o->fd);
 }
 
+void mt_report_open(mt_out *o, bool *own)
+{
+    mt_out_init(o, open_output(own));
+}
+
+void mt_report_close(mt_out *o, bool own)
+{
+    close_output(o, own);
+}
+
 /* Writes TEXT (any length) to O. */
 static void out_text(mt_out *o, const char *text)
 {

@@ -15,6 +15,18 @@ void mt_profiler_start(void)
     mt_config_profiler(&ignored);
 }
 
+void mt_report_open(mt_out *o, bool *own)
+{
+    *own = false;
+    mt_out_init(o, mt_err_fd());
+}
+
+void mt_report_close(mt_out *o, bool own)
+{
+    (void)own;
+    mt_out_flush(o);
+}
+
 MT_EXPORT void memtrace_report(void)
 {
     mt_warn("memtrace_report: reports are made by the profiler build, "

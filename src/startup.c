@@ -12,6 +12,7 @@
 #include "describe.h"
 #include "freed_history.h"
 #include "internal_heap.h"
+#include "leak_check.h"
 #include "live_table.h"
 #include "lock.h"
 #include "modules.h"
@@ -169,6 +170,10 @@ MT_COLD void mt_start(void)
     mt_leave(was);
     expected = MT_INITIALIZING; /* not if a mapping failed meanwhile */
     mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_READY);
+    /* Before the profiler registers its exit report: the check then runs
+     * after it, and its _exit (leaks found) cannot cut the report off. */
+    if (mt_cfg.leak_check)
+        mt_leak_check_register();
     mt_profiler_start();
 }
 

@@ -1,0 +1,911 @@
+/* The leak check at exit (leak_check.h): gathers the roots of the process
+ * itself, stops its other threads, takes the live blocks, runs the scan
+ * (leak_scan.c), lets the threads go, and reports.
+ *
+ * How the other threads are kept from changing what is scanned: each one
+ * (every task in /proc/self/task, registered with memtrace or not) gets a
+ * real-time signal, with tgkill, whose handler saves its registers, stack
+ * pointer and thread pointer and then waits on a futex until the scan is
+ * done. A thread blocked in a system call (read, poll, a lock) runs the
+ * handler all the same; SA_RESTART restarts the call afterwards, so the
+ * program sees nothing (a call that the kernel never restarts, such as
+ * nanosleep or epoll_wait, returns EINTR, and only at exit). Chosen over
+ * LeakSanitizer's ptrace-ing child because ptrace is often refused
+ * (Yama, containers, a process already being debugged), and over a forked
+ * copy because a fork has the other threads' memory but not their
+ * registers. A thread that does not arrive within half a second (it blocks
+ * the signal, or is exiting) is scanned without its registers, from the
+ * stack pointer /proc/self/task/TID/syscall shows when it waits in a system
+ * call, and the report says so: what it alone holds may be counted lost.
+ *
+ * Nothing here runs before the threads are stopped that could wait for a
+ * stopped thread: the loader's lock (dl_iterate_phdr, dlsym) is taken
+ * before they are stopped, the live table is read with mt_live_foreach's
+ * bounded wait, and the report is written after they go on. */
+#include "leak_check.h"
+
+#include "atomic.h"
+#include "common.h"
+#include "config.h"
+#include "describe.h"
+#include "format.h"
+#include "leak_scan.h"
+#include "live_table.h"
+#include "output.h"
+#include "profiler.h"
+#include "reentry.h"
+#include "stack_store.h"
+#include "symbolize.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ memory */
+
+/* Work arrays come from mmap, not from the allocator being examined nor
+ * mt_os_map (whose failure stops recording): a check that cannot get memory
+ * says so and lets the program exit as it would have. */
+static void *map_bytes(size_t size)
+{
+    void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* A growable array of fixed-size items in its own mapping. */
+struct vec {
+    char *p;
+    size_t n, cap, item;
+};
+
+static void *vec_push(struct vec *v)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 256;
+        char *p = map_bytes(cap * v->item);
+        if (!p)
+            return NULL;
+        if (v->p) {
+            memcpy(p, v->p, v->n * v->item);
+            munmap(v->p, v->cap * v->item);
+        }
+        v->p = p;
+        v->cap = cap;
+    }
+    return v->p + v->n++ * v->item;
+}
+
+static void vec_free(struct vec *v)
+{
+    if (v->p)
+        munmap(v->p, v->cap * v->item);
+    *v = (struct vec){ .item = v->item };
+}
+
+/* Reads the whole of PATH (a /proc file or the suppressions) into a fresh
+ * mapping with raw calls; NULL on failure, errno set. *LEN excludes the
+ * NUL written after the text. */
+static char *read_file(const char *path, size_t *len, size_t *mapped)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = map_bytes(cap);
+    while (buf) {
+        if (n + 1 == cap) {
+            char *bigger = map_bytes(cap * 2);
+            if (bigger)
+                memcpy(bigger, buf, n);
+            munmap(buf, cap);
+            buf = bigger;
+            cap *= 2;
+            if (!buf)
+                break;
+        }
+        ssize_t got = read(fd, buf + n, cap - 1 - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int err = errno;
+            munmap(buf, cap);
+            buf = NULL;
+            errno = err;
+            break;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    *len = n;
+    *mapped = cap;
+    return buf;
+}
+
+/* ------------------------------------------------------------ the maps */
+
+/* The process's mappings as /proc/self/maps lists them (ascending), read
+ * while the other threads are stopped: what the reader may touch. */
+struct mapping {
+    uintptr_t lo, hi;
+    bool readable;
+};
+
+static bool read_maps(struct vec *maps)
+{
+    size_t len, mapped;
+    char *text = read_file("/proc/self/maps", &len, &mapped);
+    if (!text)
+        return false;
+    for (char *line = text; line < text + len;) {
+        char *end = strchr(line, '\n');
+        if (!end)
+            end = text + len;
+        *end = '\0';
+        char *rest;
+        uintptr_t lo = strtoul(line, &rest, 16);
+        uintptr_t hi = *rest == '-' ? strtoul(rest + 1, &rest, 16) : 0;
+        struct mapping *m = hi > lo ? vec_push(maps) : NULL;
+        if (m) {
+            /* [vvar] pages may fault when read; nothing there is a root. */
+            *m = (struct mapping){ lo, hi, rest[1] == 'r' && !strstr(rest, "[vvar") };
+        }
+        line = end + 1;
+    }
+    munmap(text, mapped);
+    return true;
+}
+
+/* The mapping holding ADDR, or NULL. */
+static const struct mapping *mapping_of(const struct vec *maps, uintptr_t addr)
+{
+    const struct mapping *m = (const struct mapping *)maps->p;
+    size_t lo = 0, hi = maps->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m[mid].hi <= addr)
+            lo = mid + 1;
+        else if (m[mid].lo > addr)
+            hi = mid;
+        else
+            return &m[mid];
+    }
+    return NULL;
+}
+
+/* mt_leak_read_fn for the process itself: the memory is read in place,
+ * once the maps say every byte of it is mapped readable (adjacent mappings
+ * may share the range). */
+static const void *read_self(void *ctx, uintptr_t addr, size_t len)
+{
+    const struct vec *maps = ctx;
+    uintptr_t at = addr, end = addr + len;
+    while (at < end) {
+        const struct mapping *m = mapping_of(maps, at);
+        if (!m || !m->readable)
+            return NULL;
+        at = m->hi;
+    }
+    return (const void *)addr;
+}
+
+/* ------------------------------------------------------------ roots */
+
+struct roots {
+    struct vec regions; /* mt_leak_root */
+    struct vec words;   /* uintptr_t: registers */
+    bool failed;        /* a push found no memory: the verdict is not whole */
+    uintptr_t linker_lo, linker_hi; /* the dynamic linker's code */
+};
+
+static void add_region(struct roots *r, uintptr_t lo, uintptr_t hi, int kind, uint32_t tid)
+{
+    if (hi <= lo)
+        return;
+    mt_leak_root *p = vec_push(&r->regions);
+    if (!p) {
+        r->failed = true;
+        return;
+    }
+    *p = (mt_leak_root){ lo, hi, kind, tid };
+}
+
+static void add_word(struct roots *r, uintptr_t w)
+{
+    uintptr_t *p = vec_push(&r->words);
+    if (p)
+        *p = w;
+    else
+        r->failed = true;
+}
+
+/* The writable PT_LOAD segments of every module but memtrace's own library
+ * (its tables hold the addresses of every block). */
+static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct roots *r = arg;
+    uintptr_t self = (uintptr_t)add_module;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self >= lo &&
+            self - lo < ph->p_memsz)
+            return 0;
+    }
+    bool linker = info->dlpi_addr == getauxval(AT_BASE);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (linker && ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            r->linker_lo = info->dlpi_addr + ph->p_vaddr;
+            r->linker_hi = r->linker_lo + ph->p_memsz;
+        }
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+            uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+            add_region(r, lo, lo + ph->p_memsz, MT_ROOT_GLOBALS, 0);
+        }
+    }
+    return 0;
+}
+
+/* glibc's static TLS layout (x86-64 and aarch64 alike put the thread
+ * pointer at the thread's descriptor): the static TLS block of a thread
+ * spans [tp + tcb - static_size, tp + tcb) where static_size comes from
+ * _dl_get_tls_static_info and tcb is the descriptor's size (struct pthread,
+ * which also holds pthread_setspecific's first values); the descriptor's
+ * second word is the DTV, whose entries point at the dynamic TLS blocks of
+ * dlopened modules, and whose word before the first entry is its length.
+ * Found as LeakSanitizer finds them (through glibc's private symbols),
+ * before the threads are stopped. */
+struct tls_layout {
+    size_t static_size, tcb_size;
+};
+
+static struct tls_layout tls_layout(void)
+{
+    struct tls_layout t = { 0, 0 };
+    void (*get)(size_t *, size_t *) =
+        (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+    const unsigned *tcb = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
+    if (get) {
+        size_t align;
+        get(&t.static_size, &align);
+    }
+    t.tcb_size = tcb ? *tcb : 2304; /* glibc 2.3x's struct pthread on x86-64 */
+    return t;
+}
+
+static void add_tls(struct roots *r, const struct vec *maps, const struct tls_layout *t,
+                    uintptr_t tp, uint32_t tid)
+{
+    if (!tp)
+        return;
+    if (t->static_size > t->tcb_size)
+        add_region(r, tp + t->tcb_size - t->static_size, tp + t->tcb_size, MT_ROOT_TLS, tid);
+    else
+        add_region(r, tp, tp + t->tcb_size, MT_ROOT_TLS, tid);
+    const uintptr_t *dtvp = read_self((void *)maps, tp + sizeof(uintptr_t), sizeof(uintptr_t));
+    if (!dtvp || !*dtvp)
+        return;
+    uintptr_t dtv = *dtvp; /* entries of two words; dtv[-1] is the length */
+    const uintptr_t *lenp = read_self((void *)maps, dtv - 2 * sizeof(uintptr_t), sizeof(uintptr_t));
+    if (!lenp || *lenp > 65536)
+        return;
+    add_region(r, dtv - 2 * sizeof(uintptr_t), dtv + (*lenp + 1) * 2 * sizeof(uintptr_t),
+               MT_ROOT_TLS, tid);
+}
+
+/* A stack from SP (minus the red zone, which a leaf function may use) to
+ * the end of the mapping holding it. */
+static void add_stack(struct roots *r, const struct vec *maps, uintptr_t sp, uint32_t tid)
+{
+    const struct mapping *m = mapping_of(maps, sp);
+    if (!m)
+        return;
+    uintptr_t lo = sp - 128 >= m->lo ? sp - 128 : m->lo;
+    add_region(r, lo, m->hi, MT_ROOT_STACK, tid);
+}
+
+/* ------------------------------------------------------------ threads */
+
+struct stopped_thread {
+    pid_t tid;
+    mt_atomic(int) state; /* 0 sent, 1 stopped (the fields below are set), 2 gone on */
+    uintptr_t sp, tp;
+    unsigned nregs;
+    uintptr_t regs[32];
+};
+
+#define MAX_STOPPED 4096
+static struct stopped_thread *stopped;        /* mapped once, never unmapped */
+static mt_atomic(size_t) nstopped;            /* entries the handler may look at */
+static mt_atomic(int) released = 1;           /* the handler waits while 0 */
+static pid_t stopper_pid;
+static int stop_signal;
+
+static long futex(mt_atomic(int) *word, int op, int val)
+{
+    return syscall(SYS_futex, (int *)word, op, val, NULL, NULL, 0);
+}
+
+/* The stop signal's handler: async-signal-safe (atomics, gettid, futex).
+ * Ignores a signal that is not the checker's (another sender, or a late
+ * delivery after the round: the thread had it blocked). */
+static void on_stop_signal(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    int saved = errno;
+    if (si->si_code != SI_TKILL || si->si_pid != stopper_pid ||
+        mt_atomic_load_acquire(&released)) {
+        errno = saved;
+        return;
+    }
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    size_t n = mt_atomic_load_acquire(&nstopped); /* pairs with the release in stop_thread */
+    struct stopped_thread *t = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (stopped[i].tid == tid)
+            t = &stopped[i];
+    if (!t || mt_atomic_load_relaxed(&t->state) != 0) {
+        errno = saved;
+        return;
+    }
+    const ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+    t->nregs = NGREG < 32 ? NGREG : 32;
+    for (unsigned k = 0; k < t->nregs; k++)
+        t->regs[k] = (uintptr_t)uc->uc_mcontext.gregs[k];
+    t->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    t->nregs = 31;
+    for (unsigned k = 0; k < 31; k++)
+        t->regs[k] = (uintptr_t)uc->uc_mcontext.regs[k];
+    t->sp = (uintptr_t)uc->uc_mcontext.sp;
+#else
+    (void)uc;
+    t->nregs = 0;
+    t->sp = (uintptr_t)__builtin_frame_address(0); /* the handler's frame: conservative */
+#endif
+    t->tp = (uintptr_t)pthread_self();
+    mt_atomic_store_release(&t->state, 1); /* pairs with the acquire in wait_stopped */
+    while (!mt_atomic_load_acquire(&released)) /* pairs with the release in resume_threads */
+        futex(&released, FUTEX_WAIT_PRIVATE, 0);
+    mt_atomic_store_release(&t->state, 2);
+    errno = saved;
+}
+
+/* A real-time signal with no handler of the program's (from the top: the
+ * low ones are the popular ones), installed for good: a thread that had it
+ * blocked gets it late, and the handler must still be there to ignore it. */
+static int install_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_stop_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    for (int sig = SIGRTMAX; sig > SIGRTMIN + 2; sig--) {
+        struct sigaction old;
+        if (sigaction(sig, NULL, &old) != 0)
+            continue;
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL &&
+            sigaction(sig, &sa, NULL) == 0)
+            return sig;
+    }
+    return 0;
+}
+
+static void stop_thread(pid_t tid)
+{
+    size_t n = mt_atomic_load_relaxed(&nstopped);
+    for (size_t i = 0; i < n; i++)
+        if (stopped[i].tid == tid)
+            return;
+    if (n == MAX_STOPPED)
+        return;
+    stopped[n] = (struct stopped_thread){ .tid = tid };
+    mt_atomic_store_release(&nstopped, n + 1); /* pairs with the acquire in on_stop_signal */
+    if (syscall(SYS_tgkill, stopper_pid, tid, stop_signal) != 0)
+        mt_atomic_store_relaxed(&stopped[n].state, 2); /* gone already */
+}
+
+/* Signals every task but the caller, twice over the task list so that a
+ * thread created meanwhile is caught; false if the list cannot be read. */
+static bool stop_threads(pid_t self)
+{
+    for (int round = 0; round < 2; round++) {
+        int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+            return false;
+        char buf[4096];
+        long got;
+        while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+            for (long at = 0; at < got;) {
+                struct {
+                    uint64_t ino;
+                    int64_t off;
+                    unsigned short reclen;
+                    unsigned char type;
+                    char name[];
+                } *d = (void *)(buf + at);
+                pid_t tid = (pid_t)atoi(d->name);
+                if (tid > 0 && tid != self)
+                    stop_thread(tid);
+                at += d->reclen;
+            }
+        }
+        close(fd);
+    }
+    return true;
+}
+
+/* Waits up to half a second for the signalled threads to stop. */
+static void wait_stopped(void)
+{
+    for (int ms = 0; ms < 500; ms++) {
+        bool all = true;
+        size_t n = mt_atomic_load_relaxed(&nstopped);
+        for (size_t i = 0; i < n && all; i++)
+            all = mt_atomic_load_acquire(&stopped[i].state) != 0;
+        if (all)
+            return;
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void resume_threads(void)
+{
+    mt_atomic_store_release(&released, 1); /* pairs with the acquire in on_stop_signal */
+    futex(&released, FUTEX_WAKE_PRIVATE, 1 << 30);
+}
+
+/* The stack pointer of thread TID if it waits in a system call (the next
+ * to last field of /proc/self/task/TID/syscall), else 0. */
+static uintptr_t syscall_sp(pid_t tid)
+{
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    char *field[10];
+    int count = 0;
+    for (char *p = strtok(text, " \n"); p && count < 10; p = strtok(NULL, " \n"))
+        field[count++] = p;
+    if (count < 3 || strcmp(field[0], "running") == 0)
+        return 0;
+    return strtoul(field[count - 2], NULL, 16);
+}
+
+/* ------------------------------------------------------------ suppressions */
+
+#define SUPPRESSIONS_MAX 256
+#define PATTERN_MAX 256
+
+struct suppression {
+    char pattern[PATTERN_MAX];
+    uint64_t bytes, blocks;
+};
+
+static char suppressions_path[1024];
+
+/* LeakSanitizer's template match: '*' matches any run of characters; the
+ * template matches anywhere in S unless it starts with '^' (at the start)
+ * or ends with '$' (at the end). */
+static bool glob_at(const char *t, const char *s, bool anchored_end)
+{
+    for (;; t++, s++) {
+        if (*t == '\0')
+            return !anchored_end || *s == '\0';
+        if (*t == '$' && t[1] == '\0' && anchored_end)
+            return *s == '\0';
+        if (*t == '*') {
+            while (*t == '*')
+                t++;
+            for (const char *k = s;; k++) {
+                if (glob_at(t, k, anchored_end))
+                    return true;
+                if (*k == '\0')
+                    return false;
+            }
+        }
+        if (*s == '\0' || *t != *s)
+            return false;
+    }
+}
+
+static bool template_match(const char *t, const char *s)
+{
+    if (!s)
+        return false;
+    size_t len = strlen(t);
+    bool end = len > 0 && t[len - 1] == '$';
+    if (*t == '^')
+        return glob_at(t + 1, s, end);
+    for (const char *k = s;; k++) {
+        if (glob_at(t, k, end))
+            return true;
+        if (*k == '\0')
+            return false;
+    }
+}
+
+/* Reads MEMTRACE_SUPPRESSIONS into OUT (mapped); one warning for a file
+ * that cannot be read, one per bad line (which is then ignored). */
+static size_t load_suppressions(struct suppression **out)
+{
+    *out = NULL;
+    if (!suppressions_path[0])
+        return 0;
+    size_t len, mapped;
+    char *text = read_file(suppressions_path, &len, &mapped);
+    if (!text) {
+        mt_warn("MEMTRACE_SUPPRESSIONS: cannot read %s (%s); no suppressions", suppressions_path,
+                strerror(errno));
+        return 0;
+    }
+    struct suppression *s = map_bytes(SUPPRESSIONS_MAX * sizeof *s);
+    size_t n = 0;
+    unsigned lineno = 0;
+    for (char *line = text; s && line <= text + len;) {
+        char *end = strchr(line, '\n');
+        if (!end)
+            end = text + len;
+        *end = '\0';
+        lineno++;
+        while (*line == ' ' || *line == '\t')
+            line++;
+        size_t l = strlen(line);
+        while (l && (line[l - 1] == ' ' || line[l - 1] == '\t' || line[l - 1] == '\r'))
+            line[--l] = '\0';
+        if (l && line[0] != '#') {
+            const char *p = strncmp(line, "leak:", 5) == 0 ? line + 5 : NULL;
+            while (p && (*p == ' ' || *p == '\t'))
+                p++;
+            if (!p || !*p || strlen(p) >= PATTERN_MAX)
+                mt_warn("MEMTRACE_SUPPRESSIONS: %s:%u: not a \"leak:PATTERN\" line (PATTERN "
+                        "1 to %d bytes); ignored",
+                        suppressions_path, lineno, PATTERN_MAX - 1);
+            else if (n == SUPPRESSIONS_MAX)
+                mt_warn("MEMTRACE_SUPPRESSIONS: %s:%u: more than %d suppressions; ignored",
+                        suppressions_path, lineno, SUPPRESSIONS_MAX);
+            else
+                snprintf(s[n++].pattern, PATTERN_MAX, "%s", p);
+        }
+        line = end + 1;
+    }
+    munmap(text, mapped);
+    *out = s;
+    return s ? n : 0;
+}
+
+struct match {
+    const struct suppression *s;
+    size_t n;
+    size_t found; /* index of the first suppression matched, n if none */
+};
+
+static void match_rows(const mt_frame *rows, unsigned count, void *ctx)
+{
+    struct match *m = ctx;
+    for (unsigned r = 0; r < count; r++)
+        for (size_t i = 0; i < m->found; i++)
+            if (template_match(m->s[i].pattern, rows[r].function) ||
+                template_match(m->s[i].pattern, rows[r].file) ||
+                template_match(m->s[i].pattern, rows[r].module))
+                m->found = i;
+}
+
+/* ------------------------------------------------------------ report */
+
+struct group {
+    uint64_t bytes, blocks;
+    uint32_t stack, class;
+    size_t suppressed_by; /* index, or SIZE_MAX */
+};
+
+typedef bool before_fn(const void *a, const void *b);
+
+static void swap_items(char *a, char *b, size_t size)
+{
+    char t[64];
+    memcpy(t, a, size);
+    memcpy(a, b, size);
+    memcpy(b, t, size);
+}
+
+/* Heapsort of N items of SIZE <= 64 bytes into BEFORE's order (BEFORE(A, B):
+ * A goes first): no recursion, no heap. */
+static void sort_items(void *base, size_t n, size_t size, before_fn *before)
+{
+    char *b = base;
+    for (size_t start = n / 2, end = n; end > 1;) {
+        size_t root;
+        if (start > 0) {
+            root = --start;
+        } else {
+            swap_items(b, b + (end - 1) * size, size);
+            root = 0;
+            end--;
+        }
+        for (;;) {
+            size_t c = 2 * root + 1;
+            if (c >= end)
+                break;
+            if (c + 1 < end && before(b + c * size, b + (c + 1) * size))
+                c++;
+            if (!before(b + root * size, b + c * size))
+                break;
+            swap_items(b + root * size, b + c * size, size);
+            root = c;
+        }
+    }
+}
+
+static bool block_before(const void *a, const void *b)
+{
+    const mt_leak_block *x = a, *y = b;
+    return x->class != y->class ? x->class < y->class : x->stack < y->stack;
+}
+
+/* Largest first; at equal size definitely lost before indirectly lost,
+ * then by stack id, so the order is reproducible. */
+static bool group_before(const void *a, const void *b)
+{
+    const struct group *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes;
+    if (x->class != y->class)
+        return x->class < y->class;
+    return x->stack < y->stack;
+}
+
+static void copy_block(const mt_live_entry *e, void *ctx)
+{
+    struct vec *v = ctx;
+    if (v->n == v->cap)
+        return; /* more than counted: a thread was stopped inside insert */
+    mt_leak_block *b = (mt_leak_block *)v->p + v->n++;
+    *b = (mt_leak_block){ e->ptr, e->size, e->stack, 0, 0 };
+}
+
+/* Marks the blocks the dynamic linker allocated (see MT_LEAK_FLAG_ROOT):
+ * the innermost frame of their stack is in its code. */
+static void flag_linker_blocks(mt_leak_block *b, size_t n, const struct roots *r)
+{
+    if (!r->linker_hi)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const uintptr_t *frames;
+        if (mt_stack_get(b[i].stack, &frames) && frames[0] >= r->linker_lo &&
+            frames[0] < r->linker_hi)
+            b[i].flags |= MT_LEAK_FLAG_ROOT;
+    }
+}
+
+struct unstopped {
+    pid_t tid;
+    bool stack_scanned;
+};
+
+/* Everything the check writes. Returns the lost bytes left after the
+ * suppressions. */
+static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t, size_t nroots,
+                       const struct unstopped *un, size_t nun, bool incomplete)
+{
+    struct suppression *sup;
+    size_t nsup = load_suppressions(&sup);
+
+    /* Lost blocks first, grouped by class and stack; then one group each. */
+    sort_items(blocks, n, sizeof *blocks, block_before);
+    size_t first_lost = 0;
+    while (first_lost < n && blocks[first_lost].class == MT_LEAK_REACHABLE)
+        first_lost++;
+    struct vec groups = { .item = sizeof(struct group) };
+    for (size_t i = first_lost; i < n; i++) {
+        struct group *g = groups.n ? (struct group *)groups.p + groups.n - 1 : NULL;
+        if (!g || g->stack != blocks[i].stack || g->class != blocks[i].class) {
+            g = vec_push(&groups);
+            if (!g)
+                break;
+            *g = (struct group){ 0, 0, blocks[i].stack, blocks[i].class, SIZE_MAX };
+        }
+        g->bytes += blocks[i].size;
+        g->blocks++;
+    }
+    struct group *g = (struct group *)groups.p;
+    sort_items(g, groups.n, sizeof *g, group_before);
+
+    uint64_t lost[3] = { 0 }, lost_blocks[3] = { 0 };
+    if (nsup && mt_sym_self_lock()) {
+        mt_dwfl *dwfl = mt_sym_self();
+        for (size_t i = 0; dwfl && i < groups.n; i++) {
+            const uintptr_t *frames;
+            unsigned depth = mt_stack_get(g[i].stack, &frames);
+            struct match m = { sup, nsup, nsup };
+            for (unsigned f = 0; f < depth && m.found == nsup; f++)
+                mt_sym_frames(dwfl, true, frames[f], match_rows, &m);
+            if (m.found < nsup) {
+                g[i].suppressed_by = m.found;
+                sup[m.found].bytes += g[i].bytes;
+                sup[m.found].blocks += g[i].blocks;
+            }
+        }
+        mt_sym_self_unlock();
+    }
+
+    mt_out o;
+    bool own;
+    mt_report_open(&o, &own);
+    mt_fmt_leak_begin(&o, (int)getpid(), n, nroots, t->seconds);
+    for (size_t i = 0; i < groups.n; i++) {
+        if (g[i].suppressed_by != SIZE_MAX)
+            continue;
+        lost[g[i].class] += g[i].bytes;
+        lost_blocks[g[i].class] += g[i].blocks;
+        mt_fmt_stack_ref s = mt_describe_stack_ref(g[i].stack);
+        mt_fmt_leak_group(&o, g[i].class == MT_LEAK_DEFINITE, g[i].bytes, g[i].blocks,
+                          mt_describe_stack, NULL, &s);
+    }
+    for (size_t i = 0; i < nun; i++)
+        mt_fmt_leak_thread_note(&o, (uint32_t)un[i].tid,
+                                un[i].stack_scanned
+                                    ? "its stack was scanned from the stack pointer of its "
+                                      "system call, its registers and TLS were not"
+                                    : "its stack, registers and TLS were not scanned");
+    if (t->unreadable_root_bytes || t->unreadable_blocks)
+        mt_fmt_leak_unreadable(&o, t->unreadable_root_bytes, t->unreadable_blocks);
+    if (incomplete)
+        mt_fmt_leak_incomplete(&o);
+    for (size_t i = 0; i < nsup; i++)
+        if (sup[i].blocks)
+            mt_fmt_leak_suppressed(&o, sup[i].pattern, sup[i].bytes, sup[i].blocks);
+    mt_fmt_leak_summary(&o, lost[MT_LEAK_DEFINITE], lost_blocks[MT_LEAK_DEFINITE],
+                        lost[MT_LEAK_INDIRECT], lost_blocks[MT_LEAK_INDIRECT],
+                        t->bytes[MT_LEAK_REACHABLE], t->blocks[MT_LEAK_REACHABLE]);
+    mt_report_close(&o, own);
+    vec_free(&groups);
+    if (sup)
+        munmap(sup, SUPPRESSIONS_MAX * sizeof *sup);
+    return lost[MT_LEAK_DEFINITE] + lost[MT_LEAK_INDIRECT];
+}
+
+/* ------------------------------------------------------------ the check */
+
+static mt_atomic(pid_t) checked_by;
+
+/* The calling thread's own stack, from this frame up: its caller spilled
+ * every callee-saved register (__builtin_unwind_init) into a frame above. */
+static MT_NOINLINE void add_own_stack(struct roots *r, const struct vec *maps, pid_t self)
+{
+    add_stack(r, maps, (uintptr_t)__builtin_frame_address(0), (uint32_t)self);
+}
+
+static void leak_check_at_exit(void)
+{
+    __builtin_unwind_init();
+    pid_t pid = getpid();
+    if (mt_atomic_exchange_acq_rel(&checked_by, pid) == pid)
+        return; /* each process once; a forked child checks for itself */
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    int was = mt_enter();
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    stopper_pid = pid;
+
+    struct roots r = { .regions = { .item = sizeof(mt_leak_root) },
+                       .words = { .item = sizeof(uintptr_t) } };
+    struct vec maps = { .item = sizeof(struct mapping) };
+    struct vec blocks = { .item = sizeof(mt_leak_block) };
+    struct vec un = { .item = sizeof(struct unstopped) };
+    /* Under the loader's lock, while no thread is stopped. */
+    dl_iterate_phdr(add_module, &r);
+    struct tls_layout tls = tls_layout();
+    if (!stopped)
+        stopped = map_bytes(MAX_STOPPED * sizeof *stopped);
+    stop_signal = stopped ? install_handler() : 0;
+    mt_atomic_store_relaxed(&nstopped, 0);
+    mt_atomic_store_release(&released, 0);
+    bool listed = stop_signal && stop_threads(self);
+    wait_stopped();
+
+    bool ok = read_maps(&maps);
+    size_t n = mt_atomic_load_relaxed(&nstopped);
+    for (size_t i = 0; ok && i < n; i++) {
+        struct stopped_thread *t = &stopped[i];
+        int state = mt_atomic_load_acquire(&t->state);
+        if (state == 1) {
+            add_stack(&r, &maps, t->sp, (uint32_t)t->tid);
+            for (unsigned k = 0; k < t->nregs; k++)
+                add_word(&r, t->regs[k]);
+            add_tls(&r, &maps, &tls, t->tp, (uint32_t)t->tid);
+        } else if (state == 0) {
+            struct unstopped *u = vec_push(&un);
+            uintptr_t sp = syscall_sp(t->tid);
+            if (u)
+                *u = (struct unstopped){ t->tid, sp != 0 };
+            if (sp)
+                add_stack(&r, &maps, sp, (uint32_t)t->tid);
+        }
+    }
+    if (ok) {
+        add_own_stack(&r, &maps, self);
+        add_tls(&r, &maps, &tls, (uintptr_t)pthread_self(), (uint32_t)self);
+    }
+    size_t cap = mt_live_count() + 4096;
+    blocks.p = map_bytes(cap * sizeof(mt_leak_block));
+    blocks.cap = blocks.p ? cap : 0;
+    bool unlocked = false;
+    if (blocks.p)
+        mt_live_foreach(copy_block, &blocks, &unlocked);
+    if (blocks.p)
+        flag_linker_blocks((mt_leak_block *)blocks.p, blocks.n, &r);
+    mt_leak_totals t = { 0 };
+    mt_leak_input in = {
+        .blocks = (mt_leak_block *)blocks.p, .nblocks = blocks.n,
+        .roots = (const mt_leak_root *)r.regions.p, .nroots = r.regions.n,
+        .words = (const uintptr_t *)r.words.p, .nwords = r.words.n,
+        .read = read_self, .read_ctx = &maps,
+    };
+    bool scanned = ok && blocks.p && mt_leak_scan(&in, &t);
+    resume_threads();
+
+    uint64_t lost = 0;
+    if (!scanned) {
+        mt_warn("leaks: the leak check could not run (%s); no verdict",
+                !ok ? "/proc/self/maps could not be read" : "no memory for its tables");
+    } else {
+        (void)listed;
+        lost = report((mt_leak_block *)blocks.p, blocks.n, &t, r.regions.n,
+                      (const struct unstopped *)un.p, un.n, r.failed || !listed);
+    }
+    vec_free(&r.regions);
+    vec_free(&r.words);
+    vec_free(&maps);
+    vec_free(&un);
+    if (blocks.p)
+        munmap(blocks.p, cap * sizeof(mt_leak_block));
+    mt_leave(was);
+    pthread_setcancelstate(cancel, NULL);
+    if (lost && mt_cfg.leak_exitcode) {
+        /* As LeakSanitizer: the status says leaks remain. What the program
+         * wrote to stdio buffers still goes out first. */
+        fflush(NULL);
+        _exit(mt_cfg.leak_exitcode);
+    }
+}
+
+void mt_leak_check_register(void)
+{
+    const char *s = getenv("MEMTRACE_SUPPRESSIONS");
+    if (s && strlen(s) >= sizeof suppressions_path)
+        mt_warn("MEMTRACE_SUPPRESSIONS: the path is longer than %d bytes; no suppressions",
+                (int)sizeof suppressions_path - 1);
+    else if (s)
+        snprintf(suppressions_path, sizeof suppressions_path, "%s", s);
+    mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
+    atexit(leak_check_at_exit);
+}

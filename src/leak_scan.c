@@ -1,0 +1,223 @@
+/* The leak scan (leak_scan.h): blocks sorted by start, a binary search per
+ * word that falls between the lowest start and the highest end, and one
+ * worklist of block indexes. Every block's contents are read at most twice
+ * (once while marking from the roots, once while grouping the lost ones),
+ * so the cost is the sort plus the words of the roots and the blocks.
+ *
+ * Invariants while it runs: a block's class is MT_LEAK_REACHABLE once it is
+ * on or past the worklist of the first phase; UNSEEN blocks were reached by
+ * nothing scanned so far; an index is pushed at most once per phase, so the
+ * worklist (NBLOCKS entries) never overflows. Only mmap'ed memory is used:
+ * this file links into the library and into memtrace-symbolize alike, with
+ * no memtrace store behind it. */
+#include "leak_scan.h"
+
+#include <sys/mman.h>
+#include <time.h>
+
+/* A class value the caller never sees: not reached by anything scanned yet. */
+#define UNSEEN 3u
+
+/* Bytes READ is asked for at a time when scanning a root region or a
+ * large block: a region that is partly unreadable loses only the chunks
+ * that fail. */
+#define CHUNK ((size_t)64 << 10)
+
+struct scan {
+    mt_leak_block *b;
+    size_t n;
+    uintptr_t lo, hi; /* lowest start, highest end (+1 for an empty block) */
+    uint32_t *work;
+    size_t top;
+    size_t leader; /* phase 2: the lost block whose group is being marked */
+    int phase;
+    const mt_leak_input *in;
+    mt_leak_totals *t;
+};
+
+ptrdiff_t mt_leak_find(const mt_leak_block *b, size_t n, uintptr_t addr)
+{
+    size_t lo = 0, hi = n; /* the answer is the last start <= addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].ptr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    const mt_leak_block *e = &b[lo - 1];
+    if (addr - e->ptr < e->size || addr == e->ptr)
+        return (ptrdiff_t)(lo - 1);
+    return -1;
+}
+
+/* WORD was found in a root (phase 1) or in a block being followed. */
+static inline void hit(struct scan *s, uintptr_t word)
+{
+    if (word < s->lo || word >= s->hi)
+        return;
+    ptrdiff_t i = mt_leak_find(s->b, s->n, word);
+    if (i < 0)
+        return;
+    mt_leak_block *e = &s->b[i];
+    if (s->phase == 1) {
+        if (e->class != UNSEEN)
+            return;
+        e->class = MT_LEAK_REACHABLE;
+    } else {
+        /* Reachable blocks and the group's own leader stay as they are; a
+         * block an earlier leader reached is already INDIRECT; an earlier
+         * leader (DEFINITE) joins this group, and what it reached is in
+         * the group already, so it is not followed again. */
+        if ((size_t)i == s->leader || e->class == MT_LEAK_REACHABLE ||
+            e->class == MT_LEAK_INDIRECT)
+            return;
+        bool follow = e->class == UNSEEN;
+        e->class = MT_LEAK_INDIRECT;
+        if (!follow)
+            return;
+    }
+    s->work[s->top++] = (uint32_t)i;
+}
+
+static void scan_words(struct scan *s, const void *p, size_t len)
+{
+    const uintptr_t *w = p;
+    for (size_t k = 0; k < len / sizeof *w; k++)
+        hit(s, w[k]);
+}
+
+/* Reads [LO, HI) in chunks, 8-byte aligned inside; returns the bytes READ
+ * refused. */
+static uint64_t scan_range(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+    uint64_t refused = 0;
+    lo = (lo + 7) & ~(uintptr_t)7;
+    hi &= ~(uintptr_t)7;
+    for (uintptr_t a = lo; a < hi;) {
+        size_t len = hi - a < CHUNK ? hi - a : CHUNK;
+        const void *p = s->in->read(s->in->read_ctx, a, len);
+        if (p)
+            scan_words(s, p, len);
+        else
+            refused += len;
+        a += len;
+    }
+    return refused;
+}
+
+static void drain(struct scan *s)
+{
+    while (s->top) {
+        const mt_leak_block *e = &s->b[s->work[--s->top]];
+        if (scan_range(s, e->ptr, e->ptr + e->size) && s->phase == 1)
+            s->t->unreadable_blocks++;
+    }
+}
+
+static bool less(const mt_leak_block *a, const mt_leak_block *b)
+{
+    return a->ptr < b->ptr;
+}
+
+static void sift(mt_leak_block *b, size_t root, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * root + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && less(&b[c], &b[c + 1]))
+            c++;
+        if (!less(&b[root], &b[c]))
+            return;
+        mt_leak_block t = b[root];
+        b[root] = b[c];
+        b[c] = t;
+        root = c;
+    }
+}
+
+/* Heapsort: no recursion, no extra memory, n log n at worst (qsort may
+ * call malloc, which is what is being examined). */
+static void sort_blocks(mt_leak_block *b, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(b, i, n);
+    for (size_t end = n; end > 1; end--) {
+        mt_leak_block t = b[0];
+        b[0] = b[end - 1];
+        b[end - 1] = t;
+        sift(b, 0, end - 1);
+    }
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
+{
+    *out = (mt_leak_totals){ 0 };
+    double start = now_seconds();
+    size_t n = in->nblocks;
+    if (n > UINT32_MAX)
+        return false;
+    size_t work_bytes = (n ? n : 1) * sizeof(uint32_t);
+    uint32_t *work = mmap(NULL, work_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                          -1, 0);
+    if (work == MAP_FAILED)
+        return false;
+    struct scan s = { .b = in->blocks, .n = n, .work = work, .phase = 1, .in = in, .t = out };
+    sort_blocks(s.b, n);
+    s.lo = n ? s.b[0].ptr : 1;
+    for (size_t i = 0; i < n; i++) {
+        s.b[i].class = UNSEEN;
+        uintptr_t end = s.b[i].ptr + (s.b[i].size ? s.b[i].size : 1);
+        if (end > s.hi)
+            s.hi = end;
+    }
+
+    /* Phase 1: everything the roots reach, through any number of blocks. */
+    for (size_t i = 0; i < n; i++) {
+        if (s.b[i].flags & MT_LEAK_FLAG_ROOT) {
+            s.b[i].class = MT_LEAK_REACHABLE;
+            s.work[s.top++] = (uint32_t)i;
+        }
+    }
+    drain(&s);
+    for (size_t r = 0; r < in->nroots; r++) {
+        out->unreadable_root_bytes += scan_range(&s, in->roots[r].lo, in->roots[r].hi);
+        drain(&s);
+    }
+    for (size_t k = 0; k < in->nwords; k++)
+        hit(&s, in->words[k]);
+    drain(&s);
+
+    /* Phase 2, as valgrind's memcheck groups lost blocks ("cliques"): each
+     * block not reached yet leads a group and marks INDIRECT every lost
+     * block it reaches but itself; a leader reached by a later leader joins
+     * that one's group. The last leader of any chain of groups is never
+     * reached by a later one, so every lost structure, a cycle included,
+     * keeps one DEFINITE block and none vanishes. */
+    s.phase = 2;
+    for (size_t i = 0; i < n; i++) {
+        if (s.b[i].class != UNSEEN)
+            continue;
+        s.b[i].class = MT_LEAK_DEFINITE;
+        s.leader = i;
+        s.work[s.top++] = (uint32_t)i;
+        drain(&s);
+    }
+    for (size_t i = 0; i < n; i++) {
+        out->bytes[s.b[i].class] += s.b[i].size;
+        out->blocks[s.b[i].class]++;
+    }
+    munmap(work, work_bytes);
+    out->seconds = now_seconds() - start;
+    return true;
+}

@@ -1,0 +1,88 @@
+/* The leak scan: which live blocks can still be reached from the roots
+ * (memory a program holds pointers in: writable module segments, thread
+ * stacks, registers, TLS), by a conservative mark of every aligned word.
+ * Pure computation over what its caller hands in: the blocks, the root
+ * regions and words, and a reader of the target's memory. The same code
+ * serves the process itself at exit (leak_check.c, reading its own memory)
+ * and, later, a reader of a core file or of a process gdb holds stopped.
+ * Uses no heap and no memtrace store: its work arrays come from mmap. */
+#ifndef MT_LEAK_SCAN_H
+#define MT_LEAK_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A block's verdict. */
+enum {
+    MT_LEAK_REACHABLE = 0, /* reached from a root, directly or through blocks */
+    MT_LEAK_DEFINITE = 1,  /* not reached, and no other lost block reaches it;
+                              also one block of each lost group that only
+                              points at itself (a cycle), as valgrind does */
+    MT_LEAK_INDIRECT = 2,  /* not reached from a root, but from a lost block */
+};
+
+/* A block the caller knows to be held from outside the roots it hands in:
+ * reachable, and a root for what it points to. LeakSanitizer treats so the
+ * blocks the dynamic linker allocates (DTVs and dynamic TLS, which a
+ * finished thread's cached descriptor still holds from memory no root
+ * covers). */
+#define MT_LEAK_FLAG_ROOT 1u
+
+/* One live block, as the caller knows it. The scan writes CLASS. */
+typedef struct {
+    uintptr_t ptr;   /* start; blocks do not overlap */
+    uint64_t size;   /* bytes; 0 is allowed (only a pointer to its start holds it) */
+    uint32_t stack;  /* the caller's allocation stack id, untouched */
+    uint16_t class;  /* out: MT_LEAK_* */
+    uint16_t flags;  /* in: MT_LEAK_FLAG_* */
+} mt_leak_block;
+
+/* What a region of roots is, for the verdict's notes. */
+enum { MT_ROOT_GLOBALS, MT_ROOT_STACK, MT_ROOT_TLS, MT_ROOT_OTHER };
+
+typedef struct {
+    uintptr_t lo, hi; /* [lo, hi); words at 8-byte aligned addresses are read */
+    int kind;         /* MT_ROOT_* */
+    uint32_t thread;  /* kernel thread id for a stack or TLS; 0 otherwise */
+} mt_leak_root;
+
+/* Returns where the LEN bytes at ADDR of the target can be read, valid
+ * until the next call, or NULL when some byte of them cannot be read (the
+ * scan then skips them and counts them unreadable). In the process itself:
+ * ADDR, after checking the range is mapped readable; on a core file: a
+ * pointer into the file's mapping; from a debugger: a buffer it filled. */
+typedef const void *mt_leak_read_fn(void *ctx, uintptr_t addr, size_t len);
+
+typedef struct {
+    mt_leak_block *blocks;     /* in/out: sorted by ptr in place by the scan */
+    size_t nblocks;
+    const mt_leak_root *roots; /* regions scanned word by word */
+    size_t nroots;
+    const uintptr_t *words;    /* single root words: the threads' registers */
+    size_t nwords;
+    mt_leak_read_fn *read;
+    void *read_ctx;
+} mt_leak_input;
+
+typedef struct {
+    uint64_t bytes[3], blocks[3]; /* per MT_LEAK_* class */
+    uint64_t unreadable_root_bytes;   /* root bytes READ refused */
+    uint64_t unreadable_blocks;       /* blocks whose contents READ refused */
+    double seconds;                   /* time the scan took (sort + marks) */
+} mt_leak_totals;
+
+/* Sorts IN->blocks by address, marks from the roots and classifies every
+ * block (see MT_LEAK_*), filling *OUT. A word marks the block holding the
+ * address it holds, interior pointers included (as LeakSanitizer does).
+ * False, with *OUT zeroed, only when the work arrays could not be mapped
+ * (about 5 bytes per block): then nothing is classified. Takes no lock and
+ * calls nothing but IN->read, mmap and munmap; safe to run while every
+ * other thread of the process is stopped anywhere, inside malloc included. */
+bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out);
+
+/* The index of the block holding ADDR among BLOCKS[0..N) sorted by ptr, or
+ * -1: for a caller that wants to say who holds what (memtrace refs). */
+ptrdiff_t mt_leak_find(const mt_leak_block *blocks, size_t n, uintptr_t addr);
+
+#endif
