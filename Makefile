@@ -88,9 +88,10 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 
 # ---------------------------------------------------------------- packages
 # The last six are programs the reliability tests run under memtrace; the
-# allocators are the ones the e2e tests put below it (tests/e2e/allocators.sh).
+# allocators are the ones the e2e tests put below it (tests/e2e/allocators.sh);
+# liblsan0 is the leak check's oracle (tests/e2e/leaks.sh).
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
-             libjemalloc-dev libtcmalloc-minimal4 \
+             libjemalloc-dev libtcmalloc-minimal4 liblsan0 \
              python3 sqlite3 jq libxml2-utils rustc nodejs
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet

@@ -161,17 +161,25 @@ $(TEST_BUILD)/bad_frees: tests/progs/bad_frees.cpp $(TEST_BUILD)/libbad_frees_li
 	  -lbad_frees_lib -Wl,-rpath,'$$ORIGIN'
 BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
 
+# The leak check at exit (tests/e2e/leaks.sh): -O0, so that every local the
+# program keeps a block with is in its frame.
+$(TEST_BUILD)/leaks: tests/progs/leaks.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
+LEAK_PROGS := $(TEST_BUILD)/leaks
+
 GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_handles \
              $(TEST_BUILD)/cxx_handles
 
 test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_PROGS) \
-          $(BAD_FREE_PROGS)
+          $(BAD_FREE_PROGS) $(LEAK_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh
 	@bash tests/e2e/tail_calls.sh
 	@bash tests/e2e/allocators.sh
 	@bash tests/e2e/bad_frees.sh
+	@bash tests/e2e/leaks.sh
 
 # Static checks of the tree: the include graph points one way, and the
 # descriptor's layout has one source (tests/static/*.py).
