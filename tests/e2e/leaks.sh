@@ -102,6 +102,16 @@ status "nothing lost: the program's own status" 7
 summary_is "nothing lost" "$work/none.err" 0 0 0 0
 lacks "nothing lost: no group" "$work/none.err" "lost in 1 blocks, allocated at"
 
+# A thread that blocks the stop signal: scanned from its system call's stack
+# pointer, and the report says so.
+run blocked "$tracer" MEMTRACE_LEAK_CHECK=1 -- blocked
+status "a thread that cannot be stopped" 23
+group "blocked" "$work/blocked.err" "100 bytes definitely lost in 1 blocks" direct
+lacks "blocked: its block is not lost" "$work/blocked.err" "$(at "$src" blocked)"
+has "blocked: the report says so" "$work/blocked.err" \
+    "did not stop for the scan: its stack was scanned from the stack pointer of its system call, its registers and TLS were not"
+summary_is "blocked" "$work/blocked.err" 212 3 160 4
+
 run off "$tracer" --
 status "no check: the program's own status" 0
 lacks "no check: no summary" "$work/off.err" "memtrace: leaks:"

@@ -8,7 +8,10 @@
  *         block (16 -> 700), thread-local storage (800).
  * The lost blocks are made in a thread that has finished, so no stale copy
  * of their addresses stays on a live stack. Argument "none": only the kept
- * blocks, and the program exits with 7 of its own. */
+ * blocks, and the program exits with 7 of its own. Argument "blocked": also
+ * a thread that blocks every signal, so it cannot be stopped for the scan,
+ * and holds a block (900) on its stack while it waits in read. */
+#include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -87,6 +90,20 @@ static __attribute__((noinline)) void clear_below(void)
     memset((char *)junk, 0, sizeof junk);
 }
 
+static void *blocked_holder(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    void *volatile mine = malloc(900); /* SITE:blocked */
+    char c;
+    __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
+    while (read(pipe_fds[0], &c, 1) < 0)
+        ;
+    return mine;
+}
+
 #define KEY ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
 
 /* The block's address lives only in r12 while the thread waits in a raw
@@ -134,7 +151,12 @@ int main(int argc, char **argv)
     }
     pthread_create(&t, NULL, stack_holder, NULL);
     pthread_create(&t, NULL, register_holder, NULL);
-    while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < 2)
+    int threads = 2;
+    if (argc > 1 && strcmp(argv[1], "blocked") == 0) {
+        pthread_create(&t, NULL, blocked_holder, NULL);
+        threads++;
+    }
+    while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < threads)
         usleep(1000);
     usleep(20000); /* both threads inside read */
     if (argc > 1 && strcmp(argv[1], "none") == 0)
