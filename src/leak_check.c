@@ -668,7 +668,7 @@ static void sort_items(void *base, size_t n, size_t size, before_fn *before)
 static bool block_before(const void *a, const void *b)
 {
     const mt_leak_block *x = a, *y = b;
-    return x->class != y->class ? x->class < y->class : x->stack < y->stack;
+    return x->stack != y->stack ? x->stack < y->stack : x->class < y->class;
 }
 
 /* Largest first; at equal size definitely lost before indirectly lost,
@@ -719,13 +719,11 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
     struct suppression *sup;
     size_t nsup = load_suppressions(&sup);
 
-    /* Lost blocks first, grouped by class and stack; then one group each. */
-    sort_items(blocks, n, sizeof *blocks, block_before);
-    size_t first_lost = 0;
-    while (first_lost < n && blocks[first_lost].class == MT_LEAK_REACHABLE)
-        first_lost++;
+    /* BLOCKS are sorted by stack and class: one group per run of lost ones. */
     struct vec groups = { .item = sizeof(struct group) };
-    for (size_t i = first_lost; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
+        if (blocks[i].class == MT_LEAK_REACHABLE)
+            continue;
         struct group *g = groups.n ? (struct group *)groups.p + groups.n - 1 : NULL;
         if (!g || g->stack != blocks[i].stack || g->class != blocks[i].class) {
             g = vec_push(&groups);
@@ -795,32 +793,57 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
 
 /* ------------------------------------------------------------ the check */
 
-static mt_atomic(pid_t) checked_by;
+/* The verdict of this process's scan, made once (scan_once) and then read
+ * by the profiler's exit report (leak_classes_of) and written out by the
+ * last exit handler. Only the exiting thread touches it. */
+static struct {
+    pid_t pid;              /* the process that made it; 0: none yet */
+    bool scanned;           /* false: why_not says why there is no verdict */
+    const char *why_not;
+    struct vec blocks;      /* mt_leak_block, sorted by (stack, class) */
+    mt_leak_totals t;
+    size_t nroots;
+    struct vec un;          /* struct unstopped */
+    bool incomplete;
+} verdict = { .blocks = { .item = sizeof(mt_leak_block) },
+              .un = { .item = sizeof(struct unstopped) } };
 
-/* The calling thread's own stack, from this frame up: its caller spilled
- * every callee-saved register (__builtin_unwind_init) into a frame above. */
-static MT_NOINLINE void add_own_stack(struct roots *r, const struct vec *maps, pid_t self)
+/* The exiting thread's registers, as the exit handler found them (UC). */
+static void add_context_registers(struct roots *r, const ucontext_t *uc)
 {
-    add_stack(r, maps, (uintptr_t)__builtin_frame_address(0), (uint32_t)self);
+#if defined(__x86_64__)
+    for (unsigned k = 0; k < NGREG; k++)
+        add_word(r, (uintptr_t)uc->uc_mcontext.gregs[k]);
+#elif defined(__aarch64__)
+    for (unsigned k = 0; k < 31; k++)
+        add_word(r, (uintptr_t)uc->uc_mcontext.regs[k]);
+#else
+    (void)r, (void)uc;
+#endif
 }
 
-static void leak_check_at_exit(void)
+/* Makes this process's verdict, once (a forked child makes its own). Call
+ * inside memtrace (mt_enter) with cancellation disabled. The calling
+ * thread's stack is scanned from STACK_FROM, the frame of the exit handler
+ * that asks: what lies below it is memtrace's own frames, and dead frames
+ * of the program's (main's among them) whose stale pointers would keep
+ * lost blocks. UC holds the registers the handler was entered with (its
+ * callers' callee-saved values; getcontext as the handler's first act). */
+static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
 {
-    __builtin_unwind_init();
     pid_t pid = getpid();
-    if (mt_atomic_exchange_acq_rel(&checked_by, pid) == pid)
-        return; /* each process once; a forked child checks for itself */
-    int cancel;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    int was = mt_enter();
+    if (verdict.pid == pid)
+        return;
+    vec_free(&verdict.blocks);
+    vec_free(&verdict.un);
+    verdict.pid = pid;
     pid_t self = (pid_t)syscall(SYS_gettid);
     stopper_pid = pid;
 
     struct roots r = { .regions = { .item = sizeof(mt_leak_root) },
                        .words = { .item = sizeof(uintptr_t) } };
     struct vec maps = { .item = sizeof(struct mapping) };
-    struct vec blocks = { .item = sizeof(mt_leak_block) };
-    struct vec un = { .item = sizeof(struct unstopped) };
+    struct vec *blocks = &verdict.blocks;
     /* Under the loader's lock, while no thread is stopped. */
     dl_iterate_phdr(add_module, &r);
     struct tls_layout tls = tls_layout();
@@ -832,6 +855,8 @@ static void leak_check_at_exit(void)
     bool listed = stop_signal && stop_threads(self);
     wait_stopped();
 
+    /* From here until resume_threads: no allocation, no lock without a
+     * bound (a stopped thread may hold any). */
     bool ok = read_maps(&maps);
     size_t n = mt_atomic_load_relaxed(&nstopped);
     for (size_t i = 0; ok && i < n; i++) {
@@ -843,7 +868,7 @@ static void leak_check_at_exit(void)
                 add_word(&r, t->regs[k]);
             add_tls(&r, &maps, &tls, t->tp, (uint32_t)t->tid);
         } else if (state == 0) {
-            struct unstopped *u = vec_push(&un);
+            struct unstopped *u = vec_push(&verdict.un);
             uintptr_t sp = syscall_sp(t->tid);
             if (u)
                 *u = (struct unstopped){ t->tid, sp != 0 };
@@ -852,42 +877,87 @@ static void leak_check_at_exit(void)
         }
     }
     if (ok) {
-        add_own_stack(&r, &maps, self);
+        add_stack(&r, &maps, stack_from + 128, (uint32_t)self); /* no red zone here */
+        add_context_registers(&r, uc);
         add_tls(&r, &maps, &tls, (uintptr_t)pthread_self(), (uint32_t)self);
     }
     size_t cap = mt_live_count() + 4096;
-    blocks.p = map_bytes(cap * sizeof(mt_leak_block));
-    blocks.cap = blocks.p ? cap : 0;
+    blocks->p = map_bytes(cap * sizeof(mt_leak_block));
+    blocks->cap = blocks->p ? cap : 0;
     bool unlocked = false;
-    if (blocks.p)
-        mt_live_foreach(copy_block, &blocks, &unlocked);
-    if (blocks.p)
-        flag_linker_blocks((mt_leak_block *)blocks.p, blocks.n, &r);
-    mt_leak_totals t = { 0 };
+    if (blocks->p) {
+        mt_live_foreach(copy_block, blocks, &unlocked);
+        flag_linker_blocks((mt_leak_block *)blocks->p, blocks->n, &r);
+    }
     mt_leak_input in = {
-        .blocks = (mt_leak_block *)blocks.p, .nblocks = blocks.n,
+        .blocks = (mt_leak_block *)blocks->p, .nblocks = blocks->n,
         .roots = (const mt_leak_root *)r.regions.p, .nroots = r.regions.n,
         .words = (const uintptr_t *)r.words.p, .nwords = r.words.n,
         .read = read_self, .read_ctx = &maps,
     };
-    bool scanned = ok && blocks.p && mt_leak_scan(&in, &t);
+    verdict.scanned = ok && blocks->p && mt_leak_scan(&in, &verdict.t);
     resume_threads();
 
-    uint64_t lost = 0;
-    if (!scanned) {
-        mt_warn("leaks: the leak check could not run (%s); no verdict",
-                !ok ? "/proc/self/maps could not be read" : "no memory for its tables");
-    } else {
-        (void)listed;
-        lost = report((mt_leak_block *)blocks.p, blocks.n, &t, r.regions.n,
-                      (const struct unstopped *)un.p, un.n, r.failed || !listed);
-    }
+    verdict.why_not = !ok ? "/proc/self/maps could not be read" : "no memory for its tables";
+    verdict.nroots = r.regions.n;
+    verdict.incomplete = r.failed || !listed;
+    if (verdict.scanned)
+        sort_items(blocks->p, blocks->n, sizeof(mt_leak_block), block_before);
     vec_free(&r.regions);
     vec_free(&r.words);
     vec_free(&maps);
-    vec_free(&un);
-    if (blocks.p)
-        munmap(blocks.p, cap * sizeof(mt_leak_block));
+}
+
+/* The profiler's exit handler asks (mt_profiler_set_leak_hooks). */
+static void leak_scan_for_profiler(const ucontext_t *uc, uintptr_t stack_from)
+{
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    int was = mt_enter();
+    scan_once(uc, stack_from);
+    mt_leave(was);
+    pthread_setcancelstate(cancel, NULL);
+}
+
+static bool leak_classes_of(uint32_t stack, uint64_t bytes[3])
+{
+    bytes[0] = bytes[1] = bytes[2] = 0;
+    if (verdict.pid != getpid() || !verdict.scanned)
+        return false;
+    const mt_leak_block *b = (const mt_leak_block *)verdict.blocks.p;
+    size_t lo = 0, hi = verdict.blocks.n; /* the first block of STACK */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].stack < stack)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < verdict.blocks.n && b[i].stack == stack; i++)
+        bytes[b[i].class] += b[i].size;
+    return true;
+}
+
+static mt_atomic(pid_t) checked_by;
+
+/* The last exit handler's work: the verdict (made now unless the
+ * profiler's exit report made it), the report, and the status. */
+static MT_NOINLINE void leak_check(const ucontext_t *uc, uintptr_t stack_from)
+{
+    pid_t pid = getpid();
+    if (mt_atomic_exchange_acq_rel(&checked_by, pid) == pid)
+        return; /* each process once; a forked child checks for itself */
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    int was = mt_enter();
+    scan_once(uc, stack_from);
+    uint64_t lost = 0;
+    if (!verdict.scanned)
+        mt_warn("leaks: the leak check could not run (%s); no verdict", verdict.why_not);
+    else
+        lost = report((mt_leak_block *)verdict.blocks.p, verdict.blocks.n, &verdict.t,
+                      verdict.nroots, (const struct unstopped *)verdict.un.p, verdict.un.n,
+                      verdict.incomplete);
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);
     if (lost && mt_cfg.leak_exitcode) {
@@ -896,6 +966,14 @@ static void leak_check_at_exit(void)
         fflush(NULL);
         _exit(mt_cfg.leak_exitcode);
     }
+}
+
+static void leak_check_at_exit(void)
+{
+    ucontext_t uc;
+    if (getcontext(&uc) != 0) /* first, while the callers' registers are intact */
+        memset(&uc, 0, sizeof uc);
+    leak_check(&uc, (uintptr_t)__builtin_frame_address(0));
 }
 
 void mt_leak_check_register(void)
@@ -908,4 +986,6 @@ void mt_leak_check_register(void)
         snprintf(suppressions_path, sizeof suppressions_path, "%s", s);
     mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
     atexit(leak_check_at_exit);
+    static const mt_leak_hooks hooks = { leak_scan_for_profiler, leak_classes_of };
+    mt_profiler_set_leak_hooks(&hooks);
 }

@@ -435,6 +435,14 @@ static const char *site_text(struct site *s, char **made, char *raw, size_t raw_
 
 /* One entry: "memtrace: [RANK] ..." and its stack. With SINCE_START the
  * allocated/freed counts are since start, else since the last report. */
+/* Set once at start-up, before the exit report can run. */
+static const mt_leak_hooks *leak_hooks;
+
+void mt_profiler_set_leak_hooks(const mt_leak_hooks *hooks)
+{
+    leak_hooks = hooks;
+}
+
 static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start)
 {
     static char raw[MT_MAX_DEPTH * 32];
@@ -452,6 +460,11 @@ static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start
                   since_start ? "since start" : "since last report",
                   (unsigned long)d.alloc_bytes, (unsigned long)d.alloc_blocks,
                   (unsigned long)d.freed_bytes, (unsigned long)d.freed_blocks);
+    uint64_t cls[3];
+    if (exiting && leak_hooks && leak_hooks->classes(s->id, cls))
+        mt_out_printf(o, "  leak check: %lu bytes definitely lost, %lu bytes indirectly lost, "
+                         "%lu bytes still reachable\n",
+                      (unsigned long)cls[1], (unsigned long)cls[2], (unsigned long)cls[0]);
     char *made;
     out_text(o, site_text(s, &made, raw, sizeof raw));
     free(made);
@@ -903,6 +916,20 @@ static void load_settings(void)
     }
 }
 
+/* The registered exit handler: with MEMTRACE_LEAK_CHECK=1, the leak
+ * verdict first (it stops every other thread, so before the report's lock),
+ * with the registers this handler was entered with (getcontext before
+ * anything else) and the stack from its frame up. */
+static void exit_report_entry(void)
+{
+    ucontext_t uc;
+    if (getcontext(&uc) != 0)
+        memset(&uc, 0, sizeof uc);
+    if (leak_hooks)
+        leak_hooks->run(&uc, (uintptr_t)__builtin_frame_address(0));
+    exit_report();
+}
+
 void mt_profiler_start(void)
 {
     int was = mt_enter();
@@ -923,7 +950,7 @@ void mt_profiler_start(void)
     }
     mt_site_set_peak_hook(on_peak);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    atexit(exit_report);
+    atexit(exit_report_entry);
     mt_leave(was);
 }
 
