@@ -130,6 +130,21 @@ else
     fail "profiler" "no exit report before the leak report in $(cat "$work/prof.txt")"
 fi
 
+# The exit report's sites, marked by class.
+marked() { # NAME "D bytes definitely lost, I bytes indirectly lost, R bytes still reachable" SITE
+    if awk -v m="  leak check: $2" -v f="$(at "$src" "$3")" '
+           $0 == m { getline; if (index($0, f)) found = 1 } END { exit !found }' "$work/prof.txt"; then
+        pass "profiler exit report: $3: $2"
+    else
+        fail "profiler exit report" "no '$2' mark on $3 in: $(cat "$work/prof.txt")"
+    fi
+}
+marked profiler "100 bytes definitely lost, 0 bytes indirectly lost, 0 bytes still reachable" direct
+marked profiler "64 bytes definitely lost, 64 bytes indirectly lost, 0 bytes still reachable" cycle
+marked profiler "0 bytes definitely lost, 96 bytes indirectly lost, 0 bytes still reachable" list_node
+marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 200 bytes still reachable" global
+marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 500 bytes still reachable" register
+
 # ---- suppressions
 printf '# one site\nleak:make_list\n' >"$work/one.supp"
 run supp_one "$tracer" MEMTRACE_LEAK_CHECK=1 MEMTRACE_SUPPRESSIONS="$work/one.supp" --
