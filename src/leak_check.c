@@ -396,13 +396,16 @@ static void on_stop_signal(int sig, siginfo_t *si, void *ucv)
  * blocked gets it late, and the handler must still be there to ignore it. */
 static int install_handler(void)
 {
-    struct sigaction sa;
+    struct sigaction sa, old;
+    /* A forked child inherits the parent's: the same signal, still ours. */
+    if (stop_signal && sigaction(stop_signal, NULL, &old) == 0 &&
+        (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_stop_signal)
+        return stop_signal;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_stop_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
     for (int sig = SIGRTMAX; sig > SIGRTMIN + 2; sig--) {
-        struct sigaction old;
         if (sigaction(sig, NULL, &old) != 0)
             continue;
         if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL &&
@@ -491,9 +494,9 @@ static uintptr_t syscall_sp(pid_t tid)
     if (n <= 0)
         return 0;
     text[n] = '\0';
-    char *field[10];
-    int count = 0;
-    for (char *p = strtok(text, " \n"); p && count < 10; p = strtok(NULL, " \n"))
+    char *field[10], *save;
+    int count = 0; /* strtok_r: the program's threads may be in strtok */
+    for (char *p = strtok_r(text, " \n", &save); p && count < 10; p = strtok_r(NULL, " \n", &save))
         field[count++] = p;
     if (count < 3 || strcmp(field[0], "running") == 0)
         return 0;
