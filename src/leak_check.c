@@ -36,6 +36,7 @@
 #include "reentry.h"
 #include "stack_store.h"
 #include "symbolize.h"
+#include "threads.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -775,7 +776,7 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
         mt_fmt_leak_thread_note(&o, (uint32_t)un[i].tid,
                                 un[i].stack_scanned
                                     ? "its stack was scanned from the stack pointer of its "
-                                      "system call, its registers and TLS were not"
+                                      "system call, its registers were not"
                                     : "its stack, registers and TLS were not scanned");
     if (t->unreadable_root_bytes || t->unreadable_blocks)
         mt_fmt_leak_unreadable(&o, t->unreadable_root_bytes, t->unreadable_blocks);
@@ -823,6 +824,19 @@ static void add_context_registers(struct roots *r, const ucontext_t *uc)
 #else
     (void)r, (void)uc;
 #endif
+}
+
+/* The thread pointer (pthread_self) memtrace's registry holds for kernel
+ * thread TID, the newest registration first (a tid is reused after a
+ * thread ends); 0 if it never allocated. For a thread that did not stop. */
+static uintptr_t registered_tp(pid_t tid)
+{
+    const mt_thread_info *reg = mt_threads_registry();
+    uint32_t n = reg ? mt_atomic_load_acquire(mt_threads_highest()) : 0;
+    for (; n > 0 && n <= MT_THREADS_MAX; n--)
+        if (reg[n - 1].tid == (uint32_t)tid)
+            return (uintptr_t)reg[n - 1].self;
+    return 0;
 }
 
 /* Makes this process's verdict, once (a forked child makes its own). Call
@@ -877,6 +891,7 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
                 *u = (struct unstopped){ t->tid, sp != 0 };
             if (sp)
                 add_stack(&r, &maps, sp, (uint32_t)t->tid);
+            add_tls(&r, &maps, &tls, registered_tp(t->tid), (uint32_t)t->tid);
         }
     }
     if (ok) {

@@ -10,7 +10,9 @@
  * of their addresses stays on a live stack. Argument "none": only the kept
  * blocks, and the program exits with 7 of its own. Argument "blocked": also
  * a thread that blocks every signal, so it cannot be stopped for the scan,
- * and holds a block (900) on its stack while it waits in read. */
+ * and holds a block (900) on its stack and one (1000) in its TLS while it
+ * waits in read (glibc puts a thread's static TLS at the top of its stack
+ * mapping, so the stack scan from its system call covers that one too). */
 #include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -97,6 +99,8 @@ static void *blocked_holder(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     void *volatile mine = malloc(900); /* SITE:blocked */
+    t_tls = malloc(1000); /* SITE:blocked_tls */
+    clear_below(); /* no stale copy of it below this frame */
     char c;
     __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
     while (read(pipe_fds[0], &c, 1) < 0)
