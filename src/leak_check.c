@@ -51,6 +51,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -147,6 +148,7 @@ static char *read_file(const char *path, size_t *len, size_t *mapped)
 struct mapping {
     uintptr_t lo, hi;
     bool readable;
+    bool file; /* backed by a file: a page past its end raises SIGBUS */
 };
 
 static bool read_maps(struct vec *maps)
@@ -165,8 +167,16 @@ static bool read_maps(struct vec *maps)
         uintptr_t hi = *rest == '-' ? strtoul(rest + 1, &rest, 16) : 0;
         struct mapping *m = hi > lo ? vec_push(maps) : NULL;
         if (m) {
-            /* [vvar] pages may fault when read; nothing there is a root. */
-            *m = (struct mapping){ lo, hi, rest[1] == 'r' && !strstr(rest, "[vvar") };
+            /* " PERMS OFFSET DEV INODE PATH"; [vvar] pages may fault when
+             * read, and nothing there is a root. */
+            char *p = rest + 6 <= end ? rest + 6 : end;
+            strtoul(p, &p, 16);
+            while (*p == ' ')
+                p++;
+            while (*p && *p != ' ')
+                p++;
+            unsigned long inode = strtoul(p, NULL, 10);
+            *m = (struct mapping){ lo, hi, rest[1] == 'r' && !strstr(rest, "[vvar"), inode != 0 };
         }
         line = end + 1;
     }
@@ -191,20 +201,36 @@ static const struct mapping *mapping_of(const struct vec *maps, uintptr_t addr)
     return NULL;
 }
 
-/* mt_leak_read_fn for the process itself: the memory is read in place,
- * once the maps say every byte of it is mapped readable (adjacent mappings
- * may share the range). */
+/* Where read_self copies memory of file-backed mappings; memtrace's own
+ * data, which is no root. */
+static char copy_buf[64 << 10];
+
+/* mt_leak_read_fn for the process itself, once the maps say every byte is
+ * mapped readable (adjacent mappings may share the range): anonymous
+ * memory (the heap, stacks, .bss) is read in place; memory of a file (the
+ * modules' .data) is copied with process_vm_readv, which fails where a
+ * direct read would raise SIGBUS (a file truncated under its mapping). */
 static const void *read_self(void *ctx, uintptr_t addr, size_t len)
 {
     const struct vec *maps = ctx;
     uintptr_t at = addr, end = addr + len;
+    bool file = false;
     while (at < end) {
         const struct mapping *m = mapping_of(maps, at);
         if (!m || !m->readable)
             return NULL;
+        file |= m->file;
         at = m->hi;
     }
-    return (const void *)addr;
+    if (!file || len > sizeof copy_buf)
+        return (const void *)addr;
+    struct iovec local = { copy_buf, len }, remote = { (void *)addr, len };
+    ssize_t got = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+    if (got == (ssize_t)len)
+        return copy_buf;
+    if (got < 0 && (errno == ENOSYS || errno == EPERM))
+        return (const void *)addr; /* refused by a seccomp filter: read in place */
+    return NULL;
 }
 
 /* ------------------------------------------------------------ roots */
