@@ -35,6 +35,7 @@
 #include "profiler.h"
 #include "reentry.h"
 #include "stack_store.h"
+#include "suppressions.h"
 #include "symbolize.h"
 #include "threads.h"
 
@@ -532,60 +533,12 @@ static uintptr_t syscall_sp(pid_t tid)
 
 /* ------------------------------------------------------------ suppressions */
 
-#define SUPPRESSIONS_MAX 256
-#define PATTERN_MAX 256
-
-struct suppression {
-    char pattern[PATTERN_MAX];
-    uint64_t bytes, blocks;
-};
-
 static char suppressions_path[1024];
 
-/* LeakSanitizer's template match: '*' matches any run of characters; the
- * template matches anywhere in S unless it starts with '^' (at the start)
- * or ends with '$' (at the end). */
-static bool glob_at(const char *t, const char *s, bool anchored_end)
-{
-    for (;; t++, s++) {
-        if (*t == '\0')
-            return !anchored_end || *s == '\0';
-        if (*t == '$' && t[1] == '\0' && anchored_end)
-            return *s == '\0';
-        if (*t == '*') {
-            while (*t == '*')
-                t++;
-            for (const char *k = s;; k++) {
-                if (glob_at(t, k, anchored_end))
-                    return true;
-                if (*k == '\0')
-                    return false;
-            }
-        }
-        if (*s == '\0' || *t != *s)
-            return false;
-    }
-}
-
-static bool template_match(const char *t, const char *s)
-{
-    if (!s)
-        return false;
-    size_t len = strlen(t);
-    bool end = len > 0 && t[len - 1] == '$';
-    if (*t == '^')
-        return glob_at(t + 1, s, end);
-    for (const char *k = s;; k++) {
-        if (glob_at(t, k, end))
-            return true;
-        if (*k == '\0')
-            return false;
-    }
-}
-
-/* Reads MEMTRACE_SUPPRESSIONS into OUT (mapped); one warning for a file
- * that cannot be read, one per bad line (which is then ignored). */
-static size_t load_suppressions(struct suppression **out)
+/* Reads MEMTRACE_SUPPRESSIONS into a mapping of MT_SUPPRESSIONS_MAX
+ * entries (*OUT, NULL if none); one warning for a file that cannot be read,
+ * one per bad line (which is then ignored). Returns how many. */
+static size_t load_suppressions(mt_suppression **out)
 {
     *out = NULL;
     if (!suppressions_path[0])
@@ -597,56 +550,22 @@ static size_t load_suppressions(struct suppression **out)
                 strerror(errno));
         return 0;
     }
-    struct suppression *s = map_bytes(SUPPRESSIONS_MAX * sizeof *s);
-    size_t n = 0;
-    unsigned lineno = 0;
-    for (char *line = text; s && line <= text + len;) {
-        char *end = strchr(line, '\n');
-        if (!end)
-            end = text + len;
-        *end = '\0';
-        lineno++;
-        while (*line == ' ' || *line == '\t')
-            line++;
-        size_t l = strlen(line);
-        while (l && (line[l - 1] == ' ' || line[l - 1] == '\t' || line[l - 1] == '\r'))
-            line[--l] = '\0';
-        if (l && line[0] != '#') {
-            const char *p = strncmp(line, "leak:", 5) == 0 ? line + 5 : NULL;
-            while (p && (*p == ' ' || *p == '\t'))
-                p++;
-            if (!p || !*p || strlen(p) >= PATTERN_MAX)
-                mt_warn("MEMTRACE_SUPPRESSIONS: %s:%u: not a \"leak:PATTERN\" line (PATTERN "
-                        "1 to %d bytes); ignored",
-                        suppressions_path, lineno, PATTERN_MAX - 1);
-            else if (n == SUPPRESSIONS_MAX)
-                mt_warn("MEMTRACE_SUPPRESSIONS: %s:%u: more than %d suppressions; ignored",
-                        suppressions_path, lineno, SUPPRESSIONS_MAX);
-            else
-                snprintf(s[n++].pattern, PATTERN_MAX, "%s", p);
-        }
-        line = end + 1;
-    }
+    mt_suppression *s = map_bytes(MT_SUPPRESSIONS_MAX * sizeof *s);
+    size_t n = s ? mt_suppressions_parse(suppressions_path, text, len, s) : 0;
     munmap(text, mapped);
     *out = s;
-    return s ? n : 0;
+    return n;
 }
 
 struct match {
-    const struct suppression *s;
-    size_t n;
-    size_t found; /* index of the first suppression matched, n if none */
+    const mt_suppression *s;
+    size_t found; /* index of the first suppression matched so far */
 };
 
 static void match_rows(const mt_frame *rows, unsigned count, void *ctx)
 {
     struct match *m = ctx;
-    for (unsigned r = 0; r < count; r++)
-        for (size_t i = 0; i < m->found; i++)
-            if (template_match(m->s[i].pattern, rows[r].function) ||
-                template_match(m->s[i].pattern, rows[r].file) ||
-                template_match(m->s[i].pattern, rows[r].module))
-                m->found = i;
+    m->found = mt_suppressions_match_rows(m->s, m->found, rows, count);
 }
 
 /* ------------------------------------------------------------ report */
@@ -746,7 +665,7 @@ struct unstopped {
 static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t, size_t nroots,
                        const struct unstopped *un, size_t nun, bool incomplete)
 {
-    struct suppression *sup;
+    mt_suppression *sup;
     size_t nsup = load_suppressions(&sup);
 
     /* BLOCKS are sorted by stack and class: one group per run of lost ones. */
@@ -773,7 +692,7 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
         for (size_t i = 0; dwfl && i < groups.n; i++) {
             const uintptr_t *frames;
             unsigned depth = mt_stack_get(g[i].stack, &frames);
-            struct match m = { sup, nsup, nsup };
+            struct match m = { sup, nsup };
             for (unsigned f = 0; f < depth && m.found == nsup; f++)
                 mt_sym_frames(dwfl, true, frames[f], match_rows, &m);
             if (m.found < nsup) {
@@ -817,7 +736,7 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
     mt_report_close(&o, own);
     vec_free(&groups);
     if (sup)
-        munmap(sup, SUPPRESSIONS_MAX * sizeof *sup);
+        munmap(sup, MT_SUPPRESSIONS_MAX * sizeof *sup);
     return lost[MT_LEAK_DEFINITE] + lost[MT_LEAK_INDIRECT];
 }
 
