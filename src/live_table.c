@@ -273,33 +273,6 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
     return i != SIZE_MAX;
 }
 
-bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked)
-{
-    *out = (mt_live_around){ 0 };
-    for (unsigned n = 0; n < MT_LIVE_SHARDS; n++) {
-        struct shard *sh = &shards[n];
-        bool locked = lock_for_reader(sh, unlocked);
-        /* Pairs with the release in grow. */
-        const struct slots *s = mt_atomic_load_acquire(&sh->slots);
-        unsigned log2cap = readable_log2cap(s);
-        size_t cap = log2cap ? (size_t)1 << log2cap : 0;
-        for (size_t i = 0; i < cap; i++) {
-            uintptr_t p = s->e[i].ptr;
-            if (p == 0)
-                continue;
-            if (p <= addr) {
-                if (p > out->below.ptr)
-                    out->below = s->e[i];
-            } else if (out->above.ptr == 0 || p < out->above.ptr) {
-                out->above = s->e[i];
-            }
-        }
-        if (locked)
-            mt_lock_release(&sh->lock);
-    }
-    return mt_live_contains(&out->below, addr);
-}
-
 void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, bool *unlocked)
 {
     for (unsigned n = 0; n < MT_LIVE_SHARDS; n++) {
@@ -315,6 +288,30 @@ void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, b
         if (locked)
             mt_lock_release(&sh->lock);
     }
+}
+
+struct around {
+    uintptr_t addr;
+    mt_live_around *out;
+};
+
+static void note_around(const mt_live_entry *e, void *arg)
+{
+    struct around *a = arg;
+    if (e->ptr <= a->addr) {
+        if (e->ptr > a->out->below.ptr)
+            a->out->below = *e;
+    } else if (a->out->above.ptr == 0 || e->ptr < a->out->above.ptr) {
+        a->out->above = *e;
+    }
+}
+
+bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked)
+{
+    *out = (mt_live_around){ 0 };
+    struct around a = { addr, out };
+    mt_live_foreach(note_around, &a, unlocked);
+    return mt_live_contains(&out->below, addr);
 }
 
 size_t mt_live_count(void)
