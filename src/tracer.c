@@ -463,6 +463,17 @@ static inline bool free_handled(void *ptr, unsigned kind)
     return false;
 }
 
+/* What an entry point returns: P, from its next definition, recorded with
+ * SIZE and KIND when the call was TRACED, else passed on untraced. */
+static inline void *entry_result(void *p, size_t size, unsigned kind, bool traced)
+{
+    if (p && traced)
+        record(p, size, kind);
+    else
+        untraced_entry(p);
+    return p;
+}
+
 /* A block the next function FN allocated: recorded with KIND unless this
  * call bypasses tracing. */
 static inline void *alloc_next(void *(*fn)(size_t), size_t size, unsigned kind)
@@ -474,11 +485,7 @@ static inline void *alloc_next(void *(*fn)(size_t), size_t size, unsigned kind)
         p = fn(size);
         MT_PASSTHROUGH_KEEPS(p);
     }
-    if (p && traced)
-        record(p, size, kind);
-    else
-        untraced_entry(p);
-    return p;
+    return entry_result(p, size, kind, traced);
 }
 
 /* ---- operator new and delete */
@@ -536,11 +543,7 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
     } else {
         p = emulated_new(size, align, form);
     }
-    if (p && traced)
-        record(p, size, MT_OP_KIND(op));
-    else
-        untraced_entry(p);
-    return p;
+    return entry_result(p, size, MT_OP_KIND(op), traced);
 }
 
 typedef void (*del_fn)(void *);
@@ -609,11 +612,7 @@ void *mt_mallocx(size_t size, int flags)
         p = fn(size, flags);
         MT_PASSTHROUGH_KEEPS(p);
     }
-    if (p && traced)
-        record(p, size, MT_KIND_MALLOC);
-    else
-        untraced_entry(p);
-    return p;
+    return entry_result(p, size, MT_KIND_MALLOC, traced);
 }
 
 /* rallocx without jemalloc: never frees (jemalloc's size 0 is undefined;
@@ -807,11 +806,7 @@ void *mt_tc_calloc(size_t n, size_t size)
         p = fn(n, size);
         MT_PASSTHROUGH_KEEPS(p);
     }
-    if (p && traced)
-        record(p, total, MT_KIND_MALLOC);
-    else
-        untraced_entry(p);
-    return p;
+    return entry_result(p, total, MT_KIND_MALLOC, traced);
 }
 
 void *mt_tc_realloc(void *ptr, size_t size)
