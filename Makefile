@@ -7,6 +7,10 @@
 #   make check           deps + build + every test
 #   make install PREFIX=/usr/local DESTDIR=
 
+# The one version of memtrace: the launcher's --version, the libraries
+# (memtrace_state), memtrace.pc and the Debian package all take it from here.
+VERSION := 0.1.0
+
 PREFIX  ?= /usr/local
 DESTDIR ?=
 # make's built-in CC (cc) would win over ?=: gcc and g++ unless the command
