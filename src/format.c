@@ -366,6 +366,12 @@ void mt_fmt_leak_group(mt_out *out, bool definite, uint64_t bytes, uint64_t bloc
     mt_fmt_block_stack(out, put_stack, ctx, s);
 }
 
+void mt_fmt_leak_more(mt_out *out, uint64_t groups)
+{
+    mt_out_printf(out, "memtrace: leaks: %lu more lost %s not listed\n", (unsigned long)groups,
+                  groups == 1 ? "group" : "groups");
+}
+
 void mt_fmt_leak_thread_note(mt_out *out, uint32_t tid, const char *what)
 {
     mt_out_printf(out, "memtrace: leaks: thread %u did not stop for the scan: %s; "

@@ -172,6 +172,9 @@ void mt_fmt_leak_begin(mt_out *out, int pid, uint64_t blocks, uint64_t roots, do
  * "indirectly"), then the stack as answers write it. */
 void mt_fmt_leak_group(mt_out *out, bool definite, uint64_t bytes, uint64_t blocks,
                        mt_stack_writer *put_stack, void *ctx, const mt_fmt_stack_ref *s);
+/* "memtrace: leaks: K more sites not listed", after the N groups the
+ * gdb command was asked for. */
+void mt_fmt_leak_more(mt_out *out, uint64_t groups);
 /* A thread whose stack and registers the scan could not see (it did not
  * stop, or it blocks the signal), with what was scanned instead (WHAT). */
 void mt_fmt_leak_thread_note(mt_out *out, uint32_t tid, const char *what);

@@ -29,6 +29,7 @@
 #include "config.h"
 #include "describe.h"
 #include "format.h"
+#include "leak_report.h"
 #include "leak_scan.h"
 #include "live_table.h"
 #include "output.h"
@@ -557,81 +558,6 @@ static size_t load_suppressions(mt_suppression **out)
     return n;
 }
 
-struct match {
-    const mt_suppression *s;
-    size_t found; /* index of the first suppression matched so far */
-};
-
-static void match_rows(const mt_frame *rows, unsigned count, void *ctx)
-{
-    struct match *m = ctx;
-    m->found = mt_suppressions_match_rows(m->s, m->found, rows, count);
-}
-
-/* ------------------------------------------------------------ report */
-
-struct group {
-    uint64_t bytes, blocks;
-    uint32_t stack, class;
-    size_t suppressed_by; /* index, or SIZE_MAX */
-};
-
-typedef bool before_fn(const void *a, const void *b);
-
-static void swap_items(char *a, char *b, size_t size)
-{
-    char t[64];
-    memcpy(t, a, size);
-    memcpy(a, b, size);
-    memcpy(b, t, size);
-}
-
-/* Heapsort of N items of SIZE <= 64 bytes into BEFORE's order (BEFORE(A, B):
- * A goes first): no recursion, no heap. */
-static void sort_items(void *base, size_t n, size_t size, before_fn *before)
-{
-    char *b = base;
-    for (size_t start = n / 2, end = n; end > 1;) {
-        size_t root;
-        if (start > 0) {
-            root = --start;
-        } else {
-            swap_items(b, b + (end - 1) * size, size);
-            root = 0;
-            end--;
-        }
-        for (;;) {
-            size_t c = 2 * root + 1;
-            if (c >= end)
-                break;
-            if (c + 1 < end && before(b + c * size, b + (c + 1) * size))
-                c++;
-            if (!before(b + root * size, b + c * size))
-                break;
-            swap_items(b + root * size, b + c * size, size);
-            root = c;
-        }
-    }
-}
-
-static bool block_before(const void *a, const void *b)
-{
-    const mt_leak_block *x = a, *y = b;
-    return x->stack != y->stack ? x->stack < y->stack : x->class < y->class;
-}
-
-/* Largest first; at equal size definitely lost before indirectly lost,
- * then by stack id, so the order is reproducible. */
-static bool group_before(const void *a, const void *b)
-{
-    const struct group *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes;
-    if (x->class != y->class)
-        return x->class < y->class;
-    return x->stack < y->stack;
-}
-
 static void copy_block(const mt_live_entry *e, void *ctx)
 {
     struct vec *v = ctx;
@@ -660,84 +586,55 @@ struct unstopped {
     bool stack_scanned;
 };
 
-/* Everything the check writes. Returns the lost bytes left after the
- * suppressions. */
+/* mt_leak_report_input's callbacks for the process itself. */
+static unsigned stack_of(void *ctx, uint32_t id, const uintptr_t **frames)
+{
+    (void)ctx;
+    mt_fmt_stack_ref s = mt_describe_stack_ref(id);
+    *frames = s.frames;
+    return s.depth;
+}
+
+static size_t match_self(void *ctx, const uintptr_t *frames, unsigned depth,
+                         const mt_suppression *sup, size_t nsup)
+{
+    (void)ctx;
+    if (!mt_sym_self_lock())
+        return nsup;
+    size_t found = mt_leak_match_frames(mt_sym_self(), true, frames, depth, sup, nsup);
+    mt_sym_self_unlock();
+    return found;
+}
+
+/* Everything the check writes (leak_report.c). Returns the lost bytes left
+ * after the suppressions. */
 static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t, size_t nroots,
                        const struct unstopped *un, size_t nun, bool incomplete)
 {
     mt_suppression *sup;
     size_t nsup = load_suppressions(&sup);
-
-    /* BLOCKS are sorted by stack and class: one group per run of lost ones. */
-    struct vec groups = { .item = sizeof(struct group) };
-    for (size_t i = 0; i < n; i++) {
-        if (blocks[i].class == MT_LEAK_REACHABLE)
-            continue;
-        struct group *g = groups.n ? (struct group *)groups.p + groups.n - 1 : NULL;
-        if (!g || g->stack != blocks[i].stack || g->class != blocks[i].class) {
-            g = vec_push(&groups);
-            if (!g)
-                break;
-            *g = (struct group){ 0, 0, blocks[i].stack, blocks[i].class, SIZE_MAX };
-        }
-        g->bytes += blocks[i].size;
-        g->blocks++;
-    }
-    struct group *g = (struct group *)groups.p;
-    sort_items(g, groups.n, sizeof *g, group_before);
-
-    uint64_t lost[3] = { 0 }, lost_blocks[3] = { 0 };
-    if (nsup && mt_sym_self_lock()) {
-        mt_dwfl *dwfl = mt_sym_self();
-        for (size_t i = 0; dwfl && i < groups.n; i++) {
-            const uintptr_t *frames;
-            unsigned depth = mt_stack_get(g[i].stack, &frames);
-            struct match m = { sup, nsup };
-            for (unsigned f = 0; f < depth && m.found == nsup; f++)
-                mt_sym_frames(dwfl, true, frames[f], match_rows, &m);
-            if (m.found < nsup) {
-                g[i].suppressed_by = m.found;
-                sup[m.found].bytes += g[i].bytes;
-                sup[m.found].blocks += g[i].blocks;
-            }
-        }
-        mt_sym_self_unlock();
-    }
-
+    mt_leak_note notes[64];
+    size_t nnotes = 0;
+    for (size_t i = 0; i < nun && nnotes < sizeof notes / sizeof *notes; i++)
+        notes[nnotes++] = (mt_leak_note){
+            (uint32_t)un[i].tid,
+            un[i].stack_scanned ? "its stack was scanned from the stack pointer of its "
+                                  "system call, its registers were not"
+                                : "its stack, registers and TLS were not scanned" };
+    mt_leak_report_input in = {
+        .pid = (int)getpid(), .blocks = blocks, .nblocks = n, .totals = t, .nroots = nroots,
+        .max_groups = SIZE_MAX, .sup = sup, .nsup = nsup,
+        .stack = stack_of, .match = match_self, .put_stack = mt_describe_stack,
+        .notes = notes, .nnotes = nnotes, .incomplete = incomplete || nnotes < nun,
+    };
     mt_out o;
     bool own;
     mt_report_open(&o, &own);
-    mt_fmt_leak_begin(&o, (int)getpid(), n, nroots, t->seconds);
-    for (size_t i = 0; i < groups.n; i++) {
-        if (g[i].suppressed_by != SIZE_MAX)
-            continue;
-        lost[g[i].class] += g[i].bytes;
-        lost_blocks[g[i].class] += g[i].blocks;
-        mt_fmt_stack_ref s = mt_describe_stack_ref(g[i].stack);
-        mt_fmt_leak_group(&o, g[i].class == MT_LEAK_DEFINITE, g[i].bytes, g[i].blocks,
-                          mt_describe_stack, NULL, &s);
-    }
-    for (size_t i = 0; i < nun; i++)
-        mt_fmt_leak_thread_note(&o, (uint32_t)un[i].tid,
-                                un[i].stack_scanned
-                                    ? "its stack was scanned from the stack pointer of its "
-                                      "system call, its registers were not"
-                                    : "its stack, registers and TLS were not scanned");
-    if (t->unreadable_root_bytes || t->unreadable_blocks)
-        mt_fmt_leak_unreadable(&o, t->unreadable_root_bytes, t->unreadable_blocks);
-    if (incomplete)
-        mt_fmt_leak_incomplete(&o);
-    for (size_t i = 0; i < nsup; i++)
-        if (sup[i].blocks)
-            mt_fmt_leak_suppressed(&o, sup[i].pattern, sup[i].bytes, sup[i].blocks);
-    mt_fmt_leak_summary(&o, lost[MT_LEAK_DEFINITE], lost_blocks[MT_LEAK_DEFINITE],
-                        lost[MT_LEAK_INDIRECT], lost_blocks[MT_LEAK_INDIRECT],
-                        t->bytes[MT_LEAK_REACHABLE], t->blocks[MT_LEAK_REACHABLE]);
+    uint64_t lost = mt_leak_report(&o, &in);
     mt_report_close(&o, own);
-    vec_free(&groups);
     if (sup)
         munmap(sup, MT_SUPPRESSIONS_MAX * sizeof *sup);
-    return lost[MT_LEAK_DEFINITE] + lost[MT_LEAK_INDIRECT];
+    return lost;
 }
 
 /* ------------------------------------------------------------ the check */
@@ -865,7 +762,7 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
     verdict.nroots = r.regions.n;
     verdict.incomplete = r.failed || !listed;
     if (verdict.scanned)
-        sort_items(blocks->p, blocks->n, sizeof(mt_leak_block), block_before);
+        mt_leak_sort_by_stack((mt_leak_block *)blocks->p, blocks->n);
     vec_free(&r.regions);
     vec_free(&r.words);
     vec_free(&maps);
