@@ -10,12 +10,15 @@ AUTOLOAD_DIR := $(PREFIX)/share/gdb/auto-load$(PREFIX)/lib
 
 all: $(GDB_TOOLS)
 
-$(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c src/symbolize.c src/format.c src/output.c src/lock.c \
-                             $(wildcard src/*.h) $(BUILD)/flavour
+# The leak scan, report and suppressions are linked in for `memtrace leaks`
+# and `memtrace refs` (gdb/target_leaks.c): the same code as the check at exit.
+$(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c gdb/target_leaks.c src/symbolize.c src/format.c \
+                             src/output.c src/lock.c src/leak_scan.c src/leak_report.c \
+                             src/suppressions.c $(wildcard src/*.h gdb/*.h) $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) \
 	  $(shell pkg-config --cflags libdw 2>/dev/null) $(LDFLAGS) \
-	  -o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) \
+	  -o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw libelf 2>/dev/null || echo -ldw -lelf) \
 	  $(DEMANGLE_LIBS) -ldl
 
 $(BUILD)/memtrace.py: gdb/memtrace.py

@@ -4,8 +4,11 @@
  * answer exactly as print_trace does: same frames (inlined ones, pc - 1),
  * same wording, written by the same code.
  *
- *   memtrace-symbolize --pid PID            modules from /proc/PID/maps
- *   memtrace-symbolize --core CORE [--exe EXE]   modules from the core file
+ *   memtrace-symbolize --pid PID [--mem FD]  modules from /proc/PID/maps;
+ *                      memory (leaks, refs) from FD, /proc/PID/mem opened
+ *                      by gdb, which traces the process
+ *   memtrace-symbolize --core CORE [--exe EXE]   modules and memory from
+ *                      the core file
  *
  * Reads requests on standard input and answers each with its text and then
  * one line: a NUL byte and "@@" ("@@ error" when the answer is an error for
@@ -42,12 +45,30 @@
  *                      an answer shows at most (MT_NEAR_FREED_MAX), so
  *                      that the helper picks what the formatter shows
  *
+ *   leaks N PID        `memtrace leaks N` (N 0: every site): the leak
+ *                      scan and report (src/leak_report.c), then
+ *   refs ADDR PID      `memtrace refs`: every place holding a pointer into
+ *                      the live block holding ADDR; both followed by:
+ *   layout ENTRY_SIZE PTR SIZE STACK   the live entry's size and fields
+ *   stacks CHUNKS MAX_CHUNKS CHUNK_BITS FRAMES_OFFSET DEPTH_MASK PRESENT_BIT
+ *                      the stack store (the descriptor's stack_* words)
+ *   shard BASE COUNT LOCKED   a shard's COUNT slots at BASE (one line each)
+ *   self ADDR          an address in memtrace's library (no root)
+ *   tcb SIZE           glibc's thread descriptor size
+ *   thread TID NUMBER SP TP   a thread (gdb's NUMBER; TP: fs_base), then
+ *   reg NAME VALUE     its registers, and
+ *   frame LEVEL SP FUNCTION   its frames, innermost first (FUNCTION as a
+ *                      thread NAME is written)
+ *   suppressions PATH  MEMTRACE_SUPPRESSIONS (hex, as a NAME)
+ *   end                ends the request (gdb/target_leaks.c reads it)
+ *
  * Exits at end of input; 2 on a usage error or if the modules cannot be
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
 #include "../src/format.h"
 #include "../src/output.h"
 #include "../src/stack_store.h"
 #include "../src/symbolize.h"
+#include "target_leaks.h"
 
 #define MT_NAME_MAX 1024 /* bytes of a thread name, with its NUL */
 
@@ -110,6 +131,7 @@ static Dwfl *report_core(const char *core, const char *exe)
     int n = dwfl_core_file_report(dwfl, elf, exe);
     if (dwfl_report_end(dwfl, NULL, NULL) != 0 || n < 0)
         die("cannot read the modules of the core file", dwfl_errmsg(-1));
+    mt_target_mem_core(elf);
     return dwfl; /* the core stays open and mapped for the life of the process */
 }
 
@@ -304,12 +326,14 @@ static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, 
 int main(int argc, char **argv)
 {
     const char *core = NULL, *exe = NULL;
-    long pid = 0;
+    long pid = 0, mem_fd = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--pid") == 0 && i + 1 < argc)
             pid = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--core") == 0 && i + 1 < argc)
             core = argv[++i];
+        else if (strcmp(argv[i], "--mem") == 0 && i + 1 < argc)
+            mem_fd = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--exe") == 0 && i + 1 < argc)
             exe = argv[++i];
         else
@@ -318,6 +342,8 @@ int main(int argc, char **argv)
     if ((pid > 0) == (core != NULL))
         die("usage: memtrace-symbolize --pid PID | --core CORE [--exe EXE]", NULL);
     Dwfl *dwfl = core ? report_core(core, exe) : report_pid((pid_t)pid);
+    if (!core)
+        mt_target_mem_process((int)mem_fd, (int)pid);
 
     char *line = NULL;
     size_t cap = 0;
@@ -327,6 +353,9 @@ int main(int argc, char **argv)
         struct stack st;
         if (strncmp(line, "answer ", 7) == 0) {
             answer(dwfl, line + 7, &out, &line, &cap);
+        } else if (strncmp(line, "leaks ", 6) == 0 || strncmp(line, "refs ", 5) == 0) {
+            bool ok = mt_target_leaks_request(dwfl, line, stdin, &out);
+            mt_out_write(&out, ok ? "\0@@\n" : "\0@@ error\n", ok ? 4 : 10);
         } else if (strcmp(line, "near-bounds\n") == 0) {
             mt_out_printf(&out, "%x %x\n", MT_NEAR_BYTES, MT_NEAR_FREED_MAX);
             mt_out_write(&out, "\0@@\n", 4);

@@ -208,11 +208,28 @@ class _Symbolizer:
                 args += ["--exe", target.exe]
         else:
             args = ["--pid", str(target.inferior.pid)]
+        # `memtrace leaks` and `refs` read a live process's memory through
+        # /proc/PID/mem, opened here: gdb traces the process, so the kernel
+        # lets gdb open it where memtrace-symbolize (not the process's
+        # ancestor) would be refused under Yama's ptrace_scope=1.
+        self.mem_error = None
+        fds = ()
+        if not target.core:
+            try:
+                fds = (os.open("/proc/%d/mem" % target.inferior.pid, os.O_RDONLY | os.O_CLOEXEC),)
+                args += ["--mem", str(fds[0])]
+            except OSError as e:
+                self.mem_error = "cannot open /proc/%d/mem: %s" % (target.inferior.pid,
+                                                                   e.strerror)
         try:
             self.proc = subprocess.Popen([_symbolizer_path()] + args, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         pass_fds=fds)
         except OSError as e:
             _fail("cannot start memtrace-symbolize: %s" % e)
+        finally:
+            for fd in fds:
+                os.close(fd)
         self.buf = b""
         self.bounds = None
 
@@ -938,6 +955,149 @@ def stats():
     return "".join(out)
 
 
+# ---------------------------------------------------------------- leaks
+
+# Threads whose frames `memtrace refs` lists at most, per thread.
+_MAX_FRAMES = 256
+
+
+def _register_names(frame):
+    """The general registers of FRAME's architecture (gdb 12 and later say
+    which they are; an older gdb gets x86-64's)."""
+    try:
+        return [r.name for r in frame.architecture().registers("general")]
+    except (AttributeError, ValueError, gdb.error):
+        return ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10",
+                "r11", "r12", "r13", "r14", "r15", "rip", "fs_base", "gs_base"]
+
+
+def _register(frame, name):
+    try:
+        return int(frame.read_register(name)) & _M64
+    except (gdb.error, ValueError, OverflowError, TypeError):
+        return None
+
+
+def _thread_lines(with_frames):
+    """The request lines of every thread of the inferior (memtrace-
+    symbolize.c): its registers, as gdb has them for a stopped process or
+    from a core's notes, and with WITH_FRAMES its frames' stack pointers
+    and functions. The selected thread and frame are put back."""
+    inf = gdb.selected_inferior()
+    old_thread = gdb.selected_thread()
+    try:
+        old_frame = gdb.selected_frame()
+    except gdb.error:
+        old_frame = None
+    lines = []
+    try:
+        for th in sorted(inf.threads(), key=lambda t: t.num):
+            if not th.is_valid():
+                continue
+            th.switch()
+            try:
+                f = gdb.newest_frame()
+            except gdb.error:
+                continue
+            sp = _register(f, "sp")
+            if sp is None:
+                continue
+            tp = _register(f, "fs_base")
+            if tp is None:
+                tp = _register(f, "tpidr") or 0
+            lines.append("thread %x %x %x %x" % (th.ptid[1] or th.ptid[0], th.num, sp, tp))
+            for name in _register_names(f):
+                v = _register(f, name)
+                if v is not None:
+                    lines.append("reg %s %x" % (name, v))
+            while with_frames and f is not None and f.level() < _MAX_FRAMES:
+                fsp = _register(f, "sp")
+                if fsp is not None:
+                    name = f.name() or "??"
+                    lines.append("frame %x %x %s" % (f.level(), fsp,
+                                                     name.encode("utf-8", "replace").hex()))
+                try:
+                    f = f.older()
+                except gdb.error:
+                    f = None
+    finally:
+        if old_thread is not None and old_thread.is_valid():
+            old_thread.switch()
+            try:
+                if old_frame is not None and old_frame.is_valid():
+                    old_frame.select()
+            except gdb.error:
+                pass
+    return lines
+
+
+def _tcb_size():
+    """glibc's struct pthread size, which it publishes for libthread_db;
+    None when it cannot be read (memtrace-symbolize then assumes glibc
+    2.3x's)."""
+    try:
+        with _Language("c"):
+            return int(gdb.parse_and_eval("*(unsigned int *)&_thread_db_sizeof_pthread"))
+    except (gdb.error, RuntimeError):
+        return None
+
+
+def _leak_request(word, arg, with_frames):
+    """Sends a "leaks" or "refs" request (memtrace-symbolize.c) for the
+    current target and returns its answer's text. The live table is not
+    decoded here: its slot arrays' addresses and the layout, as
+    memtrace_state says and _check_layout checked, go to memtrace-symbolize,
+    which reads the blocks itself (a million of them in well under a
+    second, where Python would take seconds)."""
+    target = _Target()
+    st, sym = _session.get(target)
+    if sym.mem_error:
+        _fail("%s: %s" % (word, sym.mem_error))
+    d = st.d
+    req = ["%s %x %x" % (word, arg, target.inferior.pid),
+           "layout %x %x %x %x" % (d["entry_size"], d["entry_ptr"], d["entry_size_field"],
+                                   d["entry_stack"]),
+           "stacks %x %x %x %x %x %x" % (d["stack_chunks"], d["stack_max_chunks"],
+                                         d["stack_chunk_bits"], d["stack_frames_offset"],
+                                         d["stack_depth_mask"], d["stack_present_bit"]),
+           "self %x" % _state_address()]
+    for n, (locked, _) in enumerate(st._shards()):
+        slots = st._slots(n)
+        if slots:
+            req.append("shard %x %x %x" % (slots[0], 1 << slots[1], int(locked)))
+    tcb = _tcb_size()
+    if tcb:
+        req.append("tcb %x" % tcb)
+    req += _thread_lines(with_frames)
+    path = os.environ.get("MEMTRACE_SUPPRESSIONS")
+    if path and word == "leaks":
+        req.append("suppressions %s" % os.fsencode(path).hex())
+    req.append("end\n")
+    text, ok = sym.request("\n".join(req))
+    if not ok:
+        raise gdb.GdbError(text.rstrip("\n"))
+    return text
+
+
+def leaks(arg):
+    """`memtrace leaks [N]`: the report of MEMTRACE_LEAK_CHECK=1 at exit,
+    for the stopped process or the core file, N sites at most."""
+    try:
+        n = int(_evaluate(arg)) if arg else 10
+    except gdb.error as e:
+        _fail("leaks: bad count '%s': %s" % (arg, e))
+    if n <= 0:
+        _fail("leaks: the count must be at least 1")
+    return _leak_request("leaks", n, False)
+
+
+def refs_expr(expr):
+    """`memtrace refs EXPR`: who points into the live block at EXPR."""
+    target = _Target()
+    addr, note = _address(expr, target)
+    return note + _leak_request("refs", addr, True)
+
+
 # ---------------------------------------------------------------- commands
 
 class _NoInferiorCalls:
@@ -1284,8 +1444,8 @@ found implausible instead of reading further."""
     def invoke(self, arg, from_tty):
         arg = arg.strip()
         if not arg:
-            _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats "
-                  "(see `help memtrace')")
+            _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats | "
+                  "memtrace leaks [N] | memtrace refs EXPR (see `help memtrace')")
         word, rest = (arg.split(None, 1) + [""])[:2]
         if word == "top":
             _guard(top, rest.strip())
@@ -1293,6 +1453,12 @@ found implausible instead of reading further."""
             if rest.strip():
                 _fail("stats takes no argument")
             _guard(stats)
+        elif word == "leaks":
+            _guard(leaks, rest.strip())
+        elif word == "refs":
+            if not rest.strip():
+                _fail("usage: memtrace refs EXPR")
+            _guard(refs_expr, rest.strip())
         else:
             _guard(describe_expr, arg)
 

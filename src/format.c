@@ -409,3 +409,49 @@ void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite
                   (unsigned long)indirect_bytes, (unsigned long)indirect_blocks,
                   (unsigned long)reachable_bytes, (unsigned long)reachable_blocks);
 }
+
+/* ------------------------------------------------------------ refs */
+
+static const char *class_name(int class)
+{
+    return class == 1 ? "definitely lost" : class == 2 ? "indirectly lost" : "still reachable";
+}
+
+void mt_fmt_refs_begin(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset, int class)
+{
+    mt_out_printf(out, "memtrace: refs: the live block at %#lx (%lu bytes, %s; the address "
+                       "asked about is at offset %lu) is pointed into from:\n",
+                  (unsigned long)ptr, (unsigned long)size, class_name(class),
+                  (unsigned long)offset);
+}
+
+void mt_fmt_ref_place(mt_out *out, const char *what, uintptr_t at, uint64_t to)
+{
+    mt_out_printf(out, "  %#lx: %s, to offset %lu\n", (unsigned long)at, what,
+                  (unsigned long)to);
+}
+
+void mt_fmt_ref_register(mt_out *out, uint32_t thread, uint32_t tid, const char *reg,
+                         uint64_t to)
+{
+    mt_out_printf(out, "  register %s of thread %u (LWP %u), to offset %lu\n", reg,
+                  (unsigned)thread, (unsigned)tid, (unsigned long)to);
+}
+
+void mt_fmt_ref_block(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset, uint64_t to,
+                      int class, mt_stack_writer *put_stack, void *ctx,
+                      const mt_fmt_stack_ref *s)
+{
+    mt_out_printf(out, "  %#lx: heap block %#lx (%lu bytes, %s) at offset %lu, to offset %lu; "
+                       "that block was allocated at:\n",
+                  (unsigned long)(ptr + offset), (unsigned long)ptr, (unsigned long)size,
+                  class_name(class), (unsigned long)offset, (unsigned long)to);
+    mt_fmt_block_stack(out, put_stack, ctx, s);
+}
+
+void mt_fmt_refs_end(mt_out *out, uint64_t places)
+{
+    mt_out_printf(out, "memtrace: refs: %lu %s\n", (unsigned long)places,
+                  places == 1 ? "place" : places ? "places" : "places (no root or block "
+                  "the scan sees points into it)");
+}

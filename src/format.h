@@ -188,4 +188,22 @@ void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite
                          uint64_t indirect_bytes, uint64_t indirect_blocks,
                          uint64_t reachable_bytes, uint64_t reachable_blocks);
 
+/* ------------------------------------------------------------ refs */
+
+/* `memtrace refs ADDR` (memtrace-symbolize): every place holding a pointer
+ * into the live block at PTR, one line each, "  AT: WHAT, to offset N"
+ * (AT: the place's address), then a count. CLASS is the block's MT_LEAK_*
+ * verdict. */
+void mt_fmt_refs_begin(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset, int class);
+/* WHAT: "global NAME in MODULE", "thread N (LWP T) stack, frame #K FUNC",
+ * "thread N (LWP T) thread-local storage". */
+void mt_fmt_ref_place(mt_out *out, const char *what, uintptr_t at, uint64_t to);
+void mt_fmt_ref_register(mt_out *out, uint32_t thread, uint32_t tid, const char *reg,
+                         uint64_t to);
+/* A word at OFFSET in the heap block at PTR, then that block's stack. */
+void mt_fmt_ref_block(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset, uint64_t to,
+                      int class, mt_stack_writer *put_stack, void *ctx,
+                      const mt_fmt_stack_ref *s);
+void mt_fmt_refs_end(mt_out *out, uint64_t places);
+
 #endif
