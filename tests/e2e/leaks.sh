@@ -6,7 +6,11 @@
 # the summary line exactly; status 23 (MEMTRACE_LEAK_EXITCODE) or the
 # program's own; suppressions for one site and for all; bad input; and
 # LeakSanitizer (Debian liblsan0), where installed, as the oracle for the
-# lost totals of the same binary.
+# lost totals of the same binary. Then `memtrace leaks` and `memtrace refs`
+# in gdb (gdb/memtrace.py) on the process stopped in checkpoint() and on a
+# gcore file of it: the same groups and the same summary line, byte for
+# byte, as the check at exit; suppressions from gdb's environment; every
+# kind of holder named; bad input.
 set -u
 . "$(dirname "$0")/lib.sh"
 prog=$tests/leaks
@@ -175,6 +179,169 @@ has "unreadable suppressions: one warning" "$work/supp_missing.err" \
     "memtrace: MEMTRACE_SUPPRESSIONS: cannot read $work/none.supp"
 summary_is "unreadable suppressions" "$work/supp_missing.err" 212 3 160 4
 
+
+# ---- gdb: `memtrace leaks` and `memtrace refs` (gdb/memtrace.py)
+helper=$root/gdb/memtrace.py
+exit_summary=$(grep '^memtrace: leaks: [0-9]* bytes definitely' "$work/tracer.err")
+
+# part NAME FILE: the lines after "@@ NAME" up to the next "@@ " line.
+part() { awk -v m="@@ $1" '$0 == m { on = 1; next } /^@@ / { on = 0 } on' "$2"; }
+same_summary() { # NAME FILE: its summary line is the one at exit, byte for byte
+    local line
+    line=$(grep '^memtrace: leaks: [0-9]* bytes definitely' "$2")
+    if [ -n "$line" ] && [ "$line" = "$exit_summary" ]; then
+        pass "$1: the summary at exit, byte for byte"
+    else
+        fail "$1" "summary '$line', at exit '$exit_summary'"
+    fi
+}
+no_traceback() { # NAME FILE
+    if grep -qE 'Traceback|Python Exception|Error occurred in Python|internal error' "$2"; then
+        fail "$1" "a Python traceback: $(cat "$2")"
+    else
+        pass "$1: no traceback"
+    fi
+}
+# one_line NAME FILE TEXT: the part FILE is exactly the one line TEXT.
+one_line() {
+    if [ "$(cat "$2")" = "$3" ]; then pass "$1"; else fail "$1" "wanted only '$3', got: $(cat "$2")"; fi
+}
+
+live=$work/gdb_live.out
+(cd "$work" && timeout 120 gdb -q -batch -nx "$prog" -ex "set env LD_PRELOAD=$tracer" \
+    -ex "break checkpoint" -ex "run 2>$work/gdb_live.err" -ex "source $helper" \
+    -ex "echo @@ leaks\n" -ex "memtrace leaks" -ex "echo @@ leaks1\n" -ex "memtrace leaks 1" \
+    -ex "echo @@ refs_holder\n" -ex "memtrace refs g_holder" \
+    -ex "gcore $work/leaks.core" -ex "echo @@ end\n" -ex kill >"$live" 2>&1)
+part leaks "$live" >"$work/gdb_live_leaks.out"
+check_full "gdb live" "$work/gdb_live_leaks.out"
+same_summary "gdb live" "$work/gdb_live_leaks.out"
+part leaks1 "$live" >"$work/gdb_live_one.out"
+group "gdb live, leaks 1" "$work/gdb_live_one.out" "100 bytes definitely lost in 1 blocks" direct
+if [ "$(grep -c '^memtrace: [0-9]* bytes [a-z]* lost in' "$work/gdb_live_one.out")" = 1 ]; then
+    pass "gdb live, leaks 1: one site listed"
+else
+    fail "gdb live, leaks 1" "not one site in: $(cat "$work/gdb_live_one.out")"
+fi
+has "gdb live, leaks 1: the others counted" "$work/gdb_live_one.out" \
+    "memtrace: leaks: 4 more lost groups not listed"
+same_summary "gdb live, leaks 1" "$work/gdb_live_one.out"
+part refs_holder "$live" >"$work/gdb_live_refs.out"
+has "gdb live, refs: the global" "$work/gdb_live_refs.out" ": global g_holder in leaks, to offset 0"
+no_traceback "gdb live" "$live"
+
+# The core file: the same verdict; every kind of holder named.
+core=$work/leaks.core
+if [ -s "$core" ]; then
+    out=$work/gdb_core.out
+    (cd "$work" && timeout 120 gdb -q -batch -nx "$prog" "$core" -ex "source $helper" \
+        -ex "echo @@ leaks\n" -ex "memtrace leaks" \
+        -ex 'printf "@@ g_holder %p\n", g_holder' -ex 'printf "@@ g_global %p\n", g_global' \
+        -ex "echo @@ refs_global\n" -ex "memtrace refs g_global" \
+        -ex "echo @@ refs_interior\n" -ex "memtrace refs g_interior - 100" \
+        -ex "echo @@ refs_heap\n" -ex "memtrace refs *g_holder" \
+        -ex "echo @@ refs_tls\n" -ex "memtrace refs t_tls" \
+        -ex "thread 2" -ex "frame function stack_holder" -ex "echo @@ bt2\n" -ex "bt" \
+        -ex "echo @@ refs_stack\n" -ex "memtrace refs mine" \
+        -ex "thread 3" -ex "echo @@ refs_register\n" -ex 'memtrace refs $r12' \
+        -ex "echo @@ info_threads\n" -ex "info threads" \
+        -ex "echo @@ refs_none\n" -ex "memtrace refs 16" \
+        -ex "echo @@ leaks0\n" -ex "memtrace leaks 0" \
+        -ex "echo @@ refs_usage\n" -ex "memtrace refs" \
+        -ex "echo @@ end\n" >"$out" 2>&1)
+    part leaks "$out" >"$work/gdb_core_leaks.out"
+    check_full "gdb core" "$work/gdb_core_leaks.out"
+    same_summary "gdb core" "$work/gdb_core_leaks.out"
+    lwp() { # the LWP of gdb's thread N, from `info threads`
+        part info_threads "$out" | sed -n "s/^[* ]*$1 *Thread 0x[0-9a-f]* (LWP \([0-9]*\)).*/\1/p"
+    }
+    part refs_global "$out" >"$work/r.out"
+    has "refs: a global, by symbol and module" "$work/r.out" \
+        ": global g_global in leaks, to offset 0"
+    has "refs: the global's block" "$work/r.out" \
+        "memtrace: refs: the live block at $(addr_of g_global "$out") (200 bytes, still reachable;"
+    part refs_interior "$out" >"$work/r.out"
+    has "refs: an interior pointer" "$work/r.out" ": global g_interior in leaks, to offset 100"
+    part refs_heap "$out" >"$work/r.out"
+    has "refs: a heap block, its address and offset" "$work/r.out" \
+        "$(addr_of g_holder "$out"): heap block $(addr_of g_holder "$out") (16 bytes, still reachable) at offset 0, to offset 0; that block was allocated at:"
+    if awk -v f="  #0 main at $(at "$src" holder)" '/: heap block/ { getline; if (index($0, f) == 1) ok = 1 }
+           END { exit !ok }' "$work/r.out"; then
+        pass "refs: the heap block's allocation site"
+    else
+        fail "refs: the heap block's allocation site" "not $(at "$src" holder) in: $(cat "$work/r.out")"
+    fi
+    part refs_tls "$out" >"$work/r.out"
+    has "refs: thread-local storage" "$work/r.out" \
+        ": thread 1 (LWP $(lwp 1)) thread-local storage, to offset 0"
+    part refs_stack "$out" >"$work/r.out"
+    frame=$(part bt2 "$out" | sed -n 's/^#\([0-9]*\) .*stack_holder (.*/\1/p')
+    has "refs: another thread's stack: thread, frame, function" "$work/r.out" \
+        ": thread 2 (LWP $(lwp 2)) stack, frame #$frame stack_holder, to offset 0"
+    part refs_register "$out" >"$work/r.out"
+    has "refs: a register" "$work/r.out" "  register r12 of thread 3 (LWP $(lwp 3)), to offset 0"
+    has "refs: the register's block" "$work/r.out" "(500 bytes, still reachable;"
+    part refs_none "$out" >"$work/r.out"
+    one_line "refs: an address in no block" "$work/r.out" "memtrace: refs: no live block holds 0x10"
+    part leaks0 "$out" >"$work/r.out"
+    one_line "leaks 0" "$work/r.out" "memtrace: leaks: the count must be at least 1"
+    part refs_usage "$out" >"$work/r.out"
+    one_line "refs without an expression" "$work/r.out" "memtrace: usage: memtrace refs EXPR"
+    no_traceback "gdb core" "$out"
+
+    # Suppressions from gdb's environment, as at exit.
+    gdb_leaks() { # NAME [VAR=VALUE...]: `memtrace leaks` on the core into $work/NAME.out
+        local name=$1
+        shift
+        (cd "$work" && env "$@" timeout 120 gdb -q -batch -nx "$prog" "$core" -ex "source $helper" \
+            -ex "echo @@ out\n" -ex "memtrace leaks" >"$work/$name.all" 2>&1)
+        part out "$work/$name.all" >"$work/$name.out"
+    }
+    gdb_leaks gdb_supp_one MEMTRACE_SUPPRESSIONS="$work/one.supp"
+    summary_is "gdb: suppressing one site" "$work/gdb_supp_one.out" 164 2 64 1
+    has "gdb: suppressing one site: what it took" "$work/gdb_supp_one.out" \
+        "memtrace: leaks: suppressed by leak:make_list: 144 bytes in 4 blocks"
+    lacks "gdb: suppressing one site: not listed" "$work/gdb_supp_one.out" "$(at "$src" list_head)"
+    gdb_leaks gdb_supp_all MEMTRACE_SUPPRESSIONS="$work/all.supp"
+    summary_is "gdb: suppressing every site" "$work/gdb_supp_all.out" 0 0 0 0
+    has "gdb: suppressing every site: what it took" "$work/gdb_supp_all.out" \
+        "memtrace: leaks: suppressed by leak:leaks.c: 372 bytes in 7 blocks"
+    gdb_leaks gdb_supp_bad MEMTRACE_SUPPRESSIONS="$work/bad.supp"
+    has "gdb: bad line 2: one warning" "$work/gdb_supp_bad.out" "memtrace: MEMTRACE_SUPPRESSIONS: $work/bad.supp:2: not a"
+    has "gdb: bad line 3: one warning" "$work/gdb_supp_bad.out" "memtrace: MEMTRACE_SUPPRESSIONS: $work/bad.supp:3: not a"
+    summary_is "gdb: an anchored pattern" "$work/gdb_supp_bad.out" 112 2 160 4
+    gdb_leaks gdb_supp_missing MEMTRACE_SUPPRESSIONS="$work/none.supp"
+    if [ "$(grep -c '^memtrace: MEMTRACE_SUPPRESSIONS' "$work/gdb_supp_missing.out")" = 1 ]; then
+        pass "gdb: unreadable suppressions: one line"
+    else
+        fail "gdb: unreadable suppressions" "not one line in: $(cat "$work/gdb_supp_missing.out")"
+    fi
+    has "gdb: unreadable suppressions: the line" "$work/gdb_supp_missing.out" \
+        "memtrace: MEMTRACE_SUPPRESSIONS: cannot read $work/none.supp (No such file or directory); no suppressions"
+    same_summary "gdb: unreadable suppressions" "$work/gdb_supp_missing.out"
+
+    # A damaged live table in a copy of the core: the descriptor's shard
+    # bits (the third word after "MEMTRACE", version 1) made 99.
+    cp "$core" "$work/damaged.core"
+    at_magic=$(grep -obUaP 'MEMTRACE\x01\x00\x00\x00' "$work/damaged.core" | head -1 | cut -d: -f1)
+    if [ -n "$at_magic" ]; then
+        printf '\x63' | dd of="$work/damaged.core" bs=1 seek=$((at_magic + 32)) conv=notrunc status=none
+        (cd "$work" && timeout 120 gdb -q -batch -nx "$prog" "$work/damaged.core" -ex "source $helper" \
+            -ex "echo @@ out\n" -ex "memtrace leaks" -ex "echo @@ refs\n" -ex "memtrace refs g_global" \
+            -ex "echo @@ end\n" >"$work/damaged.all" 2>&1)
+        part out "$work/damaged.all" >"$work/r.out"
+        one_line "damaged table: leaks says so in one line" "$work/r.out" \
+            "memtrace: memtrace_state looks corrupted (live_shard_bits 99, more than 12)"
+        part refs "$work/damaged.all" >"$work/r.out"
+        one_line "damaged table: refs says so in one line" "$work/r.out" \
+            "memtrace: memtrace_state looks corrupted (live_shard_bits 99, more than 12)"
+    else
+        fail "damaged table" "no memtrace_state in $core"
+    fi
+else
+    fail "gdb: gcore" "no core file: $(cat "$live")"
+fi
+
 # ---- LeakSanitizer as the oracle: its lost total is memtrace's D + I.
 lsan_total() { # FILE -> "BYTES BLOCKS" from its SUMMARY line, "0 0" without one
     awk '/^SUMMARY: .*Sanitizer: [0-9]+ byte\(s\) leaked in [0-9]+ allocation/ { print $3, $7; f = 1 }
@@ -189,7 +356,14 @@ if [ -e "$lsan" ]; then
             >/dev/null 2>"$work/lsan_$name.err")
         lsan_rc=$?
         case $name in
-            full) mine=$work/tracer.err; my_rc=23 ;;
+            full) mine=$work/tracer.err; my_rc=23
+                  gdb_ours=$(awk '/^memtrace: leaks: [0-9]+ bytes definitely/ { print $3 + $10, $8 + $15 }' \
+                      "$work/gdb_core_leaks.out" 2>/dev/null)
+                  if [ "$gdb_ours" = "$(lsan_total "$work/lsan_$name.err")" ]; then
+                      pass "LeakSanitizer agrees with memtrace leaks on the core: $gdb_ours"
+                  else
+                      fail "LeakSanitizer (gdb)" "memtrace leaks '$gdb_ours', LeakSanitizer '$(lsan_total "$work/lsan_$name.err")'"
+                  fi ;;
             one) mine=$work/supp_one.err; my_rc=23 ;;
             all) mine=$work/supp_all.err; my_rc=0 ;;
         esac
