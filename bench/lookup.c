@@ -2,6 +2,9 @@
  * metadata per block against.
  *
  *   lookup hold   allocate 1,000,000 blocks of 32 bytes, write each, exit
+ *   lookup leaks  the same, then lose every other block and stop in
+ *                 checkpoint(), where run.sh writes a core file for
+ *                 `memtrace leaks` to read
  *   lookup probe  say whether print_trace is there (memtrace preloaded)
  *   lookup        the same, then time print_trace: the first call and the
  *                 median of 20 later calls (each on another block)
@@ -65,6 +68,13 @@ __attribute__((noinline)) static char *allocate_block(void)
     return p;
 }
 
+/* Where run.sh's gdb stops `lookup leaks` to write its core file. */
+__attribute__((noinline)) void checkpoint(char **block);
+__attribute__((noinline)) void checkpoint(char **block)
+{
+    __asm__ volatile("" : : "r"(block) : "memory");
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "probe") == 0) {
@@ -81,6 +91,14 @@ int main(int argc, char **argv)
         if (!block[i])
             return 1;
         memset(block[i], i, 32);
+    }
+    if (argc > 1 && strcmp(argv[1], "leaks") == 0) {
+        /* Half lost, half still reachable through BLOCK: the scan reads
+         * every block, the report groups 500,000 lost ones. */
+        for (int i = 0; i < BLOCKS; i += 2)
+            block[i] = NULL;
+        checkpoint(block);
+        return 0;
     }
     if (argc > 1 && strcmp(argv[1], "hold") == 0) {
         printf("lookup: holding %d blocks of 32 bytes\n", BLOCKS);

@@ -142,6 +142,42 @@ static const struct seg *seg_of(uintptr_t addr)
     return NULL;
 }
 
+/* A process's memory is read through a cache of 64 KiB windows: the scan
+ * reads a million small blocks, mostly next to each other, and one pread
+ * per block costs seconds where one per window costs a few ms. Direct-
+ * mapped, WINDOWS of them (32 MiB); emptied for each request (the process
+ * ran in between). A window that cannot be read whole (the end of a
+ * mapping) is read for each request as asked. */
+#define WINDOW_BITS 16
+#define WINDOWS 512
+static struct window {
+    uintptr_t base; /* 0: empty */
+    bool readable;
+    char *bytes;
+} windows[WINDOWS];
+
+static void forget_windows(void)
+{
+    for (size_t i = 0; i < WINDOWS; i++)
+        windows[i].base = 0;
+}
+
+static const char *process_window(uintptr_t addr, size_t len)
+{
+    uintptr_t base = addr >> WINDOW_BITS << WINDOW_BITS;
+    if (addr + len > base + ((uintptr_t)1 << WINDOW_BITS) || base == 0)
+        return NULL;
+    struct window *w = &windows[(addr >> WINDOW_BITS) % WINDOWS];
+    if (w->base != base) {
+        if (!w->bytes && !(w->bytes = malloc((size_t)1 << WINDOW_BITS)))
+            return NULL;
+        w->base = base;
+        w->readable = pread(mem.mem_fd, w->bytes, (size_t)1 << WINDOW_BITS, (off_t)base) ==
+                      (ssize_t)1 << WINDOW_BITS;
+    }
+    return w->readable ? w->bytes + (addr - base) : NULL;
+}
+
 /* mt_leak_read_fn over the target. */
 static const void *read_target(void *ctx, uintptr_t addr, size_t len)
 {
@@ -149,6 +185,9 @@ static const void *read_target(void *ctx, uintptr_t addr, size_t len)
     if (addr + len < addr)
         return NULL;
     if (mem.mem_fd >= 0) {
+        const char *w = process_window(addr, len);
+        if (w)
+            return w;
         if (len > sizeof read_buf)
             return NULL;
         ssize_t got = pread(mem.mem_fd, read_buf, len, (off_t)addr);
@@ -830,8 +869,10 @@ bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out
 {
     struct request q;
     read_request(line, in, &q);
-    if (mem.mem_fd >= 0)
+    if (mem.mem_fd >= 0) {
         read_process_maps();
+        forget_windows();
+    }
     char why[256];
     size_t n = 0;
     mt_leak_block *b = read_blocks(&q, &n, why, sizeof why);
