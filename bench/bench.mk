@@ -14,7 +14,9 @@ BENCH_LOOKUP_LIBS := $(foreach l,z crypt ssl crypto sqlite3 xml2 pcre2-8 gmp bz2
 BENCH_PROGS  := $(BENCH_BUILD)/measure $(BENCH_BUILD)/churn $(BENCH_BUILD)/lookup
 BENCH_PKGS   := sqlite3 python3 zstd heaptrack
 
-bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS)
+# memtrace-symbolize and memtrace.py: `memtrace leaks` on a core file (gdb).
+bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
+       $(BUILD)/memtrace.py
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/run.sh $(TRACER_LIB) $(PROFILER_LIB) \
 	    $(BENCH_BUILD) bench/RESULTS.md
 

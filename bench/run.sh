@@ -47,6 +47,12 @@ snapshot "$1" libmemtrace.so
 snapshot "$2" libmemtrace-profiler.so
 TRACER=$WORK/libmemtrace.so
 PROFILER=$WORK/libmemtrace-profiler.so
+# `memtrace leaks` on a core file: the gdb helper and memtrace-symbolize, from
+# next to the tracer library (build/), copied for the same reason.
+for f in memtrace.py memtrace-symbolize; do
+    cp "$(dirname "$(realpath "$1")")/$f" "$WORK/$f" ||
+        { echo "bench: no $f next to $1 (make all builds it)" >&2; exit 1; }
+done
 LIBS_ID="tracer $(sha256sum < "$TRACER" | cut -c1-12), profiler $(sha256sum < "$PROFILER" | cut -c1-12)"
 
 if [ $# -ge 4 ]; then
@@ -107,6 +113,34 @@ run_one() {
     if grep -q 'status=timeout' "$WORK/res.$name.$variant.$round"; then
         touch "$WORK/timedout.$name.$variant"
     fi
+}
+
+# leaks_core ROUND: `lookup leaks` (1,000,000 live blocks, half of them lost)
+# stopped under gdb and written to a core file with gcore, then `memtrace
+# leaks` on that core in a fresh gdb: the command's own time (gdb's start and
+# the core's loading apart) and the whole gdb run's. The verdict must be the
+# known one, or the round counts as failed.
+leaks_core() {
+    local r=$1 core=$WORK/leaks.core log=$WORK/log.leaks.tracer.$r t0 t1 s
+    rm -f "$core"
+    timeout "$TIMEOUT" gdb -q -batch -nx "$BIN/lookup" -ex "set env LD_PRELOAD=$TRACER" \
+        -ex "break checkpoint" -ex "run leaks >/dev/null" -ex "gcore $core" -ex "kill" \
+        >"$log" 2>&1
+    t0=$(date +%s.%N)
+    timeout "$TIMEOUT" gdb -q -batch -nx "$BIN/lookup" "$core" -ex "source $WORK/memtrace.py" \
+        -ex "python import time; t0 = time.monotonic()" -ex "memtrace leaks" \
+        -ex "python print('leaks_seconds=%.3f' % (time.monotonic() - t0))" >>"$log" 2>&1
+    t1=$(date +%s.%N)
+    s=$(field "$log" leaks_seconds)
+    if [ -n "$s" ] && grep -q '^memtrace: leaks: 16000000 bytes definitely lost in 500000 blocks, 0 bytes indirectly lost in 0 blocks, ' "$log"; then
+        echo "status=ok leaks_seconds=$s gdb_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') scan_seconds=$(sed -n 's/.*scanned in \([0-9.]*\) s$/\1/p' "$log" | head -1)" \
+            >"$WORK/res.leaks.tracer.$r"
+    else
+        echo "status=failed" >"$WORK/res.leaks.tracer.$r"
+        cp "$log" "$WORK/failed.leaks.tracer.$r"
+    fi
+    printf '  %-8s %-9s %s\n' leaks tracer "$(cat "$WORK/res.leaks.tracer.$r")" >&2
+    rm -f "$core"
 }
 
 # field FILE KEY: the value of KEY=value in FILE.
@@ -170,6 +204,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         run_one hold "$variant" "$round" "$BIN/lookup" hold
     done
     run_one lookup tracer "$round" "$BIN/lookup"
+    leaks_core "$round"
 done
 
 # ------------------------------------------------------------ the report
@@ -272,6 +307,16 @@ first_ms=$(lookup_stat first_ms)
 later_ms=$(lookup_stat later_median_ms)
 modules=$(lookup_stat modules)
 echo "print_trace with 1,000,000 live blocks, $modules modules loaded (tracer): first call $(fmt "$first_ms") ms, later calls $(fmt "$later_ms") ms (median of 20, median over rounds) $(failures lookup tracer)"
+
+# memtrace leaks on a core file, from leaks_core's results.
+leaks_stat() {
+    for ((r = 1; r <= ROUNDS; r++)); do
+        grep -q 'status=ok' "$WORK/res.leaks.tracer.$r" 2>/dev/null || continue
+        field "$WORK/res.leaks.tracer.$r" "$1"
+    done | median
+}
+leaks_s=$(leaks_stat leaks_seconds)
+echo "memtrace leaks on a core file with 1,000,000 live blocks (500,000 lost): $(fmt "$leaks_s") s (the scan alone $(fmt "$(leaks_stat scan_seconds)") s; the whole gdb run, start and core loading included, $(fmt "$(leaks_stat gdb_seconds)") s; median over rounds) $(failures leaks tracer)"
 echo
 
 # ------------------------------------------------------------ targets
@@ -316,6 +361,7 @@ for name in "${WORKLOADS[@]}"; do
 done
 check "print_trace first call < 200 ms" "v1 < 200" "$(fmt "$first_ms") ms" "$first_ms"
 check "print_trace later calls < 5 ms" "v1 < 5" "$(fmt "$later_ms") ms" "$later_ms"
+check "memtrace leaks on a 1,000,000-block core < 5 s" "v1 < 5" "$(fmt "$leaks_s") s" "$leaks_s"
 
 if ls "$WORK"/failed.* >/dev/null 2>&1; then
     echo

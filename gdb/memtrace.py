@@ -4,6 +4,8 @@
 #   (gdb) memtrace EXPR               where the block at an address came from
 #   (gdb) memtrace top [N]            call sites holding the most live bytes
 #   (gdb) memtrace stats              totals
+#   (gdb) memtrace leaks [N]          lost blocks (the leak check's report)
+#   (gdb) memtrace refs EXPR          who holds a pointer into a block
 #
 # It never calls into the process: it reads memtrace's tables from the
 # inferior's memory through the `memtrace_state` descriptor (src/descriptor.h),
@@ -1402,6 +1404,8 @@ class MemtraceCommand(gdb.Command):
 Usage: memtrace EXPR
        memtrace top [N]
        memtrace stats
+       memtrace leaks [N]
+       memtrace refs EXPR
 
 memtrace EXPR evaluates EXPR (any expression that yields an address: a
 pointer, an integer, an array in memory; never calling a function in the
@@ -1428,6 +1432,26 @@ call sites holding the most live bytes (10 by default), largest first: live
 bytes, block count and the stack.  memtrace stats prints totals: live blocks
 and bytes, call sites with live blocks, distinct stacks stored, allocations
 recorded since start, threads seen, and freed-history records.
+
+memtrace leaks [N] prints the report MEMTRACE_LEAK_CHECK=1 prints at exit,
+for the stopped process or the core file: a conservative scan from the
+roots (the modules' writable segments, every thread's stack from its stack
+pointer, its registers and TLS) marks every block a word points into; the
+lost blocks, grouped by allocation stack, largest first, N groups at most
+(10 by default), each "B bytes definitely lost in K blocks" (no other lost
+block points at it) or "indirectly lost" (only lost blocks do), with its
+frames; then the summary line "memtrace: leaks: D bytes definitely lost in
+N blocks, I bytes indirectly lost in M blocks, R bytes still reachable in K
+blocks".  MEMTRACE_SUPPRESSIONS, read from gdb's own environment, names a
+LeakSanitizer suppressions file (leak:PATTERN lines) as at exit; the report
+ends with what each suppression took.
+
+memtrace refs EXPR evaluates EXPR as memtrace EXPR does and lists every
+place holding a pointer into the live block at that address, like
+valgrind's who_points_at: a global (symbol and module), a thread's stack
+slot (thread, LWP, frame number and function), a register, thread-local
+storage, or another heap block (its address, the offset in it, its
+allocation stack), each with the offset it points to.
 
 The tables are read from the inferior's memory, never by calling into it,
 so this works on a core file and while a thread is stopped inside malloc.
