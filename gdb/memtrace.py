@@ -997,17 +997,19 @@ def _thread_lines(with_frames):
             if not th.is_valid():
                 continue
             th.switch()
+            tid = th.ptid[1] or th.ptid[0]
             try:
                 f = gdb.newest_frame()
-            except gdb.error:
-                continue
-            sp = _register(f, "sp")
+                sp = _register(f, "sp")
+            except gdb.error:  # a thread running in non-stop mode
+                sp = None
             if sp is None:
+                lines.append("thread %x %x 0 0" % (tid, th.num))
                 continue
             tp = _register(f, "fs_base")
             if tp is None:
                 tp = _register(f, "tpidr") or 0
-            lines.append("thread %x %x %x %x" % (th.ptid[1] or th.ptid[0], th.num, sp, tp))
+            lines.append("thread %x %x %x %x" % (tid, th.num, sp, tp))
             for name in _register_names(f):
                 v = _register(f, name)
                 if v is not None:

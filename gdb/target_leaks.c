@@ -573,6 +573,8 @@ static void gather_roots(Dwfl *dwfl, const struct request *q, struct roots *r)
     dwfl_getmodules(dwfl, add_module, &m, 0);
     for (size_t i = 0; i < q->nthreads; i++) {
         const struct thread *t = &q->threads[i];
+        if (!t->sp)
+            continue; /* gdb has no registers for it: a note says so */
         const struct seg *s = seg_of(t->sp);
         if (s) {
             uintptr_t lo = t->sp - 128 >= s->lo ? t->sp - 128 : s->lo;
@@ -698,14 +700,22 @@ static bool leaks(Dwfl *dwfl, const struct request *q, mt_leak_block *b, size_t 
     mt_suppression *sup;
     size_t nsup = load_suppressions(q->suppressions, out, &sup);
     mt_leak_sort_by_stack(b, n);
+    mt_leak_note *notes = calloc(q->nthreads ? q->nthreads : 1, sizeof *notes);
+    size_t nnotes = 0;
+    for (size_t i = 0; notes && i < q->nthreads; i++)
+        if (!q->threads[i].sp)
+            notes[nnotes++] = (mt_leak_note){
+                q->threads[i].tid, "gdb has no registers for it (running, in non-stop mode?); "
+                                   "its stack, registers and TLS were not scanned" };
     struct report_ctx c = { dwfl, q };
     mt_leak_report_input in = {
         .pid = q->pid, .blocks = b, .nblocks = n, .totals = t, .nroots = r->nregions,
         .max_groups = q->arg ? q->arg : SIZE_MAX, .sup = sup, .nsup = nsup,
         .stack = stack_of, .match = match, .put_stack = put_stack, .ctx = &c,
-        .incomplete = r->modules_unread > 0,
+        .notes = notes, .nnotes = nnotes, .incomplete = r->modules_unread > 0 || !notes,
     };
     mt_leak_report(out, &in);
+    free(notes);
     free(sup);
     return true;
 }

@@ -241,7 +241,8 @@ if [ -s "$core" ]; then
         -ex "echo @@ refs_interior\n" -ex "memtrace refs g_interior - 100" \
         -ex "echo @@ refs_heap\n" -ex "memtrace refs *g_holder" \
         -ex "echo @@ refs_tls\n" -ex "memtrace refs t_tls" \
-        -ex "thread 2" -ex "frame function stack_holder" -ex "echo @@ bt2\n" -ex "bt" \
+        -ex "thread 2" -ex 'printf "@@ sp2 %p\n", $sp' -ex "frame function stack_holder" \
+        -ex "echo @@ bt2\n" -ex "bt" \
         -ex "echo @@ refs_stack\n" -ex "memtrace refs mine" \
         -ex "thread 3" -ex "echo @@ refs_register\n" -ex 'memtrace refs $r12' \
         -ex "echo @@ info_threads\n" -ex "info threads" \
@@ -338,6 +339,40 @@ if [ -s "$core" ]; then
     else
         fail "damaged table" "no memtrace_state in $core"
     fi
+
+    # A thread's stack missing from the core (its segment's file size made
+    # 0 in a copy): the scan says how many root bytes it could not read, at
+    # least that stack from the thread's stack pointer (less the red zone)
+    # to the segment's end, and the block only that stack held is lost.
+    cp "$core" "$work/nostack.core"
+    want=$(python3 - "$work/nostack.core" "$(addr_of sp2 "$out")" <<'PY'
+import struct, sys
+path, sp = sys.argv[1], int(sys.argv[2], 16)
+with open(path, "r+b") as f:
+    head = f.read(64)
+    phoff, = struct.unpack_from("<Q", head, 32)
+    phentsize, phnum = struct.unpack_from("<HH", head, 54)
+    for i in range(phnum):
+        f.seek(phoff + i * phentsize)
+        ptype, _, _, vaddr, _, filesz, memsz = struct.unpack("<IIQQQQQ", f.read(48))
+        if ptype == 1 and vaddr <= sp < vaddr + memsz:
+            f.seek(phoff + i * phentsize + 32)
+            f.write(struct.pack("<Q", 0))
+            print(vaddr + memsz - ((sp - 128 + 7) & ~7))
+PY
+)
+    (cd "$work" && timeout 120 gdb -q -batch -nx "$prog" "$work/nostack.core" -ex "source $helper" \
+        -ex "echo @@ out\n" -ex "memtrace leaks" -ex "echo @@ end\n" >"$work/nostack.all" 2>&1)
+    part out "$work/nostack.all" >"$work/r.out"
+    got=$(sed -n 's/^memtrace: leaks: \([0-9]*\) bytes of roots and 0 blocks could not be read and were not scanned; blocks they alone hold may be counted lost$/\1/p' "$work/r.out")
+    if [ -n "$want" ] && [ -n "$got" ] && [ "$got" -ge "$want" ]; then
+        pass "an unreadable thread stack: the verdict says so ($got root bytes, its stack $want)"
+    else
+        fail "an unreadable thread stack" "wanted a note of >= '$want' unreadable root bytes in: $(cat "$work/r.out")"
+    fi
+    group "an unreadable thread stack" "$work/r.out" "400 bytes definitely lost in 1 blocks" thread_stack
+    summary_is "an unreadable thread stack" "$work/r.out" 612 4 160 4
+    no_traceback "an unreadable thread stack" "$work/nostack.all"
 else
     fail "gdb: gcore" "no core file: $(cat "$live")"
 fi
