@@ -5,7 +5,7 @@
 TEST_BUILD := $(BUILD)/tests
 UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/output.c src/lock.c \
               src/internal_heap.c src/symbolize.c src/format.c src/config.c src/freed_history.c \
-              src/cfi.c src/leak_scan.c src/suppressions.c
+              src/cfi.c src/leak_scan.c src/suppressions.c src/leak_report.c
 # -DMT_DEBUG: the MT_ASSERT checks (src/common.h) run in the unit tests.
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -DMT_DEBUG -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)
