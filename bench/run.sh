@@ -121,7 +121,8 @@ run_one() {
 # the core's loading apart) and the whole gdb run's. The verdict must be the
 # known one, or the round counts as failed.
 leaks_core() {
-    local r=$1 core=$WORK/leaks.core log=$WORK/log.leaks.tracer.$r t0 t1 s
+    local r=$1 t0 t1 s
+    local core=$WORK/leaks.core log=$WORK/log.leaks.tracer.$r
     rm -f "$core"
     timeout "$TIMEOUT" gdb -q -batch -nx "$BIN/lookup" -ex "set env LD_PRELOAD=$TRACER" \
         -ex "break checkpoint" -ex "run leaks >/dev/null" -ex "gcore $core" -ex "kill" \
