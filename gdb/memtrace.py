@@ -1014,16 +1014,17 @@ def _thread_lines(with_frames):
                 v = _register(f, name)
                 if v is not None:
                     lines.append("reg %s %x" % (name, v))
-            while with_frames and f is not None and f.level() < _MAX_FRAMES:
-                fsp = _register(f, "sp")
-                if fsp is not None:
-                    name = f.name() or "??"
-                    lines.append("frame %x %x %s" % (f.level(), fsp,
-                                                     name.encode("utf-8", "replace").hex()))
-                try:
+            # A stack gdb cannot unwind further ends the list there.
+            try:
+                while with_frames and f is not None and f.level() < _MAX_FRAMES:
+                    fsp = _register(f, "sp")
+                    if fsp is not None:
+                        name = f.name() or "??"
+                        lines.append("frame %x %x %s" % (f.level(), fsp,
+                                                         name.encode("utf-8", "replace").hex()))
                     f = f.older()
-                except gdb.error:
-                    f = None
+            except gdb.error:
+                pass
     finally:
         if old_thread is not None and old_thread.is_valid():
             old_thread.switch()
