@@ -37,6 +37,10 @@
  *   stack R R ...      (inside an answer) a stack line
  *   end                ends the answer
  *
+ *   recording ON EVER_OFF SEQ SEC
+ *                      the line that says since when memtrace records
+ *                      (mt_fmt_recording; nothing when EVER_OFF is 0)
+ *
  *   near-bounds        answers "BYTES MAX": the bound of "near"
  *                      (MT_NEAR_BYTES) and the freed blocks near an address
  *                      an answer shows at most (MT_NEAR_FREED_MAX), so
@@ -327,6 +331,13 @@ int main(int argc, char **argv)
         struct stack st;
         if (strncmp(line, "answer ", 7) == 0) {
             answer(dwfl, line + 7, &out, &line, &cap);
+        } else if (strncmp(line, "recording ", 10) == 0) {
+            const char *p = line + 10;
+            uint64_t v[4];
+            if (!parse_numbers(&p, v, 4))
+                malformed(line);
+            mt_fmt_recording(&out, &(mt_fmt_recording_state){ v[0] != 0, v[1] != 0, v[2], v[3] });
+            mt_out_write(&out, "\0@@\n", 4);
         } else if (strcmp(line, "near-bounds\n") == 0) {
             mt_out_printf(&out, "%x %x\n", MT_NEAR_BYTES, MT_NEAR_FREED_MAX);
             mt_out_write(&out, "\0@@\n", 4);
