@@ -201,6 +201,7 @@ __attribute__((constructor)) static void mt_constructor(void)
     }
     /* Before the program's main, whatever state memtrace is in: the
      * children must not be traced even if this process is not. */
+    mt_children_lookup();
     mt_children_untrace();
     if (set_up() && mt_cfg.unwind == MT_UNWIND_CHECK) {
         int was = mt_enter();
