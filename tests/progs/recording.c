@@ -1,7 +1,8 @@
 /* Recording on demand (tests/e2e/launcher.sh). Blocks allocated before
  * recording is turned off, while it is off and after it is on again; the
  * switch is memtrace_set_recording (argument "api") or the signal
- * MEMTRACE_TOGGLE_SIGNAL names, raised by the program itself ("signal").
+ * MEMTRACE_TOGGLE_SIGNAL names, raised by the program itself ("signal"),
+ * or nothing ("none").
  * Prints "@@ NAME VALUE" on stdout (addresses, what the API returned, and
  * whether the block allocated while off reuses the address of one freed
  * while recording), then asks print_trace about each block, then frees
@@ -16,9 +17,12 @@
 static int (*set_recording)(int);
 static int (*recording)(void);
 static void (*trace)(const void *);
+static const char *(*version)(void);
 
 static void toggle(const char *how, int on)
 {
+    if (strcmp(how, "none") == 0)
+        return;
     if (strcmp(how, "signal") == 0) {
         raise(SIGUSR2);
         printf("@@ now %d\n", recording());
@@ -41,10 +45,12 @@ int main(int argc, char **argv)
     set_recording = (int (*)(int))dlsym(RTLD_DEFAULT, "memtrace_set_recording");
     recording = (int (*)(void))dlsym(RTLD_DEFAULT, "memtrace_recording");
     trace = (void (*)(const void *))dlsym(RTLD_DEFAULT, "print_trace");
-    if (!set_recording || !recording || !trace) {
+    version = (const char *(*)(void))dlsym(RTLD_DEFAULT, "memtrace_version");
+    if (!set_recording || !recording || !trace || !version) {
         fprintf(stderr, "recording: not under memtrace\n");
         return 2;
     }
+    printf("@@ version %s\n", version());
     printf("@@ start %d\n", recording());
     char *before = malloc(11); /* SITE:before */
     char *reused = malloc(24); /* SITE:reused */
