@@ -20,8 +20,8 @@ if [ -f "$here/libmemtrace.so" ] || [ -f "$here/libmemtrace-profiler.so" ]; then
     libdir=$here
     helper=$here/memtrace.py
 else
-    libdir=$(cd "$here/.." && pwd)/lib
-    helper=$(cd "$here/.." && pwd)/share/memtrace/memtrace.py
+    libdir=$here/../lib
+    helper=$here/../share/memtrace/memtrace.py
 fi
 
 usage() {
