@@ -133,7 +133,8 @@ check_error "core: missing core file" 1 "memtrace: $work/core.none: no such core
 # ---------------------------------------------------------------- gdb, core
 # gdb's options pass through before --; the answers name the exact sites,
 # and end with the recording line. gcore writes the core file for `core`.
-timeout 120 "$mt" gdb -batch -nx -ex "break all_allocated" -ex "run api >$work/gdb.prog" -ex up \
+timeout 120 "$mt" gdb -batch -nx -ex "break while_off" -ex "break all_allocated" \
+    -ex "run api >$work/gdb.prog" -ex "echo @@cmd off\\n" -ex "memtrace stats" -ex continue -ex up \
     -ex "echo @@cmd before\\n" -ex "memtrace before" \
     -ex "echo @@cmd during\\n" -ex "memtrace during" \
     -ex "echo @@cmd after\\n" -ex "memtrace after" \
@@ -144,6 +145,9 @@ cmd_block before "$work/gdb.out" >"$work/gdb.before"
 cmd_block during "$work/gdb.out" >"$work/gdb.during"
 cmd_block after "$work/gdb.out" >"$work/gdb.after"
 since_re='^memtrace: recording since allocation #[0-9]+ \([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} UTC\); blocks allocated while it was off are unknown$'
+check_eq "gdb: while off, memtrace stats ends with the recording-off line" \
+    "$(cmd_block off "$work/gdb.out" | grep '^memtrace: recording' | sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} UTC/TIME/')" \
+    "memtrace: recording off since TIME (after allocation #4); blocks allocated since are unknown"
 check_grep "gdb: memtrace before: the 11-byte block" "$work/gdb.before" "start of a 11-byte block allocated by thread 1"
 check_grep "gdb: memtrace before: its site" "$work/gdb.before" "  #0 main at $(at $src before)"
 check_eq "gdb: memtrace before: ends with the recording line" \
@@ -239,7 +243,11 @@ check_recording() {
     check_grep "$name: block after: its site" "$err" "  #0 main at $(at $src after)"
     local seq=${head##*#}
     seq=${seq%)}
-    check_eq "$name: every answer ends with the recording line" "$(grep -cE "$since_re" "$err")" 4
+    check_eq "$name: every answer ends with the recording line" "$(grep -cE "$since_re" "$err")" 5
+    local gone
+    gone=$(awk '$2 == "gone" { print $3 }' "$out")
+    check_eq "$name: a recorded block freed while off is forgotten" \
+        "$(grep -F "memtrace: $gone:" "$err" | grep -c 'start of a 555-byte block')" 0
     check_eq "$name: recording since the first block after turning it on" \
         "$(grep -oE '^memtrace: recording since allocation #[0-9]+' "$err" | sort -u | grep -oE '[0-9]+$')" \
         "$seq"

@@ -10,6 +10,7 @@
  * even at an address the freed history holds. */
 #include <dlfcn.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,13 @@ static void toggle(const char *how, int on)
         printf("@@ was %d\n", set_recording(on));
         printf("@@ now %d\n", recording());
     }
+}
+
+/* gdb stops here (tests/e2e/launcher.sh) while recording is off. */
+void while_off(void);
+void while_off(void)
+{
+    __asm__ volatile("");
 }
 
 /* gdb stops here (tests/e2e/launcher.sh): every block is allocated. */
@@ -54,20 +62,26 @@ int main(int argc, char **argv)
     printf("@@ start %d\n", recording());
     char *before = malloc(11); /* SITE:before */
     char *reused = malloc(24); /* SITE:reused */
+    char *gone = malloc(555); /* SITE:gone */
+    uintptr_t gone_at = (uintptr_t)gone;
     free(reused);
     toggle(how, 0);
+    free(gone); /* recorded, freed while off: its record must go */
     char *during = malloc(24); /* SITE:during */
     char *during2 = malloc(33); /* SITE:during2 */
+    while_off();
     toggle(how, 1);
     char *after = malloc(44); /* SITE:after */
-    printf("@@ before %p\n@@ during %p\n@@ during2 %p\n@@ after %p\n@@ same %d\n",
-           (void *)before, (void *)during, (void *)during2, (void *)after, during == reused);
+    printf("@@ before %p\n@@ during %p\n@@ during2 %p\n@@ after %p\n@@ gone %p\n@@ same %d\n",
+           (void *)before, (void *)during, (void *)during2, (void *)after, (void *)gone_at,
+           during == reused);
     fflush(stdout);
     all_allocated();
     trace(before);
     trace(during);
     trace(during2);
     trace(after);
+    trace((void *)gone_at);
     free(during); /* allocated while off, at an address freed while on */
     free(during2);
     free(before);
