@@ -34,7 +34,7 @@ DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DMT_DEBUG)
 # throw std::bad_alloc through memtrace's frames, whose cleanups
 # (MT_PASSTHROUGH_SCOPE, src/real.h) must then run.
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-              -fno-omit-frame-pointer -fexceptions $(DEBUG_FLAGS) \
+              -fno-omit-frame-pointer -fexceptions $(DEBUG_FLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' \
               -pthread -D_GNU_SOURCE $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
 # libiberty (binutils' demangler) is a static archive: --exclude-libs keeps
 # its symbols out of the preloaded library's exports, where they would

@@ -25,9 +25,11 @@ $(BUILD)/memtrace.py: gdb/memtrace.py
 	@mkdir -p $(@D)
 	cp $< $@
 
-$(BUILD)/memtrace: gdb/memtrace.sh
+# The launcher, with the one VERSION (the top Makefile) put in. Rebuilt
+# when VERSION changes: $(BUILD)/flavour holds LIB_CFLAGS, which holds it.
+$(BUILD)/memtrace: gdb/memtrace.sh $(BUILD)/flavour
 	@mkdir -p $(@D)
-	cp $< $@
+	sed 's|@VERSION@|$(VERSION)|' $< >$@
 	chmod 755 $@
 
 # gdb auto-loads LIB-gdb.py from LIB's own directory and from its auto-load

@@ -40,6 +40,10 @@
  *   stack R R ...      (inside an answer) a stack line
  *   end                ends the answer
  *
+ *   recording ON EVER_OFF SEQ SEC
+ *                      the line that says since when memtrace records
+ *                      (mt_fmt_recording; nothing when EVER_OFF is 0)
+ *
  *   near-bounds        answers "BYTES MAX": the bound of "near"
  *                      (MT_NEAR_BYTES) and the freed blocks near an address
  *                      an answer shows at most (MT_NEAR_FREED_MAX), so
@@ -356,6 +360,13 @@ int main(int argc, char **argv)
         } else if (strncmp(line, "leaks ", 6) == 0 || strncmp(line, "refs ", 5) == 0) {
             bool ok = mt_target_leaks_request(dwfl, line, stdin, &out);
             mt_out_write(&out, ok ? "\0@@\n" : "\0@@ error\n", ok ? 4 : 10);
+        } else if (strncmp(line, "recording ", 10) == 0) {
+            const char *p = line + 10;
+            uint64_t v[4];
+            if (!parse_numbers(&p, v, 4))
+                malformed(line);
+            mt_fmt_recording(&out, &(mt_fmt_recording_state){ v[0] != 0, v[1] != 0, v[2], v[3] });
+            mt_out_write(&out, "\0@@\n", 4);
         } else if (strcmp(line, "near-bounds\n") == 0) {
             mt_out_printf(&out, "%x %x\n", MT_NEAR_BYTES, MT_NEAR_FREED_MAX);
             mt_out_write(&out, "\0@@\n", 4);

@@ -59,7 +59,8 @@ _STATE_FIELDS = """
 """.split()
 # Words added at the end of version 1 later; a smaller descriptor (an older
 # library) lacks them, and they read as 0.
-_STATE_FIELDS_ADDED = ["freed_pushed", "unwind_fallbacks", "entry_thread_bits"]
+_STATE_FIELDS_ADDED = ["freed_pushed", "unwind_fallbacks", "entry_thread_bits",
+                       "version_string", "recording"]
 
 _M64 = (1 << 64) - 1
 _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread was "
@@ -801,6 +802,26 @@ class _Tables:
         v = self._counter("seq_counter", 8, "allocation counter")
         return v - 1 if v else 0
 
+    def recording(self):
+        """The recording words (src/recording.h): on, ever_off, seq, sec;
+        None from a memtrace that cannot turn recording off."""
+        if not self.d["recording"]:
+            return None
+        b = self.t.read(self.d["recording"], 32)
+        if b is None:
+            _corrupt("recording state at %#x unreadable" % self.d["recording"])
+        return struct.unpack("<4Q", b)
+
+    def version(self):
+        """The library's version string; None from a memtrace older than
+        the field."""
+        if not self.d["version_string"]:
+            return None
+        b = self.t.read(self.d["version_string"], 64)
+        if b is None or b"\0" not in b:
+            _corrupt("version string at %#x unreadable" % self.d["version_string"])
+        return b.split(b"\0", 1)[0].decode("ascii", "replace")
+
 
 # ---------------------------------------------------------------- session
 
@@ -908,9 +929,19 @@ def describe(addr, target=None):
             req += _freed_lines("near-freed", r, st)
     req.append("end\n")
     text, ok = sym.request("\n".join(req))
+    text += _recording_line(st, sym)
     if not ok:
         raise gdb.GdbError(text.rstrip("\n"))
     return text
+
+
+def _recording_line(st, sym):
+    """The line that ends every answer once recording was ever off (src/format.c's
+    mt_fmt_recording, through memtrace-symbolize); "" otherwise."""
+    r = st.recording()
+    if r is None or not r[1]:
+        return ""
+    return sym.request("recording %x %x %x %x\n" % r)[0]
 
 
 def _blocks(n):
@@ -935,11 +966,12 @@ def top(arg):
         out.append("memtrace: site %d: %d bytes in %d %s allocated at:\n"
                    % (i, nbytes, nblocks, _blocks(nblocks)))
         out.append(sym.stack(st.stack(sid)))
+    out.append(_recording_line(st, sym))
     return "".join(out)
 
 
 def stats():
-    st, _ = _session.get()
+    st, sym = _session.get()
     sites, blocks, total, unsure = st.site_totals()
     out = ["memtrace: %d live blocks, %d live bytes, %d call sites with live blocks\n"
            % (blocks, total, len(sites)),
@@ -954,6 +986,7 @@ def stats():
                    % fallbacks)
     if unsure:
         out.append("  (%s; totals may be off)\n" % _UNLOCKED_SHARD)
+    out.append(_recording_line(st, sym))
     return "".join(out)
 
 
@@ -1101,6 +1134,12 @@ def refs_expr(expr):
     target = _Target()
     addr, note = _address(expr, target)
     return note + _leak_request("refs", addr, True)
+
+
+def version():
+    st, _ = _session.get()
+    v = st.version()
+    return "memtrace: library version %s\n" % (v if v is not None else "unknown (older than 0.1.0)")
 
 
 # ---------------------------------------------------------------- commands
@@ -1409,6 +1448,7 @@ Usage: memtrace EXPR
        memtrace stats
        memtrace leaks [N]
        memtrace refs EXPR
+       memtrace version
 
 memtrace EXPR evaluates EXPR (any expression that yields an address: a
 pointer, an integer, an array in memory; never calling a function in the
@@ -1419,7 +1459,7 @@ number, the allocation stack with file:line and inlined frames), then every
 freed block in the freed history that covered it, newest first, with the
 stacks and threads that freed and allocated it.  An address neither live nor
 in the history, or a null one, is an error.  To ask about a variable named
-`top' or `stats', write `memtrace (top)'.
+like a subcommand (top, stats, leaks, refs, version), write `memtrace (top)'.
 
 EXPR is parsed in the current frame's language.  A value that owns a heap
 block through a pointer inside it is asked about through that pointer, and
@@ -1434,7 +1474,10 @@ memtrace top [N] groups the live blocks by allocation stack and prints the N
 call sites holding the most live bytes (10 by default), largest first: live
 bytes, block count and the stack.  memtrace stats prints totals: live blocks
 and bytes, call sites with live blocks, distinct stacks stored, allocations
-recorded since start, threads seen, and freed-history records.
+recorded since start, threads seen, and freed-history records.  memtrace
+version prints the traced library's version.  Once recording was ever off
+(MEMTRACE_START=0, MEMTRACE_TOGGLE_SIGNAL, memtrace_set_recording), every
+answer ends with a line saying since when memtrace records.
 
 memtrace leaks [N] prints the report MEMTRACE_LEAK_CHECK=1 prints at exit,
 for the stopped process or the core file: a conservative scan from the
@@ -1472,7 +1515,8 @@ found implausible instead of reading further."""
         arg = arg.strip()
         if not arg:
             _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats | "
-                  "memtrace leaks [N] | memtrace refs EXPR (see `help memtrace')")
+                  "memtrace leaks [N] | memtrace refs EXPR | memtrace version "
+                  "(see `help memtrace')")
         word, rest = (arg.split(None, 1) + [""])[:2]
         if word == "top":
             _guard(top, rest.strip())
@@ -1486,6 +1530,10 @@ found implausible instead of reading further."""
             if not rest.strip():
                 _fail("usage: memtrace refs EXPR")
             _guard(refs_expr, rest.strip())
+        elif word == "version":
+            if rest.strip():
+                _fail("version takes no argument")
+            _guard(version)
         else:
             _guard(describe_expr, arg)
 

@@ -1,52 +1,254 @@
 #!/bin/sh
-# memtrace: run a program under libmemtrace.so, with or without gdb.
+# memtrace: run a program under libmemtrace.so or libmemtrace-profiler.so,
+# with or without gdb (usage() below is the --help text, README.adoc's
+# "The launcher" shows it). @VERSION@ is the Makefile's VERSION, put in by
+# gdb/gdb.mk when it copies this file to build/memtrace.
 #
-#   memtrace gdb PROG [ARGS...]    gdb with the `memtrace` command loaded and
-#                                  the library preloaded into PROG only
-#   memtrace core PROG CORE        gdb on a core file, `memtrace` command loaded
-#   memtrace run PROG [ARGS...]    PROG under the library, no gdb
+# Finds the libraries and the gdb helper next to itself (the build
+# directory) or in ../lib and ../share/memtrace (an installed prefix);
+# MEMTRACE_LIB names the tracer library instead.
 #
-# Finds the library and the gdb helper next to itself (the build directory)
-# or in ../lib and ../share/memtrace (an installed prefix).
+# Exit status: the program's own, or 2 for a usage error, 127 when the
+# program is not found, 126 when it is not an executable file, 1 when it
+# cannot be traced (statically linked, a library or gdb missing).
 set -e
+version=@VERSION@
 self=$0
 case $self in */*) ;; *) self=$(command -v -- "$self") ;; esac
 here=$(cd "$(dirname "$self")" && pwd)
-if [ -f "$here/libmemtrace.so" ] && [ -f "$here/memtrace.py" ]; then
-    lib=$here/libmemtrace.so
+if [ -f "$here/libmemtrace.so" ] || [ -f "$here/libmemtrace-profiler.so" ]; then
+    libdir=$here
     helper=$here/memtrace.py
 else
-    lib=$here/../lib/libmemtrace.so
+    libdir=$here/../lib
     helper=$here/../share/memtrace/memtrace.py
 fi
-lib=${MEMTRACE_LIB:-$lib}
 
 usage() {
-    echo "usage: memtrace gdb PROG [ARGS...] | memtrace core PROG CORE | memtrace run PROG [ARGS...]" >&2
-    exit 2
+    cat <<'EOF'
+Usage: memtrace run [--profile] [--output FILE] [--no-children] PROG [ARGS...]
+       memtrace gdb [GDB-OPTION...] -- PROG [ARGS...]
+       memtrace gdb PROG [ARGS...]
+       memtrace core PROG CORE
+       memtrace --help | --version
+
+Records where every heap block of PROG was allocated, to ask about any
+pointer later: print_trace(ptr) in the program or from gdb, or gdb's
+`memtrace EXPR` command, also on a core file.
+
+Commands:
+  run    run PROG under the tracer (libmemtrace.so) or, with --profile,
+         the profiler (libmemtrace-profiler.so), without gdb
+  gdb    start gdb on PROG with the `memtrace` command loaded and the
+         tracer preloaded into PROG only (not into gdb); options before
+         `--` go to gdb as they are, e.g.
+           memtrace gdb -batch -ex run -ex bt -- ./prog arg
+  core   start gdb on a core file of PROG with the `memtrace` command
+         loaded
+
+Options of run:
+  --profile       the profiler: reports of the call sites holding the most
+                  live bytes, periodically and at exit
+  --output FILE   write the profiler's reports to FILE (MEMTRACE_OUTPUT;
+                  %p is the process id, %e the program's name)
+  --no-children   trace PROG only, not the programs it starts
+                  (MEMTRACE_CHILDREN=0)
+
+Settings are MEMTRACE_* environment variables (README.adoc, "Settings";
+man memtrace), e.g. MEMTRACE_START=0 to start with recording off and
+MEMTRACE_TOGGLE_SIGNAL=USR2 to turn it on and off with kill -USR2.
+
+Exit status: PROG's own; 2 for a usage error; 127 when PROG is not found,
+126 when it is not an executable file; 1 when it cannot be traced (a
+statically linked PROG, a missing library or gdb).
+EOF
 }
 
-[ $# -ge 2 ] || usage
-if [ ! -f "$lib" ]; then
-    echo "memtrace: cannot find libmemtrace.so (looked for $lib)" >&2
-    exit 2
-fi
+die() { # STATUS MESSAGE
+    echo "memtrace: $2" >&2
+    exit "$1"
+}
+
+usage_error() {
+    die 2 "$1; try 'memtrace --help'"
+}
+
+# The 64- or 32-bit ELF FILE has a program interpreter (PT_INTERP): ld.so
+# loads it, so it can preload. Status 0 yes, 1 no (statically linked, or
+# static-pie: no ld.so to read LD_PRELOAD), 2 when FILE is not an ELF file
+# this machine reads (a script: its interpreter is what gets preloaded).
+# od reads the words in the machine's byte order: a file of the other
+# order is answered 2, and fails to run anyway.
+elf_has_interp() {
+    case $(od -An -N6 -tx1 "$1" 2>/dev/null | tr -d ' \n') in
+    7f454c46020$(host_data)) off=32 offlen=8 entsize_at=54 num_at=56 ;;
+    7f454c46010$(host_data)) off=28 offlen=4 entsize_at=42 num_at=44 ;;
+    *) return 2 ;;
+    esac
+    phoff=$(od -An -j$off -N$offlen -tu$offlen "$1" | tr -d ' ')
+    entsize=$(od -An -j$entsize_at -N2 -tu2 "$1" | tr -d ' ')
+    num=$(od -An -j$num_at -N2 -tu2 "$1" | tr -d ' ')
+    [ -n "$phoff" ] && [ -n "$entsize" ] && [ -n "$num" ] && [ "$entsize" -ge 4 ] || return 2
+    # p_type, the first 4 bytes of each program header; PT_INTERP is 3.
+    od -An -v -j"$phoff" -N$((entsize * num)) -w"$entsize" -tu4 "$1" |
+        awk '$1 == 3 { found = 1 } END { exit !found }'
+}
+
+# The ELF data byte of this machine's order: 1 little-endian, 2 big.
+host_data() {
+    case $(printf '\001\000' | od -An -tu2 | tr -d ' ') in
+    1) echo 1 ;;
+    *) echo 2 ;;
+    esac
+}
+
+# The file NAME that exec would run from PATH (not a shell builtin: exec
+# runs the program even where the shell has a builtin of that name).
+find_in_path() (
+    IFS=:
+    for d in ${PATH-}; do
+        [ -n "$d" ] || d=.
+        if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then
+            echo "$d/$1"
+            exit 0
+        fi
+    done
+    exit 1
+)
+
+# Checks PROG (as the user wrote it) before anything is started, and sets
+# prog_path to the file that runs.
+check_prog() {
+    case $1 in
+    */*) prog_path=$1 ;;
+    *) prog_path=$(find_in_path "$1") || prog_path= ;;
+    esac
+    if [ -z "$prog_path" ] || [ ! -e "$prog_path" ]; then
+        die 127 "$1: no such program"
+    fi
+    if [ -d "$prog_path" ] || [ ! -x "$prog_path" ]; then
+        die 126 "$1: not an executable file"
+    fi
+    status=0
+    elf_has_interp "$prog_path" || status=$?
+    if [ "$status" = 1 ]; then
+        die 1 "$1 is statically linked: nothing can be preloaded into it, so memtrace cannot trace it"
+    fi
+}
+
+check_lib() {
+    [ -f "$1" ] || die 1 "cannot find $(basename "$1") (looked for $1)"
+}
+
+check_gdb() {
+    command -v -- "${GDB:-gdb}" >/dev/null 2>&1 ||
+        die 1 "cannot find gdb (${GDB:-gdb}); install it, or set GDB to one"
+}
+
+[ $# -ge 1 ] || usage_error "no command given"
 cmd=$1
 shift
 case $cmd in
+--help | -h | help)
+    usage
+    exit 0
+    ;;
+--version | -V)
+    echo "memtrace $version"
+    exit 0
+    ;;
 run)
+    profile=
+    output=
+    set_output=
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --profile) profile=1 ;;
+        --no-children) export MEMTRACE_CHILDREN=0 ;;
+        --output)
+            [ $# -ge 2 ] || usage_error "run: --output needs a FILE"
+            output=$2
+            set_output=1
+            shift
+            ;;
+        --output=*)
+            output=${1#--output=}
+            set_output=1
+            ;;
+        --) shift; break ;;
+        -*) usage_error "run: unknown option '$1'" ;;
+        *) break ;;
+        esac
+        shift
+    done
+    [ $# -ge 1 ] || usage_error "run: no program given"
+    if [ -n "$set_output" ]; then
+        [ -n "$profile" ] || usage_error "run: --output is where the profiler's reports go; add --profile"
+        [ -n "$output" ] || usage_error "run: --output needs a FILE"
+        export MEMTRACE_OUTPUT="$output"
+    fi
+    if [ -n "$profile" ]; then
+        lib=$libdir/libmemtrace-profiler.so
+    else
+        lib=${MEMTRACE_LIB:-$libdir/libmemtrace.so}
+    fi
+    check_lib "$lib"
+    check_prog "$1"
     LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD} exec "$@"
     ;;
 gdb)
+    # [GDB-OPTION...] -- PROG [ARGS...] becomes [GDB-OPTION...] --args PROG
+    # [ARGS...] (each word rotated to the end once, the first -- renamed);
+    # without --, PROG [ARGS...] becomes --args PROG [ARGS...].
+    dd=
+    for a in "$@"; do
+        [ "$a" != -- ] || { dd=1; break; }
+    done
+    if [ -z "$dd" ]; then
+        case ${1-} in -*) usage_error "gdb: put gdb's options before -- and the program after it" ;; esac
+        set -- -- "$@"
+    fi
+    n=$#
+    dd=
+    while [ "$n" -gt 0 ]; do
+        a=$1
+        shift
+        n=$((n - 1))
+        if [ -z "$dd" ] && [ "$a" = -- ]; then
+            a=--args
+            dd=1
+        fi
+        set -- "$@" "$a"
+    done
+    lib=${MEMTRACE_LIB:-$libdir/libmemtrace.so}
+    check_lib "$lib"
+    [ -f "$helper" ] || die 1 "cannot find the gdb helper (looked for $helper)"
+    # "$@" is now [GDB-OPTION...] --args PROG [ARGS...]
+    n=0
+    prog=
+    for a in "$@"; do
+        if [ "$n" = 1 ]; then
+            prog=$a
+            break
+        fi
+        [ "$a" = --args ] && n=1
+    done
+    [ -n "$prog" ] || usage_error "gdb: no program given"
+    check_prog "$prog"
+    check_gdb
     # gdb applies the environment to the program it starts, not to itself.
     exec ${GDB:-gdb} -q -ex "source $helper" \
-        -ex "set environment LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}" --args "$@"
+        -ex "set environment LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$@"
     ;;
 core)
-    [ $# = 2 ] || usage
+    [ $# = 2 ] || usage_error "core: give PROG and CORE"
+    [ -f "$helper" ] || die 1 "cannot find the gdb helper (looked for $helper)"
+    [ -e "$1" ] || die 127 "$1: no such program"
+    [ -f "$2" ] || die 1 "$2: no such core file"
+    check_gdb
     exec ${GDB:-gdb} -q -ex "source $helper" "$1" "$2"
     ;;
 *)
-    usage
+    usage_error "unknown command '$cmd'"
     ;;
 esac

@@ -31,7 +31,9 @@ struct memtrace_stats {
     unsigned long live_bytes;     /* their requested sizes, summed */
     unsigned long stacks;         /* distinct allocation stacks stored */
     unsigned long metadata_bytes; /* memory memtrace mapped for its tables */
-    int recording;                /* 0 once recording stopped (see stderr) */
+    int recording;                /* 0 while no new block is recorded: turned
+                                     off (memtrace_set_recording), or stopped
+                                     for good (see stderr) */
     unsigned long unwind_fallbacks; /* stack captures memtrace's own (cfi)
                                        unwinder could not make, made by
                                        libunwind instead (MEMTRACE_UNWIND) */
@@ -50,6 +52,23 @@ void memtrace_get_stats(struct memtrace_stats *out);
  * async-signal-safe (use MEMTRACE_SIGNAL for that). In the tracer build
  * (libmemtrace.so) it writes one line saying reports need the profiler. */
 void memtrace_report(void);
+
+/* Turns recording on (ON nonzero) or off. While off, new blocks are not
+ * recorded and are unknown for good: print_trace knows nothing of them,
+ * their frees pass through untouched and are never reported as bad; the
+ * records of blocks allocated while on still leave when they are freed.
+ * The same as MEMTRACE_TOGGLE_SIGNAL; MEMTRACE_START=0 starts off. Every
+ * answer and report then says since when memtrace records. Returns what
+ * recording was before the call, 1 on or 0 off, or -1 when it cannot
+ * change (recording stopped for good after a failed metadata mapping).
+ * Safe from any thread and from a signal handler; never allocates. */
+int memtrace_set_recording(int on);
+
+/* 1 while new blocks are recorded, else 0. */
+int memtrace_recording(void);
+
+/* The library's version, as "memtrace --version" prints it ("0.1.0"). */
+const char *memtrace_version(void);
 
 #ifdef __cplusplus
 }

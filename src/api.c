@@ -1,9 +1,13 @@
-/* Exported counters (include/memtrace.h). Reads only; no locks, no heap. */
+/* The exported API beyond print_trace (include/memtrace.h): counters,
+ * recording on and off, the version. No locks, no heap. */
 #include "capture.h"
 #include "common.h"
 #include "freed_history.h"
 #include "live_table.h"
 #include "stack_store.h"
+#include "real.h"
+#include "recording.h"
+#include "reentry.h"
 #include "startup.h"
 
 #include "../include/memtrace.h"
@@ -18,6 +22,23 @@ MT_EXPORT void memtrace_get_stats(struct memtrace_stats *out)
     out->stacks = mt_stack_count();
     out->metadata_bytes = mt_live_mapped_bytes() + mt_stack_mapped_bytes() +
                           freed_cap * sizeof(mt_freed_record);
-    out->recording = !mt_recording_stopped();
+    out->recording = mt_recording_now();
     out->unwind_fallbacks = mt_unwind_fallbacks();
+}
+
+MT_EXPORT int memtrace_set_recording(int on)
+{
+    if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT && !mt_busy)
+        mt_start();
+    return mt_set_recording(on != 0);
+}
+
+MT_EXPORT int memtrace_recording(void)
+{
+    return mt_recording_now();
+}
+
+MT_EXPORT const char *memtrace_version(void)
+{
+    return MEMTRACE_VERSION;
 }

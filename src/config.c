@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-mt_config mt_cfg = { .depth = 64, .freed = 65536 };
+mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1 };
 
 long mt_config_long(const char *name, long def, long min, long max)
 {
@@ -70,6 +70,7 @@ void mt_config_load(void)
     mt_cfg.bad_free = bad_free_setting();
     mt_cfg.leak_check = (int)mt_config_long("MEMTRACE_LEAK_CHECK", 0, 0, 1);
     mt_cfg.leak_exitcode = (int)mt_config_long("MEMTRACE_LEAK_EXITCODE", 23, 0, 255);
+    mt_cfg.start = (int)mt_config_long("MEMTRACE_START", 1, 0, 1);
 }
 
 void mt_config_profiler(mt_profiler_config *out)

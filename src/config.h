@@ -15,6 +15,7 @@ typedef struct {
     int bad_free;   /* MEMTRACE_BAD_FREE: report (default) or quiet */
     int leak_check; /* MEMTRACE_LEAK_CHECK: 1 = the leak check at exit (leak_check.h) */
     int leak_exitcode; /* MEMTRACE_LEAK_EXITCODE: exit status when leaks remain, 0..255 */
+    int start;      /* MEMTRACE_START: 1 (default) records from start-up, 0 starts off */
 } mt_config;
 
 extern mt_config mt_cfg;

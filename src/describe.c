@@ -11,6 +11,7 @@
 #include "format.h"
 #include "freed_history.h"
 #include "live_table.h"
+#include "recording.h"
 #include "reentry.h"
 #include "output.h"
 #include "stack_store.h"
@@ -140,6 +141,7 @@ MT_EXPORT void memtrace_print_trace(const void *ptr)
     mt_out out;
     mt_out_init(&out, 2);
     describe(ptr, &out);
+    mt_recording_say(&out);
     mt_out_flush(&out);
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "freed_history.h"
 #include "live_table.h"
+#include "recording.h"
 #include "stack_store.h"
 #include "threads.h"
 #include "tracer.h"
@@ -16,6 +17,8 @@
 #include <string.h>
 
 MT_EXPORT struct memtrace_state memtrace_state;
+
+static const char version[] = MEMTRACE_VERSION;
 
 void mt_descriptor_publish(void)
 {
@@ -82,6 +85,8 @@ void mt_descriptor_publish(void)
     s->seq_counter = (uintptr_t)mt_seq_counter();
     s->freed_pushed = (uintptr_t)mt_freed_pushed();
     s->unwind_fallbacks = (uintptr_t)mt_unwind_fallback_counter();
+    s->version_string = (uintptr_t)version;
+    s->recording = (uintptr_t)&mt_recording_state;
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

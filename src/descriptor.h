@@ -71,6 +71,11 @@ struct memtrace_state {
                                    block was allocated (0 malloc & co., 1 new,
                                    2 new[]) the bits above; 0: all 32 bits are
                                    the thread (an older library) */
+    uint64_t version_string; /* address of the library's version, a
+                                NUL-terminated string ("0.1.0") */
+    uint64_t recording; /* address of the recording words (recording.h's
+                           mt_recording_words: on, ever_off, seq, sec,
+                           64-bit each): since when memtrace records */
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -313,6 +313,45 @@ bool mt_answer_end(mt_answer *a)
     return false;
 }
 
+/* ------------------------------------------------------------ recording */
+
+/* SEC, seconds since 1970, as "YYYY-MM-DD HH:MM:SS UTC", computed here:
+ * gmtime_r takes glibc's time-zone lock, which a stopped thread may hold
+ * while print_trace is called from gdb. Days to civil date: H. Hinnant's
+ * days_from_civil inverse (proleptic Gregorian). */
+static void put_utc(mt_out *out, uint64_t sec)
+{
+    int64_t days = (int64_t)(sec / 86400);
+    unsigned rem = (unsigned)(sec % 86400);
+    int64_t z = days + 719468;
+    int64_t era = z / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    unsigned d = doy - (153 * mp + 2) / 5 + 1;
+    unsigned m = mp < 10 ? mp + 3 : mp - 9;
+    int64_t y = (int64_t)yoe + era * 400 + (m <= 2);
+    mt_out_printf(out, "%04ld-%02u-%02u %02u:%02u:%02u UTC", (long)y, m, d, rem / 3600,
+                  rem / 60 % 60, rem % 60);
+}
+
+void mt_fmt_recording(mt_out *out, const mt_fmt_recording_state *r)
+{
+    if (!r->ever_off)
+        return;
+    if (r->on) {
+        mt_out_printf(out, "memtrace: recording since allocation #%lu (", (unsigned long)r->seq);
+        put_utc(out, r->sec);
+        mt_out_printf(out, "); blocks allocated while it was off are unknown\n");
+    } else {
+        mt_out_printf(out, "memtrace: recording off since ");
+        put_utc(out, r->sec);
+        mt_out_printf(out, " (after allocation #%lu); blocks allocated since are unknown\n",
+                      (unsigned long)(r->seq ? r->seq - 1 : 0));
+    }
+}
+
 /* ------------------------------------------------------------ bad frees */
 
 void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writer *put_stack,

@@ -128,6 +128,27 @@ void mt_answer_near_freed(mt_answer *a, const mt_fmt_freed *r);
  * known to memtrace" line, an error for the gdb command). */
 bool mt_answer_end(mt_answer *a);
 
+/* ------------------------------------------------------------ recording */
+
+/* Since when memtrace records (recording.h's words). */
+typedef struct {
+    bool on;       /* recording now */
+    bool ever_off; /* recording was ever off: only then is anything said */
+    uint64_t seq;  /* the allocation number the next recorded block got
+                      when recording last changed */
+    uint64_t sec;  /* the time of that change, seconds since 1970 UTC */
+} mt_fmt_recording_state;
+
+/* The line that ends every answer (print_trace, the gdb command) and
+ * follows the first line of every profiler report once recording was ever
+ * off; nothing when it never was:
+ *   "memtrace: recording since allocation #SEQ (YYYY-MM-DD HH:MM:SS UTC);
+ *    blocks allocated while it was off are unknown"
+ *   "memtrace: recording off since YYYY-MM-DD HH:MM:SS UTC (after
+ *    allocation #SEQ-1); blocks allocated since are unknown"
+ * (each one line). */
+void mt_fmt_recording(mt_out *out, const mt_fmt_recording_state *r);
+
 /* ------------------------------------------------------------ bad frees */
 
 /* A free memtrace saw go wrong, reported before the real allocator gets it.

@@ -3,6 +3,7 @@
  * APIs, C23's sized frees. Only forwarding lives here; the logic is in
  * tracer.c. strdup and the rest of libc reach these through the PLT. This
  * file is built with -fexceptions: std::bad_alloc may pass through it. */
+#include "children.h"
 #include "common.h"
 #include "live_table.h"
 #include "modules.h"
@@ -15,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 MT_EXPORT void *malloc(size_t size) { return mt_malloc(size); }
 MT_EXPORT void free(void *ptr) { mt_free(ptr); }
@@ -38,6 +40,52 @@ MT_EXPORT int prctl(int option, ...)
     unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
     va_end(ap);
     return mt_prctl(option, a2, a3, a4, a5);
+}
+
+/* The exec family (MEMTRACE_CHILDREN, children.c). glibc's execv, execvp
+ * and execl* call its execve internally, out of reach: each is here. */
+extern char **environ;
+MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) { return mt_execve(path, argv, envp); }
+MT_EXPORT int execv(const char *path, char *const argv[]) { return mt_execve(path, argv, environ); }
+MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) { return mt_execvpe(file, argv, envp); }
+MT_EXPORT int execvp(const char *file, char *const argv[]) { return mt_execvpe(file, argv, environ); }
+MT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) { return mt_fexecve(fd, argv, envp); }
+
+/* The execl forms: ARG0 and the arguments up to the NULL (then, for
+ * execle, the environment) into an array on the stack. */
+#define EXECL_ARGV(argv, arg0, last)                                        \
+    va_list ap;                                                             \
+    size_t n_ = 1;                                                          \
+    va_start(ap, last);                                                     \
+    while (va_arg(ap, const char *))                                        \
+        n_++;                                                               \
+    va_end(ap);                                                             \
+    const char *argv[n_ + 1];                                               \
+    argv[0] = arg0;                                                         \
+    va_start(ap, last);                                                     \
+    for (size_t i_ = 1; i_ <= n_; i_++)                                     \
+        argv[i_] = va_arg(ap, const char *)
+
+MT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    EXECL_ARGV(argv, arg, arg);
+    va_end(ap);
+    return mt_execve(path, (char *const *)argv, environ);
+}
+
+MT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    EXECL_ARGV(argv, arg, arg);
+    va_end(ap);
+    return mt_execvpe(file, (char *const *)argv, environ);
+}
+
+MT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    EXECL_ARGV(argv, arg, arg);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return mt_execve(path, (char *const *)argv, envp);
 }
 
 /* Prototypes for the names no system header declares here (-Wmissing-prototypes). */

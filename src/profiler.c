@@ -17,6 +17,7 @@
 #include "internal_heap.h"
 #include "lock.h"
 #include "os.h"
+#include "recording.h"
 #include "reentry.h"
 #include "output.h"
 #include "site.h"
@@ -527,6 +528,7 @@ static void report_locked(enum why why)
     print_time(&o, mt_os_now_ns());
     mt_out_printf(&o, ": %lu bytes live at %zu sites, peak %lu bytes; top %zu sites, largest last\n",
                   (unsigned long)total, w.nlive, (unsigned long)peak, n);
+    mt_recording_say(&o);
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, top[i], false);
     mt_out_printf(&o, "memtrace: end of report %u\n", reports);
@@ -676,6 +678,7 @@ static void exit_report(void)
                   (unsigned long)(at > start_ns ? (at - start_ns) / 1000000 : 0),
                   (unsigned long)mt_atomic_load_relaxed(&mt_site_live_total),
                   (unsigned long)w.sum_blocks, w.nlive);
+    mt_recording_say(&o);
     if (w.nlive > shown) {
         mt_out_printf(&o, "memtrace: %zu more sites not shown, %lu bytes in %lu blocks ",
                       w.nlive - shown, (unsigned long)rest_bytes, (unsigned long)rest_blocks);

@@ -7,6 +7,7 @@
 
 #include "atomic.h"
 #include "capture.h"
+#include "children.h"
 #include "common.h"
 #include "config.h"
 #include "describe.h"
@@ -18,6 +19,7 @@
 #include "modules.h"
 #include "os.h"
 #include "profiler.h"
+#include "recording.h"
 #include "real.h"
 #include "reentry.h"
 #include "output.h"
@@ -44,6 +46,13 @@ void mt_metadata_failed(const char *what, size_t size, int err)
 int mt_recording_stopped(void)
 {
     return mt_atomic_load_acquire(&mt_phase) == MT_STOPPED;
+}
+
+/* Set up and not stopped: recording, or turned off (MT_PAUSED). */
+static bool set_up(void)
+{
+    int phase = mt_atomic_load_acquire(&mt_phase);
+    return phase == MT_READY || phase == MT_PAUSED;
 }
 
 /* The locks this thread's fork_prepare took. A fork from a signal handler
@@ -167,9 +176,10 @@ MT_COLD void mt_start(void)
     mt_capture_init();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     pthread_atfork(fork_prepare, fork_release, fork_child);
+    mt_recording_init(mt_cfg.start);
     mt_leave(was);
     expected = MT_INITIALIZING; /* not if a mapping failed meanwhile */
-    mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_READY);
+    mt_atomic_cas_acq_rel(&mt_phase, &expected, mt_cfg.start ? MT_READY : MT_PAUSED);
     /* Before the profiler registers its exit report: the check then runs
      * after it, and its _exit (leaks found) cannot cut the report off. */
     if (mt_cfg.leak_check)
@@ -183,12 +193,17 @@ __attribute__((constructor)) static void mt_constructor(void)
         mt_start();
     /* Here, not in mt_start: that may run inside the program's first
      * malloc, which may be atexit's own (its lock held), or dlsym's. */
-    if (mt_atomic_load_acquire(&mt_phase) == MT_READY) {
+    if (set_up()) {
         int was = mt_enter();
         warn_if_not_first();
+        mt_recording_install_signal();
         mt_leave(was);
     }
-    if (mt_atomic_load_acquire(&mt_phase) == MT_READY && mt_cfg.unwind == MT_UNWIND_CHECK) {
+    /* Before the program's main, whatever state memtrace is in: the
+     * children must not be traced even if this process is not. */
+    mt_children_lookup();
+    mt_children_untrace();
+    if (set_up() && mt_cfg.unwind == MT_UNWIND_CHECK) {
         int was = mt_enter();
         mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
         atexit(mt_describe_check_report);

@@ -73,6 +73,19 @@ static MT_COLD MT_NOINLINE void note_untraced(void)
     }
 }
 
+/* A block the real allocator handed out untraced outside any scope or
+ * window: the call bypassed tracing because the phase was not READY
+ * (recording off, or start-up). If recording came on meanwhile
+ * (recording.c moved mt_untraced_seq before making the phase READY), a
+ * freed record at P's address may already have been pushed after that
+ * mark: move it again, so that P's free is not taken for a double free. */
+static MT_COLD MT_NOINLINE void untraced_outside(void *p)
+{
+    (void)p;
+    if (mt_atomic_load_acquire(&mt_phase) == MT_READY)
+        note_untraced();
+}
+
 /* P, from the real allocator, goes unrecorded: noted in a fork window,
  * counted in a pass-through scope (mt_passthrough_end). */
 static inline void *untraced(void *p)
@@ -81,6 +94,8 @@ static inline void *untraced(void *p)
         note_untraced();
     else if (mt_passthrough && p)
         mt_passthrough_allocs++;
+    else if (p)
+        untraced_outside(p);
     return p;
 }
 
@@ -92,6 +107,8 @@ static inline void *untraced_entry(void *p)
 {
     if (MT_UNLIKELY(mt_fork_window) && p)
         note_untraced();
+    else if (p && !mt_passthrough && !mt_busy)
+        untraced_outside(p);
     return p;
 }
 
@@ -282,7 +299,7 @@ static inline void *realloc_with(void *(*fn)(void *, size_t), void *ptr, size_t 
     if (MT_UNLIKELY(mt_iheap_owns(ptr)))
         return realloc_from_iheap(ptr, size);
     if (MT_UNLIKELY(bypass())) {
-        if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) == MT_STOPPED)
+        if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
             forget(ptr, MT_KIND_MALLOC);
         return fn ? untraced(fn(ptr, size)) : NULL;
     }
@@ -647,10 +664,14 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
     if (MT_UNLIKELY(fn == NULL || mt_iheap_owns(ptr))) /* jemalloc never saw an */
         return emulated_rallocx(ptr, size, flags);        /* internal heap block */
     if (MT_UNLIKELY(bypass())) {
-        if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) == MT_STOPPED)
+        if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
             forget(ptr, MT_KIND_MALLOC); /* as realloc: no stale record */
-        MT_PASSTHROUGH_SCOPE;
-        return untraced_entry(fn(ptr, size, flags));
+        void *q;
+        {
+            MT_PASSTHROUGH_SCOPE;
+            q = fn(ptr, size, flags);
+        }
+        return untraced_entry(q);
     }
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);

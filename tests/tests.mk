@@ -168,11 +168,21 @@ $(TEST_BUILD)/leaks: tests/progs/leaks.c
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
 LEAK_PROGS := $(TEST_BUILD)/leaks
 
+# The launcher, MEMTRACE_CHILDREN and recording on demand
+# (tests/e2e/launcher.sh).
+$(TEST_BUILD)/recording: tests/progs/recording.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
+LAUNCHER_PROGS := $(TEST_BUILD)/recording
+
+test-launcher: all $(LAUNCHER_PROGS)
+	@bash tests/e2e/launcher.sh
+
 GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_handles \
              $(TEST_BUILD)/cxx_handles
 
 test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_PROGS) \
-          $(BAD_FREE_PROGS) $(LEAK_PROGS)
+          $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/gdb_helper.sh
@@ -180,6 +190,7 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/allocators.sh
 	@bash tests/e2e/bad_frees.sh
 	@bash tests/e2e/leaks.sh
+	@bash tests/e2e/launcher.sh
 
 # Static checks of the tree: the include graph points one way, and the
 # descriptor's layout has one source (tests/static/*.py).
@@ -221,7 +232,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-unwind-check
 	@$(MAKE) --no-print-directory test-debug
 
-.PHONY: test-static test-build test-debug test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-launcher test-static test-build test-debug test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

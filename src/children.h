@@ -1,0 +1,23 @@
+/* MEMTRACE_CHILDREN (children.c): whether what the program starts is
+ * traced too. */
+#ifndef MT_CHILDREN_H
+#define MT_CHILDREN_H
+
+/* With MEMTRACE_CHILDREN=0, removes the memtrace libraries from the
+ * LD_PRELOAD of this process's environment (in place, no heap), so that
+ * the programs it starts run untraced. Called once, from the library's
+ * constructor, before the program's main. */
+void mt_children_untrace(void);
+
+/* Looks up the real exec functions (called before main). */
+void mt_children_lookup(void);
+
+/* The exec family as preload.c interposes it: the real function, with the
+ * memtrace entries handed on when the process itself execs under
+ * MEMTRACE_CHILDREN=0 (children.c). execv, execvp and the execl forms
+ * come here with environ. */
+int mt_execve(const char *path, char *const argv[], char *const envp[]);
+int mt_execvpe(const char *file, char *const argv[], char *const envp[]);
+int mt_fexecve(int fd, char *const argv[], char *const envp[]);
+
+#endif
