@@ -7,17 +7,22 @@
 #   memtrace run PROG [ARGS...]    PROG under the library, no gdb
 #
 # Finds the library and the gdb helper next to itself (the build directory)
-# or in ../lib and ../share/memtrace (an installed prefix).
+# or where `make install` put them (LIBDIR, DATADIR/memtrace).
 set -e
 self=$0
 case $self in */*) ;; *) self=$(command -v -- "$self") ;; esac
 here=$(cd "$(dirname "$self")" && pwd)
+# `make install` writes the installed directories here.
+libdir=@MEMTRACE_LIBDIR@
+datadir=@MEMTRACE_DATADIR@
+case $libdir in @*) libdir=$here/../lib ;; esac
+case $datadir in @*) datadir=$here/../share ;; esac
 if [ -f "$here/libmemtrace.so" ] && [ -f "$here/memtrace.py" ]; then
     lib=$here/libmemtrace.so
     helper=$here/memtrace.py
 else
-    lib=$here/../lib/libmemtrace.so
-    helper=$here/../share/memtrace/memtrace.py
+    lib=$libdir/libmemtrace.so
+    helper=$datadir/memtrace/memtrace.py
 fi
 lib=${MEMTRACE_LIB:-$lib}
 
