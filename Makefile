@@ -102,19 +102,27 @@ $(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h $(BUILD)/f
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
 
+# The SONAME is the file's name, without a version: a program linked with
+# -lmemtrace (memtrace.pc) needs the library by the name it is preloaded by,
+# and the API only grows (include/memtrace.h).
 $(TRACER_LIB): $(TRACER_OBJS)
-	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LIBS)
 
 $(PROFILER_LIB): $(PROFILER_OBJS)
-	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LIBS)
 
 # ---------------------------------------------------------------- packages
 # The last six are programs the reliability tests run under memtrace; the
 # allocators are the ones the e2e tests put below it (tests/e2e/allocators.sh);
-# liblsan0 is the leak check's oracle (tests/e2e/leaks.sh).
+# liblsan0 is the leak check's oracle (tests/e2e/leaks.sh). The last line:
+# the man pages (asciidoctor), `make deb` (debhelper and debian/control's
+# Build-Depends: the pprof writer's protobuf-c, profile.proto and zlib) and
+# its tests (man-db's man, lintian; tests/e2e/package.sh).
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              libjemalloc-dev libtcmalloc-minimal4 liblsan0 \
-             python3 sqlite3 jq libxml2-utils rustc nodejs
+             python3 sqlite3 jq libxml2-utils rustc nodejs \
+             asciidoctor debhelper libprotobuf-c-dev protobuf-c-compiler \
+             golang-github-google-pprof-dev zlib1g-dev man-db lintian
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.
@@ -169,6 +177,9 @@ GDB_DATADIR ?= /usr/share/gdb
 MT_AUTOLOAD := $(DESTDIR)$(GDB_AUTOLOAD_DIR)$(LIBDIR) \
                $(if $(filter $(GDB_DATADIR)/auto-load,$(GDB_AUTOLOAD_DIR)),,$(DESTDIR)$(LIBDIR))
 MT_PC := $(DESTDIR)$(PKGCONFIGDIR)/memtrace.pc
+# $(call pc_dir,DIR): DIR under PREFIX written from ${prefix}, as pkg-config
+# --define-prefix (a tree moved elsewhere) needs.
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
 # The launcher and the helper learn the installed directories here; the
 # copies in build/ find their files next to themselves.
@@ -190,7 +201,8 @@ install: all man
 	install -m 644 $(BUILD)/man/memtrace.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(BUILD)/man/memtrace.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 gdb/memtrace.bash-completion $(DESTDIR)$(BASHCOMPDIR)/memtrace
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_dir,$(LIBDIR))' \
+	  'includedir=$(call pc_dir,$(INCLUDEDIR))' '' \
 	  'Name: memtrace' 'Description: heap allocation tracer: where a heap block was allocated' \
 	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lmemtrace' >$(MT_PC)
 	chmod 644 $(MT_PC)
@@ -205,6 +217,22 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \
 	  $(DESTDIR)$(BASHCOMPDIR)/memtrace $(MT_PC)
 	rmdir $(DESTDIR)$(LIBEXECDIR)/memtrace $(DESTDIR)$(DATADIR)/memtrace 2>/dev/null || :
+
+# ---------------------------------------------------------------- deb
+# debhelper (debian/) on a copy of the tree in $(BUILD)/deb/src, so that the
+# tree stays as it is (dpkg-buildpackage writes into debian/ and the parent
+# directory); the .deb is copied to $(BUILD)/. The copy is of what git would
+# keep: .gitignore'd files and build outputs are left out.
+DEB_DIR := $(BUILD)/deb
+deb:
+	@v=$$(dpkg-parsechangelog -S Version); if [ "$$v" != "$(VERSION)" ]; then \
+	  echo "memtrace: debian/changelog is at $$v, the Makefile's VERSION is $(VERSION):" \
+	    "add a debian/changelog entry (dch -v $(VERSION))" >&2; exit 1; fi
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	tar -c --exclude-vcs --exclude-vcs-ignores --exclude='./$(BUILD)' -f - . | tar -x -C $(DEB_DIR)/src -f -
+	cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc
+	cp $(DEB_DIR)/memtrace_$(VERSION)_*.deb $(BUILD)/
 
 clean:
 	rm -rf $(BUILD)
