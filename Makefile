@@ -117,12 +117,12 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 # liblsan0 is the leak check's oracle (tests/e2e/leaks.sh). The last line:
 # the man pages (asciidoctor), `make deb` (debhelper and debian/control's
 # Build-Depends: the pprof writer's protobuf-c, profile.proto and zlib) and
-# its tests (man-db's man, lintian; tests/e2e/package.sh).
+# its tests (man-db's man, lintian, bash-completion; tests/e2e/package.sh).
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              libjemalloc-dev libtcmalloc-minimal4 liblsan0 \
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper libprotobuf-c-dev protobuf-c-compiler \
-             golang-github-google-pprof-dev zlib1g-dev man-db lintian
+             golang-github-google-pprof-dev zlib1g-dev man-db lintian bash-completion
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.
@@ -163,7 +163,7 @@ MAN_PAGES := $(BUILD)/man/memtrace.1 $(BUILD)/man/memtrace.3
 man: $(MAN_PAGES)
 $(BUILD)/man/%: doc/%.adoc Makefile
 	@mkdir -p $(@D)
-	asciidoctor -b manpage --failure-level=WARN -a mansource=memtrace -a manversion=$(VERSION) \
+	asciidoctor -b manpage --failure-level=WARN -a 'mansource=memtrace $(VERSION)' \
 	  -a manmanual='memtrace manual' -o $@ $<
 
 # ---------------------------------------------------------------- install
@@ -178,7 +178,8 @@ MT_AUTOLOAD := $(DESTDIR)$(GDB_AUTOLOAD_DIR)$(LIBDIR) \
                $(if $(filter $(GDB_DATADIR)/auto-load,$(GDB_AUTOLOAD_DIR)),,$(DESTDIR)$(LIBDIR))
 MT_PC := $(DESTDIR)$(PKGCONFIGDIR)/memtrace.pc
 # $(call pc_dir,DIR): DIR under PREFIX written from ${prefix}, as pkg-config
-# --define-prefix (a tree moved elsewhere) needs.
+# --define-prefix (a tree moved elsewhere) needs. Libs names the tracer, or
+# the profiler library when it is the only one (PROFILER=1).
 pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
 # The launcher and the helper learn the installed directories here; the
@@ -204,7 +205,8 @@ install: all man
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_dir,$(LIBDIR))' \
 	  'includedir=$(call pc_dir,$(INCLUDEDIR))' '' \
 	  'Name: memtrace' 'Description: heap allocation tracer: where a heap block was allocated' \
-	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lmemtrace' >$(MT_PC)
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -l$(patsubst lib%.so,%,$(notdir $(firstword $(MT_LIBS))))' >$(MT_PC)
 	chmod 644 $(MT_PC)
 
 # Every file install makes, and the directories that are memtrace's own;

@@ -3,6 +3,7 @@
  * (tests/e2e/package.sh): its own block's trace, and the counts. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <memtrace.h>
 
 void checkpoint(const void *p);
@@ -18,6 +19,7 @@ int main(void)
     char *p = malloc(77); /* SITE:pkg_block */
     if (!p)
         return 1;
+    memset(p, 'x', 77);
     print_trace(p);
     struct memtrace_stats s;
     memtrace_get_stats(&s);
