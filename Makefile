@@ -164,7 +164,10 @@ man: $(MAN_PAGES)
 $(BUILD)/man/%: doc/%.adoc Makefile
 	@mkdir -p $(@D)
 	asciidoctor -b manpage --failure-level=WARN -a 'mansource=memtrace $(VERSION)' \
-	  -a manmanual='memtrace manual' -o $@ $<
+	  -a manmanual='memtrace manual' -o $@ $< || { rm -f $@; exit 1; }
+# memtrace(3) under the name of each function it documents (man print_trace).
+MAN3_ALIASES := print_trace memtrace_print_trace memtrace_get_stats memtrace_report \
+                memtrace_set_recording
 
 # ---------------------------------------------------------------- install
 # The gdb helper's copies, named after each library, that gdb loads with it.
@@ -201,6 +204,7 @@ install: all man
 	done; done
 	install -m 644 $(BUILD)/man/memtrace.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(BUILD)/man/memtrace.3 $(DESTDIR)$(MANDIR)/man3/
+	for a in $(MAN3_ALIASES); do ln -sf memtrace.3 $(DESTDIR)$(MANDIR)/man3/$$a.3 || exit 1; done
 	install -m 644 gdb/memtrace.bash-completion $(DESTDIR)$(BASHCOMPDIR)/memtrace
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_dir,$(LIBDIR))' \
 	  'includedir=$(call pc_dir,$(INCLUDEDIR))' '' \
@@ -217,6 +221,7 @@ uninstall:
 	  $(DESTDIR)$(DATADIR)/memtrace/memtrace.py \
 	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \
+	  $(MAN3_ALIASES:%=$(DESTDIR)$(MANDIR)/man3/%.3) \
 	  $(DESTDIR)$(BASHCOMPDIR)/memtrace $(MT_PC)
 	rmdir $(DESTDIR)$(LIBEXECDIR)/memtrace $(DESTDIR)$(DATADIR)/memtrace 2>/dev/null || :
 

@@ -20,6 +20,7 @@ set -u
 unset MAKEFLAGS MFLAGS MAKELEVEL GNUMAKEFLAGS CC CXX CFLAGS CPPFLAGS LDFLAGS DEBUG PROFILER BUILD \
       PREFIX DESTDIR BINDIR LIBDIR INCLUDEDIR LIBEXECDIR DATADIR MANDIR PKGCONFIGDIR BASHCOMPDIR \
       GDB_AUTOLOAD_DIR GDB_DATADIR PKG_CONFIG_PATH MEMTRACE_LIB
+export LC_ALL=C   # the file lists below are in C's order
 mk() { make -C "$root" --no-print-directory "$@"; }
 skip() { echo "SKIP $1: $2"; }
 
@@ -40,6 +41,9 @@ $3"; fi
 has() {
     if grep -qF -e "$3" "$2"; then pass "$1"; else fail "$1" "no '$3' in: $(head -c 2000 "$2")"; fi
 }
+# asked FILE: the lines of gdb's output FILE after "@@ asked" (the gdb
+# commands' answers, not the program's) into $work/asked.
+asked() { sed '1,/^@@ asked$/d' "$1" >"$work/asked"; }
 # files DIR: the files and links under DIR, relative to it, sorted.
 files() { (cd "$1" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort); }
 
@@ -84,6 +88,10 @@ man_functions=$(awk '/^== /{on = ($0 == "== SYNOPSIS")} on' "$page3" |
                     grep -oE '^void [a-z_]+\(' | sed 's/^void //; s/($//')
 compare "memtrace(3) SYNOPSIS: include/memtrace.h's functions" "$man_functions" \
     "$header_functions" "$PENDING_FUNCTIONS"
+aliases=$(make -C "$root" --no-print-directory -pn man 2>/dev/null |
+              sed -n 's/^MAN3_ALIASES := //p')
+same "memtrace(3) is installed under each function's name (MAN3_ALIASES)" \
+    "$(tr ' ' '\n' <<<"$aliases" | grep . | sort)" "$(sort <<<"$man_functions")"
 helper_commands=$(grep -oE '^#   \(gdb\) memtrace [a-z]+' "$root/gdb/memtrace.py" | awk '{print $4}')
 man_commands=$(awk '/^== /{on = ($0 == "== GDB COMMANDS")} on' "$page1" |
                    grep -oE '^\*memtrace [a-z]+\*' | tr -d '*' | awk '{print $2}')
@@ -123,6 +131,11 @@ usr/share/gdb/auto-load/usr/lib/libmemtrace-profiler.so-gdb.py
 usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py
 usr/share/man/man1/memtrace.1
 usr/share/man/man3/memtrace.3
+usr/share/man/man3/memtrace_get_stats.3
+usr/share/man/man3/memtrace_print_trace.3
+usr/share/man/man3/memtrace_report.3
+usr/share/man/man3/memtrace_set_recording.3
+usr/share/man/man3/print_trace.3
 usr/share/memtrace/memtrace.py"
     left=$(grep -rl '@MEMTRACE_' "$d" | sed "s|^$d/||")
     same "make install: no @MEMTRACE_...@ placeholder left" "$left" ""
@@ -169,6 +182,11 @@ share/gdb/auto-load$lib/libmemtrace-profiler.so-gdb.py
 share/gdb/auto-load$lib/libmemtrace.so-gdb.py
 share/man/man1/memtrace.1
 share/man/man3/memtrace.3
+share/man/man3/memtrace_get_stats.3
+share/man/man3/memtrace_print_trace.3
+share/man/man3/memtrace_report.3
+share/man/man3/memtrace_set_recording.3
+share/man/man3/print_trace.3
 share/memtrace/memtrace.py"
     export PKG_CONFIG_PATH=$lib/pkgconfig
     same "pkg-config --cflags --libs memtrace" "$(pkg-config --cflags --libs memtrace 2>&1)" \
@@ -186,21 +204,29 @@ share/memtrace/memtrace.py"
             "start of a 77-byte block allocated by thread 1"
         has "memtrace run: its allocation site" "$work/run.err" "  #0 main at $site"
         has "memtrace run: the counts" "$work/run.out" "recording 1, at least one live block: yes"
-        # gdb with the copy next to the library, trusted as README says.
-        gdb -nx -batch -iex "add-auto-load-safe-path $lib" \
+        # gdb with the copy next to the library, trusted as README says; run
+        # from outside the tree, where the helper would find build/'s
+        # memtrace-symbolize.
+        (cd "$work" && gdb -nx -batch -iex "add-auto-load-safe-path $lib" \
             -ex "set environment LD_PRELOAD=$lib/libmemtrace.so" -ex 'break checkpoint' -ex run \
-            -ex 'info auto-load python-scripts' -ex up -ex 'memtrace p' "$work/pkg_api" \
-            >"$work/gdb.out" 2>&1 </dev/null
+            -ex 'info auto-load python-scripts' -ex up -ex 'echo @@ asked\n' -ex 'memtrace p' \
+            "$work/pkg_api" \
+            >"$work/gdb.out" 2>&1 </dev/null)
         if grep -qE "^Yes +$lib/libmemtrace.so-gdb.py" "$work/gdb.out"; then
             pass "gdb auto-loads the helper next to LIBDIR's library"
         else
             fail "gdb auto-loads the helper next to LIBDIR's library" "$(tail -20 "$work/gdb.out")"
         fi
-        # Nothing but the installed memtrace-symbolize can answer here.
-        has "memtrace EXPR answers through the installed symbolizer" "$work/gdb.out" "  #0 main at $site"
+        # Nothing but the installed memtrace-symbolize can answer here (the
+        # program's own print_trace answered before "@@ asked").
+        asked "$work/gdb.out"
+        has "memtrace EXPR answers through the installed symbolizer" "$work/asked" "  #0 main at $site"
     else
         fail "compile and link with pkg-config's flags" "$(grep -v '^\.' "$work/cc.log" | head -5)"
     fi
+    MANWIDTH=80 man -M "$p/share/man" print_trace >"$work/alias.txt" 2>&1
+    has "man print_trace: memtrace(3), through its alias" "$work/alias.txt" \
+        "void memtrace_get_stats(struct memtrace_stats *out);"
     unset PKG_CONFIG_PATH
     if mk uninstall PREFIX="$p" LIBDIR="$lib" >"$work/uninstall2.log" 2>&1; then
         same "make uninstall PREFIX=DIR LIBDIR=DIR/lib64: no file left" "$(files "$p")" ""
@@ -277,6 +303,11 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/gdb/auto-load/usr/lib/$multiarch/libmemtrace.so-gdb.py
 ./usr/share/man/man1/memtrace.1.gz
 ./usr/share/man/man3/memtrace.3.gz
+./usr/share/man/man3/memtrace_get_stats.3.gz
+./usr/share/man/man3/memtrace_print_trace.3.gz
+./usr/share/man/man3/memtrace_report.3.gz
+./usr/share/man/man3/memtrace_set_recording.3.gz
+./usr/share/man/man3/print_trace.3.gz
 ./usr/share/memtrace/memtrace.py"
     same "the package's version" "$(dpkg-deb -f "$deb" Version)" "$version"
     depends=$(dpkg-deb -f "$deb" Depends)
@@ -329,6 +360,8 @@ else
         has "man memtrace" "$work/man1.out" "MEMTRACE_LEAK_EXITCODE=N"
         MANWIDTH=80 man 3 memtrace >"$work/man3.out" 2>&1
         has "man 3 memtrace" "$work/man3.out" "void memtrace_get_stats(struct memtrace_stats *out);"
+        MANWIDTH=80 man memtrace_get_stats >"$work/man3a.out" 2>&1
+        has "man memtrace_get_stats" "$work/man3a.out" "void print_trace(const void *ptr);"
     else
         skip "man memtrace" "dpkg did not unpack /usr/share/man (path-exclude in /etc/dpkg/dpkg.cfg.d)"
     fi
@@ -341,16 +374,18 @@ else
         has "memtrace run (the package's): the trace's allocation site" "$work/deb_run.err" \
             "  #0 main at $site"
         syslib=/usr/lib/$multiarch/libmemtrace.so
-        gdb -nx -batch -ex "set environment LD_PRELOAD=$syslib" -ex 'break checkpoint' -ex run \
-            -ex 'info auto-load python-scripts' -ex 'memtrace stats' -ex up -ex 'memtrace p' \
-            "$work/pkg_api_deb" >"$work/deb_gdb.out" 2>&1 </dev/null
+        (cd "$work" && gdb -nx -batch -ex "set environment LD_PRELOAD=$syslib" -ex 'break checkpoint' -ex run \
+            -ex 'info auto-load python-scripts' -ex 'echo @@ asked\n' -ex 'memtrace stats' -ex up \
+            -ex 'memtrace p' \
+            "$work/pkg_api_deb" >"$work/deb_gdb.out" 2>&1 </dev/null)
         if grep -qE "^Yes +/usr/share/gdb/auto-load$syslib-gdb.py" "$work/deb_gdb.out"; then
             pass "gdb auto-loads the helper from /usr/share/gdb/auto-load, untold"
         else
             fail "gdb auto-loads the helper" "$(tail -20 "$work/deb_gdb.out")"
         fi
-        has "memtrace stats (auto-loaded)" "$work/deb_gdb.out" "allocations recorded"
-        has "memtrace EXPR (auto-loaded): the allocation site" "$work/deb_gdb.out" "  #0 main at $site"
+        asked "$work/deb_gdb.out"
+        has "memtrace stats (auto-loaded)" "$work/asked" "allocations recorded"
+        has "memtrace EXPR (auto-loaded): the allocation site" "$work/asked" "  #0 main at $site"
     else
         fail "compile with the package's pkg-config flags" "$(head -5 "$work/cc_deb.log")"
     fi
