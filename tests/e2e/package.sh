@@ -63,7 +63,7 @@ compare() {
     local doc src pend missing extra stale
     doc=$(tr ' ' '\n' <<<"$2" | grep . | sort -u)
     src=$(tr ' ' '\n' <<<"$3" | grep . | sort -u)
-    pend=$(tr ' \n' '\n\n' <<<"$4" | grep . | sort -u)
+    pend=$(tr -s ' \n' '\n' <<<"$4" | grep . | sort -u)
     missing=$(comm -23 <(echo "$src") <(echo "$doc") | tr '\n' ' ')
     extra=$(comm -23 <(echo "$doc") <(sort -u <(echo "$src") <(echo "$pend")) | tr '\n' ' ')
     stale=$(comm -12 <(echo "$src") <(echo "$pend") | tr '\n' ' ')
@@ -204,9 +204,8 @@ share/memtrace/memtrace.py"
             "start of a 77-byte block allocated by thread 1"
         has "memtrace run: its allocation site" "$work/run.err" "  #0 main at $site"
         has "memtrace run: the counts" "$work/run.out" "recording 1, at least one live block: yes"
-        # gdb with the copy next to the library, trusted as README says; run
-        # from outside the tree, where the helper would find build/'s
-        # memtrace-symbolize.
+        # gdb with the copy next to the library, trusted as README says, run
+        # outside the tree.
         (cd "$work" && gdb -nx -batch -iex "add-auto-load-safe-path $lib" \
             -ex "set environment LD_PRELOAD=$lib/libmemtrace.so" -ex 'break checkpoint' -ex run \
             -ex 'info auto-load python-scripts' -ex up -ex 'echo @@ asked\n' -ex 'memtrace p' \
@@ -334,11 +333,11 @@ fi
 # ---------------------------------------------------------------- the package installed
 # apt-get, retried while another dpkg holds the lock.
 apt() {
-    local i
-    for i in 1 2 3 4 5 6 7 8 9 10; do
+    local try
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        [ "$try" = 1 ] || sleep 3
         DEBIAN_FRONTEND=noninteractive apt-get "$@" >"$work/apt.log" 2>&1 && return 0
         grep -q 'Could not get lock\|dpkg frontend lock' "$work/apt.log" || return 1
-        sleep 3
     done
     return 1
 }
