@@ -5,14 +5,32 @@
 #   make deps            install missing Debian packages (root) or say which
 #   make demo            deps + build + a trace shown in gdb
 #   make check           deps + build + every test
-#   make install PREFIX=/usr/local DESTDIR=
+#   make man             the man pages, build/man/memtrace.1 and memtrace.3
+#   make install         PREFIX=/usr/local DESTDIR= (and BINDIR, LIBDIR, ... below)
+#   make uninstall       the same variables: removes what install installed
+#   make deb             build/memtrace_VERSION_ARCH.deb, with debhelper (debian/)
 
 # The one version of memtrace: the launcher's --version, the libraries
 # (memtrace_state), memtrace.pc and the Debian package all take it from here.
 VERSION := 0.1.0
 
-PREFIX  ?= /usr/local
-DESTDIR ?=
+# Where `make install` puts things; each can be given on its own, as
+# packagers do (the GNU names, in capitals). DESTDIR is prepended to every
+# one at install time only: the paths written into the installed files
+# (memtrace.pc, the launcher, the gdb helper) are these, without it.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+LIBEXECDIR ?= $(PREFIX)/libexec
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+PKGCONFIGDIR   ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR    ?= $(DATADIR)/bash-completion/completions
+# gdb reads LIB-gdb.py from its auto-load directory plus LIB's full path;
+# Debian's gdb has /usr/share/gdb/auto-load, which this is for PREFIX=/usr.
+GDB_AUTOLOAD_DIR ?= $(DATADIR)/gdb/auto-load
 # make's built-in CC (cc) would win over ?=: gcc and g++ unless the command
 # line or the environment names a compiler. CPPFLAGS reaches every C and C++
 # compile, LDFLAGS every link.
@@ -84,19 +102,27 @@ $(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h $(BUILD)/f
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
 
+# The SONAME is the file's name, without a version: a program linked with
+# -lmemtrace (memtrace.pc) needs the library by the name it is preloaded by,
+# and the API only grows (include/memtrace.h).
 $(TRACER_LIB): $(TRACER_OBJS)
-	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LIBS)
 
 $(PROFILER_LIB): $(PROFILER_OBJS)
-	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LIBS)
 
 # ---------------------------------------------------------------- packages
 # The last six are programs the reliability tests run under memtrace; the
 # allocators are the ones the e2e tests put below it (tests/e2e/allocators.sh);
-# liblsan0 is the leak check's oracle (tests/e2e/leaks.sh).
+# liblsan0 is the leak check's oracle (tests/e2e/leaks.sh). The last line:
+# the man pages (asciidoctor), `make deb` (debhelper and debian/control's
+# Build-Depends: the pprof writer's protobuf-c, profile.proto and zlib) and
+# its tests (man-db's man, lintian, bash-completion; tests/e2e/package.sh).
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              libjemalloc-dev libtcmalloc-minimal4 liblsan0 \
-             python3 sqlite3 jq libxml2-utils rustc nodejs
+             python3 sqlite3 jq libxml2-utils rustc nodejs \
+             asciidoctor debhelper libprotobuf-c-dev protobuf-c-compiler \
+             golang-github-google-pprof-dev zlib1g-dev man-db lintian bash-completion
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.
@@ -130,13 +156,92 @@ demo: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/demo
 	@sh tests/e2e/demo.sh
 
+# ---------------------------------------------------------------- man pages
+# memtrace(1) (the launcher, the settings, the gdb commands) and memtrace(3)
+# (the C API), from doc/*.adoc; built, not kept in git. A warning fails.
+MAN_PAGES := $(BUILD)/man/memtrace.1 $(BUILD)/man/memtrace.3
+man: $(MAN_PAGES)
+$(BUILD)/man/%: doc/%.adoc Makefile
+	@mkdir -p $(@D)
+	asciidoctor -b manpage --failure-level=WARN -a 'mansource=memtrace $(VERSION)' \
+	  -a manmanual='memtrace manual' -o $@ $< || { rm -f $@; exit 1; }
+# memtrace(3) under the name of each function it documents (man print_trace).
+MAN3_ALIASES := print_trace memtrace_print_trace memtrace_get_stats memtrace_report \
+                memtrace_set_recording
+
 # ---------------------------------------------------------------- install
-install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
-	install -m 755 $(MT_LIBS) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 include/memtrace.h $(DESTDIR)$(PREFIX)/include/
+# The gdb helper's copies, named after each library, that gdb loads with it.
+# In gdb's own auto-load directory (GDB_DATADIR/auto-load, /usr/share/gdb on
+# Debian) when GDB_AUTOLOAD_DIR is that one (PREFIX=/usr); otherwise also
+# next to the library (trusted with add-auto-load-safe-path LIBDIR). Never
+# both: gdb takes the copy next to the library first and, when LIBDIR is not
+# trusted, declines it without looking in its own directory.
+GDB_DATADIR ?= /usr/share/gdb
+MT_AUTOLOAD := $(DESTDIR)$(GDB_AUTOLOAD_DIR)$(LIBDIR) \
+               $(if $(filter $(GDB_DATADIR)/auto-load,$(GDB_AUTOLOAD_DIR)),,$(DESTDIR)$(LIBDIR))
+MT_PC := $(DESTDIR)$(PKGCONFIGDIR)/memtrace.pc
+# $(call pc_dir,DIR): DIR under PREFIX written from ${prefix}, as pkg-config
+# --define-prefix (a tree moved elsewhere) needs. Libs names the tracer, or
+# the profiler library when it is the only one (PROFILER=1).
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+# The launcher and the helper learn the installed directories here; the
+# copies in build/ find their files next to themselves.
+install: all man
+	install -d $(addprefix $(DESTDIR),$(BINDIR) $(LIBDIR) $(INCLUDEDIR) $(LIBEXECDIR)/memtrace \
+	  $(DATADIR)/memtrace $(MANDIR)/man1 $(MANDIR)/man3 $(PKGCONFIGDIR) $(BASHCOMPDIR)) $(MT_AUTOLOAD)
+	install -m 755 $(MT_LIBS) $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/memtrace.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(BUILD)/memtrace-symbolize $(DESTDIR)$(LIBEXECDIR)/memtrace/
+	sed -e 's|@MEMTRACE_LIBDIR@|$(LIBDIR)|g' -e 's|@MEMTRACE_DATADIR@|$(DATADIR)|g' \
+	  $(BUILD)/memtrace >$(DESTDIR)$(BINDIR)/memtrace
+	chmod 755 $(DESTDIR)$(BINDIR)/memtrace
+	sed 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|' $(BUILD)/memtrace.py \
+	  >$(DESTDIR)$(DATADIR)/memtrace/memtrace.py
+	chmod 644 $(DESTDIR)$(DATADIR)/memtrace/memtrace.py
+	for d in $(MT_AUTOLOAD); do for l in $(notdir $(MT_LIBS)); do \
+	  install -m 644 $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $$d/$$l-gdb.py || exit 1; \
+	done; done
+	install -m 644 $(BUILD)/man/memtrace.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(BUILD)/man/memtrace.3 $(DESTDIR)$(MANDIR)/man3/
+	for a in $(MAN3_ALIASES); do ln -sf memtrace.3 $(DESTDIR)$(MANDIR)/man3/$$a.3 || exit 1; done
+	install -m 644 gdb/memtrace.bash-completion $(DESTDIR)$(BASHCOMPDIR)/memtrace
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_dir,$(LIBDIR))' \
+	  'includedir=$(call pc_dir,$(INCLUDEDIR))' '' \
+	  'Name: memtrace' 'Description: heap allocation tracer: where a heap block was allocated' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -l$(patsubst lib%.so,%,$(notdir $(firstword $(MT_LIBS))))' >$(MT_PC)
+	chmod 644 $(MT_PC)
+
+# Every file install makes, and the directories that are memtrace's own;
+# shared directories (bin, lib, man1, ...) stay.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/memtrace $(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(MT_LIBS))) \
+	  $(DESTDIR)$(INCLUDEDIR)/memtrace.h $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-symbolize \
+	  $(DESTDIR)$(DATADIR)/memtrace/memtrace.py \
+	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
+	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \
+	  $(MAN3_ALIASES:%=$(DESTDIR)$(MANDIR)/man3/%.3) \
+	  $(DESTDIR)$(BASHCOMPDIR)/memtrace $(MT_PC)
+	rmdir $(DESTDIR)$(LIBEXECDIR)/memtrace $(DESTDIR)$(DATADIR)/memtrace 2>/dev/null || :
+
+# ---------------------------------------------------------------- deb
+# debhelper (debian/) on a copy of the tree in $(BUILD)/deb/src, so that the
+# tree stays as it is (dpkg-buildpackage writes into debian/ and the parent
+# directory); the .deb is copied to $(BUILD)/. The copy is of what git would
+# keep: .gitignore'd files and build outputs are left out.
+DEB_DIR := $(BUILD)/deb
+deb:
+	@v=$$(dpkg-parsechangelog -S Version); if [ "$$v" != "$(VERSION)" ]; then \
+	  echo "memtrace: debian/changelog is at $$v, the Makefile's VERSION is $(VERSION):" \
+	    "add a debian/changelog entry (dch -v $(VERSION))" >&2; exit 1; fi
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	tar -c --exclude-vcs --exclude-vcs-ignores --exclude='./$(BUILD)' -f - . | tar -x -C $(DEB_DIR)/src -f -
+	cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc
+	cp $(DEB_DIR)/memtrace_$(VERSION)_*.deb $(BUILD)/
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps demo check install clean FORCE
+.PHONY: all deps demo check man install uninstall deb clean FORCE

@@ -5,8 +5,6 @@
 #   build/memtrace             the launcher (memtrace gdb|core|run)
 
 GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
-LIBEXECDIR := $(PREFIX)/libexec/memtrace
-AUTOLOAD_DIR := $(PREFIX)/share/gdb/auto-load$(PREFIX)/lib
 
 all: $(GDB_TOOLS)
 
@@ -31,22 +29,3 @@ $(BUILD)/memtrace: gdb/memtrace.sh $(BUILD)/flavour
 	@mkdir -p $(@D)
 	sed 's|@VERSION@|$(VERSION)|' $< >$@
 	chmod 755 $@
-
-# gdb auto-loads LIB-gdb.py from LIB's own directory and from its auto-load
-# directory ($datadir/auto-load + LIB's path; right for PREFIX=/usr); one
-# copy for each library this build installs (MT_LIBS, the top Makefile).
-install: install-gdb
-install-gdb: $(GDB_TOOLS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PREFIX)/share/memtrace \
-	  $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(AUTOLOAD_DIR)
-	install -m 755 $(BUILD)/memtrace $(DESTDIR)$(PREFIX)/bin/memtrace
-	install -m 755 $(BUILD)/memtrace-symbolize $(DESTDIR)$(LIBEXECDIR)/
-	sed 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)|' gdb/memtrace.py > $(BUILD)/memtrace-installed.py
-	for d in $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(AUTOLOAD_DIR); do \
-	  for l in $(notdir $(MT_LIBS)); do \
-	    install -m 644 $(BUILD)/memtrace-installed.py $$d/$$l-gdb.py; \
-	  done; \
-	done
-	install -m 644 $(BUILD)/memtrace-installed.py $(DESTDIR)$(PREFIX)/share/memtrace/memtrace.py
-
-.PHONY: install-gdb

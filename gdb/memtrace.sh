@@ -5,8 +5,9 @@
 # gdb/gdb.mk when it copies this file to build/memtrace.
 #
 # Finds the libraries and the gdb helper next to itself (the build
-# directory) or in ../lib and ../share/memtrace (an installed prefix);
-# MEMTRACE_LIB names the tracer library instead.
+# directory) or where `make install` put them (the LIBDIR and
+# DATADIR/memtrace it writes in below); MEMTRACE_LIB names the tracer
+# library instead.
 #
 # Exit status: the program's own, or 2 for a usage error, 127 when the
 # program is not found, 126 when it is not an executable file, 1 when it
@@ -16,12 +17,16 @@ version=@VERSION@
 self=$0
 case $self in */*) ;; *) self=$(command -v -- "$self") ;; esac
 here=$(cd "$(dirname "$self")" && pwd)
+# `make install` writes the installed directories here.
+libdir=@MEMTRACE_LIBDIR@
+datadir=@MEMTRACE_DATADIR@
+case $libdir in @*) libdir=$here/../lib ;; esac
+case $datadir in @*) datadir=$here/../share ;; esac
 if [ -f "$here/libmemtrace.so" ] || [ -f "$here/libmemtrace-profiler.so" ]; then
     libdir=$here
     helper=$here/memtrace.py
 else
-    libdir=$here/../lib
-    helper=$here/../share/memtrace/memtrace.py
+    helper=$datadir/memtrace/memtrace.py
 fi
 
 usage() {

@@ -232,7 +232,14 @@ check: deps
 	@$(MAKE) --no-print-directory test-unwind-check
 	@$(MAKE) --no-print-directory test-debug
 
-.PHONY: test-launcher test-static test-build test-debug test-unit test-e2e test-rust test-reliability test-unwind-check check
+# Installation and the Debian package (tests/e2e/package.sh): make install
+# and uninstall, the man pages, pkg-config, completion, make deb, lintian,
+# and as root the package installed with apt-get and removed. Not in
+# `make check` (it installs a package on the machine): .ci/run runs it.
+test-package: all
+	@bash tests/e2e/package.sh
+
+.PHONY: test-launcher test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

@@ -156,6 +156,10 @@ $got
 expected:
 $3"; fi
 }
+# has_line NAME FILE LINE: FILE has the line LINE, whole.
+has_line() {
+    if grep -qxF -e "$3" "$2"; then pass "$1"; else fail "$1" "no line '$3' in $2"; fi
+}
 # build_quiet NAME ARGS...: a real make that succeeds without a warning.
 build_quiet() {
     local name=$1
@@ -174,14 +178,20 @@ b=$work/b
 p=${prefix#/}
 if build_quiet "make PROFILER=1 install" BUILD="$b" LDFLAGS=$ld PROFILER=1 install \
         DESTDIR="$work/d1"; then
-    check_files "make PROFILER=1 install: the profiler library, header and gdb tools" "$work/d1" \
+    check_files "make PROFILER=1 install: the profiler library, header, gdb tools, man pages, .pc, completion" "$work/d1" \
 "$p/bin/memtrace
 $p/include/memtrace.h
 $p/lib/libmemtrace-profiler.so
 $p/lib/libmemtrace-profiler.so-gdb.py
+$p/lib/pkgconfig/memtrace.pc
 $p/libexec/memtrace/memtrace-symbolize
+$p/share/bash-completion/completions/memtrace
 $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
+$p/share/man/man1/memtrace.1
+$p/share/man/man3/memtrace.3
 $p/share/memtrace/memtrace.py"
+    has_line "make PROFILER=1 install: memtrace.pc links the profiler library" \
+        "$work/d1$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -lmemtrace-profiler'
     id=$(readelf -n "$work/d1$prefix/lib/libmemtrace-profiler.so" 2>/dev/null |
              awk '/Build ID:/ { print $3 }')
     if [ ${#id} = 32 ]; then
@@ -196,17 +206,23 @@ $p/share/memtrace/memtrace.py"
     fi
 fi
 if build_quiet "make install" BUILD="$b" LDFLAGS=$ld install DESTDIR="$work/d2"; then
-    check_files "make install: both libraries, header and gdb tools" "$work/d2" \
+    check_files "make install: both libraries, header, gdb tools, man pages, .pc, completion" "$work/d2" \
 "$p/bin/memtrace
 $p/include/memtrace.h
 $p/lib/libmemtrace-profiler.so
 $p/lib/libmemtrace-profiler.so-gdb.py
 $p/lib/libmemtrace.so
 $p/lib/libmemtrace.so-gdb.py
+$p/lib/pkgconfig/memtrace.pc
 $p/libexec/memtrace/memtrace-symbolize
+$p/share/bash-completion/completions/memtrace
 $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
 $p/share/gdb/auto-load$prefix/lib/libmemtrace.so-gdb.py
+$p/share/man/man1/memtrace.1
+$p/share/man/man3/memtrace.3
 $p/share/memtrace/memtrace.py"
+    has_line "make install: memtrace.pc links the tracer library" \
+        "$work/d2$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -lmemtrace'
 fi
 
 # ---------------------------------------------------------------- flavours

@@ -657,7 +657,7 @@ if make -s -C "$root" install PREFIX="$prefix" >"$work/install.out" 2>&1; then
         "$(grep -v '^  (read without the table lock' "$out8" | grep -A1 '^memtrace: 0x')" \
         "memtrace: " "  #0 main at $(at $G gh_live)"
     check_grep "install: memtrace run finds the installed library" \
-        <("$prefix/bin/memtrace" run env) "LD_PRELOAD=$prefix/bin/../lib/libmemtrace.so"
+        <("$prefix/bin/memtrace" run env) "LD_PRELOAD=$prefix/lib/libmemtrace.so"
 else
     fail "make install" "$(cat "$work/install.out")"
 fi
