@@ -6,6 +6,7 @@
 #   (gdb) memtrace stats              totals
 #   (gdb) memtrace leaks [N]          lost blocks (the leak check's report)
 #   (gdb) memtrace refs EXPR          who holds a pointer into a block
+#   (gdb) memtrace version            the traced library's version
 #
 # It never calls into the process: it reads memtrace's tables from the
 # inferior's memory through the `memtrace_state` descriptor (src/descriptor.h),

@@ -51,10 +51,9 @@ files() { (cd "$1" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort); 
 # Names that the pages document ahead of the branches adding them. When a
 # branch is merged its names appear in README (or the header, or the
 # helper), and the check below then fails until the name is taken out here.
-PENDING_SETTINGS="MEMTRACE_CHILDREN MEMTRACE_START MEMTRACE_TOGGLE_SIGNAL MEMTRACE_PPROF
-                  MEMTRACE_PPROF_EVERY MEMTRACE_TOP_BY"
-PENDING_FUNCTIONS="memtrace_set_recording"
-PENDING_COMMANDS="leaks refs pprof"
+PENDING_SETTINGS="MEMTRACE_PPROF MEMTRACE_PPROF_EVERY MEMTRACE_TOP_BY"
+PENDING_FUNCTIONS=""
+PENDING_COMMANDS="pprof"
 
 # compare NAME DOCUMENTED SOURCE-NAMES PENDING: every name of the source is
 # documented, and every documented one is in the source or pending (and
@@ -85,7 +84,7 @@ compare "memtrace(1) SETTINGS: README's Settings, no more" "$man_settings" "$rea
 header_functions=$(grep -oE '^[a-z].*\b[a-z_]+\(' "$root/include/memtrace.h" |
                        grep -oE '[a-z_]+\($' | tr -d '(')
 man_functions=$(awk '/^== /{on = ($0 == "== SYNOPSIS")} on' "$page3" |
-                    grep -oE '^void [a-z_]+\(' | sed 's/^void //; s/($//')
+                    grep -oE '^[a-z].*\b[a-z_]+\(' | grep -oE '[a-z_]+\($' | tr -d '(')
 compare "memtrace(3) SYNOPSIS: include/memtrace.h's functions" "$man_functions" \
     "$header_functions" "$PENDING_FUNCTIONS"
 aliases=$(make -C "$root" --no-print-directory -pn man 2>/dev/null |
@@ -133,8 +132,10 @@ usr/share/man/man1/memtrace.1
 usr/share/man/man3/memtrace.3
 usr/share/man/man3/memtrace_get_stats.3
 usr/share/man/man3/memtrace_print_trace.3
+usr/share/man/man3/memtrace_recording.3
 usr/share/man/man3/memtrace_report.3
 usr/share/man/man3/memtrace_set_recording.3
+usr/share/man/man3/memtrace_version.3
 usr/share/man/man3/print_trace.3
 usr/share/memtrace/memtrace.py"
     left=$(grep -rl '@MEMTRACE_' "$d" | sed "s|^$d/||")
@@ -184,8 +185,10 @@ share/man/man1/memtrace.1
 share/man/man3/memtrace.3
 share/man/man3/memtrace_get_stats.3
 share/man/man3/memtrace_print_trace.3
+share/man/man3/memtrace_recording.3
 share/man/man3/memtrace_report.3
 share/man/man3/memtrace_set_recording.3
+share/man/man3/memtrace_version.3
 share/man/man3/print_trace.3
 share/memtrace/memtrace.py"
     export PKG_CONFIG_PATH=$lib/pkgconfig
@@ -304,8 +307,10 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/man/man3/memtrace.3.gz
 ./usr/share/man/man3/memtrace_get_stats.3.gz
 ./usr/share/man/man3/memtrace_print_trace.3.gz
+./usr/share/man/man3/memtrace_recording.3.gz
 ./usr/share/man/man3/memtrace_report.3.gz
 ./usr/share/man/man3/memtrace_set_recording.3.gz
+./usr/share/man/man3/memtrace_version.3.gz
 ./usr/share/man/man3/print_trace.3.gz
 ./usr/share/memtrace/memtrace.py"
     same "the package's version" "$(dpkg-deb -f "$deb" Version)" "$version"
