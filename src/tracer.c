@@ -144,7 +144,7 @@ static MT_NOINLINE void record(void *p, size_t size, unsigned kind)
         .thread = mt_entry_thread_word(mt_thread_number(), kind),
     };
     if (mt_live_insert(&e)) /* a block not recorded must not count as live */
-        mt_site_alloc(e.stack, size);
+        mt_site_new_block(e.stack, size, e.seq);
     mt_busy = 0;
 }
 
@@ -154,7 +154,7 @@ static MT_NOINLINE void record(void *p, size_t size, unsigned kind)
  * dlinfo must not unwind again from there). */
 static MT_NOINLINE void note_freed(const mt_live_entry *e)
 {
-    mt_site_free(e->stack, e->size);
+    mt_site_end_block(e->stack, e->size, e->seq);
     if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY || !mt_freed_enabled())
         return;
     mt_busy = 1;
@@ -261,6 +261,9 @@ static MT_COLD void *realloc_from_iheap(void *ptr, size_t size)
 static void resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t size,
                     bool zero_frees)
 {
+    /* Gone before the new block becomes the thread's latest allocation. */
+    if (had && (q != NULL || (zero_frees && size == 0)))
+        mt_site_note_gone(old->stack, old->seq);
     if (had && q == ptr) /* resized in place: the old size leaves the */
         mt_site_free(old->stack, old->size); /* totals before the new one enters */
     if (q != NULL)
