@@ -46,6 +46,14 @@ void mt_site_restart_peak(uint64_t now)
     mt_atomic_store_relaxed(&mt_site_peak_ns, now);
 }
 
+MT_NOINLINE void mt_site_temporary(mt_stack_id id)
+{
+    mt_site_counters *c = mt_stack_site(id);
+    if (c)
+        mt_atomic_add_relaxed(&c->temp_blocks, 1);
+    mt_site_last_seq = UINT64_MAX;
+}
+
 static uint64_t live_of(uint64_t alloc, uint64_t freed)
 {
     return alloc > freed ? alloc - freed : 0;

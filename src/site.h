@@ -60,6 +60,9 @@ void mt_site_save_peak(mt_site_counters *c, uint64_t epoch);
  * seq), UINT64_MAX for none: a free of that very block by this thread is a
  * temporary allocation. Initial-exec TLS, like mt_busy. */
 extern MT_TLS uint64_t mt_site_last_seq MT_HIDDEN;
+/* Counts a temporary allocation of stack ID and forgets the thread's
+ * latest allocation (out of line: it keeps the callers' frames small). */
+void mt_site_temporary(mt_stack_id id);
 
 /* When the peak was last raised (CLOCK_MONOTONIC ns); a racing raise of a
  * smaller value may leave its own time. */
@@ -146,12 +149,8 @@ static inline void mt_site_new_block(mt_stack_id id, size_t size, uint64_t seq)
 static inline void mt_site_note_gone(mt_stack_id id, uint64_t seq)
 {
 #ifdef MEMTRACE_PROFILER
-    if (MT_UNLIKELY(seq == mt_site_last_seq)) {
-        mt_site_counters *c = mt_stack_site(id);
-        if (c)
-            mt_atomic_add_relaxed(&c->temp_blocks, 1);
-        mt_site_last_seq = UINT64_MAX;
-    }
+    if (seq == mt_site_last_seq)
+        mt_site_temporary(id);
 #else
     (void)id;
     (void)seq;

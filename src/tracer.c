@@ -261,11 +261,14 @@ static MT_COLD void *realloc_from_iheap(void *ptr, size_t size)
 static void resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t size,
                     bool zero_frees)
 {
-    /* Gone before the new block becomes the thread's latest allocation. */
-    if (had && (q != NULL || (zero_frees && size == 0)))
+    /* The old block goes before the new one becomes the thread's latest
+     * allocation (a realloc(p, 0) that freed it: in note_freed). */
+    if (had && q == ptr) { /* resized in place: the old size leaves the */
         mt_site_note_gone(old->stack, old->seq);
-    if (had && q == ptr) /* resized in place: the old size leaves the */
         mt_site_free(old->stack, old->size); /* totals before the new one enters */
+    } else if (had && q != NULL) {
+        mt_site_note_gone(old->stack, old->seq);
+    }
     if (q != NULL)
         record(q, size, MT_KIND_MALLOC);
     if (had && (q != NULL || (zero_frees && size == 0))) {
