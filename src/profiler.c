@@ -168,7 +168,6 @@ static uint64_t live_blocks(const mt_site_counters *c)
 struct walk {
     uint64_t sum_live;  /* over all sites */
     uint64_t sum_blocks;
-    uint64_t sum_allocs, sum_temp; /* blocks allocated, temporary ones, since start */
     uint64_t events;    /* alloc + free blocks since start, over all sites */
     size_t nlive;       /* sites holding memory */
 };
@@ -190,8 +189,6 @@ static void walk_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, vo
     uint64_t live = live_bytes(&s->now);
     w->sum_live += live;
     w->sum_blocks += live_blocks(&s->now);
-    w->sum_allocs += s->now.alloc_blocks;
-    w->sum_temp += s->now.temp_blocks;
     w->events += s->now.alloc_blocks + s->now.freed_blocks;
     w->nlive += live > 0;
 }
@@ -529,7 +526,7 @@ static struct site **largest_sites(size_t max, bool since_start, size_t *n)
     qsort(r, *n, sizeof *r, by_key_desc);
     if (*n > max)
         *n = max;
-    /* In place: entry i of the result is read from entry i or later. */
+    /* In place: v[i] overlaps r[i / 2], which has been read already. */
     struct site **v = (struct site **)(void *)r;
     for (size_t i = 0; i < *n; i++)
         v[i] = r[i].site;
@@ -698,11 +695,17 @@ static void exit_report(void)
      * gigabytes of text. */
     size_t n, ranked = 0;
     struct site **leaks = largest_sites(SIZE_MAX, true, &n);
-    for (size_t i = 0; i < nsites; i++)
-        ranked += rank_key(&sites[i], true) > 0;
+    uint64_t rest_bytes = 0, rest_blocks = 0, rest_allocs = 0, rest_temp = 0;
+    for (size_t i = 0; i < nsites; i++) {
+        if (rank_key(&sites[i], true) == 0)
+            continue;
+        ranked++;
+        rest_bytes += live_bytes(&sites[i].now);
+        rest_blocks += live_blocks(&sites[i].now);
+        rest_allocs += sites[i].now.alloc_blocks;
+        rest_temp += sites[i].now.temp_blocks;
+    }
     size_t shown = n < (size_t)exit_top ? n : (size_t)exit_top;
-    uint64_t rest_bytes = w.sum_live, rest_blocks = w.sum_blocks;
-    uint64_t rest_allocs = w.sum_allocs, rest_temp = w.sum_temp;
     for (size_t i = 0; i < shown; i++) {
         rest_bytes -= live_bytes(&leaks[i]->now);
         rest_blocks -= live_blocks(&leaks[i]->now);

@@ -98,6 +98,12 @@ check "temporary: exit report, a site with none not listed" \
 [3] 1000 1 | 5500 bytes in 10 blocks allocated, 4500 bytes in 9 blocks freed | alloc_grow | temporary: 9 of 10 blocks allocated" \
     "$(report_of "$out" exit | entries | sort)"
 
+env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=temporary MEMTRACE_INTERVAL_MS=0 MEMTRACE_EXIT_TOP=1 \
+    "$prog" ranks 2>"$work/temp1.err" >/dev/null
+check "temporary, MEMTRACE_EXIT_TOP=1: the other sites with temporary allocations summed up" \
+    "memtrace: 2 more sites not shown, 3010 blocks allocated, 1509 temporary (MEMTRACE_EXIT_TOP=1)" \
+    "$(report_of "$work/temp1.err" exit | grep 'more sites not shown')"
+
 # ---------------------------------------------------------------- live
 # The default: the headers as they always were; sites without live bytes
 # are not listed; every entry still ends with its temporary count.
