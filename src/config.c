@@ -62,6 +62,20 @@ static int bad_free_setting(void)
     return MT_BAD_FREE_REPORT;
 }
 
+/* MEMTRACE_TOP_BY: "live", "allocs" or "temporary". */
+static int top_by_setting(void)
+{
+    const char *s = getenv("MEMTRACE_TOP_BY");
+    if (!s || strcmp(s, "live") == 0)
+        return MT_TOP_BY_LIVE;
+    if (strcmp(s, "allocs") == 0)
+        return MT_TOP_BY_ALLOCS;
+    if (strcmp(s, "temporary") == 0)
+        return MT_TOP_BY_TEMPORARY;
+    mt_warn("MEMTRACE_TOP_BY=\"%s\" is not one of live, allocs, temporary; using live", s);
+    return MT_TOP_BY_LIVE;
+}
+
 void mt_config_load(void)
 {
     mt_cfg.unwind = unwind_setting();
@@ -78,4 +92,5 @@ void mt_config_profiler(mt_profiler_config *out)
     out->interval_ms = mt_config_long("MEMTRACE_INTERVAL_MS", 1000, 0, 86400000);
     out->top = mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
     out->exit_top = mt_config_long("MEMTRACE_EXIT_TOP", 1000, 0, 100000000);
+    out->top_by = top_by_setting();
 }

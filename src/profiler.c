@@ -1,7 +1,9 @@
 /* Profiler reporting, built into libmemtrace-profiler.so only (the tracer
  * build has profiler_off.c instead): a reporter thread prints the top
- * sites by live bytes every MEMTRACE_INTERVAL_MS, on memtrace_report() and on
- * MEMTRACE_SIGNAL; at exit the peak and the leaks, and MEMTRACE_FOLDED files.
+ * sites by live bytes, allocations or temporary allocations (MEMTRACE_TOP_BY)
+ * every MEMTRACE_INTERVAL_MS, on memtrace_report() and on MEMTRACE_SIGNAL; at
+ * exit the peak and the leaks, and MEMTRACE_FOLDED files (the `.peak` one
+ * from site.c's exact snapshot at the peak).
  *
  * Every function here that reports runs inside memtrace (mt_enter), so its
  * own allocations (the site table, cached stack texts, libdw) come from the
@@ -34,6 +36,7 @@
 #include <stdio.h> /* snprintf only: no stdio streams */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +45,7 @@
 static long interval_ms = 1000; /* MEMTRACE_INTERVAL_MS, 0 = no periodic report */
 static long top_n = 10;         /* MEMTRACE_TOP */
 static long exit_top = 1000;    /* MEMTRACE_EXIT_TOP */
+static int top_by = MT_TOP_BY_LIVE; /* MEMTRACE_TOP_BY */
 static int report_signal;       /* MEMTRACE_SIGNAL, 0 = none */
 static const char *output_template; /* MEMTRACE_OUTPUT, NULL = stderr */
 static const char *folded_template; /* MEMTRACE_FOLDED, NULL = none */
@@ -53,12 +57,11 @@ static const char *folded_template; /* MEMTRACE_FOLDED, NULL = none */
  * rewrite its environment and argv (setproctitle) or clear its environment
  * later, so nothing here points into them. */
 static char output_copy[PATH_BYTES], folded_copy[PATH_BYTES];
+/* MEMTRACE_FOLDED as the processes this one starts see it (see
+ * pass_on_setting): "NAME=" and the template. */
+static char folded_env[sizeof "MEMTRACE_FOLDED=" + PATH_BYTES + 3];
+static const char *folded_child_template;
 static char program_name[256]; /* for %e: program_invocation_short_name */
-
-/* Peak profile sampling: at most this often while the total keeps rising. */
-#define PEAK_SAMPLE_NS (10 * 1000000ull)
-
-static mt_atomic(bool) reporter_running; /* the reporter thread samples the peak */
 
 /* ------------------------------------------------------------ site table */
 
@@ -70,14 +73,13 @@ struct site {
     const uintptr_t *frames;  /* in the stack store: never freed */
     mt_site_counters last;    /* counters at the last printed report */
     mt_site_counters now;     /* counters read by the current walk */
-    uint64_t peak_bytes;      /* live bytes in the peak sample */
     char *text;               /* symbolized stack, NULL until first printed */
 };
 
 /* Serialises reports, walks and the site table. An mt_lock, not a pthread
  * mutex: its word names its holder in the same atomic step that takes it
  * (lock.h), so a fork from a signal handler that interrupted this thread
- * inside a report or a peak sample can tell that its own interrupted code
+ * inside a report (memtrace_report) can tell that its own interrupted code
  * holds it (fork_prepare) without a window where it cannot. A report holds
  * it for as long as symbolizing takes, so a waiter sleeps a millisecond at
  * a time rather than spinning. */
@@ -89,11 +91,6 @@ static void report_lock_take(void)
         struct timespec ms = { 0, 1000000 };
         nanosleep(&ms, NULL);
     }
-}
-
-static bool report_lock_try(void)
-{
-    return mt_lock_try(&report_lock);
 }
 
 static void report_lock_drop(void)
@@ -185,6 +182,7 @@ static void walk_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, vo
         return;
     /* Frees first: a block freed after this read still has its allocation
      * counted, so live never reads below what it was. */
+    s->now.temp_blocks = mt_atomic_load_relaxed(&c->temp_blocks);
     s->now.freed_bytes = mt_atomic_load_relaxed(&c->freed_bytes);
     s->now.freed_blocks = mt_atomic_load_relaxed(&c->freed_blocks);
     s->now.alloc_bytes = mt_atomic_load_relaxed(&c->alloc_bytes);
@@ -196,25 +194,10 @@ static void walk_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, vo
     w->nlive += live > 0;
 }
 
-/* The per-stack peak profile: the walk with the highest sum of live bytes
- * that does not exceed the exact peak (a walk reads sites one after another,
- * so while other threads allocate its sum is of no single moment; one that
- * sums above the peak is inconsistent and dropped). */
-static uint64_t sample_sum, sample_ns;
-static uint64_t sampled_at_peak; /* mt_site_peak_total at the last sample */
-
 static void walk_sites(struct walk *w)
 {
     memset(w, 0, sizeof *w);
     mt_stack_foreach(walk_one, w);
-    uint64_t peak = mt_atomic_load_relaxed(&mt_site_peak_total);
-    sampled_at_peak = peak;
-    if (w->sum_live > sample_sum && w->sum_live <= peak) {
-        sample_sum = w->sum_live;
-        sample_ns = mt_os_now_ns();
-        for (size_t i = 0; i < nsites; i++)
-            sites[i].peak_bytes = live_bytes(&sites[i].now);
-    }
 }
 
 /* ------------------------------------------------------------ output */
@@ -282,6 +265,21 @@ static bool is_link(const char *path)
     return errno == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
 }
 
+/* Takes the MEMTRACE_OUTPUT file FD for one report, whole: the processes
+ * that share the file (forked and exec'd children) append their reports
+ * in buffer-sized writes, which would otherwise interleave mid-line. An
+ * advisory lock (flock) on the open file, released when it is closed;
+ * only on a regular file (not /dev/null, a FIFO or a terminal). A file
+ * that cannot be locked is written unlocked. */
+static void lock_output(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+        ;
+}
+
 /* The descriptor for a report: the MEMTRACE_OUTPUT file, else memtrace's
  * copy of the start-up stderr (mt_err_fd, -1: the report is dropped rather
  * than written into a file the program opened as fd 2). */
@@ -311,6 +309,7 @@ static int open_output(bool *own)
         output_template = NULL;
         return mt_err_fd();
     }
+    lock_output(fd);
     *own = true;
     return fd;
 }
@@ -434,8 +433,6 @@ static const char *site_text(struct site *s, char **made, char *raw, size_t raw_
     return raw;
 }
 
-/* One entry: "memtrace: [RANK] ..." and its stack. With SINCE_START the
- * allocated/freed counts are since start, else since the last report. */
 /* Set once at start-up, before the exit report can run. */
 static const mt_leak_hooks *leak_hooks;
 
@@ -444,6 +441,12 @@ void mt_profiler_set_leak_hooks(const mt_leak_hooks *hooks)
     leak_hooks = hooks;
 }
 
+/* One entry: "memtrace: [RANK] ..." (a line scripts parse: its format
+ * stays), the leak check's line at exit, its stack, then "  temporary: T
+ * of A blocks allocated" (A as in the first line; after the stack, so that
+ * the first frame still follows the first line). With SINCE_START the
+ * allocated/freed/temporary counts are since start, else since the last
+ * report. */
 static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start)
 {
     static char raw[MT_MAX_DEPTH * 32];
@@ -453,6 +456,7 @@ static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start
         d.alloc_blocks -= s->last.alloc_blocks;
         d.freed_bytes -= s->last.freed_bytes;
         d.freed_blocks -= s->last.freed_blocks;
+        d.temp_blocks -= s->last.temp_blocks;
     }
     mt_out_printf(o,
                   "memtrace: [%zu] %lu bytes live in %lu blocks; %s: %lu bytes in %lu "
@@ -469,30 +473,80 @@ static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start
     char *made;
     out_text(o, site_text(s, &made, raw, sizeof raw));
     free(made);
+    mt_out_printf(o, "  temporary: %lu of %lu blocks allocated\n", (unsigned long)d.temp_blocks,
+                  (unsigned long)d.alloc_blocks);
 }
 
-static int by_live_desc(const void *a, const void *b)
+/* What S is ranked by (MEMTRACE_TOP_BY) after the last walk: live bytes,
+ * or its allocations or temporary allocations since start (SINCE_START)
+ * or since the last report. */
+static uint64_t rank_key(const struct site *s, bool since_start)
 {
-    uint64_t x = live_bytes(&(*(struct site *const *)a)->now);
-    uint64_t y = live_bytes(&(*(struct site *const *)b)->now);
-    return x < y ? 1 : x > y ? -1 : 0;
+    switch (top_by) {
+    case MT_TOP_BY_ALLOCS:
+        return s->now.alloc_blocks - (since_start ? 0 : s->last.alloc_blocks);
+    case MT_TOP_BY_TEMPORARY:
+        return s->now.temp_blocks - (since_start ? 0 : s->last.temp_blocks);
+    default:
+        return live_bytes(&s->now);
+    }
 }
 
-/* Sites holding memory after the last walk, largest first, at most MAX;
- * *N gets the count. NULL (and *N 0) if the internal heap is full. */
-static struct site **largest_sites(size_t max, size_t *n)
+struct ranked {
+    uint64_t key;
+    struct site *site;
+};
+
+/* Greatest key first; ties by live bytes, then in the order the stacks
+ * were stored, so that a report is the same from run to run. */
+static int by_key_desc(const void *a, const void *b)
+{
+    const struct ranked *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? 1 : -1;
+    uint64_t lx = live_bytes(&x->site->now), ly = live_bytes(&y->site->now);
+    if (lx != ly)
+        return lx < ly ? 1 : -1;
+    return x->site < y->site ? -1 : x->site > y->site;
+}
+
+/* Sites whose rank_key is not 0 after the last walk, greatest first, at
+ * most MAX; *N gets the count. NULL (and *N 0) if the internal heap is
+ * full. */
+static struct site **largest_sites(size_t max, bool since_start, size_t *n)
 {
     *n = 0;
-    struct site **v = malloc((nsites ? nsites : 1) * sizeof *v);
-    if (!v)
+    struct ranked *r = malloc((nsites ? nsites : 1) * sizeof *r);
+    if (!r)
         return NULL;
-    for (size_t i = 0; i < nsites; i++)
-        if (live_bytes(&sites[i].now) > 0)
-            v[(*n)++] = &sites[i];
-    qsort(v, *n, sizeof *v, by_live_desc);
+    for (size_t i = 0; i < nsites; i++) {
+        uint64_t key = rank_key(&sites[i], since_start);
+        if (key > 0)
+            r[(*n)++] = (struct ranked){ key, &sites[i] };
+    }
+    qsort(r, *n, sizeof *r, by_key_desc);
     if (*n > max)
         *n = max;
+    /* In place: v[i] overlaps r[i / 2], which has been read already. */
+    struct site **v = (struct site **)(void *)r;
+    for (size_t i = 0; i < *n; i++)
+        v[i] = r[i].site;
     return v;
+}
+
+/* How the sites are ordered, for the headers; "" for live bytes, whose
+ * headers stay as they always were. */
+static const char *rank_name(bool since_start)
+{
+    switch (top_by) {
+    case MT_TOP_BY_ALLOCS:
+        return since_start ? " by allocations since start" : " by allocations since last report";
+    case MT_TOP_BY_TEMPORARY:
+        return since_start ? " by temporary allocations since start"
+                           : " by temporary allocations since last report";
+    default:
+        return "";
+    }
 }
 
 static void print_time(mt_out *o, uint64_t ns)
@@ -519,15 +573,16 @@ static void report_locked(enum why why)
     if (why == PERIODIC && w.events == events_at_last_report)
         return;
     size_t n;
-    struct site **top = largest_sites((size_t)top_n, &n);
+    struct site **top = largest_sites((size_t)top_n, false, &n);
     mt_out o;
     bool own;
     mt_out_init(&o, open_output(&own));
     mt_out_printf(&o, "memtrace: report %u (%s), pid %d, at ", ++reports, why_name[why],
                   (int)getpid());
     print_time(&o, mt_os_now_ns());
-    mt_out_printf(&o, ": %lu bytes live at %zu sites, peak %lu bytes; top %zu sites, largest last\n",
-                  (unsigned long)total, w.nlive, (unsigned long)peak, n);
+    mt_out_printf(&o, ": %lu bytes live at %zu sites, peak %lu bytes; top %zu sites%s, %s last\n",
+                  (unsigned long)total, w.nlive, (unsigned long)peak, n, rank_name(false),
+                  top_by == MT_TOP_BY_LIVE ? "largest" : "most");
     mt_recording_say(&o);
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, top[i], false);
@@ -556,78 +611,63 @@ static void report(enum why why)
     pthread_setcancelstate(cancel, NULL);
 }
 
-/* Samples the per-stack peak profile when the peak rose since the last
- * sample. Called by the reporter thread between reports. */
-static void sample_peak(void)
-{
-    if (mt_atomic_load_relaxed(&mt_site_peak_total) == sampled_at_peak)
-        return;
-    report_lock_take();
-    struct walk w;
-    if (!exiting)
-        walk_sites(&w);
-    report_lock_drop();
-}
-
-/* Earliest time of the next on_peak sample. */
-static mt_atomic(uint64_t) next_sample_ns;
-
-/* The peak hook (site.h): the sample taken by the allocating thread that
- * raised the peak, NOW, when there is no reporter thread: at most every
- * PEAK_SAMPLE_NS, and at most 1/20 of the time (a walk of many sites is slow). Runs inside the
- * allocation (the thread is inside memtrace: what the walk allocates comes
- * from the internal heap) and only tries report_lock: a report in progress,
- * maybe in this very thread (a signal handler that allocates), or a fork
- * holds it, and the sample is skipped. */
-static void on_peak(uint64_t now)
-{
-    if (mt_atomic_load_relaxed(&reporter_running) ||
-        now < mt_atomic_load_relaxed(&next_sample_ns) ||
-        !report_lock_try())
-        return;
-    struct walk w;
-    if (!exiting)
-        walk_sites(&w);
-    uint64_t took = mt_os_now_ns() - now;
-    mt_atomic_store_relaxed(&next_sample_ns,
-                            now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS));
-    report_lock_drop();
-}
-
 /* ------------------------------------------------------------ folded */
 
-/* Appends the stack of S to O as a folded stack, outermost frame first. */
-static void put_folded_site(mt_out *o, const struct site *s)
+/* Appends "f1;f2;...;fn BYTES" to O: the stack of DEPTH FRAMES as a
+ * folded stack, outermost frame first. */
+static void put_folded(mt_out *o, const uintptr_t *frames, unsigned depth, uint64_t bytes)
 {
     bool locked = mt_sym_self_lock();
     mt_dwfl *dwfl = locked && !heap_low() ? mt_sym_self() : NULL;
-    for (unsigned i = s->depth; i-- > 0;) {
+    for (unsigned i = depth; i-- > 0;) {
         if (dwfl)
-            mt_fmt_folded_frame(o, dwfl, true, s->frames, i);
+            mt_fmt_folded_frame(o, dwfl, true, frames, i);
         else
-            mt_out_printf(o, "0x%lx", (unsigned long)s->frames[i]);
+            mt_out_printf(o, "0x%lx", (unsigned long)frames[i]);
         if (i)
             mt_out_write(o, ";", 1);
     }
     if (locked)
         mt_sym_self_unlock();
+    mt_out_printf(o, " %lu\n", (unsigned long)bytes);
 }
 
-/* Writes one folded file: "f1;f2;...;fn BYTES" for every site whose
- * PEAK (else exit) bytes are not zero. NULL when written, else why not. */
-static const char *write_folded(const char *path, bool peak)
+struct folded_peak {
+    mt_out *o;
+    uint64_t sum; /* bytes written */
+};
+
+static void put_folded_peak(mt_stack_id id, const uintptr_t *frames, unsigned depth,
+                            uint64_t bytes, uint64_t blocks, void *ctx)
+{
+    (void)id;
+    (void)blocks;
+    struct folded_peak *f = ctx;
+    put_folded(f->o, frames, depth, bytes);
+    f->sum += bytes;
+}
+
+/* Writes one folded file, a line for every stack whose bytes are not zero:
+ * at the peak (site.c's snapshot; *PEAK_SUM gets their sum) when PEAK_SUM
+ * is not NULL, else after the last walk. NULL when written, else why
+ * not. */
+static const char *write_folded(const char *path, uint64_t *peak_sum)
 {
     int fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
     if (fd < 0)
         return is_link(path) ? "a symbolic link; not followed" : strerror(errno);
     mt_out o;
     mt_out_init(&o, fd);
-    for (size_t i = 0; i < nsites; i++) {
-        uint64_t bytes = peak ? sites[i].peak_bytes : live_bytes(&sites[i].now);
-        if (bytes == 0)
-            continue;
-        put_folded_site(&o, &sites[i]);
-        mt_out_printf(&o, " %lu\n", (unsigned long)bytes);
+    if (peak_sum) {
+        struct folded_peak f = { &o, 0 };
+        mt_site_peak_foreach(put_folded_peak, &f);
+        *peak_sum = f.sum;
+    } else {
+        for (size_t i = 0; i < nsites; i++) {
+            uint64_t bytes = live_bytes(&sites[i].now);
+            if (bytes)
+                put_folded(&o, sites[i].frames, sites[i].depth, bytes);
+        }
     }
     mt_out_flush(&o);
     if (close(fd) != 0 && !o.error)
@@ -652,15 +692,27 @@ static void exit_report(void)
     struct walk w;
     walk_sites(&w);
     exiting = 1;
-    /* The MEMTRACE_EXIT_TOP largest sites are listed, the rest summed up in
-     * one line: a million symbolized stacks would be gigabytes of text. */
-    size_t n;
-    struct site **leaks = largest_sites(SIZE_MAX, &n);
+    /* The MEMTRACE_EXIT_TOP first sites by MEMTRACE_TOP_BY are listed, the
+     * rest summed up in one line: a million symbolized stacks would be
+     * gigabytes of text. */
+    size_t n, ranked = 0;
+    struct site **leaks = largest_sites(SIZE_MAX, true, &n);
+    uint64_t rest_bytes = 0, rest_blocks = 0, rest_allocs = 0, rest_temp = 0;
+    for (size_t i = 0; i < nsites; i++) {
+        if (rank_key(&sites[i], true) == 0)
+            continue;
+        ranked++;
+        rest_bytes += live_bytes(&sites[i].now);
+        rest_blocks += live_blocks(&sites[i].now);
+        rest_allocs += sites[i].now.alloc_blocks;
+        rest_temp += sites[i].now.temp_blocks;
+    }
     size_t shown = n < (size_t)exit_top ? n : (size_t)exit_top;
-    uint64_t rest_bytes = w.sum_live, rest_blocks = w.sum_blocks;
     for (size_t i = 0; i < shown; i++) {
         rest_bytes -= live_bytes(&leaks[i]->now);
         rest_blocks -= live_blocks(&leaks[i]->now);
+        rest_allocs -= leaks[i]->now.alloc_blocks;
+        rest_temp -= leaks[i]->now.temp_blocks;
     }
     uint64_t peak = mt_atomic_load_relaxed(&mt_site_peak_total);
     uint64_t at = mt_atomic_load_relaxed(&mt_site_peak_ns);
@@ -673,15 +725,21 @@ static void exit_report(void)
     mt_out_printf(&o, ", at ");
     print_time(&o, mt_os_now_ns());
     mt_out_printf(&o, ": peak %lu bytes live at %lu ms; %lu bytes still live in %lu blocks "
-                      "at %zu sites, largest last\n",
+                      "at %zu sites%s%s, %s last\n",
                   (unsigned long)peak,
                   (unsigned long)(at > start_ns ? (at - start_ns) / 1000000 : 0),
                   (unsigned long)mt_atomic_load_relaxed(&mt_site_live_total),
-                  (unsigned long)w.sum_blocks, w.nlive);
+                  (unsigned long)w.sum_blocks, w.nlive, top_by == MT_TOP_BY_LIVE ? "" : ";",
+                  rank_name(true), top_by == MT_TOP_BY_LIVE ? "largest" : "most");
     mt_recording_say(&o);
-    if (w.nlive > shown) {
-        mt_out_printf(&o, "memtrace: %zu more sites not shown, %lu bytes in %lu blocks ",
-                      w.nlive - shown, (unsigned long)rest_bytes, (unsigned long)rest_blocks);
+    if (ranked > shown) {
+        mt_out_printf(&o, "memtrace: %zu more sites not shown, ", ranked - shown);
+        if (top_by == MT_TOP_BY_LIVE)
+            mt_out_printf(&o, "%lu bytes in %lu blocks ", (unsigned long)rest_bytes,
+                          (unsigned long)rest_blocks);
+        else
+            mt_out_printf(&o, "%lu blocks allocated, %lu temporary ", (unsigned long)rest_allocs,
+                          (unsigned long)rest_temp);
         if (leaks)
             mt_out_printf(&o, "(MEMTRACE_EXIT_TOP=%ld)\n", exit_top);
         else
@@ -699,20 +757,21 @@ static void exit_report(void)
         } else {
             snprintf(peak_path, sizeof peak_path, "%s.peak", path);
             /* Each file named as written only if it was. */
-            const char *failed = write_folded(path, false);
+            const char *failed = write_folded(path, NULL);
             mt_out_printf(&o, "memtrace: folded stacks: ");
             out_text(&o, path);
             if (failed)
                 mt_out_printf(&o, " not written (%s), ", failed);
             else
                 mt_out_printf(&o, " (at exit), ");
-            failed = write_folded(peak_path, true);
+            uint64_t peak_sum = 0;
+            failed = write_folded(peak_path, &peak_sum);
             out_text(&o, peak_path);
             if (failed) {
                 mt_out_printf(&o, " not written (%s)\n", failed);
             } else {
-                mt_out_printf(&o, " (%lu bytes, sampled at ", (unsigned long)sample_sum);
-                print_time(&o, sample_ns ? sample_ns : start_ns);
+                mt_out_printf(&o, " (%lu bytes, peak at ", (unsigned long)peak_sum);
+                print_time(&o, at);
                 mt_out_printf(&o, ")\n");
             }
         }
@@ -741,8 +800,7 @@ static void on_signal(int sig)
 
 /* The reporter thread: inside memtrace for its whole life, so nothing it
  * allocates is traced. Wakes every 10 ms (at most) to take a pending
- * signal's report, to sample the peak profile when the peak rose, and at the
- * report interval. */
+ * signal's report, and at the report interval. */
 static void *reporter_main(void *arg)
 {
     (void)arg;
@@ -750,7 +808,6 @@ static void *reporter_main(void *arg)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     uint64_t interval = (uint64_t)interval_ms * 1000000ull;
     uint64_t due = mt_os_now_ns() + interval;
-    uint64_t next_sample = 0;
     for (;;) {
         uint64_t now = mt_os_now_ns();
         uint64_t wait = 10000000ull;
@@ -761,11 +818,6 @@ static void *reporter_main(void *arg)
         if (mt_atomic_exchange_relaxed(&signal_pending, 0))
             report(ON_SIGNAL);
         now = mt_os_now_ns();
-        if (now >= next_sample) {
-            sample_peak();
-            uint64_t took = mt_os_now_ns() - now;
-            next_sample = now + (took * 20 > PEAK_SAMPLE_NS ? took * 20 : PEAK_SAMPLE_NS);
-        }
         if (interval && now >= due) {
             report(PERIODIC);
             due += interval;
@@ -781,8 +833,7 @@ static void *reporter_main(void *arg)
  * async-signal-safe, and making a program thread take it at its next
  * allocation would run a report inside whatever locks that thread holds).
  * Otherwise the process stays single-threaded (unshare(CLONE_NEWUSER)
- * refuses a multi-threaded caller) and allocating threads sample the peak
- * themselves. */
+ * refuses a multi-threaded caller). */
 static bool reporter_needed(void)
 {
     return interval_ms > 0 || report_signal != 0;
@@ -800,13 +851,10 @@ static void start_reporter(void)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, reporter_main, NULL) == 0) {
+    if (pthread_create(&t, &attr, reporter_main, NULL) == 0)
         pthread_setname_np(t, "memtrace");
-        mt_atomic_store_relaxed(&reporter_running, true);
-    } else {
-        mt_atomic_store_relaxed(&reporter_running, false);
+    else
         mt_warn("cannot start the reporter thread; only the exit report will be made");
-    }
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -816,8 +864,13 @@ static void start_reporter(void)
  * go of it once the handler returns, in the parent and in the child. */
 static MT_TLS bool fork_took_report_lock;
 
+/* The forking process, for the child's "(forked from PID)": by the time the
+ * child runs its handler the parent may have exited, and getppid() says 1. */
+static pid_t forking_pid;
+
 static void fork_prepare(void)
 {
+    forking_pid = getpid();
     fork_took_report_lock = !mt_lock_is_mine(&report_lock);
     if (fork_took_report_lock)
         report_lock_take();
@@ -830,9 +883,9 @@ static void fork_parent(void)
 }
 
 /* The child reports its own heap (a copy of its parent's at the fork) from
- * its own start: report numbers, clock and peak start over, and the output
- * path is expanded again; the interval counts since the parent's last
- * report. */
+ * its own start: report numbers, clock and peak start over, the output
+ * path is expanded again and the folded files are its own (PATH.PID, see
+ * pass_on_setting); the interval counts since the parent's last report. */
 static void fork_child(void)
 {
     bool took = fork_took_report_lock;
@@ -841,19 +894,11 @@ static void fork_child(void)
     else /* this thread's interrupted code holds it: under the child's token now */
         mt_lock_adopt_in_child(&report_lock);
     int was = mt_enter();
-    parent_pid = getppid();
+    parent_pid = forking_pid;
     start_ns = mt_os_now_ns();
     reports = 0;
-    uint64_t live = mt_atomic_load_relaxed(&mt_site_live_total);
-    mt_atomic_store_relaxed(&mt_site_peak_total, live);
-    mt_atomic_store_relaxed(&mt_site_peak_ns, start_ns);
-    if (took) { /* else the interrupted walk owns these until it returns */
-        sample_sum = 0;
-        sample_ns = 0;
-        sampled_at_peak = 0;
-    }
-    mt_atomic_store_relaxed(&next_sample_ns, 0);
-    mt_atomic_store_relaxed(&reporter_running, false);
+    mt_site_restart_peak(start_ns);
+    folded_template = folded_child_template;
     if (reporter_needed())
         start_reporter();
     mt_leave(was);
@@ -897,6 +942,44 @@ static const char *copy_setting(const char *name, char *buf, const char *fallbac
     return buf;
 }
 
+/* Whether TEMPLATE has a %p (not a literal "%%p"). */
+static bool has_pid(const char *template)
+{
+    for (const char *p = template; *p; p++)
+        if (p[0] == '%' && p[1]) {
+            if (p[1] == 'p')
+                return true;
+            p++;
+        }
+    return false;
+}
+
+/* A file that every process writes whole at its exit (MEMTRACE_FOLDED)
+ * and whose setting has no %p belongs to this process, the first of the
+ * run: the processes it starts write TEMPLATE.%p instead, and never
+ * truncate it. Forked children take *CHILD_TEMPLATE (fork_child); programs
+ * it execs find the setting so in their environment: the entry of NAME in
+ * environ is pointed at ENV (SIZE bytes, static: it lives as long as the
+ * process), "NAME=TEMPLATE.%p". Neither allocates nor grows environ (the
+ * program's own setenv and unsetenv go on working on it); the program's
+ * getenv(NAME) then sees the new value. A descendant, whose template has
+ * the %p, passes it on unchanged. */
+static void pass_on_setting(const char *name, const char *template, char *env, size_t size,
+                            const char **child_template)
+{
+    *child_template = template;
+    if (!template || has_pid(template))
+        return;
+    size_t len = strlen(name);
+    int n = snprintf(env, size, "%s=%s.%%p", name, template);
+    if (n < 0 || (size_t)n >= size)
+        return;
+    *child_template = env + len + 1;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            *e = env;
+}
+
 static void load_settings(void)
 {
     mt_profiler_config c;
@@ -904,8 +987,11 @@ static void load_settings(void)
     interval_ms = c.interval_ms;
     top_n = c.top;
     exit_top = c.exit_top;
+    top_by = c.top_by;
     output_template = copy_setting("MEMTRACE_OUTPUT", output_copy, "reporting on stderr");
     folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
+    pass_on_setting("MEMTRACE_FOLDED", folded_template, folded_env, sizeof folded_env,
+                    &folded_child_template);
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
     const char *s = getenv("MEMTRACE_SIGNAL");
     if (s && *s) {
@@ -951,7 +1037,6 @@ void mt_profiler_start(void)
             mt_warn("MEMTRACE_SIGNAL: cannot handle signal %d (%s)", report_signal,
                     strerror(errno));
     }
-    mt_site_set_peak_hook(on_peak);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(exit_report_entry);
     mt_leave(was);

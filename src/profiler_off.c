@@ -1,6 +1,7 @@
 /* The tracer build's stand-in for profiler.c: no reports, but the
  * profiler's settings are still checked (a bad value warns whichever
- * library is preloaded) and memtrace_report says where reports come from. */
+ * library is preloaded), one line says which of them have no effect here,
+ * and memtrace_report says where reports come from. */
 #include "profiler.h"
 
 #include "common.h"
@@ -9,10 +10,42 @@
 
 #include "../include/memtrace.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+/* The settings only libmemtrace-profiler.so acts on. */
+static const char *const profiler_only[] = {
+    "MEMTRACE_INTERVAL_MS", "MEMTRACE_TOP",    "MEMTRACE_TOP_BY", "MEMTRACE_EXIT_TOP",
+    "MEMTRACE_SIGNAL",      "MEMTRACE_OUTPUT", "MEMTRACE_FOLDED",
+};
+
+/* Once per process (each exec'd program is one; a forked child inherits
+ * its parent's start): one line naming the profiler's settings that are
+ * set, if any. */
 void mt_profiler_start(void)
 {
     mt_profiler_config ignored;
     mt_config_profiler(&ignored);
+    char names[256];
+    size_t len = 0, n = 0;
+    for (size_t i = 0; i < sizeof profiler_only / sizeof profiler_only[0]; i++) {
+        if (!getenv(profiler_only[i]))
+            continue;
+        size_t add = strlen(profiler_only[i]);
+        if (len + add + 3 > sizeof names)
+            break;
+        if (n++) {
+            memcpy(names + len, ", ", 2);
+            len += 2;
+        }
+        memcpy(names + len, profiler_only[i], add);
+        len += add;
+    }
+    names[len] = '\0';
+    if (n)
+        mt_warn("%s: %s in libmemtrace.so, the tracer; preload libmemtrace-profiler.so "
+                "for the profiler's reports", names, n == 1 ? "a profiler setting, no effect" :
+                "profiler settings, no effect");
 }
 
 void mt_report_open(mt_out *o, bool *own)

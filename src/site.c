@@ -1,5 +1,6 @@
-/* The profiler build's site totals and the exact peak (see site.h). Built
- * into libmemtrace-profiler.so only. */
+/* The profiler build's site totals, the exact peak and the per-site
+ * snapshot at the peak (see site.h). Built into libmemtrace-profiler.so
+ * only. */
 #include "site.h"
 
 #include "atomic.h"
@@ -8,29 +9,105 @@
 mt_atomic(uint64_t) mt_site_live_total;
 mt_atomic(uint64_t) mt_site_peak_total;
 mt_atomic(uint64_t) mt_site_peak_ns;
+mt_atomic(uint64_t) mt_site_peak_epoch = 1;
+MT_TLS uint64_t mt_site_last_seq = UINT64_MAX;
 
-/* Written once by mt_site_set_peak_hook before the profiler's start-up
- * returns, read by any allocating thread afterwards (relaxed: a thread that
- * still sees NULL only skips one sample). */
-static mt_atomic(void (*)(uint64_t)) peak_hook;
-
-void mt_site_set_peak_hook(void (*hook)(uint64_t now))
-{
-    mt_atomic_store_relaxed(&peak_hook, hook);
-}
-
-/* Hot path, out of line: LIVE passed the peak. */
+/* Hot path, out of line: LIVE passed the peak. The epoch is bumped after
+ * the peak is raised, by the thread that raised it, before it changes any
+ * site again.
+ *
+ * Single-threaded, the snapshot is exact: the allocation that raised the
+ * peak has already counted in its site, no site changes between that and
+ * the bump, and every later change to a site saves the site's value first.
+ * With other threads, a change that read the old epoch just before the
+ * bump and lands in its site just after it is not saved: that site's
+ * snapshot then includes the change. So each site's snapshot is its value
+ * at the peak give or take the operations on it that were in flight in
+ * other threads at that moment (as the peak total itself is: the live total
+ * is counted apart from the sites), and a raise of the peak that races
+ * with a greater one may leave its epoch after the greater one's (the
+ * snapshot is then of the smaller raise's moment). */
 MT_COLD void mt_site_new_peak(uint64_t live)
 {
     uint64_t p = mt_atomic_load_relaxed(&mt_site_peak_total);
     while (live > p) {
         if (mt_atomic_cas_weak_relaxed(&mt_site_peak_total, &p, live)) {
-            uint64_t now = mt_os_now_ns();
-            mt_atomic_store_relaxed(&mt_site_peak_ns, now);
-            void (*hook)(uint64_t) = mt_atomic_load_relaxed(&peak_hook);
-            if (hook)
-                hook(now);
+            mt_atomic_add_relaxed(&mt_site_peak_epoch, 1);
+            mt_atomic_store_relaxed(&mt_site_peak_ns, mt_os_now_ns());
             return;
         }
     }
+}
+
+void mt_site_restart_peak(uint64_t now)
+{
+    mt_atomic_store_relaxed(&mt_site_peak_total, mt_atomic_load_relaxed(&mt_site_live_total));
+    mt_atomic_add_relaxed(&mt_site_peak_epoch, 1);
+    mt_atomic_store_relaxed(&mt_site_peak_ns, now);
+}
+
+MT_NOINLINE void mt_site_temporary(mt_stack_id id)
+{
+    mt_site_counters *c = mt_stack_site(id);
+    if (c)
+        mt_atomic_add_relaxed(&c->temp_blocks, 1);
+    mt_site_last_seq = UINT64_MAX;
+}
+
+static uint64_t live_of(uint64_t alloc, uint64_t freed)
+{
+    return alloc > freed ? alloc - freed : 0;
+}
+
+/* Hot path, out of line: the first change to C since the peak of EPOCH.
+ * The counts are stored before the tag (release): a reader that sees the
+ * tag sees them. Two threads may both save; each saves the value the site
+ * had before its own change. */
+MT_COLD void mt_site_save_peak(mt_site_counters *c, uint64_t epoch)
+{
+    uint64_t fb = mt_atomic_load_relaxed(&c->freed_bytes);
+    uint64_t fn = mt_atomic_load_relaxed(&c->freed_blocks);
+    uint64_t ab = mt_atomic_load_relaxed(&c->alloc_bytes);
+    uint64_t an = mt_atomic_load_relaxed(&c->alloc_blocks);
+    mt_atomic_store_relaxed(&c->peak_bytes, live_of(ab, fb));
+    mt_atomic_store_relaxed(&c->peak_blocks, live_of(an, fn));
+    mt_atomic_store_release(&c->peak_epoch, epoch);
+}
+
+void mt_site_peak_of(const mt_site_counters *c, uint64_t *bytes, uint64_t *blocks)
+{
+    uint64_t epoch = mt_atomic_load_relaxed(&mt_site_peak_epoch);
+    /* Pairs with the release in mt_site_save_peak. */
+    if (mt_atomic_load_acquire(&c->peak_epoch) == epoch) {
+        *bytes = mt_atomic_load_relaxed(&c->peak_bytes);
+        *blocks = mt_atomic_load_relaxed(&c->peak_blocks);
+        return;
+    }
+    uint64_t fb = mt_atomic_load_relaxed(&c->freed_bytes);
+    uint64_t fn = mt_atomic_load_relaxed(&c->freed_blocks);
+    *bytes = live_of(mt_atomic_load_relaxed(&c->alloc_bytes), fb);
+    *blocks = live_of(mt_atomic_load_relaxed(&c->alloc_blocks), fn);
+}
+
+struct peak_walk {
+    mt_site_peak_fn *fn;
+    void *ctx;
+};
+
+static void peak_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
+{
+    struct peak_walk *w = ctx;
+    const mt_site_counters *c = mt_stack_site(id);
+    if (!c)
+        return;
+    uint64_t bytes, blocks;
+    mt_site_peak_of(c, &bytes, &blocks);
+    if (bytes)
+        w->fn(id, frames, depth, bytes, blocks, w->ctx);
+}
+
+void mt_site_peak_foreach(mt_site_peak_fn *fn, void *ctx)
+{
+    struct peak_walk w = { fn, ctx };
+    mt_stack_foreach(peak_one, &w);
 }

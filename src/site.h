@@ -14,10 +14,25 @@
 
 /* Monotonic counts since start; live = alloc - freed. Updated with relaxed
  * atomics by every thread; a reader (the profiler's walk) reads frees
- * before allocations, so live never reads below what it was. */
+ * before allocations, so live never reads below what it was.
+ *
+ * temp_blocks: allocations of the site that the allocating thread freed
+ * before its next allocation (heaptrack's "temporary"); a realloc counts as
+ * the free of the old block and the allocation of the new one.
+ *
+ * The peak snapshot (copy on write by epoch): peak_bytes and peak_blocks
+ * hold the site's live bytes and blocks at the moment of the global peak
+ * when peak_epoch == mt_site_peak_epoch; otherwise the site has not changed
+ * since that moment and its live counts are its peak counts. Each new
+ * global peak bumps the epoch; the first change to a site after a bump
+ * first saves its live counts (its value at the peak) and then tags them
+ * with the epoch (release; pairs with the acquire in mt_site_peak_of). */
 typedef struct {
     uint64_t alloc_bytes, alloc_blocks;
     uint64_t freed_bytes, freed_blocks;
+    uint64_t temp_blocks;
+    uint64_t peak_epoch;
+    uint64_t peak_bytes, peak_blocks;
 } mt_site_counters;
 
 #define mt_stack_site(id) ((mt_site_counters *)mt_stack_site_words(id))
@@ -34,20 +49,60 @@ extern mt_atomic(uint64_t) mt_site_live_total MT_HIDDEN;
 extern mt_atomic(uint64_t) mt_site_peak_total MT_HIDDEN;
 void mt_site_new_peak(uint64_t live);
 
+/* Bumped by every raise of mt_site_peak_total (after it) and by a forked
+ * child's restart of the peak; see mt_site_counters. Never 0 once a site
+ * has been counted, so that a new site's zeroed peak_epoch is stale. */
+extern mt_atomic(uint64_t) mt_site_peak_epoch MT_HIDDEN;
+/* Saves C's live counts as its peak snapshot for EPOCH (cold). */
+void mt_site_save_peak(mt_site_counters *c, uint64_t epoch);
+
+/* The sequence number of this thread's latest allocation (its live-table
+ * seq), UINT64_MAX for none: a free of that very block by this thread is a
+ * temporary allocation. Initial-exec TLS, like mt_busy. */
+extern MT_TLS uint64_t mt_site_last_seq MT_HIDDEN;
+/* Counts a temporary allocation of stack ID and forgets the thread's
+ * latest allocation (out of line: it keeps the callers' frames small). */
+void mt_site_temporary(mt_stack_id id);
+
 /* When the peak was last raised (CLOCK_MONOTONIC ns); a racing raise of a
  * smaller value may leave its own time. */
 extern mt_atomic(uint64_t) mt_site_peak_ns MT_HIDDEN;
-/* Called by the thread that raised the peak, at NOW, inside memtrace
- * (mt_busy set); set once at start-up by the profiler, which samples the
- * per-site peak profile there. NULL: nothing to do. */
-void mt_site_set_peak_hook(void (*hook)(uint64_t now));
+
+/* Restarts the peak at the current live total, now (a forked child). */
+void mt_site_restart_peak(uint64_t now);
+
+/* C's live bytes and blocks at the latest global peak (see
+ * mt_site_counters). Exact when no thread changed the site while the peak
+ * was raised; otherwise the value of a moment close to it (see site.c). */
+void mt_site_peak_of(const mt_site_counters *c, uint64_t *bytes, uint64_t *blocks);
+
+/* Calls FN for every stored stack whose live bytes at the latest global
+ * peak are not 0, with those bytes and blocks (mt_site_peak_of), in the
+ * order the stacks were stored. Allocates nothing and takes no lock; safe
+ * while other threads allocate (the values are then those of
+ * mt_site_peak_of). The one source of the peak profile: the folded
+ * `.peak` file and any other peak writer. */
+typedef void mt_site_peak_fn(mt_stack_id id, const uintptr_t *frames, unsigned depth,
+                             uint64_t bytes, uint64_t blocks, void *ctx);
+void mt_site_peak_foreach(mt_site_peak_fn *fn, void *ctx);
+
+/* Before the first change to C since the latest peak: save its value. */
+static inline void mt_site_touch(mt_site_counters *c)
+{
+    uint64_t epoch = mt_atomic_load_relaxed(&mt_site_peak_epoch);
+    if (MT_UNLIKELY(mt_atomic_load_relaxed(&c->peak_epoch) != epoch))
+        mt_site_save_peak(c, epoch);
+}
 #endif
 
+/* A block of SIZE bytes at stack ID enters the totals (a new block, or one
+ * resized in place). */
 static inline void mt_site_alloc(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
     mt_site_counters *c = mt_stack_site(id);
     if (c) {
+        mt_site_touch(c);
         mt_atomic_add_relaxed(&c->alloc_bytes, size);
         mt_atomic_add_relaxed(&c->alloc_blocks, 1);
         uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, size) + size;
@@ -60,11 +115,13 @@ static inline void mt_site_alloc(mt_stack_id id, size_t size)
 #endif
 }
 
+/* A block of SIZE bytes at stack ID leaves the totals. */
 static inline void mt_site_free(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
     mt_site_counters *c = mt_stack_site(id);
     if (c) {
+        mt_site_touch(c);
         mt_atomic_add_relaxed(&c->freed_bytes, size);
         mt_atomic_add_relaxed(&c->freed_blocks, 1);
         mt_atomic_sub_relaxed(&mt_site_live_total, size);
@@ -73,6 +130,39 @@ static inline void mt_site_free(mt_stack_id id, size_t size)
     (void)id;
     (void)size;
 #endif
+}
+
+/* The program allocated a new block, number SEQ, at ID: mt_site_alloc,
+ * and it is now this thread's latest allocation. */
+static inline void mt_site_new_block(mt_stack_id id, size_t size, uint64_t seq)
+{
+    mt_site_alloc(id, size);
+#ifdef MEMTRACE_PROFILER
+    mt_site_last_seq = seq;
+#else
+    (void)seq;
+#endif
+}
+
+/* Block SEQ of ID is gone (freed, or moved or resized by realloc) by this
+ * thread's hand: a temporary allocation if it was the thread's latest. */
+static inline void mt_site_note_gone(mt_stack_id id, uint64_t seq)
+{
+#ifdef MEMTRACE_PROFILER
+    if (seq == mt_site_last_seq)
+        mt_site_temporary(id);
+#else
+    (void)id;
+    (void)seq;
+#endif
+}
+
+/* This thread freed block SEQ of SIZE bytes at ID: mt_site_note_gone and
+ * mt_site_free. */
+static inline void mt_site_end_block(mt_stack_id id, size_t size, uint64_t seq)
+{
+    mt_site_note_gone(id, seq);
+    mt_site_free(id, size);
 }
 
 #endif

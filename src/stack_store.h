@@ -25,9 +25,9 @@ mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth);
 unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames);
 
 /* Words stored with every stack for its site counters (site.h): the
- * profiler build's four, none in the tracer build. */
+ * profiler build's eight, none in the tracer build. */
 #ifdef MEMTRACE_PROFILER
-#define MT_STACK_SITE_WORDS 4
+#define MT_STACK_SITE_WORDS 8
 #else
 #define MT_STACK_SITE_WORDS 0
 #endif

@@ -161,7 +161,7 @@ static MT_NOINLINE void record(void *p, size_t size, unsigned kind)
         .thread = mt_entry_thread_word(mt_thread_number(), kind),
     };
     if (mt_live_insert(&e)) /* a block not recorded must not count as live */
-        mt_site_alloc(e.stack, size);
+        mt_site_new_block(e.stack, size, e.seq);
     mt_busy = 0;
 }
 
@@ -171,7 +171,7 @@ static MT_NOINLINE void record(void *p, size_t size, unsigned kind)
  * dlinfo must not unwind again from there). */
 static MT_NOINLINE void note_freed(const mt_live_entry *e)
 {
-    mt_site_free(e->stack, e->size);
+    mt_site_end_block(e->stack, e->size, e->seq);
     if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY || !mt_freed_enabled())
         return;
     mt_busy = 1;
@@ -278,8 +278,14 @@ static MT_COLD void *realloc_from_iheap(void *ptr, size_t size)
 static void resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t size,
                     bool zero_frees)
 {
-    if (had && q == ptr) /* resized in place: the old size leaves the */
+    /* The old block goes before the new one becomes the thread's latest
+     * allocation (a realloc(p, 0) that freed it: in note_freed). */
+    if (had && q == ptr) { /* resized in place: the old size leaves the */
+        mt_site_note_gone(old->stack, old->seq);
         mt_site_free(old->stack, old->size); /* totals before the new one enters */
+    } else if (had && q != NULL) {
+        mt_site_note_gone(old->stack, old->seq);
+    }
     if (q != NULL)
         record(q, size, MT_KIND_MALLOC);
     if (had && (q != NULL || (zero_frees && size == 0))) {

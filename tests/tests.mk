@@ -28,6 +28,7 @@ $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CO
 PROG_C      := $(TEST_BUILD)/sites $(TEST_BUILD)/sites_o2 $(TEST_BUILD)/stress_fork $(TEST_BUILD)/demo
 PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so \
                $(TEST_BUILD)/profile_sites $(TEST_BUILD)/profile_corners $(TEST_BUILD)/profile_cxx \
+               $(TEST_BUILD)/profile_ranks \
                $(TEST_BUILD)/tail_calls $(TEST_BUILD)/tail_calls_cxx
 
 $(TEST_BUILD)/sites: tests/progs/sites.c
@@ -83,6 +84,9 @@ $(TEST_BUILD)/profile_cxx: tests/progs/profile_cxx.cpp
 $(TEST_BUILD)/profile_corners: tests/progs/profile_corners.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
+$(TEST_BUILD)/profile_ranks: tests/progs/profile_ranks.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 # Reliability (tests/e2e/reliability.sh): whole-API stress, API corners,
 # unloaded libraries and bad input, and the tables under ThreadSanitizer.
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
@@ -185,6 +189,7 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
           $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
+	@bash tests/e2e/profiler_ranks.sh
 	@bash tests/e2e/gdb_helper.sh
 	@bash tests/e2e/tail_calls.sh
 	@bash tests/e2e/allocators.sh

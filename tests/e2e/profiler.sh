@@ -331,9 +331,9 @@ env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/fdir" \
     "$corners" proctitle 2>"$work/fdir.err"
 check "folded to a directory: exit code" 0 "$?"
 check "folded to a directory: the line says so; the .peak file was written" \
-    "memtrace: folded stacks: $work/fdir not written (Is a directory), $work/fdir.peak (100 bytes, sampled at T)
+    "memtrace: folded stacks: $work/fdir not written (Is a directory), $work/fdir.peak (100 bytes, peak at T)
 main;proctitle_case 100" \
-    "$(grep '^memtrace: folded' "$work/fdir.err" | sed -E 's/sampled at [0-9.]+ s/sampled at T/')
+    "$(grep '^memtrace: folded' "$work/fdir.err" | sed -E 's/peak at [0-9.]+ s/peak at T/')
 $(folded "$work/fdir.peak" | sed 's/^_start;__libc_start_main_impl;__libc_start_call_main;//')"
 check "folded to a directory: nothing else about it" 0 "$(grep -c '^memtrace: MEMTRACE_FOLDED' "$work/fdir.err")"
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/nodir/x" \
@@ -374,15 +374,15 @@ if unshare -U -r true 2>/dev/null; then
 else
     echo "SKIP no reporter: unshare -U -r true fails here without memtrace"
 fi
-# The peak profile is then sampled by the allocating thread.
+# The peak profile without the reporter thread: site.c's snapshot.
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/peak.folded" \
     "$corners" peak 2>"$work/peak.err"
 check "no reporter: exit code" 0 "$?"
 check "no reporter: exit peak and leak" "peak 50000 bytes live; 100 bytes still live in 1 blocks at 1 sites" \
     "$(report_of "$work/peak.err" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
 check "no reporter: the peak profile" "main;peak_case;alloc_peak 50000" "$(folded "$work/peak.folded.peak")"
-check "no reporter: the folded line names the sample" 1 \
-    "$(grep -c "^memtrace: folded stacks: $work/peak.folded (at exit), $work/peak.folded.peak (50000 bytes, sampled at " "$work/peak.err")"
+check "no reporter: the folded line names the peak's bytes and time" 1 \
+    "$(grep -cE "^memtrace: folded stacks: $work/peak.folded \(at exit\), $work/peak.folded.peak \(50000 bytes, peak at 0\.(1[2-9]|[2-9][0-9])[0-9] s\)\$" "$work/peak.err")"
 
 # ---------------------------------------------------------------- scale
 # 2^20 distinct stacks (a binary counter of 20 recursive calls, then 20
