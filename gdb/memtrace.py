@@ -1127,14 +1127,19 @@ def leaks(arg):
         _fail("leaks: bad count '%s': %s" % (arg, e))
     if n <= 0:
         _fail("leaks: the count must be at least 1")
-    return _leak_request("leaks", n, False)
+    # Blocks allocated while recording was off are unknown to the scan: the
+    # report says so first, as at exit, and its summary line stays last.
+    st, sym = _session.get()
+    return _recording_line(st, sym) + _leak_request("leaks", n, False)
 
 
 def refs_expr(expr):
     """`memtrace refs EXPR`: who points into the live block at EXPR."""
     target = _Target()
     addr, note = _address(expr, target)
-    return note + _leak_request("refs", addr, True)
+    text = note + _leak_request("refs", addr, True)
+    st, sym = _session.get()
+    return text + _recording_line(st, sym)
 
 
 def version():

@@ -34,6 +34,7 @@
 #include "live_table.h"
 #include "output.h"
 #include "profiler.h"
+#include "recording.h"
 #include "reentry.h"
 #include "stack_store.h"
 #include "suppressions.h"
@@ -630,6 +631,9 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
     mt_out o;
     bool own;
     mt_report_open(&o, &own);
+    /* Blocks allocated while recording was off are not in the scan: say so
+     * first, the summary line stays last. */
+    mt_recording_say(&o);
     uint64_t lost = mt_leak_report(&o, &in);
     mt_report_close(&o, own);
     if (sup)

@@ -139,6 +139,8 @@ timeout 120 "$mt" gdb -batch -nx -ex "break while_off" -ex "break all_allocated"
     -ex "echo @@cmd during\\n" -ex "memtrace during" \
     -ex "echo @@cmd after\\n" -ex "memtrace after" \
     -ex "echo @@cmd version\\n" -ex "memtrace version" \
+    -ex "echo @@cmd leaks\\n" -ex "memtrace leaks" \
+    -ex "echo @@cmd refs\\n" -ex "memtrace refs after" \
     -ex "gcore $work/core" -ex kill -- "$prog" api >"$work/gdb.out" 2>&1
 cmd_block() { awk -v v="$1" '$0 == "@@cmd " v { on = 1; next } /^@@cmd / { on = 0 } on' "$2"; }
 cmd_block before "$work/gdb.out" >"$work/gdb.before"
@@ -164,6 +166,14 @@ check_eq "gdb: recording since the first block after turning it on" \
     "$after_seq"
 check_eq "gdb: memtrace version (memtrace_state)" \
     "$(cmd_block version "$work/gdb.out" | head -1)" "memtrace: library version $version"
+cmd_block leaks "$work/gdb.out" >"$work/gdb.leaks"
+check_eq "gdb: memtrace leaks starts with the recording line" \
+    "$(head -1 "$work/gdb.leaks" | grep -cE "$since_re")" 1
+check_eq "gdb: memtrace leaks ends with its summary line" \
+    "$(tail -1 "$work/gdb.leaks" | grep -c '^memtrace: leaks: .* bytes still reachable in ')" 1
+check_eq "gdb: memtrace refs ends with the recording line" \
+    "$(cmd_block refs "$work/gdb.out" | grep -A1 -E '^memtrace: refs: [0-9]+ places?$' | tail -1 |
+       grep -cE "$since_re")" 1
 if [ -s "$work/core" ]; then
     printf 'up\nmemtrace after\n' | timeout 120 "$mt" core "$prog" "$work/core" >"$work/core.out" 2>&1
     check_grep "core: memtrace after: its site" "$work/core.out" "  #0 main at $(at $src after)"
@@ -302,6 +312,13 @@ check_eq "recording never off: the program ran" "$(cat "$work/never.rc")" 0
 check_eq "recording never off: no recording line" "$(grep -c 'memtrace: recording' "$work/never.err")" 0
 check_grep "recording never off: the block allocated in between is known" "$work/never.err" \
     "  #0 main at $(at $src during2)"
+
+# The leak check at exit says it first (its summary line stays last).
+MEMTRACE_START=0 MEMTRACE_LEAK_CHECK=1 "$mt" run "$prog" api >/dev/null 2>"$work/leak.err"
+check_eq "leak check: the recording line comes first" \
+    "$(grep -B1 '^memtrace: leak check' "$work/leak.err" | head -1 | grep -cE "$since_re")" 1
+check_eq "leak check: the summary line is last" \
+    "$(tail -1 "$work/leak.err" | grep -c '^memtrace: leaks: 0 bytes definitely lost')" 1
 
 # The profiler's reports say it too.
 MEMTRACE_START=0 MEMTRACE_INTERVAL_MS=0 "$mt" run --profile --output "$work/prof.txt" "$prog" api >/dev/null 2>&1
