@@ -949,13 +949,19 @@ def _blocks(n):
     return "block" if n == 1 else "blocks"
 
 
-def top(arg):
+def _count(word, arg):
+    """The N of `memtrace WORD [N]`: ARG evaluated, 10 without one."""
     try:
         n = int(_evaluate(arg)) if arg else 10
     except gdb.error as e:
-        _fail("top: bad count '%s': %s" % (arg, e))
+        _fail("%s: bad count '%s': %s" % (word, arg, e))
     if n <= 0:
-        _fail("top: the count must be at least 1")
+        _fail("%s: the count must be at least 1" % word)
+    return n
+
+
+def top(arg):
+    n = _count("top", arg)
     st, sym = _session.get()
     sites, blocks, total, unsure = st.site_totals()
     order = sorted(sites.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))[:n]
@@ -1121,12 +1127,7 @@ def _leak_request(word, arg, with_frames):
 def leaks(arg):
     """`memtrace leaks [N]`: the report of MEMTRACE_LEAK_CHECK=1 at exit,
     for the stopped process or the core file, N sites at most."""
-    try:
-        n = int(_evaluate(arg)) if arg else 10
-    except gdb.error as e:
-        _fail("leaks: bad count '%s': %s" % (arg, e))
-    if n <= 0:
-        _fail("leaks: the count must be at least 1")
+    n = _count("leaks", arg)
     # Blocks allocated while recording was off are unknown to the scan: the
     # report says so first, as at exit, and its summary line stays last.
     st, sym = _session.get()

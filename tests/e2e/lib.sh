@@ -34,6 +34,20 @@ block_of() {
 # The address printed as "@@ VAR ADDR" in FILE (the scripts' gdb markers).
 addr_of() { awk -v v="$1" '$1 == "@@" && $2 == v { print $3; exit }' "$2"; }
 
+check() { # NAME EXPECTED ACTUAL
+    if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
+}
+
+# The profiler's report N of FILE, from its header to its end line; N=exit
+# for the exit report.
+profiler_report() { # FILE N
+    if [ "$2" = exit ]; then
+        sed -n '/^memtrace: exit report/,/^memtrace: end of exit report/p' "$1"
+    else
+        sed -n "/^memtrace: report $2 (/,/^memtrace: end of report $2\$/p" "$1"
+    fi
+}
+
 finish() {
     echo "$1: $passed passed, $failed failed"
     [ "$failed" = 0 ]

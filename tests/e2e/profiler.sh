@@ -14,20 +14,6 @@ tlib=$build/libmemtrace.so
 src=tests/progs/profile_sites.c
 src_c=tests/progs/profile_corners.c
 line_of() { site_line "$src" "$1"; }
-check() { # NAME EXPECTED ACTUAL
-    if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
-}
-
-# Report N of FILE (the text from its header to its end line); N=exit for
-# the exit report.
-report_of() { # FILE N
-    if [ "$2" = exit ]; then
-        sed -n '/^memtrace: exit report/,/^memtrace: end of exit report/p' "$1"
-    else
-        sed -n "/^memtrace: report $2 (/,/^memtrace: end of report $2\$/p" "$1"
-    fi
-}
-
 # Each entry of a report on one line: "LIVE BLOCKS | ALLOC ... | #0 frame".
 entries() {
     awk '/^memtrace: \[[0-9]+\]/ { if (e != "") print e; e = $3 " " $7 " | "; sub(/^[^:]*: [^:]*: /, ""); e = e $0; next }
@@ -59,7 +45,7 @@ check "demand: nothing on stderr" "" "$(cat "$work/demand.err")"
 check "demand: 3 reports and 1 exit report" "3 1" \
     "$(grep -c '^memtrace: report [0-9]* (' "$f") $(grep -c '^memtrace: exit report' "$f")"
 
-e1=$(report_of "$f" 1 | entries)
+e1=$(profiler_report "$f" 1 | entries)
 expect1="1000 10 | 1000 bytes in 10 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of small)
 20000 4 | 20000 bytes in 4 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of mid)
 120000 3 | 120000 bytes in 3 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of big)"
@@ -68,17 +54,17 @@ strip_col() { sed -E 's/(\.c:[0-9]+:)[0-9]+$/\1/'; }
 check "report 1: bytes, blocks, interval, file:line, largest last" "$expect1" \
     "$(printf '%s\n' "$e1" | strip_col)"
 check "report 1: header total and peak" "141000 141000" \
-    "$(report_of "$f" 1 | head -1 | sed -E 's/.*: ([0-9]+) bytes live at .* peak ([0-9]+) bytes.*/\1 \2/')"
-e2=$(report_of "$f" 2 | entries | strip_col)
+    "$(profiler_report "$f" 1 | head -1 | sed -E 's/.*: ([0-9]+) bytes live at .* peak ([0-9]+) bytes.*/\1 \2/')"
+e2=$(profiler_report "$f" 2 | entries | strip_col)
 expect2="1000 10 | 0 bytes in 0 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of small)
 40000 1 | 0 bytes in 0 blocks allocated, 80000 bytes in 2 blocks freed | $(frame_of big)
 50000 10 | 30000 bytes in 6 blocks allocated, 0 bytes in 0 blocks freed | $(frame_of mid)"
 check "report 2: new order and interval counts" "$expect2" "$e2"
-e3=$(report_of "$f" 3 | entries | strip_col)
+e3=$(profiler_report "$f" 3 | entries | strip_col)
 check "report 3: an unchanged interval reports zero changes" \
     "$(printf '%s\n' "$expect2" | sed -E 's/\| [0-9]+ bytes in [0-9]+ blocks allocated, [0-9]+ bytes in [0-9]+ blocks freed/| 0 bytes in 0 blocks allocated, 0 bytes in 0 blocks freed/')" "$e3"
 
-ex=$(report_of "$f" exit)
+ex=$(profiler_report "$f" exit)
 check "exit: peak and what is still live" "peak 141000 bytes live; 2554 bytes still live in 12 blocks at 2 sites" \
     "$(printf '%s\n' "$ex" | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
 check "exit: leaks by site, largest last" \
@@ -116,7 +102,7 @@ env LD_PRELOAD="$plib" MEMTRACE_TOP=1000 MEMTRACE_INTERVAL_MS=5 "$prog" threads 
 # Periodic reports (every 5 ms, while the threads run) come first and make
 # their own intervals: take the on-request one and the exit report's totals.
 n=$(sed -nE 's/^memtrace: report ([0-9]+) \(on request\).*/\1/p' "$err" | head -1)
-r=$(report_of "$err" "${n:-0}")
+r=$(profiler_report "$err" "${n:-0}")
 total=$(printf '%s\n' "$r" | head -1 | sed -E 's/.*: ([0-9]+) bytes live at.*/\1/')
 sum=$(printf '%s\n' "$r" | entries | awk '{s += $1} END {print s + 0}')
 check "8 threads: sum of sites = total live" "$total" "$sum"
@@ -124,7 +110,7 @@ check "8 threads: the thread site's live bytes" "57600 800 $(frame_of thread)" \
     "$(printf '%s\n' "$r" | entries | strip_col | grep alloc_thread | awk -F' \\| ' '{print $1, $3}')"
 check "8 threads: the thread site since start" \
     "57600 800 | 1152000 bytes in 16000 blocks allocated, 1094400 bytes in 15200 blocks freed | $(frame_of thread)" \
-    "$(report_of "$err" exit | entries | strip_col | grep alloc_thread)"
+    "$(profiler_report "$err" exit | entries | strip_col | grep alloc_thread)"
 
 # ---------------------------------------------------------------- fork
 env LD_PRELOAD="$plib" MEMTRACE_OUTPUT="$work/fork.%p.out" MEMTRACE_TOP=1000 \
@@ -143,7 +129,7 @@ done
 for f in "$child" "$parent"; do
     [ -n "$f" ] || continue
     for n in 1 exit; do
-        r=$(report_of "$f" $n)
+        r=$(profiler_report "$f" $n)
         total=$(printf '%s\n' "$r" | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live at [0-9]+ ms; )?([0-9]+) bytes (still )?live .*/\2/')
         sum=$(printf '%s\n' "$r" | entries | awk '{s += $1} END {print s + 0}')
         check "fork: $(basename "$f") report $n: sum of sites = total live" "$total" "$sum"
@@ -151,9 +137,9 @@ for f in "$child" "$parent"; do
 done
 check "fork: the child's own heap" "1000 2 $(frame_of child)
 2000 2 $(frame_of big)" \
-    "$(report_of "$child" 1 | entries | strip_col | grep alloc_ | awk -F' \\| ' '{print $1, $3}')"
+    "$(profiler_report "$child" 1 | entries | strip_col | grep alloc_ | awk -F' \\| ' '{print $1, $3}')"
 check "fork: the parent's heap, without the child's" "3000 3 $(frame_of big)" \
-    "$(report_of "$parent" 1 | entries | strip_col | grep alloc_ | awk -F' \\| ' '{print $1, $3}')"
+    "$(profiler_report "$parent" 1 | entries | strip_col | grep alloc_ | awk -F' \\| ' '{print $1, $3}')"
 check "fork: one exit report each" "1 1" \
     "$(grep -c '^memtrace: exit report' "$child") $(grep -c '^memtrace: exit report' "$parent")"
 
@@ -365,7 +351,7 @@ if unshare -U -r true 2>/dev/null; then
     env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/unshare.out" \
         unshare -U -r true 2>"$work/unshare.err"
     check "no reporter: unshare -U -r true exits 0" 0 "$?"
-    ex=$(report_of "$work/unshare.out" exit)
+    ex=$(profiler_report "$work/unshare.out" exit)
     total=$(printf '%s\n' "$ex" | head -1 | sed -E 's/.*; ([0-9]+) bytes still live .*/\1/')
     sum=$(printf '%s\n' "$ex" | entries | awk '{s += $1} END {print s + 0}')
     check "no reporter: unshare's exit report, its sites adding up" "1 $total" \
@@ -379,7 +365,7 @@ env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/peak.folded
     "$corners" peak 2>"$work/peak.err"
 check "no reporter: exit code" 0 "$?"
 check "no reporter: exit peak and leak" "peak 50000 bytes live; 100 bytes still live in 1 blocks at 1 sites" \
-    "$(report_of "$work/peak.err" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
+    "$(profiler_report "$work/peak.err" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
 check "no reporter: the peak profile" "main;peak_case;alloc_peak 50000" "$(folded "$work/peak.folded.peak")"
 check "no reporter: the folded line names the peak's bytes and time" 1 \
     "$(grep -cE "^memtrace: folded stacks: $work/peak.folded \(at exit\), $work/peak.folded.peak \(50000 bytes, peak at 0\.(1[2-9]|[2-9][0-9])[0-9] s\)\$" "$work/peak.err")"
@@ -398,7 +384,7 @@ check "1,048,576 stacks: exit code" 0 "$rc"
 if [ "$ms" -le 60000 ]; then pass "1,048,576 stacks: $ms ms"; else fail "1,048,576 stacks: time" "$ms ms"; fi
 check "1,048,576 stacks: exit report header" \
     "peak 8388608 bytes live; 8388608 bytes still live in 1048576 blocks at 1048576 sites" \
-    "$(report_of "$work/scale.out" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
+    "$(profiler_report "$work/scale.out" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
 check "1,048,576 stacks: one line for the sites not listed" \
     "memtrace: 1047576 more sites not shown, 8380608 bytes in 1047576 blocks (MEMTRACE_EXIT_TOP=1000)" \
     "$(grep 'more sites not shown' "$work/scale.out")"

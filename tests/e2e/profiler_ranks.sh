@@ -13,19 +13,6 @@ corners=$build/tests/profile_corners
 plib=$build/libmemtrace-profiler.so
 tlib=$build/libmemtrace.so
 src=tests/progs/profile_ranks.c
-check() { # NAME EXPECTED ACTUAL
-    if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
-}
-
-# Report N of FILE (N=exit for the exit report).
-report_of() { # FILE N
-    if [ "$2" = exit ]; then
-        sed -n '/^memtrace: exit report/,/^memtrace: end of exit report/p' "$1"
-    else
-        sed -n "/^memtrace: report $2 (/,/^memtrace: end of report $2\$/p" "$1"
-    fi
-}
-
 # Each entry of a report on one line, for the program's own sites only:
 # "[RANK] LIVE BLOCKS | ALLOCATED ... FREED | SITE | TEMPORARY", SITE the
 # name of the #0 frame's alloc_ function, checked against its SITE: line.
@@ -61,48 +48,48 @@ if frames_ok "$out"; then pass "allocs: each site's #0 frame at its SITE: line";
     fail "allocs: frames" "$(grep '^  #0 alloc_' "$out" | sort -u)"; fi
 check "allocs: report 1 header" \
     "top 4 sites by allocations since last report, most last" \
-    "$(report_of "$out" 1 | head -1 | sed -E 's/.*; (top .*)/\1/')"
+    "$(profiler_report "$out" 1 | head -1 | sed -E 's/.*; (top .*)/\1/')"
 check "allocs: report 1, the 600,000 malloc/free pairs first" \
     "[1] 0 0 | 9600000 bytes in 600000 blocks allocated, 9600000 bytes in 600000 blocks freed | alloc_churn | temporary: 600000 of 600000 blocks allocated
 [2] 0 0 | 200000 bytes in 2000 blocks allocated, 200000 bytes in 2000 blocks freed | alloc_pair | temporary: 1000 of 2000 blocks allocated
 [3] 1000 1 | 5500 bytes in 10 blocks allocated, 4500 bytes in 9 blocks freed | alloc_grow | temporary: 9 of 10 blocks allocated
 [4] 150000 3 | 150000 bytes in 3 blocks allocated, 0 bytes in 0 blocks freed | alloc_hold | temporary: 0 of 3 blocks allocated" \
-    "$(report_of "$out" 1 | entries | sort)"
+    "$(profiler_report "$out" 1 | entries | sort)"
 check "allocs: report 2 ranks the interval's allocations" \
     "[1] 0 0 | 100000 bytes in 1000 blocks allocated, 100000 bytes in 1000 blocks freed | alloc_pair | temporary: 500 of 1000 blocks allocated" \
-    "$(report_of "$out" 2 | entries | sort)"
+    "$(profiler_report "$out" 2 | entries | sort)"
 check "allocs: exit report header" \
     "peak 151200 bytes live; 151000 bytes still live in 4 blocks at 2 sites; by allocations since start, most last" \
-    "$(report_of "$out" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .*)/\1\2/')"
+    "$(profiler_report "$out" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .*)/\1\2/')"
 check "allocs: exit report, since start" \
     "[1] 0 0 | 9600000 bytes in 600000 blocks allocated, 9600000 bytes in 600000 blocks freed | alloc_churn | temporary: 600000 of 600000 blocks allocated
 [2] 0 0 | 300000 bytes in 3000 blocks allocated, 300000 bytes in 3000 blocks freed | alloc_pair | temporary: 1500 of 3000 blocks allocated
 [3] 1000 1 | 5500 bytes in 10 blocks allocated, 4500 bytes in 9 blocks freed | alloc_grow | temporary: 9 of 10 blocks allocated
 [4] 150000 3 | 150000 bytes in 3 blocks allocated, 0 bytes in 0 blocks freed | alloc_hold | temporary: 0 of 3 blocks allocated" \
-    "$(report_of "$out" exit | entries | sort)"
+    "$(profiler_report "$out" exit | entries | sort)"
 env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=allocs MEMTRACE_INTERVAL_MS=0 MEMTRACE_EXIT_TOP=1 \
     "$prog" ranks 2>"$work/allocs1.err" >/dev/null
 check "allocs, MEMTRACE_EXIT_TOP=1: the other sites summed up in one line" \
     "memtrace: 3 more sites not shown, 3013 blocks allocated, 1509 temporary (MEMTRACE_EXIT_TOP=1)" \
-    "$(report_of "$work/allocs1.err" exit | grep 'more sites not shown')"
+    "$(profiler_report "$work/allocs1.err" exit | grep 'more sites not shown')"
 
 # ---------------------------------------------------------------- temporary
 out=$work/temp.out
 env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=temporary MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$out" \
     "$prog" ranks 2>/dev/null
 check "temporary: exit report header" "by temporary allocations since start, most last" \
-    "$(report_of "$out" exit | head -1 | sed -E 's/.*; (by .*)/\1/')"
+    "$(profiler_report "$out" exit | head -1 | sed -E 's/.*; (by .*)/\1/')"
 check "temporary: exit report, a site with none not listed" \
     "[1] 0 0 | 9600000 bytes in 600000 blocks allocated, 9600000 bytes in 600000 blocks freed | alloc_churn | temporary: 600000 of 600000 blocks allocated
 [2] 0 0 | 300000 bytes in 3000 blocks allocated, 300000 bytes in 3000 blocks freed | alloc_pair | temporary: 1500 of 3000 blocks allocated
 [3] 1000 1 | 5500 bytes in 10 blocks allocated, 4500 bytes in 9 blocks freed | alloc_grow | temporary: 9 of 10 blocks allocated" \
-    "$(report_of "$out" exit | entries | sort)"
+    "$(profiler_report "$out" exit | entries | sort)"
 
 env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=temporary MEMTRACE_INTERVAL_MS=0 MEMTRACE_EXIT_TOP=1 \
     "$prog" ranks 2>"$work/temp1.err" >/dev/null
 check "temporary, MEMTRACE_EXIT_TOP=1: the other sites with temporary allocations summed up" \
     "memtrace: 2 more sites not shown, 3010 blocks allocated, 1509 temporary (MEMTRACE_EXIT_TOP=1)" \
-    "$(report_of "$work/temp1.err" exit | grep 'more sites not shown')"
+    "$(profiler_report "$work/temp1.err" exit | grep 'more sites not shown')"
 
 # ---------------------------------------------------------------- live
 # The default: the headers as they always were; sites without live bytes
@@ -110,13 +97,13 @@ check "temporary, MEMTRACE_EXIT_TOP=1: the other sites with temporary allocation
 out=$work/live.out
 env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$out" "$prog" ranks 2>/dev/null
 check "live: report 1 header unchanged" "top 2 sites, largest last" \
-    "$(report_of "$out" 1 | head -1 | sed -E 's/.*; (top .*)/\1/')"
+    "$(profiler_report "$out" 1 | head -1 | sed -E 's/.*; (top .*)/\1/')"
 check "live: report 1" \
     "[1] 150000 3 | 150000 bytes in 3 blocks allocated, 0 bytes in 0 blocks freed | alloc_hold | temporary: 0 of 3 blocks allocated
 [2] 1000 1 | 5500 bytes in 10 blocks allocated, 4500 bytes in 9 blocks freed | alloc_grow | temporary: 9 of 10 blocks allocated" \
-    "$(report_of "$out" 1 | entries | sort)"
+    "$(profiler_report "$out" 1 | entries | sort)"
 check "live: exit report header unchanged" "at 2 sites, largest last" \
-    "$(report_of "$out" exit | head -1 | sed -E 's/.*blocks (at .*)/\1/')"
+    "$(profiler_report "$out" exit | head -1 | sed -E 's/.*blocks (at .*)/\1/')"
 
 # ---------------------------------------------------------------- bad value
 env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=bytes MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/bad.out" \
@@ -125,8 +112,8 @@ check "bad MEMTRACE_TOP_BY: exit code" 0 "$?"
 check "bad MEMTRACE_TOP_BY: one warning, and live" \
     'memtrace: MEMTRACE_TOP_BY="bytes" is not one of live, allocs, temporary; using live' \
     "$(cat "$work/bad.err")"
-check "bad MEMTRACE_TOP_BY: ranked by live bytes" "$(report_of "$work/live.out" 1 | entries | sort)" \
-    "$(report_of "$work/bad.out" 1 | entries | sort)"
+check "bad MEMTRACE_TOP_BY: ranked by live bytes" "$(profiler_report "$work/live.out" 1 | entries | sort)" \
+    "$(profiler_report "$work/bad.out" 1 | entries | sort)"
 
 # ---------------------------------------------------------------- peak
 # A peak of 32100 bytes reached and left within a few ms: the .peak file
@@ -139,7 +126,7 @@ for interval in 0 1000; do
     check "peak (interval $interval): exit code" 0 "$?"
     check "peak (interval $interval): the exit report's peak" \
         "peak 32100 bytes live; 100 bytes still live in 1 blocks at 1 sites" \
-        "$(report_of "$work/peak$interval.err" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
+        "$(profiler_report "$work/peak$interval.err" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .* sites),.*/\1\2/')"
     check "peak (interval $interval): .peak holds each site's bytes at the peak" \
         "main;peak;alloc_a 20000
 main;peak;alloc_b 6000
@@ -170,7 +157,7 @@ forked=$(sed -nE "s/^memtrace: exit report, pid ([0-9]+) \\(forked from $parent\
 execd=$(sed -nE 's/^memtrace: exit report, pid ([0-9]+), .*/\1/p' "$out" | grep -vx "$parent")
 check "children: the parent's report 1, whole" \
     "[1] 1000 1 | 1000 bytes in 1 blocks allocated, 0 bytes in 0 blocks freed | alloc_parent | temporary: 0 of 1 blocks allocated" \
-    "$(report_of "$out" 1 | entries)"
+    "$(profiler_report "$out" 1 | entries)"
 check "children: three exit reports in the one file, the parent's first" "3 $parent" \
     "$(grep -c '^memtrace: end of exit report$' "$out") $(sed -nE 's/^memtrace: exit report, pid ([0-9]+).*/\1/p' "$out" | head -1)"
 fold() { sed -E 's/^_start;__libc_start_main[^;]*;__libc_start_call_main;//' "$1" | sort; }
