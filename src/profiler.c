@@ -19,6 +19,7 @@
 #include "os.h"
 #include "reentry.h"
 #include "output.h"
+#include "pprof_out.h"
 #include "site.h"
 #include "stack_store.h"
 #include "symbolize.h"
@@ -70,6 +71,7 @@ struct site {
     mt_site_counters last;    /* counters at the last printed report */
     mt_site_counters now;     /* counters read by the current walk */
     uint64_t peak_bytes;      /* live bytes in the peak sample */
+    mt_site_counters peak;    /* counters in the peak sample (peak_bytes: their live) */
     char *text;               /* symbolized stack, NULL until first printed */
 };
 
@@ -211,8 +213,10 @@ static void walk_sites(struct walk *w)
     if (w->sum_live > sample_sum && w->sum_live <= peak) {
         sample_sum = w->sum_live;
         sample_ns = mt_os_now_ns();
-        for (size_t i = 0; i < nsites; i++)
+        for (size_t i = 0; i < nsites; i++) {
             sites[i].peak_bytes = live_bytes(&sites[i].now);
+            sites[i].peak = sites[i].now;
+        }
     }
 }
 
@@ -223,35 +227,11 @@ static uint32_t reports;        /* printed in this process */
 static pid_t parent_pid;        /* of a forked child, else 0 */
 static int exiting;             /* the exit report is done: print nothing more */
 
-/* PATTERN with %p, %e, %t, %% expanded, into OUT (SIZE bytes); false, and
- * OUT unusable, when the result does not fit: a cut path would name
- * another file. */
+/* PATTERN with %p, %e, %t, %% expanded (mt_path_expand), into OUT (SIZE
+ * bytes); false, and OUT unusable, when the result does not fit. */
 static bool expand(const char *pattern, char *out, size_t size)
 {
-    size_t n = 0;
-    for (const char *p = pattern; *p; p++) {
-        char tmp[64];
-        const char *add = tmp;
-        if (p[0] != '%' || !p[1]) {
-            tmp[0] = *p;
-            tmp[1] = '\0';
-        } else {
-            switch (*++p) {
-            case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
-            case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
-            case 'e': add = program_name; break;
-            case '%': add = "%"; break;
-            default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
-            }
-        }
-        size_t len = strlen(add);
-        if (len >= size - n)
-            return false;
-        memcpy(out + n, add, len);
-        n += len;
-    }
-    out[n] = '\0';
-    return true;
+    return mt_path_expand(pattern, program_name, -1, out, size);
 }
 
 /* The report file of this process, expanded once per process (a forked
@@ -500,6 +480,36 @@ static void print_time(mt_out *o, uint64_t ns)
     mt_out_printf(o, "%lu.%03lu s", (unsigned long)(ms / 1000), (unsigned long)(ms % 1000));
 }
 
+/* The values of S in the peak profile: the peak sample, the one the
+ * .folded.peak file writes (peak_bytes). */
+static void site_peak_values(const struct site *s, mt_pprof_values *v)
+{
+    *v = (mt_pprof_values){ s->peak.alloc_blocks, s->peak.alloc_bytes, live_blocks(&s->peak),
+                            s->peak_bytes };
+}
+
+/* The MEMTRACE_PPROF profile of WHEN from the sites' counters at the last
+ * walk (the peak sample's for MT_PPROF_AT_PEAK), named in SAY. Under
+ * report_lock. */
+static void write_pprof(enum mt_pprof_when when, mt_out *say)
+{
+    mt_pprof *p = mt_pprof_out_new(true);
+    for (size_t i = 0; p && i < nsites; i++) {
+        const struct site *s = &sites[i];
+        mt_pprof_values v = { s->now.alloc_blocks, s->now.alloc_bytes, live_blocks(&s->now),
+                              live_bytes(&s->now) };
+        if (when == MT_PPROF_AT_PEAK)
+            site_peak_values(s, &v);
+        if (!v.alloc_objects && !v.inuse_objects)
+            continue;
+        if (!mt_pprof_add(p, s->id, s->frames, s->depth, NULL, &v)) {
+            mt_pprof_free(p);
+            p = NULL;
+        }
+    }
+    mt_pprof_out_write(p, when, reports, say, (int64_t)(mt_os_now_ns() - start_ns));
+}
+
 enum why { PERIODIC, ON_REQUEST, ON_SIGNAL };
 static const char *const why_name[] = { "periodic", "on request", "signal" };
 
@@ -529,6 +539,8 @@ static void report_locked(enum why why)
                   (unsigned long)total, w.nlive, (unsigned long)peak, n);
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, top[i], false);
+    if (mt_pprof_out_every_report())
+        write_pprof(MT_PPROF_AT_REPORT, &o);
     mt_out_printf(&o, "memtrace: end of report %u\n", reports);
     close_output(&o, own);
     free(top);
@@ -713,6 +725,10 @@ static void exit_report(void)
                 mt_out_printf(&o, ")\n");
             }
         }
+    }
+    if (mt_pprof_out_enabled()) {
+        write_pprof(MT_PPROF_AT_EXIT, &o);
+        write_pprof(MT_PPROF_AT_PEAK, &o);
     }
     mt_out_printf(&o, "memtrace: end of exit report\n");
     close_output(&o, own);
@@ -903,6 +919,7 @@ static void load_settings(void)
     exit_top = c.exit_top;
     output_template = copy_setting("MEMTRACE_OUTPUT", output_copy, "reporting on stderr");
     folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
+    mt_pprof_out_start(true);
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
     const char *s = getenv("MEMTRACE_SIGNAL");
     if (s && *s) {

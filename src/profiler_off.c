@@ -6,6 +6,7 @@
 #include "common.h"
 #include "config.h"
 #include "output.h"
+#include "pprof_out.h"
 
 #include "../include/memtrace.h"
 
@@ -13,6 +14,7 @@ void mt_profiler_start(void)
 {
     mt_profiler_config ignored;
     mt_config_profiler(&ignored);
+    mt_pprof_out_start(false);
 }
 
 void mt_report_open(mt_out *o, bool *own)
