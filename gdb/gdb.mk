@@ -10,13 +10,20 @@ AUTOLOAD_DIR := $(PREFIX)/share/gdb/auto-load$(PREFIX)/lib
 
 all: $(GDB_TOOLS)
 
+# The pprof writer too (`memtrace pprof`), with protobuf-c's generated
+# code, compiled apart (not under memtrace's warning set).
 $(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c src/symbolize.c src/format.c src/output.c src/lock.c \
-                             $(wildcard src/*.h) $(BUILD)/flavour
+                             src/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
+                             $(wildcard src/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) \
+	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -I$(PB_DIR) \
 	  $(shell pkg-config --cflags libdw 2>/dev/null) $(LDFLAGS) \
-	  -o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) \
-	  $(DEMANGLE_LIBS) -ldl
+	  -o $@ $(filter %.c %.o,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) \
+	  $(DEMANGLE_LIBS) $(PPROF_LIBS) -ldl
+
+$(BUILD)/symbolize-pb/profile.pb-c.o: $(PB_DIR)/profile.pb-c.c $(BUILD)/flavour
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CPPFLAGS) -I$(PB_DIR) -c $< -o $@
 
 $(BUILD)/memtrace.py: gdb/memtrace.py
 	@mkdir -p $(@D)

@@ -938,6 +938,48 @@ def stats():
     return "".join(out)
 
 
+def pprof(arg):
+    """`memtrace pprof FILE`: the in-use profile (live blocks grouped by
+    allocation stack and thread) in pprof's format, written by the library's
+    own writer (src/pprof.c) in memtrace-symbolize; its total is stats'."""
+    path = os.path.expanduser(arg)
+    if not path:
+        _fail("usage: memtrace pprof FILE")
+    st, sym = _session.get()
+    groups, unsure = {}, False
+    for n, (locked, _) in enumerate(st._shards()):
+        cols = st._columns(n)
+        unsure = unsure or locked
+        for p, size, sid, thread in zip(cols[0], cols[1], cols[3], cols[4]):
+            if p:
+                g = groups.get((sid, thread))
+                if g is None:
+                    groups[(sid, thread)] = [size, 1]
+                else:
+                    g[0] += size
+                    g[1] += 1
+    # One line per group, not per block: the request stays small.
+    req = ["pprof %s" % os.fsencode(path).hex()]
+    names, total, blocks = {}, 0, 0
+    for (sid, thread), (nbytes, nblocks) in groups.items():
+        if thread not in names:
+            names[thread] = st.thread_name(thread)
+        req.append("sample %x %s %x %x %s" % (thread, names[thread], nbytes, nblocks,
+                                              " ".join("%x" % f for f in st.stack(sid) or [])))
+        total += nbytes
+        blocks += nblocks
+    req.append("end\n")
+    text, ok = sym.request("\n".join(req))
+    if not ok:
+        raise gdb.GdbError(text.rstrip("\n"))
+    sites = len({sid for sid, _ in groups})
+    out = ["memtrace: pprof profile: %s: %d live bytes in %d %s at %d call sites\n"
+           % (path, total, blocks, _blocks(blocks), sites)]
+    if unsure:
+        out.append("  (%s; totals may be off)\n" % _UNLOCKED_SHARD)
+    return "".join(out)
+
+
 # ---------------------------------------------------------------- commands
 
 class _NoInferiorCalls:
@@ -1242,6 +1284,7 @@ class MemtraceCommand(gdb.Command):
 Usage: memtrace EXPR
        memtrace top [N]
        memtrace stats
+       memtrace pprof FILE
 
 memtrace EXPR evaluates EXPR (any expression that yields an address: a
 pointer, an integer, an array in memory; never calling a function in the
@@ -1269,6 +1312,11 @@ bytes, block count and the stack.  memtrace stats prints totals: live blocks
 and bytes, call sites with live blocks, distinct stacks stored, allocations
 recorded since start, threads seen, and freed-history records.
 
+memtrace pprof FILE writes the live blocks, grouped by allocation stack
+and thread, to FILE as a gzipped pprof profile (inuse_objects, inuse_space)
+for `go tool pprof' and the tools that read its format; its total is the
+one memtrace stats prints.
+
 The tables are read from the inferior's memory, never by calling into it,
 so this works on a core file and while a thread is stopped inside malloc.
 The program must run under libmemtrace.so (see `memtrace gdb PROG').  Where
@@ -1284,11 +1332,13 @@ found implausible instead of reading further."""
     def invoke(self, arg, from_tty):
         arg = arg.strip()
         if not arg:
-            _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats "
+            _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats | memtrace pprof FILE "
                   "(see `help memtrace')")
         word, rest = (arg.split(None, 1) + [""])[:2]
         if word == "top":
             _guard(top, rest.strip())
+        elif word == "pprof":
+            _guard(pprof, rest.strip())
         elif word == "stats":
             if rest.strip():
                 _fail("stats takes no argument")
