@@ -47,11 +47,11 @@ for l in lines:
         elif cur and "thread:[" in l:
             cur[2].append(l.strip())
     elif section == "Locations":
-        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(\S+) (\S*) s=\d+$", l)
+        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(.+) (\S*) s=\d+(?:\(\S*\))?$", l)
         if m:
             cur_loc = m.group(1); locs[cur_loc] = ["%s %s" % (m.group(2), m.group(3))]
             continue
-        m = re.match(r"^\s+(\S+) (\S*) s=\d+$", l)
+        m = re.match(r"^\s+(.+) (\S*) s=\d+(?:\(\S*\))?$", l)
         if m:
             locs[cur_loc].append("%s %s" % (m.group(1), m.group(2)))
 for vals, ids, labels in samples:
@@ -132,6 +132,61 @@ if printf '%s\n' "$maps" | grep -qE " /[^ ]*libc\.so\.6 [0-9a-f]{40} "; then
     pass "mapping: libc with its build-id"
 else
     fail "mapping: libc with its build-id" "$maps"
+fi
+
+# ---------------------------------------------------------------- = exit report
+# The oracle for the frames is memtrace's own text: every site of the exit
+# report, as "BYTES BLOCKS | FUNCTION FILE:LINE ; ..." (its frame and
+# "inlined into" lines, the rebuilt tail-call frames among them, innermost
+# first), must be a sample of the exit profile with the same lines in the
+# same order; rows without a file (from the symbol table) are left out.
+report_sites() {
+    sed -n '/^memtrace: exit report/,$p' "$1" |
+    awk '/^memtrace: \[[0-9]+\] / { if (cur != "") print cur; cur = $3 " " $7 " |"; sep = " "; next }
+         /^memtrace: / { if (cur != "") print cur; cur = ""; next }
+         cur != "" {
+             line = $0; sub(/ \(tail call\)$/, "", line); sub(/ \(library unloaded since\)$/, "", line)
+             if (line !~ / at [^ ]+:[0-9]+(:[0-9]+)?$/) next
+             sub(/^  #[0-9]+ /, "", line); sub(/^     inlined into /, "", line)
+             n = split(line, w, " at "); loc = w[n]; if (loc ~ /:[0-9]+:[0-9]+$/) sub(/:[0-9]+$/, "", loc)
+             fn = substr(line, 1, length(line) - length(w[n]) - 4)
+             cur = cur sep fn " " loc; sep = " ; " }
+         END { if (cur != "") print cur }' | sort
+}
+profile_sites() {
+    samples "$1" | awk -F ' [|] ' '{ split($1, v, " "); if (v[4] == 0) next
+        n = split($2, f, / ; | \/ /); out = v[4] " " v[3] " |"; sep = " "
+        for (i = 1; i <= n; i++) if (f[i] !~ / :0$/) { out = out sep f[i]; sep = " ; " }
+        print out }' | sort
+}
+check_same_sites() { # NAME PROGRAM ARGS...
+    local name=$1
+    shift
+    MEMTRACE_INTERVAL_MS=0 MEMTRACE_PPROF="$work/same.pb.gz" LD_PRELOAD=$prof "$@" \
+        >"$work/same.out" 2>&1
+    local want got
+    want=$(report_sites "$work/same.out")
+    got=$(profile_sites "$work/same.pb.gz")
+    if [ -n "$want" ] && [ "$want" = "$got" ]; then
+        pass "$name: every site's frames as the exit report has them ($(wc -l <<<"$want") sites)"
+    else
+        fail "$name: the exit report's sites" "$(diff <(echo "$want") <(echo "$got"))"
+    fi
+}
+check_same_sites "pprof_sites" "$prog"
+check_same_sites "tail calls (C, -O2)" "$tests/tail_calls" leak
+check_same_sites "tail calls (C++, -O2)" "$tests/tail_calls_cxx" leak
+check_same_sites "C++ names" "$tests/profile_cxx"
+s=$(samples "$work/same.pb.gz")
+lambda=$(site_line tests/progs/profile_cxx.cpp lambda)
+check_sample "C++: demangled function names" "$s" \
+    "1 4242 1 4242 | main::{lambda()#1}::operator()() const tests/progs/profile_cxx.cpp:$lambda"
+if go tool pprof -raw "$work/same.pb.gz" 2>&1 |
+   grep -qxE " +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ main::\{lambda\(\)#1\}::operator\(\)\(\) const tests/progs/profile_cxx.cpp:$lambda s=0\(_ZZ4mainENKUlvE_clEv\)"; then
+    pass "C++: the mangled name as the function's system name"
+else
+    fail "C++: the mangled name as the function's system name" \
+        "$(go tool pprof -raw "$work/same.pb.gz" 2>&1 | grep lambda)"
 fi
 
 # ---------------------------------------------------------------- %n, reports
