@@ -9,7 +9,7 @@
 
 #include "common.h"
 
-#include "profile.pb-c.h" /* generated into build/ from pprof's profile.proto */
+#include <profile.pb-c.h> /* generated into build/proto from pprof's profile.proto */
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
