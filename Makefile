@@ -105,7 +105,7 @@ $(BUILD)/tracer/pprof.o $(BUILD)/profiler/pprof.o: $(PB_DIR)/profile.pb-c.h
 $(BUILD)/tracer/pprof.o $(BUILD)/profiler/pprof.o: LIB_CFLAGS += -I$(PB_DIR)
 $(BUILD)/tracer/profile.pb-c.o $(BUILD)/profiler/profile.pb-c.o: $(PB_DIR)/profile.pb-c.c $(BUILD)/flavour
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS) -fPIC -fvisibility=hidden -I$(PB_DIR) -c $< -o $@
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(DEBUG_FLAGS) -fPIC -fvisibility=hidden -I$(PB_DIR) -c $< -o $@
 
 $(TRACER_LIB): $(TRACER_OBJS)
 	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -o $@ $^ $(LIB_LIBS)
