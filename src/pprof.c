@@ -571,23 +571,31 @@ const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int
     int64_t thread_key = intern_string(p, "thread");
     int64_t default_type = intern_string(p, "inuse_space");
 
-    /* Samples: symbolizing happens here, through the Locations. */
-    size_t total_ids = 0;
-    for (size_t i = 0; i < p->nsamples; i++)
-        total_ids += (size_t)p->samples[i].depth * (1 + MT_SYM_TAIL_MAX);
+    /* Samples: symbolizing happens here, through the Locations. Each
+     * stack's ids go to SCRATCH (room for the most a stack can have), then
+     * to the end of t.location_ids, which grows: the samples point into it
+     * only once it is complete (their offsets meanwhile in id_at). */
     t.samples = alloc_array(p, p->nsamples, sizeof *t.samples);
     t.sample_ptrs = alloc_array(p, p->nsamples, sizeof *t.sample_ptrs);
     t.labels = alloc_array(p, p->nsamples, sizeof *t.labels);
     t.label_ptrs = alloc_array(p, p->nsamples, sizeof *t.label_ptrs);
     t.values = alloc_array(p, p->nsamples * ntypes, sizeof *t.values);
-    t.location_ids = alloc_array(p, total_ids, sizeof *t.location_ids);
-    size_t used_ids = 0, nlabels = 0;
+    size_t *id_at = alloc_array(p, p->nsamples, sizeof *id_at);
+    uint64_t *scratch = alloc_array(p, (size_t)MT_MAX_DEPTH * (1 + MT_SYM_TAIL_MAX),
+                                    sizeof *scratch);
+    size_t used_ids = 0, ids_cap = 0, nlabels = 0;
     for (size_t i = 0; i < p->nsamples && !p->failed; i++) {
         const struct sample *s = &p->samples[i];
         Perftools__Profiles__Sample *m = &t.samples[i];
         *m = (Perftools__Profiles__Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
-        m->location_id = t.location_ids + used_ids;
-        m->n_location_id = stack_locations(p, dwfl, refresh, s, m->location_id);
+        m->n_location_id = stack_locations(p, dwfl, refresh, s, scratch);
+        if (!grow(&p->heap, (void **)&t.location_ids, &ids_cap, used_ids + m->n_location_id,
+                  sizeof *t.location_ids)) {
+            p->failed = true;
+            break;
+        }
+        memcpy(t.location_ids + used_ids, scratch, m->n_location_id * sizeof *scratch);
+        id_at[i] = used_ids;
         used_ids += m->n_location_id;
         uint64_t all[4] = { s->v.alloc_objects, s->v.alloc_bytes, s->v.inuse_objects,
                             s->v.inuse_bytes };
@@ -607,6 +615,10 @@ const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int
         }
         t.sample_ptrs[i] = m;
     }
+    for (size_t i = 0; i < p->nsamples && !p->failed; i++)
+        t.samples[i].location_id = t.location_ids + id_at[i];
+    p->heap.free(id_at);
+    p->heap.free(scratch);
 
     /* The tables the samples filled. */
     t.functions = alloc_array(p, p->nfunctions, sizeof *t.functions);
