@@ -58,8 +58,12 @@ LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-e
 # its symbols out of the preloaded library's exports, where they would
 # interpose a program's own copy.
 DEMANGLE_LIBS := -liberty
-LIB_LIBS   := $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) \
-              $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a -ldl -pthread
+# The pprof writer's encoder and compressor (src/pprof.c), static archives
+# kept out of the exports in the same way; first, so that libdw's own -lz
+# (shared) does not take zlib's symbols.
+PPROF_LIBS := -l:libprotobuf-c.a -l:libz.a
+LIB_LIBS   := $(PPROF_LIBS) $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) \
+              $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a:libprotobuf-c.a:libz.a -ldl -pthread
 
 # The two builds differ in which files they take, not in #ifdefs: the
 # profiler's reporting and site totals, or the tracer's stand-in. site.h's
@@ -67,8 +71,20 @@ LIB_LIBS   := $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw
 PROFILER_ONLY := src/profiler.c src/site.c
 TRACER_ONLY   := src/profiler_off.c
 COMMON_SRCS   := $(filter-out $(PROFILER_ONLY) $(TRACER_ONLY),$(wildcard src/*.c))
-TRACER_OBJS   := $(patsubst src/%.c,$(BUILD)/tracer/%.o,$(COMMON_SRCS) $(TRACER_ONLY))
-PROFILER_OBJS := $(patsubst src/%.c,$(BUILD)/profiler/%.o,$(COMMON_SRCS) $(PROFILER_ONLY))
+TRACER_OBJS   := $(patsubst src/%.c,$(BUILD)/tracer/%.o,$(COMMON_SRCS) $(TRACER_ONLY)) \
+                 $(BUILD)/tracer/profile.pb-c.o
+PROFILER_OBJS := $(patsubst src/%.c,$(BUILD)/profiler/%.o,$(COMMON_SRCS) $(PROFILER_ONLY)) \
+                 $(BUILD)/profiler/profile.pb-c.o
+
+# pprof's profile.proto (Debian's golang-github-google-pprof-dev) as C, made
+# by protoc-c at build time into build/proto, never kept in the tree.
+PPROF_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+PB_DIR := $(BUILD)/proto
+$(PB_DIR)/profile.pb-c.c: $(PPROF_PROTO)
+	@mkdir -p $(@D)
+	cp $< $(@D)/profile.proto
+	cd $(@D) && protoc-c --c_out=. profile.proto
+$(PB_DIR)/profile.pb-c.h: $(PB_DIR)/profile.pb-c.c
 
 TRACER_LIB   := $(BUILD)/libmemtrace.so
 PROFILER_LIB := $(BUILD)/libmemtrace-profiler.so
@@ -102,6 +118,13 @@ $(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h $(BUILD)/f
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
 
+# Generated code: protoc-c's, compiled without memtrace's warning set.
+$(BUILD)/tracer/pprof.o $(BUILD)/profiler/pprof.o: $(PB_DIR)/profile.pb-c.h
+$(BUILD)/tracer/pprof.o $(BUILD)/profiler/pprof.o: LIB_CFLAGS += -I$(PB_DIR)
+$(BUILD)/tracer/profile.pb-c.o $(BUILD)/profiler/profile.pb-c.o: $(PB_DIR)/profile.pb-c.c $(BUILD)/flavour
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(DEBUG_FLAGS) -fPIC -fvisibility=hidden -I$(PB_DIR) -c $< -o $@
+
 # The SONAME is the file's name, without a version: a program linked with
 # -lmemtrace (memtrace.pc) needs the library by the name it is preloaded by,
 # and the API only grows (include/memtrace.h).
@@ -116,13 +139,14 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 # allocators are the ones the e2e tests put below it (tests/e2e/allocators.sh);
 # liblsan0 is the leak check's oracle (tests/e2e/leaks.sh). The last line:
 # the man pages (asciidoctor), `make deb` (debhelper and debian/control's
-# Build-Depends: the pprof writer's protobuf-c, profile.proto and zlib) and
-# its tests (man-db's man, lintian, bash-completion; tests/e2e/package.sh).
+# Build-Depends) and its tests (man-db's man, lintian, bash-completion;
+# tests/e2e/package.sh); the pprof writer's libraries and proto, and go
+# tool pprof, its tests' oracle.
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              libjemalloc-dev libtcmalloc-minimal4 liblsan0 \
              python3 sqlite3 jq libxml2-utils rustc nodejs \
-             asciidoctor debhelper libprotobuf-c-dev protobuf-c-compiler \
-             golang-github-google-pprof-dev zlib1g-dev man-db lintian bash-completion
+             asciidoctor debhelper man-db lintian bash-completion \
+             libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.

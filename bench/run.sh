@@ -206,6 +206,24 @@ for ((round = 1; round <= ROUNDS; round++)); do
     done
     run_one lookup tracer "$round" "$BIN/lookup"
     leaks_core "$round"
+    # The pprof profiles written at exit for the g++ workload (tens of
+    # thousands of sites): the profiler run again with MEMTRACE_PPROF. A
+    # profile's file is created before its stacks are symbolized and last
+    # written when it is complete: creation to last write is what writing
+    # it took (symbolizing, encoding, compressing).
+    rm -f "$WORK"/gxx.pb.gz*
+    ENV[gxx_pprof]="MEMTRACE_PPROF=$WORK/gxx.pb.gz"
+    read -a cmd <<< "${CMD[g++]}"
+    run_one gxx_pprof profiler "$round" "${cmd[@]}"
+    for f in gxx.pb.gz gxx.pb.gz.peak; do
+        [ -s "$WORK/$f" ] && stat -c '%.9W %.9Y %s' "$WORK/$f" |
+            awk '$1 > 0 { printf "seconds=%.6f bytes=%d\n", $2 - $1, $3 }' > "$WORK/pprof.$f.$round"
+    done
+    if [ ! -e "$WORK/pprof.samples" ] && [ -s "$WORK/gxx.pb.gz" ] && command -v go >/dev/null; then
+        HOME=$WORK PPROF_TMPDIR=$WORK go tool pprof -raw "$WORK/gxx.pb.gz" 2>/dev/null |
+            awk '/^Samples:/ { on = 1; getline; next } /^Locations/ { on = 0 }
+                 on && /:/ { n++ } END { print n + 0 }' > "$WORK/pprof.samples"
+    fi
 done
 
 # ------------------------------------------------------------ the report
@@ -318,6 +336,18 @@ leaks_stat() {
 }
 leaks_s=$(leaks_stat leaks_seconds)
 echo "memtrace leaks on a core file with 1,000,000 live blocks (500,000 lost): $(fmt "$leaks_s") s (the scan alone $(fmt "$(leaks_stat scan_seconds)") s; the whole gdb run, start and core loading included, $(fmt "$(leaks_stat gdb_seconds)") s; median over rounds) $(failures leaks tracer)"
+pprof_field() { # pprof_field FILE KEY: the median over rounds
+    for ((r = 1; r <= ROUNDS; r++)); do field "$WORK/pprof.$1.$r" "$2"; done | median
+}
+pprof_cpu=$(for ((r = 1; r <= ROUNDS; r++)); do
+    a=$(field "$WORK/res.gxx_pprof.profiler.$r" cpu) b=$(field "$WORK/res.g++.profiler.$r" cpu)
+    [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { printf "%.6f\n", a - b }'
+done | median)
+echo "pprof profile at exit, g++ workload (profiler, MEMTRACE_PPROF): $(cat "$WORK/pprof.samples" 2>/dev/null || echo -) samples (call sites),"
+echo "  $(awk -v b="$(pprof_field gxx.pb.gz bytes)" 'BEGIN { if (b == "-") print "-"; else printf "%.0f", b / 1024 }') KiB gzipped, written in $(fmt "$(pprof_field gxx.pb.gz seconds)") s;"
+echo "  the peak profile: $(awk -v b="$(pprof_field gxx.pb.gz.peak bytes)" 'BEGIN { if (b == "-") print "-"; else printf "%.0f", b / 1024 }') KiB, $(fmt "$(pprof_field gxx.pb.gz.peak seconds)") s"
+echo "  (each: from the file's creation to its last write, median over rounds); the run's CPU"
+echo "  over the profiler's without MEMTRACE_PPROF in the same round: +$(fmt "$pprof_cpu") s (median) $(failures gxx_pprof profiler)"
 echo
 
 # ------------------------------------------------------------ targets

@@ -10,14 +10,21 @@ all: $(GDB_TOOLS)
 
 # The leak scan, report and suppressions are linked in for `memtrace leaks`
 # and `memtrace refs` (gdb/target_leaks.c): the same code as the check at exit.
+# The pprof writer too (`memtrace pprof`), with protobuf-c's generated
+# code, compiled apart (not under memtrace's warning set).
 $(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c gdb/target_leaks.c src/symbolize.c src/format.c \
                              src/output.c src/lock.c src/leak_scan.c src/leak_report.c \
-                             src/suppressions.c $(wildcard src/*.h gdb/*.h) $(BUILD)/flavour
+                             src/suppressions.c src/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
+                             $(wildcard src/*.h gdb/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) \
+	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -I$(PB_DIR) \
 	  $(shell pkg-config --cflags libdw 2>/dev/null) $(LDFLAGS) \
-	  -o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw libelf 2>/dev/null || echo -ldw -lelf) \
-	  $(DEMANGLE_LIBS) -ldl
+	  -o $@ $(filter %.c %.o,$^) $(shell pkg-config --libs libdw libelf 2>/dev/null || echo -ldw -lelf) \
+	  $(DEMANGLE_LIBS) $(PPROF_LIBS) -ldl
+
+$(BUILD)/symbolize-pb/profile.pb-c.o: $(PB_DIR)/profile.pb-c.c $(BUILD)/flavour
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CPPFLAGS) -I$(PB_DIR) -c $< -o $@
 
 $(BUILD)/memtrace.py: gdb/memtrace.py
 	@mkdir -p $(@D)

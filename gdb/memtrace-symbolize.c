@@ -43,6 +43,15 @@
  *   recording ON EVER_OFF SEQ SEC
  *                      the line that says since when memtrace records
  *                      (mt_fmt_recording; nothing when EVER_OFF is 0)
+ *   pprof PATH         writes the in-use profile in pprof's format to PATH
+ *                      (hex bytes of the path; created 0600, never through a
+ *                      symbolic link), from these lines, one per group of
+ *                      live blocks:
+ *   sample THREAD NAME BYTES BLOCKS R R ...
+ *                      the blocks of one thread and allocation stack (R:
+ *                      return addresses, innermost first; none: no stack)
+ *   end                ends the request; the answer is empty, or one
+ *                      "memtrace: ..." line, an error, when not written
  *
  *   near-bounds        answers "BYTES MAX": the bound of "near"
  *                      (MT_NEAR_BYTES) and the freed blocks near an address
@@ -70,6 +79,7 @@
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
 #include "../src/format.h"
 #include "../src/output.h"
+#include "../src/pprof.h"
 #include "../src/stack_store.h"
 #include "../src/symbolize.h"
 #include "target_leaks.h"
@@ -78,11 +88,13 @@
 
 #include <elfutils/libdwfl.h>
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *debuginfo_path;
@@ -327,6 +339,78 @@ static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, 
     mt_out_write(out, known ? "\0@@\n" : "\0@@ error\n", known ? 4 : 10);
 }
 
+static void *heap_alloc(size_t size)
+{
+    return malloc(size);
+}
+
+/* One "pprof" request, the path's hex after the keyword in *LINE; reads
+ * up to "end". */
+static void write_pprof(Dwfl *dwfl, mt_out *out, char **line, size_t *cap)
+{
+    static const mt_pprof_heap heap = { heap_alloc, free };
+    char path[4096];
+    const char *p = *line + 6;
+    size_t n = 0;
+    while (n + 1 < sizeof path && isxdigit((unsigned char)p[0]) && isxdigit((unsigned char)p[1])) {
+        char hex[3] = { p[0], p[1], 0 };
+        path[n++] = (char)strtoul(hex, NULL, 16);
+        p += 2;
+    }
+    path[n] = '\0';
+    bool has = !isxdigit((unsigned char)*p); /* else too long */
+    mt_pprof *prof = mt_pprof_new(&heap, false);
+    bool lost = prof == NULL;
+    uint64_t key = 0;
+    for (;;) {
+        if (getline(line, cap, stdin) < 0)
+            malformed("(end of input inside a pprof request)\n");
+        if (strncmp(*line, "end", 3) == 0)
+            break;
+        if (strncmp(*line, "sample ", 7) != 0)
+            malformed(*line);
+        p = *line + 7;
+        uint64_t v[3];
+        char name[MT_NAME_MAX];
+        if (!parse_numbers(&p, v, 1))
+            malformed(*line);
+        const char *thread_name = parse_name(&p, name);
+        if (!parse_numbers(&p, v + 1, 2))
+            malformed(*line);
+        struct stack st;
+        parse_frames(p, &st);
+        mt_fmt_thread t = { (uint32_t)v[0], thread_name };
+        mt_pprof_values val = { 0, 0, v[2], v[1] };
+        if (!lost && !mt_pprof_add(prof, key++, st.frames, st.depth, t.number ? &t : NULL, &val))
+            lost = true;
+    }
+    const char *failed = lost ? "out of memory" : NULL;
+    int fd = -1;
+    if (!has || !*path) {
+        failed = has ? "no file name" : "the file name is too long";
+    } else if (!failed) {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            failed = errno == ELOOP ? "a symbolic link; not followed" : strerror(errno);
+    }
+    if (!failed) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        failed = mt_pprof_write(prof, dwfl, false, fd,
+                                (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, 0);
+        if (close(fd) != 0 && !failed)
+            failed = strerror(errno);
+    }
+    mt_pprof_free(prof);
+    if (failed) {
+        mt_out_printf(out, "memtrace: pprof: %.1024s not written (%s)\n", path,
+                      failed);
+        mt_out_write(out, "\0@@ error\n", 10);
+    } else {
+        mt_out_write(out, "\0@@\n", 4);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *core = NULL, *exe = NULL;
@@ -367,6 +451,8 @@ int main(int argc, char **argv)
                 malformed(line);
             mt_fmt_recording(&out, &(mt_fmt_recording_state){ v[0] != 0, v[1] != 0, v[2], v[3] });
             mt_out_write(&out, "\0@@\n", 4);
+        } else if (strncmp(line, "pprof ", 6) == 0) {
+            write_pprof(dwfl, &out, &line, &cap);
         } else if (strcmp(line, "near-bounds\n") == 0) {
             mt_out_printf(&out, "%x %x\n", MT_NEAR_BYTES, MT_NEAR_FREED_MAX);
             mt_out_write(&out, "\0@@\n", 4);

@@ -6,6 +6,7 @@
 #   (gdb) memtrace stats              totals
 #   (gdb) memtrace leaks [N]          lost blocks (the leak check's report)
 #   (gdb) memtrace refs EXPR          who holds a pointer into a block
+#   (gdb) memtrace pprof FILE         the in-use profile in pprof's format
 #   (gdb) memtrace version            the traced library's version
 #
 # It never calls into the process: it reads memtrace's tables from the
@@ -1149,6 +1150,50 @@ def version():
     return "memtrace: library version %s\n" % (v if v is not None else "unknown (older than 0.1.0)")
 
 
+# ---------------------------------------------------------------- pprof
+
+def pprof(arg):
+    """`memtrace pprof FILE`: the in-use profile (live blocks grouped by
+    allocation stack and thread) in pprof's format, written by the library's
+    own writer (src/pprof.c) in memtrace-symbolize; its total is stats'."""
+    path = os.path.expanduser(arg)
+    if not path:
+        _fail("usage: memtrace pprof FILE")
+    st, sym = _session.get()
+    groups, unsure = {}, False
+    for n, (locked, _) in enumerate(st._shards()):
+        cols = st._columns(n)
+        unsure = unsure or locked
+        for p, size, sid, thread in zip(cols[0], cols[1], cols[3], cols[4]):
+            if p:
+                g = groups.get((sid, thread))
+                if g is None:
+                    groups[(sid, thread)] = [size, 1]
+                else:
+                    g[0] += size
+                    g[1] += 1
+    # One line per group, not per block: the request stays small.
+    req = ["pprof %s" % os.fsencode(path).hex()]
+    names, total, blocks = {}, 0, 0
+    for (sid, thread), (nbytes, nblocks) in groups.items():
+        if thread not in names:
+            names[thread] = st.thread_name(thread)
+        req.append("sample %x %s %x %x %s" % (thread, names[thread], nbytes, nblocks,
+                                              " ".join("%x" % f for f in st.stack(sid) or [])))
+        total += nbytes
+        blocks += nblocks
+    req.append("end\n")
+    text, ok = sym.request("\n".join(req))
+    if not ok:
+        raise gdb.GdbError(text.rstrip("\n"))
+    sites = len({sid for sid, _ in groups})
+    out = ["memtrace: pprof profile: %s: %d live bytes in %d %s at %d call sites\n"
+           % (path, total, blocks, _blocks(blocks), sites)]
+    if unsure:
+        out.append("  (%s; totals may be off)\n" % _UNLOCKED_SHARD)
+    return "".join(out)
+
+
 # ---------------------------------------------------------------- commands
 
 class _NoInferiorCalls:
@@ -1455,6 +1500,7 @@ Usage: memtrace EXPR
        memtrace stats
        memtrace leaks [N]
        memtrace refs EXPR
+       memtrace pprof FILE
        memtrace version
 
 memtrace EXPR evaluates EXPR (any expression that yields an address: a
@@ -1466,7 +1512,7 @@ number, the allocation stack with file:line and inlined frames), then every
 freed block in the freed history that covered it, newest first, with the
 stacks and threads that freed and allocated it.  An address neither live nor
 in the history, or a null one, is an error.  To ask about a variable named
-like a subcommand (top, stats, leaks, refs, version), write `memtrace (top)'.
+like a subcommand (top, stats, leaks, refs, pprof, version), write `memtrace (top)'.
 
 EXPR is parsed in the current frame's language.  A value that owns a heap
 block through a pointer inside it is asked about through that pointer, and
@@ -1506,6 +1552,11 @@ slot (thread, LWP, frame number and function), a register, thread-local
 storage, or another heap block (its address, the offset in it, its
 allocation stack), each with the offset it points to.
 
+memtrace pprof FILE writes the live blocks, grouped by allocation stack
+and thread, to FILE as a gzipped pprof profile (inuse_objects, inuse_space)
+for `go tool pprof' and the tools that read its format; its total is the
+one memtrace stats prints.
+
 The tables are read from the inferior's memory, never by calling into it,
 so this works on a core file and while a thread is stopped inside malloc.
 The program must run under libmemtrace.so (see `memtrace gdb PROG').  Where
@@ -1522,11 +1573,13 @@ found implausible instead of reading further."""
         arg = arg.strip()
         if not arg:
             _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats | "
-                  "memtrace leaks [N] | memtrace refs EXPR | memtrace version "
+                  "memtrace leaks [N] | memtrace refs EXPR | memtrace pprof FILE | memtrace version "
                   "(see `help memtrace')")
         word, rest = (arg.split(None, 1) + [""])[:2]
         if word == "top":
             _guard(top, rest.strip())
+        elif word == "pprof":
+            _guard(pprof, rest.strip())
         elif word == "stats":
             if rest.strip():
                 _fail("stats takes no argument")

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* 0, or the errno of the write that failed. Never raises SIGPIPE in the
@@ -195,3 +196,38 @@ void mt_assert_fail(const char *expr, const char *file, int line)
     abort();
 }
 #endif
+
+bool mt_path_expand(const char *pattern, const char *program, long counter, char *out,
+                    size_t size)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char tmp[64];
+        const char *add = tmp;
+        if (p[0] != '%' || !p[1]) {
+            tmp[0] = *p;
+            tmp[1] = '\0';
+        } else {
+            switch (*++p) {
+            case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
+            case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
+            case 'e': add = program; break;
+            case '%': add = "%"; break;
+            case 'n':
+                if (counter >= 0) {
+                    snprintf(tmp, sizeof tmp, "%ld", counter);
+                    break;
+                }
+                /* fall through */
+            default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
+            }
+        }
+        size_t len = strlen(add);
+        if (len >= size - n)
+            return false;
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return true;
+}

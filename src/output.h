@@ -4,6 +4,7 @@
 #define MT_OUTPUT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -52,5 +53,13 @@ void mt_err_keep(void);
  * file; else -1, never a file the program opened since (the copy's number
  * or fd 2 reused for its data). */
 int mt_err_fd(void);
+
+/* PATTERN with %p (the pid), %e (PROGRAM), %t (seconds since the epoch),
+ * %% and, when COUNTER >= 0, %n (COUNTER) expanded into OUT (SIZE bytes);
+ * any other %X stays as written. False, and OUT unusable, when the result
+ * does not fit: a cut path would name another file. The one expansion of
+ * every MEMTRACE_* path setting. */
+bool mt_path_expand(const char *pattern, const char *program, long counter, char *out,
+                    size_t size);
 
 #endif

@@ -22,6 +22,7 @@
 #include "recording.h"
 #include "reentry.h"
 #include "output.h"
+#include "pprof_out.h"
 #include "site.h"
 #include "stack_store.h"
 #include "symbolize.h"
@@ -207,35 +208,11 @@ static uint32_t reports;        /* printed in this process */
 static pid_t parent_pid;        /* of a forked child, else 0 */
 static int exiting;             /* the exit report is done: print nothing more */
 
-/* PATTERN with %p, %e, %t, %% expanded, into OUT (SIZE bytes); false, and
- * OUT unusable, when the result does not fit: a cut path would name
- * another file. */
+/* PATTERN with %p, %e, %t, %% expanded (mt_path_expand), into OUT (SIZE
+ * bytes); false, and OUT unusable, when the result does not fit. */
 static bool expand(const char *pattern, char *out, size_t size)
 {
-    size_t n = 0;
-    for (const char *p = pattern; *p; p++) {
-        char tmp[64];
-        const char *add = tmp;
-        if (p[0] != '%' || !p[1]) {
-            tmp[0] = *p;
-            tmp[1] = '\0';
-        } else {
-            switch (*++p) {
-            case 'p': snprintf(tmp, sizeof tmp, "%d", (int)getpid()); break;
-            case 't': snprintf(tmp, sizeof tmp, "%ld", (long)time(NULL)); break;
-            case 'e': add = program_name; break;
-            case '%': add = "%"; break;
-            default: snprintf(tmp, sizeof tmp, "%%%c", *p); break;
-            }
-        }
-        size_t len = strlen(add);
-        if (len >= size - n)
-            return false;
-        memcpy(out + n, add, len);
-        n += len;
-    }
-    out[n] = '\0';
-    return true;
+    return mt_path_expand(pattern, program_name, -1, out, size);
 }
 
 /* The report file of this process, expanded once per process (a forked
@@ -555,6 +532,51 @@ static void print_time(mt_out *o, uint64_t ns)
     mt_out_printf(o, "%lu.%03lu s", (unsigned long)(ms / 1000), (unsigned long)(ms % 1000));
 }
 
+struct peak_profile {
+    mt_pprof *p;
+};
+
+/* mt_site_peak_fn: one site of the peak profile, its live bytes and blocks
+ * at the moment of the peak (the same values as the .folded.peak file). */
+static void add_peak_site(mt_stack_id id, const uintptr_t *frames, unsigned depth,
+                          uint64_t bytes, uint64_t blocks, void *ctx)
+{
+    struct peak_profile *pp = ctx;
+    mt_pprof_values v = { 0, 0, blocks, bytes };
+    if (pp->p && !mt_pprof_add(pp->p, id, frames, depth, NULL, &v)) {
+        mt_pprof_free(pp->p);
+        pp->p = NULL;
+    }
+}
+
+/* The MEMTRACE_PPROF profile of WHEN, named in SAY. At exit and per report:
+ * the four sample types from the sites' counters at the last walk. At the
+ * peak: in use only (inuse_objects, inuse_space), each site's value at the
+ * moment of the peak (mt_site_peak_foreach); what was allocated by then is
+ * not kept. Under report_lock. */
+static void write_pprof(enum mt_pprof_when when, mt_out *say)
+{
+    if (when == MT_PPROF_AT_PEAK) {
+        struct peak_profile pp = { mt_pprof_out_new(false) };
+        mt_site_peak_foreach(add_peak_site, &pp);
+        mt_pprof_out_write(pp.p, when, reports, say, (int64_t)(mt_os_now_ns() - start_ns));
+        return;
+    }
+    mt_pprof *p = mt_pprof_out_new(true);
+    for (size_t i = 0; p && i < nsites; i++) {
+        const struct site *s = &sites[i];
+        mt_pprof_values v = { s->now.alloc_blocks, s->now.alloc_bytes, live_blocks(&s->now),
+                              live_bytes(&s->now) };
+        if (!v.alloc_objects && !v.inuse_objects)
+            continue;
+        if (!mt_pprof_add(p, s->id, s->frames, s->depth, NULL, &v)) {
+            mt_pprof_free(p);
+            p = NULL;
+        }
+    }
+    mt_pprof_out_write(p, when, reports, say, (int64_t)(mt_os_now_ns() - start_ns));
+}
+
 enum why { PERIODIC, ON_REQUEST, ON_SIGNAL };
 static const char *const why_name[] = { "periodic", "on request", "signal" };
 
@@ -586,6 +608,8 @@ static void report_locked(enum why why)
     mt_recording_say(&o);
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, top[i], false);
+    if (mt_pprof_out_every_report())
+        write_pprof(MT_PPROF_AT_REPORT, &o);
     mt_out_printf(&o, "memtrace: end of report %u\n", reports);
     close_output(&o, own);
     free(top);
@@ -775,6 +799,10 @@ static void exit_report(void)
                 mt_out_printf(&o, ")\n");
             }
         }
+    }
+    if (mt_pprof_out_enabled()) {
+        write_pprof(MT_PPROF_AT_EXIT, &o);
+        write_pprof(MT_PPROF_AT_PEAK, &o);
     }
     mt_out_printf(&o, "memtrace: end of exit report\n");
     close_output(&o, own);
@@ -992,6 +1020,7 @@ static void load_settings(void)
     folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
     pass_on_setting("MEMTRACE_FOLDED", folded_template, folded_env, sizeof folded_env,
                     &folded_child_template);
+    mt_pprof_out_start(true);
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
     const char *s = getenv("MEMTRACE_SIGNAL");
     if (s && *s) {

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "config.h"
 #include "output.h"
+#include "pprof_out.h"
 
 #include "../include/memtrace.h"
 
@@ -16,7 +17,7 @@
 /* The settings only libmemtrace-profiler.so acts on. */
 static const char *const profiler_only[] = {
     "MEMTRACE_INTERVAL_MS", "MEMTRACE_TOP",    "MEMTRACE_TOP_BY", "MEMTRACE_EXIT_TOP",
-    "MEMTRACE_SIGNAL",      "MEMTRACE_OUTPUT", "MEMTRACE_FOLDED",
+    "MEMTRACE_SIGNAL",      "MEMTRACE_OUTPUT", "MEMTRACE_FOLDED", "MEMTRACE_PPROF_EVERY",
 };
 
 /* Once per process (each exec'd program is one; a forked child inherits
@@ -46,6 +47,7 @@ void mt_profiler_start(void)
         mt_warn("%s: %s in libmemtrace.so, the tracer; preload libmemtrace-profiler.so "
                 "for the profiler's reports", names, n == 1 ? "a profiler setting, no effect" :
                 "profiler settings, no effect");
+    mt_pprof_out_start(false);
 }
 
 void mt_report_open(mt_out *o, bool *own)

@@ -689,10 +689,12 @@ static const char *demangled(struct rows *r, const char *name)
 }
 
 /* The name of a function DIE, demangled; without a name in the DIE, the
- * symbol of ADDR in MOD as the symbol table has it; "??" if none. */
+ * symbol of ADDR in MOD as the symbol table has it; "??" if none. *MANGLED:
+ * the linkage name it was demangled from, NULL when it was not. */
 static const char *function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mod,
-                                 Dwarf_Addr addr)
+                                 Dwarf_Addr addr, const char **mangled)
 {
+    *mangled = NULL;
     const char *linkage = die_string(die, DW_AT_linkage_name);
     if (!linkage)
         linkage = die_string(die, DW_AT_MIPS_linkage_name);
@@ -705,10 +707,14 @@ static const char *function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mo
     if (!linkage && dwarf_tag(die) == DW_TAG_subprogram) {
         const char *sym = symbol_name(mod, addr);
         const char *ds = sym ? demangled(r, sym) : NULL;
-        if (ds && ds != sym)
+        if (ds && ds != sym) {
+            *mangled = sym;
             return ds;
+        }
     }
     const char *name = d && d != linkage ? d : die_string(die, DW_AT_name);
+    if (d && d != linkage)
+        *mangled = linkage;
     if (!name && !linkage)
         name = symbol_name(mod, addr);
     if (!name)
@@ -1066,7 +1072,7 @@ static void module_rows(struct rows *r, Dwfl_Module *mod, Dwarf_Addr pc, uintptr
         mt_frame *f = &r->row[r->n];
         *f = base;
         f->inline_depth = r->n++;
-        f->function = function_name(r, scope, mod, pc);
+        f->function = function_name(r, scope, mod, pc, &f->mangled);
         f->file = file && line > 0 ? file : NULL;
         f->line = f->file ? line : 0;
         f->column = f->file && col > 0 ? col : 0;
@@ -1080,7 +1086,9 @@ static void module_rows(struct rows *r, Dwfl_Module *mod, Dwarf_Addr pc, uintptr
     mt_frame *f = &r->row[r->n++];
     *f = base;
     f->from_symtab = true;
-    f->function = demangled(r, symbol_name(mod, pc));
+    const char *sym = symbol_name(mod, pc);
+    f->function = demangled(r, sym);
+    f->mangled = f->function != sym ? sym : NULL;
     f->file = file && line > 0 ? file : NULL;
     f->line = f->file ? line : 0;
     f->column = f->file && col > 0 ? col : 0;
@@ -1094,7 +1102,8 @@ static mt_frame *rows_pack(const struct rows *r)
     for (unsigned i = 0; i < r->n; i++) {
         const mt_frame *f = &r->row[i];
         bytes += (f->function ? strlen(f->function) + 1 : 0) +
-                 (f->file ? strlen(f->file) + 1 : 0) + (f->module ? strlen(f->module) + 1 : 0);
+                 (f->file ? strlen(f->file) + 1 : 0) + (f->module ? strlen(f->module) + 1 : 0) +
+                 (f->mangled ? strlen(f->mangled) + 1 : 0);
     }
     mt_frame *rows = malloc(bytes);
     if (!rows)
@@ -1102,7 +1111,8 @@ static mt_frame *rows_pack(const struct rows *r)
     char *s = (char *)(rows + r->n);
     for (unsigned i = 0; i < r->n; i++) {
         rows[i] = r->row[i];
-        const char **fields[] = { &rows[i].function, &rows[i].file, &rows[i].module };
+        const char **fields[] = { &rows[i].function, &rows[i].file, &rows[i].module,
+                                  &rows[i].mangled };
         for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
             if (!*fields[k])
                 continue;

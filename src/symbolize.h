@@ -22,6 +22,8 @@ typedef struct Dwfl mt_dwfl;
 typedef struct {
     uintptr_t ret;          /* the return address looked up (at ret - 1) */
     const char *function;   /* demangled; NULL when nothing names it */
+    const char *mangled;    /* the linkage (symbol) name FUNCTION was
+                               demangled from; NULL when it was not */
     const char *file;       /* NULL: no line information */
     int line, column;       /* line > 0 when file is set; column 0: unknown */
     unsigned inline_depth;  /* the row's index: 0, or inlined into row k - 1 */

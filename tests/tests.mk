@@ -29,7 +29,7 @@ PROG_C      := $(TEST_BUILD)/sites $(TEST_BUILD)/sites_o2 $(TEST_BUILD)/stress_f
 PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so \
                $(TEST_BUILD)/profile_sites $(TEST_BUILD)/profile_corners $(TEST_BUILD)/profile_cxx \
                $(TEST_BUILD)/profile_ranks \
-               $(TEST_BUILD)/tail_calls $(TEST_BUILD)/tail_calls_cxx
+               $(TEST_BUILD)/tail_calls $(TEST_BUILD)/tail_calls_cxx $(TEST_BUILD)/pprof_sites
 
 $(TEST_BUILD)/sites: tests/progs/sites.c
 	@mkdir -p $(@D)
@@ -76,6 +76,9 @@ test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs 1; done
 
 $(TEST_BUILD)/profile_sites: tests/progs/profile_sites.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -pthread $(LDFLAGS) -o $@ $< -ldl
+$(TEST_BUILD)/pprof_sites: tests/progs/pprof_sites.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -pthread $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/profile_cxx: tests/progs/profile_cxx.cpp
@@ -196,6 +199,7 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/bad_frees.sh
 	@bash tests/e2e/leaks.sh
 	@bash tests/e2e/launcher.sh
+	@bash tests/e2e/pprof.sh
 
 # Static checks of the tree: the include graph points one way, and the
 # descriptor's layout has one source (tests/static/*.py).

@@ -68,7 +68,8 @@ has_none() {
     else pass "$1"; fi
 }
 # Commands by what they build, for a build directory $1.
-lib_cc()  { echo " -c src/[^ ]+\\.c -o $1/(tracer|profiler)/"; }
+# (the library's sources, and the code protoc-c generates into BUILD/proto)
+lib_cc()  { echo " -c (src|$1/proto)/[^ ]+\\.c -o $1/(tracer|profiler)/"; }
 lib_ld()  { echo " -o $1/libmemtrace(-profiler)?\\.so "; }
 symb()    { echo " -o $1/memtrace-symbolize "; }
 unit()    { echo " -o $1/tests/unit(-san)?/"; }

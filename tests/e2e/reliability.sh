@@ -298,13 +298,15 @@ fi
 # ---------------------------------------------------------------- settings
 # Every MEMTRACE_* variable the README documents, with an empty, negative,
 # non-numeric and huge value: the program runs unchanged, and the numeric
-# ones warn, naming the variable.
+# ones warn, naming the variable. In the scratch directory: a path setting
+# (MEMTRACE_PPROF, which the tracer library writes) makes files named after
+# the values.
 vars=$(grep -oE '^\| `MEMTRACE_[A-Z_]+`' "$root/README.adoc" | tr -d '|` ' | sort -u)
 numeric=" MEMTRACE_DEPTH MEMTRACE_FREED MEMTRACE_INTERVAL_MS MEMTRACE_TOP MEMTRACE_EXIT_TOP MEMTRACE_FAULT_MAP "
 bad_settings=0
 for var in $vars; do
     for value in "" "-3" "banana" "99999999999999999999999"; do
-        out=$(timeout 60 env "$var=$value" LD_PRELOAD="$tracer" "$tests/sites" \
+        out=$(cd "$work" && timeout 60 env "$var=$value" LD_PRELOAD="$tracer" "$tests/sites" \
               2>"$work/set.err")
         rc=$?
         warned=1
