@@ -17,7 +17,7 @@
 /* The settings only libmemtrace-profiler.so acts on. */
 static const char *const profiler_only[] = {
     "MEMTRACE_INTERVAL_MS", "MEMTRACE_TOP",    "MEMTRACE_TOP_BY", "MEMTRACE_EXIT_TOP",
-    "MEMTRACE_SIGNAL",      "MEMTRACE_OUTPUT", "MEMTRACE_FOLDED", "MEMTRACE_PPROF_EVERY",
+    "MEMTRACE_SIGNAL",      "MEMTRACE_OUTPUT", "MEMTRACE_FOLDED",
 };
 
 /* Once per process (each exec'd program is one; a forked child inherits

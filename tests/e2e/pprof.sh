@@ -115,10 +115,16 @@ check_sample "exit: thread site: 3 objects, 600 bytes in use" "$s" \
 check_sample "exit: peak site: 1 object of 100000 bytes allocated, freed" "$s" \
     "1 100000 0 0 | $peak_loc ; $(site sites peak_call)"
 check_no_sample "exit: no thread label on the profiler's per-site samples" "$s" "thread="
+# The peak profile: each site's live blocks and bytes at the moment of the
+# peak (the exact snapshot the folded .peak file writes), in use only.
+check_eq "peak: the in-use sample types" \
+    "$(go tool pprof -raw "$run/p.pb.gz.peak" 2>&1 | sed -n '/^Samples:/{n;p;q}')" \
+    "inuse_objects/count inuse_space/bytes[dflt]"
 s=$(samples "$run/p.pb.gz.peak")
-check_sample "peak: the peak site in use at the peak" "$s" "1 100000 1 100000 | $peak_loc"
-check_sample "peak: the kept site" "$s" "7 336 7 336 | $keep_loc"
-check_sample "peak: the thread site" "$s" "3 600 3 600 | $thread_loc"
+check_sample "peak: the peak site in use at the peak" "$s" "1 100000 | $peak_loc"
+check_sample "peak: the kept site" "$s" "7 336 | $keep_loc"
+check_sample "peak: the thread site" "$s" "3 600 | $thread_loc"
+check_no_sample "peak: the freed site, freed before the peak" "$s" "$freed_loc"
 total=$(go tool pprof -raw "$run/p.pb.gz" 2>/dev/null | grep -c '^Mappings')
 check_eq "profiler: the profile has mappings" "$total" 1
 maps=$(go tool pprof -raw "$run/p.pb.gz" 2>/dev/null | sed -n '/^Mappings/,$p')
