@@ -29,6 +29,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -149,10 +150,15 @@ static char *const *exec_env(char *const envp[], void **map, size_t *map_size)
     *map = NULL;
     if (kept_len == 0 || getpid() != own_pid)
         return envp;
-    size_t n = 0, preload_len = 0;
+    /* ld.so reads the last LD_PRELOAD entry of the environment (a later one
+     * replaces an earlier one): that one's list follows the kept entries,
+     * the others are left out. Its length is taken once, and the copy is
+     * bounded by it, so an entry changed meanwhile cannot overrun it. */
+    size_t n = 0, last = SIZE_MAX;
     for (; envp && envp[n]; n++)
         if (strncmp(envp[n], "LD_PRELOAD=", 11) == 0)
-            preload_len = strlen(envp[n]) - 11;
+            last = n;
+    size_t preload_len = last == SIZE_MAX ? 0 : strlen(envp[last] + 11);
     size_t strings = 11 + kept_len + 1 + preload_len + 1 + sizeof "MEMTRACE_CHILDREN=0";
     size_t size = (n + 3) * sizeof(char *) + strings;
     char **env = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -160,22 +166,25 @@ static char *const *exec_env(char *const envp[], void **map, size_t *map_size)
         return envp;
     char *preload = (char *)(env + n + 3);
     char *children = preload + 11 + kept_len + 1 + preload_len + 1;
-    memcpy(preload, "LD_PRELOAD=", 11);
-    memcpy(preload + 11, kept, kept_len + 1);
+    char *end = preload;
+    memcpy(end, "LD_PRELOAD=", 11);
+    end += 11;
+    memcpy(end, kept, kept_len);
+    end += kept_len;
+    if (preload_len) {
+        *end++ = ':';
+        memcpy(end, envp[last] + 11, preload_len);
+        end += preload_len;
+    }
+    *end = '\0';
     memcpy(children, "MEMTRACE_CHILDREN=0", sizeof "MEMTRACE_CHILDREN=0");
     size_t m = 0;
     env[m++] = preload;
     env[m++] = children;
-    for (size_t i = 0; i < n; i++) {
-        if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0) {
-            if (envp[i][11]) {
-                strcat(preload, ":");
-                strcat(preload, envp[i] + 11);
-            }
-        } else if (strncmp(envp[i], "MEMTRACE_CHILDREN=", 18) != 0) {
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0 &&
+            strncmp(envp[i], "MEMTRACE_CHILDREN=", 18) != 0)
             env[m++] = envp[i];
-        }
-    }
     env[m] = NULL;
     *map = env;
     *map_size = size;

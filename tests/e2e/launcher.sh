@@ -207,6 +207,42 @@ check_eq "--no-children: LD_PRELOAD goes when only memtrace was in it" \
     "$("$mt" run --no-children sh -c 'echo "${LD_PRELOAD-unset} $MEMTRACE_CHILDREN"')" "unset 0"
 check_eq "--no-children: an exec of the process itself stays traced" \
     "$("$mt" run --no-children sh -c "exec $prog api" 2>/dev/null | grep '@@ start')" "@@ start 1"
+# An exec of the process itself with an environment that names LD_PRELOAD
+# twice, a long list first: the copy with memtrace in front was sized for
+# the last entry alone and overran it (the MEMTRACE_CHILDREN=0 entry after
+# it, then whatever mapping followed). ld.so reads the last entry.
+cat >"$work/dup_preload.c" <<'EOF_C'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+extern char **environ;
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        printf("traced %d children %s\n", dlsym(RTLD_DEFAULT, "memtrace_recording") != NULL,
+               getenv("MEMTRACE_CHILDREN") ? getenv("MEMTRACE_CHILDREN") : "unset");
+        return 0;
+    }
+    static char big[20000];
+    memset(big, 'x', sizeof big - 1);
+    memcpy(big, "LD_PRELOAD=", 11);
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 3, sizeof *env);
+    memcpy(env, environ, n * sizeof *env);
+    env[n] = big;
+    env[n + 1] = "LD_PRELOAD=";
+    char *args[] = { argv[0], "again", NULL };
+    execve("/proc/self/exe", args, env);
+    return 1;
+}
+EOF_C
+${CC:-gcc} -o "$work/dup_preload" "$work/dup_preload.c" -ldl
+check_eq "--no-children: an exec of itself with LD_PRELOAD twice: traced, MEMTRACE_CHILDREN=0" \
+    "$("$mt" run --no-children "$work/dup_preload" 2>/dev/null)" "traced 1 children 0"
 check_eq "MEMTRACE_CHILDREN=1 (the default): children traced" \
     "$("$mt" run sh -c "$prog api; true" 2>/dev/null | grep '@@ start')" "@@ start 1"
 
