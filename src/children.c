@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -92,6 +93,18 @@ static void drop_entries(char *value)
         out += len;
     }
     *out = '\0';
+}
+
+bool mt_children_off(void)
+{
+    const char *s = getenv("MEMTRACE_CHILDREN");
+    if (!s || !*s)
+        return false;
+    char *end;
+    long v = strtol(s, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    return *end == '\0' && v == 0;
 }
 
 void mt_children_untrace(void)

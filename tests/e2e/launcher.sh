@@ -194,6 +194,14 @@ MEMTRACE_INTERVAL_MS=0 "$mt" run --profile --no-children --output "$work/one/r.%
 check_eq "--no-children through a shim: one report file" "$(ls "$work/one" | wc -l)" 1
 check_grep "--no-children: the program the shim execs is traced" "$work/one.err" \
     "  #0 main at $(at $src after)"
+# The folded file without %p belongs to the process the run starts: with
+# --no-children that is the program the shim execs (the same process), which
+# must write it under the name given, not as a child's NAME.PID.
+mkdir "$work/fold"
+MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/fold/f" "$mt" run --profile --no-children \
+    "$work/shim" api >/dev/null 2>&1
+check_eq "--no-children through a shim: the folded files under the name given" \
+    "$(cd "$work/fold" && echo *)" "f f.peak"
 check_eq "--no-children: the shim's children are not" \
     "$("$mt" run --no-children sh -c "$prog api; true" 2>&1 | head -1)" "recording: not under memtrace"
 check_eq "--no-children: exec from a child is not traced either" \
