@@ -255,6 +255,10 @@ check_eq "MEMTRACE_CHILDREN=1 (the default): children traced" \
     "$("$mt" run sh -c "$prog api; true" 2>/dev/null | grep '@@ start')" "@@ start 1"
 
 # ---------------------------------------------------------------- recording on demand
+# Two toggles racing, one on and one off: the recording words (what gdb
+# and every answer read) end up saying what the phase says.
+check_eq "racing toggles: the recording words agree with the phase" \
+    "$("$mt" run "$tests/recording_race" 2>&1)" "@@ disagree 0"
 # check_recording NAME START: the program's stdout and stderr in
 # $work/NAME.out and .err; START is 1 when recording was on from the start.
 check_recording() {
