@@ -39,8 +39,21 @@ MT_COLD void mt_site_new_peak(uint64_t live)
     }
 }
 
+/* A save that a thread gone with the fork left half done: its claim
+ * would keep every later save off the site. */
+static void drop_orphan_claim(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
+{
+    (void)frames;
+    (void)depth;
+    (void)ctx;
+    mt_site_counters *c = mt_stack_site(id);
+    if (c && (mt_atomic_load_relaxed(&c->peak_epoch) & MT_SITE_PEAK_SAVING))
+        mt_atomic_store_relaxed(&c->peak_epoch, 0);
+}
+
 void mt_site_restart_peak(uint64_t now)
 {
+    mt_stack_foreach(drop_orphan_claim, NULL);
     mt_atomic_store_relaxed(&mt_site_peak_total, mt_atomic_load_relaxed(&mt_site_live_total));
     mt_atomic_add_relaxed(&mt_site_peak_epoch, 1);
     mt_atomic_store_relaxed(&mt_site_peak_ns, now);
@@ -60,15 +73,29 @@ static uint64_t live_of(uint64_t alloc, uint64_t freed)
 }
 
 /* Hot path, out of line: the first change to C since the peak of EPOCH.
- * The counts are stored before the tag (release): a reader that sees the
- * tag sees them. Two threads may both save; each saves the value the site
- * had before its own change. */
+ * The counts are read first, then the site is claimed for EPOCH
+ * (compare-and-swap from the tag this thread found stale), then they are
+ * stored before the tag (release): a reader that sees the tag sees them.
+ * Only the claim's winner stores: a thread that decided to save on a stale
+ * tag but lost the race (or came after the save and the changes that
+ * followed it) must not overwrite the snapshot with a later value; every
+ * change by another thread comes after its own failed claim or after it
+ * saw the claim, so after the winner's read. An older epoch's save in
+ * progress (a tag with MT_SITE_PEAK_SAVING below EPOCH) is not claimed
+ * over, its stores would land on this one's: this change then counts in
+ * the snapshot, as one in flight at the peak does. */
 MT_COLD void mt_site_save_peak(mt_site_counters *c, uint64_t epoch)
 {
+    uint64_t tag = mt_atomic_load_relaxed(&c->peak_epoch);
+    if ((tag & ~MT_SITE_PEAK_SAVING) >= epoch || (tag & MT_SITE_PEAK_SAVING))
+        return;
     uint64_t fb = mt_atomic_load_relaxed(&c->freed_bytes);
     uint64_t fn = mt_atomic_load_relaxed(&c->freed_blocks);
     uint64_t ab = mt_atomic_load_relaxed(&c->alloc_bytes);
     uint64_t an = mt_atomic_load_relaxed(&c->alloc_blocks);
+    /* acq_rel: the reads above stay before the claim. */
+    if (!mt_atomic_cas_acq_rel(&c->peak_epoch, &tag, epoch | MT_SITE_PEAK_SAVING))
+        return;
     mt_atomic_store_relaxed(&c->peak_bytes, live_of(ab, fb));
     mt_atomic_store_relaxed(&c->peak_blocks, live_of(an, fn));
     mt_atomic_store_release(&c->peak_epoch, epoch);
