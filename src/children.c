@@ -92,7 +92,11 @@ static void drop_entries(char *value)
         memmove(out, start, len);
         out += len;
     }
-    *out = '\0';
+    /* The bytes the list no longer uses are cleared too: /proc/PID/environ
+     * shows the whole original area, and would show the tail of the old
+     * list as an entry of its own (which a process that re-reads it to
+     * start a copy of itself would pass on). */
+    memset(out, 0, (size_t)(p - out) + 1);
 }
 
 bool mt_children_off(void)
@@ -118,6 +122,7 @@ void mt_children_untrace(void)
         if (strncmp(e, "LD_PRELOAD=", 11) == 0) {
             drop_entries(e + 11);
             if (e[11] == '\0') { /* nothing left: the variable goes */
+                memset(e, 0, 11);
                 for (size_t j = i; environ[j]; j++)
                     environ[j] = environ[j + 1];
                 continue;

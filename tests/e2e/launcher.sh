@@ -213,6 +213,11 @@ check_eq "--no-children: other LD_PRELOAD entries stay, memtrace's go" \
     "[$work/libother.so]"
 check_eq "--no-children: LD_PRELOAD goes when only memtrace was in it" \
     "$("$mt" run --no-children sh -c 'echo "${LD_PRELOAD-unset} $MEMTRACE_CHILDREN"')" "unset 0"
+# /proc/PID/environ shows the environment's original area: the bytes the
+# shortened LD_PRELOAD no longer uses must not show as an entry of their own.
+check_eq "--no-children: /proc/PID/environ shows no leftover of LD_PRELOAD" \
+    "$(LD_PRELOAD="$work/libother.so" "$mt" run --no-children sh -c \
+        'tr "\0" "\n" </proc/$$/environ | grep -c memtrace\.so')" 0
 check_eq "--no-children: an exec of the process itself stays traced" \
     "$("$mt" run --no-children sh -c "exec $prog api" 2>/dev/null | grep '@@ start')" "@@ start 1"
 # An exec of the process itself with an environment that names LD_PRELOAD
