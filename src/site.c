@@ -39,23 +39,17 @@ MT_COLD void mt_site_new_peak(uint64_t live)
     }
 }
 
-/* A save that a thread gone with the fork left half done: its claim
- * would keep every later save off the site. */
-static void drop_orphan_claim(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
-{
-    (void)frames;
-    (void)depth;
-    (void)ctx;
-    mt_site_counters *c = mt_stack_site(id);
-    if (c && (mt_atomic_load_relaxed(&c->peak_epoch) & MT_SITE_PEAK_SAVING))
-        mt_atomic_store_relaxed(&c->peak_epoch, 0);
-}
+/* The epoch a forked child restarted the peak at (0 in the process the
+ * program started as): a claim of an older epoch in a child was left half
+ * done by a thread gone with the fork, and would keep every later save off
+ * the site. */
+static mt_atomic(uint64_t) restart_epoch;
 
 void mt_site_restart_peak(uint64_t now)
 {
-    mt_stack_foreach(drop_orphan_claim, NULL);
     mt_atomic_store_relaxed(&mt_site_peak_total, mt_atomic_load_relaxed(&mt_site_live_total));
-    mt_atomic_add_relaxed(&mt_site_peak_epoch, 1);
+    uint64_t epoch = mt_atomic_add_relaxed(&mt_site_peak_epoch, 1) + 1;
+    mt_atomic_store_relaxed(&restart_epoch, epoch);
     mt_atomic_store_relaxed(&mt_site_peak_ns, now);
 }
 
@@ -83,12 +77,16 @@ static uint64_t live_of(uint64_t alloc, uint64_t freed)
  * saw the claim, so after the winner's read. An older epoch's save in
  * progress (a tag with MT_SITE_PEAK_SAVING below EPOCH) is not claimed
  * over, its stores would land on this one's: this change then counts in
- * the snapshot, as one in flight at the peak does. */
+ * the snapshot, as one in flight at the peak does; but one from before a
+ * fork, in the child, is (see restart_epoch). */
 MT_COLD void mt_site_save_peak(mt_site_counters *c, uint64_t epoch)
 {
     uint64_t tag = mt_atomic_load_relaxed(&c->peak_epoch);
-    if ((tag & ~MT_SITE_PEAK_SAVING) >= epoch || (tag & MT_SITE_PEAK_SAVING))
-        return;
+    uint64_t of = tag & ~MT_SITE_PEAK_SAVING;
+    if (of >= epoch)
+        return; /* claimed or saved already */
+    if ((tag & MT_SITE_PEAK_SAVING) && of >= mt_atomic_load_relaxed(&restart_epoch))
+        return; /* an older save in progress, not an orphan of a fork */
     uint64_t fb = mt_atomic_load_relaxed(&c->freed_bytes);
     uint64_t fn = mt_atomic_load_relaxed(&c->freed_blocks);
     uint64_t ab = mt_atomic_load_relaxed(&c->alloc_bytes);

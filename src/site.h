@@ -74,8 +74,8 @@ void mt_site_temporary(mt_stack_id id);
  * smaller value may leave its own time. */
 extern mt_atomic(uint64_t) mt_site_peak_ns MT_HIDDEN;
 
-/* Restarts the peak at the current live total, now (a forked child, the
- * only thread: it also drops the saves other threads left half done). */
+/* Restarts the peak at the current live total, now (a forked child; the
+ * saves other threads left half done are then claimed over). */
 void mt_site_restart_peak(uint64_t now);
 
 /* C's live bytes and blocks at the latest global peak (see

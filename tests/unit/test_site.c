@@ -32,8 +32,7 @@ Test(site, a_stale_save_keeps_the_first_snapshot)
     cr_assert_eq(mt_atomic_load_relaxed(&c.peak_blocks), 1);
 }
 
-/* A claim left by a thread that did not survive a fork does not keep the
- * child's later saves off the site. */
+/* A later epoch saves the site again. */
 Test(site, a_newer_epoch_saves_again)
 {
     mt_site_counters c;
@@ -44,4 +43,23 @@ Test(site, a_newer_epoch_saves_again)
     mt_site_save_peak(&c, 3);
     cr_assert_eq(mt_atomic_load_relaxed(&c.peak_epoch), 3);
     cr_assert_eq(mt_atomic_load_relaxed(&c.peak_bytes), 30);
+}
+
+/* A claim left by a thread that did not survive a fork does not keep the
+ * child's later saves off the site; one in progress in this process does. */
+Test(site, a_claim_left_by_a_fork_is_claimed_over)
+{
+    mt_site_counters c;
+    memset(&c, 0, sizeof c);
+    add(&c, 10);
+    uint64_t before = mt_atomic_load_relaxed(&mt_site_peak_epoch);
+    mt_atomic_store_relaxed(&c.peak_epoch, before | MT_SITE_PEAK_SAVING);
+    mt_site_save_peak(&c, before + 1);
+    cr_assert_eq(mt_atomic_load_relaxed(&c.peak_epoch), before | MT_SITE_PEAK_SAVING,
+                 "claimed over a save in progress");
+    mt_site_restart_peak(0); /* the forked child */
+    uint64_t now = mt_atomic_load_relaxed(&mt_site_peak_epoch);
+    mt_site_save_peak(&c, now);
+    cr_assert_eq(mt_atomic_load_relaxed(&c.peak_epoch), now);
+    cr_assert_eq(mt_atomic_load_relaxed(&c.peak_bytes), 10);
 }
