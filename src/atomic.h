@@ -48,6 +48,14 @@
     __atomic_compare_exchange_n((p), (expected), (desired), true, __ATOMIC_RELEASE,    \
                                 __ATOMIC_RELAXED)
 
+/* Sequentially consistent: for the few words whose readers must agree on
+ * one order of stores to different words (recording.c's toggles). */
+#define mt_atomic_load_seq_cst(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define mt_atomic_store_seq_cst(p, x) __atomic_store_n((p), (x), __ATOMIC_SEQ_CST)
+#define mt_atomic_cas_seq_cst(p, expected, desired)                                    \
+    __atomic_compare_exchange_n((p), (expected), (desired), false, __ATOMIC_SEQ_CST,   \
+                                __ATOMIC_SEQ_CST)
+
 #define mt_atomic_fence_acquire() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define mt_atomic_fence_release() __atomic_thread_fence(__ATOMIC_RELEASE)
 

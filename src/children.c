@@ -29,6 +29,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -90,7 +92,23 @@ static void drop_entries(char *value)
         memmove(out, start, len);
         out += len;
     }
-    *out = '\0';
+    /* The bytes the list no longer uses are cleared too: /proc/PID/environ
+     * shows the whole original area, and would show the tail of the old
+     * list as an entry of its own (which a process that re-reads it to
+     * start a copy of itself would pass on). */
+    memset(out, 0, (size_t)(p - out) + 1);
+}
+
+bool mt_children_off(void)
+{
+    const char *s = getenv("MEMTRACE_CHILDREN");
+    if (!s || !*s)
+        return false;
+    char *end;
+    long v = strtol(s, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    return *end == '\0' && v == 0;
 }
 
 void mt_children_untrace(void)
@@ -104,6 +122,7 @@ void mt_children_untrace(void)
         if (strncmp(e, "LD_PRELOAD=", 11) == 0) {
             drop_entries(e + 11);
             if (e[11] == '\0') { /* nothing left: the variable goes */
+                memset(e, 0, 11);
                 for (size_t j = i; environ[j]; j++)
                     environ[j] = environ[j + 1];
                 continue;
@@ -149,10 +168,15 @@ static char *const *exec_env(char *const envp[], void **map, size_t *map_size)
     *map = NULL;
     if (kept_len == 0 || getpid() != own_pid)
         return envp;
-    size_t n = 0, preload_len = 0;
+    /* ld.so reads the last LD_PRELOAD entry of the environment (a later one
+     * replaces an earlier one): that one's list follows the kept entries,
+     * the others are left out. Its length is taken once, and the copy is
+     * bounded by it, so an entry changed meanwhile cannot overrun it. */
+    size_t n = 0, last = SIZE_MAX;
     for (; envp && envp[n]; n++)
         if (strncmp(envp[n], "LD_PRELOAD=", 11) == 0)
-            preload_len = strlen(envp[n]) - 11;
+            last = n;
+    size_t preload_len = last == SIZE_MAX ? 0 : strlen(envp[last] + 11);
     size_t strings = 11 + kept_len + 1 + preload_len + 1 + sizeof "MEMTRACE_CHILDREN=0";
     size_t size = (n + 3) * sizeof(char *) + strings;
     char **env = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -160,22 +184,25 @@ static char *const *exec_env(char *const envp[], void **map, size_t *map_size)
         return envp;
     char *preload = (char *)(env + n + 3);
     char *children = preload + 11 + kept_len + 1 + preload_len + 1;
-    memcpy(preload, "LD_PRELOAD=", 11);
-    memcpy(preload + 11, kept, kept_len + 1);
+    char *end = preload;
+    memcpy(end, "LD_PRELOAD=", 11);
+    end += 11;
+    memcpy(end, kept, kept_len);
+    end += kept_len;
+    if (preload_len) {
+        *end++ = ':';
+        memcpy(end, envp[last] + 11, preload_len);
+        end += preload_len;
+    }
+    *end = '\0';
     memcpy(children, "MEMTRACE_CHILDREN=0", sizeof "MEMTRACE_CHILDREN=0");
     size_t m = 0;
     env[m++] = preload;
     env[m++] = children;
-    for (size_t i = 0; i < n; i++) {
-        if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0) {
-            if (envp[i][11]) {
-                strcat(preload, ":");
-                strcat(preload, envp[i] + 11);
-            }
-        } else if (strncmp(envp[i], "MEMTRACE_CHILDREN=", 18) != 0) {
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0 &&
+            strncmp(envp[i], "MEMTRACE_CHILDREN=", 18) != 0)
             env[m++] = envp[i];
-        }
-    }
     env[m] = NULL;
     *map = env;
     *map_size = size;

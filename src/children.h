@@ -3,11 +3,19 @@
 #ifndef MT_CHILDREN_H
 #define MT_CHILDREN_H
 
+#include <stdbool.h>
+
 /* With MEMTRACE_CHILDREN=0, removes the memtrace libraries from the
  * LD_PRELOAD of this process's environment (in place, no heap), so that
  * the programs it starts run untraced. Called once, from the library's
  * constructor, before the program's main. */
 void mt_children_untrace(void);
+
+/* Whether MEMTRACE_CHILDREN says 0 (this process only): read without a
+ * word on a bad value, which mt_children_untrace gives. The processes it
+ * execs itself then keep its settings as they are (they are this process),
+ * and no other child reads them. */
+bool mt_children_off(void);
 
 /* Looks up the real exec functions (called before main). */
 void mt_children_lookup(void);

@@ -13,6 +13,7 @@
 #include "profiler.h"
 
 #include "atomic.h"
+#include "children.h"
 #include "common.h"
 #include "config.h"
 #include "format.h"
@@ -1003,6 +1004,11 @@ static void pass_on_setting(const char *name, const char *template, char *env, s
     if (n < 0 || (size_t)n >= size)
         return;
     *child_template = env + len + 1;
+    /* MEMTRACE_CHILDREN=0: the programs this process execs are untraced,
+     * except the one it execs itself (children.c), which is this process
+     * and writes TEMPLATE as it would have. */
+    if (mt_children_off())
+        return;
     for (char **e = environ; e && *e; e++)
         if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
             *e = env;

@@ -30,13 +30,15 @@ typedef struct {
 extern mt_real_allocator mt_real MT_HIDDEN;
 
 /* UNINIT -> INITIALIZING -> READY or PAUSED (MEMTRACE_START=0); READY
- * <-> PAUSED when recording is turned on and off (recording.c); and to
- * STOPPED from INITIALIZING, READY or PAUSED when a metadata mapping
- * fails. In PAUSED and STOPPED new blocks go unrecorded and records of
+ * -> PAUSED when recording is turned off, PAUSED -> RESUMING -> READY when
+ * it is turned on (recording.c: RESUMING, which the hot path treats as
+ * PAUSED, lets one caller move mt_untraced_seq with no READY in between),
+ * RESUMING -> PAUSED when it is turned off meanwhile; and to STOPPED from
+ * INITIALIZING, READY, PAUSED or RESUMING when a metadata mapping fails. In PAUSED and STOPPED new blocks go unrecorded and records of
  * freed blocks are still removed (no freed history, no bad-free reports);
  * only READY records. The hot path tests for READY alone, so turning
  * recording off costs it nothing. STOPPED is never left. */
-enum { MT_UNINIT, MT_INITIALIZING, MT_READY, MT_PAUSED, MT_STOPPED };
+enum { MT_UNINIT, MT_INITIALIZING, MT_READY, MT_PAUSED, MT_RESUMING, MT_STOPPED };
 extern mt_atomic(int) mt_phase MT_HIDDEN;
 
 /* Pass-through depth of the calling thread: while it is not 0, this

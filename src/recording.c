@@ -31,15 +31,34 @@ static uint64_t wall_seconds(void)
     return (uint64_t)ts.tv_sec;
 }
 
-/* Stamps a change to ON at the next allocation number. */
+/* Stamps a change to ON at the next allocation number. The words are
+ * stored sequentially consistent, as is every toggle's change of the phase
+ * (see stamp_settled). */
 static void stamp(bool on)
 {
     mt_recording_words *r = &mt_recording_state;
-    mt_atomic_store_relaxed(&r->seq, mt_atomic_load_relaxed(&mt_next_seq));
-    mt_atomic_store_relaxed(&r->sec, wall_seconds());
+    mt_atomic_store_seq_cst(&r->seq, mt_atomic_load_relaxed(&mt_next_seq));
+    mt_atomic_store_seq_cst(&r->sec, wall_seconds());
     if (!on)
-        mt_atomic_store_relaxed(&r->ever_off, 1);
-    mt_atomic_store_release(&r->on, on ? 1 : 0);
+        mt_atomic_store_seq_cst(&r->ever_off, 1);
+    mt_atomic_store_seq_cst(&r->on, on ? 1 : 0);
+}
+
+/* Stamps the change to PHASE (READY or PAUSED) that this caller made, and
+ * again while the phase has changed since: two toggles racing (one turns
+ * on, the other off) may stamp in the other order than they changed the
+ * phase, and the words would then contradict the phase for good. With
+ * every phase change and stamp in one total order (seq_cst), the caller
+ * whose stamp lands last reads the last phase after it. */
+static void stamp_settled(int phase)
+{
+    for (;;) {
+        stamp(phase == MT_READY);
+        int now = mt_atomic_load_seq_cst(&mt_phase);
+        if (now == phase || (now != MT_READY && now != MT_PAUSED))
+            return; /* RESUMING: its caller stamps; STOPPED: stays */
+        phase = now;
+    }
 }
 
 void mt_recording_init(bool on)
@@ -49,10 +68,12 @@ void mt_recording_init(bool on)
 
 /* Every block the real allocator handed out so far may have been unknown:
  * no freed record pushed until now is trusted by the bad-free detector
- * (bad_free.c's freed_again). Raised before the phase becomes READY, so a
- * thread that sees READY sees the mark; a block handed out untraced by a
- * thread that saw PAUSED and returned after the change moves it again
- * (tracer.c's untraced_outside). */
+ * (bad_free.c's freed_again). Raised in the phase RESUMING, which only
+ * this caller leaves for READY: no READY (no freed record pushed) comes
+ * between this and the phase this caller makes READY, so a thread that
+ * sees READY sees the mark; a block handed out untraced by a thread that
+ * saw PAUSED and returned after the change moves it again (tracer.c's
+ * untraced_outside). */
 static void distrust_history(void)
 {
     uint64_t now = mt_atomic_load_relaxed(&mt_next_seq) - 1;
@@ -61,20 +82,45 @@ static void distrust_history(void)
     }
 }
 
+static int turn_on(void)
+{
+    int cur = mt_atomic_load_seq_cst(&mt_phase);
+    for (;;) {
+        if (cur == MT_READY)
+            return 1;
+        if (cur == MT_RESUMING)
+            return 0; /* another call is turning it on */
+        if (cur != MT_PAUSED)
+            return -1;
+        if (mt_atomic_cas_seq_cst(&mt_phase, &cur, MT_RESUMING))
+            break;
+    }
+    distrust_history();
+    cur = MT_RESUMING;
+    /* Fails when turned off (PAUSED) or stopped meanwhile: that stays. */
+    if (mt_atomic_cas_seq_cst(&mt_phase, &cur, MT_READY))
+        stamp_settled(MT_READY);
+    return 0;
+}
+
+static int turn_off(void)
+{
+    int cur = mt_atomic_load_seq_cst(&mt_phase);
+    for (;;) {
+        if (cur == MT_PAUSED)
+            return 0;
+        if (cur != MT_READY && cur != MT_RESUMING)
+            return -1;
+        if (mt_atomic_cas_seq_cst(&mt_phase, &cur, MT_PAUSED))
+            break;
+    }
+    stamp_settled(MT_PAUSED);
+    return cur == MT_READY ? 1 : 0;
+}
+
 int mt_set_recording(bool on)
 {
-    int from = on ? MT_PAUSED : MT_READY, to = on ? MT_READY : MT_PAUSED;
-    int cur = mt_atomic_load_acquire(&mt_phase);
-    if (cur == to)
-        return on ? 1 : 0;
-    if (cur != from)
-        return -1;
-    if (on)
-        distrust_history();
-    if (!mt_atomic_cas_acq_rel(&mt_phase, &cur, to))
-        return cur == to ? (on ? 1 : 0) : -1; /* another thread, or a failed mapping */
-    stamp(on);
-    return on ? 0 : 1;
+    return on ? turn_on() : turn_off();
 }
 
 int mt_recording_now(void)
@@ -101,8 +147,8 @@ static void toggle(int sig)
     (void)sig;
     int saved = errno;
     int ph = mt_atomic_load_acquire(&mt_phase);
-    if (ph == MT_READY || ph == MT_PAUSED)
-        mt_set_recording(ph == MT_PAUSED);
+    if (ph == MT_READY || ph == MT_PAUSED || ph == MT_RESUMING)
+        mt_set_recording(ph == MT_PAUSED); /* RESUMING: on its way on, so off */
     errno = saved;
 }
 

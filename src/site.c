@@ -39,10 +39,17 @@ MT_COLD void mt_site_new_peak(uint64_t live)
     }
 }
 
+/* The epoch a forked child restarted the peak at (0 in the process the
+ * program started as): a claim of an older epoch in a child was left half
+ * done by a thread gone with the fork, and would keep every later save off
+ * the site. */
+static mt_atomic(uint64_t) restart_epoch;
+
 void mt_site_restart_peak(uint64_t now)
 {
     mt_atomic_store_relaxed(&mt_site_peak_total, mt_atomic_load_relaxed(&mt_site_live_total));
-    mt_atomic_add_relaxed(&mt_site_peak_epoch, 1);
+    uint64_t epoch = mt_atomic_add_relaxed(&mt_site_peak_epoch, 1) + 1;
+    mt_atomic_store_relaxed(&restart_epoch, epoch);
     mt_atomic_store_relaxed(&mt_site_peak_ns, now);
 }
 
@@ -60,15 +67,33 @@ static uint64_t live_of(uint64_t alloc, uint64_t freed)
 }
 
 /* Hot path, out of line: the first change to C since the peak of EPOCH.
- * The counts are stored before the tag (release): a reader that sees the
- * tag sees them. Two threads may both save; each saves the value the site
- * had before its own change. */
+ * The counts are read first, then the site is claimed for EPOCH
+ * (compare-and-swap from the tag this thread found stale), then they are
+ * stored before the tag (release): a reader that sees the tag sees them.
+ * Only the claim's winner stores: a thread that decided to save on a stale
+ * tag but lost the race (or came after the save and the changes that
+ * followed it) must not overwrite the snapshot with a later value; every
+ * change by another thread comes after its own failed claim or after it
+ * saw the claim, so after the winner's read. An older epoch's save in
+ * progress (a tag with MT_SITE_PEAK_SAVING below EPOCH) is not claimed
+ * over, its stores would land on this one's: this change then counts in
+ * the snapshot, as one in flight at the peak does; but one from before a
+ * fork, in the child, is (see restart_epoch). */
 MT_COLD void mt_site_save_peak(mt_site_counters *c, uint64_t epoch)
 {
+    uint64_t tag = mt_atomic_load_relaxed(&c->peak_epoch);
+    uint64_t of = tag & ~MT_SITE_PEAK_SAVING;
+    if (of >= epoch)
+        return; /* claimed or saved already */
+    if ((tag & MT_SITE_PEAK_SAVING) && of >= mt_atomic_load_relaxed(&restart_epoch))
+        return; /* an older save in progress, not an orphan of a fork */
     uint64_t fb = mt_atomic_load_relaxed(&c->freed_bytes);
     uint64_t fn = mt_atomic_load_relaxed(&c->freed_blocks);
     uint64_t ab = mt_atomic_load_relaxed(&c->alloc_bytes);
     uint64_t an = mt_atomic_load_relaxed(&c->alloc_blocks);
+    /* acq_rel: the reads above stay before the claim. */
+    if (!mt_atomic_cas_acq_rel(&c->peak_epoch, &tag, epoch | MT_SITE_PEAK_SAVING))
+        return;
     mt_atomic_store_relaxed(&c->peak_bytes, live_of(ab, fb));
     mt_atomic_store_relaxed(&c->peak_blocks, live_of(an, fn));
     mt_atomic_store_release(&c->peak_epoch, epoch);

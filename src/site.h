@@ -26,7 +26,10 @@
  * since that moment and its live counts are its peak counts. Each new
  * global peak bumps the epoch; the first change to a site after a bump
  * first saves its live counts (its value at the peak) and then tags them
- * with the epoch (release; pairs with the acquire in mt_site_peak_of). */
+ * with the epoch (release; pairs with the acquire in mt_site_peak_of).
+ * One thread saves per epoch: it claims the site by compare-and-swap of
+ * peak_epoch to the epoch with MT_SITE_PEAK_SAVING set, after reading the
+ * counts (site.c's mt_site_save_peak). */
 typedef struct {
     uint64_t alloc_bytes, alloc_blocks;
     uint64_t freed_bytes, freed_blocks;
@@ -39,6 +42,9 @@ typedef struct {
 _Static_assert(MT_STACK_SITE_WORDS == 0 ||
                    MT_STACK_SITE_WORDS * sizeof(uint64_t) == sizeof(mt_site_counters),
                "the stack store keeps room for exactly the counters");
+
+/* In peak_epoch: a thread is saving the site's counts for that epoch. */
+#define MT_SITE_PEAK_SAVING (UINT64_C(1) << 63)
 
 #ifdef MEMTRACE_PROFILER
 /* Bytes live over all sites (blocks with a stored stack), and the most it
@@ -68,7 +74,8 @@ void mt_site_temporary(mt_stack_id id);
  * smaller value may leave its own time. */
 extern mt_atomic(uint64_t) mt_site_peak_ns MT_HIDDEN;
 
-/* Restarts the peak at the current live total, now (a forked child). */
+/* Restarts the peak at the current live total, now (a forked child; the
+ * saves other threads left half done are then claimed over). */
 void mt_site_restart_peak(uint64_t now);
 
 /* C's live bytes and blocks at the latest global peak (see

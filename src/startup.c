@@ -48,11 +48,11 @@ int mt_recording_stopped(void)
     return mt_atomic_load_acquire(&mt_phase) == MT_STOPPED;
 }
 
-/* Set up and not stopped: recording, or turned off (MT_PAUSED). */
+/* Set up and not stopped: recording, or turned off (MT_PAUSED, MT_RESUMING). */
 static bool set_up(void)
 {
     int phase = mt_atomic_load_acquire(&mt_phase);
-    return phase == MT_READY || phase == MT_PAUSED;
+    return phase == MT_READY || phase == MT_PAUSED || phase == MT_RESUMING;
 }
 
 /* The locks this thread's fork_prepare took. A fork from a signal handler

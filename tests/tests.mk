@@ -18,6 +18,17 @@ $(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) 
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
 	  -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
 
+# The profiler's site counters: the core built as the profiler library is.
+$(TEST_BUILD)/unit/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER $(LDFLAGS) \
+	  -o $@ $< tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(UNIT_LIBS)
+
+$(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(UNIT_LIBS)
+
 $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -180,7 +191,10 @@ LEAK_PROGS := $(TEST_BUILD)/leaks
 $(TEST_BUILD)/recording: tests/progs/recording.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
-LAUNCHER_PROGS := $(TEST_BUILD)/recording
+$(TEST_BUILD)/recording_race: tests/progs/recording_race.c src/descriptor.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
+LAUNCHER_PROGS := $(TEST_BUILD)/recording $(TEST_BUILD)/recording_race
 
 test-launcher: all $(LAUNCHER_PROGS)
 	@bash tests/e2e/launcher.sh

@@ -204,6 +204,14 @@ MEMTRACE_INTERVAL_MS=0 "$mt" run --profile --no-children --output "$work/one/r.%
 check_eq "--no-children through a shim: one report file" "$(ls "$work/one" | wc -l)" 1
 check_grep "--no-children: the program the shim execs is traced" "$work/one.err" \
     "  #0 main at $(at $src after)"
+# The folded file without %p belongs to the process the run starts: with
+# --no-children that is the program the shim execs (the same process), which
+# must write it under the name given, not as a child's NAME.PID.
+mkdir "$work/fold"
+MEMTRACE_INTERVAL_MS=0 MEMTRACE_FOLDED="$work/fold/f" "$mt" run --profile --no-children \
+    "$work/shim" api >/dev/null 2>&1
+check_eq "--no-children through a shim: the folded files under the name given" \
+    "$(cd "$work/fold" && echo *)" "f f.peak"
 check_eq "--no-children: the shim's children are not" \
     "$("$mt" run --no-children sh -c "$prog api; true" 2>&1 | head -1)" "recording: not under memtrace"
 check_eq "--no-children: exec from a child is not traced either" \
@@ -215,12 +223,57 @@ check_eq "--no-children: other LD_PRELOAD entries stay, memtrace's go" \
     "[$work/libother.so]"
 check_eq "--no-children: LD_PRELOAD goes when only memtrace was in it" \
     "$("$mt" run --no-children sh -c 'echo "${LD_PRELOAD-unset} $MEMTRACE_CHILDREN"')" "unset 0"
+# /proc/PID/environ shows the environment's original area: the bytes the
+# shortened LD_PRELOAD no longer uses must not show as an entry of their own.
+check_eq "--no-children: /proc/PID/environ shows no leftover of LD_PRELOAD" \
+    "$(LD_PRELOAD="$work/libother.so" "$mt" run --no-children sh -c \
+        'tr "\0" "\n" </proc/$$/environ | grep -c memtrace\.so')" 0
 check_eq "--no-children: an exec of the process itself stays traced" \
     "$("$mt" run --no-children sh -c "exec $prog api" 2>/dev/null | grep '@@ start')" "@@ start 1"
+# An exec of the process itself with an environment that names LD_PRELOAD
+# twice, a long list first: the copy with memtrace in front was sized for
+# the last entry alone and overran it (the MEMTRACE_CHILDREN=0 entry after
+# it, then whatever mapping followed). ld.so reads the last entry.
+cat >"$work/dup_preload.c" <<'EOF_C'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+extern char **environ;
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        printf("traced %d children %s\n", dlsym(RTLD_DEFAULT, "memtrace_recording") != NULL,
+               getenv("MEMTRACE_CHILDREN") ? getenv("MEMTRACE_CHILDREN") : "unset");
+        return 0;
+    }
+    static char big[20000];
+    memset(big, 'x', sizeof big - 1);
+    memcpy(big, "LD_PRELOAD=", 11);
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 3, sizeof *env);
+    memcpy(env, environ, n * sizeof *env);
+    env[n] = big;
+    env[n + 1] = "LD_PRELOAD=";
+    char *args[] = { argv[0], "again", NULL };
+    execve("/proc/self/exe", args, env);
+    return 1;
+}
+EOF_C
+${CC:-gcc} -o "$work/dup_preload" "$work/dup_preload.c" -ldl
+check_eq "--no-children: an exec of itself with LD_PRELOAD twice: traced, MEMTRACE_CHILDREN=0" \
+    "$("$mt" run --no-children "$work/dup_preload" 2>/dev/null)" "traced 1 children 0"
 check_eq "MEMTRACE_CHILDREN=1 (the default): children traced" \
     "$("$mt" run sh -c "$prog api; true" 2>/dev/null | grep '@@ start')" "@@ start 1"
 
 # ---------------------------------------------------------------- recording on demand
+# Two toggles racing, one on and one off: the recording words (what gdb
+# and every answer read) end up saying what the phase says.
+check_eq "racing toggles: the recording words agree with the phase" \
+    "$("$mt" run "$tests/recording_race" 2>&1)" "@@ disagree 0"
 # check_recording NAME START: the program's stdout and stderr in
 # $work/NAME.out and .err; START is 1 when recording was on from the start.
 check_recording() {
