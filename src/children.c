@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -255,4 +256,30 @@ int mt_fexecve(int fd, char *const argv[], char *const envp[])
         return -1;
     }
     WITH_EXEC_ENV(envp, env, real_fexecve(fd, argv, env));
+}
+
+static bool has_pid(const char *template)
+{
+    for (const char *p = template; *p; p++)
+        if (p[0] == '%' && p[1]) {
+            if (p[1] == 'p')
+                return true;
+            p++;
+        }
+    return false;
+}
+
+const char *mt_children_pass_on(const char *name, const char *template, char *env, size_t size)
+{
+    if (!template || has_pid(template))
+        return template;
+    size_t len = strlen(name);
+    int n = snprintf(env, size, "%s=%s.%%p", name, template);
+    if (n < 0 || (size_t)n >= size)
+        return template;
+    if (!mt_children_off())
+        for (char **e = environ; e && *e; e++)
+            if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+                *e = env;
+    return env + len + 1;
 }

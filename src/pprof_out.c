@@ -5,6 +5,7 @@
  * profiler's reports are: they show the program's functions and sources. */
 #include "pprof_out.h"
 
+#include "children.h"
 #include "common.h"
 #include "internal_heap.h"
 #include "live_table.h"
@@ -63,6 +64,11 @@ void mt_pprof_out_start(bool profiler)
         else
             memcpy(pattern, s, len + 1);
     }
+    /* The programs this process execs write PATTERN.%p (children.c), as a
+     * forked child does (profile_path): never this process's files. */
+    static char env[sizeof "MEMTRACE_PPROF=" + PATH_BYTES + 3];
+    if (pattern[0])
+        mt_children_pass_on("MEMTRACE_PPROF", pattern, env, sizeof env);
     for (const char *p = pattern; *p; p++) {
         if (p[0] == '%' && p[1]) {
             pattern_has_pid |= p[1] == 'p';

@@ -971,49 +971,6 @@ static const char *copy_setting(const char *name, char *buf, const char *fallbac
     return buf;
 }
 
-/* Whether TEMPLATE has a %p (not a literal "%%p"). */
-static bool has_pid(const char *template)
-{
-    for (const char *p = template; *p; p++)
-        if (p[0] == '%' && p[1]) {
-            if (p[1] == 'p')
-                return true;
-            p++;
-        }
-    return false;
-}
-
-/* A file that every process writes whole at its exit (MEMTRACE_FOLDED)
- * and whose setting has no %p belongs to this process, the first of the
- * run: the processes it starts write TEMPLATE.%p instead, and never
- * truncate it. Forked children take *CHILD_TEMPLATE (fork_child); programs
- * it execs find the setting so in their environment: the entry of NAME in
- * environ is pointed at ENV (SIZE bytes, static: it lives as long as the
- * process), "NAME=TEMPLATE.%p". Neither allocates nor grows environ (the
- * program's own setenv and unsetenv go on working on it); the program's
- * getenv(NAME) then sees the new value. A descendant, whose template has
- * the %p, passes it on unchanged. */
-static void pass_on_setting(const char *name, const char *template, char *env, size_t size,
-                            const char **child_template)
-{
-    *child_template = template;
-    if (!template || has_pid(template))
-        return;
-    size_t len = strlen(name);
-    int n = snprintf(env, size, "%s=%s.%%p", name, template);
-    if (n < 0 || (size_t)n >= size)
-        return;
-    *child_template = env + len + 1;
-    /* MEMTRACE_CHILDREN=0: the programs this process execs are untraced,
-     * except the one it execs itself (children.c), which is this process
-     * and writes TEMPLATE as it would have. */
-    if (mt_children_off())
-        return;
-    for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-            *e = env;
-}
-
 static void load_settings(void)
 {
     mt_profiler_config c;
@@ -1024,8 +981,8 @@ static void load_settings(void)
     top_by = c.top_by;
     output_template = copy_setting("MEMTRACE_OUTPUT", output_copy, "reporting on stderr");
     folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
-    pass_on_setting("MEMTRACE_FOLDED", folded_template, folded_env, sizeof folded_env,
-                    &folded_child_template);
+    folded_child_template =
+        mt_children_pass_on("MEMTRACE_FOLDED", folded_template, folded_env, sizeof folded_env);
     mt_pprof_out_start(true);
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
     const char *s = getenv("MEMTRACE_SIGNAL");

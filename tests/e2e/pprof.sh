@@ -261,6 +261,18 @@ MEMTRACE_INTERVAL_MS=0 MEMTRACE_PPROF="$run/g.pb.gz" LD_PRELOAD=$prof "$prog" fo
 child=$(sed -n 's/^memtrace: exit report, pid \([0-9]*\) (forked from.*/\1/p' "$work/g.out")
 check_eq "fork without %p: the child's file is PATH.PID, the parent's is kept" \
     "$(cd "$run" && ls | tr '\n' ' ')" "g.pb.gz g.pb.gz.$child g.pb.gz.$child.peak g.pb.gz.peak "
+# A program the traced one execs (here: a shell running the test program)
+# finds MEMTRACE_PPROF=PATH.%p in its environment: it writes PATH.PID.
+run=$work/exec
+mkdir -p "$run"
+MEMTRACE_INTERVAL_MS=0 MEMTRACE_PPROF="$run/x.pb.gz" LD_PRELOAD=$prof \
+    sh -c '"$1" plain; true' sh "$prog" >"$work/x.out" 2>&1
+xchild=$(cd "$run" && ls | sed -n 's/^x\.pb\.gz\.\([0-9][0-9]*\)$/\1/p')
+# (dash leaves by _exit, without an exit report or profile of its own.)
+check_eq "exec without %p: the exec'd program's files are PATH.PID, never PATH" \
+    "$(cd "$run" && ls | tr '\n' ' ')" "x.pb.gz.$xchild x.pb.gz.$xchild.peak "
+s=$(samples "$run/x.pb.gz.$xchild")
+check_sample "exec without %p: the program's own profile has its site" "$s" "7 336 7 336 | $keep_loc"
 
 # ---------------------------------------------------------------- tracer build
 # The tracer's answer to the program's memtrace_report calls is not ours.
