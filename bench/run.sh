@@ -347,7 +347,7 @@ echo "pprof profile at exit, g++ workload (profiler, MEMTRACE_PPROF): $(cat "$WO
 echo "  $(awk -v b="$(pprof_field gxx.pb.gz bytes)" 'BEGIN { if (b == "-") print "-"; else printf "%.0f", b / 1024 }') KiB gzipped, written in $(fmt "$(pprof_field gxx.pb.gz seconds)") s;"
 echo "  the peak profile: $(awk -v b="$(pprof_field gxx.pb.gz.peak bytes)" 'BEGIN { if (b == "-") print "-"; else printf "%.0f", b / 1024 }') KiB, $(fmt "$(pprof_field gxx.pb.gz.peak seconds)") s"
 echo "  (each: from the file's creation to its last write, median over rounds); the run's CPU"
-echo "  over the profiler's without MEMTRACE_PPROF in the same round: +$(fmt "$pprof_cpu") s (median) $(failures gxx_pprof profiler)"
+echo "  over the profiler's without MEMTRACE_PPROF in the same round: $(case $pprof_cpu in -) echo - ;; *) printf '%+.2f' "$pprof_cpu" ;; esac) s (median; noisy) $(failures gxx_pprof profiler)"
 echo
 
 # ------------------------------------------------------------ targets
