@@ -58,12 +58,13 @@ LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-e
 # its symbols out of the preloaded library's exports, where they would
 # interpose a program's own copy.
 DEMANGLE_LIBS := -liberty
-# The pprof writer's encoder and compressor (src/pprof.c), static archives
-# kept out of the exports in the same way; first, so that libdw's own -lz
-# (shared) does not take zlib's symbols.
-PPROF_LIBS := -l:libprotobuf-c.a -l:libz.a
+# The pprof writer's encoder and compressor (src/pprof.c): protobuf-c as a
+# static archive kept out of the exports in the same way; zlib shared, as
+# Debian's policy wants (lintian: embedded-library) and as libdw already
+# loads it into every traced process.
+PPROF_LIBS := -l:libprotobuf-c.a -lz
 LIB_LIBS   := $(PPROF_LIBS) $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) \
-              $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a:libprotobuf-c.a:libz.a -ldl -pthread
+              $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a:libprotobuf-c.a -ldl -pthread
 
 # The two builds differ in which files they take, not in #ifdefs: the
 # profiler's reporting and site totals, or the tracer's stand-in. site.h's
