@@ -77,11 +77,11 @@ static MT_COLD MT_NOINLINE void note_untraced(void)
  * window: the call bypassed tracing because the phase was not READY
  * (recording off, or start-up). If recording came on meanwhile
  * (recording.c moved mt_untraced_seq before making the phase READY), a
- * freed record at P's address may already have been pushed after that
- * mark: move it again, so that P's free is not taken for a double free. */
-static MT_COLD MT_NOINLINE void untraced_outside(void *p)
+ * freed record at its address may already have been pushed after that
+ * mark: move it again, so that the block's free is not taken for a double
+ * free. */
+static MT_COLD MT_NOINLINE void untraced_outside(void)
 {
-    (void)p;
     if (mt_atomic_load_acquire(&mt_phase) == MT_READY)
         note_untraced();
 }
@@ -95,7 +95,7 @@ static inline void *untraced(void *p)
     else if (mt_passthrough && p)
         mt_passthrough_allocs++;
     else if (p)
-        untraced_outside(p);
+        untraced_outside();
     return p;
 }
 
@@ -108,7 +108,7 @@ static inline void *untraced_entry(void *p)
     if (MT_UNLIKELY(mt_fork_window) && p)
         note_untraced();
     else if (p && !mt_passthrough && !mt_busy)
-        untraced_outside(p);
+        untraced_outside();
     return p;
 }
 
