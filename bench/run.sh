@@ -316,24 +316,22 @@ echo "  memtrace's own count of the memory it mapped for its tables (memtrace_ge
 echo "  live block: tracer $(fmt "$(mapped_per_block tracer)") bytes, profiler $(fmt "$(mapped_per_block profiler)") bytes"
 
 # print_trace timings, from lookup's own output.
-lookup_stat() {
+# ok_stat NAME FILE KEY: the median of KEY in FILE (res or log) of the
+# tracer's NAME runs, over the rounds where NAME ran to the end.
+ok_stat() {
     for ((r = 1; r <= ROUNDS; r++)); do
-        grep -q 'status=ok' "$WORK/res.lookup.tracer.$r" 2>/dev/null || continue
-        field "$WORK/log.lookup.tracer.$r" "$1"
+        grep -q 'status=ok' "$WORK/res.$1.tracer.$r" 2>/dev/null || continue
+        field "$WORK/$2.$1.tracer.$r" "$3"
     done | median
 }
+lookup_stat() { ok_stat lookup log "$1"; }
 first_ms=$(lookup_stat first_ms)
 later_ms=$(lookup_stat later_median_ms)
 modules=$(lookup_stat modules)
 echo "print_trace with 1,000,000 live blocks, $modules modules loaded (tracer): first call $(fmt "$first_ms") ms, later calls $(fmt "$later_ms") ms (median of 20, median over rounds) $(failures lookup tracer)"
 
 # memtrace leaks on a core file, from leaks_core's results.
-leaks_stat() {
-    for ((r = 1; r <= ROUNDS; r++)); do
-        grep -q 'status=ok' "$WORK/res.leaks.tracer.$r" 2>/dev/null || continue
-        field "$WORK/res.leaks.tracer.$r" "$1"
-    done | median
-}
+leaks_stat() { ok_stat leaks res "$1"; }
 leaks_s=$(leaks_stat leaks_seconds)
 echo "memtrace leaks on a core file with 1,000,000 live blocks (500,000 lost): $(fmt "$leaks_s") s (the scan alone $(fmt "$(leaks_stat scan_seconds)") s; the whole gdb run, start and core loading included, $(fmt "$(leaks_stat gdb_seconds)") s; median over rounds) $(failures leaks tracer)"
 pprof_field() { # pprof_field FILE KEY: the median over rounds
