@@ -31,11 +31,12 @@ fi
 
 usage() {
     cat <<'EOF'
-Usage: memtrace run [--profile] [--output FILE] [--no-children] PROG [ARGS...]
+Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
+                    PROG [ARGS...]
        memtrace gdb [GDB-OPTION...] -- PROG [ARGS...]
        memtrace gdb PROG [ARGS...]
-       memtrace core PROG CORE
-       memtrace --help | --version
+       memtrace core [GDB-OPTION...] [--] PROG CORE
+       memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 
 Records where every heap block of PROG was allocated, to ask about any
 pointer later: print_trace(ptr) in the program or from gdb, or gdb's
@@ -49,11 +50,15 @@ Commands:
          `--` go to gdb as they are, e.g.
            memtrace gdb -batch -ex run -ex bt -- ./prog arg
   core   start gdb on a core file of PROG with the `memtrace` command
-         loaded
+         loaded; options before PROG go to gdb as they are, e.g.
+           memtrace core -batch -ex 'memtrace leaks' -- ./prog core.1234
 
 Options of run:
   --profile       the profiler: reports of the call sites holding the most
                   live bytes, periodically and at exit
+  --leak-check    report the blocks PROG can no longer reach at exit, and
+                  exit with status 23 when there are any
+                  (MEMTRACE_LEAK_CHECK=1)
   --output FILE   write the profiler's reports to FILE (MEMTRACE_OUTPUT;
                   %p is the process id, %e the program's name)
   --no-children   trace PROG only, not the programs it starts
@@ -158,6 +163,13 @@ case $cmd in
     usage
     exit 0
     ;;
+run | gdb | core)
+    # COMMAND --help: the same usage, wherever it would be an option of
+    # COMMAND (for gdb, the first word: later ones are gdb's own).
+    case ${1-} in --help | -h) usage; exit 0 ;; esac
+    ;;
+esac
+case $cmd in
 --version | -V)
     echo "memtrace $version"
     exit 0
@@ -168,7 +180,9 @@ run)
     set_output=
     while [ $# -gt 0 ]; do
         case $1 in
+        --help | -h) usage; exit 0 ;;
         --profile) profile=1 ;;
+        --leak-check) export MEMTRACE_LEAK_CHECK=1 ;;
         --no-children) export MEMTRACE_CHILDREN=0 ;;
         --output)
             [ $# -ge 2 ] || usage_error "run: --output needs a FILE"
@@ -246,12 +260,41 @@ gdb)
         -ex "set environment LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$@"
     ;;
 core)
-    [ $# = 2 ] || usage_error "core: give PROG and CORE"
+    # [GDB-OPTION...] [--] PROG CORE: with --, exactly PROG and CORE follow
+    # the first --; without, they are the last two words, and the words
+    # before them go to gdb (an option's argument need not start with -).
+    n=0
+    dd=
+    for a in "$@"; do
+        n=$((n + 1))
+        [ -z "$dd" ] && [ "$a" = -- ] && dd=$n
+    done
+    if [ -n "$dd" ]; then
+        [ $((n - dd)) = 2 ] || usage_error "core: give PROG and CORE after --"
+    else
+        [ "$n" -ge 2 ] || usage_error "core: give PROG and CORE"
+    fi
+    # Rotate: the gdb options stay in order at the front of "$@", the --
+    # goes, PROG and CORE land in prog and core_file.
+    i=0
+    for a in "$@"; do
+        i=$((i + 1))
+        shift
+        if [ -n "$dd" ] && [ "$i" = "$dd" ]; then
+            continue
+        elif [ "$i" = $((n - 1)) ]; then
+            prog=$a
+        elif [ "$i" = "$n" ]; then
+            core_file=$a
+        else
+            set -- "$@" "$a"
+        fi
+    done
     [ -f "$helper" ] || die 1 "cannot find the gdb helper (looked for $helper)"
-    [ -e "$1" ] || die 127 "$1: no such program"
-    [ -f "$2" ] || die 1 "$2: no such core file"
+    [ -e "$prog" ] || die 127 "$prog: no such program"
+    [ -f "$core_file" ] || die 1 "$core_file: no such core file"
     check_gdb
-    exec ${GDB:-gdb} -q -ex "source $helper" "$1" "$2"
+    exec ${GDB:-gdb} -q -ex "source $helper" "$@" -- "$prog" "$core_file"
     ;;
 *)
     usage_error "unknown command '$cmd'"

@@ -194,7 +194,7 @@ $(TEST_BUILD)/recording: tests/progs/recording.c
 $(TEST_BUILD)/recording_race: tests/progs/recording_race.c src/descriptor.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
-LAUNCHER_PROGS := $(TEST_BUILD)/recording $(TEST_BUILD)/recording_race
+LAUNCHER_PROGS := $(TEST_BUILD)/recording $(TEST_BUILD)/recording_race $(TEST_BUILD)/leaks
 
 test-launcher: all $(LAUNCHER_PROGS)
 	@bash tests/e2e/launcher.sh

@@ -40,7 +40,7 @@ rc=0
 "$mt" --help >"$work/help" 2>&1 || rc=$?
 check_eq "--help: exit status" "$rc" 0
 check_eq "--help: first line" "$(head -1 "$work/help")" \
-    "Usage: memtrace run [--profile] [--output FILE] [--no-children] PROG [ARGS...]"
+    "Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]"
 # README.adoc shows the text in a block after "// memtrace --help".
 awk '/^\/\/ memtrace --help$/ { on = 1; next } on && /^----$/ { if (++n == 2) exit; next } on && n == 1' \
     "$root/README.adoc" >"$work/help.readme"
@@ -50,6 +50,20 @@ else
     fail "--help: the text README.adoc shows" "$(head -20 "$work/help.diff")"
 fi
 check_eq "--version" "$("$mt" --version)" "memtrace $version"
+# Each command answers --help and -h with the same text, wherever an
+# option of its own would stand (gdb: the first word; later ones are gdb's).
+for args in "run --help" "run -h" "run --profile --help" "gdb --help" "gdb -h" \
+    "core --help" "core -h"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$mt" $args >"$work/help.cmd" 2>&1 </dev/null || rc=$?
+    check_eq "$args: exit status" "$rc" 0
+    if cmp -s "$work/help" "$work/help.cmd"; then
+        pass "$args: the --help text"
+    else
+        fail "$args: the --help text" "$(head -3 "$work/help.cmd")"
+    fi
+done
 check_eq "Makefile VERSION is set" "$([ -n "$version" ] && echo yes)" yes
 
 # ---------------------------------------------------------------- run
@@ -60,6 +74,16 @@ check_grep "run: traced (print_trace knows the first block)" "$work/run.err" \
     "  #0 main at $(at $src before)"
 rc=0; "$mt" run sh -c 'exit 7' || rc=$?
 check_eq "run: the program's exit status" "$rc" 7
+# --leak-check: MEMTRACE_LEAK_CHECK=1, the report, its summary line last
+# and status 23 (tests/progs/leaks.c loses 100 + 48 + 64 bytes directly,
+# 3 x 32 + 64 behind them; the C library keeps blocks of its own).
+rc=0; "$mt" run --leak-check "$tests/leaks" >/dev/null 2>"$work/leak_flag.err" || rc=$?
+check_eq "run --leak-check: exit status 23" "$rc" 23
+check_eq "run --leak-check: the summary line" \
+    "$(tail -1 "$work/leak_flag.err" | sed 's/, [0-9]* bytes still reachable in [0-9]* blocks$//')" \
+    "memtrace: leaks: 212 bytes definitely lost in 3 blocks, 160 bytes indirectly lost in 4 blocks"
+check_eq "run --leak-check: MEMTRACE_LEAK_CHECK=1" \
+    "$("$mt" run --leak-check --profile sh -c 'echo "$MEMTRACE_LEAK_CHECK"')" 1
 check_eq "run: tracer preloaded" "$("$mt" run sh -c 'echo "$LD_PRELOAD"')" "$build/libmemtrace.so"
 check_eq "run --profile: profiler preloaded" "$("$mt" run --profile sh -c 'echo "$LD_PRELOAD"')" \
     "$build/libmemtrace-profiler.so"
@@ -127,6 +151,10 @@ check_error "gdb: gdb missing" 1 \
     "memtrace: cannot find gdb ($work/no-gdb); install it, or set GDB to one" \
     env GDB="$work/no-gdb" "$mt" gdb -batch -- "$prog"
 check_error "core: arguments" 2 "memtrace: core: give PROG and CORE; $try" "$mt" core "$prog"
+check_error "core: one word after --" 2 "memtrace: core: give PROG and CORE after --; $try" \
+    "$mt" core -batch -- "$prog"
+check_error "core: three words after --" 2 "memtrace: core: give PROG and CORE after --; $try" \
+    "$mt" core -- "$prog" "$work/core.none" x
 check_error "core: missing core file" 1 "memtrace: $work/core.none: no such core file" \
     "$mt" core "$prog" "$work/core.none"
 
@@ -178,6 +206,20 @@ if [ -s "$work/core" ]; then
     printf 'up\nmemtrace after\n' | timeout 120 "$mt" core "$prog" "$work/core" >"$work/core.out" 2>&1
     check_grep "core: memtrace after: its site" "$work/core.out" "  #0 main at $(at $src after)"
     check_eq "core: the recording line" "$(grep -cE "$since_re" "$work/core.out")" 1
+    # gdb's options before PROG CORE, with or without --: scripted triage.
+    for dd in -- ""; do
+        # shellcheck disable=SC2086
+        timeout 120 "$mt" core -batch -nx -ex up -ex "memtrace version" -ex "memtrace after" \
+            $dd "$prog" "$work/core" >"$work/core_opts.out" 2>"$work/core_opts.err"
+        echo "rc $?" >>"$work/core_opts.out"
+        check_eq "core -batch -ex ... ${dd:+-- }PROG CORE: the answers" \
+            "$(grep -E '^(memtrace: (library|0x)|  #0 |rc )' "$work/core_opts.out" |
+               sed -e 's/^memtrace: 0x[0-9a-f]*:/memtrace: ADDR:/' -e 's/^\(  #0 .*:\)[0-9]*$/\1/')" \
+            "memtrace: library version $version
+memtrace: ADDR: start of a 44-byte block allocated by thread 1 (allocation #$after_seq)
+  #0 main at $(at $src after)
+rc 0"
+    done
 else
     fail "core" "gcore wrote no core file: $(tail -3 "$work/gdb.out")"
 fi

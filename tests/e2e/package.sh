@@ -262,9 +262,18 @@ core
 gdb
 run"
     same "completion: memtrace run --<TAB>" "$(complete_line 'memtrace run --')" "--
+--help
+--leak-check
 --no-children
 --output
 --profile"
+    same "completion: memtrace run --leak-check ech<TAB> (a command)" \
+        "$(complete_line 'memtrace run --leak-check ech' | grep -x echo)" "echo"
+    same "completion: memtrace core -b<TAB> (gdb's options)" "$(complete_line 'memtrace core -b')" "-batch"
+    same "completion: memtrace core -batch -- <TAB> (files)" \
+        "$(complete_line 'memtrace core -batch -- ')" "out.txt"
+    same "completion: memtrace core -- prog core <TAB> (nothing more)" \
+        "$(complete_line 'memtrace core -- prog core ')" ""
     same "completion: memtrace run --output <TAB> (files)" "$(complete_line 'memtrace run --output ')" \
         "out.txt"
     same "completion: memtrace run --profile --no-children ech<TAB> (a command)" \
