@@ -21,7 +21,10 @@
  *                      frame lines, "  #N ..."
  *   stack R R ...      a block's recorded stack as an answer shows it (no
  *                      address: "(no stack was recorded for this block)")
- *   answer ADDR        print_trace's answer about ADDR, from these lines:
+ *   answer ADDR [HISTORY]
+ *                      print_trace's answer about ADDR, showing at most
+ *                      HISTORY (default 3, ffffffff: all) freed records
+ *                      of a live block (mt_answer.history), from these lines:
  *   live PTR SIZE SEQ THREAD NAME UNLOCKED
  *                      the live block holding ADDR, then its stack line
  *   lookup UNLOCKED    instead of "live": no live block holds ADDR
@@ -273,8 +276,14 @@ static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, 
     uint64_t addr;
     if (!parse_numbers(&addr_text, &addr, 1))
         malformed(*line);
+    uint64_t history;
+    bool history_given = parse_numbers(&addr_text, &history, 1);
+    if (history_given && history > MT_HISTORY_ALL)
+        malformed(*line);
     mt_answer a;
     bool asked = mt_answer_begin(&a, out, addr, put_stack, dwfl);
+    if (history_given)
+        a.history = (unsigned)history;
     bool known = asked;
     static struct stack s1, s2, s3, s4;
     static char below_name[MT_NAME_MAX], above_name[MT_NAME_MAX];

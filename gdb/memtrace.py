@@ -888,19 +888,47 @@ def _freed_lines(word, r, st):
             _stack_line(st.stack(r["alloc_stack"]))]
 
 
-def describe_expr(expr):
+# A live block's earlier lives shown (src/format.h, mt_answer.history):
+# MEMTRACE_HISTORY from gdb's own environment, as print_trace reads it from
+# the program's (`memtrace gdb` gives both the same), or all with --all.
+_HISTORY_ALL = 0xffffffff
+_HISTORY_DEFAULT = 3
+_history_warned = False
+
+
+def _history_setting():
+    global _history_warned
+    s = os.environ.get("MEMTRACE_HISTORY")
+    if s is None:
+        return _HISTORY_DEFAULT, ""
+    if s == "all":
+        return _HISTORY_ALL, ""
+    if re.fullmatch(r"[+-]?[0-9]+", s) and 0 <= int(s) <= 1 << 26:
+        return int(s), ""
+    if _history_warned:
+        return _HISTORY_DEFAULT, ""
+    _history_warned = True
+    return _HISTORY_DEFAULT, ("memtrace: MEMTRACE_HISTORY=\"%s\" is not all or a whole number "
+                              "from 0 to %d; using %d\n" % (s, 1 << 26, _HISTORY_DEFAULT))
+
+
+def describe_expr(expr, history=None):
     # Without a process or core file, that is the answer, whatever EXPR is.
     target = _Target()
+    warning = ""
+    if history is None:
+        history, warning = _history_setting()
     addr, note = _address(expr, target)
-    return note + describe(addr, target)
+    return warning + note + describe(addr, target, history)
 
 
-def describe(addr, target=None):
+def describe(addr, target=None, history=_HISTORY_DEFAULT):
     """print_trace's answer for ADDR: the records are read from memory here,
     the text is written by the library's own formatter (src/format.c) in
-    memtrace-symbolize, so the two entry points cannot drift apart."""
+    memtrace-symbolize, so the two entry points cannot drift apart. HISTORY:
+    a live block's freed records shown at most."""
     st, sym = _session.get(target)
-    req = ["answer %x" % addr]
+    req = ["answer %x %x" % (addr, history)]
     if addr:
         below = above = None
         e, unlocked = st.find_exact(addr)
@@ -918,7 +946,10 @@ def describe(addr, target=None):
             req.append("lookup %x" % int(unlocked))
         near_bytes, near_max = sym.near_bounds()
         covering, near = st.freed_around(addr, near_bytes, near_max)
-        for r in covering:
+        for i, r in enumerate(covering):
+            if e is not None and i >= history:
+                # Counted, not shown: its stacks are not worth reading.
+                r = dict(r, free_stack=0, alloc_stack=0)
             req += _freed_lines("freed", r, st)
         for word, n in (("below", below), ("above", above)):
             # The formatter shows only those within the bound: the others'
@@ -1496,6 +1527,7 @@ class MemtraceCommand(gdb.Command):
     """Where a heap block came from, from memtrace's records.
 
 Usage: memtrace EXPR
+       memtrace --all EXPR
        memtrace top [N]
        memtrace stats
        memtrace leaks [N]
@@ -1510,7 +1542,10 @@ address, in print_trace's format: the live block that starts at it or
 contains it (its size, the offset, the allocating thread and allocation
 number, the allocation stack with file:line and inlined frames), then every
 freed block in the freed history that covered it, newest first, with the
-stacks and threads that freed and allocated it.  An address neither live nor
+stacks and threads that freed and allocated it; for a live block, the
+newest 3 of those (MEMTRACE_HISTORY=N or all, read from gdb's own
+environment) and a line counting the others; memtrace --all EXPR shows
+them all.  An address neither live nor
 in the history, or a null one, is an error.  To ask about a variable named
 like a subcommand (top, stats, leaks, refs, pprof, version), write `memtrace (top)'.
 
@@ -1594,6 +1629,10 @@ found implausible instead of reading further."""
             if rest.strip():
                 _fail("version takes no argument")
             _guard(version)
+        elif word == "--all":
+            if not rest.strip():
+                _fail("usage: memtrace --all EXPR")
+            _guard(describe_expr, rest.strip(), _HISTORY_ALL)
         else:
             _guard(describe_expr, arg)
 

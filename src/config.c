@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1 };
+mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1, .history = 3 };
 
 long mt_config_long(const char *name, long def, long min, long max)
 {
@@ -76,6 +76,27 @@ static int top_by_setting(void)
     return MT_TOP_BY_LIVE;
 }
 
+/* MEMTRACE_HISTORY: "all" or a count, 0 to 2^26 (the freed history's
+ * largest size), default 3 (format.h's MT_HISTORY_DEFAULT, which config.c,
+ * a lower layer, does not include). */
+static unsigned history_setting(void)
+{
+    const char *s = getenv("MEMTRACE_HISTORY");
+    if (!s)
+        return 3;
+    if (strcmp(s, "all") == 0)
+        return 0xffffffffu;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || v < 0 || v > 1L << 26) {
+        mt_warn("MEMTRACE_HISTORY=\"%s\" is not all or a whole number from 0 to %ld; using 3",
+                s, 1L << 26);
+        return 3;
+    }
+    return (unsigned)v;
+}
+
 void mt_config_load(void)
 {
     mt_cfg.unwind = unwind_setting();
@@ -85,6 +106,7 @@ void mt_config_load(void)
     mt_cfg.leak_check = (int)mt_config_long("MEMTRACE_LEAK_CHECK", 0, 0, 1);
     mt_cfg.leak_exitcode = (int)mt_config_long("MEMTRACE_LEAK_EXITCODE", 23, 0, 255);
     mt_cfg.start = (int)mt_config_long("MEMTRACE_START", 1, 0, 1);
+    mt_cfg.history = history_setting();
 }
 
 void mt_config_profiler(mt_profiler_config *out)

@@ -17,6 +17,8 @@ typedef struct {
     int leak_check; /* MEMTRACE_LEAK_CHECK: 1 = the leak check at exit (leak_check.h) */
     int leak_exitcode; /* MEMTRACE_LEAK_EXITCODE: exit status when leaks remain, 0..255 */
     int start;      /* MEMTRACE_START: 1 (default) records from start-up, 0 starts off */
+    unsigned history; /* MEMTRACE_HISTORY: a live block's earlier lives print_trace
+                         shows (format.h's mt_answer.history); "all" = MT_HISTORY_ALL */
 } mt_config;
 
 extern mt_config mt_cfg;

@@ -8,6 +8,7 @@
 
 #include "capture.h"
 #include "common.h"
+#include "config.h"
 #include "format.h"
 #include "freed_history.h"
 #include "live_table.h"
@@ -102,6 +103,7 @@ static void describe(const void *ptr, mt_out *out)
     mt_answer a;
     if (!mt_answer_begin(&a, out, addr, mt_describe_stack, NULL))
         return;
+    a.history = mt_cfg.history;
     mt_live_entry e;
     mt_live_around around = { 0 };
     bool unlocked = false;

@@ -192,7 +192,8 @@ static void put_near_position(mt_out *out, uintptr_t addr, uintptr_t start, uint
 bool mt_answer_begin(mt_answer *a, mt_out *out, uintptr_t addr, mt_stack_writer *put_stack,
                      void *stack_ctx)
 {
-    *a = (mt_answer){ .out = out, .addr = addr, .put_stack = put_stack, .stack_ctx = stack_ctx };
+    *a = (mt_answer){ .out = out, .addr = addr, .put_stack = put_stack, .stack_ctx = stack_ctx,
+                      .history = MT_HISTORY_DEFAULT };
     if (addr != 0)
         return true;
     mt_out_printf(out, "memtrace: 0x0: a null pointer, not a heap block\n");
@@ -244,6 +245,11 @@ void mt_answer_freed(mt_answer *a, const mt_fmt_freed *r)
 {
     MT_ASSERT(a->nnear == 0); /* the covering records come first */
     mt_out *out = a->out;
+    if (a->live && a->nfreed - a->nhidden >= a->history) {
+        a->nfreed++;
+        a->nhidden++;
+        return;
+    }
     if (a->nfreed++ == 0) {
         if (a->live)
             mt_out_printf(out, "  live again: freed blocks that covered this address "
@@ -304,6 +310,10 @@ void mt_answer_near_freed(mt_answer *a, const mt_fmt_freed *r)
 
 bool mt_answer_end(mt_answer *a)
 {
+    if (a->nhidden)
+        mt_out_printf(a->out, "  %u earlier freed blocks at this address not shown; "
+                              "MEMTRACE_HISTORY=all or `memtrace --all EXPR` in gdb shows them\n",
+                      a->nhidden);
     if (a->live || a->nfreed || a->nnear)
         return true;
     mt_out_printf(a->out, "memtrace: %#lx: not a live heap block known to memtrace%s\n",

@@ -58,6 +58,15 @@ void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr
 #define MT_NEAR_BYTES 4096u
 #define MT_NEAR_FREED_MAX 4u
 
+/* A live block's earlier lives at its address (the freed records covering
+ * it) are shown up to mt_answer.history of them, newest first (default
+ * MT_HISTORY_DEFAULT, MEMTRACE_HISTORY); the rest are counted on one line
+ *   "  N earlier freed blocks at this address not shown; MEMTRACE_HISTORY=all
+ *    or `memtrace --all EXPR` in gdb shows them"
+ * (one line). A dead address's records are all shown. */
+#define MT_HISTORY_DEFAULT 3u
+#define MT_HISTORY_ALL 0xffffffffu
+
 /* Writes the frames of a stack of DEPTH > 0 frames: symbolized in the
  * process, by memtrace-symbolize elsewhere, raw with a note when the
  * symbolizer cannot be had. */
@@ -101,7 +110,10 @@ typedef struct {
     void *stack_ctx;
     bool live;       /* a live block was found */
     bool unlocked;   /* the live table was read without a lock somewhere */
-    unsigned nfreed; /* freed records covering the address written */
+    unsigned history; /* a live block's freed records shown at most; set
+                         after mt_answer_begin (MT_HISTORY_DEFAULT) */
+    unsigned nfreed; /* freed records covering the address given */
+    unsigned nhidden; /* of which not written (history) */
     unsigned nnear;  /* blocks near the address written, live and freed */
     unsigned nnear_freed; /* of which freed */
 } mt_answer;

@@ -193,6 +193,72 @@ else
     fail "memtrace = print_trace" "$(diff <(block_of "$differ" "$out") <(block_of "$differ" "$err"))"
 fi
 
+# ---------------------------------------------------------------- a live block's history
+# g_many is live again after five lives at its address: by default its
+# answer shows the newest 3 and counts the other 2 on one line; --all and
+# MEMTRACE_HISTORY=all show all five, MEMTRACE_HISTORY=1 one; the gdb command
+# and print_trace (the program's environment: gdb's, which it inherits)
+# print the same lines every time. The spinner thread stays stopped during
+# the call (scheduler-locking): its frees would push the lives out of the
+# freed history.
+hidden_line() { # N
+    echo "  $1 earlier freed blocks at this address not shown; MEMTRACE_HISTORY=all or \`memtrace --all EXPR\` in gdb shows them"
+}
+# history_session NAME ENV...: memtrace g_many, memtrace --all g_many and
+# print_trace(g_many) into $work/NAME.{gdb,all,pt}.
+history_session() {
+    local name=$1 o=$work/$1.out
+    shift
+    env "$@" timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" \
+        -ex "run 2>$work/$name.err" -ex "source $helper" -ex "printf \"@@ g_many %p\\n\", g_many" \
+        -ex "echo @@cmd gdb\\n" -ex "memtrace g_many" -ex "echo @@cmd all\\n" -ex "memtrace --all g_many" \
+        -ex "echo @@cmd end\\n" -ex "set scheduler-locking on" -ex "call print_trace(g_many)" -ex kill \
+        "$tests/gdb_sites" >"$o" 2>&1
+    many=$(addr_of g_many "$o")
+    awk '$0 == "@@cmd gdb" { on = 1; next } /^@@cmd / { on = 0 } on' "$o" >"$work/$name.gdb"
+    awk '$0 == "@@cmd all" { on = 1; next } /^@@cmd / { on = 0 } on' "$o" >"$work/$name.all"
+    block_of "$many" "$work/$name.err" >"$work/$name.pt"
+}
+# check_history NAME FILE SHOWN HIDDEN: the answer in FILE lists the newest
+# SHOWN lives (their exact sites), then the hidden line when HIDDEN > 0.
+check_history() {
+    local want=("memtrace: $many: start of a 300-byte block allocated by thread 1 (allocation #"
+                "  #0 main at $(at $G gh_many)"
+                "  live again: freed blocks that covered this address before, newest first:") i
+    for ((i = 1; i <= $3; i++)); do
+        want+=("  freed block $i: start of a 300-byte block (allocation #" "  freed by thread 1 at:"
+               "  #0 main at $(at $G gh_many_free)" "  allocated by thread 1 at:"
+               "  #0 main at $(at $G gh_many_alloc)")
+    done
+    check_lines "$1: the newest $3 lives" "$(cat "$2")" "${want[@]}"
+    if [ "$4" = 0 ]; then
+        check "$1: no line counting hidden lives" "" "$(grep 'earlier freed blocks' "$2")"
+    else
+        check "$1: the last line counts the $4 others" "$(hidden_line "$4")" "$(tail -1 "$2")"
+    fi
+    check "$1: exactly $3 lives listed" "$3" "$(grep -c '^  freed block ' "$2")"
+}
+history_session hist_default
+check_history "history by default: memtrace EXPR" "$work/hist_default.gdb" 3 2
+check_history "history by default: print_trace" "$work/hist_default.pt" 3 2
+check_history "history: memtrace --all EXPR" "$work/hist_default.all" 5 0
+check "history by default: memtrace and print_trace print the same lines" \
+    "$(cat "$work/hist_default.pt")" "$(cat "$work/hist_default.gdb")"
+history_session hist_all MEMTRACE_HISTORY=all
+check_history "MEMTRACE_HISTORY=all: memtrace EXPR" "$work/hist_all.gdb" 5 0
+check_history "MEMTRACE_HISTORY=all: print_trace" "$work/hist_all.pt" 5 0
+history_session hist_one MEMTRACE_HISTORY=1
+check_history "MEMTRACE_HISTORY=1: memtrace EXPR" "$work/hist_one.gdb" 1 4
+check_history "MEMTRACE_HISTORY=1: print_trace" "$work/hist_one.pt" 1 4
+check "MEMTRACE_HISTORY=1: memtrace and print_trace print the same lines" \
+    "$(cat "$work/hist_one.pt")" "$(cat "$work/hist_one.gdb")"
+history_session hist_bad MEMTRACE_HISTORY=x
+check_history "MEMTRACE_HISTORY=x: the default" "$work/hist_bad.pt" 3 2
+check_grep "MEMTRACE_HISTORY=x: print_trace's warning" "$work/hist_bad.err" \
+    'memtrace: MEMTRACE_HISTORY="x" is not all or a whole number from 0 to 67108864; using 3'
+check_grep "MEMTRACE_HISTORY=x: the gdb command's warning" "$work/hist_bad.gdb" \
+    'memtrace: MEMTRACE_HISTORY="x" is not all or a whole number from 0 to 67108864; using 3'
+
 # ---------------------------------------------------------------- core files
 core=$work/gdb_sites.core
 out2=$work/core.out

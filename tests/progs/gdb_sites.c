@@ -1,7 +1,8 @@
 /* Blocks for the gdb helper's tests (tests/e2e/gdb_helper.sh), each made at
  * a line marked "SITE:<name>": an interior pointer's block, a freed block
  * whose address was reused and freed again, a block live again at a freed
- * address, a named thread's block, call sites of known live bytes for
+ * address, a block live again after five earlier lives at its address, a
+ * named thread's block, call sites of known live bytes for
  * `memtrace top`, blocks near addresses in no block, and a thread calling
  * malloc and free while the program is stopped in checkpoint(). */
 #define _GNU_SOURCE
@@ -11,7 +12,7 @@
 #include <unistd.h>
 
 void *g_live, *g_freed, *g_again, *g_named, *g_small[10], *g_big[1000], *g_near, *g_near_next,
-    *g_near_freed;
+    *g_near_freed, *g_many;
 volatile int g_stop, g_spins;
 
 __attribute__((noinline)) void checkpoint(void)
@@ -59,6 +60,24 @@ int main(void)
         return 2;
     }
 
+    /* Five lives at one address (the same tcache bin each time), then a
+     * sixth that stays: its answer shows the newest 3 of the five. */
+    void *life = NULL;
+    for (int i = 0; i < 5; i++) {
+        void *p = malloc(300); /* SITE:gh_many_alloc */
+        if (life && p != life) {
+            fprintf(stderr, "gdb_sites: the allocator did not reuse the address\n");
+            return 2;
+        }
+        life = p;
+        free(p); /* SITE:gh_many_free */
+    }
+    g_many = malloc(300); /* SITE:gh_many */
+    if (g_many != life) {
+        fprintf(stderr, "gdb_sites: the allocator did not reuse the address\n");
+        return 2;
+    }
+
     for (int i = 0; i < 1000; i++)
         g_big[i] = malloc(1000); /* SITE:gh_top */
     for (int i = 0; i < 10; i++)
@@ -91,6 +110,7 @@ int main(void)
     free(g_near);
     free(g_near_next);
     free(g_again);
+    free(g_many);
     free(g_named);
     printf("gdb_sites: done\n");
     return 0;
