@@ -26,6 +26,10 @@ static void put_rows(mt_out *out, unsigned n, const mt_frame *rows, unsigned cou
             mt_out_printf(out, "     inlined into ");
         if (f->function)
             mt_out_printf(out, "%s", f->function);
+        else if (f->from_symtab && !f->file)
+            /* Beside MODULE+OFFSET, the address of the same byte: the
+             * call's last (ret - 1), which OFFSET names in the file. */
+            mt_out_printf(out, "0x%lx", (unsigned long)f->ret - 1);
         else
             mt_out_printf(out, "0x%lx", (unsigned long)f->ret);
         if (f->file && f->column > 0)

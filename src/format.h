@@ -16,7 +16,9 @@
 /* ------------------------------------------------------------ stacks */
 
 /* The rows of one return address as frame N: "  #N FUNCTION at FILE:LINE:COL"
- * (or "FUNCTION in MODULE+0xOFF", or "0xRET ..." without a name), then
+ * (or "FUNCTION in MODULE+0xOFF"; without a name "0xPC in MODULE+0xOFF",
+ * PC = RET - 1, the byte OFF names, which addr2line -e MODULE takes; "0xRET"
+ * in no module), then
  * "     inlined into FUNCTION at FILE:LINE:COL" per outer row. */
 void mt_fmt_frame(mt_out *out, unsigned n, const mt_frame *rows, unsigned count);
 

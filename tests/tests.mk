@@ -148,7 +148,19 @@ $(TEST_BUILD)/gdb_quiet: tests/progs/gdb_quiet.c
 # Without debug information (tests/progs/nopie.c): non-PIE and PIE, each
 # with and without its symbol table.
 NOPIE_PROGS := $(TEST_BUILD)/nopie $(TEST_BUILD)/nopie_pie $(TEST_BUILD)/nopie.stripped \
-               $(TEST_BUILD)/nopie_pie.stripped
+               $(TEST_BUILD)/nopie_pie.stripped $(TEST_BUILD)/stripped_main
+# A library stripped of its symbol table (tests/progs/stripped_lib.c), and
+# the program asking about a block it allocated; libstripped_full.so is the
+# same library unstripped, for addr2line.
+$(TEST_BUILD)/libstripped_full.so: tests/progs/stripped_lib.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -shared -fPIC $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/libstripped.so: $(TEST_BUILD)/libstripped_full.so
+	strip -s -o $@ $<
+$(TEST_BUILD)/stripped_main: tests/progs/stripped_main.c $(TEST_BUILD)/libstripped.so
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -L$(TEST_BUILD) -lstripped \
+	    -Wl,-rpath,'$$ORIGIN' -ldl
 $(TEST_BUILD)/nopie: tests/progs/nopie.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -fno-pie -no-pie $(LDFLAGS) -o $@ $<

@@ -193,6 +193,32 @@ for p in nopie nopie_pie; do
     done
 done
 
+# A frame no symbol names, in a stripped library: "0xPC in MODULE+0xOFF",
+# both numbers naming the same byte (the call's last, the return address
+# - 1: PC = the library's base + OFF), OFF what addr2line takes for the
+# unstripped file; print_trace in the program and the gdb command alike.
+check_unnamed() { # NAME OUT ERR
+    local base line off want
+    base=$(awk '$1 == "@@" && $2 == "base" { print $3 }' "$2")
+    line=$(grep -m1 '^  #0 ' "$3")
+    off=$(sed -nE 's/^  #0 0x[0-9a-f]+ in libstripped\.so\+(0x[0-9a-f]+)$/\1/p' <<<"$line")
+    want="  #0 $(printf '%#x' $((base + off))) in libstripped.so+$off"
+    if [ -n "$base" ] && [ -n "$off" ] && [ "$line" = "$want" ] &&
+       [ "$(addr2line -f -e "$tests/libstripped_full.so" "$off" | head -1)" = inner ]; then
+        pass "$1: '$line' (base $base), addr2line names inner"
+    else
+        fail "$1" "got '$line', want '$want' (base '$base'); addr2line: $(
+            [ -n "$off" ] && addr2line -f -e "$tests/libstripped_full.so" "$off" | head -1)"
+    fi
+}
+LD_PRELOAD=$lib "$tests/stripped_main" >"$work/stripped.out" 2>"$work/stripped.err"
+check_unnamed "stripped library, print_trace: the unnamed frame" "$work/stripped.out" "$work/stripped.err"
+timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" \
+    -ex "run 2>/dev/null" -ex "source $root/gdb/memtrace.py" -ex "memtrace g_block" -ex kill \
+    "$tests/stripped_main" >"$work/stripped_gdb.out" 2>&1
+check_unnamed "stripped library, memtrace EXPR: the unnamed frame" "$work/stripped_gdb.out" \
+    "$work/stripped_gdb.out"
+
 # ---------------------------------------------------------------- without gdb
 for p in sites sites_cxx sites_o2; do
     native=$("$tests/$p" 2>&1); nrc=$?
