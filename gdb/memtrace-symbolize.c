@@ -46,9 +46,11 @@
  *   recording ON EVER_OFF SEQ SEC
  *                      the line that says since when memtrace records
  *                      (mt_fmt_recording; nothing when EVER_OFF is 0)
- *   pprof PATH         writes the in-use profile in pprof's format to PATH
+ *   pprof PATH [MAIN]  writes the in-use profile in pprof's format to PATH
  *                      (hex bytes of the path; created 0600, never through a
- *                      symbolic link), from these lines, one per group of
+ *                      symbolic link; MAIN: an address in the main
+ *                      executable, whose Mapping goes first), from these
+ *                      lines, one per group of
  *                      live blocks:
  *   sample THREAD NAME BYTES BLOCKS R R ...
  *                      the blocks of one thread and allocation stack (R:
@@ -368,8 +370,13 @@ static void write_pprof(Dwfl *dwfl, mt_out *out, char **line, size_t *cap)
     }
     path[n] = '\0';
     bool has = !isxdigit((unsigned char)*p); /* else too long */
+    uint64_t main_addr = 0;
+    if (has && !parse_numbers(&p, &main_addr, 1))
+        main_addr = 0;
     mt_pprof *prof = mt_pprof_new(&heap, false);
     bool lost = prof == NULL;
+    if (prof)
+        mt_pprof_main(prof, (uintptr_t)main_addr);
     uint64_t key = 0;
     for (;;) {
         if (getline(line, cap, stdin) < 0)

@@ -1204,7 +1204,10 @@ def pprof(arg):
                     g[0] += size
                     g[1] += 1
     # One line per group, not per block: the request stays small.
-    req = ["pprof %s" % os.fsencode(path).hex()]
+    # The entry point (relocated, in a process or a core) lies in the main
+    # executable, whose Mapping memtrace-symbolize puts first.
+    entry = re.search(rb"Entry point: (0x[0-9a-f]+)", _info_target())
+    req = ["pprof %s%s" % (os.fsencode(path).hex(), " %x" % int(entry.group(1), 16) if entry else "")]
     names, total, blocks = {}, 0, 0
     for (sid, thread), (nbytes, nblocks) in groups.items():
         if thread not in names:

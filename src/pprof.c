@@ -142,6 +142,7 @@ struct mt_pprof {
     struct mapping *mappings;
     size_t nmappings, mappings_cap;
     size_t last_mapping; /* the mapping found last, checked first */
+    uintptr_t main_addr;  /* mt_pprof_main's; 0: unknown */
 };
 
 static uint64_t sample_hash(const void *ctx, uint32_t n)
@@ -337,6 +338,32 @@ static uint64_t intern_mapping(mt_pprof *p, mt_dwfl *dwfl, uintptr_t addr)
     p->mappings[p->nmappings] = m;
     p->last_mapping = p->nmappings;
     return ++p->nmappings;
+}
+
+void mt_pprof_main(mt_pprof *p, uintptr_t addr)
+{
+    p->main_addr = addr;
+}
+
+/* The main executable's Mapping (interned if no frame used it) becomes
+ * id 1, the one that was id 1 takes its place; the Locations follow. */
+static void main_mapping_first(mt_pprof *p, mt_dwfl *dwfl)
+{
+    if (!p->main_addr)
+        return;
+    uint64_t id = intern_mapping(p, dwfl, p->main_addr + 1); /* looked up at ADDR - 1 */
+    if (id <= 1)
+        return;
+    struct mapping m = p->mappings[0];
+    p->mappings[0] = p->mappings[id - 1];
+    p->mappings[id - 1] = m;
+    p->last_mapping = 0;
+    for (size_t i = 0; i < p->nlocations; i++) {
+        if (p->locations[i].mapping == 1)
+            p->locations[i].mapping = id;
+        else if (p->locations[i].mapping == id)
+            p->locations[i].mapping = 1;
+    }
 }
 
 struct rows_ctx {
@@ -621,6 +648,8 @@ const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int
     p->heap.free(scratch);
 
     /* The tables the samples filled. */
+    if (!p->failed)
+        main_mapping_first(p, dwfl);
     t.functions = alloc_array(p, p->nfunctions, sizeof *t.functions);
     t.function_ptrs = alloc_array(p, p->nfunctions, sizeof *t.function_ptrs);
     t.mappings = alloc_array(p, p->nmappings, sizeof *t.mappings);

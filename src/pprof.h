@@ -65,6 +65,12 @@ bool mt_pprof_add(mt_pprof *p, uint64_t key, const uintptr_t *frames, unsigned d
 const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int64_t time_ns,
                            int64_t duration_ns);
 
+/* ADDR lies in the main executable (0: unknown, the default): its module's
+ * Mapping is written first, as pprof takes the first Mapping for the
+ * profile's binary (the name `go tool pprof` shows, the file it looks for);
+ * without it the first is that of the first frame symbolized, often libc's. */
+void mt_pprof_main(mt_pprof *p, uintptr_t addr);
+
 /* Number of samples added. */
 size_t mt_pprof_samples(const mt_pprof *p);
 

@@ -355,4 +355,34 @@ MEMTRACE_INTERVAL_MS=0 MEMTRACE_PPROF_EVERY=often MEMTRACE_PPROF="$work/e.pb.gz"
 check_grep "MEMTRACE_PPROF_EVERY=often: one warning" "$work/every.out" \
     'memtrace: MEMTRACE_PPROF_EVERY="often" is not report or exit; using exit'
 
+# ---------------------------------------------------------------- the main executable first
+# pprof takes the first Mapping for the profile's binary (`File:` in its
+# reports, the file it looks for). A program whose every block comes from
+# libc (strdup, stdout's buffer) first symbolizes a libc frame: its Mapping
+# must still come after the program's, in the profiler's profile and the
+# gdb command's, on a process and on a core file.
+printf '#include <stdio.h>\n#include <string.h>\nint main(void) { char *s = strdup("libc first"); puts(s); return 0; }\n' \
+    >"$work/libc_first.c"
+${CC:-gcc} -O0 -g -o "$work/libc_first" "$work/libc_first.c"
+first_mapping() { # FILE: the file name of Mapping 1
+    go tool pprof -raw "$1" 2>/dev/null | sed -n '/^Mappings/,$p' | awk '$1 == "1:" { print $3 }'
+}
+MEMTRACE_INTERVAL_MS=0 MEMTRACE_PPROF="$work/lf.pb.gz" LD_PRELOAD=$prof "$work/libc_first" \
+    >/dev/null 2>&1
+check_eq "profiler: Mapping 1 is the program, not libc" "$(first_mapping "$work/lf.pb.gz")" \
+    "$work/libc_first"
+check_eq "profiler: the peak profile's Mapping 1 is the program" \
+    "$(first_mapping "$work/lf.pb.gz.peak")" "$work/libc_first"
+check_eq "profiler: go tool pprof names the program" \
+    "$(go tool pprof -top "$work/lf.pb.gz" 2>/dev/null | sed -n 1p)" "File: libc_first"
+MEMTRACE_PPROF="$work/lft.pb.gz" LD_PRELOAD=$tracer "$work/libc_first" >/dev/null 2>&1
+check_eq "tracer: Mapping 1 is the program" "$(first_mapping "$work/lft.pb.gz")" "$work/libc_first"
+timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$tracer" -ex "break puts" -ex "run" \
+    -ex "source $helper" -ex "memtrace pprof $work/lfg.pb.gz" -ex "gcore $work/lf.core" -ex "kill" \
+    "$work/libc_first" >"$work/lfg.out" 2>&1
+timeout 120 gdb -q -batch -nx "$work/libc_first" "$work/lf.core" -ex "source $helper" \
+    -ex "memtrace pprof $work/lfc.pb.gz" >"$work/lfc.out" 2>&1
+check_eq "gdb live: Mapping 1 is the program" "$(first_mapping "$work/lfg.pb.gz")" "$work/libc_first"
+check_eq "gdb core: Mapping 1 is the program" "$(first_mapping "$work/lfc.pb.gz")" "$work/libc_first"
+
 finish pprof
