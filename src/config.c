@@ -62,7 +62,7 @@ static int bad_free_setting(void)
     return MT_BAD_FREE_REPORT;
 }
 
-/* MEMTRACE_TOP_BY: "live", "allocs" or "temporary". */
+/* MEMTRACE_TOP_BY: "live", "allocs", "temporary" or "peak". */
 static int top_by_setting(void)
 {
     const char *s = getenv("MEMTRACE_TOP_BY");
@@ -72,7 +72,9 @@ static int top_by_setting(void)
         return MT_TOP_BY_ALLOCS;
     if (strcmp(s, "temporary") == 0)
         return MT_TOP_BY_TEMPORARY;
-    mt_warn("MEMTRACE_TOP_BY=\"%s\" is not one of live, allocs, temporary; using live", s);
+    if (strcmp(s, "peak") == 0)
+        return MT_TOP_BY_PEAK;
+    mt_warn("MEMTRACE_TOP_BY=\"%s\" is not one of live, allocs, temporary, peak; using live", s);
     return MT_TOP_BY_LIVE;
 }
 

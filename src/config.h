@@ -7,7 +7,7 @@
 
 enum { MT_UNWIND_CFI, MT_UNWIND_LIBUNWIND, MT_UNWIND_FP, MT_UNWIND_CHECK };
 enum { MT_BAD_FREE_REPORT, MT_BAD_FREE_QUIET };
-enum { MT_TOP_BY_LIVE, MT_TOP_BY_ALLOCS, MT_TOP_BY_TEMPORARY };
+enum { MT_TOP_BY_LIVE, MT_TOP_BY_ALLOCS, MT_TOP_BY_TEMPORARY, MT_TOP_BY_PEAK };
 
 typedef struct {
     int unwind;     /* MEMTRACE_UNWIND: cfi (default), libunwind, fp or check */
@@ -32,7 +32,7 @@ typedef struct {
     long interval_ms; /* MEMTRACE_INTERVAL_MS: 0 = no periodic report */
     long top;         /* MEMTRACE_TOP */
     long exit_top;    /* MEMTRACE_EXIT_TOP */
-    int top_by;       /* MEMTRACE_TOP_BY: live (default), allocs or temporary */
+    int top_by;       /* MEMTRACE_TOP_BY: live (default), allocs, temporary or peak */
 } mt_profiler_config;
 void mt_config_profiler(mt_profiler_config *out);
 

@@ -74,7 +74,9 @@ struct site {
     unsigned depth;
     const uintptr_t *frames;  /* in the stack store: never freed */
     mt_site_counters last;    /* counters at the last printed report */
-    mt_site_counters now;     /* counters read by the current walk */
+    mt_site_counters now;     /* counters read by the current walk; its
+                                 peak_bytes and peak_blocks: the site's at
+                                 the latest global peak (mt_site_peak_of) */
     char *text;               /* symbolized stack, NULL until first printed */
 };
 
@@ -189,6 +191,7 @@ static void walk_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, vo
     s->now.freed_blocks = mt_atomic_load_relaxed(&c->freed_blocks);
     s->now.alloc_bytes = mt_atomic_load_relaxed(&c->alloc_bytes);
     s->now.alloc_blocks = mt_atomic_load_relaxed(&c->alloc_blocks);
+    mt_site_peak_of(c, &s->now.peak_bytes, &s->now.peak_blocks);
     uint64_t live = live_bytes(&s->now);
     w->sum_live += live;
     w->sum_blocks += live_blocks(&s->now);
@@ -453,6 +456,9 @@ static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start
     free(made);
     mt_out_printf(o, "  temporary: %lu of %lu blocks allocated\n", (unsigned long)d.temp_blocks,
                   (unsigned long)d.alloc_blocks);
+    if (top_by == MT_TOP_BY_PEAK)
+        mt_out_printf(o, "  at the peak: %lu bytes live in %lu blocks\n",
+                      (unsigned long)s->now.peak_bytes, (unsigned long)s->now.peak_blocks);
 }
 
 /* What S is ranked by (MEMTRACE_TOP_BY) after the last walk: live bytes,
@@ -465,6 +471,8 @@ static uint64_t rank_key(const struct site *s, bool since_start)
         return s->now.alloc_blocks - (since_start ? 0 : s->last.alloc_blocks);
     case MT_TOP_BY_TEMPORARY:
         return s->now.temp_blocks - (since_start ? 0 : s->last.temp_blocks);
+    case MT_TOP_BY_PEAK:
+        return s->now.peak_bytes; /* at the latest peak, whenever asked */
     default:
         return live_bytes(&s->now);
     }
@@ -522,6 +530,8 @@ static const char *rank_name(bool since_start)
     case MT_TOP_BY_TEMPORARY:
         return since_start ? " by temporary allocations since start"
                            : " by temporary allocations since last report";
+    case MT_TOP_BY_PEAK:
+        return " by bytes live at the peak";
     default:
         return "";
     }
@@ -605,7 +615,7 @@ static void report_locked(enum why why)
     print_time(&o, mt_os_now_ns());
     mt_out_printf(&o, ": %lu bytes live at %zu sites, peak %lu bytes; top %zu sites%s, %s last\n",
                   (unsigned long)total, w.nlive, (unsigned long)peak, n, rank_name(false),
-                  top_by == MT_TOP_BY_LIVE ? "largest" : "most");
+                  top_by == MT_TOP_BY_LIVE || top_by == MT_TOP_BY_PEAK ? "largest" : "most");
     mt_recording_say(&o);
     for (size_t i = n; i-- > 0;)
         print_entry(&o, i + 1, top[i], false);
@@ -723,10 +733,13 @@ static void exit_report(void)
     size_t n, ranked = 0;
     struct site **leaks = largest_sites(SIZE_MAX, true, &n);
     uint64_t rest_bytes = 0, rest_blocks = 0, rest_allocs = 0, rest_temp = 0;
+    uint64_t rest_peak_bytes = 0, rest_peak_blocks = 0;
     for (size_t i = 0; i < nsites; i++) {
         if (rank_key(&sites[i], true) == 0)
             continue;
         ranked++;
+        rest_peak_bytes += sites[i].now.peak_bytes;
+        rest_peak_blocks += sites[i].now.peak_blocks;
         rest_bytes += live_bytes(&sites[i].now);
         rest_blocks += live_blocks(&sites[i].now);
         rest_allocs += sites[i].now.alloc_blocks;
@@ -734,6 +747,8 @@ static void exit_report(void)
     }
     size_t shown = n < (size_t)exit_top ? n : (size_t)exit_top;
     for (size_t i = 0; i < shown; i++) {
+        rest_peak_bytes -= leaks[i]->now.peak_bytes;
+        rest_peak_blocks -= leaks[i]->now.peak_blocks;
         rest_bytes -= live_bytes(&leaks[i]->now);
         rest_blocks -= live_blocks(&leaks[i]->now);
         rest_allocs -= leaks[i]->now.alloc_blocks;
@@ -755,13 +770,16 @@ static void exit_report(void)
                   (unsigned long)(at > start_ns ? (at - start_ns) / 1000000 : 0),
                   (unsigned long)mt_atomic_load_relaxed(&mt_site_live_total),
                   (unsigned long)w.sum_blocks, w.nlive, top_by == MT_TOP_BY_LIVE ? "" : ";",
-                  rank_name(true), top_by == MT_TOP_BY_LIVE ? "largest" : "most");
+                  rank_name(true), top_by == MT_TOP_BY_LIVE || top_by == MT_TOP_BY_PEAK ? "largest" : "most");
     mt_recording_say(&o);
     if (ranked > shown) {
         mt_out_printf(&o, "memtrace: %zu more sites not shown, ", ranked - shown);
         if (top_by == MT_TOP_BY_LIVE)
             mt_out_printf(&o, "%lu bytes in %lu blocks ", (unsigned long)rest_bytes,
                           (unsigned long)rest_blocks);
+        else if (top_by == MT_TOP_BY_PEAK)
+            mt_out_printf(&o, "%lu bytes in %lu blocks at the peak ",
+                          (unsigned long)rest_peak_bytes, (unsigned long)rest_peak_blocks);
         else
             mt_out_printf(&o, "%lu blocks allocated, %lu temporary ", (unsigned long)rest_allocs,
                           (unsigned long)rest_temp);

@@ -110,7 +110,7 @@ env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=bytes MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUT
     "$prog" ranks 2>"$work/bad.err"
 check "bad MEMTRACE_TOP_BY: exit code" 0 "$?"
 check "bad MEMTRACE_TOP_BY: one warning, and live" \
-    'memtrace: MEMTRACE_TOP_BY="bytes" is not one of live, allocs, temporary; using live' \
+    'memtrace: MEMTRACE_TOP_BY="bytes" is not one of live, allocs, temporary, peak; using live' \
     "$(cat "$work/bad.err")"
 check "bad MEMTRACE_TOP_BY: ranked by live bytes" "$(profiler_report "$work/live.out" 1 | entries | sort)" \
     "$(profiler_report "$work/bad.out" 1 | entries | sort)"
@@ -137,6 +137,34 @@ main;peak;alloc_c 6100" \
     check "peak (interval $interval): the exit file" "main;peak;alloc_d 100" \
         "$(sed -E 's/^_start;__libc_start_main[^;]*;__libc_start_call_main;//' "$f")"
 done
+
+# ---------------------------------------------------------------- top by peak
+# MEMTRACE_TOP_BY=peak: a program that freed its peak's blocks still shows
+# the sites that made it, each with its bytes and blocks at the peak (the
+# .peak file's exact snapshot), largest first; the rest summed up.
+out=$work/bypeak.out
+env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=peak MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$out" \
+    "$prog" peak 2>"$work/bypeak.err"
+check "top by peak: exit code" 0 "$?"
+check "top by peak: nothing on stderr" "" "$(cat "$work/bypeak.err")"
+check "top by peak: exit report header" \
+    "peak 32100 bytes live; 100 bytes still live in 1 blocks at 1 sites; by bytes live at the peak, largest last" \
+    "$(profiler_report "$out" exit | head -1 | sed -E 's/.*: (peak [0-9]+ bytes live) at [0-9]+ ms(; .*)/\1\2/')"
+check "top by peak: the sites at the peak, largest first, all freed since" \
+    "[1] 0 0 | alloc_a at $(at "$src" a)
+  at the peak: 20000 bytes live in 2 blocks
+[2] 0 0 | alloc_c at $(at "$src" c)
+  at the peak: 6100 bytes live in 1 blocks
+[3] 0 0 | alloc_b at $(at "$src" b)
+  at the peak: 6000 bytes live in 1 blocks" \
+    "$(profiler_report "$out" exit |
+       awk '/^memtrace: \[/ { r = $2 " " $3 " " $7 } /^  #0 / { f = $2 " at " $4 }
+            /^  at the peak: / { print r " | " f; print }' | sed -E 's/(\.c:[0-9]+:)[0-9]+$/\1/' | paste - - | sort | tr '\t' '\n')"
+env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=peak MEMTRACE_INTERVAL_MS=0 MEMTRACE_EXIT_TOP=1 \
+    "$prog" peak 2>"$work/bypeak1.err" >/dev/null
+check "top by peak, MEMTRACE_EXIT_TOP=1: the others' bytes at the peak in one line" \
+    "memtrace: 2 more sites not shown, 12100 bytes in 2 blocks at the peak (MEMTRACE_EXIT_TOP=1)" \
+    "$(profiler_report "$work/bypeak1.err" exit | grep 'more sites not shown')"
 
 # ---------------------------------------------------------------- children
 # MEMTRACE_OUTPUT and MEMTRACE_FOLDED without %p; the parent reports, then
