@@ -16,9 +16,10 @@
  * atomics by every thread; a reader (the profiler's walk) reads frees
  * before allocations, so live never reads below what it was.
  *
- * temp_blocks: allocations of the site that the allocating thread freed
- * before its next allocation (heaptrack's "temporary"); a realloc counts as
- * the free of the old block and the allocation of the new one.
+ * temp_blocks: allocations of the site whose free was the allocating
+ * thread's next allocation or free, with none of either in between
+ * (heaptrack's "temporary", per thread); a realloc counts as the free of
+ * the old block and then the allocation of the new one, as in heaptrack.
  *
  * The peak snapshot (copy on write by epoch): peak_bytes and peak_blocks
  * hold the site's live bytes and blocks at the moment of the global peak
@@ -63,8 +64,8 @@ extern mt_atomic(uint64_t) mt_site_peak_epoch MT_HIDDEN;
 void mt_site_save_peak(mt_site_counters *c, uint64_t epoch);
 
 /* The sequence number of this thread's latest allocation (its live-table
- * seq), UINT64_MAX for none: a free of that very block by this thread is a
- * temporary allocation. Initial-exec TLS, like mt_busy. */
+ * seq), UINT64_MAX for none or once the thread freed any block since: a free
+ * of that very block by this thread is then a temporary allocation. Initial-exec TLS, like mt_busy. */
 extern MT_TLS uint64_t mt_site_last_seq MT_HIDDEN;
 /* Counts a temporary allocation of stack ID and forgets the thread's
  * latest allocation (out of line: it keeps the callers' frames small). */
@@ -152,12 +153,16 @@ static inline void mt_site_new_block(mt_stack_id id, size_t size, uint64_t seq)
 }
 
 /* Block SEQ of ID is gone (freed, or moved or resized by realloc) by this
- * thread's hand: a temporary allocation if it was the thread's latest. */
+ * thread's hand: a temporary allocation if it was the thread's latest and
+ * nothing was freed since; either way the thread's latest allocation can no
+ * longer be (heaptrack's rule: any free in between breaks the pair). */
 static inline void mt_site_note_gone(mt_stack_id id, uint64_t seq)
 {
 #ifdef MEMTRACE_PROFILER
     if (seq == mt_site_last_seq)
         mt_site_temporary(id);
+    else
+        mt_site_last_seq = UINT64_MAX;
 #else
     (void)id;
     (void)seq;

@@ -168,10 +168,15 @@ static MT_NOINLINE void record(void *p, size_t size, unsigned kind)
 /* The block E was freed (or moved away by realloc) by this thread: it
  * leaves the site totals, and enters the freed history when recording,
  * unless this thread is already inside memtrace (a free from libunwind or
- * dlinfo must not unwind again from there). */
-static MT_NOINLINE void note_freed(const mt_live_entry *e)
+ * dlinfo must not unwind again from there). GONE_NOTED: mt_site_note_gone
+ * was called for it already (a realloc that moved it, before the new block
+ * became the thread's latest allocation). */
+static MT_NOINLINE void note_freed(const mt_live_entry *e, bool gone_noted)
 {
-    mt_site_end_block(e->stack, e->size, e->seq);
+    if (gone_noted)
+        mt_site_free(e->stack, e->size);
+    else
+        mt_site_end_block(e->stack, e->size, e->seq);
     if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY || !mt_freed_enabled())
         return;
     mt_busy = 1;
@@ -198,7 +203,7 @@ static inline void forget(void *p, unsigned kind)
     if (MT_LIKELY(mt_live_remove((uintptr_t)p, &e))) {
         if (MT_UNLIKELY(mt_entry_kind(&e) != kind) && !mt_busy)
             mt_bad_free(p, kind, &e);
-        note_freed(&e);
+        note_freed(&e, false);
     } else if (!mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY) {
         mt_bad_free(p, kind, NULL);
     }
@@ -290,7 +295,7 @@ static void resized(void *ptr, bool had, const mt_live_entry *old, void *q, size
         record(q, size, MT_KIND_MALLOC);
     if (had && (q != NULL || (zero_frees && size == 0))) {
         if (q != ptr)
-            note_freed(old); /* moved, or realloc(p, 0) freed it */
+            note_freed(old, q != NULL); /* moved, or realloc(p, 0) freed it */
     } else if (had) {
         mt_live_insert(old); /* failed: the old block is intact */
     }

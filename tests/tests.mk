@@ -39,7 +39,7 @@ $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CO
 PROG_C      := $(TEST_BUILD)/sites $(TEST_BUILD)/sites_o2 $(TEST_BUILD)/stress_fork $(TEST_BUILD)/demo
 PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so \
                $(TEST_BUILD)/profile_sites $(TEST_BUILD)/profile_corners $(TEST_BUILD)/profile_cxx \
-               $(TEST_BUILD)/profile_ranks \
+               $(TEST_BUILD)/profile_ranks $(TEST_BUILD)/profile_temporary \
                $(TEST_BUILD)/tail_calls $(TEST_BUILD)/tail_calls_cxx $(TEST_BUILD)/pprof_sites
 
 $(TEST_BUILD)/sites: tests/progs/sites.c
@@ -101,6 +101,9 @@ $(TEST_BUILD)/profile_corners: tests/progs/profile_corners.c
 $(TEST_BUILD)/profile_ranks: tests/progs/profile_ranks.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
+$(TEST_BUILD)/profile_temporary: tests/progs/profile_temporary.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
 # Reliability (tests/e2e/reliability.sh): whole-API stress, API corners,
 # unloaded libraries and bad input, and the tables under ThreadSanitizer.
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \

@@ -91,6 +91,42 @@ check "temporary, MEMTRACE_EXIT_TOP=1: the other sites with temporary allocation
     "memtrace: 2 more sites not shown, 3010 blocks allocated, 1509 temporary (MEMTRACE_EXIT_TOP=1)" \
     "$(profiler_report "$work/temp1.err" exit | grep 'more sites not shown')"
 
+# ---------------------------------------------------------------- heaptrack's temporary
+# tests/progs/profile_temporary.c: a free is temporary when it comes right
+# after its block's allocation, no other allocation or free in between
+# (heaptrack's rule; a realloc frees the old block, then allocates). Exact
+# counts, and heaptrack_print's for the same sites.
+tsrc=tests/progs/profile_temporary.c
+env LD_PRELOAD="$plib" MEMTRACE_TOP_BY=allocs MEMTRACE_INTERVAL_MS=0 MEMTRACE_EXIT_TOP=100 \
+    "$build/tests/profile_temporary" \
+    2>"$work/heaptemp.err"
+check "heaptrack's temporary: exit code" 0 "$?"
+# "FUNCTION TEMPORARY ALLOCATED" per program site, from the exit report.
+ours=$(profiler_report "$work/heaptemp.err" exit |
+    awk -v src="$tsrc" '/^  #0 alloc_/ { f = ($4 ~ "^" src ":") ? $2 : "" }
+        /^  temporary: / && f != "" { print f, $2, $4; f = "" }' | sort)
+check "heaptrack's temporary: each site's count" \
+    "alloc_between 0 100
+alloc_grow 500 500
+alloc_older 0 100
+alloc_simple 100 100
+alloc_twice 0 100
+alloc_twice 0 100" "$ours"
+if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; then
+    (cd "$work" && heaptrack -o "$work/ht" "$build/tests/profile_temporary" >/dev/null 2>&1)
+    # heaptrack_print lists the sites with temporary allocations: "N
+    # temporary allocations of M allocations in total (P%) from" and the
+    # function on the next line.
+    theirs=$(heaptrack_print "$work"/ht.* 2>/dev/null |
+        awk '/^MOST TEMPORARY ALLOCATIONS/ { on = 1; next } /^[A-Z ]+$/ { on = 0 }
+             on && / temporary allocations of .* from$/ { n = $1; m = $5; getline; print $1, n, m }' |
+        grep '^alloc_' | sort)
+    check "heaptrack's temporary: heaptrack_print counts the same" \
+        "$(grep -v ' 0 ' <<<"$ours")" "$theirs"
+else
+    fail "heaptrack's temporary: heaptrack_print" "heaptrack is not installed (make deps installs it)"
+fi
+
 # ---------------------------------------------------------------- live
 # The default: the headers as they always were; sites without live bytes
 # are not listed; every entry still ends with its temporary count.
