@@ -1610,7 +1610,7 @@ found implausible instead of reading further."""
     def invoke(self, arg, from_tty):
         arg = arg.strip()
         if not arg:
-            _fail("usage: memtrace EXPR | memtrace top [N] | memtrace stats | "
+            _fail("usage: memtrace [--all] EXPR | memtrace top [N] | memtrace stats | "
                   "memtrace leaks [N] | memtrace refs EXPR | memtrace pprof FILE | memtrace version "
                   "(see `help memtrace')")
         word, rest = (arg.split(None, 1) + [""])[:2]
