@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The leak check where the program or its core works against it
+# (tests/progs/leak_robust.c), tracer build:
+#  - a wild write into memtrace's live table (a size of 2^62, an address in
+#    no mapping, an impossible stack id, a size over the next block): no
+#    crash, no hang, one "damaged entry" line naming the entry, the lost
+#    block still reported, status 23;
+#  - exit(7) from a worker while main waits (sleep, pause, read, join): the
+#    check must not wake main into running on: status 7 and the report;
+#  - main leaving with pthread_exit: the globals are still roots (nothing
+#    lost), and print_trace still symbolizes to file:line;
+#  - `memtrace leaks` on copies of a real core whose live table was
+#    overwritten with random bytes (6 seeds): done within 60 s, with a
+#    verdict or one memtrace: line, never a hang or a crash;
+#  - `memtrace core` on a core that does not fit: cut short, of another
+#    program, of a program that did not run under memtrace: what is wrong.
+set -u
+. "$(dirname "$0")/lib.sh"
+prog=$tests/leak_robust
+src=tests/progs/leak_robust.c
+tracer=$build/libmemtrace.so
+
+# run NAME MODE: stdout in $work/NAME.out, stderr in $work/NAME.err, status in RC.
+run() {
+    (cd "$work" && timeout 60 env LD_PRELOAD="$tracer" MEMTRACE_LEAK_CHECK=1 "$prog" "$2" \
+        >"$work/$1.out" 2>"$work/$1.err") 2>/dev/null
+    RC=$?
+}
+has() { # NAME FILE FIXED-STRING
+    if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "'$3' not in: $(cat "$2")"; fi
+}
+lacks() { # NAME FILE FIXED-STRING
+    if grep -qF -- "$3" "$2"; then fail "$1" "'$3' in: $(cat "$2")"; else pass "$1"; fi
+}
+status() { # NAME EXPECTED
+    if [ "$RC" = "$2" ]; then pass "$1: status $2"; else fail "$1" "status $RC, not $2"; fi
+}
+damaged() { # COUNT ADDR
+    local what="entry" held="it"
+    [ "$1" = 1 ] || { what="entries"; held="they"; }
+    echo "memtrace: leaks: $1 damaged $what in the live table (the first for $2) ignored: a block" \
+         "outside the mappings, overlapping another or with an impossible stack; blocks" \
+         "$held alone held may be counted lost"
+}
+
+# ------------------------------------------------------------ a wild write
+for how in huge ptr stack overlap; do
+    run "smash-$how" "smash-$how"
+    status "smash-$how" 23
+    addr=$(addr_of kept "$work/smash-$how.out")
+    count=1
+    case $how in
+        ptr) addr=$(addr_of bad "$work/smash-$how.out") ;;
+        overlap) addr=$(addr_of low "$work/smash-$how.out"); count=2 ;;
+    esac
+    has "smash-$how: the damaged entry named" "$work/smash-$how.err" "$(damaged $count "$addr")"
+    has "smash-$how: the lost block still reported" "$work/smash-$how.err" \
+        "$(at "$src" lost)"
+    has "smash-$how: the summary" "$work/smash-$how.err" \
+        "memtrace: leaks: 24 bytes definitely lost in 1 blocks,"
+    lacks "smash-$how: no crash" "$work/smash-$how.err" "Segmentation"
+done
+
+# ------------------------------------------------------------ exit from a worker
+for wait in sleep pause read join; do
+    run "stop-$wait" "stop-$wait"
+    status "exit(7) while main is in $wait" 7
+    lacks "stop-$wait: main did not run on" "$work/stop-$wait.out" "main ran on"
+    has "stop-$wait: the report" "$work/stop-$wait.err" \
+        "memtrace: leaks: 0 bytes definitely lost in 0 blocks,"
+done
+
+# ------------------------------------------------------------ main's pthread_exit
+run main-exit main-exit
+status "main-exit" 0
+live=$(sed -n 's/^memtrace: leak check, pid [0-9]*: \([0-9]*\) live blocks.*/\1/p' \
+       "$work/main-exit.err")
+has "main-exit: nothing lost, every live block still reachable" "$work/main-exit.err" \
+    "memtrace: leaks: 0 bytes definitely lost in 0 blocks, 0 bytes indirectly lost in 0 blocks, "
+if grep -qE "bytes still reachable in ${live:-x} blocks\$" "$work/main-exit.err" &&
+   [ "${live:-0}" -ge 1 ]; then
+    pass "main-exit: $live live blocks, all still reachable"
+else
+    fail "main-exit: still reachable" "not all ${live:-?} live blocks in: $(cat "$work/main-exit.err")"
+fi
+has "main-exit: print_trace symbolizes" "$work/main-exit.err" "#0 main at $(at "$src" global)"
+lacks "main-exit: no thread left unscanned" "$work/main-exit.err" "did not stop for the scan"
+
+finish leak_robust
