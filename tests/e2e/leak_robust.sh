@@ -86,4 +86,57 @@ fi
 has "main-exit: print_trace symbolizes" "$work/main-exit.err" "#0 main at $(at "$src" global)"
 lacks "main-exit: no thread left unscanned" "$work/main-exit.err" "did not stop for the scan"
 
+# ------------------------------------------------------------ a damaged core
+helper=$root/gdb/memtrace.py
+core=$work/robust.core
+(cd "$work" && timeout 120 gdb -q -batch -nx "$prog" -ex "set env LD_PRELOAD=$tracer" \
+    -ex "break checkpoint" -ex "run core >$work/core.out" -ex "gcore $core" -ex kill \
+    >"$work/gcore.log" 2>&1)
+slots=$(addr_of slots "$work/core.out")
+if [ -s "$core" ] && [ -n "$slots" ]; then
+    # 400 random bytes of the core segment holding the live table's slots,
+    # overwritten in a copy, the same for a seed on every run.
+    damage() { # SEED OUT
+        python3 - "$core" "$slots" "$1" "$2" <<'PY'
+import random, struct, sys
+core, addr, seed, out = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3]), sys.argv[4]
+data = bytearray(open(core, "rb").read())
+phoff, = struct.unpack_from("<Q", data, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+for i in range(phnum):
+    p_type, _, off, vaddr, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", data,
+                                                                phoff + i * phentsize)
+    if p_type == 1 and vaddr <= addr < vaddr + filesz:
+        break
+else:
+    sys.exit("no segment of the core holds %#x" % addr)
+rng = random.Random(seed)
+for _ in range(400):
+    data[off + rng.randrange(filesz)] = rng.randrange(256)
+open(out, "wb").write(data)
+PY
+    }
+    for seed in 1 2 3 4 5 6; do
+        damage "$seed" "$work/damaged.core" || { fail "damaged core $seed" "not made"; continue; }
+        out=$work/damaged$seed.out
+        (cd "$work" && timeout 60 gdb -q -batch -nx "$prog" "$work/damaged.core" \
+            -ex "source $helper" -ex "memtrace leaks" >"$out" 2>&1)
+        RC=$?
+        status "damaged core, seed $seed: memtrace leaks finished" 0
+        if grep -qE 'Traceback|Python Exception|internal error|Segmentation|timed out' "$out"; then
+            fail "damaged core, seed $seed" "$(cat "$out")"
+        # A verdict that names the damage, or one line saying why there is none.
+        elif grep -qE '^memtrace: leaks: [0-9]+ damaged entr' "$out" &&
+             grep -qE '^memtrace: leaks: [0-9]+ bytes definitely lost' "$out"; then
+            pass "damaged core, seed $seed: a verdict, the damage said"
+        elif [ "$(grep -c '^memtrace: ' "$out")" = 1 ]; then
+            pass "damaged core, seed $seed: $(grep '^memtrace: ' "$out")"
+        else
+            fail "damaged core, seed $seed" "no verdict and no one line: $(cat "$out")"
+        fi
+    done
+else
+    fail "damaged core" "no core of the program: $(cat "$work/gcore.log")"
+fi
+
 finish leak_robust

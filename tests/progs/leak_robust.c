@@ -11,6 +11,10 @@
  *  stop-WAIT (sleep, pause, read, join)
  *      main waits in WAIT while a worker calls exit(7): main must not run
  *      on (return from main with 0) because the check interrupted it.
+ *  core
+ *      A list of 4000 blocks held by a global and 1000 lost ones, then
+ *      checkpoint(), where the script takes a core with gdb; "@@ slots ADDR"
+ *      names where the live table's entries are.
  *  main-exit
  *      main keeps a block in a global and leaves with pthread_exit while a
  *      worker runs on, then exits: the check must find the global root (no
@@ -112,6 +116,32 @@ static void *run_on(void *arg)
     exit(0);
 }
 
+__attribute__((noinline)) void checkpoint(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+static int for_core(void)
+{
+    void **list = NULL;
+    for (int i = 0; i < 4000; i++) {
+        void **b = malloc(16 + 8 * (i % 7));
+        b[0] = list;
+        list = b;
+    }
+    kept[0] = list;
+    for (int i = 0; i < 1000; i++)
+        sink += malloc(24) != NULL;
+    const struct memtrace_state *st = dlsym(RTLD_DEFAULT, "memtrace_state");
+    char *e = st ? entry_of(list) : NULL;
+    if (!e)
+        return 2;
+    printf("@@ slots %p\n", (void *)e);
+    fflush(stdout);
+    checkpoint();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -133,6 +163,8 @@ int main(int argc, char **argv)
         printf("main ran on\n");
         return 0;
     }
+    if (strcmp(mode, "core") == 0)
+        return for_core();
     if (strcmp(mode, "main-exit") == 0) {
         pthread_t t;
         kept[0] = malloc(48); /* SITE:global */
