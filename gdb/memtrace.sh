@@ -251,7 +251,9 @@ core)
     [ -e "$1" ] || die 127 "$1: no such program"
     [ -f "$2" ] || die 1 "$2: no such core file"
     check_gdb
-    exec ${GDB:-gdb} -q -ex "source $helper" "$1" "$2"
+    # The helper checks the core (cut short, another program's, without
+    # libmemtrace) even when gdb cannot load it.
+    MT_CORE_FILE=$2 exec ${GDB:-gdb} -q -ex "source $helper" "$1" "$2"
     ;;
 *)
     usage_error "unknown command '$cmd'"

@@ -139,4 +139,52 @@ else
     fail "damaged core" "no core of the program: $(cat "$work/gcore.log")"
 fi
 
+# ------------------------------------------------------------ a core that does not fit
+# `memtrace core PROG CORE` (the launcher), `memtrace leaks` typed in: what
+# is wrong with the core, not advice to start the program under memtrace.
+launcher=$build/memtrace
+core_answer() { # NAME PROG CORE: the session's output in $work/NAME.out
+    (cd "$work" && echo "memtrace leaks" | timeout 60 "$launcher" core "$2" "$3" \
+        >"$work/$1.out" 2>&1)
+}
+build_id() { readelf -n "$1" | sed -n 's/^ *Build ID: *//p'; }
+if [ -s "$core" ]; then
+    # Cut short: the size the segments need, as readelf reads the headers.
+    need=0
+    while read -r type off _ _ filesz _; do
+        case $type in [A-Z]*) case $off in 0x*)
+            [ $((off + filesz)) -gt "$need" ] && need=$((off + filesz)) ;; esac ;; esac
+    done < <(readelf -lW "$core")
+    size=$(stat -c %s "$core")
+    head -c $((size / 2)) "$core" >"$work/short.core"
+    core_answer short "$prog" "$work/short.core"
+    has "core cut short: said" "$work/short.out" \
+        "memtrace: the core file $work/short.core is cut short: $((size / 2)) bytes, where its segments need $need (a core size limit or a full disk when it was dumped?)"
+    lacks "core cut short: no advice to start it" "$work/short.out" "start it with"
+
+    # Another program: the build-ids differ.
+    other=$build/memtrace-symbolize
+    core_answer other "$other" "$core"
+    has "core of another program: said" "$work/other.out" \
+        "memtrace: the core file $core was not dumped by $other: its program was $(realpath "$prog"), build-id $(build_id "$prog"), not $(build_id "$other")"
+    lacks "core of another program: no advice to start it" "$work/other.out" "start it with"
+
+    # The right program: no complaint, the verdict.
+    core_answer right "$prog" "$core"
+    has "the right core: a verdict" "$work/right.out" \
+        "memtrace: leaks: 24000 bytes definitely lost in 1000 blocks,"
+    lacks "the right core: no complaint" "$work/right.out" "memtrace: the core file"
+fi
+# A program that did not run under memtrace.
+(cd "$work" && timeout 120 gdb -q -batch -nx "$prog" -ex "break checkpoint" \
+    -ex "run core >/dev/null" -ex "gcore $work/plain.core" -ex kill >"$work/plain.log" 2>&1)
+if [ -s "$work/plain.core" ]; then
+    core_answer plain "$prog" "$work/plain.core"
+    has "core without memtrace: said" "$work/plain.out" \
+        "memtrace: libmemtrace is not among the libraries of the core file $work/plain.core: $(realpath "$prog") did not run under memtrace when it dumped (\`memtrace run\` or \`memtrace gdb\` start it so)"
+    lacks "core without memtrace: no advice to start it" "$work/plain.out" "start it with"
+else
+    fail "core without memtrace" "no core: $(cat "$work/plain.log")"
+fi
+
 finish leak_robust

@@ -133,10 +133,9 @@ static int for_core(void)
     for (int i = 0; i < 1000; i++)
         sink += malloc(24) != NULL;
     const struct memtrace_state *st = dlsym(RTLD_DEFAULT, "memtrace_state");
-    char *e = st ? entry_of(list) : NULL;
-    if (!e)
-        return 2;
-    printf("@@ slots %p\n", (void *)e);
+    char *e = st ? entry_of(list) : NULL; /* none without memtrace */
+    if (e)
+        printf("@@ slots %p\n", (void *)e);
     fflush(stdout);
     checkpoint();
     return 0;
