@@ -7,9 +7,11 @@
  * real-time signal, with tgkill, whose handler saves its registers, stack
  * pointer and thread pointer and then waits on a futex until the scan is
  * done. A thread blocked in a system call (read, poll, a lock) runs the
- * handler all the same; SA_RESTART restarts the call afterwards, so the
- * program sees nothing (a call that the kernel never restarts, such as
- * nanosleep or epoll_wait, returns EINTR, and only at exit). Chosen over
+ * handler all the same; SA_RESTART restarts the call afterwards, and the
+ * handler rewinds one the kernel never restarts (nanosleep, pause,
+ * epoll_wait: restart_call), so the program sees nothing and no thread
+ * runs on because of the check (main leaving its sleep while another
+ * thread is in exit). Chosen over
  * LeakSanitizer's ptrace-ing child because ptrace is often refused
  * (Yama, containers, a process already being debugged), and over a forked
  * copy because a fork has the other threads' memory but not their
