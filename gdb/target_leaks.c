@@ -538,6 +538,28 @@ static bool stack_impossible(const struct request *r, uint32_t id)
            w + r->frames_offset + (header & r->depth_mask) > (1u << bits);
 }
 
+/* Flags the blocks whose stack id is impossible (MT_LEAK_FLAG_DAMAGED),
+ * one cached answer per stack id slot: a million blocks share a few
+ * thousand stacks. */
+static void flag_damaged_stacks(const struct request *q, mt_leak_block *b, size_t n)
+{
+    static struct {
+        uint32_t id;
+        int8_t impossible; /* -1: not known */
+    } cache[4096];
+    for (size_t i = 0; i < 4096; i++)
+        cache[i].impossible = -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = b[i].stack & 4095;
+        if (cache[c].impossible < 0 || cache[c].id != b[i].stack) {
+            cache[c].id = b[i].stack;
+            cache[c].impossible = stack_impossible(q, b[i].stack);
+        }
+        if (cache[c].impossible)
+            b[i].flags |= MT_LEAK_FLAG_DAMAGED;
+    }
+}
+
 /* ------------------------------------------------------------ roots */
 
 struct roots {
@@ -970,9 +992,7 @@ bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out
         free_request(&q);
         return false;
     }
-    for (size_t i = 0; i < n; i++)
-        if (stack_impossible(&q, b[i].stack))
-            b[i].flags |= MT_LEAK_FLAG_DAMAGED;
+    flag_damaged_stacks(&q, b, n);
     struct roots r = { 0 };
     gather_roots(dwfl, &q, &r);
     flag_linker_blocks(&q, &r, b, n);
