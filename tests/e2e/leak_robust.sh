@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The leak check where the program or its core works against it
-# (tests/progs/leak_robust.c), tracer build:
+# (tests/progs/leak_robust.c), tracer build (the profiler too for a wild
+# write and exit from a worker):
 #  - a wild write into memtrace's live table (a size of 2^62, an address in
 #    no mapping, an impossible stack id, a size over the next block): no
 #    crash, no hang, one "damaged entry" line naming the entry, the lost
@@ -20,9 +21,13 @@ prog=$tests/leak_robust
 src=tests/progs/leak_robust.c
 tracer=$build/libmemtrace.so
 
-# run NAME MODE: stdout in $work/NAME.out, stderr in $work/NAME.err, status in RC.
+profiler=$build/libmemtrace-profiler.so
+
+# run NAME MODE [LIB]: stdout in $work/NAME.out, stderr in $work/NAME.err,
+# status in RC. The profiler without its reporter thread (MEMTRACE_INTERVAL_MS=0).
 run() {
-    (cd "$work" && timeout 60 env LD_PRELOAD="$tracer" MEMTRACE_LEAK_CHECK=1 "$prog" "$2" \
+    (cd "$work" && timeout 60 env LD_PRELOAD="${3:-$tracer}" MEMTRACE_LEAK_CHECK=1 \
+        MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT=/dev/stderr "$prog" "$2" \
         >"$work/$1.out" 2>"$work/$1.err") 2>/dev/null
     RC=$?
 }
@@ -44,8 +49,13 @@ damaged() { # COUNT ADDR
 }
 
 # ------------------------------------------------------------ a wild write
-for how in huge ptr stack overlap; do
-    run "smash-$how" "smash-$how"
+for how in huge ptr stack overlap profiler; do
+    if [ "$how" = profiler ]; then
+        how=huge
+        run "smash-$how" "smash-$how" "$profiler"
+    else
+        run "smash-$how" "smash-$how"
+    fi
     status "smash-$how" 23
     addr=$(addr_of kept "$work/smash-$how.out")
     count=1
@@ -62,8 +72,12 @@ for how in huge ptr stack overlap; do
 done
 
 # ------------------------------------------------------------ exit from a worker
-for wait in sleep pause read join; do
-    run "stop-$wait" "stop-$wait"
+for wait in sleep pause read join sleep-profiler; do
+    if [ "$wait" = sleep-profiler ]; then
+        run "stop-$wait" stop-sleep "$profiler"
+    else
+        run "stop-$wait" "stop-$wait"
+    fi
     status "exit(7) while main is in $wait" 7
     lacks "stop-$wait: main did not run on" "$work/stop-$wait.out" "main ran on"
     has "stop-$wait: the report" "$work/stop-$wait.err" \
