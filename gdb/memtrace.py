@@ -318,12 +318,25 @@ class _Symbolizer:
         self.mem_error = None
         fds = ()
         if not target.core:
+            # Once main has called pthread_exit, /proc/PID is a zombie's,
+            # without memory: then a live thread's /proc/PID/task/TID/mem.
+            pid = target.inferior.pid
+            paths = ["/proc/%d/mem" % pid]
             try:
-                fds = (os.open("/proc/%d/mem" % target.inferior.pid, os.O_RDONLY | os.O_CLOEXEC),)
-                args += ["--mem", str(fds[0])]
-            except OSError as e:
-                self.mem_error = "cannot open /proc/%d/mem: %s" % (target.inferior.pid,
-                                                                   e.strerror)
+                paths += ["/proc/%d/task/%d/mem" % (pid, t.ptid[1])
+                          for t in target.inferior.threads() if t.ptid[1] not in (0, pid)]
+            except gdb.error:
+                pass
+            for path in paths:
+                try:
+                    fds = (os.open(path, os.O_RDONLY | os.O_CLOEXEC),)
+                    args += ["--mem", str(fds[0])]
+                    break
+                except OSError as e:
+                    if self.mem_error is None:
+                        self.mem_error = "cannot open %s: %s" % (path, e.strerror)
+            if fds:
+                self.mem_error = None
         try:
             self.proc = subprocess.Popen([_symbolizer_path()] + args, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,

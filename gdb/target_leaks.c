@@ -33,6 +33,7 @@
 #include "../src/symbolize.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -106,12 +107,44 @@ void mt_target_mem_process(int mem_fd, int pid)
     mem.pid = pid;
 }
 
+/* The maps file of the process: /proc/PID/maps, or once main has called
+ * pthread_exit (its maps are then empty: a zombie's) a live thread's. */
+static FILE *open_process_maps(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/maps", mem.pid);
+    FILE *f = fopen(path, "re");
+    int c = f ? getc(f) : EOF;
+    if (c != EOF) {
+        ungetc(c, f);
+        return f;
+    }
+    snprintf(path, sizeof path, "/proc/%d/task", mem.pid);
+    DIR *dir = opendir(path);
+    for (struct dirent *d; dir && (d = readdir(dir));) {
+        if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == mem.pid)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.20s/maps", mem.pid, d->d_name);
+        FILE *t = fopen(path, "re");
+        if (t && (c = getc(t)) != EOF) {
+            ungetc(c, t);
+            if (f)
+                fclose(f);
+            f = t;
+            break;
+        }
+        if (t)
+            fclose(t);
+    }
+    if (dir)
+        closedir(dir);
+    return f;
+}
+
 /* The process's maps, read again for each request (it ran in between). */
 static void read_process_maps(void)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/maps", mem.pid);
-    FILE *f = fopen(path, "re");
+    FILE *f = open_process_maps();
     free(mem.segs);
     mem.segs = NULL;
     mem.nsegs = 0;

@@ -99,6 +99,13 @@ else
 fi
 has "main-exit: print_trace symbolizes" "$work/main-exit.err" "#0 main at $(at "$src" global)"
 lacks "main-exit: no thread left unscanned" "$work/main-exit.err" "did not stop for the scan"
+# The same in gdb, stopped in the worker's exit: the helper reads the
+# memory and the maps through a live thread.
+(cd "$work" && timeout 60 gdb -q -batch -nx "$prog" -ex "set env LD_PRELOAD=$tracer" \
+    -ex "break exit" -ex "run main-exit >/dev/null 2>&1" -ex "source $root/gdb/memtrace.py" \
+    -ex "memtrace leaks" -ex kill >"$work/main-exit-gdb.out" 2>&1)
+has "main-exit in gdb: memtrace leaks, nothing lost" "$work/main-exit-gdb.out" \
+    "memtrace: leaks: 0 bytes definitely lost in 0 blocks, 0 bytes indirectly lost in 0 blocks, "
 
 # ------------------------------------------------------------ a damaged core
 helper=$root/gdb/memtrace.py
