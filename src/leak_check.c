@@ -581,7 +581,8 @@ static void stop_thread(pid_t tid)
         return;
     stopped[n] = (struct stopped_thread){ .tid = tid };
     if (tid == stopper_pid && leader_gone()) {
-        stopped[n].state = 2; /* main called pthread_exit: nothing of it is left to scan */
+        /* main called pthread_exit: nothing of it is left to scan */
+        mt_atomic_store_relaxed(&stopped[n].state, 2);
         mt_atomic_store_release(&nstopped, n + 1);
         return;
     }
