@@ -142,6 +142,99 @@ def _loaded_files():
     return core, exe
 
 
+# ---------------------------------------------------------------- core files
+
+def _read_at(f, off, size):
+    f.seek(off)
+    return f.read(size)
+
+
+def _build_id(elf_start):
+    """The GNU build-id in the first bytes of an ELF file (the notes sit in
+    its first page), as hex, or None."""
+    at = elf_start.find(b"\x04\x00\x00\x00\x14\x00\x00\x00\x03\x00\x00\x00GNU\x00")
+    return elf_start[at + 16:at + 36].hex() if at >= 0 else None
+
+
+def _core_problem(core, exe):
+    """What makes CORE unusable with EXE, in one sentence, or None: cut
+    short (its segments reach past its end), dumped by another executable
+    (build-id, else path, of the mapping holding AT_PHDR), or by a process
+    without libmemtrace among its mapped files. Reads the program headers
+    and the notes only."""
+    try:
+        f = open(core, "rb")
+    except OSError:
+        return None
+    with f:
+        head = _read_at(f, 0, 64)
+        if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            return None  # not a 64-bit little-endian ELF: gdb says what it is
+        phoff, = struct.unpack_from("<Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+        if phentsize < 56 or phnum > 1 << 16:
+            return None
+        raw = _read_at(f, phoff, phentsize * phnum)
+        size = os.fstat(f.fileno()).st_size
+        need, loads, notes = phoff + len(raw), [], []
+        for i in range(len(raw) // phentsize):
+            p_type, _, off, vaddr, _, filesz, _, _ = struct.unpack_from(
+                "<IIQQQQQQ", raw, i * phentsize)
+            need = max(need, off + filesz)
+            if p_type == 1:
+                loads.append((vaddr, off, filesz))
+            elif p_type == 4:
+                notes.append((off, filesz))
+        if len(raw) < phentsize * phnum or size < need:
+            return ("the core file %s is cut short: %d bytes, where its segments need %d "
+                    "(a core size limit or a full disk when it was dumped?)" % (core, size, need))
+        files, phdr = [], None
+        for off, filesz in notes:
+            data, at = _read_at(f, off, min(filesz, 1 << 24)), 0
+            while at + 12 <= len(data):
+                namesz, descsz, kind = struct.unpack_from("<III", data, at)
+                desc = at + 12 + ((namesz + 3) & ~3)
+                body = data[desc:desc + descsz]
+                at = desc + ((descsz + 3) & ~3)
+                if kind == 0x46494c45 and len(body) >= 16:  # NT_FILE
+                    count, _ = struct.unpack_from("<QQ", body, 0)
+                    names = body[16 + 24 * count:].split(b"\0")
+                    for k in range(min(count, len(names))):
+                        lo, hi, _ = struct.unpack_from("<QQQ", body, 16 + 24 * k)
+                        files.append((lo, hi, os.fsdecode(names[k])))
+                elif kind == 6:  # NT_AUXV
+                    for k in range(0, len(body) - 15, 16):
+                        tag, value = struct.unpack_from("<QQ", body, k)
+                        if tag == 3:  # AT_PHDR
+                            phdr = value
+        if not files:
+            return None  # no NT_FILE note (an old kernel): nothing more to tell
+        dumped_by = next((name for lo, hi, name in files
+                          if phdr is not None and lo <= phdr < hi), None)
+        if dumped_by and exe:
+            start = min(lo for lo, _, name in files if name == dumped_by)
+            core_id = next((_build_id(_read_at(f, off, min(filesz, 4096)))
+                            for vaddr, off, filesz in loads if vaddr == start and filesz),
+                           None)
+            try:
+                with open(exe, "rb") as e:
+                    exe_id = _build_id(e.read(4096))
+            except OSError:
+                exe_id = None
+            if core_id and exe_id:
+                if core_id != exe_id:
+                    return ("the core file %s was not dumped by %s: its program was %s, "
+                            "build-id %s, not %s" % (core, exe, dumped_by, core_id, exe_id))
+            elif os.path.basename(dumped_by) != os.path.basename(exe):
+                return ("the core file %s was not dumped by %s: its program was %s"
+                        % (core, exe, dumped_by))
+        if not any(os.path.basename(name).startswith("libmemtrace") for _, _, name in files):
+            return ("libmemtrace is not among the libraries of the core file %s: %s did not "
+                    "run under memtrace when it dumped (`memtrace run` or `memtrace gdb` "
+                    "start it so)" % (core, dumped_by or "the program"))
+    return None
+
+
 class _Target:
     """The inferior being looked at: a live process or a core file."""
 
@@ -164,6 +257,11 @@ class _Target:
             self.core = ""
         if self.core == "":
             _fail("cannot tell which core file gdb has loaded (see `info target`)")
+        if self.core is None and inf.pid == 0 and os.environ.get("MT_CORE_FILE"):
+            # `memtrace core PROG CORE`, and gdb did not load CORE.
+            core = os.environ["MT_CORE_FILE"]
+            _fail(_core_problem(core, self.exe or _loaded_files()[1]) or
+                  "gdb could not load the core file %s (its message is above)" % core)
         if self.core is None and inf.pid == 0:
             _fail("no process and no core file: start the program (`run`, "
                   "`memtrace gdb PROG`) or load a core file first")
@@ -220,12 +318,25 @@ class _Symbolizer:
         self.mem_error = None
         fds = ()
         if not target.core:
+            # Once main has called pthread_exit, /proc/PID is a zombie's,
+            # without memory: then a live thread's /proc/PID/task/TID/mem.
+            pid = target.inferior.pid
+            paths = ["/proc/%d/mem" % pid]
             try:
-                fds = (os.open("/proc/%d/mem" % target.inferior.pid, os.O_RDONLY | os.O_CLOEXEC),)
-                args += ["--mem", str(fds[0])]
-            except OSError as e:
-                self.mem_error = "cannot open /proc/%d/mem: %s" % (target.inferior.pid,
-                                                                   e.strerror)
+                paths += ["/proc/%d/task/%d/mem" % (pid, t.ptid[1])
+                          for t in target.inferior.threads() if t.ptid[1] not in (0, pid)]
+            except gdb.error:
+                pass
+            for path in paths:
+                try:
+                    fds = (os.open(path, os.O_RDONLY | os.O_CLOEXEC),)
+                    args += ["--mem", str(fds[0])]
+                    break
+                except OSError as e:
+                    if self.mem_error is None:
+                        self.mem_error = "cannot open %s: %s" % (path, e.strerror)
+            if fds:
+                self.mem_error = None
         try:
             self.proc = subprocess.Popen([_symbolizer_path()] + args, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -396,9 +507,10 @@ def _check_layout(d):
     address("seq_counter", "allocation counter")
 
 
-def _state_address():
+def _state_address(core=None):
     """The address of memtrace_state, found whatever the current frame's
-    language is (a C expression does not parse in a Rust frame)."""
+    language is (a C expression does not parse in a Rust frame). CORE: the
+    core file looked at, if any (where libmemtrace is mapped: checked)."""
     for lookup in (gdb.lookup_global_symbol, gdb.lookup_static_symbol):
         try:
             sym = lookup("memtrace_state")
@@ -412,6 +524,10 @@ def _state_address():
         with _Language("c"):
             return int(gdb.parse_and_eval("&memtrace_state")) & _M64
     except gdb.error as e:
+        if 'No symbol "memtrace_state"' in str(e) and core:
+            _fail("libmemtrace is among the libraries of the core file %s, but gdb has not "
+                  "loaded its symbols (see `info sharedlibrary`; `set sysroot` or `set "
+                  "solib-search-path` to where it is)" % core)
         if 'No symbol "memtrace_state"' in str(e):
             _fail("this program does not run under memtrace (no memtrace_state symbol); "
                   "start it with `memtrace gdb PROG` or LD_PRELOAD=libmemtrace.so")
@@ -452,7 +568,11 @@ class _Tables:
 
     def __init__(self, target):
         self.t = target
-        addr = _state_address()
+        if target.core:
+            problem = _core_problem(target.core, target.exe)
+            if problem:
+                _fail(problem)
+        addr = _state_address(target.core)
         head = target.read(addr, 16)
         if head is None:
             _corrupt("unreadable at %#x" % addr)
@@ -1641,3 +1761,22 @@ found implausible instead of reading further."""
 
 
 MemtraceCommand()
+
+
+def _check_launcher_core():
+    """Under `memtrace core PROG CORE` (the launcher names CORE in
+    MT_CORE_FILE): what is wrong with the core, said once at start, before
+    any command is typed."""
+    core = os.environ.get("MT_CORE_FILE")
+    if not core:
+        return
+    try:
+        exe = gdb.current_progspace().filename
+    except (AttributeError, UnicodeDecodeError):
+        exe = None
+    problem = _core_problem(core, exe)
+    if problem:
+        gdb.write("memtrace: %s\n" % problem, gdb.STDERR)
+
+
+_check_launcher_core()

@@ -294,7 +294,9 @@ core)
     [ -e "$prog" ] || die 127 "$prog: no such program"
     [ -f "$core_file" ] || die 1 "$core_file: no such core file"
     check_gdb
-    exec ${GDB:-gdb} -q -ex "source $helper" "$@" -- "$prog" "$core_file"
+    # The helper checks the core (cut short, another program's, without
+    # libmemtrace) even when gdb cannot load it.
+    MT_CORE_FILE=$core_file exec ${GDB:-gdb} -q -ex "source $helper" "$@" -- "$prog" "$core_file"
     ;;
 *)
     usage_error "unknown command '$cmd'"

@@ -33,6 +33,7 @@
 #include "../src/symbolize.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -88,6 +89,16 @@ void mt_target_mem_core(Elf *core)
                                               ph.p_vaddr + filesz, ph.p_offset };
     }
     qsort(mem.segs, mem.nsegs, sizeof *mem.segs, seg_cmp);
+    /* A damaged core's program headers may overlap or wrap: keep seg_of's
+     * order (sorted, disjoint) by dropping what would break it. */
+    size_t kept = 0;
+    for (size_t i = 0; i < mem.nsegs; i++) {
+        const struct seg *x = &mem.segs[i];
+        if (x->hi < x->lo || x->file_hi < x->lo || (kept && x->lo < mem.segs[kept - 1].hi))
+            continue;
+        mem.segs[kept++] = *x;
+    }
+    mem.nsegs = kept;
 }
 
 void mt_target_mem_process(int mem_fd, int pid)
@@ -96,12 +107,44 @@ void mt_target_mem_process(int mem_fd, int pid)
     mem.pid = pid;
 }
 
+/* The maps file of the process: /proc/PID/maps, or once main has called
+ * pthread_exit (its maps are then empty: a zombie's) a live thread's. */
+static FILE *open_process_maps(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/maps", mem.pid);
+    FILE *f = fopen(path, "re");
+    int c = f ? getc(f) : EOF;
+    if (c != EOF) {
+        ungetc(c, f);
+        return f;
+    }
+    snprintf(path, sizeof path, "/proc/%d/task", mem.pid);
+    DIR *dir = opendir(path);
+    for (struct dirent *d; dir && (d = readdir(dir));) {
+        if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == mem.pid)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.20s/maps", mem.pid, d->d_name);
+        FILE *t = fopen(path, "re");
+        if (t && (c = getc(t)) != EOF) {
+            ungetc(c, t);
+            if (f)
+                fclose(f);
+            f = t;
+            break;
+        }
+        if (t)
+            fclose(t);
+    }
+    if (dir)
+        closedir(dir);
+    return f;
+}
+
 /* The process's maps, read again for each request (it ran in between). */
 static void read_process_maps(void)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/maps", mem.pid);
-    FILE *f = fopen(path, "re");
+    FILE *f = open_process_maps();
     free(mem.segs);
     mem.segs = NULL;
     mem.nsegs = 0;
@@ -110,10 +153,11 @@ static void read_process_maps(void)
     while (f && fgets(line, sizeof line, f)) {
         unsigned long lo, hi;
         char perms[8];
-        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[0] != 'r')
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || hi <= lo)
             continue;
-        if (strstr(line, "[vvar")) /* may fault when read; holds no root */
-            continue;
+        /* [vvar] may fault when read and holds no root: mapped, unreadable,
+         * as the pages the process cannot read (file_hi = lo). */
+        bool readable = perms[0] == 'r' && !strstr(line, "[vvar");
         if (mem.nsegs == cap) {
             cap = cap ? 2 * cap : 256;
             struct seg *s = realloc(mem.segs, cap * sizeof *s);
@@ -121,7 +165,7 @@ static void read_process_maps(void)
                 break;
             mem.segs = s;
         }
-        mem.segs[mem.nsegs++] = (struct seg){ lo, hi, hi, 0 };
+        mem.segs[mem.nsegs++] = (struct seg){ lo, hi, readable ? hi : lo, 0 };
     }
     if (f)
         fclose(f);
@@ -140,6 +184,32 @@ static const struct seg *seg_of(uintptr_t addr)
             return &mem.segs[mid];
     }
     return NULL;
+}
+
+/* mt_leak_region_fn over the target: a core segment's dumped part is
+ * readable, the rest of it not; a process's maps say. */
+static int region_target(void *ctx, uintptr_t addr, uintptr_t *end)
+{
+    (void)ctx;
+    size_t lo = 0, hi = mem.nsegs; /* the first segment ending above ADDR */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mem.segs[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == mem.nsegs || mem.segs[lo].lo > addr) {
+        *end = lo == mem.nsegs ? 0 : mem.segs[lo].lo;
+        return MT_MEM_NONE;
+    }
+    const struct seg *s = &mem.segs[lo];
+    if (addr < s->file_hi) {
+        *end = s->file_hi;
+        return MT_MEM_READABLE;
+    }
+    *end = s->hi;
+    return MT_MEM_UNREADABLE;
 }
 
 /* A process's memory is read through a cache of 64 KiB windows: the scan
@@ -480,6 +550,49 @@ static unsigned read_stack(const struct request *r, uint32_t id, const uintptr_t
     return (unsigned)depth;
 }
 
+/* True if stack ID is one the target's store cannot have handed out: its
+ * chunk is past the last possible, or readable and without a record there.
+ * Memory that cannot be read proves nothing (a core that left it out). */
+static bool stack_impossible(const struct request *r, uint32_t id)
+{
+    uint64_t bits = r->chunk_bits;
+    if (!id || bits == 0 || bits > 30)
+        return false;
+    uint64_t c = id >> bits, w = id & ((1u << bits) - 1), chunk, header;
+    if (c >= r->max_chunks)
+        return true;
+    if (!read_u64(r->chunks + 8 * c, &chunk))
+        return false;
+    if (!chunk)
+        return true;
+    if (!read_u64(chunk + 8 * w, &header))
+        return false;
+    return !(header & r->present_bit) || (header & r->depth_mask) > MT_MAX_DEPTH ||
+           w + r->frames_offset + (header & r->depth_mask) > (1u << bits);
+}
+
+/* Flags the blocks whose stack id is impossible (MT_LEAK_FLAG_DAMAGED),
+ * one cached answer per stack id slot: a million blocks share a few
+ * thousand stacks. */
+static void flag_damaged_stacks(const struct request *q, mt_leak_block *b, size_t n)
+{
+    static struct {
+        uint32_t id;
+        int8_t impossible; /* -1: not known */
+    } cache[4096];
+    for (size_t i = 0; i < 4096; i++)
+        cache[i].impossible = -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = b[i].stack & 4095;
+        if (cache[c].impossible < 0 || cache[c].id != b[i].stack) {
+            cache[c].id = b[i].stack;
+            cache[c].impossible = stack_impossible(q, b[i].stack);
+        }
+        if (cache[c].impossible)
+            b[i].flags |= MT_LEAK_FLAG_DAMAGED;
+    }
+}
+
 /* ------------------------------------------------------------ roots */
 
 struct roots {
@@ -780,13 +893,11 @@ static bool points_in(const struct refs *s, uint64_t w)
     return w == s->lo || (w > s->lo && w < s->hi);
 }
 
-/* Calls FN for every aligned word of [LO, HI) pointing into the block. */
-static void find_in(struct refs *s, uintptr_t lo, uintptr_t hi,
-                    void (*fn)(struct refs *, uintptr_t at, uint64_t word, const void *),
-                    const void *arg)
+/* find_in over [LO, HI), 8-byte aligned and readable. */
+static void find_in_readable(struct refs *s, uintptr_t lo, uintptr_t hi,
+                             void (*fn)(struct refs *, uintptr_t at, uint64_t word, const void *),
+                             const void *arg)
 {
-    lo = (lo + 7) & ~(uintptr_t)7;
-    hi &= ~(uintptr_t)7;
     for (uintptr_t a = lo; a < hi;) {
         size_t len = hi - a < sizeof read_buf ? hi - a : sizeof read_buf;
         const uint64_t *w = read_target(NULL, a, len);
@@ -803,6 +914,29 @@ static void find_in(struct refs *s, uintptr_t lo, uintptr_t hi,
         for (size_t k = 0; k < nh; k++)
             fn(s, where[k], hits[k], arg);
         a += len;
+    }
+}
+
+/* Calls FN for every aligned word of [LO, HI) pointing into the block. */
+static void find_in(struct refs *s, uintptr_t lo, uintptr_t hi,
+                    void (*fn)(struct refs *, uintptr_t at, uint64_t word, const void *),
+                    const void *arg)
+{
+    lo = (lo + 7) & ~(uintptr_t)7;
+    hi &= ~(uintptr_t)7;
+    for (uintptr_t a = lo; a < hi;) {
+        /* Only the readable pieces, as the scan: a range is never walked
+         * chunk by chunk through memory the target does not have. */
+        uintptr_t end = 0;
+        int kind = region_target(NULL, a, &end);
+        uintptr_t stop = end > a && end < hi ? end & ~(uintptr_t)7 : hi;
+        if (kind != MT_MEM_READABLE || stop <= a) {
+            a = stop > a ? stop : hi;
+            a = (a + 7) & ~(uintptr_t)7;
+            continue;
+        }
+        find_in_readable(s, a, stop, fn, arg);
+        a = stop;
     }
 }
 
@@ -891,6 +1025,7 @@ bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out
         free_request(&q);
         return false;
     }
+    flag_damaged_stacks(&q, b, n);
     struct roots r = { 0 };
     gather_roots(dwfl, &q, &r);
     flag_linker_blocks(&q, &r, b, n);
@@ -899,10 +1034,12 @@ bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out
                            "thread was changing it; the verdict may be off by its blocks\n");
     mt_leak_input input = {
         .blocks = b, .nblocks = n, .roots = r.regions, .nroots = r.nregions,
-        .words = r.words, .nwords = r.nwords, .read = read_target,
+        .words = r.words, .nwords = r.nwords, .read = read_target, .region = region_target,
     };
     mt_leak_totals t;
     bool ok = mt_leak_scan(&input, &t);
+    if (ok)
+        n -= t.damaged; /* the dropped entries are past the kept ones */
     if (!ok)
         mt_out_printf(out, "memtrace: %s: no memory for the scan of %zu blocks\n",
                       q.refs ? "refs" : "leaks", n);

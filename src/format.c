@@ -439,6 +439,15 @@ void mt_fmt_leak_unreadable(mt_out *out, uint64_t root_bytes, uint64_t blocks)
                   (unsigned long)root_bytes, (unsigned long)blocks);
 }
 
+void mt_fmt_leak_damaged(mt_out *out, uint64_t count, uintptr_t first)
+{
+    mt_out_printf(out, "memtrace: leaks: %lu damaged %s in the live table (the first for %#lx) "
+                       "ignored: a block outside the mappings, overlapping another or with an "
+                       "impossible stack; blocks %s alone held may be counted lost\n",
+                  (unsigned long)count, count == 1 ? "entry" : "entries", (unsigned long)first,
+                  count == 1 ? "it" : "they");
+}
+
 void mt_fmt_leak_incomplete(mt_out *out)
 {
     mt_out_printf(out, "memtrace: leaks: the threads could not all be listed and stopped, or "

@@ -215,6 +215,8 @@ void mt_fmt_leak_more(mt_out *out, uint64_t groups);
 void mt_fmt_leak_thread_note(mt_out *out, uint32_t tid, const char *what);
 /* Root bytes and blocks whose memory could not be read. */
 void mt_fmt_leak_unreadable(mt_out *out, uint64_t root_bytes, uint64_t blocks);
+/* COUNT live table entries dropped as damaged, the lowest naming FIRST. */
+void mt_fmt_leak_damaged(mt_out *out, uint64_t count, uintptr_t first);
 /* Not every thread could be listed and stopped, or a root recorded. */
 void mt_fmt_leak_incomplete(mt_out *out);
 /* "memtrace: leaks: suppressed by leak:PATTERN: B bytes in K blocks". */

@@ -7,9 +7,11 @@
  * real-time signal, with tgkill, whose handler saves its registers, stack
  * pointer and thread pointer and then waits on a futex until the scan is
  * done. A thread blocked in a system call (read, poll, a lock) runs the
- * handler all the same; SA_RESTART restarts the call afterwards, so the
- * program sees nothing (a call that the kernel never restarts, such as
- * nanosleep or epoll_wait, returns EINTR, and only at exit). Chosen over
+ * handler all the same; SA_RESTART restarts the call afterwards, and the
+ * handler rewinds one the kernel never restarts (nanosleep, pause,
+ * epoll_wait: restart_call), so the program sees nothing and no thread
+ * runs on because of the check (main leaving its sleep while another
+ * thread is in exit). Chosen over
  * LeakSanitizer's ptrace-ing child because ptrace is often refused
  * (Yama, containers, a process already being debugged), and over a forked
  * copy because a fork has the other threads' memory but not their
@@ -146,8 +148,10 @@ static char *read_file(const char *path, size_t *len, size_t *mapped)
 
 /* ------------------------------------------------------------ the maps */
 
-/* The process's mappings as /proc/self/maps lists them (ascending), read
- * while the other threads are stopped: what the reader may touch. */
+/* The process's mappings as /proc/thread-self/maps lists them (ascending),
+ * read while the other threads are stopped: what the reader may touch.
+ * Through the calling thread, not /proc/self: once main has called
+ * pthread_exit, /proc/self is a zombie's, whose maps are empty. */
 struct mapping {
     uintptr_t lo, hi;
     bool readable;
@@ -157,7 +161,9 @@ struct mapping {
 static bool read_maps(struct vec *maps)
 {
     size_t len, mapped;
-    char *text = read_file("/proc/self/maps", &len, &mapped);
+    char *text = read_file("/proc/thread-self/maps", &len, &mapped);
+    if (!text)
+        text = read_file("/proc/self/maps", &len, &mapped); /* Linux before 3.17 */
     if (!text)
         return false;
     for (char *line = text; line < text + len;) {
@@ -184,7 +190,7 @@ static bool read_maps(struct vec *maps)
         line = end + 1;
     }
     munmap(text, mapped);
-    return true;
+    return maps->n > 0; /* none: not this process's maps (the code itself is mapped) */
 }
 
 /* The mapping holding ADDR, or NULL. */
@@ -218,6 +224,8 @@ static const void *read_self(void *ctx, uintptr_t addr, size_t len)
     const struct vec *maps = ctx;
     uintptr_t at = addr, end = addr + len;
     bool file = false;
+    if (end < addr)
+        return NULL;
     while (at < end) {
         const struct mapping *m = mapping_of(maps, at);
         if (!m || !m->readable)
@@ -228,12 +236,41 @@ static const void *read_self(void *ctx, uintptr_t addr, size_t len)
     if (!file || len > sizeof copy_buf)
         return (const void *)addr;
     struct iovec local = { copy_buf, len }, remote = { (void *)addr, len };
-    ssize_t got = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+    /* The calling thread's id: the process's id names main, whose memory
+     * cannot be read once it has called pthread_exit. */
+    ssize_t got = syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_gettid), &local, 1UL, &remote,
+                          1UL, 0UL);
     if (got == (ssize_t)len)
         return copy_buf;
     if (got < 0 && (errno == ENOSYS || errno == EPERM))
         return (const void *)addr; /* refused by a seccomp filter: read in place */
     return NULL;
+}
+
+/* mt_leak_region_fn for the process itself, from the maps read while the
+ * other threads are stopped. */
+static int region_self(void *ctx, uintptr_t addr, uintptr_t *end)
+{
+    const struct vec *maps = ctx;
+    const struct mapping *m = (const struct mapping *)maps->p;
+    size_t lo = 0, hi = maps->n; /* the first mapping ending above ADDR */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == maps->n) {
+        *end = 0;
+        return MT_MEM_NONE;
+    }
+    if (m[lo].lo > addr) {
+        *end = m[lo].lo;
+        return MT_MEM_NONE;
+    }
+    *end = m[lo].hi;
+    return m[lo].readable ? MT_MEM_READABLE : MT_MEM_UNREADABLE;
 }
 
 /* ------------------------------------------------------------ roots */
@@ -358,6 +395,10 @@ static void add_stack(struct roots *r, const struct vec *maps, uintptr_t sp, uin
 struct stopped_thread {
     pid_t tid;
     mt_atomic(int) state; /* 0 sent, 1 stopped (the fields below are set), 2 gone on */
+    /* The system call it waited in when signalled (see restart_call). */
+    bool in_call;
+    long nr;
+    uintptr_t arg0, call_pc;
     uintptr_t sp, tp;
     unsigned nregs;
     uintptr_t regs[32];
@@ -373,6 +414,74 @@ static int stop_signal;
 static long futex(mt_atomic(int) *word, int op, int val)
 {
     return syscall(SYS_futex, (int *)word, op, val, NULL, NULL, 0);
+}
+
+/* What /proc/self/task/TID/syscall says of a thread waiting in a system
+ * call ("NR ARG1..ARG6 SP PC"): false if it runs or cannot be read. */
+static bool read_syscall(pid_t tid, long *nr, uintptr_t *arg0, uintptr_t *sp, uintptr_t *pc)
+{
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    text[n] = '\0';
+    char *field[10], *save;
+    int count = 0; /* strtok_r: the program's threads may be in strtok */
+    for (char *p = strtok_r(text, " \n", &save); p && count < 10; p = strtok_r(NULL, " \n", &save))
+        field[count++] = p;
+    if (count < 3 || strcmp(field[0], "running") == 0)
+        return false;
+    *nr = strtol(field[0], NULL, 10);
+    *arg0 = count == 9 ? strtoul(field[1], NULL, 16) : 0;
+    *sp = strtoul(field[count - 2], NULL, 16);
+    *pc = strtoul(field[count - 1], NULL, 16);
+    return *nr >= 0;
+}
+
+/* The stack pointer of thread TID if it waits in a system call, else 0. */
+static uintptr_t syscall_sp(pid_t tid)
+{
+    long nr;
+    uintptr_t arg0, sp, pc;
+    return read_syscall(tid, &nr, &arg0, &sp, &pc) ? sp : 0;
+}
+
+/* A stopped thread that was waiting in a system call the kernel does not
+ * restart after a handler (nanosleep, pause, poll, epoll_wait, a futex
+ * with a timeout) would return from it with EINTR, and the program would
+ * run on because of the check: main leaving its sleep() and returning 0
+ * while another thread is in exit(7). So, when the handler's context shows
+ * exactly that call (the PC the kernel reported before the signal, just
+ * past a system call instruction, returning -EINTR), it is rewound to be
+ * made again with the same arguments, as the kernel restarts the calls it
+ * may. A timed wait then starts its time over: it waits longer, and the
+ * program sees nothing else. */
+static void restart_call(const struct stopped_thread *t, ucontext_t *uc)
+{
+    if (!t->in_call || t->nr == SYS_restart_syscall)
+        return;
+#if defined(__x86_64__)
+    greg_t *g = uc->uc_mcontext.gregs;
+    const unsigned char *pc = (const unsigned char *)g[REG_RIP];
+    if (g[REG_RAX] == -EINTR && (uintptr_t)pc == t->call_pc && pc[-2] == 0x0f && pc[-1] == 0x05) {
+        g[REG_RIP] -= 2;
+        g[REG_RAX] = t->nr;
+    }
+#elif defined(__aarch64__)
+    const uint32_t *pc = (const uint32_t *)uc->uc_mcontext.pc;
+    if ((long)uc->uc_mcontext.regs[0] == -EINTR && (uintptr_t)pc == t->call_pc &&
+        pc[-1] == 0xd4000001u && (long)uc->uc_mcontext.regs[8] == t->nr) {
+        uc->uc_mcontext.pc -= 4;
+        uc->uc_mcontext.regs[0] = t->arg0; /* the kernel's return value took its place */
+    }
+#else
+    (void)uc;
+#endif
 }
 
 /* The stop signal's handler: async-signal-safe (atomics, gettid, futex).
@@ -417,6 +526,7 @@ static void on_stop_signal(int sig, siginfo_t *si, void *ucv)
     mt_atomic_store_release(&t->state, 1); /* pairs with the acquire in wait_stopped */
     while (!mt_atomic_load_acquire(&released)) /* pairs with the release in resume_threads */
         futex(&released, FUTEX_WAIT_PRIVATE, 0);
+    restart_call(t, ucv);
     mt_atomic_store_release(&t->state, 2);
     errno = saved;
 }
@@ -445,6 +555,22 @@ static int install_handler(void)
     return 0;
 }
 
+/* True if the main thread has ended (pthread_exit) while the process
+ * runs on: the kernel keeps it listed, a zombie, until the process ends. */
+static bool leader_gone(void)
+{
+    char text[512];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return false;
+    text[n] = '\0';
+    const char *paren = strrchr(text, ')'); /* the name may hold spaces and parentheses */
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
 static void stop_thread(pid_t tid)
 {
     size_t n = mt_atomic_load_relaxed(&nstopped);
@@ -454,6 +580,15 @@ static void stop_thread(pid_t tid)
     if (n == MAX_STOPPED)
         return;
     stopped[n] = (struct stopped_thread){ .tid = tid };
+    if (tid == stopper_pid && leader_gone()) {
+        /* main called pthread_exit: nothing of it is left to scan */
+        mt_atomic_store_relaxed(&stopped[n].state, 2);
+        mt_atomic_store_release(&nstopped, n + 1);
+        return;
+    }
+    uintptr_t sp;
+    stopped[n].in_call = read_syscall(tid, &stopped[n].nr, &stopped[n].arg0, &sp,
+                                      &stopped[n].call_pc);
     mt_atomic_store_release(&nstopped, n + 1); /* pairs with the acquire in on_stop_signal */
     if (syscall(SYS_tgkill, stopper_pid, tid, stop_signal) != 0)
         mt_atomic_store_relaxed(&stopped[n].state, 2); /* gone already */
@@ -510,29 +645,6 @@ static void resume_threads(void)
     futex(&released, FUTEX_WAKE_PRIVATE, 1 << 30);
 }
 
-/* The stack pointer of thread TID if it waits in a system call (the next
- * to last field of /proc/self/task/TID/syscall), else 0. */
-static uintptr_t syscall_sp(pid_t tid)
-{
-    char path[64], text[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
-    char *field[10], *save;
-    int count = 0; /* strtok_r: the program's threads may be in strtok */
-    for (char *p = strtok_r(text, " \n", &save); p && count < 10; p = strtok_r(NULL, " \n", &save))
-        field[count++] = p;
-    if (count < 3 || strcmp(field[0], "running") == 0)
-        return 0;
-    return strtoul(field[count - 2], NULL, 16);
-}
-
 /* ------------------------------------------------------------ suppressions */
 
 static char suppressions_path[1024];
@@ -565,7 +677,11 @@ static void copy_block(const mt_live_entry *e, void *ctx)
     if (v->n == v->cap)
         return; /* more than counted: a thread was stopped inside insert */
     mt_leak_block *b = (mt_leak_block *)v->p + v->n++;
-    *b = (mt_leak_block){ e->ptr, e->size, e->stack, 0, 0 };
+    const uintptr_t *frames;
+    /* Stack 0 is a capture the store could not keep; any other id the
+     * store never gave out comes from a damaged entry. */
+    bool impossible = e->stack && !mt_stack_get(e->stack, &frames);
+    *b = (mt_leak_block){ e->ptr, e->size, e->stack, 0, impossible ? MT_LEAK_FLAG_DAMAGED : 0 };
 }
 
 /* Marks the blocks the dynamic linker allocated (see MT_LEAK_FLAG_ROOT):
@@ -757,12 +873,14 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
         .blocks = (mt_leak_block *)blocks->p, .nblocks = blocks->n,
         .roots = (const mt_leak_root *)r.regions.p, .nroots = r.regions.n,
         .words = (const uintptr_t *)r.words.p, .nwords = r.words.n,
-        .read = read_self, .read_ctx = &maps,
+        .read = read_self, .read_ctx = &maps, .region = region_self,
     };
     verdict.scanned = ok && blocks->p && mt_leak_scan(&in, &verdict.t);
+    if (verdict.scanned)
+        blocks->n -= verdict.t.damaged; /* the dropped entries are past the kept ones */
     resume_threads();
 
-    verdict.why_not = !ok ? "/proc/self/maps could not be read" : "no memory for its tables";
+    verdict.why_not = !ok ? "/proc/thread-self/maps could not be read" : "no memory for its tables";
     verdict.nroots = r.regions.n;
     verdict.incomplete = r.failed || !listed;
     if (verdict.scanned)

@@ -163,6 +163,8 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
     const mt_leak_totals *t = in->totals;
     if (t->unreadable_root_bytes || t->unreadable_blocks)
         mt_fmt_leak_unreadable(o, t->unreadable_root_bytes, t->unreadable_blocks);
+    if (t->damaged)
+        mt_fmt_leak_damaged(o, t->damaged, t->first_damaged);
     if (incomplete)
         mt_fmt_leak_incomplete(o);
     for (size_t i = 0; i < in->nsup; i++)

@@ -3,6 +3,10 @@
  * worklist of block indexes. Every block's contents are read at most twice
  * (once while marking from the roots, once while grouping the lost ones),
  * so the cost is the sort plus the words of the roots and the blocks.
+ * The entries come from a table a wild write or a damaged core may have
+ * changed: before marking, the blocks that wrap, lie outside the mappings
+ * or overlap are dropped (drop_damaged), so the kept blocks are disjoint
+ * and mapped, and no loop's bound comes from an entry alone.
  *
  * Invariants while it runs: a block's class is MT_LEAK_REACHABLE once it is
  * on or past the worklist of the first phase; UNSEEN blocks were reached by
@@ -90,20 +94,39 @@ static void scan_words(struct scan *s, const void *p, size_t len)
 }
 
 /* Reads [LO, HI) in chunks, 8-byte aligned inside; returns the bytes READ
- * refused. */
+ * refused or the mappings do not hold. With IN->region, only the readable
+ * pieces are asked for, so the loop runs once per piece and per chunk read,
+ * however far HI is. */
 static uint64_t scan_range(struct scan *s, uintptr_t lo, uintptr_t hi)
 {
     uint64_t refused = 0;
     lo = (lo + 7) & ~(uintptr_t)7;
     hi &= ~(uintptr_t)7;
     for (uintptr_t a = lo; a < hi;) {
-        size_t len = hi - a < CHUNK ? hi - a : CHUNK;
-        const void *p = s->in->read(s->in->read_ctx, a, len);
-        if (p)
-            scan_words(s, p, len);
-        else
-            refused += len;
-        a += len;
+        uintptr_t stop = hi;
+        int kind = MT_MEM_READABLE;
+        if (s->in->region) {
+            uintptr_t end = 0;
+            kind = s->in->region(s->in->read_ctx, a, &end);
+            if (end > a && end < hi)
+                stop = end; /* else the piece reaches past HI (or a bad answer: skip all) */
+        }
+        if (kind != MT_MEM_READABLE) {
+            refused += stop - a;
+            a = (stop + 7) & ~(uintptr_t)7;
+            continue;
+        }
+        stop &= ~(uintptr_t)7;
+        while (a < stop) {
+            size_t len = stop - a < CHUNK ? stop - a : CHUNK;
+            const void *p = s->in->read(s->in->read_ctx, a, len);
+            if (p)
+                scan_words(s, p, len);
+            else
+                refused += len;
+            a += len;
+        }
+        a = (a + 7) & ~(uintptr_t)7;
     }
     return refused;
 }
@@ -153,6 +176,66 @@ static void sort_blocks(mt_leak_block *b, size_t n)
     }
 }
 
+/* How many pieces a block may span before it counts as damaged: a heap
+ * block lies in one mapping, or a few where the program changed the
+ * protection of part of it. */
+#define MAX_PIECES 64
+
+/* True if [PTR, PTR + SIZE) lies in mapped memory (readable or not). */
+static bool in_mappings(const mt_leak_input *in, uintptr_t ptr, uint64_t size)
+{
+    if (!in->region)
+        return true;
+    uintptr_t a = ptr, end = ptr + (size ? size : 1);
+    for (int k = 0; k < MAX_PIECES; k++) {
+        uintptr_t piece_end = 0;
+        if (in->region(in->read_ctx, a, &piece_end) == MT_MEM_NONE || piece_end <= a)
+            return false;
+        if (piece_end >= end)
+            return true;
+        a = piece_end;
+    }
+    return false;
+}
+
+/* Moves the good blocks of the sorted B[0..N) to its front, keeping their
+ * order, and returns how many; counts the others in T. One pass with the
+ * kept blocks as a stack: a block overlapping the last kept one drops both
+ * (which of the two lies cannot be told), and the next is compared with
+ * the kept block before them, whose end is at or below its start, so one
+ * bad size drops two entries, not every block it covers. */
+static size_t drop_damaged(const mt_leak_input *in, mt_leak_block *b, size_t n,
+                           mt_leak_totals *t)
+{
+    size_t kept = 0;
+    uintptr_t first = UINTPTR_MAX;
+    for (size_t i = 0; i < n; i++) {
+        mt_leak_block e = b[i];
+        uintptr_t end = e.ptr + (e.size ? e.size : 1);
+        bool bad = (e.flags & MT_LEAK_FLAG_DAMAGED) || end < e.ptr ||
+                   !in_mappings(in, e.ptr, e.size);
+        if (!bad && kept) {
+            const mt_leak_block *last = &b[kept - 1];
+            if (e.ptr < last->ptr + (last->size ? last->size : 1)) {
+                bad = true;
+                t->damaged++;
+                if (last->ptr < first)
+                    first = last->ptr;
+                kept--;
+            }
+        }
+        if (bad) {
+            t->damaged++;
+            if (e.ptr < first)
+                first = e.ptr;
+            continue;
+        }
+        b[kept++] = e;
+    }
+    t->first_damaged = t->damaged ? first : 0;
+    return kept;
+}
+
 static double now_seconds(void)
 {
     struct timespec ts;
@@ -172,8 +255,9 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
                           -1, 0);
     if (work == MAP_FAILED)
         return false;
+    sort_blocks(in->blocks, n);
+    n = drop_damaged(in, in->blocks, n, out);
     struct scan s = { .b = in->blocks, .n = n, .work = work, .phase = 1, .in = in, .t = out };
-    sort_blocks(s.b, n);
     s.lo = n ? s.b[0].ptr : 1;
     for (size_t i = 0; i < n; i++) {
         s.b[i].class = UNSEEN;

@@ -28,10 +28,13 @@ enum {
  * finished thread's cached descriptor still holds from memory no root
  * covers). */
 #define MT_LEAK_FLAG_ROOT 1u
+/* The caller found the block's entry impossible (a stack id the stack
+ * store never gave out): the scan counts it damaged and drops it. */
+#define MT_LEAK_FLAG_DAMAGED 2u
 
 /* One live block, as the caller knows it. The scan writes CLASS. */
 typedef struct {
-    uintptr_t ptr;   /* start; blocks do not overlap */
+    uintptr_t ptr;   /* start; overlapping blocks are dropped as damaged */
     uint64_t size;   /* bytes; 0 is allowed (only a pointer to its start holds it) */
     uint32_t stack;  /* the caller's allocation stack id, untouched */
     uint16_t class;  /* out: MT_LEAK_* */
@@ -54,6 +57,16 @@ typedef struct {
  * pointer into the file's mapping; from a debugger: a buffer it filled. */
 typedef const void *mt_leak_read_fn(void *ctx, uintptr_t addr, size_t len);
 
+/* What the target's address space holds at ADDR (mt_leak_region_fn). */
+enum { MT_MEM_NONE, MT_MEM_UNREADABLE, MT_MEM_READABLE };
+
+/* Returns what is at ADDR and sets *END: for MT_MEM_READABLE and
+ * MT_MEM_UNREADABLE, the end of the piece of the same kind holding ADDR
+ * (above ADDR); for MT_MEM_NONE, the start of the next mapping above ADDR,
+ * or 0 when there is none. The scan reads only what it says is readable,
+ * so its work is bounded by the mappings, whatever the entries say. */
+typedef int mt_leak_region_fn(void *ctx, uintptr_t addr, uintptr_t *end);
+
 typedef struct {
     mt_leak_block *blocks;     /* in/out: sorted by ptr in place by the scan */
     size_t nblocks;
@@ -62,18 +75,28 @@ typedef struct {
     const uintptr_t *words;    /* single root words: the threads' registers */
     size_t nwords;
     mt_leak_read_fn *read;
-    void *read_ctx;
+    void *read_ctx;            /* for READ and REGION */
+    mt_leak_region_fn *region; /* NULL: every address is mapped and READ decides */
 } mt_leak_input;
 
 typedef struct {
     uint64_t bytes[3], blocks[3]; /* per MT_LEAK_* class */
     uint64_t unreadable_root_bytes;   /* root bytes READ refused */
     uint64_t unreadable_blocks;       /* blocks whose contents READ refused */
+    uint64_t damaged;                 /* entries dropped as damaged (see mt_leak_scan) */
+    uintptr_t first_damaged;          /* the lowest address a damaged entry names */
     double seconds;                   /* time the scan took (sort + marks) */
 } mt_leak_totals;
 
-/* Sorts IN->blocks by address, marks from the roots and classifies every
- * block (see MT_LEAK_*), filling *OUT. A word marks the block holding the
+/* Sorts IN->blocks by address, drops the damaged entries, marks from the
+ * roots and classifies every block (see MT_LEAK_*), filling *OUT. An entry
+ * is damaged (a wild write into memtrace's table, a damaged core) when its
+ * block wraps around the address space, does not lie in mapped memory
+ * (IN->region), overlaps the block before it (both are dropped), or the
+ * caller flagged it (MT_LEAK_FLAG_DAMAGED); the first NBLOCKS -
+ * OUT->damaged blocks are then the good ones, sorted, and the rest are
+ * unspecified. Every range read is clipped to the mappings IN->region
+ * names, so the work is bounded by them whatever the entries hold. A word marks the block holding the
  * address it holds, interior pointers included (as LeakSanitizer does).
  * False, with *OUT zeroed, only when the work arrays could not be mapped
  * (about 5 bytes per block): then nothing is classified. Takes no lock and

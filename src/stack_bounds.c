@@ -65,7 +65,7 @@ static uintptr_t maps_line(const char *line, const char *end, search *q, uintptr
     return hi;
 }
 
-/* Learns this thread's stack from /proc/self/maps, with system calls only.
+/* Learns this thread's stack from its maps, with system calls only.
  * pthread_getattr_np would take the thread's lock and fopen (allocating),
  * and the capture may run inside that very call (Rust's std asks for its
  * stack bounds first thing; design notes, trap 10). Raw system calls are
@@ -80,7 +80,11 @@ static uintptr_t maps_line(const char *line, const char *end, search *q, uintptr
 void mt_stack_find(uintptr_t sp)
 {
     mt_stack_known = -1;
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    /* The calling thread's view: /proc/self/maps is empty once main has
+     * called pthread_exit, and threads may still be started after. */
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
     search q = { .sp = sp, .tls = (uintptr_t)&mt_stack_known };

@@ -10,6 +10,7 @@
 #include "lock.h"
 #include "modules.h"
 
+#include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static char *debuginfo_path;
@@ -507,11 +509,10 @@ size_t mt_sym_filter_maps(char *maps, size_t len)
     return out;
 }
 
-/* /proc/PID/maps, filtered, into a new buffer; NULL if it cannot be read. */
-static char *read_maps(pid_t pid, size_t *len)
+/* The file PATH (a maps file), whole, into a new buffer; NULL if it cannot
+ * be read. */
+static char *read_text(const char *path, size_t *len)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
@@ -539,17 +540,59 @@ static char *read_maps(pid_t pid, size_t *len)
         }
     }
     close(fd);
-    if (buf)
-        *len = mt_sym_filter_maps(buf, n);
+    *len = n;
     return buf;
 }
 
-/* Reports the modules of MAPS (LEN bytes of filtered /proc/PID/maps; NULL:
- * let libdwfl read the file itself). libdwfl's error code, 0 on success. */
+/* The maps of process PID (0: this one), filtered, into a new buffer; NULL
+ * if they cannot be read. Once main has called pthread_exit, /proc/PID is
+ * a zombie's and its maps are empty: this process's are read through the
+ * calling thread (/proc/thread-self), another's through one of its live
+ * threads (/proc/PID/task/TID). */
+static char *read_maps(pid_t pid, size_t *len)
+{
+    char path[96];
+    if (pid == 0)
+        snprintf(path, sizeof path, "/proc/thread-self/maps");
+    else
+        snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    char *buf = read_text(path, len);
+    if (!buf && pid == 0)
+        buf = read_text("/proc/self/maps", len); /* Linux before 3.17 */
+    if (buf && *len == 0 && pid != 0) {
+        snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+        DIR *dir = opendir(path);
+        for (struct dirent *d; dir && *len == 0 && (d = readdir(dir));) {
+            if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == pid)
+                continue;
+            snprintf(path, sizeof path, "/proc/%d/task/%.20s/maps", (int)pid, d->d_name);
+            size_t n = 0;
+            char *other = read_text(path, &n);
+            if (other && n) {
+                free(buf);
+                buf = other;
+                *len = n;
+            } else {
+                free(other);
+            }
+        }
+        if (dir)
+            closedir(dir);
+    }
+    if (buf)
+        *len = mt_sym_filter_maps(buf, *len);
+    return buf;
+}
+
+/* Reports the modules of MAPS (LEN bytes of filtered maps of PID, 0 for
+ * this process; NULL: let libdwfl read the file itself). libdwfl's error
+ * code, 0 on success. */
 static int report_maps(Dwfl *dwfl, char *maps, size_t len, int pid)
 {
     FILE *f = maps && len ? fmemopen(maps, len, "r") : NULL;
-    int rc = f ? dwfl_linux_proc_maps_report(dwfl, f) : dwfl_linux_proc_report(dwfl, pid);
+    /* For this process, the calling thread's id (see read_maps). */
+    int rc = f ? dwfl_linux_proc_maps_report(dwfl, f)
+               : dwfl_linux_proc_report(dwfl, pid ? pid : (int)syscall(SYS_gettid));
     if (f)
         fclose(f);
     return rc;
@@ -591,7 +634,7 @@ static uint64_t modules_hash(const char *maps, size_t len)
 static bool read_modules(Dwfl *dwfl)
 {
     size_t len = 0;
-    char *maps = read_maps(getpid(), &len);
+    char *maps = read_maps(0, &len);
     uint64_t h = maps ? modules_hash(maps, len) : 0;
     if (maps && dwfl == hashed_dwfl && h == hashed_modules) {
         free(maps);
@@ -600,7 +643,7 @@ static bool read_modules(Dwfl *dwfl)
     if (dwfl == cache_dwfl)
         cache_clear();
     dwfl_report_begin(dwfl);
-    int rc = report_maps(dwfl, maps, len, getpid());
+    int rc = report_maps(dwfl, maps, len, 0);
     free(maps);
     bool ok = dwfl_report_end(dwfl, free_symtab, NULL) == 0 && rc == 0;
     hashed_dwfl = ok && h ? dwfl : NULL;

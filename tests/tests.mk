@@ -199,7 +199,15 @@ BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
 $(TEST_BUILD)/leaks: tests/progs/leaks.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
-LEAK_PROGS := $(TEST_BUILD)/leaks
+$(TEST_BUILD)/leak_robust: tests/progs/leak_robust.c src/descriptor.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
+LEAK_PROGS := $(TEST_BUILD)/leaks $(TEST_BUILD)/leak_robust
+
+# The leak check against a damaged table, a damaged core, exits from other
+# threads and main's pthread_exit (tests/e2e/leak_robust.sh).
+test-leak-robust: all $(TEST_BUILD)/leak_robust
+	@bash tests/e2e/leak_robust.sh
 
 # The launcher, MEMTRACE_CHILDREN and recording on demand
 # (tests/e2e/launcher.sh).
@@ -227,6 +235,7 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/allocators.sh
 	@bash tests/e2e/bad_frees.sh
 	@bash tests/e2e/leaks.sh
+	@bash tests/e2e/leak_robust.sh
 	@bash tests/e2e/launcher.sh
 	@bash tests/e2e/pprof.sh
 
@@ -277,7 +286,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-launcher test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

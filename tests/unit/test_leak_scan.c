@@ -52,7 +52,7 @@ static unsigned class_of(size_t n, size_t i)
 
 static mt_leak_totals scan(size_t n, const uintptr_t *words, size_t nwords)
 {
-    mt_leak_input in = { blocks, n, &root, 1, words, nwords, reader, NULL };
+    mt_leak_input in = { blocks, n, &root, 1, words, nwords, reader, NULL, NULL };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
     return t;
@@ -126,6 +126,64 @@ Test(leak_scan, find)
     cr_expect_eq(mt_leak_find(blocks, 3, BASE), -1);
 }
 
+/* The fake space as mappings: [BASE, BASE + SPACE) readable, but for the
+ * hole, which is mapped and unreadable; nothing else. */
+static int region(void *ctx, uintptr_t addr, uintptr_t *end)
+{
+    (void)ctx;
+    if (addr < BASE) {
+        *end = BASE;
+        return MT_MEM_NONE;
+    }
+    if (addr >= BASE + SPACE) {
+        *end = 0;
+        return MT_MEM_NONE;
+    }
+    if (addr >= hole_lo && addr < hole_hi) {
+        *end = hole_hi;
+        return MT_MEM_UNREADABLE;
+    }
+    *end = addr < hole_lo ? hole_lo : BASE + SPACE;
+    return MT_MEM_READABLE;
+}
+
+/* Entries a wild write damaged: a size past the mappings (2^62, and one
+ * ending at the top of the address space), an address in no mapping, one
+ * the caller flagged, one whose size covers the next two blocks: each
+ * dropped (the covering one with the first block it covers), counted, the
+ * lowest named; the rest classified as if they were not there, and a root
+ * range reaching far past the mappings read only where they are. */
+Test(leak_scan, damaged_entries)
+{
+    setup(10);
+    /* setup stores block i at index 9 - i */
+    blocks[9 - 1].size = (uint64_t)1 << 62;
+    blocks[9 - 2].size = UINTPTR_MAX - BLOCK(2) - 7;
+    blocks[9 - 3].ptr = BASE + 2 * SPACE;
+    blocks[9 - 4].flags = MT_LEAK_FLAG_DAMAGED;
+    blocks[9 - 6].size = 2 * 4096 + 8; /* over 7 and into 8 */
+    put(BASE + 8, BLOCK(0));
+    put(BASE + 16, BLOCK(8));
+    put(BLOCK(0), BLOCK(5));
+    hole_lo = BASE + SPACE / 2, hole_hi = BASE + SPACE / 2 + 4096;
+    mt_leak_root far = { BASE, (uintptr_t)1 << 62, MT_ROOT_OTHER, 0 };
+    mt_leak_input in = { blocks, 10, &far, 1, NULL, 0, reader, NULL, region };
+    mt_leak_totals t;
+    cr_assert(mt_leak_scan(&in, &t));
+    cr_expect_eq(t.damaged, 6);
+    cr_expect_eq(t.first_damaged, BLOCK(1));
+    size_t kept = 10 - t.damaged;
+    uintptr_t want[] = { BLOCK(0), BLOCK(5), BLOCK(8), BLOCK(9) };
+    cr_assert_eq(kept, 4);
+    for (size_t i = 0; i < kept; i++)
+        cr_expect_eq(blocks[i].ptr, want[i], "kept block %zu", i);
+    cr_expect_eq(blocks[0].class, MT_LEAK_REACHABLE);
+    cr_expect_eq(blocks[1].class, MT_LEAK_REACHABLE);
+    cr_expect_eq(blocks[2].class, MT_LEAK_REACHABLE);
+    cr_expect_eq(blocks[3].class, MT_LEAK_DEFINITE);
+    cr_expect_eq(t.unreadable_root_bytes, ((uintptr_t)1 << 62) - BASE - SPACE + 4096);
+}
+
 /* 1,000,000 blocks of 16 bytes in a separate target of 16 MB: a list from
  * a root through half of them in a shuffled order, the other half lost in
  * pairs. Prints the time for the record (README, "Finding leaks"). */
@@ -166,7 +224,7 @@ Test(leak_scan, a_million_blocks, .timeout = 60)
     for (uint32_t i = 0; i < BIG_N; i++) /* shuffled-ish input order */
         b[i] = (mt_leak_block){ BIG_BASE + (uintptr_t)((uint64_t)i * 7919 % BIG_N) * 16, 16, 0, 0, 0 };
     mt_leak_root r = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0 };
-    mt_leak_input in = { b, BIG_N, &r, 1, NULL, 0, big_reader, NULL };
+    mt_leak_input in = { b, BIG_N, &r, 1, NULL, 0, big_reader, NULL, NULL };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
     cr_expect_eq(t.blocks[MT_LEAK_REACHABLE], BIG_N / 2);
