@@ -184,7 +184,11 @@ BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
 $(TEST_BUILD)/leaks: tests/progs/leaks.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
-LEAK_PROGS := $(TEST_BUILD)/leaks
+# The verdicts valgrind gives (tests/e2e/leaks.sh, tests/e2e/leak_oracle.sh).
+$(TEST_BUILD)/leak_verdicts: tests/progs/leak_verdicts.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
+LEAK_PROGS := $(TEST_BUILD)/leaks $(TEST_BUILD)/leak_verdicts
 
 # The launcher, MEMTRACE_CHILDREN and recording on demand
 # (tests/e2e/launcher.sh).

@@ -1,0 +1,118 @@
+/* The leak verdicts valgrind's memcheck gives, one scenario per argument
+ * (tests/e2e/leaks.sh checks memtrace's exit check on each, and
+ * tests/e2e/leak_oracle.sh checks valgrind agrees). Built -O0 -g, as a
+ * user's first try would be.
+ *   stack:    `void *lost = malloc(333); lost = 0; return 0;` in main: the
+ *             copies malloc's call path left below main's frame are dead
+ *             at exit; 333 bytes definitely lost in 1 block.
+ *   threads:  the same with four threads sleeping in read.
+ *   bins:     a lost 24-byte record holding a list of 40 blocks of 56
+ *             bytes, followed in the heap by a free chunk that glibc's
+ *             main_arena bins point at (the chunk's header lies in the
+ *             record's last bytes): 24 bytes definitely lost in 1 block,
+ *             2240 indirectly in 40.
+ *   top:      the same record as the last block before glibc's top chunk
+ *             (main_arena.top points at its last bytes).
+ *   interior: a block held only by a global's interior pointer, and the
+ *             block it holds by its start: both possibly lost (400 + 64
+ *             bytes in 2 blocks).
+ *   owner:    a 48-byte block holding four of 48: "240 (48 direct, 192
+ *             indirect) bytes in 1 blocks", and nothing else lost. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct node {
+    struct node *next;
+    char pad[48];
+};
+
+struct record {
+    struct node *head;
+    char pad[16];
+};
+
+char *g_inner;
+void *g_guard;
+static int pipe_fds[2];
+
+static __attribute__((noinline)) struct node *make_list(int n)
+{
+    struct node *head = NULL;
+    for (int i = 0; i < n; i++) {
+        struct node *e = malloc(sizeof *e); /* SITE:bins_node */
+        e->next = head;
+        head = e;
+    }
+    return head;
+}
+
+/* The record, then a chunk of 2000 bytes freed into the unsorted bin (too
+ * large for the tcache), fenced off the top chunk by a kept guard block. */
+static __attribute__((noinline)) void lose_before_bin(void)
+{
+    struct node *list = make_list(40);
+    struct record *r = malloc(sizeof *r); /* SITE:bins_record */
+    void *gap = malloc(2000);
+    g_guard = malloc(24);
+    r->head = list;
+    free(gap);
+}
+
+static __attribute__((noinline)) void lose_before_top(void)
+{
+    struct node *list = make_list(40);
+    struct record *r = malloc(sizeof *r); /* SITE:top_record */
+    r->head = list;
+}
+
+static __attribute__((noinline)) void lose_interior(void)
+{
+    void **outer = malloc(400); /* SITE:interior_outer */
+    outer[10] = malloc(64); /* SITE:interior_inner */
+    g_inner = (char *)outer + 40;
+}
+
+static __attribute__((noinline)) void lose_owner(void)
+{
+    void **owner = malloc(48); /* SITE:owner */
+    for (int i = 0; i < 4; i++)
+        owner[i] = malloc(48); /* SITE:owned */
+}
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    char c;
+    while (read(pipe_fds[0], &c, 1) < 0)
+        ;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "stack";
+    if (strcmp(mode, "threads") == 0) {
+        if (pipe(pipe_fds) != 0)
+            return 2;
+        pthread_t t;
+        for (int i = 0; i < 4; i++)
+            pthread_create(&t, NULL, sleeper, NULL);
+        usleep(20000);
+    }
+    if (strcmp(mode, "bins") == 0)
+        lose_before_bin();
+    if (strcmp(mode, "top") == 0)
+        lose_before_top();
+    if (strcmp(mode, "interior") == 0)
+        lose_interior();
+    if (strcmp(mode, "owner") == 0)
+        lose_owner();
+    if (strcmp(mode, "stack") == 0 || strcmp(mode, "threads") == 0) {
+        void *lost = malloc(333); /* SITE:stack */
+        lost = 0;
+        (void)lost;
+    }
+    return 0;
+}
