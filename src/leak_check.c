@@ -665,11 +665,15 @@ static struct {
 /* The exiting thread's registers, as the exit handler found them (UC). */
 static void add_context_registers(struct roots *r, const ucontext_t *uc)
 {
+    /* Only the callee-saved ones: the others are dead at the handler's
+     * entry (it takes no argument) and hold what exit's code last left
+     * in them, stale pointers included. */
 #if defined(__x86_64__)
-    for (unsigned k = 0; k < NGREG; k++)
-        add_word(r, (uintptr_t)uc->uc_mcontext.gregs[k]);
+    static const int saved[] = { REG_RBX, REG_RBP, REG_R12, REG_R13, REG_R14, REG_R15 };
+    for (unsigned k = 0; k < sizeof saved / sizeof *saved; k++)
+        add_word(r, (uintptr_t)uc->uc_mcontext.gregs[saved[k]]);
 #elif defined(__aarch64__)
-    for (unsigned k = 0; k < 31; k++)
+    for (unsigned k = 19; k < 31; k++) /* x19-x28, the frame pointer, the link register */
         add_word(r, (uintptr_t)uc->uc_mcontext.regs[k]);
 #else
     (void)r, (void)uc;
