@@ -821,6 +821,9 @@ static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *
     const struct thread *t = thread_of(s->q, root->thread);
     if (root->kind == MT_ROOT_GLOBALS) {
         global_name(s->dwfl, at, what, sizeof what);
+        if (root->starts_only && word != s->lo) /* leak_roots.h */
+            snprintf(what + strlen(what), sizeof what - strlen(what),
+                     " (the allocator's data: holds nothing but by a block's start)");
     } else if (root->kind == MT_ROOT_STACK && t) {
         char frame[300];
         frame_name(t, at, frame, sizeof frame);

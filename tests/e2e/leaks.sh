@@ -454,11 +454,16 @@ fi
 vout=$work/gdb_bins.out
 (cd "$work" && timeout 120 gdb -q -batch -nx "$vprog" -ex "set env LD_PRELOAD=$tracer" \
     -ex "break checkpoint" -ex "run bins 2>$work/gdb_bins.err" -ex "source $helper" \
-    -ex "echo @@ leaks\n" -ex "memtrace leaks" -ex "gcore $work/bins.core" \
+    -ex "echo @@ leaks\n" -ex "memtrace leaks" -ex "echo @@ refs\n" \
+    -ex "memtrace refs g_record ^ 0x5a5a5a5a5a5a5a5a" -ex "gcore $work/bins.core" \
     -ex "echo @@ end\n" -ex kill >"$vout" 2>&1)
 bins_summary="memtrace: leaks: 24 bytes definitely lost in 1 blocks, 2240 bytes indirectly lost in 40 blocks, 0 bytes possibly lost in 0 blocks, 24 bytes still reachable in 1 blocks"
 part leaks "$vout" >"$work/gdb_bins_leaks.out"
 has "gdb live: a lost block before a free chunk in a bin" "$work/gdb_bins_leaks.out" "$bins_summary"
+part refs "$vout" >"$work/gdb_bins_refs.out"
+has "gdb live: refs names the bin's word in libc, and that it holds nothing" "$work/gdb_bins_refs.out" \
+    " in libc.so.6 (the allocator's data: holds nothing but by a block's start), to offset 16"
+has "gdb live: refs: the record is definitely lost" "$work/gdb_bins_refs.out" "(24 bytes, definitely lost;"
 if [ -s "$work/bins.core" ]; then
     (cd "$work" && timeout 120 gdb -q -batch -nx "$vprog" "$work/bins.core" -ex "source $helper" \
         -ex "echo @@ leaks\n" -ex "memtrace leaks" -ex "echo @@ end\n" >"$work/gdb_bins_core.out" 2>&1)

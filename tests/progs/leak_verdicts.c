@@ -20,6 +20,7 @@
  *   owner:    a 48-byte block holding four of 48: "240 (48 direct, 192
  *             indirect) bytes in 1 blocks", and nothing else lost. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +37,10 @@ struct record {
 
 char *g_inner;
 void *g_guard;
+/* The lost record's address, XORed so that it holds nothing (for gdb's
+ * `memtrace refs g_record ^ 0x5a5a5a5a5a5a5a5a`). */
+#define KEY ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
+uintptr_t g_record;
 static int pipe_fds[2];
 
 static __attribute__((noinline)) struct node *make_list(int n)
@@ -58,6 +63,7 @@ static __attribute__((noinline)) void lose_before_bin(void)
     void *gap = malloc(2000);
     g_guard = malloc(24);
     r->head = list;
+    g_record = (uintptr_t)r ^ KEY;
     free(gap);
 }
 
