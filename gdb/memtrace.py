@@ -1544,7 +1544,8 @@ then "B bytes in K blocks are indirectly lost" (only lost blocks point at
 it) and "possibly lost" (reached only through an interior pointer), with
 their frames; then the summary line "memtrace: leaks: D bytes definitely
 lost in N blocks, I bytes indirectly lost in M blocks, P bytes possibly
-lost in K blocks, R bytes still reachable in S blocks".  MEMTRACE_SUPPRESSIONS, read from gdb's own environment, names a
+lost in K blocks, R bytes still reachable in S blocks".
+MEMTRACE_SUPPRESSIONS, read from gdb's own environment, names a
 LeakSanitizer suppressions file (leak:PATTERN lines) as at exit; the report
 ends with what each suppression took.
 
