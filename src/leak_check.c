@@ -702,9 +702,12 @@ static uintptr_t registered_tp(pid_t tid)
  * holding the stale pointers of the calls made there (the malloc that
  * returned a block now lost among them). valgrind and LeakSanitizer scan a
  * stack from its pointer as well, but their frames at exit do not overlay
- * the program's. */
-static uintptr_t exit_caller_sp(void)
+ * the program's. The caller's callee-saved registers as they were at the
+ * call (which exit's frames may have saved below that stack pointer) go to
+ * REGS[0..*NREGS). */
+static uintptr_t exit_caller_sp(uintptr_t regs[12], unsigned *nregs)
 {
+    *nregs = 0;
     unw_context_t ctx;
     unw_cursor_t c;
     if (unw_getcontext(&ctx) != 0 || unw_init_local(&c, &ctx) != 0)
@@ -717,6 +720,23 @@ static uintptr_t exit_caller_sp(void)
         unw_word_t sp;
         if (unw_step(&c) <= 0 || unw_get_reg(&c, UNW_REG_SP, &sp) != 0)
             return 0;
+#if defined(__x86_64__)
+        static const int saved[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+                                     UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15 };
+#elif defined(__aarch64__)
+        static const int saved[] = { UNW_AARCH64_X19, UNW_AARCH64_X20, UNW_AARCH64_X21,
+                                     UNW_AARCH64_X22, UNW_AARCH64_X23, UNW_AARCH64_X24,
+                                     UNW_AARCH64_X25, UNW_AARCH64_X26, UNW_AARCH64_X27,
+                                     UNW_AARCH64_X28, UNW_AARCH64_X29 };
+#else
+        static const int saved[1] = { 0 };
+        return 0;
+#endif
+        for (unsigned k = 0; k < sizeof saved / sizeof *saved && k < 12; k++) {
+            unw_word_t v;
+            if (unw_get_reg(&c, saved[k], &v) == 0)
+                regs[(*nregs)++] = (uintptr_t)v;
+        }
         return (uintptr_t)sp;
     }
     return 0;
@@ -744,7 +764,9 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
                        .words = { .item = sizeof(uintptr_t) } };
     struct vec maps = { .item = sizeof(struct mapping) };
     struct vec *blocks = &verdict.blocks;
-    uintptr_t caller_sp = exit_caller_sp();
+    uintptr_t caller_regs[12];
+    unsigned ncaller_regs;
+    uintptr_t caller_sp = exit_caller_sp(caller_regs, &ncaller_regs);
     /* Under the loader's lock, while no thread is stopped. */
     dl_iterate_phdr(add_module, &r);
     struct tls_layout tls = tls_layout();
@@ -784,6 +806,8 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
          * it called exit). */
         uintptr_t from = caller_sp > stack_from ? caller_sp : stack_from;
         add_stack(&r, &maps, from, false, (uint32_t)self);
+        for (unsigned k = 0; k < ncaller_regs; k++)
+            add_word(&r, caller_regs[k]);
         add_context_registers(&r, uc);
         add_tls(&r, &maps, &tls, (uintptr_t)pthread_self(), (uint32_t)self);
     }

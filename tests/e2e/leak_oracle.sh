@@ -92,6 +92,7 @@ compare "a lost block before a free chunk in a bin" yes "$verdicts" bins
 compare "a lost block before the top chunk" yes "$verdicts" top
 compare "an interior pointer only" yes "$verdicts" interior
 compare "an owner and what it holds" yes "$verdicts" owner
+[ "$(uname -m)" = x86_64 ] && compare "exit called with a block only in r12" yes "$verdicts" exit_r12
 
 # ---- real programs.
 perl_why="no: Perl copies its environment, where each tool puts variables of its own, into blocks it holds by interior pointers: their number and sizes follow the environment"

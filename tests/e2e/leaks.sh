@@ -242,6 +242,13 @@ verdict "an owner and what it holds" owner \
     "48 bytes definitely lost in 1 blocks, 192 bytes indirectly lost in 4 blocks, 0 bytes possibly lost in 0 blocks, 0 bytes still reachable in 0 blocks" \
     "240 (48 direct, 192 indirect) bytes in 1 blocks are definitely lost (with 4 indirectly lost blocks)" owner \
     "192 bytes in 4 blocks are indirectly lost" owned
+# exit called with a block's only copy in a callee-saved register, which
+# exit's frames save below its caller's stack pointer: the caller's
+# registers at the call are roots.
+if [ "$(uname -m)" = x86_64 ]; then
+    verdict "exit called with a block only in r12" exit_r12 \
+        "0 bytes definitely lost in 0 blocks, 0 bytes indirectly lost in 0 blocks, 0 bytes possibly lost in 0 blocks, 777 bytes still reachable in 1 blocks"
+fi
 groups_in_order "an owner and what it holds" "$work/v_owner.err"
 if awk '/are definitely lost/ { d = NR } /are indirectly lost/ && !i { i = NR } END { exit !(d && i > d) }' \
     "$work/v_owner.err"; then

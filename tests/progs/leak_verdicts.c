@@ -18,7 +18,9 @@
  *             block it holds by its start: both possibly lost (400 + 64
  *             bytes in 2 blocks).
  *   owner:    a 48-byte block holding four of 48: "240 (48 direct, 192
- *             indirect) bytes in 1 blocks", and nothing else lost. */
+ *             indirect) bytes in 1 blocks", and nothing else lost.
+ *   exit_r12: exit called with a block's only copy in r12 (x86-64): 777
+ *             bytes still reachable, nothing lost. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -102,6 +104,25 @@ __attribute__((noinline)) void checkpoint(void)
     __asm__ volatile("" ::: "memory");
 }
 
+/* exit(0) called with the block's address only in r12, a callee-saved
+ * register (in memory it is kept XORed): exit's frames save r12 below the
+ * caller's stack pointer and reuse it, and the block stays reachable, as
+ * the caller's register at the call. */
+static __attribute__((noinline, noreturn)) void exit_holding_in_r12(uintptr_t hidden)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("mov %[h], %%r12\n\t"
+                     "xor %[key], %%r12\n\t"
+                     "and $-16, %%rsp\n\t"
+                     "xor %%edi, %%edi\n\t"
+                     "call exit@PLT"
+                     :
+                     : [h] "r"(hidden), [key] "r"(KEY)
+                     : "r12", "memory");
+#endif
+    exit(0);
+}
+
 static void *sleeper(void *arg)
 {
     (void)arg;
@@ -134,6 +155,11 @@ int main(int argc, char **argv)
         lose_interior();
     if (strcmp(mode, "owner") == 0)
         lose_owner();
+    if (strcmp(mode, "exit_r12") == 0) {
+        volatile uintptr_t hidden = (uintptr_t)malloc(777) ^ KEY; /* SITE:exit_r12 */
+        clear_below();
+        exit_holding_in_r12(hidden);
+    }
     if (strcmp(mode, "stack") == 0 || strcmp(mode, "threads") == 0) {
         void *lost = malloc(333); /* SITE:stack */
         lost = 0;
