@@ -44,6 +44,7 @@ void *g_guard;
 #define KEY ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
 uintptr_t g_record;
 static int pipe_fds[2];
+static volatile int started;
 
 static __attribute__((noinline)) struct node *make_list(int n)
 {
@@ -127,6 +128,7 @@ static void *sleeper(void *arg)
 {
     (void)arg;
     char c;
+    __atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
     while (read(pipe_fds[0], &c, 1) < 0)
         ;
     return NULL;
@@ -141,7 +143,9 @@ int main(int argc, char **argv)
         pthread_t t;
         for (int i = 0; i < 4; i++)
             pthread_create(&t, NULL, sleeper, NULL);
-        usleep(20000);
+        while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < 4)
+            usleep(1000);
+        usleep(20000); /* all four inside read */
     }
     if (strcmp(mode, "bins") == 0)
         lose_before_bin();
