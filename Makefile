@@ -138,13 +138,16 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 # ---------------------------------------------------------------- packages
 # The last six are programs the reliability tests run under memtrace; the
 # allocators are the ones the e2e tests put below it (tests/e2e/allocators.sh);
-# liblsan0 is the leak check's oracle (tests/e2e/leaks.sh). The last line:
+# liblsan0 is the leak check's oracle (tests/e2e/leaks.sh), valgrind the
+# other (tests/e2e/leak_oracle.sh), with the real programs it runs (bc,
+# xz-utils, bzip2, git, ninja-build; perl, sed, mawk, tar, gzip and the
+# rest are in every Debian system). The last line:
 # the man pages (asciidoctor), `make deb` (debhelper and debian/control's
 # Build-Depends) and its tests (man-db's man, lintian, bash-completion;
 # tests/e2e/package.sh); the pprof writer's libraries and proto, and go
 # tool pprof, its tests' oracle.
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
-             libjemalloc-dev libtcmalloc-minimal4 liblsan0 \
+             libjemalloc-dev libtcmalloc-minimal4 liblsan0 valgrind bc xz-utils bzip2 git ninja-build \
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \

@@ -13,7 +13,7 @@ all: $(GDB_TOOLS)
 # The pprof writer too (`memtrace pprof`), with protobuf-c's generated
 # code, compiled apart (not under memtrace's warning set).
 $(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c gdb/target_leaks.c src/symbolize.c src/format.c \
-                             src/output.c src/lock.c src/leak_scan.c src/leak_report.c \
+                             src/output.c src/lock.c src/leak_scan.c src/leak_roots.c src/leak_report.c \
                              src/suppressions.c src/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
                              $(wildcard src/*.h gdb/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
 	@mkdir -p $(@D)

@@ -1693,13 +1693,17 @@ answer ends with a line saying since when memtrace records.
 memtrace leaks [N] prints the report MEMTRACE_LEAK_CHECK=1 prints at exit,
 for the stopped process or the core file: a conservative scan from the
 roots (the modules' writable segments, every thread's stack from its stack
-pointer, its registers and TLS) marks every block a word points into; the
-lost blocks, grouped by allocation stack, largest first, N groups at most
-(10 by default), each "B bytes definitely lost in K blocks" (no other lost
-block points at it) or "indirectly lost" (only lost blocks do), with its
-frames; then the summary line "memtrace: leaks: D bytes definitely lost in
-N blocks, I bytes indirectly lost in M blocks, R bytes still reachable in K
-blocks".  MEMTRACE_SUPPRESSIONS, read from gdb's own environment, names a
+pointer, its registers and TLS) marks every block a word points into, as
+valgrind's memcheck does; the lost blocks, grouped by allocation stack, N
+groups at most (10 by default): first "T (D direct, I indirect) bytes in K
+blocks are definitely lost (with M indirectly lost blocks)" (no root and no
+other lost block points at it; I is what it holds), largest total first,
+then "B bytes in K blocks are indirectly lost" (only lost blocks point at
+it) and "possibly lost" (reached only through an interior pointer), with
+their frames; then the summary line "memtrace: leaks: D bytes definitely
+lost in N blocks, I bytes indirectly lost in M blocks, P bytes possibly
+lost in K blocks, R bytes still reachable in S blocks".
+MEMTRACE_SUPPRESSIONS, read from gdb's own environment, names a
 LeakSanitizer suppressions file (leak:PATTERN lines) as at exit; the report
 ends with what each suppression took.
 

@@ -27,6 +27,7 @@
 
 #include "../src/format.h"
 #include "../src/leak_report.h"
+#include "../src/leak_roots.h"
 #include "../src/leak_scan.h"
 #include "../src/stack_store.h"
 #include "../src/suppressions.h"
@@ -517,7 +518,7 @@ static mt_leak_block *read_blocks(const struct request *r, size_t *n, char *why,
                     continue;
                 memcpy(&size, e + r->entry_size_field, 8);
                 memcpy(&stack, e + r->entry_stack, 4);
-                b[k++] = (mt_leak_block){ ptr, size, stack, 0, 0 };
+                b[k++] = (mt_leak_block){ .ptr = ptr, .size = size, .stack = stack };
             }
         }
     }
@@ -604,12 +605,33 @@ struct roots {
     unsigned modules_unread;        /* modules whose segments are unknown */
 };
 
-static void add_region(struct roots *r, uintptr_t lo, uintptr_t hi, int kind, uint32_t tid)
+/* mt_leak_roots_sink.add: one more region (leak_roots.h decides which). */
+static void push_region(void *ctx, const mt_leak_root *root)
 {
-    if (hi <= lo)
-        return;
+    struct roots *r = ctx;
     r->regions = grow(r->regions, r->nregions, sizeof *r->regions);
-    r->regions[r->nregions++] = (mt_leak_root){ lo, hi, kind, tid };
+    r->regions[r->nregions++] = *root;
+}
+
+static mt_leak_roots_sink sink_of(struct roots *r)
+{
+    return (mt_leak_roots_sink){ push_region, r, read_target, NULL };
+}
+
+/* Whether MOD defines malloc (glibc's libc, jemalloc, tcmalloc): its
+ * writable data is the allocator's (leak_roots.h). memtrace's own library
+ * is excluded before this is asked. */
+static bool defines_malloc(Dwfl_Module *mod)
+{
+    int n = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        const char *name = dwfl_module_getsym(mod, i, &sym, NULL);
+        if (name && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+            strcmp(name, "malloc") == 0)
+            return true;
+    }
+    return false;
 }
 
 struct modules_ctx {
@@ -646,38 +668,27 @@ static int add_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf
             m->r->modules_unread++;
         return DWARF_CB_OK;
     }
-    for (size_t i = 0; i < n; i++) {
-        GElf_Phdr ph;
-        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_W))
-            add_region(m->r, bias + ph.p_vaddr, bias + ph.p_vaddr + ph.p_memsz,
-                       MT_ROOT_GLOBALS, 0);
-    }
+    GElf_Phdr *ph = calloc(n ? n : 1, sizeof *ph);
+    size_t k = 0;
+    for (size_t i = 0; ph && i < n; i++)
+        if (gelf_getphdr(elf, (int)i, &ph[k]))
+            k++;
+    mt_leak_roots_sink s = sink_of(m->r);
+    mt_leak_roots_module(&s, bias, ph, k,
+                         defines_malloc(mod) ? MT_LEAK_MODULE_ALLOCATOR : MT_LEAK_MODULE_PROGRAM);
+    free(ph);
     return DWARF_CB_OK;
 }
 
-/* glibc's TLS of a thread whose thread pointer is TP (x86-64 and aarch64
- * put it at the thread's descriptor): the descriptor (TCB_SIZE bytes: it
- * holds pthread_setspecific's first values), the static TLS block below it,
- * and the DTV (the descriptor's second word; the word before its first
- * entry is its length). leak_check.c learns the static block's size from
- * glibc in the process; here, where nothing can be called, its lowest
- * address is the lowest DTV entry below TP within 16 MiB: every module
- * with static TLS has one there. Dynamic TLS blocks are the dynamic
- * linker's heap blocks, held as roots (MT_LEAK_FLAG_ROOT). */
+/* glibc's TLS of a thread whose thread pointer is TP (leak_roots.h):
+ * leak_check.c learns the static block's size from glibc in the process;
+ * here, where nothing can be called, it is found from the DTV. Dynamic TLS
+ * blocks are the dynamic linker's heap blocks, held as roots
+ * (MT_LEAK_FLAG_ROOT). */
 static void add_tls(struct roots *r, uintptr_t tp, uint64_t tcb_size, uint32_t tid)
 {
-    if (!tp)
-        return;
-    uintptr_t low = tp;
-    uint64_t dtv = 0, len = 0;
-    if (read_u64(tp + 8, &dtv) && dtv && read_u64(dtv - 16, &len) && len <= 65536) {
-        add_region(r, dtv - 16, dtv + (len + 1) * 16, MT_ROOT_TLS, tid);
-        const uint64_t *e = read_target(NULL, dtv + 16, len * 16);
-        for (uint64_t i = 0; e && i < len; i++)
-            if (e[2 * i] < tp && e[2 * i] >= tp - (16u << 20) && e[2 * i] < low)
-                low = e[2 * i];
-    }
-    add_region(r, low, tp + tcb_size, MT_ROOT_TLS, tid);
+    mt_leak_roots_sink s = sink_of(r);
+    mt_leak_roots_tls(&s, tp, tcb_size, 0, tid);
 }
 
 static void gather_roots(Dwfl *dwfl, const struct request *q, struct roots *r)
@@ -689,14 +700,10 @@ static void gather_roots(Dwfl *dwfl, const struct request *q, struct roots *r)
         if (!t->sp)
             continue; /* gdb has no registers for it: a note says so */
         const struct seg *s = seg_of(t->sp);
-        if (s) {
-            uintptr_t lo = t->sp - 128 >= s->lo ? t->sp - 128 : s->lo;
-            add_region(r, lo, s->hi, MT_ROOT_STACK, t->tid);
-        } else {
-            /* In no mapping: the reader refuses it, and the verdict counts
-             * it among the unreadable root bytes. */
-            add_region(r, t->sp - 128, t->sp + 8, MT_ROOT_STACK, t->tid);
-        }
+        mt_leak_roots_sink sink = sink_of(r);
+        /* In no mapping: the reader refuses it, and the verdict counts it
+         * among the unreadable root bytes. */
+        mt_leak_roots_stack(&sink, t->sp, true, s ? s->lo : 0, s ? s->hi : 0, t->tid);
         for (size_t k = 0; k < t->nregs; k++) {
             r->words = grow(r->words, r->nwords, sizeof *r->words);
             r->words[r->nwords++] = t->regs[k].value;
@@ -725,7 +732,8 @@ static void flag_linker_blocks(const struct request *q, const struct roots *r,
             const uintptr_t *frames;
             unsigned depth = read_stack(q, b[i].stack, &frames);
             cache[c].id = b[i].stack;
-            cache[c].linker = depth && frames[0] >= r->linker_lo && frames[0] < r->linker_hi;
+            cache[c].linker = mt_leak_roots_linker_block(frames, depth, r->linker_lo,
+                                                         r->linker_hi);
         }
         if (cache[c].linker)
             b[i].flags |= MT_LEAK_FLAG_ROOT;
@@ -947,6 +955,9 @@ static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *
     const struct thread *t = thread_of(s->q, root->thread);
     if (root->kind == MT_ROOT_GLOBALS) {
         global_name(s->dwfl, at, what, sizeof what);
+        if (root->starts_only && word != s->lo) /* leak_roots.h */
+            snprintf(what + strlen(what), sizeof what - strlen(what),
+                     " (the allocator's data: holds nothing but by a block's start)");
     } else if (root->kind == MT_ROOT_STACK && t) {
         char frame[300];
         frame_name(t, at, frame, sizeof frame);

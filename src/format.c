@@ -2,6 +2,7 @@
  * each, as they always were: a piece longer than MT_LINE_MAX - 1 bytes (a
  * huge C++ name) is cut the same way wherever it is printed. */
 #include "format.h"
+#include "leak_scan.h"
 
 #include "common.h"
 
@@ -410,12 +411,20 @@ void mt_fmt_leak_begin(mt_out *out, int pid, uint64_t blocks, uint64_t roots, do
                   pid, (unsigned long)blocks, (unsigned long)roots, seconds);
 }
 
-void mt_fmt_leak_group(mt_out *out, bool definite, uint64_t bytes, uint64_t blocks,
-                       mt_stack_writer *put_stack, void *ctx, const mt_fmt_stack_ref *s)
+void mt_fmt_leak_group(mt_out *out, int class, uint64_t bytes, uint64_t blocks,
+                       uint64_t held_bytes, uint64_t held_blocks, mt_stack_writer *put_stack,
+                       void *ctx, const mt_fmt_stack_ref *s)
 {
-    mt_out_printf(out, "memtrace: %lu bytes %s lost in %lu blocks, allocated at:\n",
-                  (unsigned long)bytes, definite ? "definitely" : "indirectly",
-                  (unsigned long)blocks);
+    if (class == MT_LEAK_DEFINITE)
+        mt_out_printf(out, "memtrace: %lu (%lu direct, %lu indirect) bytes in %lu blocks are "
+                           "definitely lost (with %lu indirectly lost blocks), allocated at:\n",
+                      (unsigned long)(bytes + held_bytes), (unsigned long)bytes,
+                      (unsigned long)held_bytes, (unsigned long)blocks,
+                      (unsigned long)held_blocks);
+    else
+        mt_out_printf(out, "memtrace: %lu bytes in %lu blocks are %s lost, allocated at:\n",
+                      (unsigned long)bytes, (unsigned long)blocks,
+                      class == MT_LEAK_INDIRECT ? "indirectly" : "possibly");
     mt_fmt_block_stack(out, put_stack, ctx, s);
 }
 
@@ -463,12 +472,15 @@ void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, ui
 
 void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,
                          uint64_t indirect_bytes, uint64_t indirect_blocks,
+                         uint64_t possible_bytes, uint64_t possible_blocks,
                          uint64_t reachable_bytes, uint64_t reachable_blocks)
 {
     mt_out_printf(out, "memtrace: leaks: %lu bytes definitely lost in %lu blocks, %lu bytes "
-                       "indirectly lost in %lu blocks, %lu bytes still reachable in %lu blocks\n",
+                       "indirectly lost in %lu blocks, %lu bytes possibly lost in %lu blocks, "
+                       "%lu bytes still reachable in %lu blocks\n",
                   (unsigned long)definite_bytes, (unsigned long)definite_blocks,
                   (unsigned long)indirect_bytes, (unsigned long)indirect_blocks,
+                  (unsigned long)possible_bytes, (unsigned long)possible_blocks,
                   (unsigned long)reachable_bytes, (unsigned long)reachable_blocks);
 }
 
@@ -476,7 +488,10 @@ void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite
 
 static const char *class_name(int class)
 {
-    return class == 1 ? "definitely lost" : class == 2 ? "indirectly lost" : "still reachable";
+    return class == MT_LEAK_DEFINITE   ? "definitely lost"
+           : class == MT_LEAK_INDIRECT ? "indirectly lost"
+           : class == MT_LEAK_POSSIBLE ? "possibly lost"
+                                       : "still reachable";
 }
 
 void mt_fmt_refs_begin(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset, int class)

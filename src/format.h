@@ -195,18 +195,24 @@ void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writ
 
 /* ------------------------------------------------------------ leaks */
 
-/* The leak report (leak_check.c at exit; later the gdb command), in this
- * order: mt_fmt_leak_begin; mt_fmt_leak_group for each group of lost
- * blocks sharing an allocation stack and a class, largest first; the notes
- * on what could not be scanned; mt_fmt_leak_suppressed for each suppression
- * that took something; last mt_fmt_leak_summary, the line scripts parse:
- * "memtrace: leaks: D bytes definitely lost in N blocks, I bytes
- * indirectly lost in M blocks, R bytes still reachable in K blocks". */
+/* The leak report (leak_check.c at exit; the gdb command), in this order:
+ * mt_fmt_leak_begin; mt_fmt_leak_group for each group of lost blocks
+ * sharing an allocation stack and a class, definitely lost first; the
+ * notes on what could not be scanned; mt_fmt_leak_suppressed for each
+ * suppression that took something; last mt_fmt_leak_summary, the line
+ * scripts parse: "memtrace: leaks: D bytes definitely lost in N blocks, I
+ * bytes indirectly lost in M blocks, P bytes possibly lost in K blocks, R
+ * bytes still reachable in S blocks". */
 void mt_fmt_leak_begin(mt_out *out, int pid, uint64_t blocks, uint64_t roots, double seconds);
-/* "memtrace: B bytes definitely lost in K blocks, allocated at:" (or
- * "indirectly"), then the stack as answers write it. */
-void mt_fmt_leak_group(mt_out *out, bool definite, uint64_t bytes, uint64_t blocks,
-                       mt_stack_writer *put_stack, void *ctx, const mt_fmt_stack_ref *s);
+/* CLASS is MT_LEAK_* (leak_scan.h). In valgrind's words: "memtrace: T (B
+ * direct, H indirect) bytes in K blocks are definitely lost (with HB
+ * indirectly lost blocks), allocated at:" (T = B + H: the K blocks and
+ * what they hold, H bytes in HB blocks), or "memtrace: B bytes in K blocks
+ * are indirectly lost, allocated at:" (or "possibly lost"); then the stack
+ * as answers write it. */
+void mt_fmt_leak_group(mt_out *out, int class, uint64_t bytes, uint64_t blocks,
+                       uint64_t held_bytes, uint64_t held_blocks, mt_stack_writer *put_stack,
+                       void *ctx, const mt_fmt_stack_ref *s);
 /* "memtrace: leaks: K more sites not listed", after the N groups the
  * gdb command was asked for. */
 void mt_fmt_leak_more(mt_out *out, uint64_t groups);
@@ -223,6 +229,7 @@ void mt_fmt_leak_incomplete(mt_out *out);
 void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks);
 void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,
                          uint64_t indirect_bytes, uint64_t indirect_blocks,
+                         uint64_t possible_bytes, uint64_t possible_blocks,
                          uint64_t reachable_bytes, uint64_t reachable_blocks);
 
 /* ------------------------------------------------------------ refs */

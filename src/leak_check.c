@@ -24,6 +24,7 @@
  * stopped thread: the loader's lock (dl_iterate_phdr, dlsym) is taken
  * before they are stopped, the live table is read with mt_live_foreach's
  * bounded wait, and the report is written after they go on. */
+#define UNW_LOCAL_ONLY
 #include "leak_check.h"
 
 #include "atomic.h"
@@ -32,10 +33,12 @@
 #include "describe.h"
 #include "format.h"
 #include "leak_report.h"
+#include "leak_roots.h"
 #include "leak_scan.h"
 #include "live_table.h"
 #include "output.h"
 #include "profiler.h"
+#include "real.h"
 #include "recording.h"
 #include "reentry.h"
 #include "stack_store.h"
@@ -46,6 +49,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libunwind.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -282,16 +286,21 @@ struct roots {
     uintptr_t linker_lo, linker_hi; /* the dynamic linker's code */
 };
 
-static void add_region(struct roots *r, uintptr_t lo, uintptr_t hi, int kind, uint32_t tid)
+/* mt_leak_roots_sink.add: one more region (leak_roots.h decides which). */
+static void push_region(void *ctx, const mt_leak_root *root)
 {
-    if (hi <= lo)
-        return;
+    struct roots *r = ctx;
     mt_leak_root *p = vec_push(&r->regions);
-    if (!p) {
+    if (p)
+        *p = *root;
+    else
         r->failed = true;
-        return;
-    }
-    *p = (mt_leak_root){ lo, hi, kind, tid };
+}
+
+/* The sink for R, reading through the maps MAPS. */
+static mt_leak_roots_sink sink_of(struct roots *r, const struct vec *maps)
+{
+    return (mt_leak_roots_sink){ push_region, r, read_self, (void *)maps };
 }
 
 static void add_word(struct roots *r, uintptr_t w)
@@ -303,20 +312,28 @@ static void add_word(struct roots *r, uintptr_t w)
         r->failed = true;
 }
 
-/* The writable PT_LOAD segments of every module but memtrace's own library
- * (its tables hold the addresses of every block). */
+/* Whether one of INFO's executable segments holds ADDR. */
+static bool module_holds(const struct dl_phdr_info *info, uintptr_t addr)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && addr >= lo &&
+            addr - lo < ph->p_memsz)
+            return true;
+    }
+    return false;
+}
+
+/* A module's roots (leak_roots.h): memtrace's own library is the one
+ * holding this code, the allocator's the one holding the real malloc. */
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct roots *r = arg;
-    uintptr_t self = (uintptr_t)add_module;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self >= lo &&
-            self - lo < ph->p_memsz)
-            return 0;
-    }
+    if (module_holds(info, (uintptr_t)add_module))
+        return 0;
+    bool allocator = mt_real.malloc && module_holds(info, (uintptr_t)mt_real.malloc);
     bool linker = info->dlpi_addr == getauxval(AT_BASE);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -324,11 +341,10 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
             r->linker_lo = info->dlpi_addr + ph->p_vaddr;
             r->linker_hi = r->linker_lo + ph->p_memsz;
         }
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
-            uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-            add_region(r, lo, lo + ph->p_memsz, MT_ROOT_GLOBALS, 0);
-        }
     }
+    mt_leak_roots_sink s = sink_of(r, NULL); /* reads nothing */
+    mt_leak_roots_module(&s, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
+                         allocator ? MT_LEAK_MODULE_ALLOCATOR : MT_LEAK_MODULE_PROGRAM);
     return 0;
 }
 
@@ -362,32 +378,20 @@ static struct tls_layout tls_layout(void)
 static void add_tls(struct roots *r, const struct vec *maps, const struct tls_layout *t,
                     uintptr_t tp, uint32_t tid)
 {
-    if (!tp)
-        return;
-    if (t->static_size > t->tcb_size)
-        add_region(r, tp + t->tcb_size - t->static_size, tp + t->tcb_size, MT_ROOT_TLS, tid);
-    else
-        add_region(r, tp, tp + t->tcb_size, MT_ROOT_TLS, tid);
-    const uintptr_t *dtvp = read_self((void *)maps, tp + sizeof(uintptr_t), sizeof(uintptr_t));
-    if (!dtvp || !*dtvp)
-        return;
-    uintptr_t dtv = *dtvp; /* entries of two words; dtv[-1] is the length */
-    const uintptr_t *lenp = read_self((void *)maps, dtv - 2 * sizeof(uintptr_t), sizeof(uintptr_t));
-    if (!lenp || *lenp > 65536)
-        return;
-    add_region(r, dtv - 2 * sizeof(uintptr_t), dtv + (*lenp + 1) * 2 * sizeof(uintptr_t),
-               MT_ROOT_TLS, tid);
+    mt_leak_roots_sink s = sink_of(r, maps);
+    mt_leak_roots_tls(&s, tp, t->tcb_size, t->static_size ? t->static_size : t->tcb_size, tid);
 }
 
-/* A stack from SP (minus the red zone, which a leaf function may use) to
- * the end of the mapping holding it. */
-static void add_stack(struct roots *r, const struct vec *maps, uintptr_t sp, uint32_t tid)
+/* A stack from SP (RED_ZONE: less the red zone, which a leaf function may
+ * use) to the end of the mapping holding it. */
+static void add_stack(struct roots *r, const struct vec *maps, uintptr_t sp, bool red_zone,
+                      uint32_t tid)
 {
     const struct mapping *m = mapping_of(maps, sp);
     if (!m)
         return;
-    uintptr_t lo = sp - 128 >= m->lo ? sp - 128 : m->lo;
-    add_region(r, lo, m->hi, MT_ROOT_STACK, tid);
+    mt_leak_roots_sink s = sink_of(r, maps);
+    mt_leak_roots_stack(&s, sp, red_zone, m->lo, m->hi, tid);
 }
 
 /* ------------------------------------------------------------ threads */
@@ -681,7 +685,8 @@ static void copy_block(const mt_live_entry *e, void *ctx)
     /* Stack 0 is a capture the store could not keep; any other id the
      * store never gave out comes from a damaged entry. */
     bool impossible = e->stack && !mt_stack_get(e->stack, &frames);
-    *b = (mt_leak_block){ e->ptr, e->size, e->stack, 0, impossible ? MT_LEAK_FLAG_DAMAGED : 0 };
+    *b = (mt_leak_block){ .ptr = e->ptr, .size = e->size, .stack = e->stack,
+                          .flags = impossible ? MT_LEAK_FLAG_DAMAGED : 0 };
 }
 
 /* Marks the blocks the dynamic linker allocated (see MT_LEAK_FLAG_ROOT):
@@ -692,8 +697,8 @@ static void flag_linker_blocks(mt_leak_block *b, size_t n, const struct roots *r
         return;
     for (size_t i = 0; i < n; i++) {
         const uintptr_t *frames;
-        if (mt_stack_get(b[i].stack, &frames) && frames[0] >= r->linker_lo &&
-            frames[0] < r->linker_hi)
+        unsigned depth = mt_stack_get(b[i].stack, &frames);
+        if (mt_leak_roots_linker_block(frames, depth, r->linker_lo, r->linker_hi))
             b[i].flags |= MT_LEAK_FLAG_ROOT;
     }
 }
@@ -777,11 +782,15 @@ static struct {
 /* The exiting thread's registers, as the exit handler found them (UC). */
 static void add_context_registers(struct roots *r, const ucontext_t *uc)
 {
+    /* Only the callee-saved ones: the others are dead at the handler's
+     * entry (it takes no argument) and hold what exit's code last left
+     * in them, stale pointers included. */
 #if defined(__x86_64__)
-    for (unsigned k = 0; k < NGREG; k++)
-        add_word(r, (uintptr_t)uc->uc_mcontext.gregs[k]);
+    static const int saved[] = { REG_RBX, REG_RBP, REG_R12, REG_R13, REG_R14, REG_R15 };
+    for (unsigned k = 0; k < sizeof saved / sizeof *saved; k++)
+        add_word(r, (uintptr_t)uc->uc_mcontext.gregs[saved[k]]);
 #elif defined(__aarch64__)
-    for (unsigned k = 0; k < 31; k++)
+    for (unsigned k = 19; k < 31; k++) /* x19-x28, the frame pointer, the link register */
         add_word(r, (uintptr_t)uc->uc_mcontext.regs[k]);
 #else
     (void)r, (void)uc;
@@ -798,6 +807,55 @@ static uintptr_t registered_tp(pid_t tid)
     for (; n > 0 && n <= MT_THREADS_MAX; n--)
         if (reg[n - 1].tid == (uint32_t)tid)
             return (uintptr_t)reg[n - 1].self;
+    return 0;
+}
+
+/* The stack pointer of the function that called exit (main's caller,
+ * __libc_start_call_main, when main returned), found by unwinding the
+ * calling thread up to exit's frame; 0 when exit is not on this stack (a
+ * handler run otherwise). What lies below it is dead: the frames of main
+ * (when it returned) and of everything main called, which exit, its
+ * handlers and memtrace's own frames now reuse, their unwritten slots still
+ * holding the stale pointers of the calls made there (the malloc that
+ * returned a block now lost among them). valgrind and LeakSanitizer scan a
+ * stack from its pointer as well, but their frames at exit do not overlay
+ * the program's. The caller's callee-saved registers as they were at the
+ * call (which exit's frames may have saved below that stack pointer) go to
+ * REGS[0..*NREGS). */
+static uintptr_t exit_caller_sp(uintptr_t regs[12], unsigned *nregs)
+{
+    *nregs = 0;
+    unw_context_t ctx;
+    unw_cursor_t c;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&c, &ctx) != 0)
+        return 0;
+    unw_word_t exit_fn = (unw_word_t)(uintptr_t)exit;
+    for (int depth = 0; depth < 256 && unw_step(&c) > 0; depth++) {
+        unw_proc_info_t pi;
+        if (unw_get_proc_info(&c, &pi) != 0 || pi.start_ip != exit_fn)
+            continue;
+        unw_word_t sp;
+        if (unw_step(&c) <= 0 || unw_get_reg(&c, UNW_REG_SP, &sp) != 0)
+            return 0;
+#if defined(__x86_64__)
+        static const int saved[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+                                     UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15 };
+#elif defined(__aarch64__)
+        static const int saved[] = { UNW_AARCH64_X19, UNW_AARCH64_X20, UNW_AARCH64_X21,
+                                     UNW_AARCH64_X22, UNW_AARCH64_X23, UNW_AARCH64_X24,
+                                     UNW_AARCH64_X25, UNW_AARCH64_X26, UNW_AARCH64_X27,
+                                     UNW_AARCH64_X28, UNW_AARCH64_X29 };
+#else
+        static const int saved[1] = { 0 };
+        return 0;
+#endif
+        for (unsigned k = 0; k < sizeof saved / sizeof *saved && k < 12; k++) {
+            unw_word_t v;
+            if (unw_get_reg(&c, saved[k], &v) == 0)
+                regs[(*nregs)++] = (uintptr_t)v;
+        }
+        return (uintptr_t)sp;
+    }
     return 0;
 }
 
@@ -823,6 +881,9 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
                        .words = { .item = sizeof(uintptr_t) } };
     struct vec maps = { .item = sizeof(struct mapping) };
     struct vec *blocks = &verdict.blocks;
+    uintptr_t caller_regs[12];
+    unsigned ncaller_regs;
+    uintptr_t caller_sp = exit_caller_sp(caller_regs, &ncaller_regs);
     /* Under the loader's lock, while no thread is stopped. */
     dl_iterate_phdr(add_module, &r);
     struct tls_layout tls = tls_layout();
@@ -842,7 +903,7 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
         struct stopped_thread *t = &stopped[i];
         int state = mt_atomic_load_acquire(&t->state);
         if (state == 1) {
-            add_stack(&r, &maps, t->sp, (uint32_t)t->tid);
+            add_stack(&r, &maps, t->sp, true, (uint32_t)t->tid);
             for (unsigned k = 0; k < t->nregs; k++)
                 add_word(&r, t->regs[k]);
             add_tls(&r, &maps, &tls, t->tp, (uint32_t)t->tid);
@@ -852,12 +913,18 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
             if (u)
                 *u = (struct unstopped){ t->tid, sp != 0 };
             if (sp)
-                add_stack(&r, &maps, sp, (uint32_t)t->tid);
+                add_stack(&r, &maps, sp, true, (uint32_t)t->tid);
             add_tls(&r, &maps, &tls, registered_tp(t->tid), (uint32_t)t->tid);
         }
     }
     if (ok) {
-        add_stack(&r, &maps, stack_from + 128, (uint32_t)self); /* no red zone here */
+        /* The exit handler's caller frames are live; when exit's caller
+         * is known, only its frame and those above it are (no red zone:
+         * it called exit). */
+        uintptr_t from = caller_sp > stack_from ? caller_sp : stack_from;
+        add_stack(&r, &maps, from, false, (uint32_t)self);
+        for (unsigned k = 0; k < ncaller_regs; k++)
+            add_word(&r, caller_regs[k]);
         add_context_registers(&r, uc);
         add_tls(&r, &maps, &tls, (uintptr_t)pthread_self(), (uint32_t)self);
     }
@@ -901,9 +968,9 @@ static void leak_scan_for_profiler(const ucontext_t *uc, uintptr_t stack_from)
     pthread_setcancelstate(cancel, NULL);
 }
 
-static bool leak_classes_of(uint32_t stack, uint64_t bytes[3])
+static bool leak_classes_of(uint32_t stack, uint64_t bytes[4])
 {
-    bytes[0] = bytes[1] = bytes[2] = 0;
+    bytes[0] = bytes[1] = bytes[2] = bytes[3] = 0;
     if (verdict.pid != getpid() || !verdict.scanned)
         return false;
     const mt_leak_block *b = (const mt_leak_block *)verdict.blocks.p;

@@ -1,6 +1,8 @@
 /* The leak report (leak_report.h). Groups are made from runs of blocks
- * with one (stack, class), kept in one mmap'ed array, sorted largest
- * first; the summary counts every group, listed or not. */
+ * with one (stack, class), kept in one mmap'ed array, sorted definitely
+ * lost first (see group_before); the summary counts every group, listed or
+ * not. A definitely lost group carries what its blocks hold indirectly
+ * (the scan's HELD fields), in valgrind's "T (D direct, I indirect)". */
 #include "leak_report.h"
 
 #include <string.h>
@@ -8,6 +10,7 @@
 
 struct group {
     uint64_t bytes, blocks;
+    uint64_t held_bytes, held_blocks; /* DEFINITE: what its blocks hold indirectly */
     uint32_t stack, class;
     size_t suppressed_by; /* index, or SIZE_MAX */
 };
@@ -61,15 +64,22 @@ void mt_leak_sort_by_stack(mt_leak_block *blocks, size_t n)
     sort_items(blocks, n, sizeof *blocks, block_before);
 }
 
-/* Largest first; at equal size definitely lost before indirectly lost,
- * then by stack id, so the order is reproducible. */
+/* Definitely lost first, largest total (with what they hold) first, as
+ * the groups that explain the others; then indirectly lost, then possibly
+ * lost, each largest first; then by stack id, so the order is
+ * reproducible. */
+static unsigned class_rank(uint32_t class)
+{
+    return class == MT_LEAK_DEFINITE ? 0 : class == MT_LEAK_INDIRECT ? 1 : 2;
+}
+
 static bool group_before(const void *a, const void *b)
 {
     const struct group *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes;
     if (x->class != y->class)
-        return x->class < y->class;
+        return class_rank(x->class) < class_rank(y->class);
+    if (x->bytes + x->held_bytes != y->bytes + y->held_bytes)
+        return x->bytes + x->held_bytes > y->bytes + y->held_bytes;
     return x->stack < y->stack;
 }
 
@@ -117,9 +127,11 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
         if (blocks[i].class == MT_LEAK_REACHABLE)
             continue;
         if (k == 0 || g[k - 1].stack != blocks[i].stack || g[k - 1].class != blocks[i].class)
-            g[k++] = (struct group){ 0, 0, blocks[i].stack, blocks[i].class, SIZE_MAX };
+            g[k++] = (struct group){ 0, 0, 0, 0, blocks[i].stack, blocks[i].class, SIZE_MAX };
         g[k - 1].bytes += blocks[i].size;
         g[k - 1].blocks++;
+        g[k - 1].held_bytes += blocks[i].held_bytes;
+        g[k - 1].held_blocks += blocks[i].held_blocks;
     }
     ngroups = k;
     sort_items(g, ngroups, sizeof *g, group_before);
@@ -137,7 +149,7 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
         }
     }
 
-    uint64_t lost[3] = { 0 }, lost_blocks[3] = { 0 };
+    uint64_t lost[MT_LEAK_CLASSES] = { 0 }, lost_blocks[MT_LEAK_CLASSES] = { 0 };
     size_t listed = 0, unlisted = 0;
     mt_fmt_leak_begin(o, in->pid, in->nblocks, in->nroots, in->totals->seconds);
     for (size_t i = 0; i < ngroups; i++) {
@@ -153,8 +165,8 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
         const uintptr_t *frames;
         unsigned depth = in->stack(in->ctx, g[i].stack, &frames);
         mt_fmt_stack_ref s = { frames, depth };
-        mt_fmt_leak_group(o, g[i].class == MT_LEAK_DEFINITE, g[i].bytes, g[i].blocks,
-                          in->put_stack, in->ctx, &s);
+        mt_fmt_leak_group(o, g[i].class, g[i].bytes, g[i].blocks, g[i].held_bytes,
+                          g[i].held_blocks, in->put_stack, in->ctx, &s);
     }
     if (unlisted)
         mt_fmt_leak_more(o, unlisted);
@@ -172,7 +184,7 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
             mt_fmt_leak_suppressed(o, in->sup[i].pattern, in->sup[i].bytes, in->sup[i].blocks);
     mt_fmt_leak_summary(o, lost[MT_LEAK_DEFINITE], lost_blocks[MT_LEAK_DEFINITE],
                         lost[MT_LEAK_INDIRECT], lost_blocks[MT_LEAK_INDIRECT],
-                        t->bytes[MT_LEAK_REACHABLE], t->blocks[MT_LEAK_REACHABLE]);
+                        lost[MT_LEAK_POSSIBLE], lost_blocks[MT_LEAK_POSSIBLE], t->bytes[MT_LEAK_REACHABLE], t->blocks[MT_LEAK_REACHABLE]);
     if (g)
         munmap(g, mapped);
     return lost[MT_LEAK_DEFINITE] + lost[MT_LEAK_INDIRECT];

@@ -1,7 +1,7 @@
 /* The leak report, one writer for both places that make one: the check at
  * exit in the process (leak_check.c) and `memtrace leaks` in gdb through
  * memtrace-symbolize. Lost blocks grouped by allocation stack and class,
- * suppressions applied, largest group first, the notes, the summary line
+ * suppressions applied, definitely lost groups first (with what they hold), the notes, the summary line
  * (format.h's order). Uses no heap (its arrays are mmap'ed): safe in the
  * library at exit. */
 #ifndef MT_LEAK_REPORT_H
@@ -50,7 +50,8 @@ typedef struct {
 } mt_leak_report_input;
 
 /* Writes the report to OUT; returns the lost bytes (definitely and
- * indirectly) left after the suppressions, listed or not. */
+ * indirectly; not possibly lost, which may be a program's own interior
+ * pointer) left after the suppressions, listed or not. */
 uint64_t mt_leak_report(mt_out *out, const mt_leak_report_input *in);
 
 /* mt_leak_report_input.match for DWFL: symbolizes FRAMES (inline rows

@@ -1,26 +1,32 @@
 /* The leak scan (leak_scan.h): blocks sorted by start, a binary search per
  * word that falls between the lowest start and the highest end, and one
- * worklist of block indexes. Every block's contents are read at most twice
- * (once while marking from the roots, once while grouping the lost ones),
- * so the cost is the sort plus the words of the roots and the blocks.
- * The entries come from a table a wild write or a damaged core may have
- * changed: before marking, the blocks that wrap, lie outside the mappings
- * or overlap are dropped (drop_damaged), so the kept blocks are disjoint
- * and mapped, and no loop's bound comes from an entry alone.
+ * worklist of block indexes. Every block's contents are read at most three
+ * times (twice while marking from the roots: as possibly lost, then again
+ * if a start pointer makes it reachable; once while grouping the lost
+ * ones), so the cost is the sort plus the words of the roots and the
+ * blocks. The entries come from a table a wild write or a damaged core may
+ * have changed: before marking, the blocks that wrap, lie outside the
+ * mappings or overlap are dropped (drop_damaged), so the kept blocks are
+ * disjoint and mapped, and no loop's bound comes from an entry alone.
  *
- * Invariants while it runs: a block's class is MT_LEAK_REACHABLE once it is
- * on or past the worklist of the first phase; UNSEEN blocks were reached by
- * nothing scanned so far; an index is pushed at most once per phase, so the
- * worklist (NBLOCKS entries) never overflows. Only mmap'ed memory is used:
- * this file links into the library and into memtrace-symbolize alike, with
- * no memtrace store behind it. */
+ * Invariants while it runs: in the first phase a block's class only rises,
+ * UNSEEN -> POSSIBLE -> REACHABLE, and it is pushed on the worklist at each
+ * rise, so at most twice (the worklist has 2 * NBLOCKS entries); a block
+ * popped is scanned as its class is then (a rise while it waited only
+ * means it is scanned again). UNSEEN blocks were reached by nothing scanned
+ * so far. In the second phase an index is pushed at most once. Only
+ * mmap'ed memory is used: this file links into the library and into
+ * memtrace-symbolize alike, with no memtrace store behind it. */
 #include "leak_scan.h"
 
 #include <sys/mman.h>
 #include <time.h>
 
 /* A class value the caller never sees: not reached by anything scanned yet. */
-#define UNSEEN 3u
+#define UNSEEN 7u
+/* An internal flag: the block's contents were read once (a block that
+ * cannot be read is counted once). */
+#define SCANNED 0x8000u
 
 /* Bytes READ is asked for at a time when scanning a root region or a
  * large block: a region that is partly unreadable loses only the chunks
@@ -35,6 +41,8 @@ struct scan {
     size_t top;
     size_t leader; /* phase 2: the lost block whose group is being marked */
     int phase;
+    bool definite;    /* phase 1: what is scanned is a root or a reachable block */
+    bool starts_only; /* phase 1: what is scanned is a root with starts_only */
     const mt_leak_input *in;
     mt_leak_totals *t;
 };
@@ -67,18 +75,33 @@ static inline void hit(struct scan *s, uintptr_t word)
         return;
     mt_leak_block *e = &s->b[i];
     if (s->phase == 1) {
-        if (e->class != UNSEEN)
+        /* memcheck's rule: a start pointer from a root or a reachable
+         * block makes it reachable; any other pointer makes an unseen
+         * block possibly lost. */
+        bool start = word == e->ptr;
+        if (e->class == MT_LEAK_REACHABLE || (!start && s->starts_only))
             return;
-        e->class = MT_LEAK_REACHABLE;
+        if (start && s->definite)
+            e->class = MT_LEAK_REACHABLE;
+        else if (e->class == UNSEEN)
+            e->class = MT_LEAK_POSSIBLE;
+        else
+            return;
     } else {
-        /* Reachable blocks and the group's own leader stay as they are; a
-         * block an earlier leader reached is already INDIRECT; an earlier
-         * leader (DEFINITE) joins this group, and what it reached is in
-         * the group already, so it is not followed again. */
+        /* Reached and possibly lost blocks and the group's own leader stay
+         * as they are; a block an earlier leader reached is already
+         * INDIRECT; an earlier leader (DEFINITE) joins this group with
+         * what it holds, which is in the group already, so it is not
+         * followed again. */
         if ((size_t)i == s->leader || e->class == MT_LEAK_REACHABLE ||
-            e->class == MT_LEAK_INDIRECT)
+            e->class == MT_LEAK_POSSIBLE || e->class == MT_LEAK_INDIRECT)
             return;
+        mt_leak_block *leader = &s->b[s->leader];
         bool follow = e->class == UNSEEN;
+        leader->held_bytes += e->size + e->held_bytes;
+        leader->held_blocks += 1 + e->held_blocks;
+        e->held_bytes = 0;
+        e->held_blocks = 0;
         e->class = MT_LEAK_INDIRECT;
         if (!follow)
             return;
@@ -134,9 +157,12 @@ static uint64_t scan_range(struct scan *s, uintptr_t lo, uintptr_t hi)
 static void drain(struct scan *s)
 {
     while (s->top) {
-        const mt_leak_block *e = &s->b[s->work[--s->top]];
-        if (scan_range(s, e->ptr, e->ptr + e->size) && s->phase == 1)
+        mt_leak_block *e = &s->b[s->work[--s->top]];
+        s->definite = e->class == MT_LEAK_REACHABLE;
+        s->starts_only = false;
+        if (scan_range(s, e->ptr, e->ptr + e->size) && !(e->flags & SCANNED))
             s->t->unreadable_blocks++;
+        e->flags |= SCANNED;
     }
 }
 
@@ -250,7 +276,7 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
     size_t n = in->nblocks;
     if (n > UINT32_MAX)
         return false;
-    size_t work_bytes = (n ? n : 1) * sizeof(uint32_t);
+    size_t work_bytes = (n ? 2 * n : 1) * sizeof(uint32_t);
     uint32_t *work = mmap(NULL, work_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                           -1, 0);
     if (work == MAP_FAILED)
@@ -261,6 +287,8 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
     s.lo = n ? s.b[0].ptr : 1;
     for (size_t i = 0; i < n; i++) {
         s.b[i].class = UNSEEN;
+        s.b[i].held_bytes = 0;
+        s.b[i].held_blocks = 0;
         uintptr_t end = s.b[i].ptr + (s.b[i].size ? s.b[i].size : 1);
         if (end > s.hi)
             s.hi = end;
@@ -275,17 +303,23 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
     }
     drain(&s);
     for (size_t r = 0; r < in->nroots; r++) {
+        s.definite = true;
+        s.starts_only = in->roots[r].starts_only;
         out->unreadable_root_bytes += scan_range(&s, in->roots[r].lo, in->roots[r].hi);
         drain(&s);
     }
-    for (size_t k = 0; k < in->nwords; k++)
+    for (size_t k = 0; k < in->nwords; k++) {
+        s.definite = true;
+        s.starts_only = false;
         hit(&s, in->words[k]);
-    drain(&s);
+        drain(&s);
+    }
 
     /* Phase 2, as valgrind's memcheck groups lost blocks ("cliques"): each
      * block not reached yet leads a group and marks INDIRECT every lost
-     * block it reaches but itself; a leader reached by a later leader joins
-     * that one's group. The last leader of any chain of groups is never
+     * block it reaches but itself (by a start or an interior pointer,
+     * alike), counting them in its HELD fields; a leader reached by a later
+     * leader joins that one's group with what it held. The last leader of any chain of groups is never
      * reached by a later one, so every lost structure, a cycle included,
      * keeps one DEFINITE block and none vanishes. */
     s.phase = 2;
@@ -298,6 +332,7 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
         drain(&s);
     }
     for (size_t i = 0; i < n; i++) {
+        s.b[i].flags &= (uint16_t)~SCANNED;
         out->bytes[s.b[i].class] += s.b[i].size;
         out->blocks[s.b[i].class]++;
     }

@@ -13,13 +13,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A block's verdict. */
+/* A block's verdict, in valgrind's memcheck's terms. A pointer to a
+ * block's first byte is a start pointer; one to any other byte of it is an
+ * interior pointer. */
 enum {
-    MT_LEAK_REACHABLE = 0, /* reached from a root, directly or through blocks */
-    MT_LEAK_DEFINITE = 1,  /* not reached, and no other lost block reaches it;
-                              also one block of each lost group that only
-                              points at itself (a cycle), as valgrind does */
+    MT_LEAK_REACHABLE = 0, /* reached from a root by start pointers only,
+                              directly or through reachable blocks */
+    MT_LEAK_DEFINITE = 1,  /* not reached from a root, and no other lost
+                              block reaches it; also one block of each lost
+                              group that only points at itself (a cycle), as
+                              valgrind does */
     MT_LEAK_INDIRECT = 2,  /* not reached from a root, but from a lost block */
+    MT_LEAK_POSSIBLE = 3,  /* reached from a root, but only by chains with an
+                              interior pointer, or through a possibly lost
+                              block: "possibly lost" */
+    MT_LEAK_CLASSES = 4,
 };
 
 /* A block the caller knows to be held from outside the roots it hands in:
@@ -32,13 +40,18 @@ enum {
  * store never gave out): the scan counts it damaged and drops it. */
 #define MT_LEAK_FLAG_DAMAGED 2u
 
-/* One live block, as the caller knows it. The scan writes CLASS. */
+/* One live block, as the caller knows it. The scan writes CLASS and the
+ * HELD fields. */
 typedef struct {
     uintptr_t ptr;   /* start; overlapping blocks are dropped as damaged */
     uint64_t size;   /* bytes; 0 is allowed (only a pointer to its start holds it) */
     uint32_t stack;  /* the caller's allocation stack id, untouched */
     uint16_t class;  /* out: MT_LEAK_* */
     uint16_t flags;  /* in: MT_LEAK_FLAG_* */
+    /* out, for a DEFINITE block: the INDIRECT blocks of its group (what it
+     * holds, valgrind's "(D direct, I indirect)"); 0 for the others. */
+    uint32_t held_blocks;
+    uint64_t held_bytes;
 } mt_leak_block;
 
 /* What a region of roots is, for the verdict's notes. */
@@ -48,6 +61,11 @@ typedef struct {
     uintptr_t lo, hi; /* [lo, hi); words at 8-byte aligned addresses are read */
     int kind;         /* MT_ROOT_* */
     uint32_t thread;  /* kernel thread id for a stack or TLS; 0 otherwise */
+    /* The allocator's own data (leak_roots.h): only a start pointer there
+     * holds a block; an interior one is the allocator's bookkeeping (a bin
+     * or the top chunk pointing at a chunk header, which lies in the last
+     * bytes of the block before it) and holds nothing. */
+    bool starts_only;
 } mt_leak_root;
 
 /* Returns where the LEN bytes at ADDR of the target can be read, valid
@@ -80,7 +98,7 @@ typedef struct {
 } mt_leak_input;
 
 typedef struct {
-    uint64_t bytes[3], blocks[3]; /* per MT_LEAK_* class */
+    uint64_t bytes[MT_LEAK_CLASSES], blocks[MT_LEAK_CLASSES]; /* per MT_LEAK_* class */
     uint64_t unreadable_root_bytes;   /* root bytes READ refused */
     uint64_t unreadable_blocks;       /* blocks whose contents READ refused */
     uint64_t damaged;                 /* entries dropped as damaged (see mt_leak_scan) */
@@ -96,10 +114,13 @@ typedef struct {
  * caller flagged it (MT_LEAK_FLAG_DAMAGED); the first NBLOCKS -
  * OUT->damaged blocks are then the good ones, sorted, and the rest are
  * unspecified. Every range read is clipped to the mappings IN->region
- * names, so the work is bounded by them whatever the entries hold. A word marks the block holding the
- * address it holds, interior pointers included (as LeakSanitizer does).
- * False, with *OUT zeroed, only when the work arrays could not be mapped
- * (about 5 bytes per block): then nothing is classified. Takes no lock and
+ * names, so the work is bounded by them whatever the entries hold.
+ * Classes as valgrind's memcheck gives them: a word marks the block holding
+ * the address it holds, REACHABLE by a start pointer from a root or a
+ * reachable block, POSSIBLE otherwise (an interior pointer, or any pointer
+ * from a possibly lost block; LeakSanitizer counts both reachable). False,
+ * with *OUT zeroed, only when the work arrays could not be mapped (about 9
+ * bytes per block): then nothing is classified. Takes no lock and
  * calls nothing but IN->read, mmap and munmap; safe to run while every
  * other thread of the process is stopped anywhere, inside malloc included. */
 bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out);

@@ -446,11 +446,12 @@ static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start
                   since_start ? "since start" : "since last report",
                   (unsigned long)d.alloc_bytes, (unsigned long)d.alloc_blocks,
                   (unsigned long)d.freed_bytes, (unsigned long)d.freed_blocks);
-    uint64_t cls[3];
+    uint64_t cls[4];
     if (exiting && leak_hooks && leak_hooks->classes(s->id, cls))
         mt_out_printf(o, "  leak check: %lu bytes definitely lost, %lu bytes indirectly lost, "
-                         "%lu bytes still reachable\n",
-                      (unsigned long)cls[1], (unsigned long)cls[2], (unsigned long)cls[0]);
+                         "%lu bytes possibly lost, %lu bytes still reachable\n",
+                      (unsigned long)cls[1], (unsigned long)cls[2], (unsigned long)cls[3],
+                      (unsigned long)cls[0]);
     char *made;
     out_text(o, site_text(s, &made, raw, sizeof raw));
     free(made);

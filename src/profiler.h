@@ -25,12 +25,12 @@ void mt_report_close(mt_out *o, bool own);
  * not include the check that includes it): RUN makes the verdict once per
  * process (the other threads stopped meanwhile), before the report takes
  * its lock, scanning the exiting thread's stack from STACK_FROM up; CLASSES fills BYTES, indexed by MT_LEAK_* (still reachable,
- * definitely lost, indirectly lost), for the blocks of allocation stack
+ * definitely lost, indirectly lost, possibly lost), for the blocks of allocation stack
  * ID, false when there is no verdict. The tracer build ignores them. */
 typedef struct {
     /* UC: the registers the exit handler was entered with; STACK_FROM: its frame */
     void (*run)(const ucontext_t *uc, uintptr_t stack_from);
-    bool (*classes)(uint32_t id, uint64_t bytes[3]);
+    bool (*classes)(uint32_t id, uint64_t bytes[4]);
 } mt_leak_hooks;
 void mt_profiler_set_leak_hooks(const mt_leak_hooks *hooks);
 

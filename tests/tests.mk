@@ -202,12 +202,26 @@ $(TEST_BUILD)/leaks: tests/progs/leaks.c
 $(TEST_BUILD)/leak_robust: tests/progs/leak_robust.c src/descriptor.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
-LEAK_PROGS := $(TEST_BUILD)/leaks $(TEST_BUILD)/leak_robust
 
 # The leak check against a damaged table, a damaged core, exits from other
 # threads and main's pthread_exit (tests/e2e/leak_robust.sh).
 test-leak-robust: all $(TEST_BUILD)/leak_robust
 	@bash tests/e2e/leak_robust.sh
+
+# The verdicts valgrind gives (tests/e2e/leaks.sh, tests/e2e/leak_oracle.sh).
+$(TEST_BUILD)/leak_verdicts: tests/progs/leak_verdicts.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
+LEAK_PROGS := $(TEST_BUILD)/leaks $(TEST_BUILD)/leak_robust $(TEST_BUILD)/leak_verdicts
+
+# The differential leak test against valgrind (tests/e2e/leak_oracle.sh):
+# the verdict programs and real programs nobody here wrote, among them a
+# Rust one built here with Debian's rustc.
+$(TEST_BUILD)/leak_oracle_rs: tests/progs/leak_oracle.rs
+	@mkdir -p $(@D)
+	$(RUSTC) -C opt-level=1 -g -o $@ $<
+test-leak-oracle: all $(TEST_BUILD)/leak_verdicts $(TEST_BUILD)/leak_oracle_rs
+	@bash tests/e2e/leak_oracle.sh
 
 # The launcher, MEMTRACE_CHILDREN and recording on demand
 # (tests/e2e/launcher.sh).
@@ -274,6 +288,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-build
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
+	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-reliability
 	@$(MAKE) --no-print-directory test-unwind-check
@@ -286,7 +301,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-leak-oracle test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The leak check at exit (MEMTRACE_LEAK_CHECK=1) on tests/progs/leaks.c, in
-# both builds: each lost site with its exact bytes, blocks, class and
-# file:line; none of the kept ones (global, interior pointer, another
-# thread's stack, a register only, through a reachable block, TLS) listed;
+# both builds: each lost site with its exact bytes, blocks, class (and for
+# a definitely lost one, what it holds) and file:line; the block held only
+# by an interior pointer possibly lost; none of the kept ones (global,
+# another thread's stack, a register only, through a reachable block, TLS)
+# listed;
 # the summary line exactly; status 23 (MEMTRACE_LEAK_EXITCODE) or the
 # program's own; suppressions for one site and for all; bad input; and
 # LeakSanitizer (Debian liblsan0), where installed, as the oracle for the
@@ -41,8 +43,10 @@ status() { # NAME EXPECTED
     if [ "$RC" = "$2" ]; then pass "$1: status $2"; else fail "$1" "status $RC, not $2"; fi
 }
 
-# The group "B bytes CLASS lost in K blocks" whose frame #0 is at SITE.
-group() { # NAME FILE "B bytes CLASS lost in K blocks" SITE
+# The group "B bytes in K blocks are CLASS lost" (definitely lost: "T (B
+# direct, H indirect) bytes in K blocks are definitely lost (with HB
+# indirectly lost blocks)") whose frame #0 is at SITE.
+group() { # NAME FILE "B bytes in K blocks are CLASS lost" SITE
     if awk -v g="memtrace: $3, allocated at:" -v f="$(at "$src" "$4")" '
            $0 == g { getline; if (index($0, f)) found = 1 } END { exit !found }' "$2"; then
         pass "$1: $3 at $4"
@@ -52,45 +56,57 @@ group() { # NAME FILE "B bytes CLASS lost in K blocks" SITE
 }
 
 # Every frame #0 of a lost group, as FILE:LINE: lines.
-lost_sites() { awk '/^memtrace: [0-9]+ bytes (definitely|indirectly) lost/ { getline; print }' "$1"; }
+group_re='^memtrace: [0-9]+ (\([0-9]+ direct, [0-9]+ indirect\) )?bytes in [0-9]+ blocks are [a-z]+ lost'
+lost_sites() { awk -v re="$group_re" '$0 ~ re { getline; print }' "$1"; }
 
 kept_not_listed() { # NAME FILE
     local s bad=
-    for s in global interior thread_stack register holder through tls; do
+    for s in global thread_stack register holder through tls; do
         lost_sites "$2" | grep -qF "$(at "$src" $s)" && bad="$bad $s"
     done
     if [ -z "$bad" ]; then pass "$1: no kept block listed as lost"; else fail "$1" "listed as lost:$bad"; fi
 }
 
-summary_is() { # NAME FILE D N I M
+summary_is() { # NAME FILE D N I M [P K]: possibly lost 300 in 1 (interior) unless given
     local line
     line=$(grep '^memtrace: leaks: [0-9]* bytes definitely' "$2")
-    local want="memtrace: leaks: $3 bytes definitely lost in $4 blocks, $5 bytes indirectly lost in $6 blocks, "
-    # Still reachable: at least the kept blocks (2916 bytes in 7), plus the C library's.
+    local want="memtrace: leaks: $3 bytes definitely lost in $4 blocks, $5 bytes indirectly lost in $6 blocks, ${7:-300} bytes possibly lost in ${8:-1} blocks, "
+    # Still reachable: at least the kept blocks (2616 bytes in 6), plus the C library's.
     if [ "${line#"$want"}" != "$line" ] &&
-       echo "$line" | awk '{ if ($(NF-6) >= 2916 && $(NF-1) >= 7 && $(NF-4) == "still") exit 0; exit 1 }'; then
+       echo "$line" | awk '{ if ($(NF-6) >= 2616 && $(NF-1) >= 6 && $(NF-4) == "still") exit 0; exit 1 }'; then
         pass "$1: summary"
     else
-        fail "$1" "summary '$line', wanted '$want' and >= 2916 bytes still reachable in >= 7 blocks"
+        fail "$1" "summary '$line', wanted '$want' and >= 2616 bytes still reachable in >= 6 blocks"
+    fi
+}
+
+# The listing's order: definitely lost groups first, largest total (with
+# what they hold) first; then indirectly lost, then possibly lost, each
+# largest first.
+groups_in_order() { # NAME FILE
+    if lost_sites "$2" >/dev/null && grep -E "$group_re" "$2" |
+        awk '{ c = $0; sub(/ lost.*/, "", c); sub(/.* /, "", c)
+               r = c == "definitely" ? 0 : c == "indirectly" ? 1 : 2
+               if (n++ && (r < last || (r == last && $2 + 0 > prev))) bad = 1
+               last = r; prev = $2 + 0 } END { exit bad }'; then
+        pass "$1: definitely lost groups first, largest total first"
+    else
+        fail "$1" "groups not in order in: $(cat "$2")"
     fi
 }
 
 check_full() { # NAME FILE
-    group "$1" "$2" "100 bytes definitely lost in 1 blocks" direct
-    group "$1" "$2" "48 bytes definitely lost in 1 blocks" list_head
-    group "$1" "$2" "96 bytes indirectly lost in 3 blocks" list_node
-    group "$1" "$2" "64 bytes definitely lost in 1 blocks" cycle
-    group "$1" "$2" "64 bytes indirectly lost in 1 blocks" cycle
+    group "$1" "$2" "$direct_group" direct
+    group "$1" "$2" "144 (48 direct, 96 indirect) bytes in 1 blocks are definitely lost (with 3 indirectly lost blocks)" list_head
+    group "$1" "$2" "96 bytes in 3 blocks are indirectly lost" list_node
+    group "$1" "$2" "128 (64 direct, 64 indirect) bytes in 1 blocks are definitely lost (with 1 indirectly lost blocks)" cycle
+    group "$1" "$2" "64 bytes in 1 blocks are indirectly lost" cycle
+    group "$1" "$2" "300 bytes in 1 blocks are possibly lost" interior
     kept_not_listed "$1" "$2"
     summary_is "$1" "$2" 212 3 160 4
-    # Largest first.
-    if lost_sites "$2" >/dev/null && grep -o '^memtrace: [0-9]* bytes [a-z]* lost' "$2" |
-        awk '{ print $2 }' | sort -c -n -r 2>/dev/null; then
-        pass "$1: groups largest first"
-    else
-        fail "$1" "groups not largest first"
-    fi
+    groups_in_order "$1" "$2"
 }
+direct_group="100 (100 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 indirectly lost blocks)"
 
 # ---- tracer build
 run tracer "$tracer" MEMTRACE_LEAK_CHECK=1 --
@@ -104,13 +120,13 @@ summary_is "MEMTRACE_LEAK_EXITCODE=0" "$work/exitcode.err" 212 3 160 4
 run none "$tracer" MEMTRACE_LEAK_CHECK=1 -- none
 status "nothing lost: the program's own status" 7
 summary_is "nothing lost" "$work/none.err" 0 0 0 0
-lacks "nothing lost: no group" "$work/none.err" "lost in 1 blocks, allocated at"
+lacks "nothing lost: no definitely lost group" "$work/none.err" "are definitely lost"
 
 # A thread that blocks the stop signal: scanned from its system call's stack
 # pointer, and the report says so.
 run blocked "$tracer" MEMTRACE_LEAK_CHECK=1 -- blocked
 status "a thread that cannot be stopped" 23
-group "blocked" "$work/blocked.err" "100 bytes definitely lost in 1 blocks" direct
+group "blocked" "$work/blocked.err" "$direct_group" direct
 lacks "blocked: its block is not lost" "$work/blocked.err" "$(at "$src" blocked)"
 lacks "blocked: its TLS block is not lost" "$work/blocked.err" "$(at "$src" blocked_tls)"
 has "blocked: the report says so" "$work/blocked.err" \
@@ -136,7 +152,7 @@ else
 fi
 
 # The exit report's sites, marked by class.
-marked() { # NAME "D bytes definitely lost, I bytes indirectly lost, R bytes still reachable" SITE
+marked() { # NAME "D bytes definitely lost, I bytes indirectly lost, P bytes possibly lost, R bytes still reachable" SITE
     if awk -v m="  leak check: $2" -v f="$(at "$src" "$3")" '
            $0 == m { getline; if (index($0, f)) found = 1 } END { exit !found }' "$work/prof.txt"; then
         pass "profiler exit report: $3: $2"
@@ -144,11 +160,12 @@ marked() { # NAME "D bytes definitely lost, I bytes indirectly lost, R bytes sti
         fail "profiler exit report" "no '$2' mark on $3 in: $(cat "$work/prof.txt")"
     fi
 }
-marked profiler "100 bytes definitely lost, 0 bytes indirectly lost, 0 bytes still reachable" direct
-marked profiler "64 bytes definitely lost, 64 bytes indirectly lost, 0 bytes still reachable" cycle
-marked profiler "0 bytes definitely lost, 96 bytes indirectly lost, 0 bytes still reachable" list_node
-marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 200 bytes still reachable" global
-marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 500 bytes still reachable" register
+marked profiler "100 bytes definitely lost, 0 bytes indirectly lost, 0 bytes possibly lost, 0 bytes still reachable" direct
+marked profiler "64 bytes definitely lost, 64 bytes indirectly lost, 0 bytes possibly lost, 0 bytes still reachable" cycle
+marked profiler "0 bytes definitely lost, 96 bytes indirectly lost, 0 bytes possibly lost, 0 bytes still reachable" list_node
+marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 0 bytes possibly lost, 200 bytes still reachable" global
+marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 0 bytes possibly lost, 500 bytes still reachable" register
+marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 300 bytes possibly lost, 0 bytes still reachable" interior
 
 # ---- suppressions
 printf '# one site\nleak:make_list\n' >"$work/one.supp"
@@ -162,9 +179,9 @@ lacks "suppressing one site: not listed" "$work/supp_one.err" "$(at "$src" list_
 printf 'leak:leaks.c\n' >"$work/all.supp"
 run supp_all "$tracer" MEMTRACE_LEAK_CHECK=1 MEMTRACE_SUPPRESSIONS="$work/all.supp" --
 status "suppressing every site" 0
-summary_is "suppressing every site" "$work/supp_all.err" 0 0 0 0
+summary_is "suppressing every site" "$work/supp_all.err" 0 0 0 0 0 0
 has "suppressing every site: what it took" "$work/supp_all.err" \
-    "memtrace: leaks: suppressed by leak:leaks.c: 372 bytes in 7 blocks"
+    "memtrace: leaks: suppressed by leak:leaks.c: 672 bytes in 8 blocks"
 
 printf 'leak:^lose_direct$\nnot a suppression\nleak:\n' >"$work/bad.supp"
 run supp_bad "$tracer" MEMTRACE_LEAK_CHECK=1 MEMTRACE_SUPPRESSIONS="$work/bad.supp" --
@@ -179,6 +196,67 @@ has "unreadable suppressions: one warning" "$work/supp_missing.err" \
     "memtrace: MEMTRACE_SUPPRESSIONS: cannot read $work/none.supp"
 summary_is "unreadable suppressions" "$work/supp_missing.err" 212 3 160 4
 
+
+# ---- the verdicts valgrind gives (tests/progs/leak_verdicts.c), at exit.
+vprog=$tests/leak_verdicts
+vsrc=tests/progs/leak_verdicts.c
+verdict() { # NAME MODE "SUMMARY PREFIX" [GROUP SITE]...
+    local name=$1 mode=$2 prefix=$3 want="memtrace: leaks: $3"
+    shift 3
+    (cd "$work" && MEMTRACE_LEAK_CHECK=1 LD_PRELOAD="$tracer" timeout 60 "$vprog" "$mode" \
+        >/dev/null 2>"$work/v_$mode.err")
+    local line
+    line=$(grep "^memtrace: leaks: [0-9]* bytes definitely" "$work/v_$mode.err")
+    if [ "${line#"$want"}" != "$line" ]; then
+        pass "$name: $prefix"
+    else
+        fail "$name" "summary '$line', wanted '$want...'"
+    fi
+    while [ $# -ge 2 ]; do
+        src=$vsrc group "$name" "$work/v_$mode.err" "$1" "$2"
+        shift 2
+    done
+}
+# A dead copy below main's frame, in the region exit and its handlers use,
+# holds nothing; with four threads sleeping too.
+verdict "a dead stack copy" stack \
+    "333 bytes definitely lost in 1 blocks, 0 bytes indirectly lost in 0 blocks, 0 bytes possibly lost in 0 blocks, 0 bytes still reachable in 0 blocks" \
+    "333 (333 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 indirectly lost blocks)" stack
+verdict "a dead stack copy, four threads sleeping" threads \
+    "333 bytes definitely lost in 1 blocks, 0 bytes indirectly lost in 0 blocks, 0 bytes possibly lost in 0 blocks, "
+lacks "a dead stack copy, four threads sleeping: every thread stopped" "$work/v_threads.err" "did not stop"
+# glibc's main_arena (a bin, the top chunk) points at the chunk header in
+# the lost record's last bytes: that holds nothing.
+verdict "a lost block before a free chunk in a bin" bins \
+    "24 bytes definitely lost in 1 blocks, 2240 bytes indirectly lost in 40 blocks, 0 bytes possibly lost in 0 blocks, 24 bytes still reachable in 1 blocks" \
+    "2264 (24 direct, 2240 indirect) bytes in 1 blocks are definitely lost (with 40 indirectly lost blocks)" bins_record \
+    "2240 bytes in 40 blocks are indirectly lost" bins_node
+verdict "a lost block before the top chunk" top \
+    "24 bytes definitely lost in 1 blocks, 2240 bytes indirectly lost in 40 blocks, 0 bytes possibly lost in 0 blocks, 0 bytes still reachable in 0 blocks" \
+    "2264 (24 direct, 2240 indirect) bytes in 1 blocks are definitely lost (with 40 indirectly lost blocks)" top_record
+# Held only by an interior pointer: possibly lost, and what it holds too.
+verdict "an interior pointer only" interior \
+    "0 bytes definitely lost in 0 blocks, 0 bytes indirectly lost in 0 blocks, 464 bytes possibly lost in 2 blocks, 0 bytes still reachable in 0 blocks" \
+    "400 bytes in 1 blocks are possibly lost" interior_outer "64 bytes in 1 blocks are possibly lost" interior_inner
+# The owner's group says what it holds, and comes first.
+verdict "an owner and what it holds" owner \
+    "48 bytes definitely lost in 1 blocks, 192 bytes indirectly lost in 4 blocks, 0 bytes possibly lost in 0 blocks, 0 bytes still reachable in 0 blocks" \
+    "240 (48 direct, 192 indirect) bytes in 1 blocks are definitely lost (with 4 indirectly lost blocks)" owner \
+    "192 bytes in 4 blocks are indirectly lost" owned
+# exit called with a block's only copy in a callee-saved register, which
+# exit's frames save below its caller's stack pointer: the caller's
+# registers at the call are roots.
+if [ "$(uname -m)" = x86_64 ]; then
+    verdict "exit called with a block only in r12" exit_r12 \
+        "0 bytes definitely lost in 0 blocks, 0 bytes indirectly lost in 0 blocks, 0 bytes possibly lost in 0 blocks, 777 bytes still reachable in 1 blocks"
+fi
+groups_in_order "an owner and what it holds" "$work/v_owner.err"
+if awk '/are definitely lost/ { d = NR } /are indirectly lost/ && !i { i = NR } END { exit !(d && i > d) }' \
+    "$work/v_owner.err"; then
+    pass "an owner and what it holds: the owner listed before what it holds"
+else
+    fail "an owner and what it holds" "order in: $(cat "$work/v_owner.err")"
+fi
 
 # ---- gdb: `memtrace leaks` and `memtrace refs` (gdb/memtrace.py)
 helper=$root/gdb/memtrace.py
@@ -217,14 +295,15 @@ part leaks "$live" >"$work/gdb_live_leaks.out"
 check_full "gdb live" "$work/gdb_live_leaks.out"
 same_summary "gdb live" "$work/gdb_live_leaks.out"
 part leaks1 "$live" >"$work/gdb_live_one.out"
-group "gdb live, leaks 1" "$work/gdb_live_one.out" "100 bytes definitely lost in 1 blocks" direct
-if [ "$(grep -c '^memtrace: [0-9]* bytes [a-z]* lost in' "$work/gdb_live_one.out")" = 1 ]; then
+group "gdb live, leaks 1" "$work/gdb_live_one.out" \
+    "144 (48 direct, 96 indirect) bytes in 1 blocks are definitely lost (with 3 indirectly lost blocks)" list_head
+if [ "$(grep -cE "$group_re" "$work/gdb_live_one.out")" = 1 ]; then
     pass "gdb live, leaks 1: one site listed"
 else
     fail "gdb live, leaks 1" "not one site in: $(cat "$work/gdb_live_one.out")"
 fi
 has "gdb live, leaks 1: the others counted" "$work/gdb_live_one.out" \
-    "memtrace: leaks: 4 more lost groups not listed"
+    "memtrace: leaks: 5 more lost groups not listed"
 same_summary "gdb live, leaks 1" "$work/gdb_live_one.out"
 part refs_holder "$live" >"$work/gdb_live_refs.out"
 has "gdb live, refs: the global" "$work/gdb_live_refs.out" ": global g_holder in leaks, to offset 0"
@@ -304,9 +383,9 @@ if [ -s "$core" ]; then
         "memtrace: leaks: suppressed by leak:make_list: 144 bytes in 4 blocks"
     lacks "gdb: suppressing one site: not listed" "$work/gdb_supp_one.out" "$(at "$src" list_head)"
     gdb_leaks gdb_supp_all MEMTRACE_SUPPRESSIONS="$work/all.supp"
-    summary_is "gdb: suppressing every site" "$work/gdb_supp_all.out" 0 0 0 0
+    summary_is "gdb: suppressing every site" "$work/gdb_supp_all.out" 0 0 0 0 0 0
     has "gdb: suppressing every site: what it took" "$work/gdb_supp_all.out" \
-        "memtrace: leaks: suppressed by leak:leaks.c: 372 bytes in 7 blocks"
+        "memtrace: leaks: suppressed by leak:leaks.c: 672 bytes in 8 blocks"
     gdb_leaks gdb_supp_bad MEMTRACE_SUPPRESSIONS="$work/bad.supp"
     has "gdb: bad line 2: one warning" "$work/gdb_supp_bad.out" "memtrace: MEMTRACE_SUPPRESSIONS: $work/bad.supp:2: not a"
     has "gdb: bad line 3: one warning" "$work/gdb_supp_bad.out" "memtrace: MEMTRACE_SUPPRESSIONS: $work/bad.supp:3: not a"
@@ -370,11 +449,36 @@ PY
     else
         fail "an unreadable thread stack" "wanted a note of >= '$want' unreadable root bytes in: $(cat "$work/r.out")"
     fi
-    group "an unreadable thread stack" "$work/r.out" "400 bytes definitely lost in 1 blocks" thread_stack
+    group "an unreadable thread stack" "$work/r.out" \
+        "400 (400 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 indirectly lost blocks)" thread_stack
     summary_is "an unreadable thread stack" "$work/r.out" 612 4 160 4
     no_traceback "an unreadable thread stack" "$work/nostack.all"
 else
     fail "gdb: gcore" "no core file: $(cat "$live")"
+fi
+
+# The same in gdb, live (stopped in checkpoint) and on a core: glibc's state is no root
+# there either.
+vout=$work/gdb_bins.out
+(cd "$work" && timeout 120 gdb -q -batch -nx "$vprog" -ex "set env LD_PRELOAD=$tracer" \
+    -ex "break checkpoint" -ex "run bins 2>$work/gdb_bins.err" -ex "source $helper" \
+    -ex "echo @@ leaks\n" -ex "memtrace leaks" -ex "echo @@ refs\n" \
+    -ex "memtrace refs g_record ^ 0x5a5a5a5a5a5a5a5a" -ex "gcore $work/bins.core" \
+    -ex "echo @@ end\n" -ex kill >"$vout" 2>&1)
+bins_summary="memtrace: leaks: 24 bytes definitely lost in 1 blocks, 2240 bytes indirectly lost in 40 blocks, 0 bytes possibly lost in 0 blocks, 24 bytes still reachable in 1 blocks"
+part leaks "$vout" >"$work/gdb_bins_leaks.out"
+has "gdb live: a lost block before a free chunk in a bin" "$work/gdb_bins_leaks.out" "$bins_summary"
+part refs "$vout" >"$work/gdb_bins_refs.out"
+has "gdb live: refs names the bin's word in libc, and that it holds nothing" "$work/gdb_bins_refs.out" \
+    " in libc.so.6 (the allocator's data: holds nothing but by a block's start), to offset 16"
+has "gdb live: refs: the record is definitely lost" "$work/gdb_bins_refs.out" "(24 bytes, definitely lost;"
+if [ -s "$work/bins.core" ]; then
+    (cd "$work" && timeout 120 gdb -q -batch -nx "$vprog" "$work/bins.core" -ex "source $helper" \
+        -ex "echo @@ leaks\n" -ex "memtrace leaks" -ex "echo @@ end\n" >"$work/gdb_bins_core.out" 2>&1)
+    part leaks "$work/gdb_bins_core.out" >"$work/gdb_bins_core_leaks.out"
+    has "gdb core: a lost block before a free chunk in a bin" "$work/gdb_bins_core_leaks.out" "$bins_summary"
+else
+    fail "gdb core: bins" "no core file: $(cat "$vout")"
 fi
 
 # ---- LeakSanitizer as the oracle: its lost total is memtrace's D + I.

@@ -2,8 +2,8 @@
  * site marked "SITE:<name>" with a size of its own (tests/e2e/leaks.sh):
  *   lost: direct (100), a list behind a lost head (48 + 3 x 32), a cycle
  *         of two (2 x 64);
- *   kept: from a global (200), an interior pointer (300 from +100), a
- *         thread's stack while it waits in read (400), only a register of
+ *   possibly lost: held only by an interior pointer (300 from +100);
+ *   kept: from a global (200), a thread's stack while it waits in read (400), only a register of
  *         a thread waiting in a system call (500), through a reachable
  *         block (16 -> 700), thread-local storage (800).
  * The lost blocks are made in a thread that has finished, so no stale copy

@@ -51,17 +51,21 @@ static const char *report(mt_leak_report_input *in, uint64_t *lost)
     return text;
 }
 
-/* Stack 1: 2 definitely lost (10 + 20), 1 indirectly (5); stack 2: 100
- * definitely; stack 3: 7 definitely; stack 4: 1000 still reachable. */
+/* Stack 1: 2 definitely lost (10 + 20, the 20 holding the 5 of stack 1
+ * and the 80 of stack 5), 1 indirectly (5); stack 2: 100 definitely;
+ * stack 3: 7 definitely; stack 4: 1000 still reachable; stack 5: 80
+ * indirectly; stack 6: 3 possibly lost. Stack 1 is listed first: 115 with
+ * what it holds. */
 static mt_leak_block blocks[] = {
-    { 0x10, 10, 1, MT_LEAK_DEFINITE, 0 },  { 0x20, 20, 1, MT_LEAK_DEFINITE, 0 },
-    { 0x30, 5, 1, MT_LEAK_INDIRECT, 0 },   { 0x40, 100, 2, MT_LEAK_DEFINITE, 0 },
-    { 0x50, 7, 3, MT_LEAK_DEFINITE, 0 },   { 0x60, 1000, 4, MT_LEAK_REACHABLE, 0 },
+    { 0x10, 10, 1, MT_LEAK_DEFINITE, 0, 0, 0 }, { 0x20, 20, 1, MT_LEAK_DEFINITE, 0, 2, 85 },
+    { 0x30, 5, 1, MT_LEAK_INDIRECT, 0, 0, 0 },  { 0x40, 100, 2, MT_LEAK_DEFINITE, 0, 0, 0 },
+    { 0x50, 7, 3, MT_LEAK_DEFINITE, 0, 0, 0 },  { 0x60, 1000, 4, MT_LEAK_REACHABLE, 0, 0, 0 },
+    { 0x460, 80, 5, MT_LEAK_INDIRECT, 0, 0, 0 }, { 0x4c0, 3, 6, MT_LEAK_POSSIBLE, 0, 0, 0 },
 };
 
 static mt_leak_report_input input(void)
 {
-    static mt_leak_totals t = { .bytes = { 1000, 137, 5 }, .blocks = { 1, 4, 1 } };
+    static mt_leak_totals t = { .bytes = { 1000, 137, 85, 3 }, .blocks = { 1, 4, 2, 1 } };
     mt_leak_sort_by_stack(blocks, sizeof blocks / sizeof *blocks);
     return (mt_leak_report_input){ .pid = 42, .blocks = blocks,
                                    .nblocks = sizeof blocks / sizeof *blocks, .totals = &t,
@@ -74,19 +78,26 @@ Test(leak_report, groups_largest_first_then_the_summary)
     mt_leak_report_input in = input();
     uint64_t lost;
     const char *s = report(&in, &lost);
-    cr_assert_eq(lost, 142);
+    cr_assert_eq(lost, 222);
     cr_assert_str_eq(s,
-        "memtrace: leak check, pid 42: 6 live blocks, 3 root regions, scanned in 0.000 s\n"
-        "memtrace: 100 bytes definitely lost in 1 blocks, allocated at:\n"
+        "memtrace: leak check, pid 42: 8 live blocks, 3 root regions, scanned in 0.000 s\n"
+        "memtrace: 115 (30 direct, 85 indirect) bytes in 2 blocks are definitely lost (with 2 "
+        "indirectly lost blocks), allocated at:\n"
+        "  frame 1000 depth 1\n"
+        "memtrace: 100 (100 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 "
+        "indirectly lost blocks), allocated at:\n"
         "  frame 2000 depth 1\n"
-        "memtrace: 30 bytes definitely lost in 2 blocks, allocated at:\n"
-        "  frame 1000 depth 1\n"
-        "memtrace: 7 bytes definitely lost in 1 blocks, allocated at:\n"
+        "memtrace: 7 (7 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 "
+        "indirectly lost blocks), allocated at:\n"
         "  frame 3000 depth 1\n"
-        "memtrace: 5 bytes indirectly lost in 1 blocks, allocated at:\n"
+        "memtrace: 80 bytes in 1 blocks are indirectly lost, allocated at:\n"
+        "  frame 5000 depth 1\n"
+        "memtrace: 5 bytes in 1 blocks are indirectly lost, allocated at:\n"
         "  frame 1000 depth 1\n"
-        "memtrace: leaks: 137 bytes definitely lost in 4 blocks, 5 bytes indirectly lost in 1 "
-        "blocks, 1000 bytes still reachable in 1 blocks\n");
+        "memtrace: 3 bytes in 1 blocks are possibly lost, allocated at:\n"
+        "  frame 6000 depth 1\n"
+        "memtrace: leaks: 137 bytes definitely lost in 4 blocks, 85 bytes indirectly lost in 2 "
+        "blocks, 3 bytes possibly lost in 1 blocks, 1000 bytes still reachable in 1 blocks\n");
 }
 
 Test(leak_report, max_groups_lists_fewer_and_counts_all)
@@ -95,11 +106,11 @@ Test(leak_report, max_groups_lists_fewer_and_counts_all)
     in.max_groups = 1;
     uint64_t lost;
     const char *s = report(&in, &lost);
-    cr_assert_eq(lost, 142);
-    cr_assert_not_null(strstr(s, "memtrace: 100 bytes definitely lost in 1 blocks"));
-    cr_assert_null(strstr(s, "memtrace: 30 bytes"));
-    cr_assert_not_null(strstr(s, "memtrace: leaks: 3 more lost groups not listed\n"));
-    cr_assert_not_null(strstr(s, "memtrace: leaks: 137 bytes definitely lost in 4 blocks, 5 "));
+    cr_assert_eq(lost, 222);
+    cr_assert_not_null(strstr(s, "memtrace: 115 (30 direct, 85 indirect) bytes in 2 blocks"));
+    cr_assert_null(strstr(s, "memtrace: 100 "));
+    cr_assert_not_null(strstr(s, "memtrace: leaks: 5 more lost groups not listed\n"));
+    cr_assert_not_null(strstr(s, "memtrace: leaks: 137 bytes definitely lost in 4 blocks, 85 "));
 }
 
 Test(leak_report, suppressions_take_their_groups_and_say_so)
@@ -113,7 +124,7 @@ Test(leak_report, suppressions_take_their_groups_and_say_so)
     in.nnotes = 1;
     uint64_t lost;
     const char *s = report(&in, &lost);
-    cr_assert_eq(lost, 135);
+    cr_assert_eq(lost, 215);
     cr_assert_eq(sup[0].bytes, 7);
     cr_assert_eq(sup[0].blocks, 1);
     cr_assert_eq(sup[1].blocks, 0);
@@ -123,5 +134,5 @@ Test(leak_report, suppressions_take_their_groups_and_say_so)
     cr_assert_not_null(strstr(s, "memtrace: leaks: suppressed by leak:stack3: 7 bytes in 1 "
                                  "blocks\n"));
     cr_assert_null(strstr(s, "leak:never"));
-    cr_assert_not_null(strstr(s, "memtrace: leaks: 130 bytes definitely lost in 3 blocks, 5 "));
+    cr_assert_not_null(strstr(s, "memtrace: leaks: 130 bytes definitely lost in 3 blocks, 85 "));
 }

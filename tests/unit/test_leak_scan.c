@@ -32,14 +32,14 @@ static void put(uintptr_t at, uintptr_t value)
  * first 4096 bytes. */
 #define BLOCK(i) (BASE + 4096 * ((uintptr_t)(i) + 1))
 static mt_leak_block blocks[64];
-static mt_leak_root root = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0 };
+static mt_leak_root root = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0, false };
 
 static void setup(size_t n)
 {
     memset(space, 0, sizeof space);
     hole_lo = hole_hi = 0;
     for (size_t i = 0; i < n; i++)
-        blocks[n - 1 - i] = (mt_leak_block){ BLOCK(i), 64, (uint32_t)i, 0, 0 }; /* unsorted */
+        blocks[n - 1 - i] = (mt_leak_block){ BLOCK(i), 64, (uint32_t)i, 0, 0, 0, 0 }; /* unsorted */
 }
 
 static unsigned class_of(size_t n, size_t i)
@@ -62,8 +62,8 @@ Test(leak_scan, classes)
 {
     setup(10);
     put(BASE + 8, BLOCK(0));             /* 0 from a root */
-    put(BLOCK(0) + 16, BLOCK(1) + 40);   /* 1 through 0, by an interior pointer */
-    put(BASE + 24, BLOCK(2) + 63);       /* 2 by its last byte */
+    put(BLOCK(0) + 16, BLOCK(1) + 40);   /* 1 through 0, by an interior pointer: possibly */
+    put(BASE + 24, BLOCK(2) + 63);       /* 2 by its last byte: possibly */
     put(BASE + 32, BLOCK(3) + 64);       /* one past 3's end: not 3 */
     put(BLOCK(3), BLOCK(4));             /* 3 lost, 4 and 5 behind it */
     put(BLOCK(4), BLOCK(5));
@@ -72,8 +72,8 @@ Test(leak_scan, classes)
     put(BLOCK(9) + 56, BLOCK(8));        /* 9 lost, holding 8 */
     mt_leak_totals t = scan(10, NULL, 0);
     cr_expect_eq(class_of(10, 0), MT_LEAK_REACHABLE);
-    cr_expect_eq(class_of(10, 1), MT_LEAK_REACHABLE);
-    cr_expect_eq(class_of(10, 2), MT_LEAK_REACHABLE);
+    cr_expect_eq(class_of(10, 1), MT_LEAK_POSSIBLE);
+    cr_expect_eq(class_of(10, 2), MT_LEAK_POSSIBLE);
     cr_expect_eq(class_of(10, 3), MT_LEAK_DEFINITE);
     cr_expect_eq(class_of(10, 4), MT_LEAK_INDIRECT);
     cr_expect_eq(class_of(10, 5), MT_LEAK_INDIRECT);
@@ -82,14 +82,24 @@ Test(leak_scan, classes)
     cr_expect_eq(class_of(10, 9), MT_LEAK_DEFINITE);
     cr_expect_eq(t.blocks[MT_LEAK_DEFINITE], 3);
     cr_expect_eq(t.bytes[MT_LEAK_INDIRECT], 4 * 64);
-    cr_expect_eq(t.blocks[MT_LEAK_REACHABLE], 3);
+    cr_expect_eq(t.blocks[MT_LEAK_REACHABLE], 1);
+    cr_expect_eq(t.blocks[MT_LEAK_POSSIBLE], 2);
     cr_expect_eq(t.unreadable_root_bytes, 0);
+    /* What each definitely lost block holds (valgrind's "indirect"). */
+    for (size_t i = 0; i < 10; i++) {
+        uint64_t want = blocks[i].ptr == BLOCK(3) ? 128 : blocks[i].ptr == BLOCK(9) ? 64
+                        : blocks[i].class == MT_LEAK_DEFINITE ? 64 /* the cycle's */ : 0;
+        cr_expect_eq(blocks[i].held_bytes, want, "block at +%#lx",
+                     (unsigned long)(blocks[i].ptr - BASE));
+        cr_expect_eq(blocks[i].held_blocks, want / 64);
+    }
     for (size_t i = 1; i < 10; i++)
         cr_expect_lt(blocks[i - 1].ptr, blocks[i].ptr, "sorted by address");
 }
 
 /* A lost chain met leader by leader from its tail: the head stays the one
- * definitely lost block. */
+ * definitely lost block, and holds all the others (each earlier leader
+ * hands over what it held). */
 Test(leak_scan, chain_met_from_its_tail)
 {
     setup(5);
@@ -99,6 +109,43 @@ Test(leak_scan, chain_met_from_its_tail)
     cr_expect_eq(class_of(5, 4), MT_LEAK_DEFINITE);
     for (int i = 0; i < 4; i++)
         cr_expect_eq(class_of(5, i), MT_LEAK_INDIRECT);
+    for (size_t k = 0; k < 5; k++) {
+        cr_expect_eq(blocks[k].held_blocks, blocks[k].ptr == BLOCK(4) ? 4u : 0u);
+        cr_expect_eq(blocks[k].held_bytes, blocks[k].ptr == BLOCK(4) ? 256u : 0u);
+    }
+}
+
+/* memcheck's rule: a start pointer from a possibly lost block leaves its
+ * target possibly lost; a start pointer from a root, met after an interior
+ * one, makes it reachable, and what it holds too. */
+Test(leak_scan, possibly_lost_propagates_and_is_raised)
+{
+    setup(4);
+    put(BASE + 8, BLOCK(0) + 8);   /* 0: interior only */
+    put(BLOCK(0), BLOCK(1));       /* 1: start, but from a possibly lost block */
+    put(BASE + 16, BLOCK(2) + 8);  /* 2: interior first... */
+    put(BASE + 24, BLOCK(2));      /* ...then its start */
+    put(BLOCK(2), BLOCK(3));       /* 3 through 2 */
+    mt_leak_totals t = scan(4, NULL, 0);
+    cr_expect_eq(class_of(4, 0), MT_LEAK_POSSIBLE);
+    cr_expect_eq(class_of(4, 1), MT_LEAK_POSSIBLE);
+    cr_expect_eq(class_of(4, 2), MT_LEAK_REACHABLE);
+    cr_expect_eq(class_of(4, 3), MT_LEAK_REACHABLE);
+    cr_expect_eq(t.bytes[MT_LEAK_POSSIBLE], 128);
+}
+
+/* The allocator's data (starts_only): an interior pointer there is a
+ * chunk header, and holds nothing; a start pointer holds. */
+Test(leak_scan, starts_only_roots)
+{
+    setup(2);
+    root.starts_only = true;
+    put(BASE + 8, BLOCK(0) + 48);
+    put(BASE + 16, BLOCK(1));
+    scan(2, NULL, 0);
+    root.starts_only = false;
+    cr_expect_eq(class_of(2, 0), MT_LEAK_DEFINITE);
+    cr_expect_eq(class_of(2, 1), MT_LEAK_REACHABLE);
 }
 
 Test(leak_scan, registers_root_blocks_and_unreadable_memory)
@@ -110,7 +157,7 @@ Test(leak_scan, registers_root_blocks_and_unreadable_memory)
     put(BASE + 4000, BLOCK(1));
     hole_lo = BASE + 3072, hole_hi = BASE + 4096; /* the root's last kilobyte */
     mt_leak_totals t = scan(4, regs, 3);
-    cr_expect_eq(class_of(4, 0), MT_LEAK_REACHABLE);
+    cr_expect_eq(class_of(4, 0), MT_LEAK_POSSIBLE, "a register's interior pointer");
     cr_expect_eq(class_of(4, 3), MT_LEAK_REACHABLE);
     cr_expect_eq(class_of(4, 2), MT_LEAK_REACHABLE);
     cr_expect_eq(class_of(4, 1), MT_LEAK_DEFINITE, "only an unreadable root held it");
@@ -222,12 +269,15 @@ Test(leak_scan, a_million_blocks, .timeout = 60)
     for (uint32_t i = 1; i < BIG_N; i += 4) /* odd blocks: lost pairs */
         big[i * 2] = BIG_BASE + (uintptr_t)(i + 2) * 16;
     for (uint32_t i = 0; i < BIG_N; i++) /* shuffled-ish input order */
-        b[i] = (mt_leak_block){ BIG_BASE + (uintptr_t)((uint64_t)i * 7919 % BIG_N) * 16, 16, 0, 0, 0 };
-    mt_leak_root r = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0 };
+        b[i] = (mt_leak_block){ BIG_BASE + (uintptr_t)((uint64_t)i * 7919 % BIG_N) * 16, 16, 0, 0, 0, 0, 0 };
+    mt_leak_root r = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0, false };
     mt_leak_input in = { b, BIG_N, &r, 1, NULL, 0, big_reader, NULL, NULL };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
-    cr_expect_eq(t.blocks[MT_LEAK_REACHABLE], BIG_N / 2);
+    /* The root points at the chain's head; its links are interior
+     * pointers: the rest is possibly lost, as valgrind says. */
+    cr_expect_eq(t.blocks[MT_LEAK_REACHABLE], 1);
+    cr_expect_eq(t.blocks[MT_LEAK_POSSIBLE], BIG_N / 2 - 1);
     cr_expect_eq(t.blocks[MT_LEAK_DEFINITE], BIG_N / 4);
     cr_expect_eq(t.blocks[MT_LEAK_INDIRECT], BIG_N / 4);
     fprintf(stderr, "leak_scan: %u blocks scanned in %.3f s\n", BIG_N, t.seconds);
