@@ -1,5 +1,6 @@
 # memtrace: one plain GNU Makefile.
-#   make                 both libraries (tracer and profiler) in build/
+#   make                 both libraries (tracer and profiler), the launcher and
+#                        memtrace-symbolize in build/ (the default goal: all)
 #   make PROFILER=1      the profiler library only
 #   make DEBUG=1         with MT_ASSERT checks on (-DMT_DEBUG); CFLAGS as usual
 #   make deps            install missing Debian packages (root) or say which
@@ -9,6 +10,10 @@
 #   make install         PREFIX=/usr/local DESTDIR= (and BINDIR, LIBDIR, ... below)
 #   make uninstall       the same variables: removes what install installed
 #   make deb             build/memtrace_VERSION_ARCH.deb, with debhelper (debian/)
+
+# Plain `make` builds `all`, whatever rule comes first below (the generated
+# protobuf source did, and plain make then ran only protoc-c).
+.DEFAULT_GOAL := all
 
 # The one version of memtrace: the launcher's --version, the libraries
 # (memtrace_state), memtrace.pc and the Debian package all take it from here.
