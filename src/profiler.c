@@ -292,16 +292,26 @@ static int open_output(bool *own)
     return fd;
 }
 
+/* A report that could not be written to the MEMTRACE_OUTPUT file went on
+ * on stderr (mt_out_fall_back, which said so once); later ones go there
+ * directly, as after a failed open. */
 static void close_output(mt_out *o, bool own)
 {
     mt_out_flush(o);
-    if (own)
-        close(o->fd);
+    if (!own)
+        return;
+    if (close(o->file) != 0 && !o->fell_back)
+        mt_warn("MEMTRACE_OUTPUT: cannot write to %s (%s); the report there may be incomplete",
+                out_path, strerror(errno));
+    if (o->fell_back)
+        output_template = NULL;
 }
 
 void mt_report_open(mt_out *o, bool *own)
 {
     mt_out_init(o, open_output(own));
+    if (*own)
+        mt_out_fall_back(o, "MEMTRACE_OUTPUT", out_path);
 }
 
 void mt_report_close(mt_out *o, bool own)
@@ -599,7 +609,7 @@ static void report_locked(enum why why)
     struct site **top = largest_sites((size_t)top_n, false, &n);
     mt_out o;
     bool own;
-    mt_out_init(&o, open_output(&own));
+    mt_report_open(&o, &own);
     mt_out_printf(&o, "memtrace: report %u (%s), pid %d, at ", ++reports, why_name[why],
                   (int)getpid());
     print_time(&o, mt_os_now_ns());
@@ -743,7 +753,7 @@ static void exit_report(void)
     uint64_t at = mt_atomic_load_relaxed(&mt_site_peak_ns);
     mt_out o;
     bool own;
-    mt_out_init(&o, open_output(&own));
+    mt_report_open(&o, &own);
     mt_out_printf(&o, "memtrace: exit report, pid %d", (int)pid);
     if (parent_pid)
         mt_out_printf(&o, " (forked from %d)", (int)parent_pid);
