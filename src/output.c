@@ -175,6 +175,8 @@ static int dup_stderr(void)
 
 void mt_err_keep(void)
 {
+    if (mt_atomic_load_acquire(&err_kept))
+        return;
     struct stat st;
     if (fstat(2, &st) == 0) {
         err_dev = st.st_dev;
@@ -239,8 +241,9 @@ void mt_assert_fail(const char *expr, const char *file, int line)
     int n = snprintf(text, sizeof text, "memtrace: assertion failed: %s (%s:%d)\n", expr, file,
                      line);
     size_t done;
-    if (n > 0)
-        write_all(2, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1, &done);
+    int fd = mt_err_fd();
+    if (n > 0 && fd >= 0)
+        write_all(fd, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1, &done);
     abort();
 }
 #endif

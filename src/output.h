@@ -59,13 +59,17 @@ void mt_out_flush(mt_out *o);
 void mt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Keeps a private copy of fd 2 as it is now (close-on-exec, numbered from
- * 100 up where the limit allows), for mt_err_fd. Called once at start-up by
- * the profiler; without it mt_err_fd is fd 2. */
+ * 100 up where the limit allows), for mt_err_fd; none when fd 2 is closed.
+ * Called by mt_start in both builds, before the first setting is read; a
+ * later call does nothing. Before it mt_err_fd is fd 2. */
 void mt_err_keep(void);
-/* Where memtrace's own text goes: the private copy while it is still the
- * file fd 2 was at start-up; else fd 2 again (copied anew) if fd 2 is that
- * file; else -1, never a file the program opened since (the copy's number
- * or fd 2 reused for its data). */
+/* Where memtrace's own text goes (warnings, bad-free and leak reports,
+ * reports without MEMTRACE_OUTPUT): the private copy while it is still the
+ * file fd 2 was at start-up (same st_dev and st_ino); else fd 2 again
+ * (copied anew) if fd 2 is that file; else -1, never a file the program
+ * opened since (the copy's number or fd 2 reused for its data, or fd 2
+ * closed at start-up and opened since). A forked child shares the copy; an
+ * exec'd program never inherits it and takes its own. */
 int mt_err_fd(void);
 
 /* PATTERN with %p (the pid), %e (PROGRAM), %t (seconds since the epoch),

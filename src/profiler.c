@@ -1025,7 +1025,6 @@ void mt_profiler_start(void)
 {
     int was = mt_enter();
     start_ns = mt_os_now_ns();
-    mt_err_keep();
     load_settings();
     if (reporter_needed())
         start_reporter();
