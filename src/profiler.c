@@ -943,27 +943,6 @@ static void fork_child(void)
     mt_leave(was);
 }
 
-/* "USR2", "SIGUSR2", "RTMIN+1" or a number; 0 if none of these. */
-static int parse_signal(const char *s)
-{
-    if (strncmp(s, "SIG", 3) == 0)
-        s += 3;
-    char *end;
-    long n = strtol(s, &end, 10);
-    if (*s && *end == '\0')
-        return n > 0 && n < NSIG ? (int)n : 0;
-    if (strncmp(s, "RTMIN+", 6) == 0) {
-        n = strtol(s + 6, &end, 10);
-        return *end == '\0' && SIGRTMIN + n <= SIGRTMAX ? SIGRTMIN + (int)n : 0;
-    }
-    for (int sig = 1; sig < SIGRTMIN; sig++) {
-        const char *name = sigabbrev_np(sig);
-        if (name && strcmp(name, s) == 0)
-            return sig;
-    }
-    return 0;
-}
-
 /* Environment variable NAME copied into BUF (PATH_BYTES); NULL when unset,
  * empty or too long (with a warning ending in FALLBACK). */
 static const char *copy_setting(const char *name, char *buf, const char *fallback)
@@ -995,16 +974,7 @@ static void load_settings(void)
         mt_children_pass_on("MEMTRACE_FOLDED", folded_template, folded_env, sizeof folded_env);
     mt_pprof_out_start(true);
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
-    const char *s = getenv("MEMTRACE_SIGNAL");
-    if (s && *s) {
-        report_signal = parse_signal(s);
-        if (report_signal == SIGKILL || report_signal == SIGSTOP)
-            report_signal = 0;
-        if (!report_signal)
-            mt_warn("MEMTRACE_SIGNAL=\"%s\" is not a signal name (USR2, SIGUSR2) or number; "
-                    "using none",
-                    s);
-    }
+    report_signal = mt_config_signal("MEMTRACE_SIGNAL", "no signal asks for a report");
 }
 
 /* The registered exit handler: with MEMTRACE_LEAK_CHECK=1, the leak
