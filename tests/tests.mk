@@ -29,6 +29,17 @@ $(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(UNIT_LIBS)
 
+# Thread numbers: the registry linked in (it takes mt_busy from the test).
+$(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
+	  -o $@ $< tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(UNIT_LIBS)
+
+$(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(UNIT_LIBS)
+
 $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
