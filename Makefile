@@ -196,7 +196,7 @@ $(BUILD)/man/%: doc/%.adoc Makefile
 	asciidoctor -b manpage --failure-level=WARN -a 'mansource=memtrace $(VERSION)' \
 	  -a manmanual='memtrace manual' -o $@ $< || { rm -f $@; exit 1; }
 # memtrace(3) under the name of each function it documents (man print_trace).
-MAN3_ALIASES := print_trace memtrace_print_trace memtrace_get_stats memtrace_report \
+MAN3_ALIASES := print_trace memtrace_print_trace memtrace_get_stats memtrace_get_stats_sized memtrace_report \
                 memtrace_set_recording memtrace_recording memtrace_version
 
 # ---------------------------------------------------------------- install

@@ -117,7 +117,7 @@ $(TEST_BUILD)/profile_ranks: tests/progs/profile_ranks.c
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
                      $(TEST_BUILD)/tsan_tables $(TEST_BUILD)/regressions $(TEST_BUILD)/dl_reuse \
                      $(TEST_BUILD)/dl_cfi $(TEST_BUILD)/gconv_unload \
-                     $(TEST_BUILD)/signal_fork $(TEST_BUILD)/rust_threads
+                     $(TEST_BUILD)/signal_fork $(TEST_BUILD)/rust_threads $(TEST_BUILD)/stats_abi
 $(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -shared -fPIC $(LDFLAGS) -o $@ $<
@@ -130,6 +130,9 @@ $(TEST_BUILD)/stress_api: tests/progs/stress_api.c include/memtrace.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O2 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/api_corners: tests/progs/api_corners.c include/memtrace.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
+$(TEST_BUILD)/stats_abi: tests/progs/stats_abi.c include/memtrace.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/unload: tests/progs/unload.c
