@@ -80,13 +80,11 @@ static void put(mt_out *o, const char *p, size_t n)
 {
     size_t done;
     int err = write_all(o->fd, p, n, &done);
-    if (o->fd == o->file)
+    if (!o->fell_back)
         o->written += done;
-    if (!err || !o->name || o->fell_back || o->fd != o->file) {
-        note_error(o, err);
-        return;
-    }
     note_error(o, err);
+    if (!err || !o->name || o->fell_back)
+        return;
     o->fell_back = true;
     /* From the start of the line the failure cut, when it is in these
      * bytes; the file keeps whole lines up to there, and stderr gets the
