@@ -5,6 +5,8 @@
 #ifndef MEMTRACE_H
 #define MEMTRACE_H
 
+#include <stddef.h> /* size_t */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,8 +26,6 @@ void print_trace(const void *ptr);
 
 /* The same as print_trace, under the library's own prefix. */
 void memtrace_print_trace(const void *ptr);
-
-#include <stddef.h>
 
 /* Counts at one moment.
  *

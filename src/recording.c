@@ -157,7 +157,15 @@ void mt_recording_install_signal(void)
     int sig = mt_config_signal("MEMTRACE_TOGGLE_SIGNAL", none);
     if (!sig)
         return;
+    /* A handler there already is the profiler's (MEMTRACE_SIGNAL, the same
+     * signal) or a library's from its constructor: not taken from it. */
     struct sigaction sa;
+    if (sigaction(sig, NULL, &sa) == 0 &&
+        ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))) {
+        mt_warn("MEMTRACE_TOGGLE_SIGNAL=\"%s\": that signal has a handler already (MEMTRACE_SIGNAL's "
+                "or a library's); %s", getenv("MEMTRACE_TOGGLE_SIGNAL"), none);
+        return;
+    }
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = toggle;
     sa.sa_flags = SA_RESTART;

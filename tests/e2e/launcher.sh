@@ -386,13 +386,25 @@ sig_refused MEMTRACE_SIGNAL SIGBUS BUS "$build/libmemtrace-profiler.so" MEMTRACE
 # What memtrace takes: USR1, USR2 and the real-time signals, in any of the
 # spellings, without a word.
 for value in USR1 usr2 SIGUSR2 10 RTMIN RTMIN+1 rtmax-2 RTMAX; do
-    rc=0
-    (ulimit -c 0; timeout 10 env LD_PRELOAD="$build/libmemtrace-profiler.so" MEMTRACE_INTERVAL_MS=0 \
-        MEMTRACE_TOGGLE_SIGNAL="$value" MEMTRACE_SIGNAL="$value" "$prog" segv \
-        >/dev/null 2>"$work/taken.err") 2>/dev/null || rc=$?
-    check_eq "MEMTRACE_TOGGLE_SIGNAL and MEMTRACE_SIGNAL=$value: taken without a word" \
-        "$(cat "$work/taken.err") $rc" " 139"
+    for s in MEMTRACE_TOGGLE_SIGNAL:libmemtrace MEMTRACE_SIGNAL:libmemtrace-profiler; do
+        rc=0
+        (ulimit -c 0; timeout 10 env LD_PRELOAD="$build/${s#*:}.so" MEMTRACE_INTERVAL_MS=0 \
+            "${s%:*}=$value" "$prog" segv >/dev/null 2>"$work/taken.err") 2>/dev/null || rc=$?
+        check_eq "${s%:*}=$value: taken without a word" \
+            "$(grep -v 'MEMTRACE_INTERVAL_MS: a profiler setting' "$work/taken.err") $rc" " 139"
+    done
 done
+# Both settings on one signal: the report's handler keeps it, the toggle
+# says so once, and the signal still asks for a report.
+rm -f "$work/both.out"
+timeout 20 env LD_PRELOAD="$build/libmemtrace-profiler.so" MEMTRACE_INTERVAL_MS=0 \
+    MEMTRACE_SIGNAL=USR2 MEMTRACE_TOGGLE_SIGNAL=USR2 MEMTRACE_OUTPUT="$work/both.out" \
+    "$prog" signal >/dev/null 2>"$work/both.err"
+check_eq "MEMTRACE_SIGNAL and MEMTRACE_TOGGLE_SIGNAL both USR2: one warning" \
+    "$(grep '^memtrace: MEMTRACE' "$work/both.err")" \
+    'memtrace: MEMTRACE_TOGGLE_SIGNAL="USR2": that signal has a handler already (MEMTRACE_SIGNAL'"'"'s or a library'"'"'s); no signal turns recording on and off'
+check_eq "MEMTRACE_SIGNAL and MEMTRACE_TOGGLE_SIGNAL both USR2: the signal made a report" \
+    "$(grep -c '^memtrace: report 1 (signal)' "$work/both.out")" 1
 # Out of the real-time range, or RTMIN+-3 (SIGRTMIN - 3: SIGSYS): no signal.
 for value in RTMIN+31 RTMAX-31 RTMIN+-3 RTMAX-+1 RTMIN+ 65; do
     rc=0
