@@ -1,5 +1,6 @@
 # memtrace: one plain GNU Makefile.
-#   make                 both libraries (tracer and profiler) in build/
+#   make                 both libraries (tracer and profiler), the launcher and
+#                        memtrace-symbolize in build/ (the default goal: all)
 #   make PROFILER=1      the profiler library only
 #   make DEBUG=1         with MT_ASSERT checks on (-DMT_DEBUG); CFLAGS as usual
 #   make deps            install missing Debian packages (root) or say which
@@ -9,6 +10,10 @@
 #   make install         PREFIX=/usr/local DESTDIR= (and BINDIR, LIBDIR, ... below)
 #   make uninstall       the same variables: removes what install installed
 #   make deb             build/memtrace_VERSION_ARCH.deb, with debhelper (debian/)
+
+# Plain `make` builds `all`, whatever rule comes first below (the generated
+# protobuf source did, and plain make then ran only protoc-c).
+.DEFAULT_GOAL := all
 
 # The one version of memtrace: the launcher's --version, the libraries
 # (memtrace_state), memtrace.pc and the Debian package all take it from here.
@@ -195,7 +200,7 @@ $(BUILD)/man/%: doc/%.adoc Makefile
 	asciidoctor -b manpage --failure-level=WARN -a 'mansource=memtrace $(VERSION)' \
 	  -a manmanual='memtrace manual' -o $@ $< || { rm -f $@; exit 1; }
 # memtrace(3) under the name of each function it documents (man print_trace).
-MAN3_ALIASES := print_trace memtrace_print_trace memtrace_get_stats memtrace_report \
+MAN3_ALIASES := print_trace memtrace_print_trace memtrace_get_stats memtrace_get_stats_sized memtrace_report \
                 memtrace_set_recording memtrace_recording memtrace_version
 
 # ---------------------------------------------------------------- install

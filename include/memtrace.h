@@ -5,6 +5,8 @@
 #ifndef MEMTRACE_H
 #define MEMTRACE_H
 
+#include <stddef.h> /* size_t */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,7 +27,15 @@ void print_trace(const void *ptr);
 /* The same as print_trace, under the library's own prefix. */
 void memtrace_print_trace(const void *ptr);
 
-/* Counts at one moment. Fields are only ever added at the end. */
+/* Counts at one moment.
+ *
+ * How this struct evolves (the ABI): fields are only ever added at the
+ * end, and every call says how large the caller's struct is, so that a
+ * library never writes past it: memtrace_get_stats_sized takes the size,
+ * and the memtrace_get_stats macro below passes sizeof for the caller. The
+ * exported function memtrace_get_stats itself, which programs built
+ * against the first header (memtrace 0.1.0, up to `recording`) call, fills
+ * only those first five fields, for good. */
 struct memtrace_stats {
     unsigned long live_blocks;    /* blocks recorded and not yet freed */
     unsigned long live_bytes;     /* their requested sizes, summed */
@@ -39,9 +49,19 @@ struct memtrace_stats {
                                        libunwind instead (MEMTRACE_UNWIND) */
 };
 
-/* Fills *OUT. Exact when no other thread is allocating; otherwise each
- * count is exact for some moment during the call. Never allocates. */
+/* Fills the first SIZE bytes of *OUT (pass sizeof *OUT): the fields this
+ * library knows that fit, and zeros past them (fields of a newer header).
+ * Returns how many bytes the library filled, sizeof its own struct at
+ * most, so a caller built against a newer header knows which fields an
+ * older library left at 0. Exact when no other thread is allocating;
+ * otherwise each count is exact for some moment during the call. Never
+ * allocates. Through dlsym, ask for this name. */
+size_t memtrace_get_stats_sized(struct memtrace_stats *out, size_t size);
+
+/* The exported function fills the first five fields only (the first
+ * header's struct); the macro fills every field of this header's. */
 void memtrace_get_stats(struct memtrace_stats *out);
+#define memtrace_get_stats(out) ((void)memtrace_get_stats_sized((out), sizeof *(out)))
 
 /* Profiler build (libmemtrace-profiler.so): writes a report now, in the
  * calling thread, to MEMTRACE_OUTPUT (stderr by default): the top

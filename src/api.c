@@ -12,11 +12,15 @@
 
 #include "../include/memtrace.h"
 
-MT_EXPORT void memtrace_get_stats(struct memtrace_stats *out)
+#include <stddef.h>
+#include <string.h>
+
+static void get_stats(struct memtrace_stats *out)
 {
     size_t freed_cap = 0;
     uint64_t pushed = 0;
     mt_freed_ring(&freed_cap, &pushed);
+    memset(out, 0, sizeof *out); /* the padding too: it may be copied out */
     out->live_blocks = mt_live_count();
     out->live_bytes = mt_live_block_bytes();
     out->stacks = mt_stack_count();
@@ -24,6 +28,34 @@ MT_EXPORT void memtrace_get_stats(struct memtrace_stats *out)
                           freed_cap * sizeof(mt_freed_record);
     out->recording = mt_recording_now();
     out->unwind_fallbacks = mt_unwind_fallbacks();
+}
+
+/* The struct as memtrace_get_stats was first published (memtrace 0.1.0,
+ * before unwind_fallbacks): the bytes an old caller's struct has, and all
+ * that function ever writes. Never changes. */
+struct stats_v1 {
+    unsigned long live_blocks, live_bytes, stacks, metadata_bytes;
+    int recording;
+};
+_Static_assert(offsetof(struct memtrace_stats, recording) == offsetof(struct stats_v1, recording),
+               "fields are only added at the end");
+
+MT_EXPORT size_t memtrace_get_stats_sized(struct memtrace_stats *out, size_t size)
+{
+    struct memtrace_stats s;
+    get_stats(&s);
+    size_t n = size < sizeof s ? size : sizeof s;
+    memcpy(out, &s, n);
+    if (size > n) /* a newer header's fields this library does not know */
+        memset((char *)out + n, 0, size - n);
+    return n;
+}
+
+/* Not the header's macro of the same name: the exported function that
+ * programs built against the first header call, directly or by dlsym. */
+MT_EXPORT void(memtrace_get_stats)(struct memtrace_stats *out)
+{
+    memtrace_get_stats_sized(out, sizeof(struct stats_v1));
 }
 
 MT_EXPORT int memtrace_set_recording(int on)

@@ -5,8 +5,10 @@
 #include "output.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1, .history = 3 };
 
@@ -26,6 +28,58 @@ long mt_config_long(const char *name, long def, long min, long max)
         return def;
     }
     return v;
+}
+
+/* Signal number of S, as mt_config_signal takes it; 0 if it is none. */
+static int signal_number(const char *s)
+{
+    if (strncasecmp(s, "SIG", 3) == 0)
+        s += 3;
+    char *end;
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (end != s && *end == '\0')
+        return errno == 0 && n > 0 && n < NSIG ? (int)n : 0;
+    if (strncasecmp(s, "RTMIN+", 6) == 0 || strncasecmp(s, "RTMAX-", 6) == 0) {
+        if (s[6] < '0' || s[6] > '9')
+            return 0;
+        errno = 0;
+        long k = strtol(s + 6, &end, 10);
+        if (*end != '\0' || errno != 0 || k > SIGRTMAX - SIGRTMIN)
+            return 0;
+        return s[5] == '+' ? SIGRTMIN + (int)k : SIGRTMAX - (int)k;
+    }
+    if (strcasecmp(s, "RTMIN") == 0)
+        return SIGRTMIN;
+    if (strcasecmp(s, "RTMAX") == 0)
+        return SIGRTMAX;
+    for (int sig = 1; sig < SIGRTMIN; sig++) {
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev && strcasecmp(s, abbrev) == 0)
+            return sig;
+    }
+    return 0;
+}
+
+int mt_config_signal(const char *name, const char *none)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return 0;
+    int sig = signal_number(s);
+    /* The nameless ones below SIGRTMIN are glibc's own (cancellation,
+     * setxid). */
+    if (sig == 0 || sig == SIGKILL || sig == SIGSTOP || (sig < SIGRTMIN && !sigabbrev_np(sig))) {
+        mt_warn("%s=\"%s\" is not a signal that can be caught; %s", name, s, none);
+        return 0;
+    }
+    if (sig != SIGUSR1 && sig != SIGUSR2 && sig < SIGRTMIN) {
+        mt_warn("%s=\"%s\" is SIG%s, which the program and the system rely on; memtrace takes "
+                "only USR1, USR2 or a real-time signal (RTMIN+n); %s",
+                name, s, sigabbrev_np(sig), none);
+        return 0;
+    }
+    return sig;
 }
 
 /* MEMTRACE_UNWIND: "cfi", "libunwind", "fp" or "check". */

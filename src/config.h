@@ -40,4 +40,18 @@ void mt_config_profiler(mt_profiler_config *out);
  * (and warns) when it is set but empty, not a number, or out of range. */
 long mt_config_long(const char *name, long def, long min, long max);
 
+/* The signal environment variable NAME (MEMTRACE_SIGNAL,
+ * MEMTRACE_TOGGLE_SIGNAL) names for a handler of memtrace's: by name with or
+ * without SIG in any case ("USR2", "SIGUSR2", "usr2"), RTMIN, RTMIN+n, RTMAX,
+ * RTMAX-n, or number. 0 when it is unset or empty, and, after one warning
+ * ending in NONE (what then happens), when it names no signal that can be
+ * caught or one memtrace must not take: only USR1, USR2 and the real-time
+ * signals are. Every other one the program or the system relies on: a
+ * fault signal (SEGV, BUS, FPE, ILL, TRAP, SYS) whose handler returns
+ * re-runs the faulting instruction forever, ABRT would not end an abort,
+ * CHLD and PIPE are the program's, job control, timers (ALRM, PROF,
+ * VTALRM), resource limits (XCPU, XFSZ) and the requests to end (INT,
+ * TERM, HUP, QUIT) would stop doing what they do. */
+int mt_config_signal(const char *name, const char *none);
+
 #endif

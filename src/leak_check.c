@@ -1033,7 +1033,6 @@ void mt_leak_check_register(void)
                 (int)sizeof suppressions_path - 1);
     else if (s)
         snprintf(suppressions_path, sizeof suppressions_path, "%s", s);
-    mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
     atexit(leak_check_at_exit);
     static const mt_leak_hooks hooks = { leak_scan_for_profiler, leak_classes_of };
     mt_profiler_set_leak_hooks(&hooks);

@@ -5,6 +5,8 @@
 #ifndef MT_LIVE_TABLE_H
 #define MT_LIVE_TABLE_H
 
+#include "threads.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,9 +16,10 @@
 enum { MT_KIND_MALLOC = 0, MT_KIND_NEW = 1, MT_KIND_NEW_ARRAY = 2 };
 
 /* The thread word: the thread number in its low MT_ENTRY_THREAD_BITS bits
- * (MT_THREADS_MAX fits), the kind above them. Published to readers outside
- * the process (the state descriptor's entry_thread_bits). */
-#define MT_ENTRY_THREAD_BITS 24
+ * (every number mt_thread_wrap gives fits), the kind above them. Published
+ * to readers outside the process (the state descriptor's
+ * entry_thread_bits). */
+#define MT_ENTRY_THREAD_BITS MT_THREAD_NUMBER_BITS
 #define MT_ENTRY_THREAD_MASK ((1u << MT_ENTRY_THREAD_BITS) - 1)
 
 typedef struct {
@@ -37,9 +40,11 @@ static inline unsigned mt_entry_kind(const mt_live_entry *e)
     return e->thread >> MT_ENTRY_THREAD_BITS;
 }
 
-static inline uint32_t mt_entry_thread_word(uint32_t thread, unsigned kind)
+/* THREAD as mt_thread_wrap bounds it: a number past the bits never
+ * spills into the kind. */
+static inline uint32_t mt_entry_thread_word(uint64_t thread, unsigned kind)
 {
-    return thread | (uint32_t)kind << MT_ENTRY_THREAD_BITS;
+    return mt_thread_wrap(thread) | (uint32_t)kind << MT_ENTRY_THREAD_BITS;
 }
 
 #define MT_LIVE_SHARD_BITS 6

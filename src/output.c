@@ -15,13 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* 0, or the errno of the write that failed. Never raises SIGPIPE in the
+/* 0, or the errno of the write that failed; *DONE: the bytes written
+ * before it (all N when 0 is returned). Never raises SIGPIPE in the
  * program: a report to a pipe or FIFO whose reader went away fails with
  * EPIPE instead of killing the process, which then exits as it would have.
  * SIGPIPE is blocked in this thread across the writes, and one they raised
  * is taken before it is unblocked; one that was pending already stays. */
-static int write_all(int fd, const char *p, size_t n)
+static int write_all(int fd, const char *p, size_t n, size_t *done)
 {
+    *done = 0;
     sigset_t pipe_only, old, pending;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
@@ -43,6 +45,7 @@ static int write_all(int fd, const char *p, size_t n)
         }
         p += w;
         n -= (size_t)w;
+        *done += (size_t)w;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return err;
@@ -59,11 +62,52 @@ void mt_out_init(mt_out *o, int fd)
     o->fd = fd;
     o->len = 0;
     o->error = 0;
+    o->setting = o->name = NULL;
+    o->file = fd;
+    o->written = 0;
+    o->fell_back = false;
+}
+
+void mt_out_fall_back(mt_out *o, const char *setting, const char *name)
+{
+    o->setting = setting;
+    o->name = name;
+}
+
+/* Writes the N bytes at P to O's descriptor; when the file of a report
+ * fails, says so and writes the rest on memtrace's stderr instead. */
+static void put(mt_out *o, const char *p, size_t n)
+{
+    size_t done;
+    int err = write_all(o->fd, p, n, &done);
+    if (!o->fell_back)
+        o->written += done;
+    note_error(o, err);
+    if (!err || !o->name || o->fell_back)
+        return;
+    o->fell_back = true;
+    /* From the start of the line the failure cut, when it is in these
+     * bytes; the file keeps whole lines up to there, and stderr gets the
+     * rest whole. */
+    size_t from = done;
+    while (from > 0 && p[from - 1] != '\n')
+        from--;
+    if (o->written == 0)
+        mt_warn("%s: cannot write to %s (%s); reporting on stderr", o->setting, o->name,
+                strerror(err));
+    else
+        mt_warn("%s: cannot write to %s (%s) after %zu bytes of this report; the rest of it "
+                "(from the line cut) and later reports on stderr", o->setting, o->name,
+                strerror(err), o->written);
+    o->fd = mt_err_fd();
+    if (o->fd < 0)
+        return;
+    note_error(o, write_all(o->fd, p + from, n - from, &done));
 }
 
 void mt_out_flush(mt_out *o)
 {
-    note_error(o, write_all(o->fd, o->buf, o->len));
+    put(o, o->buf, o->len);
     o->len = 0;
 }
 
@@ -80,7 +124,7 @@ void mt_out_write_slow(mt_out *o, const char *s, size_t len)
     if (o->len + len > sizeof o->buf)
         mt_out_flush(o);
     if (len > sizeof o->buf) {
-        note_error(o, write_all(o->fd, s, len));
+        put(o, s, len);
         return;
     }
     memcpy(o->buf + o->len, s, len);
@@ -129,6 +173,8 @@ static int dup_stderr(void)
 
 void mt_err_keep(void)
 {
+    if (mt_atomic_load_acquire(&err_kept))
+        return;
     struct stat st;
     if (fstat(2, &st) == 0) {
         err_dev = st.st_dev;
@@ -177,8 +223,9 @@ void mt_warn(const char *fmt, ...)
         len = sizeof line - 2;
     line[len++] = '\n';
     int fd = mt_err_fd();
+    size_t done;
     if (fd >= 0)
-        write_all(fd, line, len);
+        write_all(fd, line, len, &done);
 }
 
 #ifdef MT_DEBUG
@@ -191,8 +238,10 @@ void mt_assert_fail(const char *expr, const char *file, int line)
     char text[512];
     int n = snprintf(text, sizeof text, "memtrace: assertion failed: %s (%s:%d)\n", expr, file,
                      line);
-    if (n > 0)
-        write_all(2, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+    size_t done;
+    int fd = mt_err_fd();
+    if (n > 0 && fd >= 0)
+        write_all(fd, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1, &done);
     abort();
 }
 #endif

@@ -10,16 +10,30 @@
 
 /* A line-oriented output buffer flushed to FD when full and by mt_out_flush. */
 typedef struct {
-    int fd;
+    int fd;      /* where the bytes go now */
     size_t len;
     char buf[8192];
     int error; /* errno of the first write that failed, 0 if none */
+    /* Set by mt_out_fall_back: the setting that named the file and its
+     * name, said when a write to it fails; NULL: no fallback. */
+    const char *setting, *name;
+    int file;        /* the descriptor given to mt_out_init, even after a fallback */
+    size_t written;  /* bytes written to FILE */
+    bool fell_back;  /* a write to FILE failed: FD is memtrace's stderr now */
 } mt_out;
 
 /* Longest piece one mt_out_printf call writes; longer text is cut. */
 #define MT_LINE_MAX 2048
 
 void mt_out_init(mt_out *o, int fd);
+/* For a report to a file of the user's choosing (MEMTRACE_OUTPUT, NAME):
+ * the first write to it that fails (a full disk, /dev/full, a FIFO whose
+ * reader left) is said in one "memtrace: SETTING: cannot write to NAME
+ * (ERROR)..." line on memtrace's stderr (mt_err_fd), and the report goes on
+ * there from the start of the line the failure cut, so that it is never
+ * lost in silence. The caller reads fell_back afterwards (to stop using the
+ * file) and closes FILE. NAME must outlive O. */
+void mt_out_fall_back(mt_out *o, const char *setting, const char *name);
 /* Formats into LINE (MT_LINE_MAX bytes), cutting what does not fit;
  * returns the length written, or -1 on a format error. */
 int mt_format_line(char *line, const char *fmt, va_list ap);
@@ -45,13 +59,17 @@ void mt_out_flush(mt_out *o);
 void mt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Keeps a private copy of fd 2 as it is now (close-on-exec, numbered from
- * 100 up where the limit allows), for mt_err_fd. Called once at start-up by
- * the profiler; without it mt_err_fd is fd 2. */
+ * 100 up where the limit allows), for mt_err_fd; none when fd 2 is closed.
+ * Called by mt_start in both builds, before the first setting is read; a
+ * later call does nothing. Before it mt_err_fd is fd 2. */
 void mt_err_keep(void);
-/* Where memtrace's own text goes: the private copy while it is still the
- * file fd 2 was at start-up; else fd 2 again (copied anew) if fd 2 is that
- * file; else -1, never a file the program opened since (the copy's number
- * or fd 2 reused for its data). */
+/* Where memtrace's own text goes (warnings, bad-free and leak reports,
+ * reports without MEMTRACE_OUTPUT): the private copy while it is still the
+ * file fd 2 was at start-up (same st_dev and st_ino); else fd 2 again
+ * (copied anew) if fd 2 is that file; else -1, never a file the program
+ * opened since (the copy's number or fd 2 reused for its data, or fd 2
+ * closed at start-up and opened since). A forked child shares the copy; an
+ * exec'd program never inherits it and takes its own. */
 int mt_err_fd(void);
 
 /* PATTERN with %p (the pid), %e (PROGRAM), %t (seconds since the epoch),

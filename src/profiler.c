@@ -295,16 +295,26 @@ static int open_output(bool *own)
     return fd;
 }
 
+/* A report that could not be written to the MEMTRACE_OUTPUT file went on
+ * on stderr (mt_out_fall_back, which said so once); later ones go there
+ * directly, as after a failed open. */
 static void close_output(mt_out *o, bool own)
 {
     mt_out_flush(o);
-    if (own)
-        close(o->fd);
+    if (!own)
+        return;
+    if (close(o->file) != 0 && !o->fell_back)
+        mt_warn("MEMTRACE_OUTPUT: cannot write to %s (%s); the report there may be incomplete",
+                out_path, strerror(errno));
+    if (o->fell_back)
+        output_template = NULL;
 }
 
 void mt_report_open(mt_out *o, bool *own)
 {
     mt_out_init(o, open_output(own));
+    if (*own)
+        mt_out_fall_back(o, "MEMTRACE_OUTPUT", out_path);
 }
 
 void mt_report_close(mt_out *o, bool own)
@@ -610,7 +620,7 @@ static void report_locked(enum why why)
     struct site **top = largest_sites((size_t)top_n, false, &n);
     mt_out o;
     bool own;
-    mt_out_init(&o, open_output(&own));
+    mt_report_open(&o, &own);
     mt_out_printf(&o, "memtrace: report %u (%s), pid %d, at ", ++reports, why_name[why],
                   (int)getpid());
     print_time(&o, mt_os_now_ns());
@@ -759,7 +769,7 @@ static void exit_report(void)
     uint64_t at = mt_atomic_load_relaxed(&mt_site_peak_ns);
     mt_out o;
     bool own;
-    mt_out_init(&o, open_output(&own));
+    mt_report_open(&o, &own);
     mt_out_printf(&o, "memtrace: exit report, pid %d", (int)pid);
     if (parent_pid)
         mt_out_printf(&o, " (forked from %d)", (int)parent_pid);
@@ -952,27 +962,6 @@ static void fork_child(void)
     mt_leave(was);
 }
 
-/* "USR2", "SIGUSR2", "RTMIN+1" or a number; 0 if none of these. */
-static int parse_signal(const char *s)
-{
-    if (strncmp(s, "SIG", 3) == 0)
-        s += 3;
-    char *end;
-    long n = strtol(s, &end, 10);
-    if (*s && *end == '\0')
-        return n > 0 && n < NSIG ? (int)n : 0;
-    if (strncmp(s, "RTMIN+", 6) == 0) {
-        n = strtol(s + 6, &end, 10);
-        return *end == '\0' && SIGRTMIN + n <= SIGRTMAX ? SIGRTMIN + (int)n : 0;
-    }
-    for (int sig = 1; sig < SIGRTMIN; sig++) {
-        const char *name = sigabbrev_np(sig);
-        if (name && strcmp(name, s) == 0)
-            return sig;
-    }
-    return 0;
-}
-
 /* Environment variable NAME copied into BUF (PATH_BYTES); NULL when unset,
  * empty or too long (with a warning ending in FALLBACK). */
 static const char *copy_setting(const char *name, char *buf, const char *fallback)
@@ -1004,16 +993,7 @@ static void load_settings(void)
         mt_children_pass_on("MEMTRACE_FOLDED", folded_template, folded_env, sizeof folded_env);
     mt_pprof_out_start(true);
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
-    const char *s = getenv("MEMTRACE_SIGNAL");
-    if (s && *s) {
-        report_signal = parse_signal(s);
-        if (report_signal == SIGKILL || report_signal == SIGSTOP)
-            report_signal = 0;
-        if (!report_signal)
-            mt_warn("MEMTRACE_SIGNAL=\"%s\" is not a signal name (USR2, SIGUSR2) or number; "
-                    "using none",
-                    s);
-    }
+    report_signal = mt_config_signal("MEMTRACE_SIGNAL", "no signal asks for a report");
 }
 
 /* The registered exit handler: with MEMTRACE_LEAK_CHECK=1, the leak
@@ -1034,7 +1014,6 @@ void mt_profiler_start(void)
 {
     int was = mt_enter();
     start_ns = mt_os_now_ns();
-    mt_err_keep();
     load_settings();
     if (reporter_needed())
         start_reporter();

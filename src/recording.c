@@ -19,7 +19,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 mt_recording_words mt_recording_state;
@@ -152,48 +151,26 @@ static void toggle(int sig)
     errno = saved;
 }
 
-/* Signal number of NAME: "USR2", "SIGUSR2", "usr2", "RTMIN+3" or a number;
- * 0 if it is none. */
-static int signal_number(const char *name)
-{
-    if (strncasecmp(name, "SIG", 3) == 0)
-        name += 3;
-    char *end;
-    errno = 0;
-    long n = strtol(name, &end, 10);
-    if (end != name && *end == '\0')
-        return errno == 0 && n > 0 && n < NSIG ? (int)n : 0;
-    if (strncasecmp(name, "RTMIN+", 6) == 0 || strncasecmp(name, "RTMAX-", 6) == 0) {
-        long k = strtol(name + 6, &end, 10);
-        if (end == name + 6 || *end != '\0' || k < 0)
-            return 0;
-        long s = name[5] == '+' ? SIGRTMIN + k : SIGRTMAX - k;
-        return s >= SIGRTMIN && s <= SIGRTMAX ? (int)s : 0;
-    }
-    if (strcasecmp(name, "RTMIN") == 0)
-        return SIGRTMIN;
-    if (strcasecmp(name, "RTMAX") == 0)
-        return SIGRTMAX;
-    for (int s = 1; s < SIGRTMIN; s++) {
-        const char *abbrev = sigabbrev_np(s);
-        if (abbrev && strcasecmp(name, abbrev) == 0)
-            return s;
-    }
-    return 0;
-}
-
 void mt_recording_install_signal(void)
 {
-    const char *s = getenv("MEMTRACE_TOGGLE_SIGNAL");
-    if (!s || !*s)
+    static const char none[] = "no signal turns recording on and off";
+    int sig = mt_config_signal("MEMTRACE_TOGGLE_SIGNAL", none);
+    if (!sig)
         return;
-    int sig = signal_number(s);
+    /* A handler there already is the profiler's (MEMTRACE_SIGNAL, the same
+     * signal) or a library's from its constructor: not taken from it. */
     struct sigaction sa;
+    if (sigaction(sig, NULL, &sa) == 0 &&
+        ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))) {
+        mt_warn("MEMTRACE_TOGGLE_SIGNAL=\"%s\": that signal has a handler already (MEMTRACE_SIGNAL's "
+                "or a library's); %s", getenv("MEMTRACE_TOGGLE_SIGNAL"), none);
+        return;
+    }
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = toggle;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sig == 0 || sig == SIGKILL || sig == SIGSTOP || sigaction(sig, &sa, NULL) != 0)
-        mt_warn("MEMTRACE_TOGGLE_SIGNAL=\"%s\" is not a signal that can be caught; "
-                "no signal turns recording on and off", s);
+    if (sigaction(sig, &sa, NULL) != 0)
+        mt_warn("MEMTRACE_TOGGLE_SIGNAL=\"%s\" is not a signal that can be caught; %s",
+                getenv("MEMTRACE_TOGGLE_SIGNAL"), none);
 }

@@ -46,8 +46,9 @@ int mt_recording_now(void);
 void mt_recording_say(mt_out *out);
 
 /* Installs the MEMTRACE_TOGGLE_SIGNAL handler, if the setting names a
- * signal (one warning if it is not one). Called once, from the library's
- * constructor, after mt_start. */
+ * signal memtrace may take (mt_config_signal) that has no handler yet
+ * (one warning otherwise). Called once, from the library's constructor,
+ * after mt_start. */
 void mt_recording_install_signal(void);
 
 #endif

@@ -169,6 +169,11 @@ MT_COLD void mt_start(void)
         mt_leave(was);
         return;
     }
+    /* Before anything is said: every warning and report goes to this copy
+     * of the stderr the process started with, not to what holds fd 2 later
+     * (programs such as ls close it in their own atexit; daemons open data
+     * files there). */
+    mt_err_keep();
     mt_config_load();
     mt_freed_init(mt_cfg.freed);
     mt_thread_number();
@@ -205,7 +210,6 @@ __attribute__((constructor)) static void mt_constructor(void)
     mt_children_untrace();
     if (set_up() && mt_cfg.unwind == MT_UNWIND_CHECK) {
         int was = mt_enter();
-        mt_err_keep(); /* programs such as ls close fd 2 in their own atexit */
         atexit(mt_describe_check_report);
         mt_leave(was);
     }

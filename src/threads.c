@@ -22,7 +22,9 @@
 #include <unistd.h>
 
 MT_TLS uint32_t mt_thread_self;
-static mt_atomic(uint32_t) next_number = 1;
+/* How many threads have asked for a number, plus one: 64 bits, so that it
+ * never comes back to 0 (mt_thread_wrap bounds the number itself). */
+static mt_atomic(uint64_t) next_number = 1;
 
 static mt_atomic(mt_thread_info *) registry;
 static mt_atomic(int) map_failed;
@@ -66,10 +68,15 @@ static void threads_register(uint32_t number);
 
 MT_COLD uint32_t mt_thread_number_new(void)
 {
-    uint32_t n = mt_atomic_add_relaxed(&next_number, 1);
+    uint32_t n = mt_thread_wrap(mt_atomic_add_relaxed(&next_number, 1));
     mt_thread_self = n;
     threads_register(n);
     return n;
+}
+
+void mt_threads_skip_to(uint64_t n)
+{
+    mt_atomic_store_relaxed(&next_number, n);
 }
 
 static void threads_register(uint32_t number)

@@ -23,8 +23,31 @@ typedef struct {
 /* Slots in the registry; threads numbered beyond it are not registered. */
 #define MT_THREADS_MAX 65536
 
+/* Thread numbers are at most MT_THREAD_NUMBER_MAX: the live table entry
+ * keeps them in MT_THREAD_NUMBER_BITS bits, below the block's kind
+ * (live_table.h), and the readers outside the process mask them so
+ * (descriptor's entry_thread_bits). */
+#define MT_THREAD_NUMBER_BITS 24
+#define MT_THREAD_NUMBER_MAX ((1u << MT_THREAD_NUMBER_BITS) - 1)
+
+/* The number of the Nth thread (N from 1): N itself up to
+ * MT_THREAD_NUMBER_MAX; past it, the numbers above the registry's slots
+ * (MT_THREADS_MAX + 1 .. MT_THREAD_NUMBER_MAX) again, in a cycle. So a
+ * number never reaches the kind bits and is never 0, numbers 1 to
+ * MT_THREADS_MAX (registered, named) are each one thread's for good, and
+ * two threads that run 16,711,679 thread starts apart may share one of
+ * the others. */
+static inline uint32_t mt_thread_wrap(uint64_t n)
+{
+    if (MT_LIKELY(n <= MT_THREAD_NUMBER_MAX))
+        return (uint32_t)n;
+    return MT_THREADS_MAX + 1 +
+           (uint32_t)((n - MT_THREADS_MAX - 1) % (MT_THREAD_NUMBER_MAX - MT_THREADS_MAX));
+}
+
 /* memtrace's number for the calling thread (main thread = 1), given on its
- * first recorded allocation, which also registers the thread (no heap, no
+ * first recorded allocation (mt_thread_wrap of how many threads asked
+ * before it, plus one), which also registers the thread (no heap, no
  * lock). */
 extern MT_TLS uint32_t mt_thread_self MT_HIDDEN;
 uint32_t mt_thread_number_new(void);
@@ -47,6 +70,9 @@ int mt_pthread_setname(pthread_t thread, const char *name);
  * to the real one, and on a successful PR_SET_NAME records the name (A2)
  * for the calling thread. Return value and errno are the real prctl's. */
 int mt_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5);
+
+/* For the unit tests: the next thread to ask is the (N + 1)th. */
+void mt_threads_skip_to(uint64_t n);
 
 /* For the state descriptor: the registry (NULL if it could not be mapped)
  * and the address of the highest registered number. */

@@ -29,6 +29,17 @@ $(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(UNIT_LIBS)
 
+# Thread numbers: the registry linked in (it takes mt_busy from the test).
+$(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
+	  -o $@ $< tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(UNIT_LIBS)
+
+$(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(UNIT_LIBS)
+
 $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -109,7 +120,7 @@ $(TEST_BUILD)/profile_temporary: tests/progs/profile_temporary.c
 RELIABILITY_PROGS := $(TEST_BUILD)/stress_api $(TEST_BUILD)/api_corners $(TEST_BUILD)/unload \
                      $(TEST_BUILD)/tsan_tables $(TEST_BUILD)/regressions $(TEST_BUILD)/dl_reuse \
                      $(TEST_BUILD)/dl_cfi $(TEST_BUILD)/gconv_unload \
-                     $(TEST_BUILD)/signal_fork $(TEST_BUILD)/rust_threads
+                     $(TEST_BUILD)/signal_fork $(TEST_BUILD)/rust_threads $(TEST_BUILD)/stats_abi
 $(TEST_BUILD)/libatfork_lib.so: tests/progs/atfork_lib.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -shared -fPIC $(LDFLAGS) -o $@ $<
@@ -122,6 +133,9 @@ $(TEST_BUILD)/stress_api: tests/progs/stress_api.c include/memtrace.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O2 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/api_corners: tests/progs/api_corners.c include/memtrace.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
+$(TEST_BUILD)/stats_abi: tests/progs/stats_abi.c include/memtrace.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/unload: tests/progs/unload.c

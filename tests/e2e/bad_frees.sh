@@ -129,6 +129,50 @@ check_grep "MEMTRACE_BAD_FREE=loud: the default (report) is kept" "$work/double_
 check_grep "double free under the profiler" "$work/double_prof.err" \
     "memtrace: double free of a 32-byte block at 0x"
 
+# ---------------------------------------------------------------- stderr reused
+# Reports go only to memtrace's copy of the stderr the process started with,
+# in both builds: after close(2) and an open that gets fd 2, the data file
+# holds only the program's 5 bytes and the report is on the original
+# stderr; started with fd 2 closed, or with memtrace's copy closed and its
+# number reused too, the report is dropped, never written into the file.
+check_eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$3', got '$2'"; fi; }
+data_only() { od -An -c "$1" | tr -s ' '; } # " d a t a \n" when the file is the program's 5 bytes
+for v in libmemtrace libmemtrace-profiler; do
+    envs=(LD_PRELOAD="$build/$v.so")
+    [ $v = libmemtrace-profiler ] && envs+=(MEMTRACE_INTERVAL_MS=0)
+    (cd "$work" && timeout 60 env "${envs[@]}" "$prog" stderr_reused "$work/reused.data" \
+        >/dev/null 2>"$work/reused.err") 2>/dev/null
+    check_eq "fd 2 reused for a data file ($v): exit status" "$?" 0
+    check_eq "fd 2 reused for a data file ($v): the file holds only the program's data" \
+        "$(data_only "$work/reused.data")" " d a t a \n"
+    if report_to "$work/reused.err" "memtrace: free of an address 16 bytes inside a 64-byte block at 0x" \
+        "$work/r"; then
+        check_frame "fd 2 reused ($v): the report on the original stderr" "$work/r" \
+            "  allocated by thread 1 (allocation #" "#1" reused_inside
+    else
+        fail "fd 2 reused ($v): the report on the original stderr" "not in: $(cat "$work/reused.err")"
+    fi
+    (cd "$work" && timeout 60 env "${envs[@]}" "$prog" stderr_reused "$work/closed.data" \
+        >/dev/null 2>&-) 2>/dev/null
+    check_eq "fd 2 closed at start-up, then a data file ($v): exit status" "$?" 0
+    check_eq "fd 2 closed at start-up, then a data file ($v): the file holds only the program's data" \
+        "$(data_only "$work/closed.data")" " d a t a \n"
+    (cd "$work" && timeout 60 env "${envs[@]}" "$prog" stderr_reused "$work/from.data" closefrom \
+        >/dev/null 2>"$work/from.err") 2>/dev/null
+    check_eq "fd 2 and memtrace's copy reused ($v): exit status" "$?" 0
+    check_eq "fd 2 and memtrace's copy reused ($v): the file holds only the program's data" \
+        "$(data_only "$work/from.data")" " d a t a \n"
+    check_eq "fd 2 and memtrace's copy reused ($v): nothing on the original stderr" \
+        "$(cat "$work/from.err")" ""
+done
+# The copy is close-on-exec: a program the traced one forks and execs
+# untraced (MEMTRACE_CHILDREN=0) holds the descriptors it holds natively, no
+# more.
+list_fds='ls /proc/self/fd; :'
+check_eq "memtrace's copy of stderr is close-on-exec: an exec'd ls has the same fds as natively" \
+    "$(env LD_PRELOAD="$build/libmemtrace.so" MEMTRACE_CHILDREN=0 sh -c "$list_fds" | sort -n | tr '\n' ' ')" \
+    "$(sh -c "$list_fds" | sort -n | tr '\n' ' ')"
+
 # ---------------------------------------------------------------- realloc of a freed block
 run_case realloc realloc
 same_end "realloc of a freed block"

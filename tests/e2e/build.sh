@@ -79,6 +79,33 @@ bench()   { echo " -o $1/bench/"; }
 # objects NAME LIB: how many objects the link of LIB names in dry run NAME.
 objects() { grep -E " -o [^ ]*/$2 " "$work/$1.cmds" | tr ' ' '\n' | grep -c '\.o$'; }
 
+# ---------------------------------------------------------------- plain make
+# A fresh tree (what git keeps, copied without build/) and plain `make`, no
+# goal and no variables: the default goal builds both libraries, the launcher
+# and memtrace-symbolize, as the Makefile's header and README say.
+fresh=$work/fresh
+mkdir -p "$fresh"
+(cd "$root" && tar -c --exclude-vcs --exclude-vcs-ignores --exclude=./build -f - .) |
+    tar -x -C "$fresh" -f -
+if make -C "$fresh" --no-print-directory -n >"$work/plain.out" 2>&1; then
+    sed -e ':a' -e '/\\$/{N; s/\\\n//; ta}' "$work/plain.out" >"$work/plain.cmds"
+    for out in build/libmemtrace.so build/libmemtrace-profiler.so build/memtrace-symbolize; do
+        if grep -qE " -o $out( |\$)" "$work/plain.cmds"; then
+            pass "plain make in a fresh tree: links $out"
+        else
+            fail "plain make in a fresh tree: links $out" "no such link in: $(head -3 "$work/plain.cmds")"
+        fi
+    done
+    if grep -qE ">build/memtrace\$" "$work/plain.cmds"; then
+        pass "plain make in a fresh tree: writes the launcher build/memtrace"
+    else
+        fail "plain make in a fresh tree: writes the launcher build/memtrace" \
+            "not written by: $(head -3 "$work/plain.cmds")"
+    fi
+else
+    fail "plain make -n in a fresh tree" "make failed: $(tail -3 "$work/plain.out")"
+fi
+
 # ---------------------------------------------------------------- CPPFLAGS, LDFLAGS
 if dry_all flags CPPFLAGS=$cpp LDFLAGS=$ld; then
     f=$work/flags.cmds

@@ -397,6 +397,65 @@ for bad in BOGUS KILL 0 99999; do
         "memtrace: MEMTRACE_TOGGLE_SIGNAL=\"$bad\" is not a signal that can be caught; no signal turns recording on and off"
     check_eq "MEMTRACE_TOGGLE_SIGNAL=$bad: the program runs on" "$(cat "$work/badsig_$bad.rc")" 0
 done
+# Signals memtrace must not take (faults, signals the program and the
+# system rely on), by name and number, for both signal settings: one
+# warning each, and a real segfault afterwards kills the program by SIGSEGV
+# (139) instead of looping in memtrace's handler forever.
+sig_refused() { # SETTING VALUE NAME LIB [VAR=VALUE...]
+    local setting=$1 value=$2 name=$3 lib=$4 rc=0
+    shift 4
+    (ulimit -c 0; timeout 10 env LD_PRELOAD="$lib" "$@" "$setting=$value" "$prog" segv \
+        >/dev/null 2>"$work/refused.err") 2>/dev/null || rc=$?
+    local none="no signal turns recording on and off"
+    [ "$setting" = MEMTRACE_SIGNAL ] && none="no signal asks for a report"
+    local want="memtrace: $setting=\"$value\" is SIG$name, which the program and the system rely on; memtrace takes only USR1, USR2 or a real-time signal (RTMIN+n); $none"
+    case $name in KILL|STOP) want="memtrace: $setting=\"$value\" is not a signal that can be caught; $none" ;; esac
+    check_eq "$setting=$value ($(basename "$lib" .so)): one warning, a real segfault then dies by SIGSEGV" \
+        "$(grep -c '^memtrace: ' "$work/refused.err") $(grep '^memtrace: ' "$work/refused.err") $rc" \
+        "1 $want 139"
+}
+for s in SEGV:11 BUS:7 FPE:8 ILL:4 TRAP:5 ABRT:6 SYS:31 KILL:9 STOP:19 CHLD:17 PIPE:13 \
+         TERM:15 INT:2 HUP:1 QUIT:3 ALRM:14 CONT:18 TSTP:20 XCPU:24 XFSZ:25 PROF:27; do
+    name=${s%:*} number=${s#*:}
+    for value in "$name" "$number"; do
+        sig_refused MEMTRACE_TOGGLE_SIGNAL "$value" "$name" "$build/libmemtrace.so"
+        sig_refused MEMTRACE_SIGNAL "$value" "$name" "$build/libmemtrace-profiler.so" \
+            MEMTRACE_INTERVAL_MS=0
+    done
+done
+sig_refused MEMTRACE_TOGGLE_SIGNAL sigsegv SEGV "$build/libmemtrace-profiler.so" MEMTRACE_INTERVAL_MS=0
+sig_refused MEMTRACE_SIGNAL SIGBUS BUS "$build/libmemtrace-profiler.so" MEMTRACE_INTERVAL_MS=0
+# What memtrace takes: USR1, USR2 and the real-time signals, in any of the
+# spellings, without a word.
+for value in USR1 usr2 SIGUSR2 10 RTMIN RTMIN+1 rtmax-2 RTMAX; do
+    for s in MEMTRACE_TOGGLE_SIGNAL:libmemtrace MEMTRACE_SIGNAL:libmemtrace-profiler; do
+        rc=0
+        (ulimit -c 0; timeout 10 env LD_PRELOAD="$build/${s#*:}.so" MEMTRACE_INTERVAL_MS=0 \
+            "${s%:*}=$value" "$prog" segv >/dev/null 2>"$work/taken.err") 2>/dev/null || rc=$?
+        check_eq "${s%:*}=$value: taken without a word" \
+            "$(grep -v 'MEMTRACE_INTERVAL_MS: a profiler setting' "$work/taken.err") $rc" " 139"
+    done
+done
+# Both settings on one signal: the report's handler keeps it, the toggle
+# says so once, and the signal still asks for a report.
+rm -f "$work/both.out"
+timeout 20 env LD_PRELOAD="$build/libmemtrace-profiler.so" MEMTRACE_INTERVAL_MS=0 \
+    MEMTRACE_SIGNAL=USR2 MEMTRACE_TOGGLE_SIGNAL=USR2 MEMTRACE_OUTPUT="$work/both.out" \
+    "$prog" signal >/dev/null 2>"$work/both.err"
+check_eq "MEMTRACE_SIGNAL and MEMTRACE_TOGGLE_SIGNAL both USR2: one warning" \
+    "$(grep '^memtrace: MEMTRACE' "$work/both.err")" \
+    'memtrace: MEMTRACE_TOGGLE_SIGNAL="USR2": that signal has a handler already (MEMTRACE_SIGNAL'"'"'s or a library'"'"'s); no signal turns recording on and off'
+check_eq "MEMTRACE_SIGNAL and MEMTRACE_TOGGLE_SIGNAL both USR2: the signal made a report" \
+    "$(grep -c '^memtrace: report 1 (signal)' "$work/both.out")" 1
+# Out of the real-time range, or RTMIN+-3 (SIGRTMIN - 3: SIGSYS): no signal.
+for value in RTMIN+31 RTMAX-31 RTMIN+-3 RTMAX-+1 RTMIN+ 65; do
+    rc=0
+    timeout 10 env LD_PRELOAD="$build/libmemtrace-profiler.so" MEMTRACE_INTERVAL_MS=0 \
+        MEMTRACE_SIGNAL="$value" "$prog" none >/dev/null 2>"$work/badrt.err" || rc=$?
+    check_eq "MEMTRACE_SIGNAL=$value: no signal, one warning, the program runs on" \
+        "$(grep '^memtrace: MEMTRACE' "$work/badrt.err") $rc" \
+        "memtrace: MEMTRACE_SIGNAL=\"$value\" is not a signal that can be caught; no signal asks for a report 0"
+done
 run_rec badstart MEMTRACE_START=2 -- api
 check_grep "MEMTRACE_START=2: the warning" "$work/badstart.err" \
     'memtrace: MEMTRACE_START="2" is not a whole number from 0 to 1; using 1'

@@ -167,6 +167,36 @@ marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 0 bytes possi
 marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 0 bytes possibly lost, 500 bytes still reachable" register
 marked profiler "0 bytes definitely lost, 0 bytes indirectly lost, 300 bytes possibly lost, 0 bytes still reachable" interior
 
+# ---- a MEMTRACE_OUTPUT that cannot be written: said once on stderr, where
+# the exit report and the leak report then go, whole; the status unchanged.
+run full "$profiler" MEMTRACE_LEAK_CHECK=1 MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT=/dev/full --
+status "MEMTRACE_OUTPUT=/dev/full" 23
+check "MEMTRACE_OUTPUT=/dev/full: said once, naming the file and the error" \
+    "1 memtrace: MEMTRACE_OUTPUT: cannot write to /dev/full (No space left on device); reporting on stderr" \
+    "$(grep -c '^memtrace: MEMTRACE_OUTPUT' "$work/full.err") $(grep '^memtrace: MEMTRACE_OUTPUT' "$work/full.err")"
+check "MEMTRACE_OUTPUT=/dev/full: the exit report on stderr" "1 1" \
+    "$(grep -c '^memtrace: exit report, pid ' "$work/full.err") $(grep -c '^memtrace: end of exit report$' "$work/full.err")"
+check_full "MEMTRACE_OUTPUT=/dev/full: the leak report on stderr" "$work/full.err"
+# A file that fills up after 2048 bytes (ulimit -f 2, SIGXFSZ ignored so that
+# write fails with EFBIG; stderr a pipe, which the limit does not cut): the
+# file keeps its whole lines, the report goes on on stderr from the line the
+# failure cut, and the leak report after it.
+(trap '' XFSZ; ulimit -f 2; cd "$work" && exec timeout 60 env LD_PRELOAD="$profiler" \
+    MEMTRACE_LEAK_CHECK=1 MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$work/fsz.txt" "$prog") \
+    2>&1 >/dev/null | cat >"$work/fsz.err"
+RC=${PIPESTATUS[0]}
+status "MEMTRACE_OUTPUT filled after 2048 bytes" 23
+check "a file filled after 2048 bytes: said once, with the bytes written" \
+    "1 memtrace: MEMTRACE_OUTPUT: cannot write to $work/fsz.txt (File too large) after 2048 bytes of this report; the rest of it (from the line cut) and later reports on stderr" \
+    "$(grep -c '^memtrace: MEMTRACE_OUTPUT' "$work/fsz.err") $(head -1 "$work/fsz.err")"
+head -n "$(tr -cd '\n' <"$work/fsz.txt" | wc -c)" "$work/fsz.txt" >"$work/fsz.whole"
+tail -n +2 "$work/fsz.err" >>"$work/fsz.whole"
+check "a file filled after 2048 bytes: its whole lines and stderr make the exit report once" "1 1" \
+    "$(grep -c '^memtrace: exit report, pid ' "$work/fsz.whole") $(grep -c '^memtrace: end of exit report$' "$work/fsz.whole")"
+check "a file filled after 2048 bytes: every site of the exit report once, as with /dev/full" \
+    "$(grep '^memtrace: \[' "$work/full.err")" "$(grep '^memtrace: \[' "$work/fsz.whole")"
+check_full "a file filled after 2048 bytes: the leak report on stderr" "$work/fsz.err"
+
 # ---- suppressions
 printf '# one site\nleak:make_list\n' >"$work/one.supp"
 run supp_one "$tracer" MEMTRACE_LEAK_CHECK=1 MEMTRACE_SUPPRESSIONS="$work/one.supp" --

@@ -131,6 +131,7 @@ usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py
 usr/share/man/man1/memtrace.1
 usr/share/man/man3/memtrace.3
 usr/share/man/man3/memtrace_get_stats.3
+usr/share/man/man3/memtrace_get_stats_sized.3
 usr/share/man/man3/memtrace_print_trace.3
 usr/share/man/man3/memtrace_recording.3
 usr/share/man/man3/memtrace_report.3
@@ -184,6 +185,7 @@ share/gdb/auto-load$lib/libmemtrace.so-gdb.py
 share/man/man1/memtrace.1
 share/man/man3/memtrace.3
 share/man/man3/memtrace_get_stats.3
+share/man/man3/memtrace_get_stats_sized.3
 share/man/man3/memtrace_print_trace.3
 share/man/man3/memtrace_recording.3
 share/man/man3/memtrace_report.3
@@ -315,6 +317,7 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/man/man1/memtrace.1.gz
 ./usr/share/man/man3/memtrace.3.gz
 ./usr/share/man/man3/memtrace_get_stats.3.gz
+./usr/share/man/man3/memtrace_get_stats_sized.3.gz
 ./usr/share/man/man3/memtrace_print_trace.3.gz
 ./usr/share/man/man3/memtrace_recording.3.gz
 ./usr/share/man/man3/memtrace_report.3.gz

@@ -177,6 +177,19 @@ fi
 
 # ---------------------------------------------------------------- API corners
 same_as_native "API corners against glibc" "$tests/api_corners"
+# memtrace_get_stats' ABI (tests/progs/stats_abi.c): the first header's
+# 40-byte struct, a newer header's and this one's, each followed by a
+# canary that must survive; unknown fields zeroed, the bytes filled said.
+for lib in "$tracer" "$profiler"; do
+    v=$(basename "$lib" .so)
+    timeout 60 env LD_PRELOAD="$lib" MEMTRACE_OUTPUT=/dev/null "$tests/stats_abi" >"$work/abi.out" 2>&1
+    rc=$?
+    if [ $rc = 0 ] && [ "$(grep -c ': ok$' "$work/abi.out")" = 11 ] && ! grep -q WRONG "$work/abi.out"; then
+        pass "struct memtrace_stats of the first, a newer and this header: no byte past it written, 11 checks ($v)"
+    else
+        fail "struct memtrace_stats ABI ($v)" "exit $rc: $(grep -v ': ok$' "$work/abi.out" | head -3 | tr '\n' ' ')"
+    fi
+done
 
 # ---------------------------------------------------------------- unloaded library, bad input
 line=$(site_line tests/progs/dl_sites.c dlopen)

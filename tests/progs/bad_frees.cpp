@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <new>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,6 +141,30 @@ static void bad_alloc_reuse()
     }
 }
 
+// A daemon's descriptors: fd 2 closed (or closed already at start-up) and
+// its data file DATA opened, which gets fd 2; with CLOSEFROM also every
+// descriptor from 3 up closed and DATA put at 100 to 109, where memtrace's
+// copy of stderr was. Then "data\n" and a free inside a block (which glibc
+// accepts): memtrace's report must not go into DATA.
+static int stderr_reused(const char *data, bool closefrom)
+{
+    close(2);
+    int fd = open(data, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd != 2)
+        return 3;
+    if (closefrom) {
+        for (int i = 3; i < 1024; i++)
+            close(i);
+        for (int i = 100; i < 110; i++)
+            if (dup2(fd, i) != i)
+                return 4;
+    }
+    if (write(fd, "data\n", 5) != 5)
+        return 5;
+    free_inside(make(64)); // SITE:reused_inside
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -161,6 +186,8 @@ int main(int argc, char **argv)
         mismatch();
     else if (!std::strcmp(what, "bad_alloc"))
         bad_alloc_reuse();
+    else if (!std::strcmp(what, "stderr_reused") && argc > 2)
+        return stderr_reused(argv[2], argc > 3 && !std::strcmp(argv[3], "closefrom"));
     else
         return 2;
     std::printf("done\n");

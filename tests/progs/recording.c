@@ -7,7 +7,9 @@
  * whether the block allocated while off reuses the address of one freed
  * while recording), then asks print_trace about each block, then frees
  * them all: the free of a block allocated while off must pass silently,
- * even at an address the freed history holds. */
+ * even at an address the freed history holds. With "segv" it allocates a
+ * block and then writes through a null pointer: a real SIGSEGV, which must
+ * kill it whatever signal settings memtrace was given. */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdint.h>
@@ -50,6 +52,12 @@ void all_allocated(void)
 int main(int argc, char **argv)
 {
     const char *how = argc > 1 ? argv[1] : "api";
+    if (strcmp(how, "segv") == 0) {
+        free(malloc(16));
+        int *volatile null = NULL;
+        *null = 1;
+        return 0;
+    }
     set_recording = (int (*)(int))dlsym(RTLD_DEFAULT, "memtrace_set_recording");
     recording = (int (*)(void))dlsym(RTLD_DEFAULT, "memtrace_recording");
     trace = (void (*)(const void *))dlsym(RTLD_DEFAULT, "print_trace");

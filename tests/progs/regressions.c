@@ -8,11 +8,11 @@
  *            from the bounded internal heap, failed after about 2000)
  *   fiber    malloc on a makecontext stack whose frame pointer points above
  *            it, into a PROT_NONE page (the fp unwinder faulted); then
- *            prints memtrace_get_stats' unwind_fallbacks when preloaded
+ *            prints memtrace_get_stats_sized's unwind_fallbacks when preloaded
  *            (off the thread's stack the cfi unwinder hands the capture
  *            of that malloc and that free to libunwind: 2)
  *   threadfiber  a new thread's first allocation is on a fiber; then it
- *            allocates 10 blocks on its own stack. Prints memtrace_get_stats'
+ *            allocates 10 blocks on its own stack. Prints memtrace_get_stats_sized's
  *            unwind_fallbacks: 2 (the fiber's malloc and free). The stack
  *            bounds used to be learnt from the fiber, and every later
  *            capture on the thread's own stack went to libunwind (22)
@@ -123,11 +123,11 @@ static void fiber_main(void)
 
 static void print_fallbacks(void)
 {
-    void (*get_stats)(struct memtrace_stats *) =
-        (void (*)(struct memtrace_stats *))dlsym(RTLD_DEFAULT, "memtrace_get_stats");
+    size_t (*get_stats)(struct memtrace_stats *, size_t) = (size_t (*)(
+        struct memtrace_stats *, size_t))dlsym(RTLD_DEFAULT, "memtrace_get_stats_sized");
     if (get_stats) {
         struct memtrace_stats st;
-        get_stats(&st);
+        get_stats(&st, sizeof st);
         printf("unwind fallbacks: %lu\n", st.unwind_fallbacks);
     }
 }

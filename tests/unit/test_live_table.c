@@ -248,3 +248,27 @@ Test(live_table, reader_of_retired_mapping_finds_nothing)
     cr_assert_eq(out.ptr, in_shard0(n - 1));
     cr_assert_not(unlocked);
 }
+
+/* The thread word: a thread number past what its bits hold (the 2^24th
+ * thread and later) must not spill into the kind bits, or every free of
+ * that thread's blocks would be a mismatched pair. Numbers past the bits
+ * take the cycle above the registry's slots (threads.h, mt_thread_wrap). */
+Test(live_table, thread_number_past_its_bits_keeps_the_kind)
+{
+    const uint32_t past = 1u << 24;
+    mt_live_entry a = entry(0x7000, 16, 3), b = entry(0x7100, 16, 4), c = entry(0x7200, 16, 5), out;
+    a.thread = mt_entry_thread_word(past, MT_KIND_MALLOC);
+    b.thread = mt_entry_thread_word(past + 5, MT_KIND_NEW);
+    c.thread = mt_entry_thread_word(MT_THREAD_NUMBER_MAX, MT_KIND_NEW_ARRAY);
+    cr_assert(mt_live_insert(&a) && mt_live_insert(&b) && mt_live_insert(&c));
+    bool unlocked = false;
+    cr_assert(mt_live_find(0x7000, &out, &unlocked));
+    cr_assert_eq(mt_entry_kind(&out), MT_KIND_MALLOC);
+    cr_assert_eq(mt_entry_thread(&out), MT_THREADS_MAX + 1, "thread %u", mt_entry_thread(&out));
+    cr_assert(mt_live_find(0x7100, &out, &unlocked));
+    cr_assert_eq(mt_entry_kind(&out), MT_KIND_NEW);
+    cr_assert_eq(mt_entry_thread(&out), MT_THREADS_MAX + 6, "thread %u", mt_entry_thread(&out));
+    cr_assert(mt_live_find(0x7200, &out, &unlocked));
+    cr_assert_eq(mt_entry_kind(&out), MT_KIND_NEW_ARRAY);
+    cr_assert_eq(mt_entry_thread(&out), MT_THREAD_NUMBER_MAX);
+}
