@@ -125,6 +125,39 @@ static void index_put(uint32_t n)
     }
 }
 
+/* The site table's first capacity, allocated at start-up (reserve_sites):
+ * libdw may later exhaust the internal heap, and the exit report must still
+ * list the sites. */
+#define SITES_FIRST 1024
+
+/* largest_sites' work array, one entry per site: grown with the site
+ * table, so that ranking needs no memory when the heap is full. */
+struct ranked {
+    uint64_t key;
+    struct site *site;
+};
+static struct ranked *rank_buf;
+
+static void reserve_sites(void)
+{
+    rank_buf = malloc(SITES_FIRST * sizeof *rank_buf);
+    if (!rank_buf)
+        return;
+    sites = malloc(SITES_FIRST * sizeof *sites);
+    site_index = calloc(SITES_FIRST * 2, sizeof *site_index);
+    if (!sites || !site_index) {
+        free(sites);
+        free(site_index);
+        free(rank_buf);
+        sites = NULL;
+        site_index = NULL;
+        rank_buf = NULL;
+        return;
+    }
+    sites_cap = SITES_FIRST;
+    index_cap = SITES_FIRST * 2;
+}
+
 /* The site of stack ID, added if new; NULL when the internal heap is full. */
 static struct site *site_of(mt_stack_id id, const uintptr_t *frames, unsigned depth)
 {
@@ -135,7 +168,11 @@ static struct site *site_of(mt_stack_id id, const uintptr_t *frames, unsigned de
                 return &sites[site_index[i] - 1];
     }
     if (nsites == sites_cap) {
-        size_t cap = sites_cap ? sites_cap * 2 : 1024;
+        size_t cap = sites_cap ? sites_cap * 2 : SITES_FIRST;
+        struct ranked *rb = realloc(rank_buf, cap * sizeof *rb);
+        if (!rb)
+            return NULL;
+        rank_buf = rb;
         struct site *s = realloc(sites, cap * sizeof *s);
         if (!s)
             return NULL;
@@ -143,7 +180,7 @@ static struct site *site_of(mt_stack_id id, const uintptr_t *frames, unsigned de
         sites_cap = cap;
     }
     if ((nsites + 1) * 2 > index_cap) {
-        size_t cap = index_cap ? index_cap * 2 : 2048;
+        size_t cap = index_cap ? index_cap * 2 : SITES_FIRST * 2;
         uint32_t *ix = calloc(cap, sizeof *ix);
         if (!ix)
             return NULL;
@@ -474,11 +511,6 @@ static uint64_t rank_key(const struct site *s, bool since_start)
     }
 }
 
-struct ranked {
-    uint64_t key;
-    struct site *site;
-};
-
 /* Greatest key first; ties by live bytes, then in the order the stacks
  * were stored, so that a report is the same from run to run. */
 static int by_key_desc(const void *a, const void *b)
@@ -493,12 +525,12 @@ static int by_key_desc(const void *a, const void *b)
 }
 
 /* Sites whose rank_key is not 0 after the last walk, greatest first, at
- * most MAX; *N gets the count. NULL (and *N 0) if the internal heap is
- * full. */
+ * most MAX; *N gets the count. In rank_buf, valid until the next call
+ * (under report_lock); NULL (and *N 0) if there is no site table. */
 static struct site **largest_sites(size_t max, bool since_start, size_t *n)
 {
     *n = 0;
-    struct ranked *r = malloc((nsites ? nsites : 1) * sizeof *r);
+    struct ranked *r = rank_buf;
     if (!r)
         return NULL;
     for (size_t i = 0; i < nsites; i++) {
@@ -617,7 +649,6 @@ static void report_locked(enum why why)
         write_pprof(MT_PPROF_AT_REPORT, &o);
     mt_out_printf(&o, "memtrace: end of report %u\n", reports);
     close_output(&o, own);
-    free(top);
     for (size_t i = 0; i < nsites; i++)
         sites[i].last = sites[i].now;
     events_at_last_report = w.events;
@@ -813,7 +844,6 @@ static void exit_report(void *unused)
     }
     mt_out_printf(&o, "memtrace: end of exit report\n");
     close_output(&o, own);
-    free(leaks);
     report_lock_drop();
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);
@@ -1184,6 +1214,7 @@ void mt_profiler_start(void)
     start_ns = mt_os_now_ns();
     mt_err_keep();
     load_settings();
+    reserve_sites();
     main_key_made = pthread_key_create(&main_key, on_main_exit) == 0;
     if ((pid_t)syscall(SYS_gettid) == getpid())
         watch_main();

@@ -437,6 +437,18 @@ check "address space full: nothing said but the reduced heap" \
 check "address space full: tracer exit code" 0 "$?"
 check "address space full: tracer's print_trace symbolized" 1 \
     "$(grep -A1 '^memtrace: 0x[0-9a-f]*: start of a 65536-byte block' "$work/tfill.err" | grep -c "^  #0 fill_case at $src_c:$fill:")"
+# A tighter limit: memtrace's internal heap (a quarter of it) runs out while
+# libdw reads the line tables. libdw's default handler would end the
+# process ("libdw: Cannot allocate memory", status 1); the symbolizer gives
+# module+offset from then on, said in one line at most.
+(ulimit -v 60000 && exec env LD_PRELOAD="$tlib" "$corners" fill) >"$work/tfill2.out" 2>"$work/tfill2.err"
+check "internal heap exhausted: tracer exit code" 0 "$?"
+check "internal heap exhausted: print_trace answers, the program's frame symbolized; at most one line about libdw" \
+    "1 0 yes" "$(grep -A1 '^memtrace: 0x[0-9a-f]*: start of a 65536-byte block' "$work/tfill2.err" | grep -c "^  #0 fill_case at $src_c:$fill:") $(grep -c 'Cannot allocate memory' "$work/tfill2.err") $([ "$(grep -c '^memtrace: libdw ran out of memory' "$work/tfill2.err")" -le 1 ] && echo yes)"
+(ulimit -v 60000 && exec env LD_PRELOAD="$plib" "$corners" fill) >"$work/fill2.out" 2>"$work/fill2.err"
+check "internal heap exhausted: profiler exit code" 0 "$?"
+check "internal heap exhausted: the exit report lists the site" "1 1" \
+    "$(profiler_report "$work/fill2.err" exit | grep -c '^memtrace: \[1\] [0-9]* bytes live in [0-9]* blocks') $(grep -c '^memtrace: end of exit report$' "$work/fill2.err")"
 
 # ---------------------------------------------------------------- scale
 # 2^20 distinct stacks (a binary counter of 20 recursive calls, then 20
