@@ -364,38 +364,28 @@ static void out_text(mt_out *o, const char *text)
 #define SITE_TEXT_MAX ((size_t)64 << 20)
 static size_t site_text_kept;
 
-/* No symbolizing with less internal-heap headroom than a sixteenth of the
- * heap (256 MiB of the full 4 GiB): libdw does not survive every failed
- * allocation, so stacks are printed raw instead. */
-static bool heap_low(void)
+/* With less internal-heap headroom than a sixteenth of the heap (256 MiB
+ * of the full 4 GiB) the symbolizer stops using libdw, which would take
+ * what is left: frames are module+offset from then on, said once. */
+static void heap_check(void)
 {
-    static bool warned;
-    size_t low = mt_iheap_capacity() / 16;
-    if (mt_iheap_headroom() >= low)
-        return false;
-    if (!warned) {
-        warned = true;
-        mt_warn("the internal heap has less than %zu MiB left; stacks are printed as raw "
-                "addresses from now on", low >> 20);
-    }
-    return true;
+    if (mt_iheap_headroom() < mt_iheap_capacity() / 16)
+        mt_sym_stop_libdw("memtrace's internal heap is nearly full");
 }
 
 /* The symbolized text of S's stack in a new block of the internal heap;
  * NULL when the symbolizer is busy or unusable, or memory is short. */
 static char *symbolize_stack(const struct site *s)
 {
-    if (s->depth == 0 || heap_low() || !mt_sym_self_lock())
+    if (s->depth == 0 || !mt_sym_self_lock())
         return NULL;
+    heap_check();
     mt_dwfl *dwfl = mt_sym_self();
     bool ok = dwfl != NULL;
     size_t len = 0, cap = 0;
     char *text = NULL;
     for (unsigned i = 0, n = 0; ok && i < s->depth; i++) {
-        if (heap_low()) {
-            ok = false;
-            break;
-        }
+        heap_check();
         /* One frame at a time: a frame's text fits the buffer; a whole
          * stack may not. */
         mt_out o;
@@ -443,12 +433,27 @@ static const char *site_text(struct site *s, char **made, char *raw, size_t raw_
         }
         return text;
     }
-    mt_out o;
-    mt_out_init(&o, -1);
-    mt_fmt_raw_stack(&o, s->frames, s->depth);
-    size_t n = o.len < raw_size ? o.len : raw_size - 1;
-    memcpy(raw, o.buf, n);
-    raw[n] = '\0';
+    /* No memory for the text (or the symbolizer is busy): formatted into
+     * RAW, which needs none, one frame at a time while they fit; the
+     * frames libdw cannot give for want of memory are module+offset. */
+    bool locked = s->depth && mt_sym_self_lock();
+    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
+    size_t len = 0;
+    for (unsigned i = 0, n = 0; i < s->depth; i++) {
+        mt_out o;
+        mt_out_init(&o, -1);
+        if (dwfl)
+            n = mt_fmt_stack_frame(&o, dwfl, false, n, s->frames, i);
+        else
+            mt_fmt_raw_stack(&o, s->frames + i, 1);
+        if (len + o.len >= raw_size)
+            break;
+        memcpy(raw + len, o.buf, o.len);
+        len += o.len;
+    }
+    if (locked)
+        mt_sym_self_unlock();
+    raw[len] = '\0';
     return raw;
 }
 
@@ -678,7 +683,9 @@ static void report(enum why why)
 static void put_folded(mt_out *o, const uintptr_t *frames, unsigned depth, uint64_t bytes)
 {
     bool locked = mt_sym_self_lock();
-    mt_dwfl *dwfl = locked && !heap_low() ? mt_sym_self() : NULL;
+    if (locked)
+        heap_check();
+    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
     for (unsigned i = depth; i-- > 0;) {
         if (dwfl)
             mt_fmt_folded_frame(o, dwfl, true, frames, i);

@@ -1162,12 +1162,16 @@ static void guard_module(Dwfl_Module *mod)
         default_oom = old;
 }
 
-static void spend_libdw(void)
+void mt_sym_stop_libdw(const char *why)
 {
     if (!libdw_spent)
-        mt_warn("libdw ran out of memory (memtrace's internal heap is full); frames are "
-                "module+offset from now on");
+        mt_warn("%s; frames are module+offset from now on", why);
     libdw_spent = true;
+}
+
+static void spend_libdw(void)
+{
+    mt_sym_stop_libdw("libdw ran out of memory (memtrace's internal heap is full)");
 }
 
 void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx)
