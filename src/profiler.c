@@ -891,6 +891,7 @@ static mt_os_stack reporter_stack; /* the reporter thread's; reports made in
                                       the program's threads use mt_own_stack */
 static pthread_t reporter;
 static bool reporter_running;       /* under pause_lock once started */
+static pid_t reporter_pid;          /* the process that started it */
 static mt_atomic(int) reporter_tid; /* futex word: 0 until the thread has registered */
 static mt_atomic(int) reporter_stop; /* futex word: 1 asks the thread to return */
 static mt_atomic(int) main_exited;  /* the main thread called pthread_exit */
@@ -1029,6 +1030,7 @@ static void start_reporter(void)
     }
     mt_atomic_store_relaxed(&reporter_stop, 0);
     mt_atomic_store_relaxed(&reporter_tid, 0);
+    reporter_pid = getpid();
     reporter_running = pthread_create(&reporter, &attr, reporter_main, NULL) == 0;
     if (reporter_running) {
         pthread_setname_np(reporter, "memtrace");
@@ -1062,6 +1064,10 @@ static void stop_reporter(void)
 
 bool mt_profiler_pause(void)
 {
+    /* A vfork child shares this memory but not the parent's threads: the
+     * reporter is not its to stop, nor a thread its to start. */
+    if (getpid() != reporter_pid)
+        return false;
     int was = mt_enter();
     pthread_mutex_lock(&pause_lock);
     if (pauses++ == 0) {
