@@ -12,6 +12,8 @@
 #include "format.h"
 #include "freed_history.h"
 #include "live_table.h"
+#include "os.h"
+#include "real.h"
 #include "recording.h"
 #include "reentry.h"
 #include "output.h"
@@ -135,16 +137,29 @@ static void describe(const void *ptr, mt_out *out)
 /* With cancellation disabled throughout: write is a cancellation point, and
  * a thread cancelled while the symbolizer's lock is held would leave every
  * later print_trace with raw frames after a bounded wait. */
-MT_EXPORT void memtrace_print_trace(const void *ptr)
+static void print_trace_on_stack(void *ptr)
 {
-    int cancel;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    int was = mt_enter();
     mt_out out;
     mt_out_init(&out, 2);
     describe(ptr, &out);
     mt_recording_say(&out);
     mt_out_flush(&out);
+}
+
+/* On memtrace's own stack (mt_own_stack): the caller may be a main thread
+ * whose stack has no room left to grow (ulimit -v), and libdw's line
+ * tables take tens of KiB of it. */
+MT_EXPORT void memtrace_print_trace(const void *ptr)
+{
+    void (*owner)(const void *) = mt_owner("memtrace_print_trace");
+    if (owner) {
+        owner(ptr);
+        return;
+    }
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    int was = mt_enter();
+    mt_os_on_stack(&mt_own_stack, print_trace_on_stack, (void *)ptr);
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);
 }

@@ -106,6 +106,13 @@ static bool ensure_reserved(void)
     return true;
 }
 
+void mt_iheap_reserve(void)
+{
+    mt_lock_acquire(&heap_lock);
+    ensure_reserved();
+    mt_lock_release(&heap_lock);
+}
+
 static unsigned class_of(size_t need)
 {
     unsigned cls = 0;

@@ -31,6 +31,10 @@ static inline bool mt_iheap_owns(const void *p)
     return base != 0 && (uintptr_t)p - base < mt_iheap_range.size;
 }
 
+/* Reserves the range now (start-up), not on first use: a program that
+ * later fills its address space (ulimit -v) leaves none for it. */
+void mt_iheap_reserve(void);
+
 /* Like malloc/memalign: NULL with errno ENOMEM when the range is exhausted.
  * ALIGN must be a power of two. */
 void *mt_iheap_alloc(size_t size, size_t align);

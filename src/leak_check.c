@@ -618,7 +618,9 @@ static bool stop_threads(pid_t self)
                     char name[];
                 } *d = (void *)(buf + at);
                 pid_t tid = (pid_t)atoi(d->name);
-                if (tid > 0 && tid != self)
+                /* memtrace's own threads hold no pointer of the program:
+                 * neither stopped (not waited for) nor scanned. */
+                if (tid > 0 && tid != self && !mt_threads_is_own(tid))
                     stop_thread(tid);
                 at += d->reclen;
             }

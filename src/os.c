@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 /* MEMTRACE_FAULT_MAP's count: relaxed, any thread; two threads that both
@@ -92,4 +93,49 @@ size_t mt_os_page_size(void)
     if (!page)
         page = (size_t)sysconf(_SC_PAGESIZE);
     return page;
+}
+
+mt_os_stack mt_own_stack;
+
+bool mt_os_stack_reserve(mt_os_stack *s, size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return false;
+    mprotect(p, mt_os_page_size(), PROT_NONE); /* the guard */
+    s->size = size;
+    s->base = p;
+    return true;
+}
+
+static void on_stack_entry(unsigned hi, unsigned lo)
+{
+    mt_os_stack *s = (mt_os_stack *)(((uintptr_t)hi << 32) | lo);
+    s->fn(s->arg);
+}
+
+void mt_os_on_stack(mt_os_stack *s, void (*fn)(void *), void *arg)
+{
+    int expected = 0;
+    if (!s->base || !mt_atomic_cas_acq_rel(&s->busy, &expected, 1)) {
+        fn(arg);
+        return;
+    }
+    s->fn = fn;
+    s->arg = arg;
+    if (getcontext(&s->there) != 0) {
+        mt_atomic_store_release(&s->busy, 0);
+        fn(arg);
+        return;
+    }
+    size_t guard = mt_os_page_size();
+    s->there.uc_stack.ss_sp = s->base + guard;
+    s->there.uc_stack.ss_size = s->size - guard;
+    s->there.uc_link = &s->back;
+    makecontext(&s->there, (void (*)(void))on_stack_entry, 2, (unsigned)((uintptr_t)s >> 32),
+                (unsigned)(uintptr_t)s);
+    if (swapcontext(&s->back, &s->there) != 0)
+        fn(arg);
+    mt_atomic_store_release(&s->busy, 0);
 }

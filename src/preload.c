@@ -8,6 +8,7 @@
 #include "live_table.h"
 #include "modules.h"
 #include "real.h"
+#include "startup.h"
 #include "threads.h"
 #include "tracer.h"
 
@@ -31,6 +32,8 @@ MT_EXPORT void *pvalloc(size_t size) { return mt_pvalloc(size); }
 MT_EXPORT size_t malloc_usable_size(void *ptr) { return mt_malloc_usable_size(ptr); }
 MT_EXPORT int dlclose(void *handle) { return mt_dlclose(handle); }
 MT_EXPORT int pthread_setname_np(pthread_t thread, const char *name) { return mt_pthread_setname(thread, name); }
+MT_EXPORT int unshare(int flags) { return mt_unshare(flags); }
+MT_EXPORT int setns(int fd, int nstype) { return mt_setns(fd, nstype); }
 /* Variadic as libc declares it; glibc's own reads four more words the same way. */
 MT_EXPORT int prctl(int option, ...)
 {

@@ -20,6 +20,7 @@
 #include "internal_heap.h"
 #include "lock.h"
 #include "os.h"
+#include "real.h"
 #include "recording.h"
 #include "reentry.h"
 #include "output.h"
@@ -27,6 +28,7 @@
 #include "site.h"
 #include "stack_store.h"
 #include "symbolize.h"
+#include "threads.h"
 
 #include "../include/memtrace.h"
 
@@ -40,6 +42,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,6 +127,39 @@ static void index_put(uint32_t n)
     }
 }
 
+/* The site table's first capacity, allocated at start-up (reserve_sites):
+ * libdw may later exhaust the internal heap, and the exit report must still
+ * list the sites. */
+#define SITES_FIRST 1024
+
+/* largest_sites' work array, one entry per site: grown with the site
+ * table, so that ranking needs no memory when the heap is full. */
+struct ranked {
+    uint64_t key;
+    struct site *site;
+};
+static struct ranked *rank_buf;
+
+static void reserve_sites(void)
+{
+    rank_buf = malloc(SITES_FIRST * sizeof *rank_buf);
+    if (!rank_buf)
+        return;
+    sites = malloc(SITES_FIRST * sizeof *sites);
+    site_index = calloc(SITES_FIRST * 2, sizeof *site_index);
+    if (!sites || !site_index) {
+        free(sites);
+        free(site_index);
+        free(rank_buf);
+        sites = NULL;
+        site_index = NULL;
+        rank_buf = NULL;
+        return;
+    }
+    sites_cap = SITES_FIRST;
+    index_cap = SITES_FIRST * 2;
+}
+
 /* The site of stack ID, added if new; NULL when the internal heap is full. */
 static struct site *site_of(mt_stack_id id, const uintptr_t *frames, unsigned depth)
 {
@@ -133,7 +170,11 @@ static struct site *site_of(mt_stack_id id, const uintptr_t *frames, unsigned de
                 return &sites[site_index[i] - 1];
     }
     if (nsites == sites_cap) {
-        size_t cap = sites_cap ? sites_cap * 2 : 1024;
+        size_t cap = sites_cap ? sites_cap * 2 : SITES_FIRST;
+        struct ranked *rb = realloc(rank_buf, cap * sizeof *rb);
+        if (!rb)
+            return NULL;
+        rank_buf = rb;
         struct site *s = realloc(sites, cap * sizeof *s);
         if (!s)
             return NULL;
@@ -141,7 +182,7 @@ static struct site *site_of(mt_stack_id id, const uintptr_t *frames, unsigned de
         sites_cap = cap;
     }
     if ((nsites + 1) * 2 > index_cap) {
-        size_t cap = index_cap ? index_cap * 2 : 2048;
+        size_t cap = index_cap ? index_cap * 2 : SITES_FIRST * 2;
         uint32_t *ix = calloc(cap, sizeof *ix);
         if (!ix)
             return NULL;
@@ -336,38 +377,28 @@ static void out_text(mt_out *o, const char *text)
 #define SITE_TEXT_MAX ((size_t)64 << 20)
 static size_t site_text_kept;
 
-/* No symbolizing with less internal-heap headroom than a sixteenth of the
- * heap (256 MiB of the full 4 GiB): libdw does not survive every failed
- * allocation, so stacks are printed raw instead. */
-static bool heap_low(void)
+/* With less internal-heap headroom than a sixteenth of the heap (256 MiB
+ * of the full 4 GiB) the symbolizer stops using libdw, which would take
+ * what is left: frames are module+offset from then on, said once. */
+static void heap_check(void)
 {
-    static bool warned;
-    size_t low = mt_iheap_capacity() / 16;
-    if (mt_iheap_headroom() >= low)
-        return false;
-    if (!warned) {
-        warned = true;
-        mt_warn("the internal heap has less than %zu MiB left; stacks are printed as raw "
-                "addresses from now on", low >> 20);
-    }
-    return true;
+    if (mt_iheap_headroom() < mt_iheap_capacity() / 16)
+        mt_sym_stop_libdw("memtrace's internal heap is nearly full");
 }
 
 /* The symbolized text of S's stack in a new block of the internal heap;
  * NULL when the symbolizer is busy or unusable, or memory is short. */
 static char *symbolize_stack(const struct site *s)
 {
-    if (s->depth == 0 || heap_low() || !mt_sym_self_lock())
+    if (s->depth == 0 || !mt_sym_self_lock())
         return NULL;
+    heap_check();
     mt_dwfl *dwfl = mt_sym_self();
     bool ok = dwfl != NULL;
     size_t len = 0, cap = 0;
     char *text = NULL;
     for (unsigned i = 0, n = 0; ok && i < s->depth; i++) {
-        if (heap_low()) {
-            ok = false;
-            break;
-        }
+        heap_check();
         /* One frame at a time: a frame's text fits the buffer; a whole
          * stack may not. */
         mt_out o;
@@ -415,12 +446,27 @@ static const char *site_text(struct site *s, char **made, char *raw, size_t raw_
         }
         return text;
     }
-    mt_out o;
-    mt_out_init(&o, -1);
-    mt_fmt_raw_stack(&o, s->frames, s->depth);
-    size_t n = o.len < raw_size ? o.len : raw_size - 1;
-    memcpy(raw, o.buf, n);
-    raw[n] = '\0';
+    /* No memory for the text (or the symbolizer is busy): formatted into
+     * RAW, which needs none, one frame at a time while they fit; the
+     * frames libdw cannot give for want of memory are module+offset. */
+    bool locked = s->depth && mt_sym_self_lock();
+    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
+    size_t len = 0;
+    for (unsigned i = 0, n = 0; i < s->depth; i++) {
+        mt_out o;
+        mt_out_init(&o, -1);
+        if (dwfl)
+            n = mt_fmt_stack_frame(&o, dwfl, false, n, s->frames, i);
+        else
+            mt_fmt_raw_stack(&o, s->frames + i, 1);
+        if (len + o.len >= raw_size)
+            break;
+        memcpy(raw + len, o.buf, o.len);
+        len += o.len;
+    }
+    if (locked)
+        mt_sym_self_unlock();
+    raw[len] = '\0';
     return raw;
 }
 
@@ -489,11 +535,6 @@ static uint64_t rank_key(const struct site *s, bool since_start)
     }
 }
 
-struct ranked {
-    uint64_t key;
-    struct site *site;
-};
-
 /* Greatest key first; ties by live bytes, then in the order the stacks
  * were stored, so that a report is the same from run to run. */
 static int by_key_desc(const void *a, const void *b)
@@ -508,12 +549,12 @@ static int by_key_desc(const void *a, const void *b)
 }
 
 /* Sites whose rank_key is not 0 after the last walk, greatest first, at
- * most MAX; *N gets the count. NULL (and *N 0) if the internal heap is
- * full. */
+ * most MAX; *N gets the count. In rank_buf, valid until the next call
+ * (under report_lock); NULL (and *N 0) if there is no site table. */
 static struct site **largest_sites(size_t max, bool since_start, size_t *n)
 {
     *n = 0;
-    struct ranked *r = malloc((nsites ? nsites : 1) * sizeof *r);
+    struct ranked *r = rank_buf;
     if (!r)
         return NULL;
     for (size_t i = 0; i < nsites; i++) {
@@ -634,7 +675,6 @@ static void report_locked(enum why why)
         write_pprof(MT_PPROF_AT_REPORT, &o);
     mt_out_printf(&o, "memtrace: end of report %u\n", reports);
     close_output(&o, own);
-    free(top);
     for (size_t i = 0; i < nsites; i++)
         sites[i].last = sites[i].now;
     events_at_last_report = w.events;
@@ -664,7 +704,9 @@ static void report(enum why why)
 static void put_folded(mt_out *o, const uintptr_t *frames, unsigned depth, uint64_t bytes)
 {
     bool locked = mt_sym_self_lock();
-    mt_dwfl *dwfl = locked && !heap_low() ? mt_sym_self() : NULL;
+    if (locked)
+        heap_check();
+    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
     for (unsigned i = depth; i-- > 0;) {
         if (dwfl)
             mt_fmt_folded_frame(o, dwfl, true, frames, i);
@@ -725,9 +767,11 @@ static const char *write_folded(const char *path, uint64_t *peak_sum)
 
 static mt_atomic(pid_t) exit_reported_by;
 
-/* Runs once per process (atexit, in whichever thread called exit). */
-static void exit_report(void)
+/* Runs once per process (atexit, in whichever thread called exit), on
+ * mt_own_stack. */
+static void exit_report(void *unused)
 {
+    (void)unused;
     pid_t pid = getpid();
     if (mt_atomic_exchange_acq_rel(&exit_reported_by, pid) == pid)
         return;
@@ -836,7 +880,6 @@ static void exit_report(void)
     }
     mt_out_printf(&o, "memtrace: end of exit report\n");
     close_output(&o, own);
-    free(leaks);
     report_lock_drop();
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);
@@ -856,23 +899,124 @@ static void on_signal(int sig)
     mt_atomic_store_relaxed(&signal_pending, 1);
 }
 
+/* The reporter thread's life. It is memtrace's, not the program's, and
+ * must never change what the program sees of its own threads:
+ *
+ * - Its stack is reserved once, at start-up (a process that later fills
+ *   its address space, ulimit -v, can still start or restart it), and its
+ *   kernel thread id is registered as memtrace's own (mt_threads_own_add),
+ *   so the leak check neither waits for it nor scans it.
+ * - unshare(CLONE_NEWUSER) and setns refuse a multi-threaded process: the
+ *   interposed calls (preload.c) stop the thread (joined, and gone from
+ *   /proc/self/task) around the real call and start it again after
+ *   (mt_profiler_pause / mt_profiler_resume).
+ * - The process ends when its last thread does; natively, when main has
+ *   called pthread_exit, the last thread to end calls exit(0). The reporter
+ *   learns that main has gone from a thread-specific value's destructor
+ *   (main_key), then checks /proc/self/task at each wake; when only
+ *   memtrace's own threads are left it calls exit(0) itself, so the exit
+ *   handlers (the exit report among them) run and the status is 0. */
+static mt_os_stack reporter_stack; /* the reporter thread's; reports made in
+                                      the program's threads use mt_own_stack */
+static pthread_t reporter;
+static bool reporter_running;       /* under pause_lock once started */
+static pid_t reporter_pid;          /* the process that started it */
+static mt_atomic(int) reporter_tid; /* futex word: 0 until the thread has registered */
+static mt_atomic(int) reporter_stop; /* futex word: 1 asks the thread to return */
+static mt_atomic(int) main_exited;  /* the main thread called pthread_exit */
+static pthread_key_t main_key;
+static bool main_key_made;
+static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned pauses;             /* calls between pause and resume, under pause_lock */
+static bool paused_running;         /* the reporter ran when the first of them came */
+
+static void futex_wait(mt_atomic(int) *word, int val, const struct timespec *ts)
+{
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, ts, NULL, 0);
+}
+
+static void futex_wake(mt_atomic(int) *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+}
+
+static void on_main_exit(void *value)
+{
+    (void)value;
+    mt_atomic_store_release(&main_exited, 1);
+}
+
+/* Marks the calling thread as the process's main thread (its exit through
+ * pthread_exit sets main_exited). */
+static void watch_main(void)
+{
+    if (main_key_made)
+        pthread_setspecific(main_key, (void *)1);
+}
+
+/* Whether a thread of the program still runs: an entry of /proc/self/task
+ * other than memtrace's own threads and the main thread, which has called
+ * pthread_exit (a zombie until the process ends). True when the list
+ * cannot be read. */
+static bool program_threads_left(void)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return true;
+    int leader = (int)getpid();
+    bool left = false;
+    char buf[4096];
+    long got;
+    while (!left && (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+        for (long at = 0; at < got && !left;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + at);
+            int tid = atoi(d->name);
+            left = tid > 0 && tid != leader && !mt_threads_is_own(tid);
+            at += d->reclen;
+        }
+    }
+    close(fd);
+    return left;
+}
+
+/* The program's threads have all ended (main by pthread_exit): what the
+ * last of them would have done natively. */
+static void program_ended(void)
+{
+    mt_leave(0);
+    exit(0);
+}
+
 /* The reporter thread: inside memtrace for its whole life, so nothing it
  * allocates is traced. Wakes every 10 ms (at most) to take a pending
- * signal's report, and at the report interval. */
+ * signal's report and to see whether the program has ended, at the report
+ * interval, and at once when asked to stop. */
 static void *reporter_main(void *arg)
 {
     (void)arg;
     mt_enter();
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    int tid = (int)syscall(SYS_gettid);
+    mt_threads_own_add(tid);
+    mt_atomic_store_release(&reporter_tid, tid); /* start_reporter waits for it */
+    futex_wake(&reporter_tid);
     uint64_t interval = (uint64_t)interval_ms * 1000000ull;
     uint64_t due = mt_os_now_ns() + interval;
-    for (;;) {
+    while (!mt_atomic_load_acquire(&reporter_stop)) {
         uint64_t now = mt_os_now_ns();
         uint64_t wait = 10000000ull;
         if (interval && due > now && due - now < wait)
             wait = due - now;
         struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)wait };
-        nanosleep(&ts, NULL);
+        futex_wait(&reporter_stop, 0, &ts);
+        if (mt_atomic_load_acquire(&reporter_stop))
+            break;
         if (mt_atomic_exchange_relaxed(&signal_pending, 0))
             report(ON_SIGNAL);
         now = mt_os_now_ns();
@@ -882,6 +1026,8 @@ static void *reporter_main(void *arg)
             if (due <= now)
                 due = now + interval;
         }
+        if (mt_atomic_load_acquire(&main_exited) && !program_threads_left())
+            program_ended();
     }
     return NULL;
 }
@@ -889,32 +1035,88 @@ static void *reporter_main(void *arg)
 /* The reporter thread is started only for what needs it: periodic reports
  * and MEMTRACE_SIGNAL (the handler only sets a flag; a report is not
  * async-signal-safe, and making a program thread take it at its next
- * allocation would run a report inside whatever locks that thread holds).
- * Otherwise the process stays single-threaded (unshare(CLONE_NEWUSER)
- * refuses a multi-threaded caller). */
+ * allocation would run a report inside whatever locks that thread holds). */
 static bool reporter_needed(void)
 {
     return interval_ms > 0 || report_signal != 0;
 }
 
-/* Starts the reporter thread, with every signal blocked in it (the program's
- * signals are for the program's threads). Inside memtrace, so the thread's
- * stack and TLS setup are not traced. */
+/* Starts the reporter thread on its reserved stack (the default one if
+ * that could not be reserved), with every signal blocked in it (the
+ * program's signals are for the program's threads), and returns once it
+ * has registered as memtrace's own. Inside memtrace, so the thread's setup
+ * is not traced. */
 static void start_reporter(void)
 {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, reporter_main, NULL) == 0)
-        pthread_setname_np(t, "memtrace");
-    else
+    if (reporter_stack.base) {
+        size_t guard = mt_os_page_size();
+        pthread_attr_setstack(&attr, reporter_stack.base + guard, reporter_stack.size - guard);
+    }
+    mt_atomic_store_relaxed(&reporter_stop, 0);
+    mt_atomic_store_relaxed(&reporter_tid, 0);
+    reporter_pid = getpid();
+    reporter_running = pthread_create(&reporter, &attr, reporter_main, NULL) == 0;
+    if (reporter_running) {
+        pthread_setname_np(reporter, "memtrace");
+        while (mt_atomic_load_acquire(&reporter_tid) == 0)
+            futex_wait(&reporter_tid, 0, NULL);
+    } else {
         mt_warn("cannot start the reporter thread; only the exit report will be made");
+    }
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Ends the reporter thread (after the report it may be making) and waits
+ * until the kernel no longer counts it among the process's threads: the
+ * join returns when it has cleared its thread id, a little before that. */
+static void stop_reporter(void)
+{
+    mt_atomic_store_release(&reporter_stop, 1);
+    futex_wake(&reporter_stop);
+    pthread_join(reporter, NULL);
+    int tid = mt_atomic_load_relaxed(&reporter_tid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d", tid);
+    for (int ms = 0; ms < 1000 && access(path, F_OK) == 0; ms++) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    mt_threads_own_remove(tid);
+    reporter_running = false;
+}
+
+bool mt_profiler_pause(void)
+{
+    /* A vfork child shares this memory but not the parent's threads: the
+     * reporter is not its to stop, nor a thread its to start. */
+    if (getpid() != reporter_pid)
+        return false;
+    int was = mt_enter();
+    pthread_mutex_lock(&pause_lock);
+    if (pauses++ == 0) {
+        paused_running = reporter_running;
+        if (reporter_running)
+            stop_reporter();
+    }
+    pthread_mutex_unlock(&pause_lock);
+    mt_leave(was);
+    return true;
+}
+
+void mt_profiler_resume(void)
+{
+    int was = mt_enter();
+    pthread_mutex_lock(&pause_lock);
+    if (--pauses == 0 && paused_running)
+        start_reporter();
+    pthread_mutex_unlock(&pause_lock);
+    mt_leave(was);
 }
 
 /* Whether fork_prepare took report_lock: not when this thread's own
@@ -957,6 +1159,14 @@ static void fork_child(void)
     reports = 0;
     mt_site_restart_peak(start_ns);
     folded_template = folded_child_template;
+    /* The parent's reporter thread does not exist here; this thread is the
+     * child's main one. Its stack, a copy, is free to use again. */
+    mt_threads_own_remove(mt_atomic_load_relaxed(&reporter_tid));
+    reporter_running = false;
+    pthread_mutex_init(&pause_lock, NULL);
+    pauses = 0;
+    mt_atomic_store_relaxed(&main_exited, 0);
+    watch_main();
     if (reporter_needed())
         start_reporter();
     mt_leave(was);
@@ -1007,7 +1217,7 @@ static void exit_report_entry(void)
         memset(&uc, 0, sizeof uc);
     if (leak_hooks)
         leak_hooks->run(&uc, (uintptr_t)__builtin_frame_address(0));
-    exit_report();
+    mt_os_on_stack(&mt_own_stack, exit_report, NULL);
 }
 
 void mt_profiler_start(void)
@@ -1015,8 +1225,14 @@ void mt_profiler_start(void)
     int was = mt_enter();
     start_ns = mt_os_now_ns();
     load_settings();
-    if (reporter_needed())
+    reserve_sites();
+    main_key_made = pthread_key_create(&main_key, on_main_exit) == 0;
+    if ((pid_t)syscall(SYS_gettid) == getpid())
+        watch_main();
+    if (reporter_needed()) {
+        mt_os_stack_reserve(&reporter_stack, MT_OWN_STACK_SIZE);
         start_reporter();
+    }
     if (report_signal) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -1032,8 +1248,20 @@ void mt_profiler_start(void)
     mt_leave(was);
 }
 
+static void report_on_request(void *unused)
+{
+    (void)unused;
+    report(ON_REQUEST);
+}
+
+/* On mt_own_stack: the caller may be a main thread with no room to grow. */
 MT_EXPORT void memtrace_report(void)
 {
-    report(ON_REQUEST);
+    void (*owner)(void) = mt_owner("memtrace_report");
+    if (owner) {
+        owner();
+        return;
+    }
+    mt_os_on_stack(&mt_own_stack, report_on_request, NULL);
 }
 

@@ -14,6 +14,14 @@
  * with the thread's re-entrancy flag clear. */
 void mt_profiler_start(void);
 
+/* Around a call that needs the process to be single-threaded
+ * (unshare(CLONE_NEWUSER), setns): PAUSE ends memtrace's own threads and
+ * returns whether RESUME must follow (false in the tracer build, which
+ * starts none); RESUME starts again those that ran. Pauses from several
+ * threads nest: the threads start again after the last RESUME. */
+bool mt_profiler_pause(void);
+void mt_profiler_resume(void);
+
 /* Where the reports made at exit go (the leak check's too): the file
  * MEMTRACE_OUTPUT names in the profiler build, memtrace's stderr
  * (mt_err_fd) otherwise. *OWN: close with mt_report_close. */

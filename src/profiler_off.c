@@ -8,6 +8,7 @@
 #include "config.h"
 #include "output.h"
 #include "pprof_out.h"
+#include "real.h"
 
 #include "../include/memtrace.h"
 
@@ -50,6 +51,15 @@ void mt_profiler_start(void)
     mt_pprof_out_start(false);
 }
 
+bool mt_profiler_pause(void)
+{
+    return false; /* the tracer starts no thread */
+}
+
+void mt_profiler_resume(void)
+{
+}
+
 void mt_report_open(mt_out *o, bool *own)
 {
     *own = false;
@@ -69,6 +79,11 @@ void mt_profiler_set_leak_hooks(const mt_leak_hooks *hooks)
 
 MT_EXPORT void memtrace_report(void)
 {
+    void (*owner)(void) = mt_owner("memtrace_report");
+    if (owner) {
+        owner();
+        return;
+    }
     mt_warn("memtrace_report: reports are made by the profiler build, "
             "libmemtrace-profiler.so; this is libmemtrace.so");
 }

@@ -162,4 +162,11 @@ extern mt_atomic(uint64_t) mt_untraced_seq MT_HIDDEN;
 /* The allocation number the next recorded block gets (from 1). */
 extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;
 
+/* When another copy of memtrace owns malloc in this process (a program
+ * linked with -lmemtrace run under the preloaded profiler, say), this copy
+ * stands aside: it records nothing and says nothing, and its API
+ * functions call the owner's, which mt_owner returns by NAME; NULL when
+ * this copy is the one in charge. Defined in startup.c. */
+void *mt_owner(const char *name);
+
 #endif

@@ -29,10 +29,14 @@
 #include "threads.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 void mt_metadata_failed(const char *what, size_t size, int err)
 {
@@ -104,6 +108,44 @@ static void *next_symbol(const char *name)
     return dlsym(RTLD_NEXT, name);
 }
 
+/* The flags of unshare that the kernel takes only from a single-threaded
+ * process (CLONE_NEWUSER implies CLONE_THREAD). */
+#define SINGLE_THREAD_FLAGS (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)
+
+int mt_unshare(int flags)
+{
+    static int (*real_unshare)(int);
+    int was = mt_enter();
+    if (!real_unshare)
+        real_unshare = (int (*)(int))next_symbol("unshare");
+    bool paused = (flags & SINGLE_THREAD_FLAGS) && mt_profiler_pause();
+    mt_leave(was);
+    int rc = real_unshare ? real_unshare(flags) : (int)syscall(SYS_unshare, flags);
+    int saved = errno;
+    if (paused)
+        mt_profiler_resume();
+    errno = saved;
+    return rc;
+}
+
+/* Every setns: a user namespace wants a single thread, a mount namespace
+ * an unshared filesystem context, and an nstype of 0 can be either. */
+int mt_setns(int fd, int nstype)
+{
+    static int (*real_setns)(int, int);
+    int was = mt_enter();
+    if (!real_setns)
+        real_setns = (int (*)(int, int))next_symbol("setns");
+    bool paused = mt_profiler_pause();
+    mt_leave(was);
+    int rc = real_setns ? real_setns(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
+    int saved = errno;
+    if (paused)
+        mt_profiler_resume();
+    errno = saved;
+    return rc;
+}
+
 #define MT_EXT_NAME(e, name) name,
 static const char *const ext_names[MT_EXT_COUNT] = { MT_EXT_FUNCS(MT_EXT_NAME) };
 #undef MT_EXT_NAME
@@ -143,15 +185,9 @@ static void warn_if_not_first(void)
             who, ours.dli_fname);
 }
 
-/* Runs on the first allocation of the process, before any thread but the
- * main one exists; a call from another thread meanwhile sees INITIALIZING
- * and is served by the internal heap. */
-MT_COLD void mt_start(void)
+/* The real allocator: the next definitions after this library's. */
+static void find_real(void)
 {
-    int expected = MT_UNINIT;
-    if (!mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_INITIALIZING))
-        return;
-    int was = mt_enter();
     mt_real.malloc = next_symbol("malloc");
     mt_real.free = next_symbol("free");
     mt_real.calloc = next_symbol("calloc");
@@ -162,6 +198,61 @@ MT_COLD void mt_start(void)
     mt_real.valloc = next_symbol("valloc");
     mt_real.pvalloc = next_symbol("pvalloc");
     mt_real.malloc_usable_size = next_symbol("malloc_usable_size");
+}
+
+/* Set once by the constructor, before the program's main. */
+static bool aside;
+
+void *mt_owner(const char *name)
+{
+    if (!aside)
+        return NULL;
+    int was = mt_enter();
+    void *f = dlsym(RTLD_DEFAULT, name);
+    mt_leave(was);
+    return f;
+}
+
+/* Whether the malloc the program's calls reach is another memtrace's: the
+ * module that defines it is the first to define memtrace_state too, and
+ * it is not this one. One memtrace per process records; a second copy
+ * (linked with -lmemtrace while the profiler is preloaded, or preloaded
+ * twice) would only say that malloc is not its own, warn about settings
+ * meant for the other build and give a second leak verdict. */
+static bool another_owns_malloc(void)
+{
+    void *used = dlsym(RTLD_DEFAULT, "malloc");
+    void *state = dlsym(RTLD_DEFAULT, "memtrace_state");
+    Dl_info theirs, owner_state, ours;
+    return used && state && dladdr((void *)another_owns_malloc, &ours) &&
+           dladdr(used, &theirs) && dladdr(state, &owner_state) &&
+           theirs.dli_fbase != ours.dli_fbase && owner_state.dli_fbase == theirs.dli_fbase;
+}
+
+/* This copy stands aside (see another_owns_malloc): its entry points, if
+ * anything calls them directly, pass every call to the real allocator
+ * untraced, as during start-up (the phase stays INITIALIZING). */
+static void stand_aside(void)
+{
+    int expected = MT_UNINIT;
+    if (!mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_INITIALIZING))
+        return;
+    int was = mt_enter();
+    find_real();
+    aside = true;
+    mt_leave(was);
+}
+
+/* Runs on the first allocation of the process, before any thread but the
+ * main one exists; a call from another thread meanwhile sees INITIALIZING
+ * and is served by the internal heap. */
+MT_COLD void mt_start(void)
+{
+    int expected = MT_UNINIT;
+    if (!mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_INITIALIZING))
+        return;
+    int was = mt_enter();
+    find_real();
     if (!mt_real.malloc || !mt_real.free || !mt_real.calloc || !mt_real.realloc ||
         !mt_real.posix_memalign) {
         /* Without a real allocator there is nothing to forward to: stay in
@@ -175,6 +266,10 @@ MT_COLD void mt_start(void)
      * files there). */
     mt_err_keep();
     mt_config_load();
+    /* What the answers and reports need, taken while there is address
+     * space: a program may fill it later (ulimit -v). */
+    mt_iheap_reserve();
+    mt_os_stack_reserve(&mt_own_stack, MT_OWN_STACK_SIZE);
     mt_freed_init(mt_cfg.freed);
     mt_thread_number();
     mt_descriptor_publish();
@@ -194,8 +289,16 @@ MT_COLD void mt_start(void)
 
 __attribute__((constructor)) static void mt_constructor(void)
 {
-    if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT)
+    if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT) {
+        int was = mt_enter();
+        bool other = another_owns_malloc();
+        mt_leave(was);
+        if (other) {
+            stand_aside();
+            return;
+        }
         mt_start();
+    }
     /* Here, not in mt_start: that may run inside the program's first
      * malloc, which may be atexit's own (its lock held), or dlsym's. */
     if (set_up()) {

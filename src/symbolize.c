@@ -9,6 +9,7 @@
 #include "common.h"
 #include "lock.h"
 #include "modules.h"
+#include "output.h"
 
 #include <dirent.h>
 #include <dwarf.h>
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libiberty/demangle.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1168,6 +1170,53 @@ static mt_frame *rows_pack(const struct rows *r)
     return rows;
 }
 
+/* libdw's memory blocks (libdw_alloc) call their Dwarf's out-of-memory
+ * handler when malloc fails, and the default one ends the process
+ * ("libdw: Cannot allocate memory", status 1). In the traced process malloc
+ * is memtrace's internal heap, which a program under ulimit -v can leave
+ * short. Every Dwarf the symbolizer reads gets oom_jump instead, which
+ * jumps back to the entry that called into libdw (mt_sym_frames,
+ * mt_sym_tail_calls; oom_target); from then on libdw, whose state a jump
+ * out of it leaves unknown, is never called again (libdw_spent): frames are
+ * module+offset, said once. An allocation failure outside those entries
+ * gets the default handler. */
+static MT_TLS jmp_buf *oom_target;
+static Dwarf_OOM default_oom;
+static bool libdw_spent;
+
+static void __attribute__((noreturn)) oom_jump(void)
+{
+    if (oom_target)
+        longjmp(*oom_target, 1);
+    if (default_oom)
+        default_oom();
+    abort();
+}
+
+/* MOD's Dwarf (if it has one) with oom_jump as its handler. */
+static void guard_module(Dwfl_Module *mod)
+{
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+    if (!dw)
+        return;
+    Dwarf_OOM old = dwarf_new_oom_handler(dw, oom_jump);
+    if (old != oom_jump)
+        default_oom = old;
+}
+
+void mt_sym_stop_libdw(const char *why)
+{
+    if (!libdw_spent)
+        mt_warn("%s; frames are module+offset from now on", why);
+    libdw_spent = true;
+}
+
+static void spend_libdw(void)
+{
+    mt_sym_stop_libdw("libdw ran out of memory (memtrace's internal heap is full)");
+}
+
 void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx)
 {
     const struct frames_entry *cached = cache_find(dwfl, ret);
@@ -1184,10 +1233,29 @@ void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn,
         unloaded = true;
     static struct rows r; /* under mt_sym_self_lock, or the program's only thread */
     r.n = 0;
-    if (mod)
-        module_rows(&r, mod, pc, ret, unloaded);
-    else
+    if (mod && !libdw_spent) {
+        jmp_buf here;
+        jmp_buf *outer = oom_target;
+        if (setjmp(here) == 0) {
+            oom_target = &here;
+            guard_module(mod);
+            module_rows(&r, mod, pc, ret, unloaded);
+        } else {
+            spend_libdw();
+            rows_free(&r);
+            r.n = 0;
+        }
+        oom_target = outer;
+    }
+    if (mod && r.n == 0) {
+        Dwarf_Addr file_bias = 0;
+        const char *modname = module_name(mod, &file_bias);
+        r.row[r.n++] = (mt_frame){ .ret = ret, .module = modname,
+                                   .offset = (uintptr_t)(pc - file_bias), .unloaded = unloaded,
+                                   .from_symtab = true };
+    } else if (!mod) {
         r.row[r.n++] = (mt_frame){ .ret = ret, .offset = (uintptr_t)pc };
+    }
     fn(r.row, r.n, ctx);
     /* Kept whatever was found: the cache goes when the modules change. */
     mt_frame *packed = rows_pack(&r);
@@ -1357,6 +1425,8 @@ static bool function_die(Dwfl *dwfl, Dwarf_Addr pc, Dwfl_Module **mod, Dwarf_Die
                          Dwarf_Addr *bias)
 {
     *mod = dwfl_addrmodule(dwfl, pc);
+    if (*mod)
+        guard_module(*mod);
     Dwarf_Die *cu = *mod ? dwfl_module_addrdie(*mod, pc, bias) : NULL;
     return cu && cu_function_at(cu, pc - *bias, fn);
 }
@@ -1643,8 +1713,20 @@ unsigned mt_sym_tail_calls(mt_dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret, u
     }
     struct tail_chain *c = memo_find(&tail_chains, ret, callee_ret);
     static struct tail_chain found; /* under the symbolizer's lock */
+    if (!c && libdw_spent)
+        return 0;
     if (!c) {
-        tail_chain_find(dwfl, ret, callee_ret, &found);
+        jmp_buf here;
+        jmp_buf *outer = oom_target;
+        if (setjmp(here) == 0) {
+            oom_target = &here;
+            tail_chain_find(dwfl, ret, callee_ret, &found);
+        } else {
+            spend_libdw();
+            oom_target = outer;
+            return 0;
+        }
+        oom_target = outer;
         c = &found;
         struct tail_chain *keep = malloc(sizeof *keep);
         if (keep) {

@@ -39,6 +39,11 @@ typedef struct {
 /* The symbolizer of the calling process, created on first use; NULL if
  * libdwfl could not be set up. Caller must hold mt_sym_self_lock. */
 mt_dwfl *mt_sym_self(void);
+/* From now on libdw is never called: frames are module+offset (from
+ * libdwfl's module list and symbol tables). WHY, said once (with the first
+ * of these calls or libdw running out of memory, which does the same),
+ * says why. */
+void mt_sym_stop_libdw(const char *why);
 /* Bounded wait (the holder may be a thread stopped by a debugger). */
 bool mt_sym_self_lock(void);
 void mt_sym_self_unlock(void);

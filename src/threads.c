@@ -199,3 +199,32 @@ const uint32_t *mt_threads_highest(void)
 {
     return (const uint32_t *)&highest; /* an address for readers outside */
 }
+
+/* 0 = free; a slot is claimed by a CAS from 0 and freed by its owner. */
+static mt_atomic(int) own_tids[MT_OWN_THREADS];
+
+bool mt_threads_own_add(int tid)
+{
+    for (unsigned i = 0; i < MT_OWN_THREADS; i++) {
+        int expected = 0;
+        if (mt_atomic_cas_acq_rel(&own_tids[i], &expected, tid))
+            return true;
+    }
+    return false;
+}
+
+void mt_threads_own_remove(int tid)
+{
+    for (unsigned i = 0; i < MT_OWN_THREADS; i++) {
+        int expected = tid;
+        mt_atomic_cas_acq_rel(&own_tids[i], &expected, 0);
+    }
+}
+
+bool mt_threads_is_own(int tid)
+{
+    for (unsigned i = 0; i < MT_OWN_THREADS; i++)
+        if (tid != 0 && mt_atomic_load_acquire(&own_tids[i]) == tid)
+            return true;
+    return false;
+}

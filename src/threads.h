@@ -9,6 +9,7 @@
 #include "common.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define MT_THREAD_NAME 16 /* bytes, with the terminating NUL, as in the kernel */
@@ -73,6 +74,16 @@ int mt_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, u
 
 /* For the unit tests: the next thread to ask is the (N + 1)th. */
 void mt_threads_skip_to(uint64_t n);
+
+/* memtrace's own threads (the profiler's reporter), by kernel thread id:
+ * they run only memtrace's code and hold no pointer of the program, so the
+ * leak check neither stops nor scans them, and the reporter can tell when
+ * no thread of the program is left. At most MT_OWN_THREADS at a time;
+ * mt_threads_own_add returns false when full. Lock-free. */
+#define MT_OWN_THREADS 4
+bool mt_threads_own_add(int tid);
+void mt_threads_own_remove(int tid);
+bool mt_threads_is_own(int tid);
 
 /* For the state descriptor: the registry (NULL if it could not be mapped)
  * and the address of the highest registered number. */

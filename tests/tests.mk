@@ -50,6 +50,7 @@ $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CO
 PROG_C      := $(TEST_BUILD)/sites $(TEST_BUILD)/sites_o2 $(TEST_BUILD)/stress_fork $(TEST_BUILD)/demo
 PROGS       := $(PROG_C) $(TEST_BUILD)/sites_cxx $(TEST_BUILD)/libdl_sites.so \
                $(TEST_BUILD)/profile_sites $(TEST_BUILD)/profile_corners $(TEST_BUILD)/profile_cxx \
+               $(TEST_BUILD)/profile_corners_linked \
                $(TEST_BUILD)/profile_ranks $(TEST_BUILD)/profile_temporary \
                $(TEST_BUILD)/tail_calls $(TEST_BUILD)/tail_calls_cxx $(TEST_BUILD)/pprof_sites
 
@@ -109,6 +110,12 @@ $(TEST_BUILD)/profile_cxx: tests/progs/profile_cxx.cpp
 $(TEST_BUILD)/profile_corners: tests/progs/profile_corners.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
+# The same linked with -lmemtrace (the man page's way), for two copies of
+# memtrace in one process under the preloaded profiler.
+$(TEST_BUILD)/profile_corners_linked: tests/progs/profile_corners.c $(TRACER_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl \
+	  -L$(BUILD) -Wl,--no-as-needed -lmemtrace -Wl,-rpath,'$$ORIGIN/..'
 $(TEST_BUILD)/profile_ranks: tests/progs/profile_ranks.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl

@@ -370,6 +370,86 @@ check "no reporter: the peak profile" "main;peak_case;alloc_peak 50000" "$(folde
 check "no reporter: the folded line names the peak's bytes and time" 1 \
     "$(grep -cE "^memtrace: folded stacks: $work/peak.folded \(at exit\), $work/peak.folded.peak \(50000 bytes, peak at 0\.(1[2-9]|[2-9][0-9])[0-9] s\)\$" "$work/peak.err")"
 
+# ---------------------------------------------------------------- the reporter thread
+# memtrace's reporter thread (default settings: periodic reports) must not
+# change what the program sees of its own threads.
+# unshare(CLONE_NEWUSER), and setns into a mount namespace, refuse a
+# multi-threaded process: both calls succeed, and the reports go on after.
+if unshare -U -r true 2>/dev/null; then
+    env LD_PRELOAD="$plib" "$corners" unshare mnt 2>"$work/ns.err"
+    check "reporter: setns and unshare(CLONE_NEWUSER) succeed (default settings)" 0 "$?"
+    check "reporter: nothing on stderr but the exit report" "" \
+        "$(grep -v '^memtrace: \[\|^  \|^memtrace: exit report\|^memtrace: end of exit report$' "$work/ns.err")"
+    env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=50 "$corners" unshare 2>"$work/ns50.err"
+    check "reporter: unshare every 50 ms, exit code" 0 "$?"
+    check "reporter: a periodic report after unshare holds the block allocated after it" \
+        "777 1 | $src_c:$(site_line "$src_c" after_unshare):" \
+        "$(grep -A1 '^memtrace: \[[0-9]*\] 777 bytes live' "$work/ns50.err" | entries |
+           sed -E 's/^([0-9]+ [0-9]+) \|.*\|   #0 alloc_after_unshare at ([^:]*:[0-9]+:).*/\1 | \2/' | head -1)"
+else
+    echo "SKIP reporter: unshare -U -r true fails here without memtrace"
+fi
+# main ending with pthread_exit: the process ends with its last thread, as
+# natively (status 0), and the exit report is made; a reporter that kept it
+# alive blocking every signal would be killed by timeout (124 or 137).
+timeout -k 2 10 env LD_PRELOAD="$plib" "$corners" pthread_exit 2>"$work/pexit.err"
+check "reporter: main ends with pthread_exit, the process with its last thread: exit code" 0 "$?"
+check "reporter: after pthread_exit, the exit report holds the last thread's block" "1 1" \
+    "$(grep -c '^memtrace: \[[0-9]*\] 555 bytes live in 1 blocks' "$work/pexit.err") $(grep -c '^memtrace: end of exit report$' "$work/pexit.err")"
+# The leak check stops the program's threads, not memtrace's own.
+env LD_PRELOAD="$plib" MEMTRACE_LEAK_CHECK=1 "$corners" peak 2>"$work/lcr.err"
+check "reporter: the leak check's exit code" 0 "$?"
+check "reporter: the leak check does not wait for memtrace's thread" \
+    "memtrace: leaks: 0 bytes definitely lost in 0 blocks, 0 bytes indirectly lost in 0 blocks, 100 bytes still reachable in 1 blocks" \
+    "$(grep '^memtrace: leaks: ' "$work/lcr.err")"
+
+# ---------------------------------------------------------------- two copies
+# A program linked with -lmemtrace run under the preloaded profiler: one
+# memtrace owns malloc; the other says nothing (no "malloc here is", no
+# warning about the profiler's settings) and gives no second verdict.
+env MEMTRACE_LEAK_CHECK=1 MEMTRACE_TOP=3 "$build/memtrace" run --profile \
+    "$build/tests/profile_corners_linked" peak 2>"$work/two.err"
+check "two copies: exit code" 0 "$?"
+check "two copies: the profiler's exit report and one leak verdict, nothing else" \
+    "memtrace: exit report, pid P, at T: peak 50000 bytes live at T; 100 bytes still live in 1 blocks at 1 sites, largest last
+memtrace: end of exit report
+memtrace: leak check, pid P: 1 live blocks, N root regions, scanned in T
+memtrace: leaks: 0 bytes definitely lost in 0 blocks, 0 bytes indirectly lost in 0 blocks, 100 bytes still reachable in 1 blocks" \
+    "$(grep -v '^memtrace: \[\|^  ' "$work/two.err" |
+       sed -E 's/pid [0-9]+/pid P/; s/at [0-9]+\.[0-9]+ s/at T/; s/at [0-9]+ ms/at T/; s/[0-9]+ root regions/N root regions/; s/in [0-9.]+ s$/in T/')"
+
+# ---------------------------------------------------------------- address space full
+# ulimit -v: the program mallocs 64 KiB blocks until malloc fails, then
+# exits 0. memtrace took its internal heap and stacks at start-up: the
+# exit report is made (not a SIGSEGV growing the main thread's stack
+# inside libdw), with the site at its file:line, and print_trace, in both
+# builds, answers symbolized.
+fill=$(site_line "$src_c" fill)
+(ulimit -v 200000 && exec env LD_PRELOAD="$plib" "$corners" fill) >"$work/fill.out" 2>"$work/fill.err"
+check "address space full: profiler exit code" 0 "$?"
+check "address space full: the exit report, its site at file:line, print_trace symbolized" "1 1 1" \
+    "$(grep -c '^memtrace: end of exit report$' "$work/fill.err") $(profiler_report "$work/fill.err" exit | grep -c "^  #0 fill_case at $src_c:$fill:") $(grep -A1 '^memtrace: 0x[0-9a-f]*: start of a 65536-byte block' "$work/fill.err" | grep -c "^  #0 fill_case at $src_c:$fill:")"
+check "address space full: nothing said but the reduced heap" \
+    "memtrace: the address-space limit (ulimit -v) is 195 MiB: memtrace's internal heap reserves 48 MiB instead of 4096 MiB" \
+    "$(grep '^memtrace: ' "$work/fill.err" | grep -v '^memtrace: \[\|^memtrace: exit report\|^memtrace: end of exit report$\|^memtrace: 0x')"
+(ulimit -v 200000 && exec env LD_PRELOAD="$tlib" MEMTRACE_LEAK_CHECK=1 "$corners" fill) \
+    >"$work/tfill.out" 2>"$work/tfill.err"
+check "address space full: tracer exit code" 0 "$?"
+check "address space full: tracer's print_trace symbolized" 1 \
+    "$(grep -A1 '^memtrace: 0x[0-9a-f]*: start of a 65536-byte block' "$work/tfill.err" | grep -c "^  #0 fill_case at $src_c:$fill:")"
+# A tighter limit: memtrace's internal heap (a quarter of it) runs out while
+# libdw reads the line tables. libdw's default handler would end the
+# process ("libdw: Cannot allocate memory", status 1); the symbolizer gives
+# module+offset from then on, said in one line at most.
+(ulimit -v 60000 && exec env LD_PRELOAD="$tlib" "$corners" fill) >"$work/tfill2.out" 2>"$work/tfill2.err"
+check "internal heap exhausted: tracer exit code" 0 "$?"
+check "internal heap exhausted: print_trace answers, the program's frame symbolized; at most one line about libdw" \
+    "1 0 yes" "$(grep -A1 '^memtrace: 0x[0-9a-f]*: start of a 65536-byte block' "$work/tfill2.err" | grep -c "^  #0 fill_case at $src_c:$fill:") $(grep -c 'Cannot allocate memory' "$work/tfill2.err") $([ "$(grep -c '^memtrace: libdw ran out of memory' "$work/tfill2.err")" -le 1 ] && echo yes)"
+(ulimit -v 60000 && exec env LD_PRELOAD="$plib" "$corners" fill) >"$work/fill2.out" 2>"$work/fill2.err"
+check "internal heap exhausted: profiler exit code" 0 "$?"
+check "internal heap exhausted: the exit report lists the site, no frame a bare address" "1 1 0" \
+    "$(profiler_report "$work/fill2.err" exit | grep -c '^memtrace: \[1\] [0-9]* bytes live in [0-9]* blocks') $(grep -c '^memtrace: end of exit report$' "$work/fill2.err") $(profiler_report "$work/fill2.err" exit | grep -cE '^  #[0-9]+ 0x[0-9a-f]+$')"
+
 # ---------------------------------------------------------------- scale
 # 2^20 distinct stacks (a binary counter of 20 recursive calls, then 20
 # more frames), each holding 8 bytes at exit: the exit report lists the

@@ -29,6 +29,21 @@
  *                            exits; then the parent exits
  *   profile_corners peak     5 blocks of 10000 bytes 30 ms apart (the peak,
  *                            50000), all freed, then a 100-byte leak
+ *   profile_corners fill     mallocs 64 KiB blocks until malloc returns
+ *                            NULL (run under ulimit -v), asks print_trace
+ *                            about the last one and exits 0
+ *   profile_corners unshare [mnt]
+ *                            with mnt, first joins its own mount namespace
+ *                            (setns: refused to a process whose threads
+ *                            share its filesystem context); then
+ *                            unshare(CLONE_NEWUSER), which the kernel
+ *                            refuses to a multi-threaded process; then
+ *                            holds a block for 400 ms and exits 0 when both
+ *                            calls succeeded
+ *   profile_corners pthread_exit
+ *                            main starts a thread that leaks a block 200 ms
+ *                            later, and ends with pthread_exit (the process
+ *                            ends with that thread, status 0)
  *   profile_corners scale [BITS [PAD]]
  *                            2^BITS (default 20) distinct stacks, each
  *                            holding one 8-byte block at exit: a binary
@@ -38,7 +53,10 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -242,6 +260,68 @@ static int stderr2_case(const char *path, int closefrom)
     return 0;
 }
 
+static int fill_case(void)
+{
+    void *last = NULL;
+    for (;;) {
+        void *p = malloc(65536); /* SITE:fill */
+        if (!p)
+            break;
+        last = p;
+    }
+    void (*trace)(const void *) = (void (*)(const void *))dlsym(RTLD_DEFAULT, "print_trace");
+    if (trace && last)
+        trace(last);
+    return last ? 0 : 2;
+}
+
+__attribute__((noinline)) static void *alloc_after_unshare(size_t n)
+{
+    return malloc(n); /* SITE:after_unshare */
+}
+
+static int unshare_case(int mnt)
+{
+    keep = malloc(10);
+    if (mnt) {
+        int fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || setns(fd, CLONE_NEWNS) != 0) {
+            fprintf(stderr, "setns: %s\n", strerror(errno));
+            return 3;
+        }
+        close(fd);
+    }
+    if (unshare(CLONE_NEWUSER) != 0) {
+        fprintf(stderr, "unshare: %s\n", strerror(errno));
+        return 4;
+    }
+    void *b = alloc_after_unshare(777);
+    usleep(400000);
+    free(b);
+    return 0;
+}
+
+__attribute__((noinline)) static void *alloc_in_worker(size_t n)
+{
+    return malloc(n); /* SITE:worker */
+}
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    usleep(200000);
+    keep = alloc_in_worker(555);
+    return NULL;
+}
+
+static int pthread_exit_case(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, worker_main, NULL) != 0)
+        return 2;
+    pthread_exit(NULL);
+}
+
 int main(int argc, char **argv)
 {
     report = (void (*)(void))dlsym(RTLD_DEFAULT, "memtrace_report");
@@ -252,6 +332,12 @@ int main(int argc, char **argv)
         return scale_case(argc > 2 ? atoi(argv[2]) : 20, argc > 3 ? atoi(argv[3]) : 0);
     if (strcmp(mode, "peak") == 0)
         return peak_case();
+    if (strcmp(mode, "fill") == 0)
+        return fill_case();
+    if (strcmp(mode, "unshare") == 0)
+        return unshare_case(argc > 2 && strcmp(argv[2], "mnt") == 0);
+    if (strcmp(mode, "pthread_exit") == 0)
+        return pthread_exit_case();
     if (strcmp(mode, "exec") == 0)
         return exec_case(argv[0]);
     if (strcmp(mode, "child") == 0) {
