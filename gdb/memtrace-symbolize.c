@@ -75,8 +75,12 @@
  *   tcb SIZE           glibc's thread descriptor size
  *   thread TID NUMBER SP TP   a thread (gdb's NUMBER; TP: fs_base), then
  *   reg NAME VALUE     its registers, and
- *   frame LEVEL SP FUNCTION   its frames, innermost first (FUNCTION as a
- *                      thread NAME is written)
+ *   frame LEVEL SP FUNCTION RET OUTER   its frames, innermost first
+ *                      (FUNCTION, gdb's name, as a thread NAME is written;
+ *                      RET the frame's pc as a return address and OUTER
+ *                      its inlined frames up to its real one: the
+ *                      symbolizer names row n - 1 - OUTER of RET when it
+ *                      can; RET 0 or absent: FUNCTION)
  *   suppressions PATH  MEMTRACE_SUPPRESSIONS (hex, as a NAME)
  *   end                ends the request (gdb/target_leaks.c reads it)
  *

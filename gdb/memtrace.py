@@ -1206,17 +1206,34 @@ def _thread_lines(with_frames):
                 v = _register(f, name)
                 if v is not None:
                     lines.append("reg %s %x" % (name, v))
-            # A stack gdb cannot unwind further ends the list there.
+            # A stack gdb cannot unwind further ends the list there. RET:
+            # the frame's pc as a return address, and OUTER: how many
+            # inlined frames lie between it and its real frame (0 for that
+            # one): memtrace-symbolize names row n - 1 - OUTER of RET's
+            # inline chain, as every other answer names it (gdb's names
+            # differ for Rust and C++).
+            frames = []
             try:
+                newer_normal = False
                 while with_frames and f is not None and f.level() < _MAX_FRAMES:
                     fsp = _register(f, "sp")
                     if fsp is not None:
-                        name = f.name() or "??"
-                        lines.append("frame %x %x %s" % (f.level(), fsp,
-                                                         name.encode("utf-8", "replace").hex()))
+                        ret = (f.pc() + (0 if newer_normal else 1)) & _M64
+                        frames.append([f.level(), fsp, f.name() or "??", ret,
+                                       f.type() == gdb.INLINE_FRAME])
+                    if f.type() != gdb.INLINE_FRAME:
+                        newer_normal = f.type() == gdb.NORMAL_FRAME
                     f = f.older()
             except gdb.error:
                 pass
+            outer = 0
+            for fr in reversed(frames):
+                outer = outer + 1 if fr[4] else 0
+                fr[4] = outer
+            for level, fsp, name, ret, outer in frames:
+                lines.append("frame %x %x %s %x %x" % (level, fsp,
+                                                       name.encode("utf-8", "replace").hex(),
+                                                       ret, outer))
     finally:
         if old_thread is not None and old_thread.is_valid():
             old_thread.switch()

@@ -300,7 +300,9 @@ struct reg {
 struct frame {
     unsigned level;
     uintptr_t sp;
-    char function[256];
+    uintptr_t ret;      /* the frame's pc as a return address; 0: unknown */
+    unsigned outer;     /* inlined frames between it and its real frame */
+    char function[256]; /* gdb's name, when RET names nothing */
 };
 
 struct thread {
@@ -451,6 +453,11 @@ static void read_request(const char *first, FILE *in, struct request *r)
             struct frame *f = &t->frames[t->nframes++];
             f->level = (unsigned)v[0];
             f->sp = v[1];
+            while (*end == ' ')
+                end++;
+            char *after = strchr(end, ' '); /* hex_text stops there */
+            f->ret = after ? strtoull(after, &after, 16) : 0;
+            f->outer = after ? (unsigned)strtoul(after, NULL, 16) : 0;
             if (!hex_text(end, f->function, sizeof f->function))
                 snprintf(f->function, sizeof f->function, "?");
         } else if (strncmp(p, "suppressions ", 13) == 0) {
@@ -871,10 +878,27 @@ static const struct thread *thread_of(const struct request *q, uint32_t tid)
     return NULL;
 }
 
+struct frame_row {
+    unsigned outer; /* rows from the last one */
+    char *out;
+    size_t size;
+};
+
+/* mt_frames_fn: row n - 1 - OUTER's function (the last row: the function
+ * the others are inlined into), as every frame line names it. */
+static void frame_row_name(const mt_frame *rows, unsigned n, void *ctx)
+{
+    struct frame_row *o = ctx;
+    if (o->outer < n && rows[n - 1 - o->outer].function)
+        snprintf(o->out, o->size, "%s", rows[n - 1 - o->outer].function);
+}
+
 /* "frame #N FUNCTION" of thread T holding stack slot ADDR: the outermost
  * frame whose stack pointer is at or below ADDR (a frame's slots lie
- * between its SP and its caller's). */
-static void frame_name(const struct thread *t, uintptr_t addr, char *out, size_t size)
+ * between its SP and its caller's). FUNCTION as memtrace's frame lines
+ * name it (src/symbolize.c, one demangler), gdb's name when they cannot. */
+static void frame_name(Dwfl *dwfl, const struct thread *t, uintptr_t addr, char *out,
+                       size_t size)
 {
     const struct frame *f = NULL;
     for (size_t i = 0; i < t->nframes; i++)
@@ -882,8 +906,14 @@ static void frame_name(const struct thread *t, uintptr_t addr, char *out, size_t
             f = &t->frames[i];
     if (!f && t->nframes)
         f = &t->frames[0]; /* the red zone below the innermost frame */
-    if (f)
-        snprintf(out, size, "frame #%u %s", f->level, f->function[0] ? f->function : "??");
+    if (f) {
+        char name[256] = "";
+        if (f->ret)
+            mt_sym_frames(dwfl, false, f->ret, frame_row_name,
+                          &(struct frame_row){ f->outer, name, sizeof name });
+        snprintf(out, size, "frame #%u %s", f->level,
+                 name[0] ? name : f->function[0] ? f->function : "??");
+    }
     else
         snprintf(out, size, "no frame known");
 }
@@ -960,7 +990,7 @@ static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *
                      " (the allocator's data: holds nothing but by a block's start)");
     } else if (root->kind == MT_ROOT_STACK && t) {
         char frame[300];
-        frame_name(t, at, frame, sizeof frame);
+        frame_name(s->dwfl, t, at, frame, sizeof frame);
         snprintf(what, sizeof what, "thread %u (LWP %u) stack, %s", t->number, t->tid, frame);
     } else if (t) {
         snprintf(what, sizeof what, "thread %u (LWP %u) thread-local storage", t->number,

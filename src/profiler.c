@@ -518,12 +518,12 @@ static void print_entry(mt_out *o, size_t rank, struct site *s, bool since_start
                       (unsigned long)s->now.peak_bytes, (unsigned long)s->now.peak_blocks);
 }
 
-/* What S is ranked by (MEMTRACE_TOP_BY) after the last walk: live bytes,
- * or its allocations or temporary allocations since start (SINCE_START)
- * or since the last report. */
-static uint64_t rank_key(const struct site *s, bool since_start)
+/* What S is ranked by, BY (an MT_TOP_BY_*), after the last walk: live
+ * bytes, bytes at the peak, or its allocations or temporary allocations
+ * since start (SINCE_START) or since the last report. */
+static uint64_t rank_key_by(int by, const struct site *s, bool since_start)
 {
-    switch (top_by) {
+    switch (by) {
     case MT_TOP_BY_ALLOCS:
         return s->now.alloc_blocks - (since_start ? 0 : s->last.alloc_blocks);
     case MT_TOP_BY_TEMPORARY:
@@ -533,6 +533,12 @@ static uint64_t rank_key(const struct site *s, bool since_start)
     default:
         return live_bytes(&s->now);
     }
+}
+
+/* What S is ranked by in the reports (MEMTRACE_TOP_BY). */
+static uint64_t rank_key(const struct site *s, bool since_start)
+{
+    return rank_key_by(top_by, s, since_start);
 }
 
 /* Greatest key first; ties by live bytes, then in the order the stacks
@@ -548,17 +554,17 @@ static int by_key_desc(const void *a, const void *b)
     return x->site < y->site ? -1 : x->site > y->site;
 }
 
-/* Sites whose rank_key is not 0 after the last walk, greatest first, at
- * most MAX; *N gets the count. In rank_buf, valid until the next call
- * (under report_lock); NULL (and *N 0) if there is no site table. */
-static struct site **largest_sites(size_t max, bool since_start, size_t *n)
+/* Sites whose rank_key_by(BY) is not 0 after the last walk, greatest
+ * first, at most MAX; *N gets the count. In rank_buf, valid until the next
+ * call (under report_lock); NULL (and *N 0) if there is no site table. */
+static struct site **largest_sites_by(int by, size_t max, bool since_start, size_t *n)
 {
     *n = 0;
     struct ranked *r = rank_buf;
     if (!r)
         return NULL;
     for (size_t i = 0; i < nsites; i++) {
-        uint64_t key = rank_key(&sites[i], since_start);
+        uint64_t key = rank_key_by(by, &sites[i], since_start);
         if (key > 0)
             r[(*n)++] = (struct ranked){ key, &sites[i] };
     }
@@ -570,6 +576,12 @@ static struct site **largest_sites(size_t max, bool since_start, size_t *n)
     for (size_t i = 0; i < *n; i++)
         v[i] = r[i].site;
     return v;
+}
+
+/* largest_sites_by MEMTRACE_TOP_BY. */
+static struct site **largest_sites(size_t max, bool since_start, size_t *n)
+{
+    return largest_sites_by(top_by, max, since_start, n);
 }
 
 /* How the sites are ordered, for the headers; "" for live bytes, whose
@@ -765,6 +777,80 @@ static const char *write_folded(const char *path, uint64_t *peak_sum)
 
 /* ------------------------------------------------------------ exit */
 
+/* Writes TEXT, "  #N ..." lines, to O with two more spaces before each
+ * line: the stacks of the exit report's top at the peak, which scripts
+ * reading the ranking's "memtrace: [N]" entries and their "  #0" lines
+ * must not take for another frame of the entry above. */
+static void out_text_indented(mt_out *o, const char *text)
+{
+    while (*text) {
+        const char *nl = strchr(text, '\n');
+        size_t len = nl ? (size_t)(nl - text) + 1 : strlen(text);
+        mt_out_write(o, "  ", 2);
+        for (size_t at = 0; at < len; at += 1024)
+            mt_out_printf(o, "%.*s", (int)(len - at < 1024 ? len - at : 1024), text + at);
+        text += len;
+    }
+}
+
+/* The exit report's "top at the peak" (heaptrack's PEAK MEMORY CONSUMERS):
+ * the MEMTRACE_TOP sites with the most bytes live at the peak (site.c's
+ * snapshot, as in the .peak folded file), largest last as in the ranking,
+ * each with its stack; the others summed up in one line. Lines of its own
+ * ("memtrace: top ... at the peak", "memtrace: at the peak [N] ...",
+ * "memtrace: end of top at the peak"), so that the ranking's lines stay as
+ * they were. Left out when it would repeat the ranking: the ranking is by
+ * the peak already, or by live bytes with every site's bytes and blocks of
+ * the peak still live at exit (then the report is as it always was). Under
+ * report_lock, after a walk. */
+static void print_top_at_peak(mt_out *o, uint64_t peak, uint64_t at)
+{
+    if (top_by == MT_TOP_BY_PEAK || peak == 0)
+        return;
+    bool same = top_by == MT_TOP_BY_LIVE;
+    for (size_t i = 0; same && i < nsites; i++)
+        same = sites[i].now.peak_bytes == live_bytes(&sites[i].now) &&
+               sites[i].now.peak_blocks == live_blocks(&sites[i].now);
+    if (same)
+        return;
+    size_t n, held = 0;
+    struct site **top = largest_sites_by(MT_TOP_BY_PEAK, (size_t)top_n, true, &n);
+    uint64_t rest_bytes = 0, rest_blocks = 0;
+    for (size_t i = 0; i < nsites; i++) {
+        held += sites[i].now.peak_bytes > 0;
+        rest_bytes += sites[i].now.peak_bytes;
+        rest_blocks += sites[i].now.peak_blocks;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rest_bytes -= top[i]->now.peak_bytes;
+        rest_blocks -= top[i]->now.peak_blocks;
+    }
+    mt_out_printf(o, "memtrace: top %zu sites at the peak (%lu bytes live at %lu ms), largest "
+                     "last\n",
+                  n, (unsigned long)peak,
+                  (unsigned long)(at > start_ns ? (at - start_ns) / 1000000 : 0));
+    if (held > n) {
+        mt_out_printf(o, "memtrace: %zu more sites at the peak not shown, %lu bytes in %lu "
+                         "blocks ", held - n, (unsigned long)rest_bytes, (unsigned long)rest_blocks);
+        if (top)
+            mt_out_printf(o, "(MEMTRACE_TOP=%ld)\n", top_n);
+        else
+            mt_out_printf(o, "(no memory left to sort them)\n");
+    }
+    static char raw[MT_MAX_DEPTH * 32];
+    for (size_t i = n; i-- > 0;) {
+        struct site *s = top[i];
+        mt_out_printf(o, "memtrace: at the peak [%zu] %lu bytes live in %lu blocks; at exit %lu "
+                         "bytes in %lu blocks\n",
+                      i + 1, (unsigned long)s->now.peak_bytes, (unsigned long)s->now.peak_blocks,
+                      (unsigned long)live_bytes(&s->now), (unsigned long)live_blocks(&s->now));
+        char *made;
+        out_text_indented(o, site_text(s, &made, raw, sizeof raw));
+        free(made);
+    }
+    mt_out_printf(o, "memtrace: end of top at the peak\n");
+}
+
 static mt_atomic(pid_t) exit_reported_by;
 
 /* Runs once per process (atexit, in whichever thread called exit), on
@@ -845,6 +931,7 @@ static void exit_report(void *unused)
     }
     for (size_t i = shown; i-- > 0;)
         print_entry(&o, i + 1, leaks[i], true);
+    print_top_at_peak(&o, peak, at);
     if (folded_template) {
         /* Room for ".peak" after the path. */
         char path[PATH_BYTES - 5], peak_path[PATH_BYTES];

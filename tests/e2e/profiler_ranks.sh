@@ -202,6 +202,65 @@ check "top by peak, MEMTRACE_EXIT_TOP=1: the others' bytes at the peak in one li
     "memtrace: 2 more sites not shown, 12100 bytes in 2 blocks at the peak (MEMTRACE_EXIT_TOP=1)" \
     "$(profiler_report "$work/bypeak1.err" exit | grep 'more sites not shown')"
 
+check "top by peak: no separate top at the peak (the ranking is it)" 0 \
+    "$(profiler_report "$out" exit | grep -c -e '^memtrace: top .*at the peak' -e '^memtrace: at the peak \[' -e '^memtrace: end of top at the peak')"
+
+# ---------------------------------------------------------------- top at the peak
+# The default exit report of the same program: its ranking (the one site
+# still live) as it always was, then its own section, heaptrack's PEAK
+# MEMORY CONSUMERS: each site's exact bytes and blocks at the peak, at its
+# SITE: line, largest last as in the ranking, its stack indented by two
+# more spaces; MEMTRACE_TOP limits it.
+at_peak() { # the section's entries: "[RANK] BYTES BLOCKS | EXIT BYTES BLOCKS | FUNC at FILE:LINE:"
+    awk '/^memtrace: at the peak \[/ { r = $5 " " $6 " " $10 " | " $14 " " $17 }
+         /^    #0 / && r != "" { print r " | " $2 " at " $4; r = "" }' |
+        sed -E 's/(\.c:[0-9]+:)[0-9]+$/\1/'
+}
+out=$work/atpeak.out
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_OUTPUT="$out" "$prog" peak 2>"$work/atpeak.err"
+check "top at the peak: exit code" 0 "$?"
+check "top at the peak: nothing on stderr" "" "$(cat "$work/atpeak.err")"
+check "top at the peak: the ranking as it was, the one site still live" \
+    "[1] 100 1 | 100 bytes in 1 blocks allocated, 0 bytes in 0 blocks freed | alloc_d | temporary: 0 of 1 blocks allocated" \
+    "$(profiler_report "$out" exit | entries)"
+check "top at the peak: its header, the peak's bytes" \
+    "memtrace: top 3 sites at the peak (32100 bytes live at N ms), largest last" \
+    "$(profiler_report "$out" exit | grep '^memtrace: top .* at the peak' | sed -E 's/at [0-9]+ ms/at N ms/')"
+check "top at the peak: each site's bytes and blocks at the peak and at exit, at its SITE: line" \
+    "[3] 6000 1 | 0 0 | alloc_b at $(at "$src" b)
+[2] 6100 1 | 0 0 | alloc_c at $(at "$src" c)
+[1] 20000 2 | 0 0 | alloc_a at $(at "$src" a)" \
+    "$(profiler_report "$out" exit | at_peak)"
+check "top at the peak: whole stacks, two more spaces, then its end and the report's" \
+    "    #1 peak at $src:
+memtrace: end of top at the peak
+memtrace: end of exit report" \
+    "$(profiler_report "$out" exit | sed -n '/^memtrace: at the peak \[1\]/,$p' |
+       grep -v '^    #[02-9]' | tail -n +2 | sed -E 's/^(    #1 peak at [^:]*:).*/\1/')"
+env LD_PRELOAD="$plib" MEMTRACE_INTERVAL_MS=0 MEMTRACE_TOP=1 "$prog" peak 2>"$work/atpeak1.err"
+check "top at the peak, MEMTRACE_TOP=1: the largest, the others in one line" \
+    "memtrace: 2 more sites at the peak not shown, 12100 bytes in 2 blocks (MEMTRACE_TOP=1)
+[1] 20000 2 | 0 0 | alloc_a at $(at "$src" a)" \
+    "$(profiler_report "$work/atpeak1.err" exit | grep 'more sites at the peak not shown'
+       profiler_report "$work/atpeak1.err" exit | at_peak)"
+if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; then
+    (cd "$work" && heaptrack -o "$work/htpeak" "$prog" peak >/dev/null 2>&1)
+    # heaptrack_print's PEAK MEMORY CONSUMERS: "SIZE peak memory consumed
+    # over N calls from", the function, "  at FILE:LINE"; its sizes are
+    # rounded (20.00K), the exact bytes are in its peak flame graph.
+    theirs=$(heaptrack_print "$work"/htpeak.* 2>/dev/null |
+        awk '/^PEAK MEMORY CONSUMERS/ { on = 1; next } /^[A-Z ]+$/ { on = 0 }
+             on && / peak memory consumed over / { getline f; getline l; sub(/^ *at /, "", l); print f " at " l ":" }' |
+        grep '^alloc_')
+    heaptrack_print --print-peaks=0 --print-allocators=0 --print-temporary=0 --print-leaks=0 \
+        --flamegraph-cost-type peak -F "$work/htpeak.fg" "$work"/htpeak.* >/dev/null 2>&1
+    bytes=$(sed -nE 's/.*;(alloc_[a-z]+) \([^)]*\); ([0-9]+)$/\1 \2/p' "$work/htpeak.fg" | grep -v ' 0$')
+    check "top at the peak: heaptrack_print's PEAK MEMORY CONSUMERS, same sites, order and bytes" \
+        "$(profiler_report "$out" exit | at_peak | tac | awk -F' [|] ' '{ split($1, v, " "); print $3, v[2] }')" \
+        "$(while read -r f l; do echo "$f $l $(awk -v f="$f" '$1 == f { print $2 }' <<<"$bytes")"; done <<<"$theirs")"
+else
+    fail "top at the peak: heaptrack_print" "heaptrack is not installed (make deps installs it)"
+fi
 # ---------------------------------------------------------------- children
 # MEMTRACE_OUTPUT and MEMTRACE_FOLDED without %p; the parent reports, then
 # starts a forked child and a fork+exec of /bin/ls, both exiting after it.
@@ -237,6 +296,11 @@ check "children: no other file" \
     "$(printf '%s\n' f f.peak out "f.$execd" "f.$execd.peak" "f.$forked" "f.$forked.peak" | sort)" \
     "$(ls "$work/kids" | sort)"
 check "children: nothing on stderr" "" "$(cat "$work/kids.err")"
+# The parent's every byte of the peak is still live at exit: its top at
+# the peak would repeat the ranking and is left out; /bin/ls freed some.
+check "children: a top at the peak for /bin/ls, none for the parent" "0 1" \
+    "$(sed -n "/^memtrace: exit report, pid $parent,/,/^memtrace: end of exit report/p" "$out" | grep -c 'at the peak') $(
+       sed -n "/^memtrace: exit report, pid $execd,/,/^memtrace: end of exit report/p" "$out" | grep -c '^memtrace: end of top at the peak$')"
 
 # ---------------------------------------------------------------- tracer
 # Profiler settings given to libmemtrace.so: one line naming them, per

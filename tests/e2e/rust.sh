@@ -52,6 +52,8 @@ for v in o0_legacy o0_v0 o1_legacy o1_v0; do
         args+=(-ex "printf \"@@ $var %p\\n\", (void *)$var" -ex "memtrace (void *)$var"
               -ex "call print_trace((void *)$var)")
     done
+    args+=(-ex 'printf "@@ RS_HELD %p\n", (void *)RS_HELD' -ex "memtrace (void *)RS_HELD"
+          -ex "memtrace refs (void *)RS_HELD")
     args+=(-ex "gcore $core" -ex "delete" -ex "continue")
     timeout 180 gdb "${args[@]}" "$prog" >"$out" 2>&1
     if grep -q "exited normally" "$out"; then
@@ -69,6 +71,26 @@ for v in o0_legacy o0_v0 o1_legacy o1_v0; do
         check_frame "$v: memtrace $var: $fn at the $site site" "$(block_of "$a" "$out")" "$fn" $R "$site"
         check_frame "$v: print_trace($var): $fn at the $site site" "$(block_of "$a" "$err")" "$fn" $R "$site"
     done
+    # `memtrace refs`: the closure's local holding RS_HELD (at opt-level 0;
+    # at 1 the block is in stack slots of rs_checkpoint's frame #0,
+    # read_volatile inlined there), each frame named as memtrace's frame
+    # lines name it (libiberty, one demangler), not as gdb does
+    # ("rust_sites::{impl#0}::hold::{closure#0}", "read_volatile<*const u8>"
+    # for both manglings).
+    a=$(addr_of RS_HELD "$out")
+    held=$(block_of "$a" "$out")
+    refs=$(sed -n "/^memtrace: refs: the live block at $a /,/^memtrace: refs: [0-9]* places/p" "$out")
+    names=$(sed -nE 's/.* stack, frame #[0-9]+ (.*), to offset [0-9]+$/\1/p' <<<"$refs" | sort -u)
+    case $v in
+    o0_*) want=$(awk -v at=" at $R:$(site_line $R held):" '
+              index($0, at) { sub(/^  (#[0-9]+|   inlined into) /, ""); sub(/ at [^ ]+$/, ""); print; exit }' <<<"$held")
+          want="rs_checkpoint
+$want" ;;
+    o1_legacy) want=core::ptr::read_volatile ;;
+    o1_v0) want="core::ptr::read_volatile::<*const u8>" ;;
+    esac
+    check "$v: refs: the stack frames holding RS_HELD, named as memtrace names frames" \
+        "$(sort <<<"$want")" "$names"
     a=$(addr_of RS_THREAD "$out")
     for f in "$out" "$err" "$work/$v.core.out"; do
         what="memtrace"; [ "$f" = "$err" ] && what="print_trace"; [ "$f" = "$work/$v.core.out" ] && what="core"

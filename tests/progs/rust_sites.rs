@@ -3,7 +3,9 @@
 // thread named with std::thread::Builder::name. Each block stays live in a
 // #[no_mangle] static (the map's is an interior pointer, to its value), and
 // the program stops in rs_checkpoint(), a C-ABI function a debugger can
-// break in. Built at opt-level 0 and 1, with legacy and v0 mangling.
+// break in, called from a closure in a trait method that holds one more block
+// (RS_HELD, SITE:held) in a local: `memtrace refs` names that frame. Built
+// at opt-level 0 and 1, with legacy and v0 mangling.
 use std::collections::BTreeMap;
 use std::thread;
 
@@ -17,6 +19,8 @@ pub static mut RS_STRING: *const u8 = std::ptr::null();
 pub static mut RS_MAP: *const u64 = std::ptr::null();
 #[no_mangle]
 pub static mut RS_THREAD: *const u8 = std::ptr::null();
+#[no_mangle]
+pub static mut RS_HELD: *const u8 = std::ptr::null();
 
 #[no_mangle]
 #[inline(never)]
@@ -50,6 +54,25 @@ fn worker_buffer() -> Vec<u8> {
     Vec::with_capacity(333) // SITE:thread
 }
 
+trait Holder {
+    fn hold(&self, n: usize);
+}
+
+struct Keeper;
+
+impl Holder for Keeper {
+    #[inline(never)]
+    fn hold(&self, n: usize) {
+        let f = |k: usize| {
+            let v: Vec<u8> = Vec::with_capacity(k); // SITE:held
+            unsafe { RS_HELD = v.as_ptr() };
+            rs_checkpoint();
+            unsafe { std::ptr::read_volatile(&v.as_ptr()) };
+        };
+        f(n);
+    }
+}
+
 fn main() {
     let v = std::mem::ManuallyDrop::new(make_buffer(1000));
     let b = Box::into_raw(make_box(7));
@@ -68,6 +91,6 @@ fn main() {
         RS_MAP = m.get(&5).unwrap();
         RS_THREAD = t as *const u8;
     }
-    rs_checkpoint();
+    Keeper.hold(4321);
     println!("rust_sites: {} {} {} {}", v.capacity(), unsafe { (*b)[0] }, s.len(), m.len());
 }
