@@ -194,11 +194,17 @@ Test(freed_history, writer_meeting_a_held_slot_takes_another)
 
 enum { WRITERS = 3, READERS = 2, PUSHES = 200000 };
 static int writers_done;
+/* Set once a reader has accepted a record while the writers ran: on a
+ * loaded machine the readers may get no time slice before PUSHES are
+ * done, so the writers go on (up to 50 x PUSHES) until one has. */
+static int reader_saw_one;
 
 static void *writer(void *arg)
 {
     uint64_t t = (uintptr_t)arg;
-    for (uint64_t n = 1; n <= PUSHES; n++) {
+    for (uint64_t n = 1; n <= PUSHES || (!__atomic_load_n(&reader_saw_one, __ATOMIC_ACQUIRE) &&
+                                         n <= 50 * (uint64_t)PUSHES);
+         n++) {
         mt_freed_record r = freed_record_of(t << 32 | n);
         mt_freed_push(&r);
     }
@@ -209,8 +215,11 @@ static void *writer(void *arg)
 static void *reader(void *arg)
 {
     struct freed_tally *t = arg;
-    while (__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE) < WRITERS)
+    while (__atomic_load_n(&writers_done, __ATOMIC_ACQUIRE) < WRITERS) {
         mt_freed_find(FREED_PROBE, freed_tally, t);
+        if (t->accepted)
+            __atomic_store_n(&reader_saw_one, 1, __ATOMIC_RELEASE);
+    }
     return NULL;
 }
 
