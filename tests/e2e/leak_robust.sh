@@ -31,15 +31,6 @@ run() {
         >"$work/$1.out" 2>"$work/$1.err") 2>/dev/null
     RC=$?
 }
-has() { # NAME FILE FIXED-STRING
-    if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "'$3' not in: $(cat "$2")"; fi
-}
-lacks() { # NAME FILE FIXED-STRING
-    if grep -qF -- "$3" "$2"; then fail "$1" "'$3' in: $(cat "$2")"; else pass "$1"; fi
-}
-status() { # NAME EXPECTED
-    if [ "$RC" = "$2" ]; then pass "$1: status $2"; else fail "$1" "status $RC, not $2"; fi
-}
 damaged() { # COUNT ADDR
     local what="entry" held="it"
     [ "$1" = 1 ] || { what="entries"; held="they"; }

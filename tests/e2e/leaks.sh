@@ -33,15 +33,6 @@ run() {
     RC=$?
 }
 
-has() { # NAME FILE FIXED-STRING
-    if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "'$3' not in: $(cat "$2")"; fi
-}
-lacks() { # NAME FILE FIXED-STRING
-    if grep -qF -- "$3" "$2"; then fail "$1" "'$3' in: $(cat "$2")"; else pass "$1"; fi
-}
-status() { # NAME EXPECTED
-    if [ "$RC" = "$2" ]; then pass "$1: status $2"; else fail "$1" "status $RC, not $2"; fi
-}
 
 # The group "B bytes in K blocks are CLASS lost" (definitely lost: "T (B
 # direct, H indirect) bytes in K blocks are definitely lost (with HB

@@ -34,6 +34,18 @@ block_of() {
 # The address printed as "@@ VAR ADDR" in FILE (the scripts' gdb markers).
 addr_of() { awk -v v="$1" '$1 == "@@" && $2 == v { print $3; exit }' "$2"; }
 
+# The leak suites' checks: FILE has, or lacks, a fixed string; the last
+# run's status ($RC) is EXPECTED.
+has() { # NAME FILE FIXED-STRING
+    if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "'$3' not in: $(cat "$2")"; fi
+}
+lacks() { # NAME FILE FIXED-STRING
+    if grep -qF -- "$3" "$2"; then fail "$1" "'$3' in: $(cat "$2")"; else pass "$1"; fi
+}
+status() { # NAME EXPECTED
+    if [ "$RC" = "$2" ]; then pass "$1: status $2"; else fail "$1" "status $RC, not $2"; fi
+}
+
 check() { # NAME EXPECTED ACTUAL
     if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
 }
