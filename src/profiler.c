@@ -1290,7 +1290,7 @@ static void load_settings(void)
         mt_children_pass_on("MEMTRACE_FOLDED", folded_template, folded_env, sizeof folded_env);
     mt_pprof_out_start(true);
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
-    report_signal = mt_config_signal("MEMTRACE_SIGNAL", "no signal asks for a report");
+    report_signal = mt_config_signal(MT_SET_SIGNAL, "no signal asks for a report");
 }
 
 /* The registered exit handler: with MEMTRACE_LEAK_CHECK=1, the leak
