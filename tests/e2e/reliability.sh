@@ -309,12 +309,12 @@ else
 fi
 
 # ---------------------------------------------------------------- settings
-# Every MEMTRACE_* variable the README documents, with an empty, negative,
+# Every MEMTRACE_* variable doc/settings.adoc documents, with an empty, negative,
 # non-numeric and huge value: the program runs unchanged, and the numeric
 # ones warn, naming the variable. In the scratch directory: a path setting
 # (MEMTRACE_PPROF, which the tracer library writes) makes files named after
 # the values.
-vars=$(grep -oE '^\| `MEMTRACE_[A-Z_]+`' "$root/README.adoc" | tr -d '|` ' | sort -u)
+vars=$(grep -oE '^\| `MEMTRACE_[A-Z_]+`' "$root/doc/settings.adoc" | tr -d '|` ' | sort -u)
 numeric=" MEMTRACE_DEPTH MEMTRACE_FREED MEMTRACE_INTERVAL_MS MEMTRACE_TOP MEMTRACE_EXIT_TOP MEMTRACE_FAULT_MAP "
 bad_settings=0
 for var in $vars; do
