@@ -275,10 +275,12 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/pprof.sh
 
 # Static checks of the tree: the include graph points one way, and the
-# descriptor's layout has one source (tests/static/*.py).
+# descriptor's layout has one source, and the settings documents say what
+# src/settings.def says (tests/static/*.py).
 test-static:
 	@python3 tests/static/layers.py
 	@python3 tests/static/descriptor.py
+	@python3 tests/static/settings.py
 
 # The build itself (tests/e2e/build.sh): CC, CPPFLAGS, LDFLAGS, DEBUG and
 # install, with make -n and real builds in a scratch directory.
