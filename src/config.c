@@ -62,6 +62,21 @@ long mt_setting_long(int id)
     return v;
 }
 
+const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback)
+{
+    const char *s = getenv(settings[id].name);
+    if (!s || !*s)
+        return NULL;
+    size_t len = strlen(s);
+    if (len >= size) {
+        mt_warn("%s is %zu bytes long, more than a path can be (%zu); %s", settings[id].name, len,
+                size - 1, fallback);
+        return NULL;
+    }
+    memcpy(buf, s, len + 1);
+    return buf;
+}
+
 /* Setting ID, a CHOICE: the index of its value among its names; its
  * default when unset, and after one warning when it is none of them. */
 static int setting_choice(int id)

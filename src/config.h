@@ -55,6 +55,12 @@ int mt_setting_profiler_only(int id);
  * out of range. */
 long mt_setting_long(int id);
 
+/* Setting ID, a PATH, copied into BUF of SIZE bytes (copied at start-up:
+ * a program may rewrite or clear its environment later). NULL when it is
+ * unset or empty, and, after one warning ending in FALLBACK (what then
+ * happens), when it does not fit. */
+const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback);
+
 /* The signal setting ID (MT_SET_SIGNAL,
  * MT_SET_TOGGLE_SIGNAL) names for a handler of memtrace's: by name with or
  * without SIG in any case ("USR2", "SIGUSR2", "usr2"), RTMIN, RTMIN+n, RTMAX,
