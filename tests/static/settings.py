@@ -8,8 +8,9 @@ written by hand and checked: the long table has one row per setting, in
 the table's order, whose default is the table's, whose text gives a COUNT's
 range as "MIN to MAX" and names each value of a CHOICE, and starts with
 "Profiler:" for a setting only the profiler acts on; the man page has one
-entry per setting, with the same range and values. Fails with one line per
-difference.
+entry per setting, with the same range and values; the gdb helper's
+MEMTRACE_HISTORY default and range and MEMTRACE_FREED maximum are the
+table's. Fails with one line per difference.
 
 Usage: settings.py [--write]"""
 import os
@@ -139,6 +140,24 @@ def main():
         for s in range_says(r):
             if s not in e:
                 errors.append("doc/memtrace.1.adoc: %s's entry does not say %r" % (r["name"], s))
+
+    # The gdb helper reads MEMTRACE_HISTORY itself and bounds MEMTRACE_FREED's
+    # capacity: its constants are the table's.
+    by = {r["name"]: r for r in rows}
+    helper = ""
+    for top in ("gdb", "tools"):
+        for d, _, files in os.walk(os.path.join(ROOT, top)):
+            helper += "".join(open(os.path.join(d, f)).read() for f in sorted(files)
+                              if f.endswith(".py"))
+    for what, pattern, want in (
+            ("_HISTORY_DEFAULT", r"^_HISTORY_DEFAULT = (.+?)\s*(?:#.*)?$", by["MEMTRACE_HISTORY"]["default"]),
+            ("_MAX_FREED", r"^_MAX_FREED = (.+?)\s*(?:#.*)?$", by["MEMTRACE_FREED"]["max"]),
+            ("MEMTRACE_HISTORY's maximum", r"<= int\(s\) <= (.+?):$", by["MEMTRACE_HISTORY"]["max"])):
+        m = re.search(pattern, helper, re.M)
+        if not m:
+            errors.append("the gdb helper: no %s" % what)
+        elif eval(m.group(1), {}) != want:
+            errors.append("the gdb helper: %s is %s, settings.def's %d" % (what, m.group(1), want))
 
     for e in errors:
         print("settings: " + e)
