@@ -68,7 +68,7 @@ done
 # memtrace's own critical sections) in a single-threaded program. The
 # profiler runs without its reporter thread (MEMTRACE_INTERVAL_MS=0): in a
 # multi-threaded process glibc's own fork handler waits for the arena lock
-# the interrupted malloc holds (README, Limits and guarantees).
+# the interrupted malloc holds (doc/limits.adoc).
 expect_rc "fork from a signal handler, 300 times, single-threaded (libmemtrace)" 0 \
     env LD_PRELOAD="$tracer" "$tests/signal_fork"
 expect_rc "fork from a signal handler, 300 times, single-threaded (libmemtrace-profiler)" 0 \
