@@ -116,11 +116,11 @@ $(BUILD)/flavour:
 	@printf '%s\n' '$(subst ','\'',$(FLAVOUR))' >$@
 FORCE:
 
-$(BUILD)/tracer/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h $(BUILD)/flavour
+$(BUILD)/tracer/%.o: src/%.c $(wildcard src/*.h) src/settings.def include/memtrace.h $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) include/memtrace.h $(BUILD)/flavour
+$(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) src/settings.def include/memtrace.h $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
 

@@ -64,8 +64,8 @@ Options of run:
   --no-children   trace PROG only, not the programs it starts
                   (MEMTRACE_CHILDREN=0)
 
-Settings are MEMTRACE_* environment variables (README.adoc, "Settings";
-man memtrace), e.g. MEMTRACE_START=0 to start with recording off and
+Settings are MEMTRACE_* environment variables (man memtrace, SETTINGS;
+doc/settings.adoc), e.g. MEMTRACE_START=0 to start with recording off and
 MEMTRACE_TOGGLE_SIGNAL=USR2 to turn it on and off with kill -USR2.
 
 Exit status: PROG's own; 2 for a usage error; 127 when PROG is not found,

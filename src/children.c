@@ -114,7 +114,7 @@ bool mt_children_off(void)
 
 void mt_children_untrace(void)
 {
-    if (mt_config_long("MEMTRACE_CHILDREN", 1, 0, 1) != 0 || !environ)
+    if (mt_setting_long(MT_SET_CHILDREN) != 0 || !environ)
         return;
     own_pid = getpid();
     size_t i = 0;

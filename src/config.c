@@ -1,19 +1,51 @@
-/* MEMTRACE_* settings. Parsing uses no heap: getenv and strtol only. */
+/* MEMTRACE_* settings, as settings.def lists them. Parsing uses no heap:
+ * getenv and strtol only. */
 #include "config.h"
 
 #include "common.h"
 #include "output.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+enum { COUNT, COUNT_OR_ALL, CHOICE, SIGNAL, PATH };
+enum { BOTH, PROFILER };
+
+static const struct {
+    const char *name;
+    int kind;
+    long def, min, max;
+    const char *values; /* CHOICE: the names, ", "-separated */
+    int builds;
+} settings[MT_SETTINGS] = {
+#define MT_SETTING(id, kind, def, min, max, values, builds, summary)                               \
+    [MT_SET_##id] = { "MEMTRACE_" #id, kind, def, min, max, values, builds },
+#include "settings.def"
+#undef MT_SETTING
+};
+
+_Static_assert(256 == MT_MAX_DEPTH, "settings.def: MEMTRACE_DEPTH's maximum is MT_MAX_DEPTH");
+
 mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1, .history = 3 };
 
-long mt_config_long(const char *name, long def, long min, long max)
+const char *mt_setting_name(int id)
 {
+    return settings[id].name;
+}
+
+int mt_setting_profiler_only(int id)
+{
+    return settings[id].builds == PROFILER;
+}
+
+long mt_setting_long(int id)
+{
+    const char *name = settings[id].name;
+    long def = settings[id].def, min = settings[id].min, max = settings[id].max;
     const char *s = getenv(name);
     if (!s)
         return def;
@@ -28,6 +60,51 @@ long mt_config_long(const char *name, long def, long min, long max)
         return def;
     }
     return v;
+}
+
+const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback)
+{
+    const char *s = getenv(settings[id].name);
+    if (!s || !*s)
+        return NULL;
+    size_t len = strlen(s);
+    if (len >= size) {
+        mt_warn("%s is %zu bytes long, more than a path can be (%zu); %s", settings[id].name, len,
+                size - 1, fallback);
+        return NULL;
+    }
+    memcpy(buf, s, len + 1);
+    return buf;
+}
+
+/* Setting ID, a CHOICE: the index of its value among its names; its
+ * default when unset, and after one warning when it is none of them. */
+static int setting_choice(int id)
+{
+    const char *values = settings[id].values;
+    int def = (int)settings[id].def;
+    const char *s = getenv(settings[id].name);
+    if (!s)
+        return def;
+    size_t len = strlen(s);
+    const char *v = values;
+    const char *def_name = values;
+    size_t def_len = 0;
+    for (int i = 0; *v; i++) {
+        size_t n = strcspn(v, ",");
+        if (i == def) {
+            def_name = v;
+            def_len = n;
+        }
+        if (n == len && len && strncmp(v, s, n) == 0)
+            return i;
+        v += n;
+        while (*v == ',' || *v == ' ')
+            v++;
+    }
+    mt_warn("%s=\"%s\" is not one of %s; using %.*s", settings[id].name, s, values,
+            (int)def_len, def_name);
+    return def;
 }
 
 /* Signal number of S, as mt_config_signal takes it; 0 if it is none. */
@@ -61,8 +138,9 @@ static int signal_number(const char *s)
     return 0;
 }
 
-int mt_config_signal(const char *name, const char *none)
+int mt_config_signal(int id, const char *none)
 {
+    const char *name = settings[id].name;
     const char *s = getenv(name);
     if (!s || !*s)
         return 0;
@@ -82,93 +160,46 @@ int mt_config_signal(const char *name, const char *none)
     return sig;
 }
 
-/* MEMTRACE_UNWIND: "cfi", "libunwind", "fp" or "check". */
-static int unwind_setting(void)
+/* Setting ID, a COUNT_OR_ALL: "all" is 0xffffffff. MEMTRACE_HISTORY's
+ * default, 3, is format.h's MT_HISTORY_DEFAULT, which config.c, a lower
+ * layer, does not include; its maximum, 2^26, the freed history's largest
+ * size. */
+static unsigned count_or_all_setting(int id)
 {
-    static const struct {
-        const char *name;
-        int value;
-    } names[] = {
-        { "cfi", MT_UNWIND_CFI },
-        { "libunwind", MT_UNWIND_LIBUNWIND },
-        { "fp", MT_UNWIND_FP },
-        { "check", MT_UNWIND_CHECK },
-    };
-    const char *s = getenv("MEMTRACE_UNWIND");
+    const char *name = settings[id].name;
+    long def = settings[id].def, min = settings[id].min, max = settings[id].max;
+    const char *s = getenv(name);
     if (!s)
-        return MT_UNWIND_CFI;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(s, names[i].name) == 0)
-            return names[i].value;
-    mt_warn("MEMTRACE_UNWIND=\"%s\" is not one of cfi, libunwind, fp, check; using cfi", s);
-    return MT_UNWIND_CFI;
-}
-
-/* MEMTRACE_BAD_FREE: "report" or "quiet". */
-static int bad_free_setting(void)
-{
-    const char *s = getenv("MEMTRACE_BAD_FREE");
-    if (!s || strcmp(s, "report") == 0)
-        return MT_BAD_FREE_REPORT;
-    if (strcmp(s, "quiet") == 0)
-        return MT_BAD_FREE_QUIET;
-    mt_warn("MEMTRACE_BAD_FREE=\"%s\" is not one of report, quiet; using report", s);
-    return MT_BAD_FREE_REPORT;
-}
-
-/* MEMTRACE_TOP_BY: "live", "allocs", "temporary" or "peak". */
-static int top_by_setting(void)
-{
-    const char *s = getenv("MEMTRACE_TOP_BY");
-    if (!s || strcmp(s, "live") == 0)
-        return MT_TOP_BY_LIVE;
-    if (strcmp(s, "allocs") == 0)
-        return MT_TOP_BY_ALLOCS;
-    if (strcmp(s, "temporary") == 0)
-        return MT_TOP_BY_TEMPORARY;
-    if (strcmp(s, "peak") == 0)
-        return MT_TOP_BY_PEAK;
-    mt_warn("MEMTRACE_TOP_BY=\"%s\" is not one of live, allocs, temporary, peak; using live", s);
-    return MT_TOP_BY_LIVE;
-}
-
-/* MEMTRACE_HISTORY: "all" or a count, 0 to 2^26 (the freed history's
- * largest size), default 3 (format.h's MT_HISTORY_DEFAULT, which config.c,
- * a lower layer, does not include). */
-static unsigned history_setting(void)
-{
-    const char *s = getenv("MEMTRACE_HISTORY");
-    if (!s)
-        return 3;
+        return (unsigned)def;
     if (strcmp(s, "all") == 0)
         return 0xffffffffu;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno == ERANGE || v < 0 || v > 1L << 26) {
-        mt_warn("MEMTRACE_HISTORY=\"%s\" is not all or a whole number from 0 to %ld; using 3",
-                s, 1L << 26);
-        return 3;
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max) {
+        mt_warn("%s=\"%s\" is not all or a whole number from %ld to %ld; using %ld", name, s,
+                min, max, def);
+        return (unsigned)def;
     }
     return (unsigned)v;
 }
 
 void mt_config_load(void)
 {
-    mt_cfg.unwind = unwind_setting();
-    mt_cfg.depth = (unsigned)mt_config_long("MEMTRACE_DEPTH", 64, 1, MT_MAX_DEPTH);
-    mt_cfg.freed = (size_t)mt_config_long("MEMTRACE_FREED", 65536, 0, 1L << 26);
-    mt_cfg.bad_free = bad_free_setting();
-    mt_cfg.leak_check = (int)mt_config_long("MEMTRACE_LEAK_CHECK", 0, 0, 1);
-    mt_cfg.leak_exitcode = (int)mt_config_long("MEMTRACE_LEAK_EXITCODE", 23, 0, 255);
-    mt_cfg.start = (int)mt_config_long("MEMTRACE_START", 1, 0, 1);
-    mt_cfg.history = history_setting();
+    mt_cfg.unwind = setting_choice(MT_SET_UNWIND);
+    mt_cfg.depth = (unsigned)mt_setting_long(MT_SET_DEPTH);
+    mt_cfg.freed = (size_t)mt_setting_long(MT_SET_FREED);
+    mt_cfg.bad_free = setting_choice(MT_SET_BAD_FREE);
+    mt_cfg.leak_check = (int)mt_setting_long(MT_SET_LEAK_CHECK);
+    mt_cfg.leak_exitcode = (int)mt_setting_long(MT_SET_LEAK_EXITCODE);
+    mt_cfg.start = (int)mt_setting_long(MT_SET_START);
+    mt_cfg.history = count_or_all_setting(MT_SET_HISTORY);
 }
 
 void mt_config_profiler(mt_profiler_config *out)
 {
-    out->interval_ms = mt_config_long("MEMTRACE_INTERVAL_MS", 1000, 0, 86400000);
-    out->top = mt_config_long("MEMTRACE_TOP", 10, 1, 100000);
-    out->exit_top = mt_config_long("MEMTRACE_EXIT_TOP", 1000, 0, 100000000);
-    out->top_by = top_by_setting();
+    out->interval_ms = mt_setting_long(MT_SET_INTERVAL_MS);
+    out->top = mt_setting_long(MT_SET_TOP);
+    out->exit_top = mt_setting_long(MT_SET_EXIT_TOP);
+    out->top_by = setting_choice(MT_SET_TOP_BY);
 }

@@ -36,12 +36,33 @@ typedef struct {
 } mt_profiler_config;
 void mt_config_profiler(mt_profiler_config *out);
 
-/* Parses environment variable NAME as an integer in [MIN, MAX]; returns DEF
- * (and warns) when it is set but empty, not a number, or out of range. */
-long mt_config_long(const char *name, long def, long min, long max);
+/* The settings of settings.def, by id: MT_SET_DEPTH for MEMTRACE_DEPTH. */
+enum {
+#define MT_SETTING(id, kind, def, min, max, values, builds, summary) MT_SET_##id,
+#include "settings.def"
+#undef MT_SETTING
+    MT_SETTINGS
+};
 
-/* The signal environment variable NAME (MEMTRACE_SIGNAL,
- * MEMTRACE_TOGGLE_SIGNAL) names for a handler of memtrace's: by name with or
+/* "MEMTRACE_" and setting ID's name. */
+const char *mt_setting_name(int id);
+
+/* Whether only libmemtrace-profiler.so acts on setting ID. */
+int mt_setting_profiler_only(int id);
+
+/* Setting ID, a COUNT of settings.def, as an integer in its range; its
+ * default (after one warning) when it is set but empty, not a number, or
+ * out of range. */
+long mt_setting_long(int id);
+
+/* Setting ID, a PATH, copied into BUF of SIZE bytes (copied at start-up:
+ * a program may rewrite or clear its environment later). NULL when it is
+ * unset or empty, and, after one warning ending in FALLBACK (what then
+ * happens), when it does not fit. */
+const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback);
+
+/* The signal setting ID (MT_SET_SIGNAL,
+ * MT_SET_TOGGLE_SIGNAL) names for a handler of memtrace's: by name with or
  * without SIG in any case ("USR2", "SIGUSR2", "usr2"), RTMIN, RTMIN+n, RTMAX,
  * RTMAX-n, or number. 0 when it is unset or empty, and, after one warning
  * ending in NONE (what then happens), when it names no signal that can be
@@ -52,6 +73,6 @@ long mt_config_long(const char *name, long def, long min, long max);
  * CHLD and PIPE are the program's, job control, timers (ALRM, PROF,
  * VTALRM), resource limits (XCPU, XFSZ) and the requests to end (INT,
  * TERM, HUP, QUIT) would stop doing what they do. */
-int mt_config_signal(const char *name, const char *none);
+int mt_config_signal(int id, const char *none);
 
 #endif

@@ -1029,12 +1029,8 @@ static void leak_check_at_exit(void)
 
 void mt_leak_check_register(void)
 {
-    const char *s = getenv("MEMTRACE_SUPPRESSIONS");
-    if (s && strlen(s) >= sizeof suppressions_path)
-        mt_warn("MEMTRACE_SUPPRESSIONS: the path is longer than %d bytes; no suppressions",
-                (int)sizeof suppressions_path - 1);
-    else if (s)
-        snprintf(suppressions_path, sizeof suppressions_path, "%s", s);
+    mt_setting_path(MT_SET_SUPPRESSIONS, suppressions_path, sizeof suppressions_path,
+                    "no suppressions");
     atexit(leak_check_at_exit);
     static const mt_leak_hooks hooks = { leak_scan_for_profiler, leak_classes_of };
     mt_profiler_set_leak_hooks(&hooks);

@@ -37,7 +37,7 @@ static bool injected_fault(void)
 {
     long at = mt_atomic_load_relaxed(&fail_at);
     if (at < 0) {
-        at = mt_config_long("MEMTRACE_FAULT_MAP", 0, 0, LONG_MAX);
+        at = mt_setting_long(MT_SET_FAULT_MAP);
         mt_atomic_store_relaxed(&fail_at, at);
     }
     if (at == 0)

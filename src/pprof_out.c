@@ -7,6 +7,7 @@
 
 #include "children.h"
 #include "common.h"
+#include "config.h"
 #include "internal_heap.h"
 #include "live_table.h"
 #include "os.h"
@@ -53,18 +54,10 @@ static void write_live_at_exit(void);
 
 void mt_pprof_out_start(bool profiler)
 {
-    const char *s = getenv("MEMTRACE_PPROF");
     const char *every = getenv("MEMTRACE_PPROF_EVERY");
     snprintf(program, sizeof program, "%s", program_invocation_short_name);
     start_pid = getpid();
-    if (s && *s) {
-        size_t len = strlen(s);
-        if (len >= PATH_BYTES)
-            mt_warn("MEMTRACE_PPROF is %zu bytes long, more than a path can be (%d); no pprof "
-                    "profiles", len, PATH_BYTES - 1);
-        else
-            memcpy(pattern, s, len + 1);
-    }
+    mt_setting_path(MT_SET_PPROF, pattern, sizeof pattern, "no pprof profiles");
     /* The programs this process execs write PATTERN.%p (children.c), as a
      * forked child does (profile_path): never this process's files. */
     static char env[sizeof "MEMTRACE_PPROF=" + PATH_BYTES + 3];

@@ -1259,23 +1259,6 @@ static void fork_child(void)
     mt_leave(was);
 }
 
-/* Environment variable NAME copied into BUF (PATH_BYTES); NULL when unset,
- * empty or too long (with a warning ending in FALLBACK). */
-static const char *copy_setting(const char *name, char *buf, const char *fallback)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return NULL;
-    size_t len = strlen(s);
-    if (len >= PATH_BYTES) {
-        mt_warn("%s is %zu bytes long, more than a path can be (%d); %s", name, len,
-                PATH_BYTES - 1, fallback);
-        return NULL;
-    }
-    memcpy(buf, s, len + 1);
-    return buf;
-}
-
 static void load_settings(void)
 {
     mt_profiler_config c;
@@ -1284,13 +1267,15 @@ static void load_settings(void)
     top_n = c.top;
     exit_top = c.exit_top;
     top_by = c.top_by;
-    output_template = copy_setting("MEMTRACE_OUTPUT", output_copy, "reporting on stderr");
-    folded_template = copy_setting("MEMTRACE_FOLDED", folded_copy, "no folded files");
+    output_template =
+        mt_setting_path(MT_SET_OUTPUT, output_copy, sizeof output_copy, "reporting on stderr");
+    folded_template =
+        mt_setting_path(MT_SET_FOLDED, folded_copy, sizeof folded_copy, "no folded files");
     folded_child_template =
         mt_children_pass_on("MEMTRACE_FOLDED", folded_template, folded_env, sizeof folded_env);
     mt_pprof_out_start(true);
     snprintf(program_name, sizeof program_name, "%s", program_invocation_short_name);
-    report_signal = mt_config_signal("MEMTRACE_SIGNAL", "no signal asks for a report");
+    report_signal = mt_config_signal(MT_SET_SIGNAL, "no signal asks for a report");
 }
 
 /* The registered exit handler: with MEMTRACE_LEAK_CHECK=1, the leak

@@ -15,32 +15,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The settings only libmemtrace-profiler.so acts on. */
-static const char *const profiler_only[] = {
-    "MEMTRACE_INTERVAL_MS", "MEMTRACE_TOP",    "MEMTRACE_TOP_BY", "MEMTRACE_EXIT_TOP",
-    "MEMTRACE_SIGNAL",      "MEMTRACE_OUTPUT", "MEMTRACE_FOLDED",
-};
-
 /* Once per process (each exec'd program is one; a forked child inherits
  * its parent's start): one line naming the profiler's settings that are
- * set, if any. */
+ * set, if any (settings.def's PROFILER rows, in its order). */
 void mt_profiler_start(void)
 {
     mt_profiler_config ignored;
     mt_config_profiler(&ignored);
     char names[256];
     size_t len = 0, n = 0;
-    for (size_t i = 0; i < sizeof profiler_only / sizeof profiler_only[0]; i++) {
-        if (!getenv(profiler_only[i]))
+    for (int id = 0; id < MT_SETTINGS; id++) {
+        const char *name = mt_setting_name(id);
+        if (!mt_setting_profiler_only(id) || !getenv(name))
             continue;
-        size_t add = strlen(profiler_only[i]);
+        size_t add = strlen(name);
         if (len + add + 3 > sizeof names)
             break;
         if (n++) {
             memcpy(names + len, ", ", 2);
             len += 2;
         }
-        memcpy(names + len, profiler_only[i], add);
+        memcpy(names + len, name, add);
         len += add;
     }
     names[len] = '\0';

@@ -154,7 +154,7 @@ static void toggle(int sig)
 void mt_recording_install_signal(void)
 {
     static const char none[] = "no signal turns recording on and off";
-    int sig = mt_config_signal("MEMTRACE_TOGGLE_SIGNAL", none);
+    int sig = mt_config_signal(MT_SET_TOGGLE_SIGNAL, none);
     if (!sig)
         return;
     /* A handler there already is the profiler's (MEMTRACE_SIGNAL, the same

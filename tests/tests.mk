@@ -13,34 +13,34 @@ UNIT_LIBS   := -lcriterion $(LIB_LIBS)
 UNIT_TESTS  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_BINS   := $(UNIT_TESTS:%=$(TEST_BUILD)/unit/%) $(UNIT_TESTS:%=$(TEST_BUILD)/unit-san/%)
 
-$(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
 	  -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # The profiler's site counters: the core built as the profiler library is.
-$(TEST_BUILD)/unit/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER $(LDFLAGS) \
 	  -o $@ $< tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(UNIT_LIBS)
 
-$(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # Thread numbers: the registry linked in (it takes mt_busy from the test).
-$(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
 	  -o $@ $< tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(UNIT_LIBS)
 
-$(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(UNIT_LIBS)
 
-$(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
@@ -150,7 +150,7 @@ $(TEST_BUILD)/unload: tests/progs/unload.c
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
 $(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/live_table.c src/stack_store.c \
                            src/freed_history.c src/os.c src/output.c src/config.c src/lock.c \
-                           tests/unit/freed_records.h $(wildcard src/*.h)
+                           tests/unit/freed_records.h src/settings.def $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	@# -Wno-tsan: TSan does not model the fences of the freed ring's seqlock;
 	@# its stamps and data words are atomics, which TSan does follow.
@@ -275,10 +275,12 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/pprof.sh
 
 # Static checks of the tree: the include graph points one way, and the
-# descriptor's layout has one source (tests/static/*.py).
+# descriptor's layout has one source, and the settings documents say what
+# src/settings.def says (tests/static/*.py).
 test-static:
 	@python3 tests/static/layers.py
 	@python3 tests/static/descriptor.py
+	@python3 tests/static/settings.py
 
 # The build itself (tests/e2e/build.sh): CC, CPPFLAGS, LDFLAGS, DEBUG and
 # install, with make -n and real builds in a scratch directory.

@@ -370,7 +370,7 @@ check_handle "Rust frame: a struct with one heap pointer, through it" "$outrh" h
     "start of a 20-byte block" "$rh" $R rh_holder
 check_line "Rust frame: the language setting is left as it was" <(section language "$outrh") \
     'The current source language is "auto; currently rust".'
-# README: print_trace from a Rust frame, under `set language c`.
+# doc/answers.adoc: print_trace from a Rust frame, under `set language c`.
 vaddr=$(section v "$outrh" | sed -n 's/^memtrace: \(0x[0-9a-f]*\): start.*/\1/p')
 if [ -n "$vaddr" ] && [ "$(block_of "$vaddr" "$errrh")" = "$(section v "$outrh" | sed 1d)" ]; then
     pass "Rust frame: call print_trace under set language c prints memtrace's lines"

@@ -6,7 +6,7 @@
 # tools, a C++ program, a Rust program built by the tests), each run once
 # under each tool on a small input. Definitely lost and indirectly lost,
 # bytes and blocks, must be equal on every program; possibly lost too,
-# except where the two definitions cannot agree (README.adoc, "Leak
+# except where the two definitions cannot agree (doc/leaks.adoc, "Leak
 # checking compared"; the case says why).
 set -u
 . "$(dirname "$0")/lib.sh"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installation and the Debian package (issue 16, items 4 and 5):
-#  - the man pages against what they document: README's settings, the
+#  - the man pages against what they document: doc/settings.adoc's, the
 #    header's functions, the gdb helper's commands; `man -l` renders them
 #    without a warning;
 #  - `make install DESTDIR=... PREFIX=/usr`: the exact files, no placeholder
@@ -74,12 +74,12 @@ compare() {
 }
 page1=$root/doc/memtrace.1.adoc
 page3=$root/doc/memtrace.3.adoc
-# README's Settings table rows, and the SETTINGS section's entries.
-readme_settings=$(awk '/^== /{on = ($0 == "== Settings")} on' "$root/README.adoc" |
-                      grep -oE '^\| `MEMTRACE_[A-Z_]+`' | grep -oE 'MEMTRACE_[A-Z_]+')
+# The Settings chapter's table rows, and the SETTINGS section's entries.
+readme_settings=$(grep -oE '^\| `MEMTRACE_[A-Z_]+`' "$root/doc/settings.adoc" |
+                      grep -oE 'MEMTRACE_[A-Z_]+')
 man_settings=$(awk '/^== /{on = ($0 == "== SETTINGS")} on' "$page1" |
                    grep -oE '^\*MEMTRACE_[A-Z_]+\*' | grep -oE 'MEMTRACE_[A-Z_]+')
-compare "memtrace(1) SETTINGS: README's Settings, no more" "$man_settings" "$readme_settings" \
+compare "memtrace(1) SETTINGS: doc/settings.adoc's, no more" "$man_settings" "$readme_settings" \
     "$PENDING_SETTINGS"
 header_functions=$(grep -oE '^[a-z].*\b[a-z_]+\(' "$root/include/memtrace.h" |
                        grep -oE '[a-z_]+\($' | tr -d '(')

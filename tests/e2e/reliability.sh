@@ -68,7 +68,7 @@ done
 # memtrace's own critical sections) in a single-threaded program. The
 # profiler runs without its reporter thread (MEMTRACE_INTERVAL_MS=0): in a
 # multi-threaded process glibc's own fork handler waits for the arena lock
-# the interrupted malloc holds (README, Limits and guarantees).
+# the interrupted malloc holds (doc/limits.adoc).
 expect_rc "fork from a signal handler, 300 times, single-threaded (libmemtrace)" 0 \
     env LD_PRELOAD="$tracer" "$tests/signal_fork"
 expect_rc "fork from a signal handler, 300 times, single-threaded (libmemtrace-profiler)" 0 \
@@ -309,12 +309,12 @@ else
 fi
 
 # ---------------------------------------------------------------- settings
-# Every MEMTRACE_* variable the README documents, with an empty, negative,
+# Every MEMTRACE_* variable doc/settings.adoc documents, with an empty, negative,
 # non-numeric and huge value: the program runs unchanged, and the numeric
 # ones warn, naming the variable. In the scratch directory: a path setting
 # (MEMTRACE_PPROF, which the tracer library writes) makes files named after
 # the values.
-vars=$(grep -oE '^\| `MEMTRACE_[A-Z_]+`' "$root/README.adoc" | tr -d '|` ' | sort -u)
+vars=$(grep -oE '^\| `MEMTRACE_[A-Z_]+`' "$root/doc/settings.adoc" | tr -d '|` ' | sort -u)
 numeric=" MEMTRACE_DEPTH MEMTRACE_FREED MEMTRACE_INTERVAL_MS MEMTRACE_TOP MEMTRACE_EXIT_TOP MEMTRACE_FAULT_MAP "
 bad_settings=0
 for var in $vars; do

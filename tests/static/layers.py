@@ -14,7 +14,7 @@ import re
 import sys
 
 LAYERS = [
-    ("base", "common atomic lock os output config reentry"),
+    ("base", "common atomic lock os output config settings reentry"),
     ("stores", "live_table stack_store freed_history internal_heap threads modules site cfi stack_bounds leak_scan leak_roots"),
     ("hot path", "capture capture_cfi capture_fp capture_libunwind real tracer"),
     ("slow path", "startup bad_free descriptor symbolize format pprof pprof_out describe profiler profiler_off api preload leak_check suppressions leak_report recording children"),
@@ -39,7 +39,7 @@ def main():
                 m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
                 if not m or "/" in m.group(1):
                     continue
-                dep = m.group(1)[:-2]
+                dep = os.path.splitext(m.group(1))[0]
                 if dep == mod:
                     continue
                 if dep not in LAYER_OF:

@@ -233,7 +233,7 @@ Test(leak_scan, damaged_entries)
 
 /* 1,000,000 blocks of 16 bytes in a separate target of 16 MB: a list from
  * a root through half of them in a shuffled order, the other half lost in
- * pairs. Prints the time for the record (README, "Finding leaks"). */
+ * pairs. Prints the time for the record (doc/leaks.adoc). */
 static uint64_t *big;
 #define BIG_N 1000000u
 #define BIG_BASE ((uintptr_t)0x200000000ull)
