@@ -86,11 +86,11 @@
  *
  * Exits at end of input; 2 on a usage error or if the modules cannot be
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
-#include "../src/format.h"
-#include "../src/output.h"
-#include "../src/pprof.h"
-#include "../src/stack_store.h"
-#include "../src/symbolize.h"
+#include "base/output.h"
+#include "report/format.h"
+#include "report/pprof.h"
+#include "store/stack_store.h"
+#include "symbolize/symbolize.h"
 #include "target_leaks.h"
 
 #define MT_NAME_MAX 1024 /* bytes of a thread name, with its NUL */

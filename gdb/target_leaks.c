@@ -25,13 +25,13 @@
  *    memory to disk first). */
 #include "target_leaks.h"
 
-#include "../src/format.h"
-#include "../src/leak_report.h"
-#include "../src/leak_roots.h"
-#include "../src/leak_scan.h"
-#include "../src/stack_store.h"
-#include "../src/suppressions.h"
-#include "../src/symbolize.h"
+#include "leak/leak_report.h"
+#include "leak/suppressions.h"
+#include "report/format.h"
+#include "scan/leak_roots.h"
+#include "scan/leak_scan.h"
+#include "store/stack_store.h"
+#include "symbolize/symbolize.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -7,7 +7,7 @@
 #ifndef MT_TARGET_LEAKS_H
 #define MT_TARGET_LEAKS_H
 
-#include "../src/output.h"
+#include "base/output.h"
 
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>

@@ -4,7 +4,7 @@
  * image sits at the end of a page followed by an inaccessible one, so a
  * read past it would crash the test). The oracle for real code is the check
  * mode (tests/e2e/unwind_check.sh), which compares with libunwind. */
-#include "../../src/cfi.h"
+#include "store/cfi.h"
 
 #include <criterion/criterion.h>
 #include <link.h>

@@ -4,7 +4,7 @@
  * of the groups left out by max_groups, what each suppression took, the
  * notes. The e2e suite (tests/e2e/leaks.sh) checks the real thing at exit
  * and in gdb. */
-#include "../../src/leak_report.h"
+#include "leak/leak_report.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * allocation, from 1; the first MT_THREADS_MAX are registered, later ones
  * cycle through the numbers above the registry up to what the live table
  * entry's thread bits hold, never 0 and never into the kind bits. */
-#include "../../src/live_table.h"
-#include "../../src/threads.h"
+#include "store/live_table.h"
+#include "store/threads.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
