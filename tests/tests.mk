@@ -275,10 +275,11 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/launcher.sh
 	@bash tests/e2e/pprof.sh
 
-# Static checks of the tree: the include graph points one way, and the
-# descriptor's layout has one source (tests/static/*.py).
-test-static:
-	@python3 tests/static/layers.py
+# Static checks of the tree: the include graph and the calls between the
+# libraries' objects (nm) point one way, and the descriptor's layout has one
+# source (tests/static/*.py). The objects are built first.
+test-static: $(TRACER_OBJS) $(PROFILER_OBJS)
+	@python3 tests/static/layers.py src $(BUILD)
 	@python3 tests/static/descriptor.py
 
 # The build itself (tests/e2e/build.sh): CC, CPPFLAGS, LDFLAGS, DEBUG and

@@ -7,6 +7,7 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "base/output.h"
+#include "base/upcalls.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -60,7 +60,4 @@ static inline uint64_t mt_os_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Called once per failed request with the structure's name and errno. */
-void mt_metadata_failed(const char *what, size_t size, int err);
-
 #endif

@@ -133,22 +133,8 @@ enum { MT_EXT_FUNCS(MT_EXT_ENUM) MT_EXT_COUNT };
  * real malloc family, consistently for the rest of the process. */
 extern mt_atomic(void *) mt_ext[MT_EXT_COUNT] MT_HIDDEN;
 extern mt_atomic(int) mt_ext_ready MT_HIDDEN;
-void mt_ext_lookup(void);
-
-/* Looks up the real allocator and sets everything up, once (startup.c).
- * Called by the hot path on a call that finds the phase UNINIT, outside
- * memtrace (mt_busy clear). */
-void mt_start(void);
-
-/* A free the live table cannot match (bad_free.c, slow path): PTR is no
- * live block's start (FOUND NULL), or FOUND, its record (already removed),
- * was allocated by another family than the free's KIND (MT_KIND_*, with
- * MT_FREE_BY_REALLOC added when the call is realloc's). Says so if it is a
- * double free, a free inside a block or a mismatched pair; the caller then
- * hands the call to the real allocator unchanged. Called with mt_busy
- * clear, in the READY phase, before the real free. */
-#define MT_FREE_BY_REALLOC 0x100u
-void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found);
+/* mt_ext_lookup, mt_start and mt_bad_free, the hot path's calls up into
+ * the slow path: base/upcalls.h. */
 
 /* The allocation number last handed out (mt_next_seq - 1) when the real
  * allocator last returned or freed a block without memtrace recording it

@@ -19,6 +19,7 @@
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
+#include "base/upcalls.h"
 #include "capture/capture.h"
 #include "capture/real.h"
 #include "store/freed_history.h"
@@ -34,7 +35,6 @@
 
 mt_real_allocator mt_real;
 mt_atomic(int) mt_phase = MT_UNINIT;
-MT_TLS int mt_busy;
 MT_TLS int mt_passthrough;
 MT_TLS int mt_fork_window;
 MT_TLS unsigned mt_passthrough_allocs;

@@ -15,6 +15,7 @@
 #include "base/lock.h"
 #include "base/output.h"
 #include "base/reentry.h"
+#include "base/upcalls.h"
 #include "capture/capture.h"
 #include "report/describe.h"
 #include "report/format.h"

@@ -3,6 +3,7 @@
  * that stands aside (mt_owner) passes each call to the copy in charge. */
 #include "base/common.h"
 #include "base/reentry.h"
+#include "base/upcalls.h"
 #include "capture/capture.h"
 #include "capture/real.h"
 #include "runtime/recording.h"

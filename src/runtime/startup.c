@@ -12,6 +12,7 @@
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
+#include "base/upcalls.h"
 #include "capture/capture.h"
 #include "capture/real.h"
 #include "leak/leak_check.h"

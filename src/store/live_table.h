@@ -22,7 +22,7 @@ enum { MT_KIND_MALLOC = 0, MT_KIND_NEW = 1, MT_KIND_NEW_ARRAY = 2 };
 #define MT_ENTRY_THREAD_BITS MT_THREAD_NUMBER_BITS
 #define MT_ENTRY_THREAD_MASK ((1u << MT_ENTRY_THREAD_BITS) - 1)
 
-typedef struct {
+typedef struct mt_live_entry {
     uintptr_t ptr; /* 0 marks an empty slot */
     uint64_t size;
     uint64_t seq;    /* global allocation number, from 1 */

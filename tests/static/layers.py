@@ -11,9 +11,20 @@ cycles (within a layer too). Fails with one line per back-edge or cycle,
 and on a folder that has no layer yet (give it one here and in
 doc/design.adoc).
 
-Usage: layers.py [SRC_DIR]   (default: src next to this script's tests/)"""
+The same rule holds for calls, which includes do not show: given the
+build directory, every object build/{tracer,profiler}/FOLDER/x.o is read
+with nm, and a symbol an object refers to (undefined, U, or its own weak
+default, W, that a strong definition overrides) and that an object of a
+higher layer defines is an upward call. Each must be declared in
+src/base/upcalls.h, with why; any other fails, and so does a declaration
+there that is no upward call.
+
+Usage: layers.py [SRC_DIR [BUILD_DIR]]   (default: src next to this script's
+tests/, no object check; `make test-static` gives both)"""
+import glob
 import os
 import re
+import subprocess
 import sys
 
 # Bottom-up; each folder of src/ is in one layer.
@@ -100,14 +111,78 @@ def check_includes(src):
     return folder_of, edges, errors
 
 
+UPCALLS = "base/upcalls.h"
+
+
+def declared_upcalls(src):
+    """The functions src/base/upcalls.h declares."""
+    with open(os.path.join(src, UPCALLS)) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    return set(re.findall(r"^[a-z][\w \t*]*?\b(mt_\w+)\s*\(", text, flags=re.M))
+
+
+def check_calls(src, build):
+    """Upward references between the built objects; returns (objects, upcalls seen, errors)."""
+    errors = []
+    allowed = declared_upcalls(src)
+    seen = set()
+    nobj = 0
+    for flavour in ("tracer", "profiler"):
+        # The objects of today's sources only: a moved file's old object may linger.
+        objs = sorted(o for o in glob.glob(os.path.join(build, flavour, "*", "*.o"))
+                      if os.path.exists(os.path.join(src, os.path.relpath(o, os.path.join(build, flavour))[:-2] + ".c")))
+        if not objs:
+            if flavour == "tracer":
+                errors.append("no objects in %s/tracer/*/ (build them first: make test-static)" % build)
+            continue
+        nobj += len(objs)
+        strong, refs = {}, {}
+        for o in objs:
+            folder = os.path.basename(os.path.dirname(o))
+            if folder not in LAYER_OF:
+                errors.append("%s: folder has no layer (tests/static/layers.py)" % o)
+                continue
+            out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines():
+                parts = line.split()
+                if len(parts) == 2 and parts[0] == "U":
+                    refs.setdefault(o, set()).add(parts[1])
+                elif len(parts) == 3 and parts[1] in "WV":
+                    refs.setdefault(o, set()).add(parts[2])
+                elif len(parts) == 3 and parts[1].isupper():
+                    strong.setdefault(parts[2], []).append(o)
+        for o in sorted(refs):
+            lo = LAYER_OF[os.path.basename(os.path.dirname(o))]
+            for sym in sorted(refs[o]):
+                for d in strong.get(sym, ()):
+                    dfolder = os.path.basename(os.path.dirname(d))
+                    if LAYER_OF[dfolder] <= lo:
+                        continue
+                    seen.add(sym)
+                    if sym not in allowed:
+                        errors.append("upward call: %s (%s) uses %s, defined in %s (%s); "
+                                      "declare it in src/%s with why, or move it"
+                                      % (os.path.relpath(o, build), LAYERS[lo][0], sym,
+                                         os.path.relpath(d, build), layer_name(dfolder), UPCALLS))
+    for sym in sorted(allowed - seen):
+        errors.append("src/%s: %s is declared but no lower layer calls it in a higher one"
+                      % (UPCALLS, sym))
+    return nobj, seen, errors
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
     modules, edges, errors = check_includes(src)
+    summary = ("layers: %d modules in %d folders, %d layers, %d include edges"
+               % (len(modules), len(LAYER_OF), len(LAYERS), sum(len(v) for v in edges.values())))
+    if len(sys.argv) > 2:
+        nobj, seen, call_errors = check_calls(src, sys.argv[2])
+        errors += call_errors
+        summary += ", %d objects, %d upward calls" % (nobj, len(seen))
     for e in errors:
         print("layers: " + e)
-    print("layers: %d modules in %d folders, %d layers, %d include edges, %d problems"
-          % (len(modules), len(LAYER_OF), len(LAYERS), sum(len(v) for v in edges.values()), len(errors)))
+    print("%s, %d problems" % (summary, len(errors)))
     return 1 if errors else 0
 
 
