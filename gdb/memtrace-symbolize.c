@@ -1,5 +1,5 @@
 /* memtrace-symbolize: the library's own symbolizer and formatter
- * (src/symbolize.c, src/format.c) as a program, for gdb/memtrace.py, which
+ * (src/symbolize/symbolize.c, src/report/format.c) as a program, for gdb/memtrace.py, which
  * reads memtrace's tables out of a stopped process or a core file and must
  * answer exactly as print_trace does: same frames (inlined ones, pc - 1),
  * same wording, written by the same code.
@@ -64,7 +64,7 @@
  *                      that the helper picks what the formatter shows
  *
  *   leaks N PID        `memtrace leaks N` (N 0: every site): the leak
- *                      scan and report (src/leak_report.c), then
+ *                      scan and report (src/leak/leak_report.c), then
  *   refs ADDR PID      `memtrace refs`: every place holding a pointer into
  *                      the live block holding ADDR; both followed by:
  *   layout ENTRY_SIZE PTR SIZE STACK   the live entry's size and fields

@@ -3,7 +3,7 @@
  *
  * What comes from where, and why:
  *  - the live blocks: read here from the target's live table, whose layout
- *    (descriptor words the helper already checked, src/descriptor.h) and
+ *    (descriptor words the helper already checked, src/runtime/descriptor.h) and
  *    shard slot arrays the request names. A million blocks never pass
  *    through Python or the pipe: the helper sends a few lines, this file
  *    reads the slot arrays in 64 KiB pieces.
@@ -896,7 +896,7 @@ static void frame_row_name(const mt_frame *rows, unsigned n, void *ctx)
 /* "frame #N FUNCTION" of thread T holding stack slot ADDR: the outermost
  * frame whose stack pointer is at or below ADDR (a frame's slots lie
  * between its SP and its caller's). FUNCTION as memtrace's frame lines
- * name it (src/symbolize.c, one demangler), gdb's name when they cannot. */
+ * name it (src/symbolize/symbolize.c, one demangler), gdb's name when they cannot. */
 static void frame_name(Dwfl *dwfl, const struct thread *t, uintptr_t addr, char *out,
                        size_t size)
 {

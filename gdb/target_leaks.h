@@ -1,6 +1,6 @@
 /* memtrace-symbolize's "leaks" and "refs" requests (gdb/memtrace.py's
- * `memtrace leaks` and `memtrace refs`): the leak scan (src/leak_scan.c)
- * and the report (src/leak_report.c) of the process or core file the
+ * `memtrace leaks` and `memtrace refs`): the leak scan (src/scan/leak_scan.c)
+ * and the report (src/leak/leak_report.c) of the process or core file the
  * symbolizer was started for, with the roots gathered here from the
  * target's memory and modules, and the threads, registers and frames the
  * helper got from gdb. The request format is in memtrace-symbolize.c. */

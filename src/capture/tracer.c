@@ -10,7 +10,7 @@
  * Layering: this file and the headers it includes are the hot path and the
  * stores below it; none of them includes a slow-path header (tests/static/layers.py
  * checks). Start-up, fork handling and the stop-recording policy are in
- * startup.c, reached through real.h. */
+ * runtime/startup.c, reached through base/upcalls.h. */
 #include "capture/tracer.h"
 
 #include "base/atomic.h"

@@ -1312,7 +1312,7 @@ static void tail_cache_clear(void)
 }
 
 /* Whether NAME (a DIE's linkage name or name) is one of the functions
- * memtrace interposes (src/preload.c): the end of every recorded stack. */
+ * memtrace interposes (src/runtime/preload.c): the end of every recorded stack. */
 static bool is_allocation_function(const char *name)
 {
     static const char *const names[] = {

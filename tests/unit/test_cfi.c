@@ -1,4 +1,4 @@
-/* The .eh_frame decoder (src/cfi.c) on hand-built .eh_frame_hdr/.eh_frame
+/* The .eh_frame decoder (src/store/cfi.c) on hand-built .eh_frame_hdr/.eh_frame
  * images: each rule form it accepts, each it must refuse, the outermost
  * frame, gaps, and damaged records (read inside the given bounds only; the
  * image sits at the end of a page followed by an inaccessible one, so a

@@ -1,4 +1,4 @@
-/* The leak report (src/leak_report.c) through its interface, with made-up
+/* The leak report (src/leak/leak_report.c) through its interface, with made-up
  * stacks and a made-up suppression matcher: groups by (stack, class),
  * largest first, the summary over every group listed or not, the count
  * of the groups left out by max_groups, what each suppression took, the

@@ -1,4 +1,4 @@
-/* The profiler's per-site peak snapshot (src/site.c), built with
+/* The profiler's per-site peak snapshot (src/store/site.c), built with
  * -DMEMTRACE_PROFILER (tests/tests.mk). The interleavings are played out
  * in one thread, by calling the cold save as the racing thread would. */
 #include "base/atomic.h"

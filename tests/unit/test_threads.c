@@ -1,4 +1,4 @@
-/* Thread numbers (src/threads.c): given in order of each thread's first
+/* Thread numbers (src/store/threads.c): given in order of each thread's first
  * allocation, from 1; the first MT_THREADS_MAX are registered, later ones
  * cycle through the numbers above the registry up to what the live table
  * entry's thread bits hold, never 0 and never into the kind bits. */
