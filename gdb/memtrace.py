@@ -367,7 +367,7 @@ class _Symbolizer:
         _fail(text[-1] if text else "memtrace-symbolize stopped")
 
     def request(self, text):
-        """Sends TEXT (one request, see gdb/memtrace-symbolize.c) and returns
+        """Sends TEXT (one request, see tools/memtrace-symbolize.c) and returns
         (answer text, ok): ok is False when the answer is an error.
 
         The request is written while the answer is read: memtrace-symbolize

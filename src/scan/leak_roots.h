@@ -1,6 +1,6 @@
 /* Where the leak scan's roots are: one policy for the check at exit in the
  * process (leak_check.c) and for a core file or a live process seen from
- * gdb (gdb/target_leaks.c). Each caller finds the facts its own way (the
+ * gdb (tools/target_leaks.c). Each caller finds the facts its own way (the
  * modules by dl_iterate_phdr or libdwfl, a thread's stack pointer from a
  * signal handler or from gdb, memory in place or from a core); what those
  * facts make roots, and what is left out, is decided here:

@@ -82,7 +82,7 @@
  *                      symbolizer names row n - 1 - OUTER of RET when it
  *                      can; RET 0 or absent: FUNCTION)
  *   suppressions PATH  MEMTRACE_SUPPRESSIONS (hex, as a NAME)
- *   end                ends the request (gdb/target_leaks.c reads it)
+ *   end                ends the request (tools/target_leaks.c reads it)
  *
  * Exits at end of input; 2 on a usage error or if the modules cannot be
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
