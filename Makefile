@@ -50,20 +50,20 @@ BUILD   := build
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow
 CFLAGS  ?= -O2 -g
 # make DEBUG=1: the invariants the comments state become MT_ASSERT checks
-# (src/common.h) in the libraries and memtrace-symbolize.
+# (src/base/common.h) in the libraries and memtrace-symbolize.
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DMT_DEBUG)
 # Frame pointers in the library itself, so that MEMTRACE_UNWIND=fp can walk
 # from its frames into the program's. -fexceptions: a real operator new may
 # throw std::bad_alloc through memtrace's frames, whose cleanups
-# (MT_PASSTHROUGH_SCOPE, src/real.h) must then run.
+# (MT_PASSTHROUGH_SCOPE, src/capture/real.h) must then run.
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
               -fno-omit-frame-pointer -fexceptions $(DEBUG_FLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' \
-              -pthread -D_GNU_SOURCE $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
+              -pthread -D_GNU_SOURCE -Isrc $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
 # libiberty (binutils' demangler) is a static archive: --exclude-libs keeps
 # its symbols out of the preloaded library's exports, where they would
 # interpose a program's own copy.
 DEMANGLE_LIBS := -liberty
-# The pprof writer's encoder and compressor (src/pprof.c): protobuf-c as a
+# The pprof writer's encoder and compressor (src/report/pprof.c): protobuf-c as a
 # static archive kept out of the exports in the same way; zlib shared, as
 # Debian's policy wants (lintian: embedded-library) and as libdw already
 # loads it into every traced process.
@@ -74,9 +74,9 @@ LIB_LIBS   := $(PPROF_LIBS) $(shell pkg-config --libs libdw libunwind 2>/dev/nul
 # The two builds differ in which files they take, not in #ifdefs: the
 # profiler's reporting and site totals, or the tracer's stand-in. site.h's
 # inline counters are the one place compiled differently (MEMTRACE_PROFILER).
-PROFILER_ONLY := src/profiler.c src/site.c
-TRACER_ONLY   := src/profiler_off.c
-COMMON_SRCS   := $(filter-out $(PROFILER_ONLY) $(TRACER_ONLY),$(wildcard src/*.c))
+PROFILER_ONLY := src/profile/profiler.c src/store/site.c
+TRACER_ONLY   := src/profile/profiler_off.c
+COMMON_SRCS   := $(filter-out $(PROFILER_ONLY) $(TRACER_ONLY),$(wildcard src/*/*.c))
 TRACER_OBJS   := $(patsubst src/%.c,$(BUILD)/tracer/%.o,$(COMMON_SRCS) $(TRACER_ONLY)) \
                  $(BUILD)/tracer/profile.pb-c.o
 PROFILER_OBJS := $(patsubst src/%.c,$(BUILD)/profiler/%.o,$(COMMON_SRCS) $(PROFILER_ONLY)) \
@@ -116,17 +116,17 @@ $(BUILD)/flavour:
 	@printf '%s\n' '$(subst ','\'',$(FLAVOUR))' >$@
 FORCE:
 
-$(BUILD)/tracer/%.o: src/%.c $(wildcard src/*.h) src/settings.def include/memtrace.h $(BUILD)/flavour
+$(BUILD)/tracer/%.o: src/%.c src/base/settings.def $(wildcard src/*/*.h) include/memtrace.h $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/profiler/%.o: src/%.c $(wildcard src/*.h) src/settings.def include/memtrace.h $(BUILD)/flavour
+$(BUILD)/profiler/%.o: src/%.c src/base/settings.def $(wildcard src/*/*.h) include/memtrace.h $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
 
 # Generated code: protoc-c's, compiled without memtrace's warning set.
-$(BUILD)/tracer/pprof.o $(BUILD)/profiler/pprof.o: $(PB_DIR)/profile.pb-c.h
-$(BUILD)/tracer/pprof.o $(BUILD)/profiler/pprof.o: LIB_CFLAGS += -I$(PB_DIR)
+$(BUILD)/tracer/report/pprof.o $(BUILD)/profiler/report/pprof.o: $(PB_DIR)/profile.pb-c.h
+$(BUILD)/tracer/report/pprof.o $(BUILD)/profiler/report/pprof.o: LIB_CFLAGS += -I$(PB_DIR)
 $(BUILD)/tracer/profile.pb-c.o $(BUILD)/profiler/profile.pb-c.o: $(PB_DIR)/profile.pb-c.c $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) $(DEBUG_FLAGS) -fPIC -fvisibility=hidden -I$(PB_DIR) -c $< -o $@

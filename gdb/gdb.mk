@@ -1,6 +1,6 @@
 # The gdb helper (gdb/memtrace.py), its symbolizer program and the memtrace
 # launcher. Included by the top Makefile after tests/tests.mk.
-#   build/memtrace-symbolize   src/symbolize.c as a program, for the helper
+#   build/memtrace-symbolize   src/symbolize/symbolize.c as a program, for the helper
 #   build/memtrace.py          the helper, next to it (it finds it there)
 #   build/memtrace             the launcher (memtrace gdb|core|run)
 
@@ -9,15 +9,16 @@ GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
 all: $(GDB_TOOLS)
 
 # The leak scan, report and suppressions are linked in for `memtrace leaks`
-# and `memtrace refs` (gdb/target_leaks.c): the same code as the check at exit.
+# and `memtrace refs` (tools/target_leaks.c): the same code as the check at exit.
 # The pprof writer too (`memtrace pprof`), with protobuf-c's generated
 # code, compiled apart (not under memtrace's warning set).
-$(BUILD)/memtrace-symbolize: gdb/memtrace-symbolize.c gdb/target_leaks.c src/symbolize.c src/format.c \
-                             src/output.c src/lock.c src/leak_scan.c src/leak_roots.c src/leak_report.c \
-                             src/suppressions.c src/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
-                             $(wildcard src/*.h gdb/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
+$(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c src/symbolize/symbolize.c \
+                             src/report/format.c src/base/output.c src/base/lock.c src/scan/leak_scan.c \
+                             src/scan/leak_roots.c src/leak/leak_report.c src/leak/suppressions.c \
+                             src/report/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
+                             $(wildcard src/*/*.h tools/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -I$(PB_DIR) \
+	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -Isrc -I$(PB_DIR) \
 	  $(shell pkg-config --cflags libdw 2>/dev/null) $(LDFLAGS) \
 	  -o $@ $(filter %.c %.o,$^) $(shell pkg-config --libs libdw libelf 2>/dev/null || echo -ldw -lelf) \
 	  $(DEMANGLE_LIBS) $(PPROF_LIBS) -ldl

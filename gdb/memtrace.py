@@ -10,12 +10,12 @@
 #   (gdb) memtrace version            the traced library's version
 #
 # It never calls into the process: it reads memtrace's tables from the
-# inferior's memory through the `memtrace_state` descriptor (src/descriptor.h),
+# inferior's memory through the `memtrace_state` descriptor (src/runtime/descriptor.h),
 # so it works the same on a running process stopped anywhere (even with a
 # thread inside malloc or inside memtrace) and on a core file. Frames are
 # resolved by memtrace-symbolize, a program built from the library's own
-# symbolizer (src/symbolize.c), so the lines are print_trace's lines.
-# The answers' text is written by the library's formatter (src/format.c),
+# symbolizer (src/symbolize/symbolize.c), so the lines are print_trace's lines.
+# The answers' text is written by the library's formatter (src/report/format.c),
 # through memtrace-symbolize: this file decodes tables, it does not word
 # print_trace's answers.
 
@@ -71,7 +71,7 @@ _UNLOCKED_SHARD = ("a table shard was read without its lock: a stopped thread wa
 
 # Bounds on what memtrace_state and the tables may say (doc/design.adoc, trap 15:
 # a damaged core is the normal case). Far above what the library publishes
-# (src/descriptor.c), and low enough that no damaged value makes gdb read or hold
+# (src/runtime/descriptor.c), and low enough that no damaged value makes gdb read or hold
 # more than a few MiB at once, or loop for long.
 _MAX_STATE_SIZE = 4096     # bytes of memtrace_state
 _MAX_SHARD_BITS = 12
@@ -83,7 +83,7 @@ _MAX_CHUNK_BITS = 30
 _MAX_FRAMES_OFFSET = 64    # words
 _MAX_DEPTH_BITS = 16
 _MAX_DEPTH = 256           # MT_MAX_DEPTH: print_trace shows no deeper stack
-_MAX_FREED = 1 << 26       # MEMTRACE_FREED's maximum (src/config.c)
+_MAX_FREED = 1 << 26       # MEMTRACE_FREED's maximum (src/base/config.c)
 _MAX_THREADS = 1 << 20
 _MAX_THREAD_ENTRY = 4096
 _MAX_NAME = 256
@@ -367,7 +367,7 @@ class _Symbolizer:
         _fail(text[-1] if text else "memtrace-symbolize stopped")
 
     def request(self, text):
-        """Sends TEXT (one request, see gdb/memtrace-symbolize.c) and returns
+        """Sends TEXT (one request, see tools/memtrace-symbolize.c) and returns
         (answer text, ok): ok is False when the answer is an error.
 
         The request is written while the answer is read: memtrace-symbolize
@@ -554,7 +554,7 @@ class _Language:
 
 def _gap(addr, start, size):
     """How far ADDR lies outside the block of SIZE bytes at START, or None
-    when the block holds it: mt_block_gap (src/common.h)."""
+    when the block holds it: mt_block_gap (src/base/common.h)."""
     if addr < start:
         return start - addr
     if addr - start < size or addr == start:
@@ -643,7 +643,7 @@ class _Tables:
     def _slots(self, n):
         """(address of shard N's first entry, log2 capacity), or None for a
         shard with no slots mapping yet. The mapping is published whole
-        (src/live_table.c), so even a locked shard's must be readable."""
+        (src/store/live_table.c), so even a locked shard's must be readable."""
         if n not in self.slots:
             _, slots = self._shards()[n]
             result = None
@@ -925,7 +925,7 @@ class _Tables:
         return v - 1 if v else 0
 
     def recording(self):
-        """The recording words (src/recording.h): on, ever_off, seq, sec;
+        """The recording words (src/runtime/recording.h): on, ever_off, seq, sec;
         None from a memtrace that cannot turn recording off."""
         if not self.d["recording"]:
             return None
@@ -1008,7 +1008,7 @@ def _freed_lines(word, r, st):
             _stack_line(st.stack(r["alloc_stack"]))]
 
 
-# A live block's earlier lives shown (src/format.h, mt_answer.history):
+# A live block's earlier lives shown (src/report/format.h, mt_answer.history):
 # MEMTRACE_HISTORY from gdb's own environment, as print_trace reads it from
 # the program's (`memtrace gdb` gives both the same), or all with --all.
 _HISTORY_ALL = 0xffffffff
@@ -1044,7 +1044,7 @@ def describe_expr(expr, history=None):
 
 def describe(addr, target=None, history=_HISTORY_DEFAULT):
     """print_trace's answer for ADDR: the records are read from memory here,
-    the text is written by the library's own formatter (src/format.c) in
+    the text is written by the library's own formatter (src/report/format.c) in
     memtrace-symbolize, so the two entry points cannot drift apart. HISTORY:
     a live block's freed records shown at most."""
     st, sym = _session.get(target)
@@ -1089,7 +1089,7 @@ def describe(addr, target=None, history=_HISTORY_DEFAULT):
 
 
 def _recording_line(st, sym):
-    """The line that ends every answer once recording was ever off (src/format.c's
+    """The line that ends every answer once recording was ever off (src/report/format.c's
     mt_fmt_recording, through memtrace-symbolize); "" otherwise."""
     r = st.recording()
     if r is None or not r[1]:
@@ -1323,7 +1323,7 @@ def version():
 def pprof(arg):
     """`memtrace pprof FILE`: the in-use profile (live blocks grouped by
     allocation stack and thread) in pprof's format, written by the library's
-    own writer (src/pprof.c) in memtrace-symbolize; its total is stats'."""
+    own writer (src/report/pprof.c) in memtrace-symbolize; its total is stats'."""
     path = os.path.expanduser(arg)
     if not path:
         _fail("usage: memtrace pprof FILE")

@@ -3,44 +3,45 @@
 # programs under gdb. Included by the top Makefile.
 
 TEST_BUILD := $(BUILD)/tests
-UNIT_CORE  := src/live_table.c src/stack_store.c src/os.c src/output.c src/lock.c \
-              src/internal_heap.c src/symbolize.c src/format.c src/config.c src/freed_history.c \
-              src/cfi.c src/leak_scan.c src/suppressions.c src/leak_report.c
-# -DMT_DEBUG: the MT_ASSERT checks (src/common.h) run in the unit tests.
-UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -DMT_DEBUG -Wno-missing-prototypes \
+UNIT_CORE  := src/store/live_table.c src/store/stack_store.c src/base/os.c src/base/output.c \
+              src/base/lock.c src/store/internal_heap.c src/symbolize/symbolize.c src/report/format.c \
+              src/base/config.c src/store/freed_history.c src/store/cfi.c src/scan/leak_scan.c \
+              src/leak/suppressions.c src/leak/leak_report.c
+# -DMT_DEBUG: the MT_ASSERT checks (src/base/common.h) run in the unit tests.
+UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Isrc -DMT_DEBUG -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)
 UNIT_LIBS   := -lcriterion $(LIB_LIBS)
 UNIT_TESTS  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_BINS   := $(UNIT_TESTS:%=$(TEST_BUILD)/unit/%) $(UNIT_TESTS:%=$(TEST_BUILD)/unit-san/%)
 
-$(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
 	  -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # The profiler's site counters: the core built as the profiler library is.
-$(TEST_BUILD)/unit/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/store/site.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER $(LDFLAGS) \
-	  -o $@ $< tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(UNIT_LIBS)
+	  -o $@ $< tests/unit/sym_fixture.c src/store/site.c $(UNIT_CORE) $(UNIT_LIBS)
 
-$(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/store/site.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/site.c $(UNIT_CORE) $(UNIT_LIBS)
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/site.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # Thread numbers: the registry linked in (it takes mt_busy from the test).
-$(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
-	  -o $@ $< tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(UNIT_LIBS)
+	  -o $@ $< tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) $(UNIT_LIBS)
 
-$(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/threads.c $(UNIT_CORE) $(UNIT_LIBS)
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) $(UNIT_LIBS)
 
-$(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) src/settings.def $(wildcard src/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
@@ -148,14 +149,14 @@ $(TEST_BUILD)/stats_abi: tests/progs/stats_abi.c include/memtrace.h
 $(TEST_BUILD)/unload: tests/progs/unload.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
-$(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/live_table.c src/stack_store.c \
-                           src/freed_history.c src/os.c src/output.c src/config.c src/lock.c \
-                           tests/unit/freed_records.h src/settings.def $(wildcard src/*.h)
+$(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/store/live_table.c src/store/stack_store.c \
+                           src/store/freed_history.c src/base/os.c src/base/output.c src/base/config.c \
+                           src/base/lock.c tests/unit/freed_records.h src/base/settings.def $(wildcard src/*/*.h)
 	@mkdir -p $(@D)
 	@# -Wno-tsan: TSan does not model the fences of the freed ring's seqlock;
 	@# its stamps and data words are atomics, which TSan does follow.
 	@# MT_DEBUG: the tables' invariant checks run under the threads too.
-	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -Wno-tsan -O1 -g -fsanitize=thread -pthread -D_GNU_SOURCE \
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -Wno-tsan -O1 -g -fsanitize=thread -pthread -D_GNU_SOURCE -Isrc \
 	  -DMT_DEBUG $(LDFLAGS) -o $@ $(filter %.c,$^)
 
 test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
@@ -220,7 +221,7 @@ BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
 $(TEST_BUILD)/leaks: tests/progs/leaks.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
-$(TEST_BUILD)/leak_robust: tests/progs/leak_robust.c src/descriptor.h
+$(TEST_BUILD)/leak_robust: tests/progs/leak_robust.c src/runtime/descriptor.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
 
@@ -249,7 +250,7 @@ test-leak-oracle: all $(TEST_BUILD)/leak_verdicts $(TEST_BUILD)/leak_oracle_rs
 $(TEST_BUILD)/recording: tests/progs/recording.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $< -ldl
-$(TEST_BUILD)/recording_race: tests/progs/recording_race.c src/descriptor.h
+$(TEST_BUILD)/recording_race: tests/progs/recording_race.c src/runtime/descriptor.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< -ldl
 LAUNCHER_PROGS := $(TEST_BUILD)/recording $(TEST_BUILD)/recording_race $(TEST_BUILD)/leaks
@@ -274,11 +275,12 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/launcher.sh
 	@bash tests/e2e/pprof.sh
 
-# Static checks of the tree: the include graph points one way, and the
-# descriptor's layout has one source, and the settings documents say what
-# src/settings.def says (tests/static/*.py).
-test-static:
-	@python3 tests/static/layers.py
+# Static checks of the tree: the include graph and the calls between the
+# libraries' objects (nm) point one way, and the descriptor's layout has one
+# source, and the settings documents say what src/base/settings.def says
+# (tests/static/*.py). The objects are built first.
+test-static: $(TRACER_OBJS) $(PROFILER_OBJS)
+	@python3 tests/static/layers.py src $(BUILD)
 	@python3 tests/static/descriptor.py
 	@python3 tests/static/settings.py
 

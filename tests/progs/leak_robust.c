@@ -21,7 +21,7 @@
  *      block lost) and symbolize.
  * "@@ NAME ADDR" lines on stdout give the script the addresses. */
 #define _GNU_SOURCE
-#include "../../src/descriptor.h"
+#include "../../src/runtime/descriptor.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -3,7 +3,7 @@
  * their stamps land in, the recording words a debugger reads
  * (memtrace_state's recording) must end up saying what the phase says.
  * Prints "@@ disagree N" (N rounds out of ROUNDS where they did not). */
-#include "../../src/descriptor.h"
+#include "../../src/runtime/descriptor.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -1,55 +1,98 @@
 #!/usr/bin/env python3
 """The include graph of src/ points one way (doc/design.adoc, "Layers").
 
-Every file of src/ belongs to a module (foo.c and foo.h are module foo) and
-every module to a layer. A file may include headers of its own layer and of
-the layers below it, never above: the hot path and the stores never include
-a slow-path header. The module graph must also be free of cycles (within a
-layer too). Fails with one line per back-edge or cycle, and on a file that
-has no layer yet (give it one here and in doc/design.adoc).
+A file's layer is its folder's: src/FOLDER/x.c is in FOLDER's layer (the
+table below; a folder is in exactly one layer), and foo.c and foo.h are
+module foo. A file may include headers of its own layer and of the layers
+below it, never above: the hot path and the stores never include a
+slow-path header. An include of a src/ header names its folder
+("base/os.h", compiled with -Isrc). The module graph must also be free of
+cycles (within a layer too). Fails with one line per back-edge or cycle,
+and on a folder that has no layer yet (give it one here and in
+doc/design.adoc).
 
-Usage: layers.py [SRC_DIR]   (default: src next to this script's tests/)"""
+The same rule holds for calls, which includes do not show: given the
+build directory, every object build/{tracer,profiler}/FOLDER/x.o is read
+with nm, and a symbol an object refers to (undefined, U, or its own weak
+default, W, that a strong definition overrides) and that an object of a
+higher layer defines is an upward call. Each must be declared in
+src/base/upcalls.h, with why; any other fails, and so does a declaration
+there that is no upward call.
+
+Usage: layers.py [SRC_DIR [BUILD_DIR]]   (default: src next to this script's
+tests/, no object check; `make test-static` gives both)"""
+import glob
 import os
 import re
+import subprocess
 import sys
 
+# Bottom-up; each folder of src/ is in one layer.
 LAYERS = [
-    ("base", "common atomic lock os output config settings reentry"),
-    ("stores", "live_table stack_store freed_history internal_heap threads modules site cfi stack_bounds leak_scan leak_roots"),
-    ("hot path", "capture capture_cfi capture_fp capture_libunwind real tracer"),
-    ("slow path", "startup bad_free descriptor symbolize format pprof pprof_out describe profiler profiler_off api preload leak_check suppressions leak_report recording children"),
+    ("base", "base"),
+    ("stores", "store scan"),
+    ("hot path", "capture"),
+    ("slow path", "symbolize report leak profile runtime"),
 ]
-LAYER_OF = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods.split()}
+LAYER_OF = {f: i for i, (_, folders) in enumerate(LAYERS) for f in folders.split()}
 
 
-def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
+def layer_name(folder):
+    return LAYERS[LAYER_OF[folder]][0]
+
+
+def sources(src):
+    """(folder, name) of every .c and .h of src/, and the problems of the tree's shape."""
+    files, errors = [], []
+    for folder in sorted(os.listdir(src)):
+        path = os.path.join(src, folder)
+        if not os.path.isdir(path):
+            if folder.endswith((".c", ".h")):
+                errors.append("src/%s: not in a layer's folder (src/FOLDER/%s)" % (folder, folder))
+            continue
+        if folder not in LAYER_OF:
+            errors.append("src/%s/: folder has no layer (tests/static/layers.py)" % folder)
+            continue
+        for name in sorted(os.listdir(path)):
+            if name.endswith((".c", ".h")):
+                files.append((folder, name))
+    return files, errors
+
+
+def check_includes(src):
+    """The include rule and the module cycles; returns (modules, edges, errors)."""
+    files, errors = sources(src)
+    folder_of = {}
+    for folder, name in files:
+        folder_of.setdefault(name[:-2], folder)
     edges = {}
-    errors = []
-    for name in sorted(os.listdir(src)):
-        if not name.endswith((".c", ".h")):
-            continue
+    for folder, name in files:
         mod = name[:-2]
-        if mod not in LAYER_OF:
-            errors.append("%s: no layer assigned (tests/static/layers.py)" % name)
-            continue
-        with open(os.path.join(src, name)) as f:
+        where = "src/%s/%s" % (folder, name)
+        with open(os.path.join(src, folder, name)) as f:
             for n, line in enumerate(f, 1):
                 m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
-                if not m or "/" in m.group(1):
+                if not m or m.group(1).startswith("../"):
+                    continue  # ../../include/memtrace.h: the public header
+                inc = m.group(1)
+                parts = inc.split("/")
+                if len(parts) != 2:
+                    errors.append('%s:%d: #include "%s": name the folder ("FOLDER/x.h")' % (where, n, inc))
                     continue
-                dep = os.path.splitext(m.group(1))[0]
+                dfolder, dname = parts
+                if not os.path.exists(os.path.join(src, dfolder, dname)):
+                    errors.append("%s:%d: includes %s, which is not in src/" % (where, n, inc))
+                    continue
+                if dfolder not in LAYER_OF:
+                    errors.append("%s:%d: includes %s, whose folder has no layer" % (where, n, inc))
+                    continue
+                dep = os.path.splitext(dname)[0]
                 if dep == mod:
                     continue
-                if dep not in LAYER_OF:
-                    errors.append("%s:%d: includes %s, which has no layer" % (name, n, m.group(1)))
-                    continue
                 edges.setdefault(mod, set()).add(dep)
-                if LAYER_OF[dep] > LAYER_OF[mod]:
+                if LAYER_OF[dfolder] > LAYER_OF[folder]:
                     errors.append("%s:%d: back-edge: %s (%s) includes %s (%s)"
-                                  % (name, n, name, LAYERS[LAYER_OF[mod]][0], m.group(1),
-                                     LAYERS[LAYER_OF[dep]][0]))
+                                  % (where, n, name, layer_name(folder), inc, layer_name(dfolder)))
     # Cycles: depth-first search over modules.
     state = {}
 
@@ -65,10 +108,81 @@ def main():
     for m in sorted(edges):
         if m not in state:
             visit(m, [m])
+    return folder_of, edges, errors
+
+
+UPCALLS = "base/upcalls.h"
+
+
+def declared_upcalls(src):
+    """The functions src/base/upcalls.h declares."""
+    with open(os.path.join(src, UPCALLS)) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    return set(re.findall(r"^[a-z][\w \t*]*?\b(mt_\w+)\s*\(", text, flags=re.M))
+
+
+def check_calls(src, build):
+    """Upward references between the built objects; returns (objects, upcalls seen, errors)."""
+    errors = []
+    allowed = declared_upcalls(src)
+    seen = set()
+    nobj = 0
+    for flavour in ("tracer", "profiler"):
+        # The objects of today's sources only: a moved file's old object may linger.
+        objs = sorted(o for o in glob.glob(os.path.join(build, flavour, "*", "*.o"))
+                      if os.path.exists(os.path.join(src, os.path.relpath(o, os.path.join(build, flavour))[:-2] + ".c")))
+        if not objs:
+            if flavour == "tracer":
+                errors.append("no objects in %s/tracer/*/ (build them first: make test-static)" % build)
+            continue
+        nobj += len(objs)
+        strong, refs = {}, {}
+        for o in objs:
+            folder = os.path.basename(os.path.dirname(o))
+            if folder not in LAYER_OF:
+                errors.append("%s: folder has no layer (tests/static/layers.py)" % o)
+                continue
+            out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines():
+                parts = line.split()
+                if len(parts) == 2 and parts[0] == "U":
+                    refs.setdefault(o, set()).add(parts[1])
+                elif len(parts) == 3 and parts[1] in "WV":
+                    refs.setdefault(o, set()).add(parts[2])
+                elif len(parts) == 3 and parts[1].isupper():
+                    strong.setdefault(parts[2], []).append(o)
+        for o in sorted(refs):
+            lo = LAYER_OF[os.path.basename(os.path.dirname(o))]
+            for sym in sorted(refs[o]):
+                for d in strong.get(sym, ()):
+                    dfolder = os.path.basename(os.path.dirname(d))
+                    if LAYER_OF[dfolder] <= lo:
+                        continue
+                    seen.add(sym)
+                    if sym not in allowed:
+                        errors.append("upward call: %s (%s) uses %s, defined in %s (%s); "
+                                      "declare it in src/%s with why, or move it"
+                                      % (os.path.relpath(o, build), LAYERS[lo][0], sym,
+                                         os.path.relpath(d, build), layer_name(dfolder), UPCALLS))
+    for sym in sorted(allowed - seen):
+        errors.append("src/%s: %s is declared but no lower layer calls it in a higher one"
+                      % (UPCALLS, sym))
+    return nobj, seen, errors
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
+    modules, edges, errors = check_includes(src)
+    summary = ("layers: %d modules in %d folders, %d layers, %d include edges"
+               % (len(modules), len(LAYER_OF), len(LAYERS), sum(len(v) for v in edges.values())))
+    if len(sys.argv) > 2:
+        nobj, seen, call_errors = check_calls(src, sys.argv[2])
+        errors += call_errors
+        summary += ", %d objects, %d upward calls" % (nobj, len(seen))
     for e in errors:
         print("layers: " + e)
-    print("layers: %d modules in %d layers, %d include edges, %d problems"
-          % (len(LAYER_OF), len(LAYERS), sum(len(v) for v in edges.values()), len(errors)))
+    print("%s, %d problems" % (summary, len(errors)))
     return 1 if errors else 0
 
 

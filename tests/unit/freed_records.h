@@ -5,7 +5,7 @@
 #ifndef MT_TEST_FREED_RECORDS_H
 #define MT_TEST_FREED_RECORDS_H
 
-#include "../../src/freed_history.h"
+#include "store/freed_history.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,10 +1,10 @@
-/* The .eh_frame decoder (src/cfi.c) on hand-built .eh_frame_hdr/.eh_frame
+/* The .eh_frame decoder (src/store/cfi.c) on hand-built .eh_frame_hdr/.eh_frame
  * images: each rule form it accepts, each it must refuse, the outermost
  * frame, gaps, and damaged records (read inside the given bounds only; the
  * image sits at the end of a page followed by an inaccessible one, so a
  * read past it would crash the test). The oracle for real code is the check
  * mode (tests/e2e/unwind_check.sh), which compares with libunwind. */
-#include "../../src/cfi.h"
+#include "store/cfi.h"
 
 #include <criterion/criterion.h>
 #include <link.h>

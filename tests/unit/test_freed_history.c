@@ -1,7 +1,7 @@
 /* Freed history: newest first, every record covering an address, bounded
  * capacity (the oldest records fall out), and writers that lap each other
  * never leave a reader a record mixing two pushes. */
-#include "../../src/freed_history.h"
+#include "store/freed_history.h"
 #include "freed_records.h"
 
 #include <criterion/criterion.h>

@@ -2,7 +2,7 @@
  * it while a thread stopped by a debugger may hold its lock. Here this test
  * thread holds the lock as such a thread would, and another thread must
  * still allocate, use and free blocks (from the spare region). */
-#include "../../src/internal_heap.h"
+#include "store/internal_heap.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>

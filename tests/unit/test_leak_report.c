@@ -1,10 +1,10 @@
-/* The leak report (src/leak_report.c) through its interface, with made-up
+/* The leak report (src/leak/leak_report.c) through its interface, with made-up
  * stacks and a made-up suppression matcher: groups by (stack, class),
  * largest first, the summary over every group listed or not, the count
  * of the groups left out by max_groups, what each suppression took, the
  * notes. The e2e suite (tests/e2e/leaks.sh) checks the real thing at exit
  * and in gdb. */
-#include "../../src/leak_report.h"
+#include "leak/leak_report.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

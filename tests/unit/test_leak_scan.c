@@ -3,7 +3,7 @@
  * file's would) that the reader maps onto a local buffer, with a hole it
  * refuses. Lists, cycles, interior pointers, registers, root blocks,
  * unreadable memory; and 1,000,000 blocks, timed. */
-#include "../../src/leak_scan.h"
+#include "scan/leak_scan.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Live table: insert, lookup, remove, replacement, growth, backward-shift
  * deletion against a reference model, interior lookup, and many threads. */
-#include "../../src/live_table.h"
+#include "store/live_table.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>

@@ -2,8 +2,8 @@
  * held lock must leave the holder's token in it, or a fork from a signal
  * handler would skip a lock its thread does not hold (and take one it
  * does). */
-#include "../../src/atomic.h"
-#include "../../src/lock.h"
+#include "base/atomic.h"
+#include "base/lock.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>

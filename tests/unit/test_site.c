@@ -1,8 +1,8 @@
-/* The profiler's per-site peak snapshot (src/site.c), built with
+/* The profiler's per-site peak snapshot (src/store/site.c), built with
  * -DMEMTRACE_PROFILER (tests/tests.mk). The interleavings are played out
  * in one thread, by calling the cold save as the racing thread would. */
-#include "../../src/atomic.h"
-#include "../../src/site.h"
+#include "base/atomic.h"
+#include "store/site.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

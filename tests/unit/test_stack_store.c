@@ -1,6 +1,6 @@
 /* Stack store: identical stacks share an id, different ones do not, frames
  * read back unchanged, across chunk boundaries and from many threads. */
-#include "../../src/stack_store.h"
+#include "store/stack_store.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* LeakSanitizer's suppression templates and the file format, as
  * suppressions.c implements them: substring by default, '*', '^' and '$';
  * comments, blank lines and bad lines. */
-#include "../../src/suppressions.h"
+#include "leak/suppressions.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

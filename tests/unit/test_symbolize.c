@@ -1,9 +1,9 @@
 /* Symbolizer: return addresses in a test fixture resolve to the exact
  * file:line of the call, with the inline chain, and an unmapped address is
  * reported as such. */
-#include "../../src/format.h"
-#include "../../src/output.h"
-#include "../../src/symbolize.h"
+#include "base/output.h"
+#include "report/format.h"
+#include "symbolize/symbolize.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,14 +1,14 @@
-/* Thread numbers (src/threads.c): given in order of each thread's first
+/* Thread numbers (src/store/threads.c): given in order of each thread's first
  * allocation, from 1; the first MT_THREADS_MAX are registered, later ones
  * cycle through the numbers above the registry up to what the live table
  * entry's thread bits hold, never 0 and never into the kind bits. */
-#include "../../src/live_table.h"
-#include "../../src/threads.h"
+#include "store/live_table.h"
+#include "store/threads.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
 
-MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by tracer.c in the library */
+MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/reentry.c in the library */
 
 Test(threads, wrap_keeps_numbers_in_the_entry_bits)
 {

@@ -6,9 +6,9 @@
  * number, so a reader that accepts a record mixing two pushes shows it.
  * Prints one line; exits 0 when the final counts are exact, no torn record
  * was accepted and the readers accepted some. */
-#include "../../src/freed_history.h"
-#include "../../src/live_table.h"
-#include "../../src/stack_store.h"
+#include "store/freed_history.h"
+#include "store/live_table.h"
+#include "store/stack_store.h"
 #include "freed_records.h"
 
 #include <inttypes.h>

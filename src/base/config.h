@@ -1,0 +1,78 @@
+/* Settings from MEMTRACE_* environment variables, read once at start-up.
+ * A bad value gets one warning naming the variable and the default used. */
+#ifndef MT_CONFIG_H
+#define MT_CONFIG_H
+
+#include <stddef.h>
+
+enum { MT_UNWIND_CFI, MT_UNWIND_LIBUNWIND, MT_UNWIND_FP, MT_UNWIND_CHECK };
+enum { MT_BAD_FREE_REPORT, MT_BAD_FREE_QUIET };
+enum { MT_TOP_BY_LIVE, MT_TOP_BY_ALLOCS, MT_TOP_BY_TEMPORARY, MT_TOP_BY_PEAK };
+
+typedef struct {
+    int unwind;     /* MEMTRACE_UNWIND: cfi (default), libunwind, fp or check */
+    unsigned depth; /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
+    size_t freed;   /* MEMTRACE_FREED: freed-history records, 0 = off */
+    int bad_free;   /* MEMTRACE_BAD_FREE: report (default) or quiet */
+    int leak_check; /* MEMTRACE_LEAK_CHECK: 1 = the leak check at exit (leak_check.h) */
+    int leak_exitcode; /* MEMTRACE_LEAK_EXITCODE: exit status when leaks remain, 0..255 */
+    int start;      /* MEMTRACE_START: 1 (default) records from start-up, 0 starts off */
+    unsigned history; /* MEMTRACE_HISTORY: a live block's earlier lives print_trace
+                         shows (format.h's mt_answer.history); "all" = MT_HISTORY_ALL */
+} mt_config;
+
+extern mt_config mt_cfg;
+
+void mt_config_load(void);
+
+/* The profiler's numeric settings, read (and checked) by both builds so
+ * that a bad value warns whichever library is preloaded; the tracer build
+ * ignores them. */
+typedef struct {
+    long interval_ms; /* MEMTRACE_INTERVAL_MS: 0 = no periodic report */
+    long top;         /* MEMTRACE_TOP */
+    long exit_top;    /* MEMTRACE_EXIT_TOP */
+    int top_by;       /* MEMTRACE_TOP_BY: live (default), allocs, temporary or peak */
+} mt_profiler_config;
+void mt_config_profiler(mt_profiler_config *out);
+
+/* The settings of settings.def, by id: MT_SET_DEPTH for MEMTRACE_DEPTH. */
+enum {
+#define MT_SETTING(id, kind, def, min, max, values, builds, summary) MT_SET_##id,
+#include "base/settings.def"
+#undef MT_SETTING
+    MT_SETTINGS
+};
+
+/* "MEMTRACE_" and setting ID's name. */
+const char *mt_setting_name(int id);
+
+/* Whether only libmemtrace-profiler.so acts on setting ID. */
+int mt_setting_profiler_only(int id);
+
+/* Setting ID, a COUNT of settings.def, as an integer in its range; its
+ * default (after one warning) when it is set but empty, not a number, or
+ * out of range. */
+long mt_setting_long(int id);
+
+/* Setting ID, a PATH, copied into BUF of SIZE bytes (copied at start-up:
+ * a program may rewrite or clear its environment later). NULL when it is
+ * unset or empty, and, after one warning ending in FALLBACK (what then
+ * happens), when it does not fit. */
+const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback);
+
+/* The signal setting ID (MT_SET_SIGNAL,
+ * MT_SET_TOGGLE_SIGNAL) names for a handler of memtrace's: by name with or
+ * without SIG in any case ("USR2", "SIGUSR2", "usr2"), RTMIN, RTMIN+n, RTMAX,
+ * RTMAX-n, or number. 0 when it is unset or empty, and, after one warning
+ * ending in NONE (what then happens), when it names no signal that can be
+ * caught or one memtrace must not take: only USR1, USR2 and the real-time
+ * signals are. Every other one the program or the system relies on: a
+ * fault signal (SEGV, BUS, FPE, ILL, TRAP, SYS) whose handler returns
+ * re-runs the faulting instruction forever, ABRT would not end an abort,
+ * CHLD and PIPE are the program's, job control, timers (ALRM, PROF,
+ * VTALRM), resource limits (XCPU, XFSZ) and the requests to end (INT,
+ * TERM, HUP, QUIT) would stop doing what they do. */
+int mt_config_signal(int id, const char *none);
+
+#endif

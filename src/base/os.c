@@ -1,0 +1,142 @@
+/* Metadata mappings. A failed mapping is handed to mt_metadata_failed (the
+ * tracer stops recording and says so once); callers cope with NULL.
+ * MEMTRACE_FAULT_MAP=N makes the Nth request here fail, for testing. */
+#include "base/os.h"
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "base/config.h"
+#include "base/output.h"
+#include "base/upcalls.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* MEMTRACE_FAULT_MAP's count: relaxed, any thread; two threads that both
+ * read fail_at as -1 parse the same setting and store the same value. */
+static mt_atomic(unsigned long) requests;
+static mt_atomic(long) fail_at = -1; /* -1: not read yet */
+
+/* Overridden by the tracer; unit tests link this one. */
+__attribute__((weak)) void mt_metadata_failed(const char *what, size_t size, int err)
+{
+    mt_warn("could not map %zu bytes for the %s: %s", size, what, strerror(err));
+}
+
+static void warn_failed(const char *what, size_t size)
+{
+    mt_metadata_failed(what, size, errno);
+}
+
+/* True if this request is the one MEMTRACE_FAULT_MAP asks to fail. */
+static bool injected_fault(void)
+{
+    long at = mt_atomic_load_relaxed(&fail_at);
+    if (at < 0) {
+        at = mt_setting_long(MT_SET_FAULT_MAP);
+        mt_atomic_store_relaxed(&fail_at, at);
+    }
+    if (at == 0)
+        return false;
+    if (mt_atomic_add_relaxed(&requests, 1) + 1 != (unsigned long)at)
+        return false;
+    errno = ENOMEM;
+    return true;
+}
+
+void *mt_os_map(size_t size, const char *what)
+{
+    void *p = injected_fault() ? MAP_FAILED
+                               : mmap(NULL, size, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        warn_failed(what, size);
+        return NULL;
+    }
+    return p;
+}
+
+void mt_os_retire(void *p, size_t size)
+{
+    if (p)
+        madvise(p, size, MADV_DONTNEED);
+}
+
+void *mt_os_reserve(size_t size, const char *what)
+{
+    void *p = injected_fault() ? MAP_FAILED
+                               : mmap(NULL, size, PROT_NONE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        warn_failed(what, size);
+        return NULL;
+    }
+    return p;
+}
+
+int mt_os_commit(void *p, size_t size, const char *what)
+{
+    if (injected_fault() || mprotect(p, size, PROT_READ | PROT_WRITE) != 0) {
+        warn_failed(what, size);
+        return -1;
+    }
+    return 0;
+}
+
+size_t mt_os_page_size(void)
+{
+    static size_t page;
+    if (!page)
+        page = (size_t)sysconf(_SC_PAGESIZE);
+    return page;
+}
+
+mt_os_stack mt_own_stack;
+
+bool mt_os_stack_reserve(mt_os_stack *s, size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return false;
+    mprotect(p, mt_os_page_size(), PROT_NONE); /* the guard */
+    s->size = size;
+    s->base = p;
+    return true;
+}
+
+static void on_stack_entry(unsigned hi, unsigned lo)
+{
+    mt_os_stack *s = (mt_os_stack *)(((uintptr_t)hi << 32) | lo);
+    s->fn(s->arg);
+}
+
+void mt_os_on_stack(mt_os_stack *s, void (*fn)(void *), void *arg)
+{
+    int expected = 0;
+    if (!s->base || !mt_atomic_cas_acq_rel(&s->busy, &expected, 1)) {
+        fn(arg);
+        return;
+    }
+    s->fn = fn;
+    s->arg = arg;
+    if (getcontext(&s->there) != 0) {
+        mt_atomic_store_release(&s->busy, 0);
+        fn(arg);
+        return;
+    }
+    size_t guard = mt_os_page_size();
+    s->there.uc_stack.ss_sp = s->base + guard;
+    s->there.uc_stack.ss_size = s->size - guard;
+    s->there.uc_link = &s->back;
+    makecontext(&s->there, (void (*)(void))on_stack_entry, 2, (unsigned)((uintptr_t)s >> 32),
+                (unsigned)(uintptr_t)s);
+    if (swapcontext(&s->back, &s->there) != 0)
+        fn(arg);
+    mt_atomic_store_release(&s->busy, 0);
+}

@@ -1,0 +1,56 @@
+/* Every call from a lower layer into a higher one (doc/design.adoc,
+ * "Layers"), declared here and nowhere else. The layers are base < stores
+ * < hot path < slow path, by folder; a lower file may not include a higher
+ * one's header, yet a few things only a higher layer can do must happen
+ * from below. Each is declared here with why; the higher layer defines it.
+ * tests/static/layers.py reads the built objects' symbols (nm) and fails
+ * on any reference from a lower layer's object to a symbol a higher
+ * layer's object defines that is not declared in this file.
+ *
+ * Base only: this header includes nothing of memtrace, so any layer may
+ * include it. */
+#ifndef MT_UPCALLS_H
+#define MT_UPCALLS_H
+
+#include <stddef.h>
+
+struct mt_live_entry; /* store/live_table.h's mt_live_entry */
+
+/* Hot path (capture/tracer.c) -> slow path (runtime/startup.c).
+ * Looks up the real allocator and sets everything up, once. Called by the
+ * hot path on a call that finds the phase UNINIT, outside memtrace
+ * (mt_busy clear): memtrace starts on the program's first allocation,
+ * whichever comes first of that and the library's constructor, and only
+ * start-up knows the settings, the tables and the reports to set up. */
+void mt_start(void);
+
+/* Hot path (capture/tracer.c) -> slow path (runtime/startup.c).
+ * Fills mt_ext (capture/real.h) on the first call of an entry point beyond
+ * the C allocator's (aligned_alloc, the C++ operators, ...): dlsym is
+ * start-up's business, and the names cannot be looked up at start-up (a
+ * C++ runtime or an allocator may be loaded after the first malloc). Sets
+ * mt_ext_ready (release; the hot path acquires it before reading mt_ext).
+ * Racing lookups store the same values. */
+void mt_ext_lookup(void);
+
+/* Hot path (capture/tracer.c) -> slow path (report/bad_free.c).
+ * A free the live table cannot match: PTR is no live block's start (FOUND
+ * NULL), or FOUND, its record (already removed), was allocated by another
+ * family than the free's KIND (MT_KIND_*, with MT_FREE_BY_REALLOC added
+ * when the call is realloc's). Says so if it is a double free, a free
+ * inside a block or a mismatched pair (the freed history, the symbolizer
+ * and the formatter: all slow path); the caller then hands the call to the
+ * real allocator unchanged. Called with mt_busy clear, in the READY
+ * phase, before the real free. */
+#define MT_FREE_BY_REALLOC 0x100u
+void mt_bad_free(const void *ptr, unsigned kind, const struct mt_live_entry *found);
+
+/* Base (base/os.c) -> slow path (runtime/startup.c).
+ * A metadata mapping failed: called once per failed request with the
+ * structure's name, the size and errno. The policy (stop recording, say so
+ * once) is start-up's, which owns the phase; base/os.c has a weak default
+ * that only warns, for the unit tests and memtrace-symbolize, which link
+ * base without start-up. */
+void mt_metadata_failed(const char *what, size_t size, int err);
+
+#endif

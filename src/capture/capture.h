@@ -1,0 +1,64 @@
+/* Stack capture: the call stack of the program's call into the allocator.
+ * Three unwinders sit behind mt_capture, chosen by MEMTRACE_UNWIND at
+ * start-up:
+ *   cfi (the default, capture_cfi.c): memtrace's own, one pre-decoded rule
+ *     per return address from the modules' .eh_frame (cfi.h); a capture it
+ *     cannot finish falls back to libunwind, and is counted;
+ *   libunwind (capture_libunwind.c): DWARF call-frame information, any code;
+ *   fp (capture_fp.c): a few loads a frame, right only where every frame
+ *     keeps a frame pointer.
+ * check runs cfi and libunwind on every capture, compares them and keeps
+ * libunwind's answer (mt_check_*). */
+#ifndef MT_CAPTURE_H
+#define MT_CAPTURE_H
+
+#include "base/atomic.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Once, before the first mt_capture, after mt_config_load; may allocate
+ * (nested, so from the internal heap). */
+void mt_capture_init(void);
+
+/* Fills FRAMES with at most MAX return addresses, innermost first, starting
+ * at the first frame outside memtrace (the program's call site). Returns the
+ * number stored. Must be called with the thread's re-entrancy flag set. */
+unsigned mt_capture(uintptr_t *frames, unsigned max);
+
+/* The unwinders. libunwind and fp: up to N raw return addresses from their
+ * caller up, memtrace's own frames included. cfi: up to MAX return
+ * addresses from the program's call site up, or -1 when it cannot unwind
+ * this stack. */
+unsigned mt_unwind_libunwind(void **buf, unsigned n);
+unsigned mt_unwind_fp(void **buf, unsigned n, bool *broken);
+int mt_unwind_cfi(uintptr_t *frames, unsigned max);
+void mt_unwind_libunwind_init(void);
+/* memtrace's executable segment [LO, HI): where the cfi walk leaves
+ * memtrace's own frames. */
+void mt_unwind_cfi_init(uintptr_t lo, uintptr_t hi);
+
+/* Captures the cfi unwinder handed to libunwind since start-up. */
+void mt_unwind_cfi_fell_back(void);
+unsigned long mt_unwind_fallbacks(void);
+const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void);
+
+/* Held across fork (see mt_lock_acquire_unless_mine). */
+bool mt_unwind_cfi_lock(void);
+void mt_unwind_cfi_unlock(void);
+
+/* MEMTRACE_UNWIND=check: the counts so far, and the first mismatches
+ * (both stacks, as captured). */
+typedef struct {
+    unsigned long captures, mismatches, fallbacks;
+} mt_check_counts;
+void mt_check_get(mt_check_counts *out);
+enum { MT_CHECK_KEPT = 4, MT_CHECK_DEPTH = 64 };
+typedef struct {
+    unsigned cfi_depth, libunwind_depth;
+    uintptr_t cfi[MT_CHECK_DEPTH], libunwind[MT_CHECK_DEPTH];
+} mt_check_mismatch;
+/* Copies mismatch I (0 = first) to *OUT; false if there is none. */
+bool mt_check_mismatch_get(unsigned i, mt_check_mismatch *out);
+
+#endif

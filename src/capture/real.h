@@ -1,0 +1,158 @@
+/* What the hot path (tracer.c) shares with start-up (startup.c): the real
+ * allocator's functions and the tracer's phase. startup.c fills them in
+ * once, before the phase becomes READY; the hot path only reads them. */
+#ifndef MT_REAL_H
+#define MT_REAL_H
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "store/live_table.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The next allocator in lookup order (RTLD_NEXT): glibc's, or whatever the
+ * program preloaded after memtrace. Written before the phase leaves
+ * UNINIT's start-up (release on mt_phase), read after an acquire of it. */
+typedef struct {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    size_t (*malloc_usable_size)(void *);
+} mt_real_allocator;
+
+extern mt_real_allocator mt_real MT_HIDDEN;
+
+/* UNINIT -> INITIALIZING -> READY or PAUSED (MEMTRACE_START=0); READY
+ * -> PAUSED when recording is turned off, PAUSED -> RESUMING -> READY when
+ * it is turned on (recording.c: RESUMING, which the hot path treats as
+ * PAUSED, lets one caller move mt_untraced_seq with no READY in between),
+ * RESUMING -> PAUSED when it is turned off meanwhile; and to STOPPED from
+ * INITIALIZING, READY, PAUSED or RESUMING when a metadata mapping fails. In PAUSED and STOPPED new blocks go unrecorded and records of
+ * freed blocks are still removed (no freed history, no bad-free reports);
+ * only READY records. The hot path tests for READY alone, so turning
+ * recording off costs it nothing. STOPPED is never left. */
+enum { MT_UNINIT, MT_INITIALIZING, MT_READY, MT_PAUSED, MT_RESUMING, MT_STOPPED };
+extern mt_atomic(int) mt_phase MT_HIDDEN;
+
+/* Pass-through depth of the calling thread: while it is not 0, this
+ * thread's calls go to the real allocator untraced (no record, no forget).
+ * Raised around every call memtrace forwards to a next definition that may
+ * itself call the interposed names (libstdc++'s operator new calls malloc,
+ * its operator delete free), so a block is recorded and forgotten once, at
+ * the outermost entry point; and between memtrace's fork handlers, where
+ * other libraries' prepare handlers (run after memtrace's) may allocate
+ * while memtrace's locks are held. A counter, so that the two nest. */
+extern MT_TLS int mt_passthrough MT_HIDDEN;
+
+/* Raised in the forking thread between memtrace's fork handlers (with
+ * mt_passthrough): the blocks the real allocator hands out or takes back
+ * then move mt_untraced_seq. A counter, for a fork from a signal handler
+ * inside the window. */
+extern MT_TLS int mt_fork_window MT_HIDDEN;
+
+/* Blocks the real allocator handed out untraced inside pass-through
+ * scopes (outside fork windows), counted by this thread. */
+extern MT_TLS unsigned mt_passthrough_allocs MT_HIDDEN;
+
+/* A pass-through scope: the count of untraced blocks at its start, and how
+ * many of those made inside it the entry point records itself (KEEPS: 1
+ * once the next definition returned the block it records, 0 before, so
+ * also when an exception leaves the scope). */
+typedef struct {
+    unsigned allocs, keeps;
+} mt_passthrough_scope_t;
+
+/* Ends a scope. An untraced block made inside it that the entry point does
+ * not record (the std::bad_alloc that libstdc++'s operator new throws, what
+ * a new_handler allocates) moves mt_untraced_seq, as a fork window's do:
+ * freeing it later must not look like a double free. */
+void mt_passthrough_end(mt_passthrough_scope_t *scope);
+
+/* Raises the pass-through depth until the end of the enclosing block, also
+ * when an exception (std::bad_alloc from a real operator new) leaves it:
+ * the files that use it are built with -fexceptions. MT_PASSTHROUGH_KEEPS
+ * says the call returned the block the entry point records. */
+#define MT_PASSTHROUGH_SCOPE                                                   \
+    mt_passthrough_scope_t mt_passthrough_scope                               \
+        __attribute__((cleanup(mt_passthrough_end), unused)) = {             \
+            (mt_passthrough++, mt_passthrough_allocs), 0                       \
+        }
+#define MT_PASSTHROUGH_KEEPS(p) (mt_passthrough_scope.keeps = (p) != NULL)
+
+/* The next definitions of the entry points beyond the C allocator's: the
+ * C++ operators, jemalloc's and tcmalloc's extended APIs, C23's sized
+ * frees. X(ENUM, "symbol"). */
+#define MT_EXT_FUNCS(X)                                                     \
+    X(NEW, "_Znwm") X(NEW_NT, "_ZnwmRKSt9nothrow_t")                        \
+    X(NEW_AL, "_ZnwmSt11align_val_t") X(NEW_AL_NT, "_ZnwmSt11align_val_tRKSt9nothrow_t") \
+    X(NEWA, "_Znam") X(NEWA_NT, "_ZnamRKSt9nothrow_t")                      \
+    X(NEWA_AL, "_ZnamSt11align_val_t") X(NEWA_AL_NT, "_ZnamSt11align_val_tRKSt9nothrow_t") \
+    X(DEL, "_ZdlPv") X(DEL_SZ, "_ZdlPvm") X(DEL_AL, "_ZdlPvSt11align_val_t") \
+    X(DEL_SZ_AL, "_ZdlPvmSt11align_val_t") X(DEL_NT, "_ZdlPvRKSt9nothrow_t") \
+    X(DEL_AL_NT, "_ZdlPvSt11align_val_tRKSt9nothrow_t")                     \
+    X(DELA, "_ZdaPv") X(DELA_SZ, "_ZdaPvm") X(DELA_AL, "_ZdaPvSt11align_val_t") \
+    X(DELA_SZ_AL, "_ZdaPvmSt11align_val_t") X(DELA_NT, "_ZdaPvRKSt9nothrow_t") \
+    X(DELA_AL_NT, "_ZdaPvSt11align_val_tRKSt9nothrow_t")                    \
+    X(MALLOCX, "mallocx") X(RALLOCX, "rallocx") X(XALLOCX, "xallocx")       \
+    X(SALLOCX, "sallocx") X(DALLOCX, "dallocx") X(SDALLOCX, "sdallocx")     \
+    X(NALLOCX, "nallocx")                                                   \
+    X(FREE_SIZED, "free_sized") X(FREE_ALIGNED_SIZED, "free_aligned_sized") \
+    X(TC_MALLOC, "tc_malloc") X(TC_FREE, "tc_free") X(TC_FREE_SIZED, "tc_free_sized") \
+    X(TC_CFREE, "tc_cfree") X(TC_CALLOC, "tc_calloc") X(TC_REALLOC, "tc_realloc") \
+    X(TC_MEMALIGN, "tc_memalign") X(TC_POSIX_MEMALIGN, "tc_posix_memalign") \
+    X(TC_VALLOC, "tc_valloc") X(TC_PVALLOC, "tc_pvalloc")                   \
+    X(TC_NEW, "tc_new") X(TC_NEW_NT, "tc_new_nothrow")                      \
+    X(TC_NEW_AL, "tc_new_aligned") X(TC_NEW_AL_NT, "tc_new_aligned_nothrow") \
+    X(TC_NEWA, "tc_newarray") X(TC_NEWA_NT, "tc_newarray_nothrow")          \
+    X(TC_NEWA_AL, "tc_newarray_aligned") X(TC_NEWA_AL_NT, "tc_newarray_aligned_nothrow") \
+    X(TC_DEL, "tc_delete") X(TC_DEL_SZ, "tc_delete_sized") X(TC_DEL_AL, "tc_delete_aligned") \
+    X(TC_DEL_SZ_AL, "tc_delete_sized_aligned") X(TC_DEL_NT, "tc_delete_nothrow") \
+    X(TC_DEL_AL_NT, "tc_delete_aligned_nothrow")                            \
+    X(TC_DELA, "tc_deletearray") X(TC_DELA_SZ, "tc_deletearray_sized")      \
+    X(TC_DELA_AL, "tc_deletearray_aligned") X(TC_DELA_SZ_AL, "tc_deletearray_sized_aligned") \
+    X(TC_DELA_NT, "tc_deletearray_nothrow") X(TC_DELA_AL_NT, "tc_deletearray_aligned_nothrow")
+
+#define MT_EXT_ENUM(e, name) MT_X_##e,
+enum { MT_EXT_FUNCS(MT_EXT_ENUM) MT_EXT_COUNT };
+#undef MT_EXT_ENUM
+
+/* mt_ext[i]: the next definition (RTLD_NEXT) of MT_EXT_FUNCS' i-th name,
+ * or NULL when no object after memtrace defines it. All are looked up
+ * together, on the first call of any of them (not at start-up: a C++
+ * runtime or an allocator may be loaded after the first malloc), by
+ * mt_ext_lookup, which then sets mt_ext_ready (release; the hot path
+ * acquires it before reading mt_ext). Racing lookups store the same
+ * values. A name not found then stays NULL: its callers emulate it on the
+ * real malloc family, consistently for the rest of the process. */
+extern mt_atomic(void *) mt_ext[MT_EXT_COUNT] MT_HIDDEN;
+extern mt_atomic(int) mt_ext_ready MT_HIDDEN;
+/* mt_ext_lookup, mt_start and mt_bad_free, the hot path's calls up into
+ * the slow path: base/upcalls.h. */
+
+/* The allocation number last handed out (mt_next_seq - 1) when the real
+ * allocator last returned or freed a block without memtrace recording it
+ * while recording (in a fork window, mt_fork_window), read after the real
+ * call returned and stored before the program saw its result. Only grows. A freed-history
+ * record whose free_seq is not above it may have been followed by such a
+ * block at its address, and a live record whose seq is not above it may
+ * be stale: neither is enough to call a free bad. */
+extern mt_atomic(uint64_t) mt_untraced_seq MT_HIDDEN;
+
+/* The allocation number the next recorded block gets (from 1). */
+extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;
+
+/* When another copy of memtrace owns malloc in this process (a program
+ * linked with -lmemtrace run under the preloaded profiler, say), this copy
+ * stands aside: it records nothing and says nothing, and its API
+ * functions call the owner's, which mt_owner returns by NAME; NULL when
+ * this copy is the one in charge. Defined in startup.c. */
+void *mt_owner(const char *name);
+
+#endif

@@ -1,0 +1,45 @@
+/* The profiler build's reporting (profiler.c: periodic top sites, exit
+ * report, folded files); in the tracer build profiler_off.c, which only
+ * checks the settings. The build picks one of the two files. */
+#ifndef MT_PROFILER_H
+#define MT_PROFILER_H
+
+#include "base/output.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+/* Called once, at the end of memtrace's initialisation, outside any lock,
+ * with the thread's re-entrancy flag clear. */
+void mt_profiler_start(void);
+
+/* Around a call that needs the process to be single-threaded
+ * (unshare(CLONE_NEWUSER), setns): PAUSE ends memtrace's own threads and
+ * returns whether RESUME must follow (false in the tracer build, which
+ * starts none); RESUME starts again those that ran. Pauses from several
+ * threads nest: the threads start again after the last RESUME. */
+bool mt_profiler_pause(void);
+void mt_profiler_resume(void);
+
+/* Where the reports made at exit go (the leak check's too): the file
+ * MEMTRACE_OUTPUT names in the profiler build, memtrace's stderr
+ * (mt_err_fd) otherwise. *OWN: close with mt_report_close. */
+void mt_report_open(mt_out *o, bool *own);
+void mt_report_close(mt_out *o, bool own);
+
+/* The leak check's verdict for the profiler's exit report, registered by
+ * leak_check.c when MEMTRACE_LEAK_CHECK=1 (hooks, so that the profiler does
+ * not include the check that includes it): RUN makes the verdict once per
+ * process (the other threads stopped meanwhile), before the report takes
+ * its lock, scanning the exiting thread's stack from STACK_FROM up; CLASSES fills BYTES, indexed by MT_LEAK_* (still reachable,
+ * definitely lost, indirectly lost, possibly lost), for the blocks of allocation stack
+ * ID, false when there is no verdict. The tracer build ignores them. */
+typedef struct {
+    /* UC: the registers the exit handler was entered with; STACK_FROM: its frame */
+    void (*run)(const ucontext_t *uc, uintptr_t stack_from);
+    bool (*classes)(uint32_t id, uint64_t bytes[4]);
+} mt_leak_hooks;
+void mt_profiler_set_leak_hooks(const mt_leak_hooks *hooks);
+
+#endif

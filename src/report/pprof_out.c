@@ -1,0 +1,240 @@
+/* When and where the library writes pprof profiles (see pprof_out.h). The
+ * writer runs inside memtrace: its memory is the internal heap, never the
+ * traced allocator, and the process's symbolizer is taken with its bounded
+ * wait. Files are created 0600 and never through a symbolic link, as the
+ * profiler's reports are: they show the program's functions and sources. */
+#include "report/pprof_out.h"
+
+#include "base/common.h"
+#include "base/config.h"
+#include "base/os.h"
+#include "base/reentry.h"
+#include "runtime/children.h"
+#include "store/internal_heap.h"
+#include "store/live_table.h"
+#include "store/stack_store.h"
+#include "store/threads.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PATH_BYTES 4096
+
+/* Copied at start-up: the program may rewrite its environment and argv. */
+static char pattern[PATH_BYTES]; /* "" = no profiles */
+static char program[256];        /* for %e */
+static bool every_report;
+static bool pattern_has_pid, pattern_has_counter; /* %p, %n */
+static pid_t start_pid;   /* the process that read the settings */
+static long written;      /* %n: profiles this process wrote (or tried to) */
+static pid_t written_pid; /* the process that counted WRITTEN */
+
+static void *heap_alloc(size_t size)
+{
+    return mt_iheap_alloc(size, 16);
+}
+
+static void heap_free(void *p)
+{
+    if (p)
+        mt_iheap_free(p);
+}
+
+static const mt_pprof_heap internal_heap = { heap_alloc, heap_free };
+
+static void write_live_at_exit(void);
+
+void mt_pprof_out_start(bool profiler)
+{
+    const char *every = getenv("MEMTRACE_PPROF_EVERY");
+    snprintf(program, sizeof program, "%s", program_invocation_short_name);
+    start_pid = getpid();
+    mt_setting_path(MT_SET_PPROF, pattern, sizeof pattern, "no pprof profiles");
+    /* The programs this process execs write PATTERN.%p (children.c), as a
+     * forked child does (profile_path): never this process's files. */
+    static char env[sizeof "MEMTRACE_PPROF=" + PATH_BYTES + 3];
+    if (pattern[0])
+        mt_children_pass_on("MEMTRACE_PPROF", pattern, env, sizeof env);
+    for (const char *p = pattern; *p; p++) {
+        if (p[0] == '%' && p[1]) {
+            pattern_has_pid |= p[1] == 'p';
+            pattern_has_counter |= p[1] == 'n';
+            p++;
+        }
+    }
+    if (every && *every) {
+        if (strcmp(every, "report") == 0 && profiler)
+            every_report = true;
+        else if (strcmp(every, "report") == 0)
+            mt_warn("MEMTRACE_PPROF_EVERY=report: reports are made by the profiler build, "
+                    "libmemtrace-profiler.so; this library writes the in-use profile at exit "
+                    "only");
+        else if (strcmp(every, "exit") != 0)
+            mt_warn("MEMTRACE_PPROF_EVERY=\"%s\" is not report or exit; using exit", every);
+    }
+    if (pattern[0] && !profiler)
+        atexit(write_live_at_exit);
+}
+
+bool mt_pprof_out_enabled(void)
+{
+    return pattern[0] != '\0';
+}
+
+bool mt_pprof_out_every_report(void)
+{
+    return every_report && pattern[0];
+}
+
+mt_pprof *mt_pprof_out_new(bool with_alloc)
+{
+    return mt_pprof_new(&internal_heap, with_alloc);
+}
+
+/* The file of WHEN into PATH (PATH_BYTES); false when the name does not
+ * fit. Counts the profile for %n. */
+static bool profile_path(enum mt_pprof_when when, unsigned report, char *path)
+{
+    pid_t pid = getpid();
+    if (written_pid != pid) { /* a forked child counts its own files */
+        written_pid = pid;
+        written = 0;
+    }
+    long n = written++;
+    char base[PATH_BYTES];
+    if (!mt_path_expand(pattern, program, n, base, sizeof base))
+        return false;
+    bool numbered = pattern_has_counter;
+    char child[32] = "";
+    if (pid != start_pid && !pattern_has_pid)
+        snprintf(child, sizeof child, ".%d", (int)pid);
+    char suffix[32] = "";
+    if (!numbered && when == MT_PPROF_AT_PEAK)
+        snprintf(suffix, sizeof suffix, ".peak");
+    else if (!numbered && when == MT_PPROF_AT_REPORT)
+        snprintf(suffix, sizeof suffix, ".%u", report);
+    int len = snprintf(path, PATH_BYTES, "%s%s%s", base, child, suffix);
+    return len > 0 && len < PATH_BYTES;
+}
+
+/* No symbolizing with less internal-heap headroom than a sixteenth of the
+ * heap, as the profiler's reports: libdw does not survive every failed
+ * allocation. */
+static bool heap_low(void)
+{
+    return mt_iheap_headroom() < mt_iheap_capacity() / 16;
+}
+
+void mt_pprof_out_write(mt_pprof *p, enum mt_pprof_when when, unsigned report, mt_out *say,
+                        int64_t duration_ns)
+{
+    static const char *const what[] = { "at exit", "at the peak", "report" };
+    char path[PATH_BYTES];
+    const char *failed = NULL;
+    int fd = -1;
+    if (!profile_path(when, report, path)) {
+        snprintf(path, sizeof path, "%s", pattern);
+        failed = "the name it expands to is too long";
+    } else if (!p) {
+        failed = "out of memory";
+    } else if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) <
+               0) {
+        struct stat st;
+        failed = errno == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)
+                     ? "a symbolic link; not followed"
+                     : strerror(errno);
+    } else {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int64_t ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+        bool locked = !heap_low() && mt_sym_self_lock();
+        mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
+        /* The program's headers lie in its first mapping. */
+        mt_pprof_main(p, (uintptr_t)getauxval(AT_PHDR));
+        failed = mt_pprof_write(p, dwfl, true, fd, ns, duration_ns);
+        if (locked)
+            mt_sym_self_unlock();
+        if (close(fd) != 0 && !failed)
+            failed = strerror(errno);
+    }
+    mt_pprof_free(p);
+    if (say) {
+        mt_out_printf(say, "memtrace: pprof profile: ");
+        /* The path in pieces: it may be longer than one printf line. */
+        for (size_t at = 0, len = strlen(path); at < len; at += 1024)
+            mt_out_printf(say, "%.*s", (int)(len - at < 1024 ? len - at : 1024), path + at);
+        if (failed)
+            mt_out_printf(say, " not written (%s)\n", failed);
+        else if (when == MT_PPROF_AT_REPORT)
+            mt_out_printf(say, " (report %u)\n", report);
+        else
+            mt_out_printf(say, " (%s)\n", what[when]);
+    } else if (failed) {
+        mt_warn("MEMTRACE_PPROF: %.1024s not written (%s)", path, failed);
+    }
+}
+
+/* ------------------------------------------------------------ tracer build */
+
+/* One live block, copied out of the live table. */
+struct block {
+    uint64_t size;
+    uint32_t stack, thread;
+};
+
+struct blocks {
+    struct block *b;
+    size_t n, cap;
+};
+
+/* mt_live_foreach's callback: runs with a shard lock held, so it only
+ * copies into memory mapped beforehand (the internal heap's lock is taken
+ * before the shards' across fork: taking it here could deadlock). */
+static void copy_block(const mt_live_entry *e, void *ctx)
+{
+    struct blocks *v = ctx;
+    if (v->n < v->cap)
+        v->b[v->n++] = (struct block){ e->size, e->stack, mt_entry_thread(e) };
+}
+
+/* The tracer build's in-use profile at exit: the live blocks grouped by
+ * allocation stack and thread. Blocks allocated meanwhile by other threads
+ * past the room mapped are left out. */
+static void write_live_at_exit(void)
+{
+    int was = mt_enter();
+    struct blocks v = { 0 };
+    size_t cap = mt_live_count() + 4096;
+    v.b = mt_os_map(cap * sizeof *v.b, "pprof profile");
+    v.cap = v.b ? cap : 0;
+    mt_pprof *p = v.b ? mt_pprof_out_new(false) : NULL;
+    if (p) {
+        bool unlocked = false;
+        mt_live_foreach(copy_block, &v, &unlocked);
+        for (size_t i = 0; i < v.n; i++) {
+            static const uintptr_t none;
+            const uintptr_t *frames = &none; /* for a stack of depth 0 */
+            unsigned depth = mt_stack_get(v.b[i].stack, &frames);
+            mt_fmt_thread t = { v.b[i].thread, mt_threads_name(v.b[i].thread) };
+            mt_pprof_values val = { 0, 0, 1, v.b[i].size };
+            uint64_t key = (uint64_t)v.b[i].stack << 32 | v.b[i].thread;
+            if (!mt_pprof_add(p, key, frames, depth, t.number ? &t : NULL, &val)) {
+                mt_pprof_free(p);
+                p = NULL;
+                break;
+            }
+        }
+    }
+    if (v.b)
+        munmap(v.b, cap * sizeof *v.b);
+    mt_pprof_out_write(p, MT_PPROF_AT_EXIT, 0, NULL, 0);
+    mt_leave(was);
+}

@@ -1,0 +1,43 @@
+/* When and where the library writes pprof profiles (MEMTRACE_PPROF): the
+ * files' names (%n numbering, .peak), the symbolizer and heap the writer
+ * gets inside the process, and the tracer build's in-use profile at exit.
+ * The profiler build feeds its site counters through profiler.c. */
+#ifndef MT_PPROF_OUT_H
+#define MT_PPROF_OUT_H
+
+#include "base/output.h"
+#include "report/pprof.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Reads MEMTRACE_PPROF and MEMTRACE_PPROF_EVERY, once, at start-up, inside
+ * memtrace; a bad value gets one warning. PROFILER: the calling build keeps
+ * site counters (it writes the profiles itself); otherwise the in-use
+ * profile is written at exit, from the live table. */
+void mt_pprof_out_start(bool profiler);
+
+/* MEMTRACE_PPROF is set (and usable). */
+bool mt_pprof_out_enabled(void);
+/* MEMTRACE_PPROF_EVERY=report: one profile per report too. */
+bool mt_pprof_out_every_report(void);
+
+/* A new profile whose memory is the internal heap; NULL when it is full.
+ * Inside memtrace only. */
+mt_pprof *mt_pprof_out_new(bool with_alloc);
+
+enum mt_pprof_when { MT_PPROF_AT_EXIT, MT_PPROF_AT_PEAK, MT_PPROF_AT_REPORT };
+
+/* Symbolizes and writes P to the file of WHEN and frees it. The file:
+ * MEMTRACE_PPROF expanded, %n being this process's count of profiles
+ * written before (from 0); without %n, ".peak" after the peak's name and
+ * ".N" after report N's (REPORT). A forked child whose pattern has no %p
+ * puts ".PID" after the expanded name, before those, so that it never
+ * overwrites its parent's file. SAY (may be NULL) gets one line,
+ * "memtrace: pprof profile: PATH (WHAT)" or "... PATH not written (WHY)",
+ * else a failure is a warning. Inside memtrace, without the symbolizer's
+ * lock, which this takes (a bounded wait: without it, addresses only). */
+void mt_pprof_out_write(mt_pprof *p, enum mt_pprof_when when, unsigned report, mt_out *say,
+                        int64_t duration_ns);
+
+#endif

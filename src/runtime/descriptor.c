@@ -1,0 +1,95 @@
+/* memtrace_state, the descriptor a debugger reads (see descriptor.h). Filled in
+ * once at start-up; everything it points at stays at the same address for
+ * the life of the process (shard array, chunk table, ring, registry). */
+#include "runtime/descriptor.h"
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "capture/capture.h"
+#include "capture/tracer.h"
+#include "runtime/recording.h"
+#include "store/freed_history.h"
+#include "store/live_table.h"
+#include "store/stack_store.h"
+#include "store/threads.h"
+
+#include <stddef.h>
+#include <string.h>
+
+MT_EXPORT struct memtrace_state memtrace_state;
+
+static const char version[] = MEMTRACE_VERSION;
+
+void mt_descriptor_publish(void)
+{
+    struct memtrace_state *s = &memtrace_state;
+    mt_live_layout live;
+    mt_live_describe(&live);
+    mt_stack_layout stacks;
+    mt_stack_describe(&stacks);
+    size_t freed_cap;
+    uint64_t pushed;
+    const mt_freed_record *ring = mt_freed_ring(&freed_cap, &pushed);
+
+    s->version = MT_STATE_VERSION;
+    s->size = sizeof *s;
+
+    s->live_shards = (uintptr_t)live.shards;
+    s->live_shard_count = MT_LIVE_SHARDS;
+    s->live_shard_bits = MT_LIVE_SHARD_BITS;
+    s->live_shard_size = live.shard_size;
+    s->live_lock_offset = live.lock_offset;
+    s->live_count_offset = live.count_offset;
+    s->live_slots_offset = live.slots_offset;
+    s->live_log2cap_offset = live.log2cap_offset;
+    s->live_entries_offset = live.entries_offset;
+    s->live_hash_shift = MT_LIVE_HASH_SHIFT;
+    s->live_hash_multiplier = MT_LIVE_HASH_MULTIPLIER;
+    s->entry_size = sizeof(mt_live_entry);
+    s->entry_ptr = offsetof(mt_live_entry, ptr);
+    s->entry_size_field = offsetof(mt_live_entry, size);
+    s->entry_seq = offsetof(mt_live_entry, seq);
+    s->entry_stack = offsetof(mt_live_entry, stack);
+    s->entry_thread = offsetof(mt_live_entry, thread);
+    s->entry_thread_bits = MT_ENTRY_THREAD_BITS;
+
+    s->stack_chunks = (uintptr_t)stacks.chunks;
+    s->stack_max_chunks = stacks.max_chunks;
+    s->stack_chunk_bits = stacks.chunk_bits;
+    s->stack_frames_offset = stacks.frames_offset;
+    s->stack_depth_mask = stacks.depth_mask;
+    s->stack_present_bit = stacks.present_bit;
+    s->stack_count = (uintptr_t)stacks.count;
+
+    s->freed_ring = (uintptr_t)ring;
+    s->freed_capacity = ring ? freed_cap : 0;
+    s->freed_record_size = sizeof(mt_freed_record);
+    s->freed_stamp = offsetof(mt_freed_record, stamp);
+    s->freed_ptr = offsetof(mt_freed_record, ptr);
+    s->freed_size = offsetof(mt_freed_record, size);
+    s->freed_alloc_seq = offsetof(mt_freed_record, alloc_seq);
+    s->freed_free_seq = offsetof(mt_freed_record, free_seq);
+    s->freed_alloc_stack = offsetof(mt_freed_record, alloc_stack);
+    s->freed_free_stack = offsetof(mt_freed_record, free_stack);
+    s->freed_alloc_thread = offsetof(mt_freed_record, alloc_thread);
+    s->freed_free_thread = offsetof(mt_freed_record, free_thread);
+
+    s->threads = (uintptr_t)mt_threads_registry();
+    s->threads_max = MT_THREADS_MAX;
+    s->threads_entry_size = sizeof(mt_thread_info);
+    s->threads_tid = offsetof(mt_thread_info, tid);
+    s->threads_name = offsetof(mt_thread_info, name);
+    s->threads_name_size = MT_THREAD_NAME;
+    s->threads_highest = (uintptr_t)mt_threads_highest();
+
+    s->seq_counter = (uintptr_t)mt_seq_counter();
+    s->freed_pushed = (uintptr_t)mt_freed_pushed();
+    s->unwind_fallbacks = (uintptr_t)mt_unwind_fallback_counter();
+    s->version_string = (uintptr_t)version;
+    s->recording = (uintptr_t)&mt_recording_state;
+
+    /* The magic last: a reader that sees it (a debugger attached while the
+     * process runs) sees every word before it. */
+    mt_atomic_fence_release();
+    memcpy(s->magic, MT_STATE_MAGIC, sizeof s->magic);
+}

@@ -1,0 +1,320 @@
+/* Start-up: the real allocator's lookup, the settings, the tables and the
+ * descriptor, once, on the process's first allocation (or the library's
+ * constructor, whichever comes first); memtrace's fork handlers; and the
+ * stop-recording policy when a metadata mapping fails. None of it is on the
+ * hot path, which reaches it only through mt_start (real.h). */
+#include "runtime/startup.h"
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "base/config.h"
+#include "base/lock.h"
+#include "base/os.h"
+#include "base/output.h"
+#include "base/reentry.h"
+#include "base/upcalls.h"
+#include "capture/capture.h"
+#include "capture/real.h"
+#include "leak/leak_check.h"
+#include "profile/profiler.h"
+#include "report/describe.h"
+#include "runtime/children.h"
+#include "runtime/descriptor.h"
+#include "runtime/recording.h"
+#include "store/freed_history.h"
+#include "store/internal_heap.h"
+#include "store/live_table.h"
+#include "store/modules.h"
+#include "store/stack_store.h"
+#include "store/threads.h"
+#include "symbolize/symbolize.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void mt_metadata_failed(const char *what, size_t size, int err)
+{
+    if (mt_atomic_exchange_acq_rel(&mt_phase, MT_STOPPED) == MT_STOPPED)
+        return;
+    mt_warn("stopped recording at allocation #%lu: could not map %zu bytes for the %s (%s); "
+            "the program runs on untraced",
+            (unsigned long)mt_atomic_load_relaxed(&mt_next_seq), size, what, strerror(err));
+}
+
+int mt_recording_stopped(void)
+{
+    return mt_atomic_load_acquire(&mt_phase) == MT_STOPPED;
+}
+
+/* Set up and not stopped: recording, or turned off (MT_PAUSED, MT_RESUMING). */
+static bool set_up(void)
+{
+    int phase = mt_atomic_load_acquire(&mt_phase);
+    return phase == MT_READY || phase == MT_PAUSED || phase == MT_RESUMING;
+}
+
+/* The locks this thread's fork_prepare took. A fork from a signal handler
+ * that interrupted memtrace in this thread skips the locks that code holds:
+ * it releases them itself once the handler returns, in both processes. */
+static MT_TLS struct {
+    bool modules, iheap, stack, unwind;
+    uint64_t shards;
+} fork_took;
+
+static void fork_prepare(void)
+{
+    fork_took.modules = mt_modules_lock();
+    fork_took.unwind = mt_unwind_cfi_lock();
+    fork_took.iheap = mt_iheap_lock();
+    fork_took.stack = mt_stack_lock();
+    fork_took.shards = mt_live_lock_all();
+    mt_passthrough++;
+    mt_fork_window++;
+}
+
+static void fork_release(void)
+{
+    mt_fork_window--;
+    mt_passthrough--;
+    mt_live_unlock_all(fork_took.shards);
+    if (fork_took.stack)
+        mt_stack_unlock();
+    if (fork_took.iheap)
+        mt_iheap_unlock();
+    if (fork_took.unwind)
+        mt_unwind_cfi_unlock();
+    if (fork_took.modules)
+        mt_modules_unlock();
+}
+
+static void fork_child(void)
+{
+    bool took_all = fork_took.modules && fork_took.unwind && fork_took.iheap && fork_took.stack &&
+                    fork_took.shards == UINT64_MAX;
+    fork_release();
+    mt_modules_child_forget_unloads_in_progress();
+    if (took_all) /* else the interrupted code's locks carry the old token */
+        mt_lock_forget_token();
+}
+
+static void *next_symbol(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+/* The flags of unshare that the kernel takes only from a single-threaded
+ * process (CLONE_NEWUSER implies CLONE_THREAD). */
+#define SINGLE_THREAD_FLAGS (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)
+
+int mt_unshare(int flags)
+{
+    static int (*real_unshare)(int);
+    int was = mt_enter();
+    if (!real_unshare)
+        real_unshare = (int (*)(int))next_symbol("unshare");
+    bool paused = (flags & SINGLE_THREAD_FLAGS) && mt_profiler_pause();
+    mt_leave(was);
+    int rc = real_unshare ? real_unshare(flags) : (int)syscall(SYS_unshare, flags);
+    int saved = errno;
+    if (paused)
+        mt_profiler_resume();
+    errno = saved;
+    return rc;
+}
+
+/* Every setns: a user namespace wants a single thread, a mount namespace
+ * an unshared filesystem context, and an nstype of 0 can be either. */
+int mt_setns(int fd, int nstype)
+{
+    static int (*real_setns)(int, int);
+    int was = mt_enter();
+    if (!real_setns)
+        real_setns = (int (*)(int, int))next_symbol("setns");
+    bool paused = mt_profiler_pause();
+    mt_leave(was);
+    int rc = real_setns ? real_setns(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
+    int saved = errno;
+    if (paused)
+        mt_profiler_resume();
+    errno = saved;
+    return rc;
+}
+
+#define MT_EXT_NAME(e, name) name,
+static const char *const ext_names[MT_EXT_COUNT] = { MT_EXT_FUNCS(MT_EXT_NAME) };
+#undef MT_EXT_NAME
+
+/* Fills mt_ext (real.h) on the first call of an entry point beyond the C
+ * allocator's. Takes no memtrace lock (dlsym takes the loader's, which a
+ * thread running a library's constructor inside dlopen already holds):
+ * threads that race store the same values. dlsym's own allocations go to
+ * the internal heap (mt_busy). */
+MT_COLD void mt_ext_lookup(void)
+{
+    int was = mt_enter();
+    for (int i = 0; i < MT_EXT_COUNT; i++)
+        mt_atomic_store_relaxed(&mt_ext[i], next_symbol(ext_names[i]));
+    mt_leave(was);
+    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in tracer.c's ext() */
+}
+
+/* Says once, at start-up, when the program's calls to malloc do not reach
+ * memtrace: an allocator (or the executable itself, which comes first in
+ * the lookup order) defines malloc ahead of libmemtrace.so, so the blocks
+ * the program allocates go unrecorded. RTLD_DEFAULT finds what the
+ * program's own references bind to: the executable's definition first,
+ * then the preloaded libraries' in order. */
+static void warn_if_not_first(void)
+{
+    void *used = dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info theirs, ours;
+    if (!used || !dladdr((void *)warn_if_not_first, &ours))
+        return;
+    if (dladdr(used, &theirs) && theirs.dli_fbase == ours.dli_fbase)
+        return;
+    const char *who = theirs.dli_fname && theirs.dli_fname[0] ? theirs.dli_fname
+                                                              : "the program itself";
+    mt_warn("malloc here is %s's, not memtrace's: the program's allocations go untraced; "
+            "put libmemtrace.so first in LD_PRELOAD (LD_PRELOAD=\"%s ...\")",
+            who, ours.dli_fname);
+}
+
+/* The real allocator: the next definitions after this library's. */
+static void find_real(void)
+{
+    mt_real.malloc = next_symbol("malloc");
+    mt_real.free = next_symbol("free");
+    mt_real.calloc = next_symbol("calloc");
+    mt_real.realloc = next_symbol("realloc");
+    mt_real.posix_memalign = next_symbol("posix_memalign");
+    mt_real.aligned_alloc = next_symbol("aligned_alloc");
+    mt_real.memalign = next_symbol("memalign");
+    mt_real.valloc = next_symbol("valloc");
+    mt_real.pvalloc = next_symbol("pvalloc");
+    mt_real.malloc_usable_size = next_symbol("malloc_usable_size");
+}
+
+/* Set once by the constructor, before the program's main. */
+static bool aside;
+
+void *mt_owner(const char *name)
+{
+    if (!aside)
+        return NULL;
+    int was = mt_enter();
+    void *f = dlsym(RTLD_DEFAULT, name);
+    mt_leave(was);
+    return f;
+}
+
+/* Whether the malloc the program's calls reach is another memtrace's: the
+ * module that defines it is the first to define memtrace_state too, and
+ * it is not this one. One memtrace per process records; a second copy
+ * (linked with -lmemtrace while the profiler is preloaded, or preloaded
+ * twice) would only say that malloc is not its own, warn about settings
+ * meant for the other build and give a second leak verdict. */
+static bool another_owns_malloc(void)
+{
+    void *used = dlsym(RTLD_DEFAULT, "malloc");
+    void *state = dlsym(RTLD_DEFAULT, "memtrace_state");
+    Dl_info theirs, owner_state, ours;
+    return used && state && dladdr((void *)another_owns_malloc, &ours) &&
+           dladdr(used, &theirs) && dladdr(state, &owner_state) &&
+           theirs.dli_fbase != ours.dli_fbase && owner_state.dli_fbase == theirs.dli_fbase;
+}
+
+/* This copy stands aside (see another_owns_malloc): its entry points, if
+ * anything calls them directly, pass every call to the real allocator
+ * untraced, as during start-up (the phase stays INITIALIZING). */
+static void stand_aside(void)
+{
+    int expected = MT_UNINIT;
+    if (!mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_INITIALIZING))
+        return;
+    int was = mt_enter();
+    find_real();
+    aside = true;
+    mt_leave(was);
+}
+
+/* Runs on the first allocation of the process, before any thread but the
+ * main one exists; a call from another thread meanwhile sees INITIALIZING
+ * and is served by the internal heap. */
+MT_COLD void mt_start(void)
+{
+    int expected = MT_UNINIT;
+    if (!mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_INITIALIZING))
+        return;
+    int was = mt_enter();
+    find_real();
+    if (!mt_real.malloc || !mt_real.free || !mt_real.calloc || !mt_real.realloc ||
+        !mt_real.posix_memalign) {
+        /* Without a real allocator there is nothing to forward to: stay in
+         * INITIALIZING and serve everything from the internal heap. */
+        mt_leave(was);
+        return;
+    }
+    /* Before anything is said: every warning and report goes to this copy
+     * of the stderr the process started with, not to what holds fd 2 later
+     * (programs such as ls close it in their own atexit; daemons open data
+     * files there). */
+    mt_err_keep();
+    mt_config_load();
+    /* What the answers and reports need, taken while there is address
+     * space: a program may fill it later (ulimit -v). */
+    mt_iheap_reserve();
+    mt_os_stack_reserve(&mt_own_stack, MT_OWN_STACK_SIZE);
+    mt_freed_init(mt_cfg.freed);
+    mt_thread_number();
+    mt_descriptor_publish();
+    mt_capture_init();
+    mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
+    pthread_atfork(fork_prepare, fork_release, fork_child);
+    mt_recording_init(mt_cfg.start);
+    mt_leave(was);
+    expected = MT_INITIALIZING; /* not if a mapping failed meanwhile */
+    mt_atomic_cas_acq_rel(&mt_phase, &expected, mt_cfg.start ? MT_READY : MT_PAUSED);
+    /* Before the profiler registers its exit report: the check then runs
+     * after it, and its _exit (leaks found) cannot cut the report off. */
+    if (mt_cfg.leak_check)
+        mt_leak_check_register();
+    mt_profiler_start();
+}
+
+__attribute__((constructor)) static void mt_constructor(void)
+{
+    if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT) {
+        int was = mt_enter();
+        bool other = another_owns_malloc();
+        mt_leave(was);
+        if (other) {
+            stand_aside();
+            return;
+        }
+        mt_start();
+    }
+    /* Here, not in mt_start: that may run inside the program's first
+     * malloc, which may be atexit's own (its lock held), or dlsym's. */
+    if (set_up()) {
+        int was = mt_enter();
+        warn_if_not_first();
+        mt_recording_install_signal();
+        mt_leave(was);
+    }
+    /* Before the program's main, whatever state memtrace is in: the
+     * children must not be traced even if this process is not. */
+    mt_children_lookup();
+    mt_children_untrace();
+    if (set_up() && mt_cfg.unwind == MT_UNWIND_CHECK) {
+        int was = mt_enter();
+        atexit(mt_describe_check_report);
+        mt_leave(was);
+    }
+}

@@ -1,0 +1,229 @@
+/* Freed history ring: one seqlock per slot, whose writer must claim the slot
+ * before writing it.
+ *
+ * Invariants (stamps as described in freed_history.h):
+ * - slot i % cap holds the record pushed i-th, or one pushed later, or
+ *   that push was dropped;
+ * - at most one writer holds a slot: it claimed it by a compare-and-swap
+ *   from a committed stamp (or 0) to MT_FREED_WRITING | (i + 1), and only it
+ *   writes the slot's data and then its committed stamp i + 1;
+ * - only push i ever stores stamp i + 1, once, so a slot whose stamp has
+ *   left i + 1 never shows i + 1 again;
+ * - a reader trusts slot i % cap as push i only if it reads stamp i + 1
+ *   before and after copying the slot: no writer held the slot meanwhile.
+ *
+ * Ordering (a C11 seqlock): the writer claims (acquire: the previous
+ * holder's data stores come before its own), issues a release fence, stores
+ * the data words relaxed, then stores the stamp with release. The reader
+ * loads the stamp with acquire, the data words relaxed, issues an acquire
+ * fence, and loads the stamp again relaxed. Data words are copied as
+ * relaxed atomic words so that racing with a writer is defined behaviour
+ * and ThreadSanitizer, which does not model the fences, sees no race. */
+#include "store/freed_history.h"
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "base/os.h"
+
+/* Push numbers a writer takes when it finds its slot held by a slower
+ * writer, before it drops its record. */
+#define CLAIM_TRIES 4
+
+/* A record as words, for the atomic word copies; word 0 is the stamp. */
+typedef uint64_t __attribute__((may_alias)) record_word;
+#define RECORD_WORDS (sizeof(mt_freed_record) / sizeof(record_word))
+_Static_assert(sizeof(mt_freed_record) % sizeof(record_word) == 0 &&
+                   offsetof(mt_freed_record, stamp) == 0,
+               "a record is whole words, the stamp first");
+
+/* Published with release by mt_freed_init, after cap; every reader loads it
+ * with acquire (pairs with that release) before it reads cap. */
+static mt_atomic(mt_freed_record *) ring;
+static size_t cap;      /* written once, before ring is published */
+static uint64_t cap_magic; /* floor((2^64 - 1) / cap), written with cap */
+/* Push numbers handed out so far. Relaxed everywhere: a stale value only
+ * makes a reader look at older pushes, and the stamps say which slots still
+ * hold them. The debugger reads it as a plain uint64_t. Every push of every
+ * thread writes it: it has its cache line to itself, so that ring, cap and
+ * cap_magic, read on every push, stay shared in every thread's cache. */
+static struct {
+    mt_atomic(uint64_t) n;
+} __attribute__((aligned(MT_CACHELINE))) head;
+
+_Static_assert(sizeof(mt_atomic(uint64_t)) == sizeof(uint64_t) &&
+                   _Alignof(mt_atomic(uint64_t)) == _Alignof(uint64_t),
+               "mt_freed_pushed: the debugger reads a plain uint64_t");
+
+void mt_freed_init(size_t capacity)
+{
+    if (capacity == 0)
+        return;
+    mt_freed_record *r = mt_os_map(capacity * sizeof *r, "freed history");
+    if (!r)
+        return;
+    cap = capacity;
+    cap_magic = UINT64_MAX / capacity;
+    mt_atomic_store_release(&ring, r);
+}
+
+/* The slot of push I: I % cap without a divide (tens of cycles on every
+ * push). q = (I * cap_magic) >> 64 is I / cap or one less, for every I and
+ * every cap >= 1 (cap_magic * cap > 2^64 - 1 - cap, so the product falls
+ * short of I * 2^64 / cap by less than 2^64), hence one correction. */
+static inline size_t slot_of(uint64_t i)
+{
+    uint64_t q = (uint64_t)(((unsigned __int128)i * cap_magic) >> 64);
+    uint64_t r = i - q * cap;
+    r = r >= cap ? r - cap : r;
+    MT_ASSERT(r == i % cap);
+    return (size_t)r;
+}
+
+bool mt_freed_enabled(void)
+{
+    return mt_atomic_load_relaxed(&ring) != NULL;
+}
+
+/* SLOT is held by this writer for push I: writes R and commits. */
+static void write_record(mt_freed_record *slot, const mt_freed_record *r, uint64_t i)
+{
+    /* Pairs with the acquire fence in mt_freed_find_around: a reader whose
+     * copy saw any store below sees the claim, or later, when it loads the
+     * stamp again. */
+    mt_atomic_fence_release();
+    const record_word *from = (const record_word *)r;
+    record_word *to = (record_word *)slot;
+#pragma GCC unroll 8
+    for (size_t w = 1; w < RECORD_WORDS; w++)
+        mt_atomic_store_relaxed(&to[w], from[w]);
+    MT_ASSERT(mt_atomic_load_relaxed(&slot->stamp) == (MT_FREED_WRITING | (i + 1)));
+    /* Pairs with the first (acquire) load of the stamp in
+     * mt_freed_find_around. */
+    mt_atomic_store_release(&slot->stamp, i + 1);
+}
+
+void mt_freed_push(const mt_freed_record *r)
+{
+    mt_freed_record *rg = mt_atomic_load_acquire(&ring);
+    if (MT_UNLIKELY(rg == NULL))
+        return;
+    for (unsigned tries = 0; tries < CLAIM_TRIES; tries++) {
+        uint64_t i = mt_atomic_add_relaxed(&head.n, 1);
+        mt_freed_record *slot = &rg[slot_of(i)];
+        /* Usually the slot holds the previous lap's push, committed. */
+        uint64_t seen = i >= cap ? i + 1 - cap : 0;
+        for (;;) {
+            /* Acquire: pairs with the release store of SEEN by the previous
+             * holder, so its data stores come before ours. */
+            if (mt_atomic_cas_acq_rel(&slot->stamp, &seen, MT_FREED_WRITING | (i + 1))) {
+                MT_ASSERT(!(seen & MT_FREED_WRITING) && seen < i + 1);
+                write_record(slot, r, i);
+                return;
+            }
+            /* A later push holds the slot or has filled it: ours is older
+             * than every record the ring keeps now. */
+            if ((seen & ~MT_FREED_WRITING) > i + 1)
+                return;
+            /* A slower writer, an earlier push, still holds it. */
+            if (seen & MT_FREED_WRITING)
+                break;
+            /* An older record, committed (its successor gave up): claim it. */
+        }
+    }
+}
+
+/* Copies push I out of RG into R if the ring holds it committed. */
+static bool read_push(const mt_freed_record *rg, uint64_t i, mt_freed_record *r)
+{
+    const mt_freed_record *slot = &rg[slot_of(i)];
+    /* Pairs with the release store of the stamp in write_record: the
+     * copy below sees all of push i. */
+    if (mt_atomic_load_acquire(&slot->stamp) != i + 1)
+        return false;
+    const record_word *from = (const record_word *)slot;
+    record_word *to = (record_word *)r;
+    for (size_t w = 1; w < RECORD_WORDS; w++)
+        to[w] = mt_atomic_load_relaxed(&from[w]);
+    /* Pairs with the release fence in write_record. */
+    mt_atomic_fence_acquire();
+    if (mt_atomic_load_relaxed(&slot->stamp) != i + 1)
+        return false;
+    r->stamp = i + 1;
+    return true;
+}
+
+size_t mt_freed_find_around(uintptr_t addr, uint64_t near_bytes, unsigned near_max,
+                            void (*fn)(const mt_freed_record *, bool near, void *), void *ctx)
+{
+    const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
+    if (!rg)
+        return 0;
+    uint64_t end = mt_atomic_load_relaxed(&head.n);
+    uint64_t begin = end > cap ? end - cap : 0;
+    size_t found = 0;
+    unsigned near = 0;
+    for (uint64_t i = end; i-- > begin;) {
+        mt_freed_record r;
+        if (!read_push(rg, i, &r))
+            continue;
+        uint64_t gap = mt_block_gap(addr, r.ptr, r.size);
+        if (gap == UINT64_MAX) {
+            fn(&r, false, ctx);
+            found++;
+        } else if (near < near_max && gap <= near_bytes) {
+            fn(&r, true, ctx);
+            near++;
+        }
+    }
+    return found;
+}
+
+struct covering {
+    void (*fn)(const mt_freed_record *, void *);
+    void *ctx;
+};
+
+static void call_covering(const mt_freed_record *r, bool near, void *arg)
+{
+    const struct covering *c = arg;
+    (void)near; /* never true: no near record was asked for */
+    c->fn(r, c->ctx);
+}
+
+size_t mt_freed_find(uintptr_t addr, void (*fn)(const mt_freed_record *, void *), void *ctx)
+{
+    struct covering c = { fn, ctx };
+    return mt_freed_find_around(addr, 0, 0, call_covering, &c);
+}
+
+uint64_t mt_freed_each_since(uint64_t from, void (*fn)(const mt_freed_record *, void *), void *ctx)
+{
+    const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
+    if (!rg)
+        return from;
+    uint64_t end = mt_atomic_load_relaxed(&head.n);
+    uint64_t begin = end > cap ? end - cap : 0;
+    uint64_t next = end;
+    for (uint64_t i = from > begin ? from : begin; i < end; i++) {
+        mt_freed_record r;
+        if (read_push(rg, i, &r))
+            fn(&r, ctx);
+        else if (next == end &&
+                 (mt_atomic_load_relaxed(&rg[slot_of(i)].stamp) & ~MT_FREED_WRITING) <= i + 1)
+            next = i; /* not claimed yet, or being written: may commit later */
+    }
+    return next;
+}
+
+const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed)
+{
+    const mt_freed_record *rg = mt_atomic_load_acquire(&ring);
+    *capacity = cap;
+    *pushed = mt_atomic_load_relaxed(&head.n);
+    return rg;
+}
+
+const uint64_t *mt_freed_pushed(void)
+{
+    return (const uint64_t *)&head.n;
+}

@@ -1,0 +1,367 @@
+/* Live table: MT_LIVE_SHARDS open-addressed hash tables with linear probing
+ * and backward-shift deletion (no tombstones, so probe lengths stay short
+ * under heavy churn).
+ *
+ * Invariants, per shard, whenever its lock is free:
+ * - every live block the program owns and memtrace recorded is in exactly
+ *   one slot, of the shard named by the top bits of its address hash;
+ * - count <= cap * 3/4, cap a power of two;
+ * - no empty slot lies between a record's home slot and its slot (what
+ *   backward-shift deletion preserves and lookups rely on).
+ * A shard's slots and capacity live in one mapping published through one
+ * pointer, so a reader without the lock sees a consistent capacity. Growth
+ * retires the old mapping without unmapping it (its pages go back to the
+ * kernel and read as zeros): a report reading without the lock, because the
+ * holder did not move for a millisecond, may load the pointer just before
+ * the holder grows the shard and then probe zeros. It reads log2cap once
+ * and treats a value no live mapping has (0, from a retired one) as an
+ * empty table, so it may miss records but never faults. Retired ranges cost
+ * address space only, less in all than the live mapping.
+ *
+ * Words read without the lock (mt_atomic): a shard's slots pointer, count
+ * and bytes, and mapped_bytes; the lock holder alone writes the first three
+ * and reads them relaxed. The entries themselves are plain: a reader
+ * without the lock reads them only while the holder looks stopped, so a
+ * torn entry (the holder was merely slow) is possible and the report says
+ * its answer may be stale. */
+#include "store/live_table.h"
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "base/lock.h"
+#include "base/os.h"
+
+#define INITIAL_LOG2 8
+/* home_of takes the slot from the hash bits below the shard bits. */
+#define MAX_LOG2 (64 - MT_LIVE_SHARD_BITS)
+
+/* A mapped record: log2cap is written before the mapping is published and
+ * never again (a retired mapping reads 0); every access goes through the
+ * atomic macros, relaxed, since the publication orders it. The header is
+ * padded to one entry so that entries start 32-byte aligned in the
+ * page-aligned mapping: none straddles two cache lines. */
+struct slots {
+    size_t log2cap;
+    size_t pad[sizeof(mt_live_entry) / sizeof(size_t) - 1];
+    mt_live_entry e[];
+};
+_Static_assert(offsetof(struct slots, e) % sizeof(mt_live_entry) == 0 &&
+                   (sizeof(mt_live_entry) & (sizeof(mt_live_entry) - 1)) == 0 &&
+                   MT_CACHELINE % sizeof(mt_live_entry) == 0,
+               "no entry crosses a cache line");
+
+struct shard {
+    mt_lock lock;
+    /* Written by the lock holder. mt_live_count and mt_live_block_bytes
+     * read them relaxed without the lock: a stale value only makes the
+     * totals inexact while some thread is inside the table. */
+    mt_atomic(size_t) count;
+    mt_atomic(uint64_t) bytes; /* sum of the sizes of the shard's records */
+    /* Published with release by grow; readers without the lock load it with
+     * acquire (pairs with that release: they see the mapping's log2cap and
+     * the entries copied into it). A stale pointer is a retired mapping:
+     * readable_log2cap makes it an empty table. */
+    mt_atomic(struct slots *) slots;
+    /* The lock holder's copy of slots->log2cap (0 while slots is NULL),
+     * written with slots under the lock: the common path then reads no
+     * line of the mapping but the entries it probes. Readers without the
+     * lock never use it (they read the mapping's own, see above). */
+    unsigned log2cap;
+} __attribute__((aligned(MT_CACHELINE)));
+
+static struct shard shards[MT_LIVE_SHARDS];
+/* A statistic: relaxed; grow's add and subtract may be seen in any order. */
+static mt_atomic(size_t) mapped_bytes;
+
+/* The debugger reads these words as plain integers and pointers. */
+_Static_assert(sizeof(mt_atomic(size_t)) == sizeof(size_t) &&
+                   _Alignof(mt_atomic(size_t)) == _Alignof(size_t),
+               "the state descriptor's shard layout");
+_Static_assert(sizeof(mt_atomic(struct slots *)) == sizeof(void *) &&
+                   _Alignof(mt_atomic(struct slots *)) == _Alignof(void *),
+               "the state descriptor's shard layout");
+
+static inline uint64_t hash_ptr(uintptr_t p)
+{
+    return (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
+}
+
+static inline struct shard *shard_of(uint64_t h)
+{
+    return &shards[h >> (64 - MT_LIVE_SHARD_BITS)];
+}
+
+/* The shift count is masked so that no LOG2CAP is undefined behaviour; it
+ * costs nothing (x86 shifts mask the count anyway). Callers pass a
+ * capacity a live mapping has: under the lock, or from readable_log2cap. */
+static inline size_t home_of(uint64_t h, unsigned log2cap)
+{
+    return (size_t)((h << MT_LIVE_SHARD_BITS) >> ((64 - log2cap) & 63));
+}
+
+static size_t slots_bytes(unsigned log2cap)
+{
+    return sizeof(struct slots) + ((size_t)1 << log2cap) * sizeof(mt_live_entry);
+}
+
+/* For the lock holder: the log2cap of SH's live mapping, from the shard's
+ * own line. */
+static inline unsigned log2cap_of(const struct shard *sh)
+{
+    MT_ASSERT(mt_lock_is_mine(&sh->lock));
+    MT_ASSERT(sh->log2cap >= INITIAL_LOG2 && sh->log2cap <= MAX_LOG2 &&
+              sh->log2cap == mt_atomic_load_relaxed(&mt_atomic_load_relaxed(&sh->slots)->log2cap));
+    return sh->log2cap;
+}
+
+/* For a reader that may not hold the lock: S's log2cap, read once, or 0 if S
+ * is NULL or retired (zeros) or the value is one no live mapping has; 0
+ * means an empty table. */
+static unsigned readable_log2cap(const struct slots *s)
+{
+    size_t log2cap = s ? mt_atomic_load_relaxed(&s->log2cap) : 0;
+    return log2cap >= INITIAL_LOG2 && log2cap <= MAX_LOG2 ? (unsigned)log2cap : 0;
+}
+
+/* Index of PTR in S, whose capacity is 1 << LOG2CAP, or SIZE_MAX. */
+static size_t find_slot(const struct slots *s, unsigned log2cap, uintptr_t ptr, uint64_t h)
+{
+    size_t mask = ((size_t)1 << log2cap) - 1;
+    for (size_t i = home_of(h, log2cap), n = 0; n <= mask; i = (i + 1) & mask, n++) {
+        uintptr_t p = s->e[i].ptr;
+        if (p == ptr)
+            return i;
+        if (p == 0)
+            return SIZE_MAX;
+    }
+    return SIZE_MAX;
+}
+
+/* Stores E; returns the record it replaced (ptr 0 if it took an empty
+ * slot). */
+static inline __attribute__((always_inline)) mt_live_entry
+put(struct slots *s, unsigned log2cap, const mt_live_entry *e, uint64_t h)
+{
+    size_t mask = ((size_t)1 << log2cap) - 1;
+    size_t i = home_of(h, log2cap);
+    while (s->e[i].ptr != 0 && s->e[i].ptr != e->ptr)
+        i = (i + 1) & mask;
+    mt_live_entry old = s->e[i];
+    s->e[i] = *e;
+    return old;
+}
+
+/* Under the shard lock: a table with room for one more record, or NULL. */
+static MT_COLD struct slots *grow(struct shard *sh)
+{
+    MT_ASSERT(mt_lock_is_mine(&sh->lock));
+    struct slots *old = mt_atomic_load_relaxed(&sh->slots);
+    unsigned old_log2cap = old ? log2cap_of(sh) : 0;
+    unsigned log2cap = old ? old_log2cap + 1 : INITIAL_LOG2;
+    if (log2cap > MAX_LOG2)
+        return NULL;
+    struct slots *s = mt_os_map(slots_bytes(log2cap), "live table");
+    if (!s)
+        return NULL;
+    mt_atomic_store_relaxed(&s->log2cap, (size_t)log2cap);
+    if (old) {
+        size_t cap = (size_t)1 << old_log2cap;
+        for (size_t i = 0; i < cap; i++)
+            if (old->e[i].ptr)
+                put(s, log2cap, &old->e[i], hash_ptr(old->e[i].ptr));
+    }
+    /* Pairs with the acquire loads in mt_live_find and
+     * mt_live_find_around. */
+    mt_atomic_store_release(&sh->slots, s);
+    sh->log2cap = log2cap;
+    mt_atomic_add_relaxed(&mapped_bytes, slots_bytes(log2cap));
+    if (old) {
+        size_t old_bytes = slots_bytes(old_log2cap);
+        mt_os_retire(old, old_bytes);
+        mt_atomic_sub_relaxed(&mapped_bytes, old_bytes);
+    }
+    return s;
+}
+
+bool mt_live_insert(const mt_live_entry *e)
+{
+    uint64_t h = hash_ptr(e->ptr);
+    struct shard *sh = shard_of(h);
+    mt_lock_acquire(&sh->lock);
+    struct slots *s = mt_atomic_load_relaxed(&sh->slots);
+    size_t count = mt_atomic_load_relaxed(&sh->count);
+    if (MT_UNLIKELY(!s || (count + 1) * 4 > ((size_t)3 << log2cap_of(sh))))
+        s = grow(sh);
+    if (MT_LIKELY(s != NULL)) {
+        mt_live_entry old = put(s, log2cap_of(sh), e, h);
+        count += old.ptr == 0;
+        MT_ASSERT(count * 4 <= ((size_t)3 << log2cap_of(sh)));
+        mt_atomic_store_relaxed(&sh->count, count);
+        mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) + e->size -
+                                                (old.ptr ? old.size : 0));
+    }
+    mt_lock_release(&sh->lock);
+    return s != NULL;
+}
+
+/* Backward-shift deletion of slot I. */
+static void erase(struct slots *s, unsigned log2cap, size_t i)
+{
+    size_t mask = ((size_t)1 << log2cap) - 1;
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        uintptr_t p = s->e[j].ptr;
+        if (p == 0)
+            break;
+        size_t k = home_of(hash_ptr(p), log2cap);
+        /* Slot j may move to i iff its home k is not cyclically in (i, j]. */
+        if (((j - k) & mask) >= ((j - i) & mask)) {
+            s->e[i] = s->e[j];
+            i = j;
+        }
+    }
+    s->e[i].ptr = 0;
+}
+
+bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
+{
+    uint64_t h = hash_ptr(ptr);
+    struct shard *sh = shard_of(h);
+    mt_lock_acquire(&sh->lock);
+    struct slots *s = mt_atomic_load_relaxed(&sh->slots);
+    unsigned log2cap = s ? log2cap_of(sh) : 0;
+    size_t i = s ? find_slot(s, log2cap, ptr, h) : SIZE_MAX;
+    bool found = i != SIZE_MAX;
+    if (found) {
+        if (out)
+            *out = s->e[i];
+        uint64_t bytes = mt_atomic_load_relaxed(&sh->bytes);
+        size_t count = mt_atomic_load_relaxed(&sh->count);
+        MT_ASSERT(count > 0 && bytes >= s->e[i].size);
+        mt_atomic_store_relaxed(&sh->bytes, bytes - s->e[i].size);
+        erase(s, log2cap, i);
+        mt_atomic_store_relaxed(&sh->count, count - 1);
+    }
+    mt_lock_release(&sh->lock);
+    return found;
+}
+
+/* About a millisecond of spinning: long enough for a running holder to
+ * finish any operation, short enough to give up on a stopped one. */
+#define READER_SPINS 200000
+
+static bool lock_for_reader(struct shard *sh, bool *unlocked)
+{
+    if (mt_lock_try_for(&sh->lock, READER_SPINS))
+        return true;
+    *unlocked = true;
+    return false;
+}
+
+bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
+{
+    uint64_t h = hash_ptr(ptr);
+    struct shard *sh = shard_of(h);
+    bool locked = lock_for_reader(sh, unlocked);
+    /* Pairs with the release in grow. */
+    const struct slots *s = mt_atomic_load_acquire(&sh->slots);
+    unsigned log2cap = readable_log2cap(s);
+    size_t i = log2cap ? find_slot(s, log2cap, ptr, h) : SIZE_MAX;
+    if (i != SIZE_MAX)
+        *out = s->e[i];
+    if (locked)
+        mt_lock_release(&sh->lock);
+    return i != SIZE_MAX;
+}
+
+void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, bool *unlocked)
+{
+    for (unsigned n = 0; n < MT_LIVE_SHARDS; n++) {
+        struct shard *sh = &shards[n];
+        bool locked = lock_for_reader(sh, unlocked);
+        /* Pairs with the release in grow. */
+        const struct slots *s = mt_atomic_load_acquire(&sh->slots);
+        unsigned log2cap = readable_log2cap(s);
+        size_t cap = log2cap ? (size_t)1 << log2cap : 0;
+        for (size_t i = 0; i < cap; i++)
+            if (s->e[i].ptr != 0)
+                fn(&s->e[i], ctx);
+        if (locked)
+            mt_lock_release(&sh->lock);
+    }
+}
+
+struct around {
+    uintptr_t addr;
+    mt_live_around *out;
+};
+
+static void note_around(const mt_live_entry *e, void *arg)
+{
+    struct around *a = arg;
+    if (e->ptr <= a->addr) {
+        if (e->ptr > a->out->below.ptr)
+            a->out->below = *e;
+    } else if (a->out->above.ptr == 0 || e->ptr < a->out->above.ptr) {
+        a->out->above = *e;
+    }
+}
+
+bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked)
+{
+    *out = (mt_live_around){ 0 };
+    struct around a = { addr, out };
+    mt_live_foreach(note_around, &a, unlocked);
+    return mt_live_contains(&out->below, addr);
+}
+
+size_t mt_live_count(void)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
+        n += mt_atomic_load_relaxed(&shards[i].count);
+    return n;
+}
+
+uint64_t mt_live_block_bytes(void)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
+        n += mt_atomic_load_relaxed(&shards[i].bytes);
+    return n;
+}
+
+size_t mt_live_mapped_bytes(void)
+{
+    return mt_atomic_load_relaxed(&mapped_bytes);
+}
+
+void mt_live_describe(mt_live_layout *out)
+{
+    *out = (mt_live_layout){
+        .shards = shards,
+        .shard_size = sizeof(struct shard),
+        .lock_offset = offsetof(struct shard, lock),
+        .count_offset = offsetof(struct shard, count),
+        .slots_offset = offsetof(struct shard, slots),
+        .log2cap_offset = offsetof(struct slots, log2cap),
+        .entries_offset = offsetof(struct slots, e),
+    };
+}
+
+_Static_assert(MT_LIVE_SHARDS <= 64, "mt_live_lock_all returns one bit per shard");
+
+uint64_t mt_live_lock_all(void)
+{
+    uint64_t taken = 0;
+    for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
+        if (mt_lock_acquire_unless_mine(&shards[i].lock))
+            taken |= (uint64_t)1 << i;
+    return taken;
+}
+
+void mt_live_unlock_all(uint64_t taken)
+{
+    for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
+        if (taken & ((uint64_t)1 << i))
+            mt_lock_release(&shards[i].lock);
+}

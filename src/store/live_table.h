@@ -1,0 +1,118 @@
+/* The live table: every live heap block memtrace recorded, keyed by its
+ * address, with the size, the allocating stack, thread and sequence number.
+ * Split into independent shards by a hash of the address, each with its own
+ * lock and its own growth, so threads rarely meet. */
+#ifndef MT_LIVE_TABLE_H
+#define MT_LIVE_TABLE_H
+
+#include "store/threads.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a block was allocated: its free must be of the same family
+ * (free/realloc for the C functions, delete for new, delete[] for new[]). */
+enum { MT_KIND_MALLOC = 0, MT_KIND_NEW = 1, MT_KIND_NEW_ARRAY = 2 };
+
+/* The thread word: the thread number in its low MT_ENTRY_THREAD_BITS bits
+ * (every number mt_thread_wrap gives fits), the kind above them. Published
+ * to readers outside the process (the state descriptor's
+ * entry_thread_bits). */
+#define MT_ENTRY_THREAD_BITS MT_THREAD_NUMBER_BITS
+#define MT_ENTRY_THREAD_MASK ((1u << MT_ENTRY_THREAD_BITS) - 1)
+
+typedef struct mt_live_entry {
+    uintptr_t ptr; /* 0 marks an empty slot */
+    uint64_t size;
+    uint64_t seq;    /* global allocation number, from 1 */
+    uint32_t stack;  /* mt_stack_id */
+    uint32_t thread; /* memtrace's thread number (main thread = 1) | kind */
+} mt_live_entry;
+
+static inline uint32_t mt_entry_thread(const mt_live_entry *e)
+{
+    return e->thread & MT_ENTRY_THREAD_MASK;
+}
+
+static inline unsigned mt_entry_kind(const mt_live_entry *e)
+{
+    return e->thread >> MT_ENTRY_THREAD_BITS;
+}
+
+/* THREAD as mt_thread_wrap bounds it: a number past the bits never
+ * spills into the kind. */
+static inline uint32_t mt_entry_thread_word(uint64_t thread, unsigned kind)
+{
+    return mt_thread_wrap(thread) | (uint32_t)kind << MT_ENTRY_THREAD_BITS;
+}
+
+#define MT_LIVE_SHARD_BITS 6
+#define MT_LIVE_SHARDS (1u << MT_LIVE_SHARD_BITS)
+/* The address hash: h = (P >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER
+ * (mod 2^64); the top MT_LIVE_SHARD_BITS bits of h name the shard, the next
+ * log2cap bits the home slot. Readers outside the process (the state
+ * descriptor) compute the same. */
+#define MT_LIVE_HASH_SHIFT 4
+#define MT_LIVE_HASH_MULTIPLIER 0x9E3779B97F4A7C15ull
+
+/* Records E (E->ptr != 0), replacing any record of the same address (one
+ * whose free memtrace did not see). False if the shard could not grow: the
+ * block is then simply not recorded. */
+bool mt_live_insert(const mt_live_entry *e);
+
+/* Removes the record of PTR into *OUT; false if PTR is not recorded. */
+bool mt_live_remove(uintptr_t ptr, mt_live_entry *out);
+
+/* Slow-path lookup for reports: tries the shard lock briefly and, if a
+ * thread that may be stopped holds it, reads the shard without it and sets
+ * *UNLOCKED (the answer may then be stale or missing). Never blocks. */
+bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked);
+
+/* The records around an address: BELOW has the greatest start <= ADDR,
+ * ABOVE the least start > ADDR; ptr 0 for none. */
+typedef struct {
+    mt_live_entry below, above;
+} mt_live_around;
+
+/* Whether E's block holds ADDR: start <= ADDR < start + size, or ADDR ==
+ * start for an empty block. */
+static inline bool mt_live_contains(const mt_live_entry *e, uintptr_t addr)
+{
+    return e->ptr && addr >= e->ptr && (addr - e->ptr < e->size || addr == e->ptr);
+}
+
+/* One scan of every shard for the records around ADDR, with the same
+ * locking as mt_live_find; true when OUT->below holds ADDR (mt_live_contains:
+ * ADDR is inside that block). The gdb helper (gdb/memtrace.py,
+ * _Tables.around) applies the same rule, so both name the same blocks. */
+bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked);
+
+/* Calls FN with every record, shard by shard, with the same locking as
+ * mt_live_find (FN may run with a shard lock held: it must not enter the
+ * table; a record may be stale where *UNLOCKED is set). */
+void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, bool *unlocked);
+
+/* Number of live records; exact when no thread is inside the table. */
+size_t mt_live_count(void);
+/* Sum of the sizes of the live records; exact when no thread is inside. */
+uint64_t mt_live_block_bytes(void);
+/* Bytes mapped for all shards. */
+size_t mt_live_mapped_bytes(void);
+
+/* For the state descriptor (descriptor.c): where the shards are and the layout a
+ * reader outside the process (a debugger, a core file) needs, in bytes. */
+typedef struct {
+    const void *shards;
+    uint32_t shard_size, lock_offset, count_offset, slots_offset;
+    uint32_t log2cap_offset, entries_offset; /* within a slots mapping */
+} mt_live_layout;
+void mt_live_describe(mt_live_layout *out);
+
+/* Held across fork: takes every shard lock this thread does not hold
+ * already (see mt_lock_acquire_unless_mine) and returns the set taken, bit
+ * N for shard N; unlock releases that set. */
+uint64_t mt_live_lock_all(void);
+void mt_live_unlock_all(uint64_t taken);
+
+#endif

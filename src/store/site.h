@@ -1,0 +1,180 @@
+/* Per-call-site counters: what the profiler build adds to every stored
+ * stack, and the one place where the two builds differ on the hot path.
+ * In the tracer build the counters take no space, the updates vanish and
+ * site.c is not built. */
+#ifndef MT_SITE_H
+#define MT_SITE_H
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "store/stack_store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Monotonic counts since start; live = alloc - freed. Updated with relaxed
+ * atomics by every thread; a reader (the profiler's walk) reads frees
+ * before allocations, so live never reads below what it was.
+ *
+ * temp_blocks: allocations of the site whose free was the allocating
+ * thread's next allocation or free, with none of either in between
+ * (heaptrack's "temporary", per thread); a realloc counts as the free of
+ * the old block and then the allocation of the new one, as in heaptrack.
+ *
+ * The peak snapshot (copy on write by epoch): peak_bytes and peak_blocks
+ * hold the site's live bytes and blocks at the moment of the global peak
+ * when peak_epoch == mt_site_peak_epoch; otherwise the site has not changed
+ * since that moment and its live counts are its peak counts. Each new
+ * global peak bumps the epoch; the first change to a site after a bump
+ * first saves its live counts (its value at the peak) and then tags them
+ * with the epoch (release; pairs with the acquire in mt_site_peak_of).
+ * One thread saves per epoch: it claims the site by compare-and-swap of
+ * peak_epoch to the epoch with MT_SITE_PEAK_SAVING set, after reading the
+ * counts (site.c's mt_site_save_peak). */
+typedef struct {
+    uint64_t alloc_bytes, alloc_blocks;
+    uint64_t freed_bytes, freed_blocks;
+    uint64_t temp_blocks;
+    uint64_t peak_epoch;
+    uint64_t peak_bytes, peak_blocks;
+} mt_site_counters;
+
+#define mt_stack_site(id) ((mt_site_counters *)mt_stack_site_words(id))
+_Static_assert(MT_STACK_SITE_WORDS == 0 ||
+                   MT_STACK_SITE_WORDS * sizeof(uint64_t) == sizeof(mt_site_counters),
+               "the stack store keeps room for exactly the counters");
+
+/* In peak_epoch: a thread is saving the site's counts for that epoch. */
+#define MT_SITE_PEAK_SAVING (UINT64_C(1) << 63)
+
+#ifdef MEMTRACE_PROFILER
+/* Bytes live over all sites (blocks with a stored stack), and the most it
+ * has ever been. The peak is exact: every allocation that raises the total
+ * past it raises it (site.c, out of line). Invariant at any quiescent
+ * point: mt_site_live_total == sum over sites of alloc_bytes - freed_bytes. */
+extern mt_atomic(uint64_t) mt_site_live_total MT_HIDDEN;
+extern mt_atomic(uint64_t) mt_site_peak_total MT_HIDDEN;
+void mt_site_new_peak(uint64_t live);
+
+/* Bumped by every raise of mt_site_peak_total (after it) and by a forked
+ * child's restart of the peak; see mt_site_counters. Never 0 once a site
+ * has been counted, so that a new site's zeroed peak_epoch is stale. */
+extern mt_atomic(uint64_t) mt_site_peak_epoch MT_HIDDEN;
+/* Saves C's live counts as its peak snapshot for EPOCH (cold). */
+void mt_site_save_peak(mt_site_counters *c, uint64_t epoch);
+
+/* The sequence number of this thread's latest allocation (its live-table
+ * seq), UINT64_MAX for none or once the thread freed any block since: a free
+ * of that very block by this thread is then a temporary allocation. Initial-exec TLS, like mt_busy. */
+extern MT_TLS uint64_t mt_site_last_seq MT_HIDDEN;
+/* Counts a temporary allocation of stack ID and forgets the thread's
+ * latest allocation (out of line: it keeps the callers' frames small). */
+void mt_site_temporary(mt_stack_id id);
+
+/* When the peak was last raised (CLOCK_MONOTONIC ns); a racing raise of a
+ * smaller value may leave its own time. */
+extern mt_atomic(uint64_t) mt_site_peak_ns MT_HIDDEN;
+
+/* Restarts the peak at the current live total, now (a forked child; the
+ * saves other threads left half done are then claimed over). */
+void mt_site_restart_peak(uint64_t now);
+
+/* C's live bytes and blocks at the latest global peak (see
+ * mt_site_counters). Exact when no thread changed the site while the peak
+ * was raised; otherwise the value of a moment close to it (see site.c). */
+void mt_site_peak_of(const mt_site_counters *c, uint64_t *bytes, uint64_t *blocks);
+
+/* Calls FN for every stored stack whose live bytes at the latest global
+ * peak are not 0, with those bytes and blocks (mt_site_peak_of), in the
+ * order the stacks were stored. Allocates nothing and takes no lock; safe
+ * while other threads allocate (the values are then those of
+ * mt_site_peak_of). The one source of the peak profile: the folded
+ * `.peak` file and any other peak writer. */
+typedef void mt_site_peak_fn(mt_stack_id id, const uintptr_t *frames, unsigned depth,
+                             uint64_t bytes, uint64_t blocks, void *ctx);
+void mt_site_peak_foreach(mt_site_peak_fn *fn, void *ctx);
+
+/* Before the first change to C since the latest peak: save its value. */
+static inline void mt_site_touch(mt_site_counters *c)
+{
+    uint64_t epoch = mt_atomic_load_relaxed(&mt_site_peak_epoch);
+    if (MT_UNLIKELY(mt_atomic_load_relaxed(&c->peak_epoch) != epoch))
+        mt_site_save_peak(c, epoch);
+}
+#endif
+
+/* A block of SIZE bytes at stack ID enters the totals (a new block, or one
+ * resized in place). */
+static inline void mt_site_alloc(mt_stack_id id, size_t size)
+{
+#ifdef MEMTRACE_PROFILER
+    mt_site_counters *c = mt_stack_site(id);
+    if (c) {
+        mt_site_touch(c);
+        mt_atomic_add_relaxed(&c->alloc_bytes, size);
+        mt_atomic_add_relaxed(&c->alloc_blocks, 1);
+        uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, size) + size;
+        if (MT_UNLIKELY(live > mt_atomic_load_relaxed(&mt_site_peak_total)))
+            mt_site_new_peak(live);
+    }
+#else
+    (void)id;
+    (void)size;
+#endif
+}
+
+/* A block of SIZE bytes at stack ID leaves the totals. */
+static inline void mt_site_free(mt_stack_id id, size_t size)
+{
+#ifdef MEMTRACE_PROFILER
+    mt_site_counters *c = mt_stack_site(id);
+    if (c) {
+        mt_site_touch(c);
+        mt_atomic_add_relaxed(&c->freed_bytes, size);
+        mt_atomic_add_relaxed(&c->freed_blocks, 1);
+        mt_atomic_sub_relaxed(&mt_site_live_total, size);
+    }
+#else
+    (void)id;
+    (void)size;
+#endif
+}
+
+/* The program allocated a new block, number SEQ, at ID: mt_site_alloc,
+ * and it is now this thread's latest allocation. */
+static inline void mt_site_new_block(mt_stack_id id, size_t size, uint64_t seq)
+{
+    mt_site_alloc(id, size);
+#ifdef MEMTRACE_PROFILER
+    mt_site_last_seq = seq;
+#else
+    (void)seq;
+#endif
+}
+
+/* Block SEQ of ID is gone (freed, or moved or resized by realloc) by this
+ * thread's hand: a temporary allocation if it was the thread's latest and
+ * nothing was freed since; either way the thread's latest allocation can no
+ * longer be (heaptrack's rule: any free in between breaks the pair). */
+static inline void mt_site_note_gone(mt_stack_id id, uint64_t seq)
+{
+#ifdef MEMTRACE_PROFILER
+    if (seq == mt_site_last_seq)
+        mt_site_temporary(id);
+    else
+        mt_site_last_seq = UINT64_MAX;
+#else
+    (void)id;
+    (void)seq;
+#endif
+}
+
+/* This thread freed block SEQ of SIZE bytes at ID: mt_site_note_gone and
+ * mt_site_free. */
+static inline void mt_site_end_block(mt_stack_id id, size_t size, uint64_t seq)
+{
+    mt_site_note_gone(id, seq);
+    mt_site_free(id, size);
+}
+
+#endif

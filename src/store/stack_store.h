@@ -1,0 +1,69 @@
+/* The stack store: every distinct call stack stored once, named by a 32-bit
+ * id. Stacks are never freed (call sites are finite), so a frame array read
+ * through an id stays valid and unchanged for the life of the process. */
+#ifndef MT_STACK_STORE_H
+#define MT_STACK_STORE_H
+
+#include "base/common.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint32_t mt_stack_id; /* 0 means "no stack" */
+
+/* MT_MAX_DEPTH (frames in a stack at most) is in common.h: settings check
+ * MEMTRACE_DEPTH against it. */
+
+/* Returns the id of FRAMES[0..DEPTH) (return addresses, innermost first),
+ * storing it if new; 0 if the store could not grow. Lock-free when the stack
+ * is already known; takes the store's lock only to add one. */
+mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth);
+
+/* Depth of stack ID and, in *FRAMES, its frames; 0 for an id that was never
+ * handed out. Lock-free. */
+unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames);
+
+/* Words stored with every stack for its site counters (site.h): the
+ * profiler build's eight, none in the tracer build. */
+#ifdef MEMTRACE_PROFILER
+#define MT_STACK_SITE_WORDS 8
+#else
+#define MT_STACK_SITE_WORDS 0
+#endif
+
+/* The MT_STACK_SITE_WORDS words stored with stack ID, or NULL for id 0 or
+ * in a build without them. */
+void *mt_stack_site_words(mt_stack_id id);
+
+/* Calls FN for every stored stack, in the order they were stored. Safe
+ * while other threads intern: it sees the stacks stored before it began
+ * and maybe some after. */
+void mt_stack_foreach(void (*fn)(mt_stack_id id, const uintptr_t *frames, unsigned depth,
+                                 void *ctx),
+                      void *ctx);
+
+/* Number of distinct stacks stored. */
+uint32_t mt_stack_count(void);
+/* Bytes mapped for the store (frames and index). */
+size_t mt_stack_mapped_bytes(void);
+
+/* For the state descriptor (descriptor.c): the chunk table (max_chunks chunk
+ * pointers, NULL past the last) and the record layout described at the top
+ * of stack_store.c, for readers outside the process. */
+typedef struct {
+    const void *chunks;
+    const uint32_t *count;
+    uint32_t max_chunks, chunk_bits;
+    uint32_t frames_offset; /* words from a record's header to its frames */
+    uint32_t depth_mask;    /* of the header */
+    uint64_t present_bit;   /* of the header */
+} mt_stack_layout;
+void mt_stack_describe(mt_stack_layout *out);
+
+/* Held across fork. Returns whether it took the lock (see
+ * mt_lock_acquire_unless_mine). */
+bool mt_stack_lock(void);
+void mt_stack_unlock(void);
+
+#endif

@@ -1,0 +1,92 @@
+/* Symbolization of return addresses with libdw/libdwfl, as data: for each
+ * address, the function (demangled), file:line:column and every inlined
+ * function, or module+offset without debug information. Text is written by
+ * format.c only. Works on the live process (modules re-reported when an
+ * address falls outside the known ones) and on any Dwfl the caller reported
+ * (a core file, another process: memtrace-symbolize). */
+#ifndef MT_SYMBOLIZE_H
+#define MT_SYMBOLIZE_H
+
+#include "store/modules.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Dwfl mt_dwfl;
+
+/* One row of a symbolized return address. A return address gives one row
+ * per function of its inline chain, innermost first: row 0 is the code at
+ * ret - 1 (the call instruction), row k > 0 the function that row k - 1 was
+ * inlined into, with the line of that inlined call. */
+typedef struct {
+    uintptr_t ret;          /* the return address looked up (at ret - 1) */
+    const char *function;   /* demangled; NULL when nothing names it */
+    const char *mangled;    /* the linkage (symbol) name FUNCTION was
+                               demangled from; NULL when it was not */
+    const char *file;       /* NULL: no line information */
+    int line, column;       /* line > 0 when file is set; column 0: unknown */
+    unsigned inline_depth;  /* the row's index: 0, or inlined into row k - 1 */
+    const char *module;     /* module file name without directory; NULL:
+                               the address is in no module known */
+    uintptr_t offset;       /* ret - 1 as an address in the module's file,
+                               which `addr2line -e MODULE` takes (ret - 1
+                               itself in a non-PIE executable) */
+    bool from_symtab;       /* named from the symbol table: no debug scope */
+    bool unloaded;          /* in a library the process has unloaded since */
+} mt_frame;
+
+/* The symbolizer of the calling process, created on first use; NULL if
+ * libdwfl could not be set up. Caller must hold mt_sym_self_lock. */
+mt_dwfl *mt_sym_self(void);
+/* From now on libdw is never called: frames are module+offset (from
+ * libdwfl's module list and symbol tables). WHY, said once (with the first
+ * of these calls or libdw running out of memory, which does the same),
+ * says why. */
+void mt_sym_stop_libdw(const char *why);
+/* Bounded wait (the holder may be a thread stopped by a debugger). */
+bool mt_sym_self_lock(void);
+void mt_sym_self_unlock(void);
+
+/* Where to look up libraries the process unloaded (mt_modules_find_unloaded
+ * in the library; none elsewhere). Frames in them are resolved from their
+ * files and marked unloaded. GENERATION (may be NULL) changes whenever a
+ * library may have been unloaded: mt_sym_self then re-reads the modules and
+ * drops the cached frames, so that a library loaded where another was is
+ * not named after it. */
+void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
+                                unsigned long (*generation)(void));
+
+/* Reports the modules of process PID to DWFL (between dwfl_report_begin
+ * and dwfl_report_end), from /proc/PID/maps without the private writable
+ * copies of files that libelf makes to read them (they are not loaded
+ * code). False on failure, with libdwfl's error code in *ERR if given. */
+bool mt_sym_report_process(mt_dwfl *dwfl, int pid, int *err);
+/* The filter: drops those lines from the LEN bytes of MAPS, in place;
+ * returns the length left. */
+size_t mt_sym_filter_maps(char *maps, size_t len);
+
+/* Calls FN once with the rows of return address RET (N >= 1). The rows and
+ * their strings stay valid until FN returns; FN must not call back into the
+ * symbolizer. With REFRESH, the modules are re-read from /proc/self/maps
+ * once when RET is in none of the known ones. Rows are cached by address
+ * for DWFL until its modules are re-read. */
+typedef void mt_frames_fn(const mt_frame *rows, unsigned n, void *ctx);
+void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx);
+
+/* The frames that tail calls left off the stack between return address RET
+ * (a call) and the function that call ended up in: the one holding return
+ * address CALLEE_RET (the next frame inward), or, for CALLEE_RET 0, one of
+ * the allocation functions memtrace interposes. Rebuilt from the DWARF call
+ * sites as gdb does: the target of the call at RET, then the tail calls
+ * from there that reach the callee; where several chains could, only the
+ * frames all of them share, and nothing when the search meets a call it
+ * cannot follow. Writes at most MAX addresses to OUT, innermost first, each
+ * the address after a tail call's jump (symbolize it with mt_sym_frames),
+ * and returns how many. Cached per (RET, CALLEE_RET) with the rows; caller
+ * holds the same lock as for mt_sym_frames. May allocate. */
+#define MT_SYM_TAIL_MAX 8
+unsigned mt_sym_tail_calls(mt_dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret, uintptr_t *out,
+                           unsigned max);
+
+#endif

@@ -1,0 +1,1096 @@
+/* The leak scan and `memtrace refs` of another process or a core file
+ * (target_leaks.h), inside memtrace-symbolize.
+ *
+ * What comes from where, and why:
+ *  - the live blocks: read here from the target's live table, whose layout
+ *    (descriptor words the helper already checked, src/runtime/descriptor.h) and
+ *    shard slot arrays the request names. A million blocks never pass
+ *    through Python or the pipe: the helper sends a few lines, this file
+ *    reads the slot arrays in 64 KiB pieces.
+ *  - the blocks' stacks: read here from the stack store, same way.
+ *  - the roots: the writable PT_LOAD segments of every module libdwfl
+ *    reports (the ELF program headers at the module's bias, as
+ *    dl_iterate_phdr gives them in the process), except memtrace's own
+ *    library (its tables hold every block's address); each thread's stack
+ *    from its SP (less the red zone) to the end of the mapping holding it;
+ *    its registers as root words; its TLS from its thread pointer (see
+ *    add_tls). Threads, registers and frames come from gdb, which knows
+ *    them the same way for a process and a core (NT_PRSTATUS).
+ *  - memory: a core file's PT_LOAD segments, read in place from the
+ *    mapped file; a process's /proc/PID/mem, opened by gdb (it traces the
+ *    process, so the kernel lets it, Yama or not; this program, gdb's
+ *    child and not the process's ancestor, could not) and handed down.
+ *    Chosen over gdb's read_memory (a Python call per read: seconds for
+ *    a large heap) and over a gcore to a temporary file (writes the whole
+ *    memory to disk first). */
+#include "target_leaks.h"
+
+#include "leak/leak_report.h"
+#include "leak/suppressions.h"
+#include "report/format.h"
+#include "scan/leak_roots.h"
+#include "scan/leak_scan.h"
+#include "store/stack_store.h"
+#include "symbolize/symbolize.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ memory */
+
+/* A piece of the target's address space: a core's PT_LOAD (FILE_HI - LO
+ * bytes of it are in the file at OFF; the rest was not dumped) or a line
+ * of /proc/PID/maps. Sorted by LO, not overlapping. */
+struct seg {
+    uintptr_t lo, hi, file_hi;
+    size_t off;
+};
+
+static struct {
+    struct seg *segs;
+    size_t nsegs;
+    const char *raw; /* the core file, mapped; NULL for a process */
+    size_t raw_len;
+    int mem_fd;      /* /proc/PID/mem; -1 for a core */
+    int pid;
+} mem = { .mem_fd = -1 };
+
+/* Reads of up to one scan chunk land here when they cannot be handed out
+ * in place (a process's memory; a core range over two segments). */
+static char read_buf[64 << 10];
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const struct seg *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void mt_target_mem_core(Elf *core)
+{
+    size_t n = 0;
+    mem.raw = elf_rawfile(core, &mem.raw_len);
+    if (elf_getphdrnum(core, &n) != 0)
+        n = 0;
+    mem.segs = calloc(n ? n : 1, sizeof *mem.segs);
+    for (size_t i = 0; mem.segs && i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
+            continue;
+        size_t filesz = ph.p_offset <= mem.raw_len && ph.p_filesz <= mem.raw_len - ph.p_offset
+                            ? ph.p_filesz : 0; /* a truncated core: not there */
+        mem.segs[mem.nsegs++] = (struct seg){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz,
+                                              ph.p_vaddr + filesz, ph.p_offset };
+    }
+    qsort(mem.segs, mem.nsegs, sizeof *mem.segs, seg_cmp);
+    /* A damaged core's program headers may overlap or wrap: keep seg_of's
+     * order (sorted, disjoint) by dropping what would break it. */
+    size_t kept = 0;
+    for (size_t i = 0; i < mem.nsegs; i++) {
+        const struct seg *x = &mem.segs[i];
+        if (x->hi < x->lo || x->file_hi < x->lo || (kept && x->lo < mem.segs[kept - 1].hi))
+            continue;
+        mem.segs[kept++] = *x;
+    }
+    mem.nsegs = kept;
+}
+
+void mt_target_mem_process(int mem_fd, int pid)
+{
+    mem.mem_fd = mem_fd;
+    mem.pid = pid;
+}
+
+/* The maps file of the process: /proc/PID/maps, or once main has called
+ * pthread_exit (its maps are then empty: a zombie's) a live thread's. */
+static FILE *open_process_maps(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/maps", mem.pid);
+    FILE *f = fopen(path, "re");
+    int c = f ? getc(f) : EOF;
+    if (c != EOF) {
+        ungetc(c, f);
+        return f;
+    }
+    snprintf(path, sizeof path, "/proc/%d/task", mem.pid);
+    DIR *dir = opendir(path);
+    for (struct dirent *d; dir && (d = readdir(dir));) {
+        if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == mem.pid)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.20s/maps", mem.pid, d->d_name);
+        FILE *t = fopen(path, "re");
+        if (t && (c = getc(t)) != EOF) {
+            ungetc(c, t);
+            if (f)
+                fclose(f);
+            f = t;
+            break;
+        }
+        if (t)
+            fclose(t);
+    }
+    if (dir)
+        closedir(dir);
+    return f;
+}
+
+/* The process's maps, read again for each request (it ran in between). */
+static void read_process_maps(void)
+{
+    FILE *f = open_process_maps();
+    free(mem.segs);
+    mem.segs = NULL;
+    mem.nsegs = 0;
+    size_t cap = 0;
+    char line[4096 + 256];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || hi <= lo)
+            continue;
+        /* [vvar] may fault when read and holds no root: mapped, unreadable,
+         * as the pages the process cannot read (file_hi = lo). */
+        bool readable = perms[0] == 'r' && !strstr(line, "[vvar");
+        if (mem.nsegs == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct seg *s = realloc(mem.segs, cap * sizeof *s);
+            if (!s)
+                break;
+            mem.segs = s;
+        }
+        mem.segs[mem.nsegs++] = (struct seg){ lo, hi, readable ? hi : lo, 0 };
+    }
+    if (f)
+        fclose(f);
+}
+
+static const struct seg *seg_of(uintptr_t addr)
+{
+    size_t lo = 0, hi = mem.nsegs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mem.segs[mid].hi <= addr)
+            lo = mid + 1;
+        else if (mem.segs[mid].lo > addr)
+            hi = mid;
+        else
+            return &mem.segs[mid];
+    }
+    return NULL;
+}
+
+/* mt_leak_region_fn over the target: a core segment's dumped part is
+ * readable, the rest of it not; a process's maps say. */
+static int region_target(void *ctx, uintptr_t addr, uintptr_t *end)
+{
+    (void)ctx;
+    size_t lo = 0, hi = mem.nsegs; /* the first segment ending above ADDR */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mem.segs[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == mem.nsegs || mem.segs[lo].lo > addr) {
+        *end = lo == mem.nsegs ? 0 : mem.segs[lo].lo;
+        return MT_MEM_NONE;
+    }
+    const struct seg *s = &mem.segs[lo];
+    if (addr < s->file_hi) {
+        *end = s->file_hi;
+        return MT_MEM_READABLE;
+    }
+    *end = s->hi;
+    return MT_MEM_UNREADABLE;
+}
+
+/* A process's memory is read through a cache of 64 KiB windows: the scan
+ * reads a million small blocks, mostly next to each other, and one pread
+ * per block costs seconds where one per window costs a few ms. Direct-
+ * mapped, WINDOWS of them (32 MiB); emptied for each request (the process
+ * ran in between). A window that cannot be read whole (the end of a
+ * mapping) is read for each request as asked. */
+#define WINDOW_BITS 16
+#define WINDOWS 512
+static struct window {
+    uintptr_t base; /* 0: empty */
+    bool readable;
+    char *bytes;
+} windows[WINDOWS];
+
+static void forget_windows(void)
+{
+    for (size_t i = 0; i < WINDOWS; i++)
+        windows[i].base = 0;
+}
+
+static const char *process_window(uintptr_t addr, size_t len)
+{
+    uintptr_t base = addr >> WINDOW_BITS << WINDOW_BITS;
+    if (addr + len > base + ((uintptr_t)1 << WINDOW_BITS) || base == 0)
+        return NULL;
+    struct window *w = &windows[(addr >> WINDOW_BITS) % WINDOWS];
+    if (w->base != base) {
+        if (!w->bytes && !(w->bytes = malloc((size_t)1 << WINDOW_BITS)))
+            return NULL;
+        w->base = base;
+        w->readable = pread(mem.mem_fd, w->bytes, (size_t)1 << WINDOW_BITS, (off_t)base) ==
+                      (ssize_t)1 << WINDOW_BITS;
+    }
+    return w->readable ? w->bytes + (addr - base) : NULL;
+}
+
+/* mt_leak_read_fn over the target. */
+static const void *read_target(void *ctx, uintptr_t addr, size_t len)
+{
+    (void)ctx;
+    if (addr + len < addr)
+        return NULL;
+    if (mem.mem_fd >= 0) {
+        const char *w = process_window(addr, len);
+        if (w)
+            return w;
+        if (len > sizeof read_buf)
+            return NULL;
+        ssize_t got = pread(mem.mem_fd, read_buf, len, (off_t)addr);
+        return got == (ssize_t)len ? read_buf : NULL;
+    }
+    const struct seg *s = seg_of(addr);
+    if (s && addr + len <= s->file_hi)
+        return mem.raw + s->off + (addr - s->lo);
+    if (len > sizeof read_buf)
+        return NULL;
+    for (size_t done = 0; done < len;) { /* over adjacent segments */
+        s = seg_of(addr + done);
+        if (!s || addr + done >= s->file_hi)
+            return NULL;
+        size_t piece = s->file_hi - (addr + done);
+        if (piece > len - done)
+            piece = len - done;
+        memcpy(read_buf + done, mem.raw + s->off + (addr + done - s->lo), piece);
+        done += piece;
+    }
+    return read_buf;
+}
+
+static bool read_u64(uintptr_t addr, uint64_t *v)
+{
+    const void *p = read_target(NULL, addr, 8);
+    if (p)
+        memcpy(v, p, 8);
+    return p != NULL;
+}
+
+/* ------------------------------------------------------------ the request */
+
+struct reg {
+    char name[16];
+    uint64_t value;
+};
+
+struct frame {
+    unsigned level;
+    uintptr_t sp;
+    uintptr_t ret;      /* the frame's pc as a return address; 0: unknown */
+    unsigned outer;     /* inlined frames between it and its real frame */
+    char function[256]; /* gdb's name, when RET names nothing */
+};
+
+struct thread {
+    uint32_t tid, number;
+    uintptr_t sp, tp;
+    struct reg *regs;
+    size_t nregs;
+    struct frame *frames;
+    size_t nframes;
+};
+
+struct shard {
+    uintptr_t base;
+    uint64_t count;
+};
+
+struct request {
+    bool refs;
+    uint64_t arg;  /* leaks: sites to list; refs: the address */
+    int pid;
+    /* The live entry's layout: size and the offsets of its fields. */
+    uint64_t entry_size, entry_ptr, entry_size_field, entry_stack;
+    /* The stack store's (see _Tables.stack in memtrace.py). */
+    uint64_t chunks, max_chunks, chunk_bits, frames_offset, depth_mask, present_bit;
+    struct shard *shards;
+    size_t nshards;
+    uintptr_t self; /* an address inside memtrace's library */
+    uint64_t tcb_size;
+    struct thread *threads;
+    size_t nthreads;
+    char suppressions[4096]; /* a path; "" for none */
+    bool unlocked; /* a shard was read while a stopped thread held its lock */
+};
+
+static void malformed(const char *line)
+{
+    fprintf(stderr, "memtrace-symbolize: malformed request: %.200s", line);
+    exit(3);
+}
+
+static void *grow(void *p, size_t n, size_t item)
+{
+    if (n & (n - 1))
+        return p; /* room left: arrays double at powers of two */
+    p = realloc(p, (n ? 2 * n : 1) * item);
+    if (!p) {
+        fprintf(stderr, "memtrace-symbolize: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static bool numbers(const char *p, uint64_t *v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char *end;
+        v[i] = strtoull(p, &end, 16);
+        if (end == p)
+            return false;
+        p = end;
+    }
+    return true;
+}
+
+/* Hex-encoded bytes (a path, a function name) from P into OUT[SIZE]; "-"
+ * is empty. False if it does not fit. */
+static bool hex_text(const char *p, char *out, size_t size)
+{
+    while (*p == ' ')
+        p++;
+    size_t n = 0;
+    if (*p != '-') {
+        for (; isxdigit((unsigned char)p[0]) && isxdigit((unsigned char)p[1]); p += 2) {
+            if (n + 1 >= size)
+                return false;
+            char hex[3] = { p[0], p[1], 0 };
+            out[n++] = (char)strtoul(hex, NULL, 16);
+        }
+    }
+    out[n] = '\0';
+    return true;
+}
+
+static void read_request(const char *first, FILE *in, struct request *r)
+{
+    uint64_t v[8];
+    memset(r, 0, sizeof *r);
+    r->refs = strncmp(first, "refs ", 5) == 0;
+    if (!numbers(first + (r->refs ? 5 : 6), v, 2))
+        malformed(first);
+    r->arg = v[0];
+    r->pid = (int)v[1];
+    r->tcb_size = 2304; /* glibc 2.3x's struct pthread on x86-64, as leak_check.c */
+    char *line = NULL;
+    size_t cap = 0;
+    for (;;) {
+        if (getline(&line, &cap, in) < 0)
+            malformed("(end of input inside a leaks or refs request)\n");
+        const char *p = line;
+        if (strncmp(p, "end", 3) == 0) {
+            break;
+        } else if (strncmp(p, "layout ", 7) == 0) {
+            if (!numbers(p + 7, v, 4))
+                malformed(line);
+            r->entry_size = v[0], r->entry_ptr = v[1], r->entry_size_field = v[2];
+            r->entry_stack = v[3];
+        } else if (strncmp(p, "stacks ", 7) == 0) {
+            if (!numbers(p + 7, v, 6))
+                malformed(line);
+            r->chunks = v[0], r->max_chunks = v[1], r->chunk_bits = v[2];
+            r->frames_offset = v[3], r->depth_mask = v[4], r->present_bit = v[5];
+        } else if (strncmp(p, "shard ", 6) == 0) {
+            if (!numbers(p + 6, v, 3))
+                malformed(line);
+            r->shards = grow(r->shards, r->nshards, sizeof *r->shards);
+            r->shards[r->nshards++] = (struct shard){ v[0], v[1] };
+            r->unlocked |= v[2] != 0;
+        } else if (strncmp(p, "self ", 5) == 0) {
+            if (!numbers(p + 5, v, 1))
+                malformed(line);
+            r->self = v[0];
+        } else if (strncmp(p, "tcb ", 4) == 0) {
+            if (!numbers(p + 4, v, 1))
+                malformed(line);
+            r->tcb_size = v[0];
+        } else if (strncmp(p, "thread ", 7) == 0) {
+            if (!numbers(p + 7, v, 4))
+                malformed(line);
+            r->threads = grow(r->threads, r->nthreads, sizeof *r->threads);
+            r->threads[r->nthreads++] = (struct thread){ (uint32_t)v[0], (uint32_t)v[1], v[2],
+                                                         v[3], NULL, 0, NULL, 0 };
+        } else if (strncmp(p, "reg ", 4) == 0 && r->nthreads) {
+            struct thread *t = &r->threads[r->nthreads - 1];
+            char name[16];
+            int used = 0;
+            if (sscanf(p + 4, "%15s %n", name, &used) != 1 || !numbers(p + 4 + used, v, 1))
+                malformed(line);
+            t->regs = grow(t->regs, t->nregs, sizeof *t->regs);
+            struct reg *g = &t->regs[t->nregs++];
+            snprintf(g->name, sizeof g->name, "%s", name);
+            g->value = v[0];
+        } else if (strncmp(p, "frame ", 6) == 0 && r->nthreads) {
+            struct thread *t = &r->threads[r->nthreads - 1];
+            char *end;
+            v[0] = strtoull(p + 6, &end, 16);
+            v[1] = strtoull(end, &end, 16);
+            t->frames = grow(t->frames, t->nframes, sizeof *t->frames);
+            struct frame *f = &t->frames[t->nframes++];
+            f->level = (unsigned)v[0];
+            f->sp = v[1];
+            while (*end == ' ')
+                end++;
+            char *after = strchr(end, ' '); /* hex_text stops there */
+            f->ret = after ? strtoull(after, &after, 16) : 0;
+            f->outer = after ? (unsigned)strtoul(after, NULL, 16) : 0;
+            if (!hex_text(end, f->function, sizeof f->function))
+                snprintf(f->function, sizeof f->function, "?");
+        } else if (strncmp(p, "suppressions ", 13) == 0) {
+            if (!hex_text(p + 13, r->suppressions, sizeof r->suppressions))
+                malformed(line);
+        } else {
+            malformed(line);
+        }
+    }
+    free(line);
+}
+
+static void free_request(struct request *r)
+{
+    for (size_t i = 0; i < r->nthreads; i++) {
+        free(r->threads[i].regs);
+        free(r->threads[i].frames);
+    }
+    free(r->threads);
+    free(r->shards);
+}
+
+/* ------------------------------------------------------------ blocks */
+
+/* Every live block of the shards, or NULL with *WHY set. */
+static mt_leak_block *read_blocks(const struct request *r, size_t *n, char *why, size_t why_size)
+{
+    uint64_t es = r->entry_size;
+    if (es < 8 || es > 256 || es % 8 || r->entry_ptr + 8 > es || r->entry_size_field + 8 > es ||
+        r->entry_stack + 4 > es) {
+        snprintf(why, why_size, "the live table's entry layout is implausible");
+        return NULL;
+    }
+    uint64_t total = 0;
+    for (size_t s = 0; s < r->nshards; s++)
+        total += r->shards[s].count;
+    if (total > ((uint64_t)1 << 36)) {
+        snprintf(why, why_size, "the live table claims %" PRIu64 " slots", total);
+        return NULL;
+    }
+    mt_leak_block *b = malloc((total ? total : 1) * sizeof *b);
+    if (!b) {
+        snprintf(why, why_size, "no memory for %" PRIu64 " live table slots", total);
+        return NULL;
+    }
+    size_t k = 0, per_read = sizeof read_buf / es;
+    for (size_t s = 0; s < r->nshards; s++) {
+        for (uint64_t first = 0; first < r->shards[s].count; first += per_read) {
+            uint64_t count = r->shards[s].count - first;
+            if (count > per_read)
+                count = per_read;
+            const char *raw = read_target(NULL, r->shards[s].base + first * es, count * es);
+            if (!raw) {
+                snprintf(why, why_size, "live table slots at %#" PRIx64 " unreadable",
+                         (uint64_t)(r->shards[s].base + first * es));
+                free(b);
+                return NULL;
+            }
+            for (uint64_t i = 0; i < count; i++) {
+                const char *e = raw + i * es;
+                uint64_t ptr, size;
+                uint32_t stack;
+                memcpy(&ptr, e + r->entry_ptr, 8);
+                if (!ptr)
+                    continue;
+                memcpy(&size, e + r->entry_size_field, 8);
+                memcpy(&stack, e + r->entry_stack, 4);
+                b[k++] = (mt_leak_block){ .ptr = ptr, .size = size, .stack = stack };
+            }
+        }
+    }
+    *n = k;
+    return b;
+}
+
+/* The frames of stack ID from the target's stack store into a buffer
+ * valid until the next call; 0 when none (as mt_stack_get). */
+static uintptr_t stack_buf[MT_MAX_DEPTH];
+
+static unsigned read_stack(const struct request *r, uint32_t id, const uintptr_t **frames)
+{
+    *frames = stack_buf;
+    uint64_t bits = r->chunk_bits;
+    if (!id || bits == 0 || bits > 30)
+        return 0;
+    uint64_t c = id >> bits, w = id & ((1u << bits) - 1);
+    uint64_t chunk, header;
+    if (c >= r->max_chunks || !read_u64(r->chunks + 8 * c, &chunk) || !chunk ||
+        !read_u64(chunk + 8 * w, &header) || !(header & r->present_bit))
+        return 0;
+    uint64_t depth = header & r->depth_mask;
+    if (depth > MT_MAX_DEPTH || w + r->frames_offset + depth > (1u << bits))
+        return 0;
+    const void *p = read_target(NULL, chunk + 8 * (w + r->frames_offset), 8 * depth);
+    if (!p)
+        return 0;
+    memcpy(stack_buf, p, 8 * depth);
+    return (unsigned)depth;
+}
+
+/* True if stack ID is one the target's store cannot have handed out: its
+ * chunk is past the last possible, or readable and without a record there.
+ * Memory that cannot be read proves nothing (a core that left it out). */
+static bool stack_impossible(const struct request *r, uint32_t id)
+{
+    uint64_t bits = r->chunk_bits;
+    if (!id || bits == 0 || bits > 30)
+        return false;
+    uint64_t c = id >> bits, w = id & ((1u << bits) - 1), chunk, header;
+    if (c >= r->max_chunks)
+        return true;
+    if (!read_u64(r->chunks + 8 * c, &chunk))
+        return false;
+    if (!chunk)
+        return true;
+    if (!read_u64(chunk + 8 * w, &header))
+        return false;
+    return !(header & r->present_bit) || (header & r->depth_mask) > MT_MAX_DEPTH ||
+           w + r->frames_offset + (header & r->depth_mask) > (1u << bits);
+}
+
+/* Flags the blocks whose stack id is impossible (MT_LEAK_FLAG_DAMAGED),
+ * one cached answer per stack id slot: a million blocks share a few
+ * thousand stacks. */
+static void flag_damaged_stacks(const struct request *q, mt_leak_block *b, size_t n)
+{
+    static struct {
+        uint32_t id;
+        int8_t impossible; /* -1: not known */
+    } cache[4096];
+    for (size_t i = 0; i < 4096; i++)
+        cache[i].impossible = -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = b[i].stack & 4095;
+        if (cache[c].impossible < 0 || cache[c].id != b[i].stack) {
+            cache[c].id = b[i].stack;
+            cache[c].impossible = stack_impossible(q, b[i].stack);
+        }
+        if (cache[c].impossible)
+            b[i].flags |= MT_LEAK_FLAG_DAMAGED;
+    }
+}
+
+/* ------------------------------------------------------------ roots */
+
+struct roots {
+    mt_leak_root *regions;
+    size_t nregions;
+    uintptr_t *words;
+    size_t nwords;
+    uintptr_t linker_lo, linker_hi; /* the dynamic linker */
+    unsigned modules_unread;        /* modules whose segments are unknown */
+};
+
+/* mt_leak_roots_sink.add: one more region (leak_roots.h decides which). */
+static void push_region(void *ctx, const mt_leak_root *root)
+{
+    struct roots *r = ctx;
+    r->regions = grow(r->regions, r->nregions, sizeof *r->regions);
+    r->regions[r->nregions++] = *root;
+}
+
+static mt_leak_roots_sink sink_of(struct roots *r)
+{
+    return (mt_leak_roots_sink){ push_region, r, read_target, NULL };
+}
+
+/* Whether MOD defines malloc (glibc's libc, jemalloc, tcmalloc): its
+ * writable data is the allocator's (leak_roots.h). memtrace's own library
+ * is excluded before this is asked. */
+static bool defines_malloc(Dwfl_Module *mod)
+{
+    int n = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        const char *name = dwfl_module_getsym(mod, i, &sym, NULL);
+        if (name && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+            strcmp(name, "malloc") == 0)
+            return true;
+    }
+    return false;
+}
+
+struct modules_ctx {
+    struct roots *r;
+    uintptr_t self;
+};
+
+static bool is_linker(const char *name)
+{
+    const char *base = name ? strrchr(name, '/') : NULL;
+    base = base ? base + 1 : name;
+    return base && (strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "ld64.so", 7) == 0 ||
+                    strncmp(base, "ld.so", 5) == 0 || strncmp(base, "ld-2.", 5) == 0);
+}
+
+static int add_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr low,
+                      void *arg)
+{
+    (void)userdata;
+    struct modules_ctx *m = arg;
+    Dwarf_Addr high;
+    dwfl_module_info(mod, NULL, NULL, &high, NULL, NULL, NULL, NULL);
+    if (m->self >= low && m->self < high)
+        return DWARF_CB_OK; /* memtrace's own library */
+    if (is_linker(name)) {
+        m->r->linker_lo = low;
+        m->r->linker_hi = high;
+    }
+    Dwarf_Addr bias;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    size_t n;
+    if (!elf || elf_getphdrnum(elf, &n) != 0) {
+        if (strncmp(name, "[vdso", 5) != 0 && strncmp(name, "linux-vdso", 10) != 0)
+            m->r->modules_unread++;
+        return DWARF_CB_OK;
+    }
+    GElf_Phdr *ph = calloc(n ? n : 1, sizeof *ph);
+    size_t k = 0;
+    for (size_t i = 0; ph && i < n; i++)
+        if (gelf_getphdr(elf, (int)i, &ph[k]))
+            k++;
+    mt_leak_roots_sink s = sink_of(m->r);
+    mt_leak_roots_module(&s, bias, ph, k,
+                         defines_malloc(mod) ? MT_LEAK_MODULE_ALLOCATOR : MT_LEAK_MODULE_PROGRAM);
+    free(ph);
+    return DWARF_CB_OK;
+}
+
+/* glibc's TLS of a thread whose thread pointer is TP (leak_roots.h):
+ * leak_check.c learns the static block's size from glibc in the process;
+ * here, where nothing can be called, it is found from the DTV. Dynamic TLS
+ * blocks are the dynamic linker's heap blocks, held as roots
+ * (MT_LEAK_FLAG_ROOT). */
+static void add_tls(struct roots *r, uintptr_t tp, uint64_t tcb_size, uint32_t tid)
+{
+    mt_leak_roots_sink s = sink_of(r);
+    mt_leak_roots_tls(&s, tp, tcb_size, 0, tid);
+}
+
+static void gather_roots(Dwfl *dwfl, const struct request *q, struct roots *r)
+{
+    struct modules_ctx m = { r, q->self };
+    dwfl_getmodules(dwfl, add_module, &m, 0);
+    for (size_t i = 0; i < q->nthreads; i++) {
+        const struct thread *t = &q->threads[i];
+        if (!t->sp)
+            continue; /* gdb has no registers for it: a note says so */
+        const struct seg *s = seg_of(t->sp);
+        mt_leak_roots_sink sink = sink_of(r);
+        /* In no mapping: the reader refuses it, and the verdict counts it
+         * among the unreadable root bytes. */
+        mt_leak_roots_stack(&sink, t->sp, true, s ? s->lo : 0, s ? s->hi : 0, t->tid);
+        for (size_t k = 0; k < t->nregs; k++) {
+            r->words = grow(r->words, r->nwords, sizeof *r->words);
+            r->words[r->nwords++] = t->regs[k].value;
+        }
+        add_tls(r, t->tp, q->tcb_size, t->tid);
+    }
+}
+
+/* Marks the blocks the dynamic linker allocated (see MT_LEAK_FLAG_ROOT):
+ * the innermost frame of their stack is in its code. One cached answer
+ * per stack id slot: a million blocks share a few thousand stacks. */
+static void flag_linker_blocks(const struct request *q, const struct roots *r,
+                               mt_leak_block *b, size_t n)
+{
+    static struct {
+        uint32_t id;
+        int8_t linker; /* -1: not known */
+    } cache[4096];
+    if (!r->linker_hi)
+        return;
+    for (size_t i = 0; i < 4096; i++)
+        cache[i].linker = -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = b[i].stack & 4095;
+        if (cache[c].linker < 0 || cache[c].id != b[i].stack) {
+            const uintptr_t *frames;
+            unsigned depth = read_stack(q, b[i].stack, &frames);
+            cache[c].id = b[i].stack;
+            cache[c].linker = mt_leak_roots_linker_block(frames, depth, r->linker_lo,
+                                                         r->linker_hi);
+        }
+        if (cache[c].linker)
+            b[i].flags |= MT_LEAK_FLAG_ROOT;
+    }
+}
+
+/* ------------------------------------------------------------ leaks */
+
+struct report_ctx {
+    Dwfl *dwfl;
+    const struct request *q;
+};
+
+static unsigned stack_of(void *ctx, uint32_t id, const uintptr_t **frames)
+{
+    const struct report_ctx *c = ctx;
+    return read_stack(c->q, id, frames);
+}
+
+static size_t match(void *ctx, const uintptr_t *frames, unsigned depth,
+                    const mt_suppression *sup, size_t nsup)
+{
+    const struct report_ctx *c = ctx;
+    return mt_leak_match_frames(c->dwfl, false, frames, depth, sup, nsup);
+}
+
+static void put_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth)
+{
+    const struct report_ctx *c = ctx;
+    mt_fmt_stack(out, c->dwfl, false, frames, depth);
+}
+
+/* MEMTRACE_SUPPRESSIONS as the helper passed it from gdb's environment:
+ * the same warnings as at exit, written into the answer (OUT) before the
+ * report. Returns how many, in a malloc'ed *SUP. */
+static size_t load_suppressions(const char *path, mt_out *out, mt_suppression **sup)
+{
+    *sup = NULL;
+    if (!path[0])
+        return 0;
+    FILE *f = fopen(path, "re");
+    char *text = NULL;
+    size_t len = 0;
+    if (f) {
+        FILE *m = open_memstream(&text, &len);
+        char buf[8192];
+        size_t got;
+        while (m && (got = fread(buf, 1, sizeof buf, f)) > 0)
+            fwrite(buf, 1, got, m);
+        if (ferror(f) && m) {
+            fclose(m);
+            free(text);
+            text = NULL;
+            m = NULL;
+        }
+        if (m)
+            fclose(m);
+        int err = errno;
+        fclose(f);
+        errno = err;
+    }
+    if (!text) {
+        mt_out_printf(out, "memtrace: MEMTRACE_SUPPRESSIONS: cannot read %s (%s); no "
+                           "suppressions\n", path, strerror(errno));
+        return 0;
+    }
+    *sup = calloc(MT_SUPPRESSIONS_MAX, sizeof **sup);
+    /* mt_suppressions_parse warns through mt_warn, on fd 2: into the
+     * answer, in order, while it parses. */
+    mt_out_flush(out);
+    int saved = dup(2);
+    dup2(1, 2);
+    size_t n = *sup ? mt_suppressions_parse(path, text, len, *sup) : 0;
+    if (saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+    }
+    free(text);
+    return n;
+}
+
+static bool leaks(Dwfl *dwfl, const struct request *q, mt_leak_block *b, size_t n,
+                  const struct roots *r, const mt_leak_totals *t, mt_out *out)
+{
+    mt_suppression *sup;
+    size_t nsup = load_suppressions(q->suppressions, out, &sup);
+    mt_leak_sort_by_stack(b, n);
+    mt_leak_note *notes = calloc(q->nthreads ? q->nthreads : 1, sizeof *notes);
+    size_t nnotes = 0;
+    for (size_t i = 0; notes && i < q->nthreads; i++)
+        if (!q->threads[i].sp)
+            notes[nnotes++] = (mt_leak_note){
+                q->threads[i].tid, "gdb has no registers for it (running, in non-stop mode?); "
+                                   "its stack, registers and TLS were not scanned" };
+    struct report_ctx c = { dwfl, q };
+    mt_leak_report_input in = {
+        .pid = q->pid, .blocks = b, .nblocks = n, .totals = t, .nroots = r->nregions,
+        .max_groups = q->arg ? q->arg : SIZE_MAX, .sup = sup, .nsup = nsup,
+        .stack = stack_of, .match = match, .put_stack = put_stack, .ctx = &c,
+        .notes = notes, .nnotes = nnotes, .incomplete = r->modules_unread > 0 || !notes,
+    };
+    mt_leak_report(out, &in);
+    free(notes);
+    free(sup);
+    return true;
+}
+
+/* ------------------------------------------------------------ refs */
+
+/* The name of global ADDR: "SYMBOL+OFF" or "SYMBOL" and its module. */
+static void global_name(Dwfl *dwfl, uintptr_t addr, char *out, size_t size)
+{
+    Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+    const char *modname = mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+                              : NULL;
+    const char *base = modname ? strrchr(modname, '/') : NULL;
+    base = base ? base + 1 : modname ? modname : "?";
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *name = mod ? dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL)
+                           : NULL;
+    if (name && off)
+        snprintf(out, size, "global %s+%" PRIu64 " in %s", name, (uint64_t)off, base);
+    else if (name)
+        snprintf(out, size, "global %s in %s", name, base);
+    else
+        snprintf(out, size, "a global word of %s with no symbol", base);
+}
+
+static const struct thread *thread_of(const struct request *q, uint32_t tid)
+{
+    for (size_t i = 0; i < q->nthreads; i++)
+        if (q->threads[i].tid == tid)
+            return &q->threads[i];
+    return NULL;
+}
+
+struct frame_row {
+    unsigned outer; /* rows from the last one */
+    char *out;
+    size_t size;
+};
+
+/* mt_frames_fn: row n - 1 - OUTER's function (the last row: the function
+ * the others are inlined into), as every frame line names it. */
+static void frame_row_name(const mt_frame *rows, unsigned n, void *ctx)
+{
+    struct frame_row *o = ctx;
+    if (o->outer < n && rows[n - 1 - o->outer].function)
+        snprintf(o->out, o->size, "%s", rows[n - 1 - o->outer].function);
+}
+
+/* "frame #N FUNCTION" of thread T holding stack slot ADDR: the outermost
+ * frame whose stack pointer is at or below ADDR (a frame's slots lie
+ * between its SP and its caller's). FUNCTION as memtrace's frame lines
+ * name it (src/symbolize/symbolize.c, one demangler), gdb's name when they cannot. */
+static void frame_name(Dwfl *dwfl, const struct thread *t, uintptr_t addr, char *out,
+                       size_t size)
+{
+    const struct frame *f = NULL;
+    for (size_t i = 0; i < t->nframes; i++)
+        if (t->frames[i].sp <= addr)
+            f = &t->frames[i];
+    if (!f && t->nframes)
+        f = &t->frames[0]; /* the red zone below the innermost frame */
+    if (f) {
+        char name[256] = "";
+        if (f->ret)
+            mt_sym_frames(dwfl, false, f->ret, frame_row_name,
+                          &(struct frame_row){ f->outer, name, sizeof name });
+        snprintf(out, size, "frame #%u %s", f->level,
+                 name[0] ? name : f->function[0] ? f->function : "??");
+    }
+    else
+        snprintf(out, size, "no frame known");
+}
+
+struct refs {
+    Dwfl *dwfl;
+    const struct request *q;
+    uintptr_t lo, hi; /* the block: [lo, hi), or just lo for a 0-byte one */
+    uint64_t found;
+    mt_out *out;
+};
+
+static bool points_in(const struct refs *s, uint64_t w)
+{
+    return w == s->lo || (w > s->lo && w < s->hi);
+}
+
+/* find_in over [LO, HI), 8-byte aligned and readable. */
+static void find_in_readable(struct refs *s, uintptr_t lo, uintptr_t hi,
+                             void (*fn)(struct refs *, uintptr_t at, uint64_t word, const void *),
+                             const void *arg)
+{
+    for (uintptr_t a = lo; a < hi;) {
+        size_t len = hi - a < sizeof read_buf ? hi - a : sizeof read_buf;
+        const uint64_t *w = read_target(NULL, a, len);
+        uint64_t hits[64];
+        uintptr_t where[64];
+        size_t nh = 0;
+        for (size_t k = 0; w && k < len / 8; k++) {
+            if (points_in(s, w[k]) && nh < 64) {
+                hits[nh] = w[k];
+                where[nh++] = a + 8 * k;
+            }
+        }
+        /* FN may read the target (a stack): the buffer is reused. */
+        for (size_t k = 0; k < nh; k++)
+            fn(s, where[k], hits[k], arg);
+        a += len;
+    }
+}
+
+/* Calls FN for every aligned word of [LO, HI) pointing into the block. */
+static void find_in(struct refs *s, uintptr_t lo, uintptr_t hi,
+                    void (*fn)(struct refs *, uintptr_t at, uint64_t word, const void *),
+                    const void *arg)
+{
+    lo = (lo + 7) & ~(uintptr_t)7;
+    hi &= ~(uintptr_t)7;
+    for (uintptr_t a = lo; a < hi;) {
+        /* Only the readable pieces, as the scan: a range is never walked
+         * chunk by chunk through memory the target does not have. */
+        uintptr_t end = 0;
+        int kind = region_target(NULL, a, &end);
+        uintptr_t stop = end > a && end < hi ? end & ~(uintptr_t)7 : hi;
+        if (kind != MT_MEM_READABLE || stop <= a) {
+            a = stop > a ? stop : hi;
+            a = (a + 7) & ~(uintptr_t)7;
+            continue;
+        }
+        find_in_readable(s, a, stop, fn, arg);
+        a = stop;
+    }
+}
+
+static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *arg)
+{
+    const mt_leak_root *root = arg;
+    char what[600];
+    const struct thread *t = thread_of(s->q, root->thread);
+    if (root->kind == MT_ROOT_GLOBALS) {
+        global_name(s->dwfl, at, what, sizeof what);
+        if (root->starts_only && word != s->lo) /* leak_roots.h */
+            snprintf(what + strlen(what), sizeof what - strlen(what),
+                     " (the allocator's data: holds nothing but by a block's start)");
+    } else if (root->kind == MT_ROOT_STACK && t) {
+        char frame[300];
+        frame_name(s->dwfl, t, at, frame, sizeof frame);
+        snprintf(what, sizeof what, "thread %u (LWP %u) stack, %s", t->number, t->tid, frame);
+    } else if (t) {
+        snprintf(what, sizeof what, "thread %u (LWP %u) thread-local storage", t->number,
+                 t->tid);
+    } else {
+        snprintf(what, sizeof what, "a root");
+    }
+    mt_fmt_ref_place(s->out, what, at, word - s->lo);
+    s->found++;
+}
+
+struct block_arg {
+    const mt_leak_block *b;
+};
+
+static void ref_block(struct refs *s, uintptr_t at, uint64_t word, const void *arg)
+{
+    const mt_leak_block *b = ((const struct block_arg *)arg)->b;
+    const uintptr_t *frames;
+    unsigned depth = read_stack(s->q, b->stack, &frames);
+    struct report_ctx c = { s->dwfl, s->q };
+    mt_fmt_stack_ref st = { frames, depth };
+    mt_fmt_ref_block(s->out, b->ptr, b->size, at - b->ptr, word - s->lo, b->class, put_stack,
+                     &c, &st);
+    s->found++;
+}
+
+static bool refs(Dwfl *dwfl, const struct request *q, const mt_leak_block *b, size_t n,
+                 const struct roots *r, mt_out *out)
+{
+    ptrdiff_t i = mt_leak_find(b, n, q->arg);
+    if (i < 0) {
+        mt_out_printf(out, "memtrace: refs: no live block holds %#" PRIx64 "\n", q->arg);
+        return false;
+    }
+    struct refs s = { dwfl, q, b[i].ptr, b[i].ptr + b[i].size, 0, out };
+    mt_fmt_refs_begin(out, b[i].ptr, b[i].size, q->arg - b[i].ptr, b[i].class);
+    for (size_t k = 0; k < r->nregions; k++)
+        find_in(&s, r->regions[k].lo, r->regions[k].hi, ref_region, &r->regions[k]);
+    for (size_t t = 0; t < q->nthreads; t++) {
+        const struct thread *th = &q->threads[t];
+        for (size_t k = 0; k < th->nregs; k++) {
+            if (points_in(&s, th->regs[k].value)) {
+                mt_fmt_ref_register(out, th->number, th->tid, th->regs[k].name,
+                                    th->regs[k].value - s.lo);
+                s.found++;
+            }
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        struct block_arg a = { &b[k] };
+        find_in(&s, b[k].ptr, b[k].ptr + b[k].size, ref_block, &a);
+    }
+    mt_fmt_refs_end(out, s.found);
+    return true;
+}
+
+/* ------------------------------------------------------------ the request */
+
+bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out)
+{
+    struct request q;
+    read_request(line, in, &q);
+    if (mem.mem_fd >= 0) {
+        read_process_maps();
+        forget_windows();
+    }
+    char why[256];
+    size_t n = 0;
+    mt_leak_block *b = read_blocks(&q, &n, why, sizeof why);
+    if (!b) {
+        mt_out_printf(out, "memtrace: %s: %s\n", q.refs ? "refs" : "leaks", why);
+        free_request(&q);
+        return false;
+    }
+    flag_damaged_stacks(&q, b, n);
+    struct roots r = { 0 };
+    gather_roots(dwfl, &q, &r);
+    flag_linker_blocks(&q, &r, b, n);
+    if (q.unlocked)
+        mt_out_printf(out, "memtrace: leaks: a table shard was read without its lock: a stopped "
+                           "thread was changing it; the verdict may be off by its blocks\n");
+    mt_leak_input input = {
+        .blocks = b, .nblocks = n, .roots = r.regions, .nroots = r.nregions,
+        .words = r.words, .nwords = r.nwords, .read = read_target, .region = region_target,
+    };
+    mt_leak_totals t;
+    bool ok = mt_leak_scan(&input, &t);
+    if (ok)
+        n -= t.damaged; /* the dropped entries are past the kept ones */
+    if (!ok)
+        mt_out_printf(out, "memtrace: %s: no memory for the scan of %zu blocks\n",
+                      q.refs ? "refs" : "leaks", n);
+    else if (q.refs)
+        ok = refs(dwfl, &q, b, n, &r, out);
+    else
+        ok = leaks(dwfl, &q, b, n, &r, &t, out);
+    free(b);
+    free(r.regions);
+    free(r.words);
+    free_request(&q);
+    return ok;
+}

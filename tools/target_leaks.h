@@ -1,0 +1,28 @@
+/* memtrace-symbolize's "leaks" and "refs" requests (gdb/memtrace.py's
+ * `memtrace leaks` and `memtrace refs`): the leak scan (src/scan/leak_scan.c)
+ * and the report (src/leak/leak_report.c) of the process or core file the
+ * symbolizer was started for, with the roots gathered here from the
+ * target's memory and modules, and the threads, registers and frames the
+ * helper got from gdb. The request format is in memtrace-symbolize.c. */
+#ifndef MT_TARGET_LEAKS_H
+#define MT_TARGET_LEAKS_H
+
+#include "base/output.h"
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Where the target's memory is read: a core file's segments (ELF, already
+ * opened, mapped whole), or a process's /proc/PID/mem (MEM_FD, opened by
+ * gdb, which may: it traces the process) with its maps (PID). */
+void mt_target_mem_core(Elf *core);
+void mt_target_mem_process(int mem_fd, int pid);
+
+/* Answers one request whose first line is LINE ("leaks ..." or "refs
+ * ..."), reading its further lines from IN up to "end"; the text goes to
+ * OUT. False when the answer is an error for the gdb command (the text
+ * says why, in one "memtrace:" line). Exits 3 on a malformed request. */
+bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out);
+
+#endif
