@@ -17,7 +17,7 @@ LAYERS = [
     ("base", "common atomic lock os output config reentry"),
     ("stores", "live_table stack_store freed_history internal_heap threads modules site cfi stack_bounds leak_scan leak_roots"),
     ("hot path", "capture capture_cfi capture_fp capture_libunwind real tracer"),
-    ("slow path", "startup bad_free descriptor symbolize format pprof pprof_out describe profiler profiler_off api preload leak_check suppressions leak_report recording children"),
+    ("slow path", "startup bad_free descriptor symbolize format pprof pprof_out describe profiler profiler_off api preload leak_check suppressions leak_report recording children attach"),
 ]
 LAYER_OF = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods.split()}
 
