@@ -291,6 +291,8 @@ def main():
     run("set pagination off")
     run("set confirm off")
     run("set auto-solib-add off")
+    # The pause is the time gdb holds the process: no debug information.
+    run("set debug-file-directory /nonexistent")
     try:
         t0 = time.monotonic()
         run("attach " + pid)

@@ -257,6 +257,19 @@ LAUNCHER_PROGS := $(TEST_BUILD)/recording $(TEST_BUILD)/recording_race $(TEST_BU
 test-launcher: all $(LAUNCHER_PROGS)
 	@bash tests/e2e/launcher.sh
 
+# memtrace attach / detach (tests/e2e/attach.sh): a program started
+# without memtrace, and the same statically linked (not attachable).
+$(TEST_BUILD)/attach_target: tests/progs/attach_target.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/attach_static: tests/progs/attach_target.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread -static $(LDFLAGS) -o $@ $<
+ATTACH_PROGS := $(TEST_BUILD)/attach_target $(TEST_BUILD)/attach_static
+
+test-attach: all $(ATTACH_PROGS)
+	@bash tests/e2e/attach.sh
+
 GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_handles \
              $(TEST_BUILD)/cxx_handles
 
@@ -309,6 +322,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-build
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
+	@$(MAKE) --no-print-directory test-attach
 	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-reliability
@@ -322,7 +336,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-leak-oracle test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

@@ -7,7 +7,7 @@
  *
  * Prints "@@ before ADDR" (a block allocated at start), then, once DIR/go
  * exists, "@@ after ADDR" (a block allocated then) and "@@ after-done";
- * once DIR/stop exists, stops the threads, frees everything and prints one
+ * once DIR/late exists, "@@ late ADDR" (another); once DIR/stop exists, stops the threads, frees everything and prints one
  * line per thread and a last line, the same on every run, and exits with
  * status 7. A block found changed (a lost or doubled free, a realloc that
  * lost its contents) makes it print what and exit with status 1. */
@@ -118,7 +118,7 @@ static void wait_for(const char *name)
         nanosleep(&ts, NULL);
 }
 
-static void *keep_before, *keep_after;
+static void *keep_before, *keep_after, *keep_late;
 
 int main(int argc, char **argv)
 {
@@ -139,6 +139,10 @@ int main(int argc, char **argv)
     keep_after = malloc(200); /* SITE:attach-after */
     printf("@@ after %p\n@@ after-done\n", keep_after);
     fflush(stdout);
+    wait_for("late");
+    keep_late = malloc(300); /* SITE:attach-late */
+    printf("@@ late %p\n", keep_late);
+    fflush(stdout);
     wait_for("stop");
     atomic_store(&stop, 1);
     int bad = 0;
@@ -148,6 +152,7 @@ int main(int argc, char **argv)
         bad |= ws[i].bad;
     }
     free(keep_before);
+    free(keep_late);
     keep_after = realloc(keep_after, 300);
     free(keep_after);
     free(ws);
