@@ -80,12 +80,22 @@ static void *(*real_dlopen)(const char *, int);
 typedef struct {
     uintptr_t *slot;
     uintptr_t original;
-    bool relro; /* in the module's RELRO segment: read-only but around writes */
+    uintptr_t module; /* the module's load address (dlpi_addr) */
+    bool relro;       /* in the module's RELRO segment: read-only but around writes */
 } patched_entry;
 #define MAX_PATCHED 65536
 static patched_entry *patched;
 static size_t n_patched;
 static bool attached, full_said;
+
+/* The load addresses of this library's dependencies (libc, libdw, ...):
+ * detach leaves their entries on memtrace's functions, which pass every
+ * call through once recording is off. Memtrace's own work (symbolizing, a
+ * report's FILE) allocates in them from its internal heap; such a block
+ * freed later must still reach memtrace's free, never libc's. */
+#define MAX_DEPS 64
+static uintptr_t deps[MAX_DEPS];
+static size_t n_deps;
 static mt_lock lock = MT_LOCK_INIT;
 
 int mt_attach_late_load(void)
@@ -156,7 +166,7 @@ static void patch_table(const ElfW(Rela) *rels, size_t size, const ElfW(Sym) *sy
         }
         bool relro = (uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi;
         if (write_slot(slot, (uintptr_t)ours[i], relro))
-            patched[n_patched++] = (patched_entry){ slot, was, relro };
+            patched[n_patched++] = (patched_entry){ slot, was, base, relro };
     }
 }
 
@@ -232,6 +242,38 @@ static void *attached_dlopen(const char *file, int mode)
     return h;
 }
 
+static bool is_dep(uintptr_t base)
+{
+    for (size_t i = 0; i < n_deps; i++)
+        if (deps[i] == base)
+            return true;
+    return false;
+}
+
+/* Adds the modules MAP needs (DT_NEEDED), and theirs, to deps. */
+static void add_deps(const struct link_map *map)
+{
+    const ElfW(Dyn) *dyn = map->l_ld;
+    const char *strtab = NULL;
+    for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)dyn_ptr(d->d_un.d_ptr, map->l_addr);
+    if (!strtab)
+        return;
+    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+        if (d->d_tag != DT_NEEDED || n_deps == MAX_DEPS)
+            continue;
+        void *h = dlopen(strtab + d->d_un.d_val, RTLD_LAZY | RTLD_NOLOAD);
+        struct link_map *dep = NULL;
+        if (h && dlinfo(h, RTLD_DI_LINKMAP, &dep) == 0 && dep && !is_dep(dep->l_addr)) {
+            deps[n_deps++] = dep->l_addr;
+            add_deps(dep);
+        }
+        if (h)
+            dlclose(h);
+    }
+}
+
 static bool look_up_ours(void)
 {
     Dl_info self;
@@ -243,6 +285,9 @@ static bool look_up_ours(void)
         return false;
     for (size_t i = 0; i < N_NAMES; i++)
         ours[i] = dlsym(h, names[i]);
+    struct link_map *self_map = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &self_map) == 0 && self_map)
+        add_deps(self_map);
     dlclose(h);
     ours[N_NAMES - 1] = (void *)attached_dlopen;
     real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
@@ -314,6 +359,8 @@ MT_EXPORT int memtrace_detach(void)
          * mapped there may hold anything. */
         for (size_t k = n_patched; k-- > 0;) {
             patched_entry *e = &patched[k];
+            if (is_dep(e->module))
+                continue; /* stays on memtrace's pass-through */
             Dl_info where;
             if (!dladdr(e->slot, &where))
                 continue; /* unloaded */
@@ -325,7 +372,12 @@ MT_EXPORT int memtrace_detach(void)
                 continue;
             write_slot(e->slot, e->original, e->relro);
         }
-        n_patched = 0;
+        /* The dependencies' entries stay listed (and redirected). */
+        size_t kept = 0;
+        for (size_t k = 0; k < n_patched; k++)
+            if (is_dep(patched[k].module))
+                patched[kept++] = patched[k];
+        n_patched = kept;
         attached = false;
         /* Blocks allocated while attached stay valid; their frees go to
          * libc now, so their records go stale: off, stamped detached. */
