@@ -196,6 +196,27 @@ touch "$d/go" "$d/late" "$d/stop"
 wait "$spid"
 check "statically linked: its exit status" "$?" 7
 
+# ---------------------------------------------------------------- --profile, settings
+d=$work/prof
+start_target "$d"
+rc=0
+MEMTRACE_OUTPUT=$d/report.%p MEMTRACE_INTERVAL_MS=200 "$mt" attach --profile "$tpid" 2>"$d/attach.err" || rc=$?
+check "attach --profile: status" 0 "$rc"
+grep -q "^memtrace: attached to process $tpid (libmemtrace-profiler.so; it was stopped for [0-9]* ms)\$" "$d/attach.err" &&
+    pass "attach --profile: its one line" || fail "attach --profile: its one line" "$(cat "$d/attach.err")"
+touch "$d/go"
+wait_line "$d/out" "@@ after-done"
+sleep 0.5
+finish_target "$d"
+report=$d/report.$tpid
+grep -q "^memtrace: report 1 (periodic), pid $tpid" "$report" 2>/dev/null &&
+    pass "attach --profile: MEMTRACE_OUTPUT and MEMTRACE_INTERVAL_MS apply (a periodic report in the file)" ||
+    fail "attach --profile: MEMTRACE_OUTPUT and MEMTRACE_INTERVAL_MS apply (a periodic report in the file)" "$(ls "$d")"
+grep -q "^  #0 main at $(at $T attach-after)" "$report" 2>/dev/null &&
+    pass "attach --profile: the report names the block allocated after the attach" ||
+    fail "attach --profile: the report names the block allocated after the attach" "$(head -20 "$report" 2>/dev/null)"
+check "attach --profile: the output and status of an unattached run" "$expected" "$(result "$d")"
+
 # ---------------------------------------------------------------- many attaches
 same=0
 for i in $(seq "$runs"); do
