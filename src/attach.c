@@ -35,12 +35,22 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#if __ELF_NATIVE_CLASS == 64
+#define RELOC_TYPE ELF64_R_TYPE
+#define RELOC_SYM ELF64_R_SYM
+#else
+#define RELOC_TYPE ELF32_R_TYPE
+#define RELOC_SYM ELF32_R_SYM
+#endif
 #if defined(__x86_64__)
 #define RELOC_JUMP_SLOT R_X86_64_JUMP_SLOT
 #define RELOC_GLOB_DAT R_X86_64_GLOB_DAT
 #elif defined(__aarch64__)
 #define RELOC_JUMP_SLOT R_AARCH64_JUMP_SLOT
 #define RELOC_GLOB_DAT R_AARCH64_GLOB_DAT
+#else /* no port yet: nothing is redirected, attach changes nothing */
+#define RELOC_JUMP_SLOT 0xffffffffu
+#define RELOC_GLOB_DAT 0xffffffffu
 #endif
 
 /* The names redirected: preload.c's, but for the exec family (children
@@ -146,10 +156,10 @@ static void patch_table(const ElfW(Rela) *rels, size_t size, const ElfW(Sym) *sy
                         const char *strtab, uintptr_t base, uintptr_t relro_lo, uintptr_t relro_hi)
 {
     for (size_t k = 0; k < size / sizeof *rels; k++) {
-        unsigned long type = ELF64_R_TYPE(rels[k].r_info);
+        unsigned long type = RELOC_TYPE(rels[k].r_info);
         if (type != RELOC_JUMP_SLOT && type != RELOC_GLOB_DAT)
             continue;
-        const ElfW(Sym) *sym = &symtab[ELF64_R_SYM(rels[k].r_info)];
+        const ElfW(Sym) *sym = &symtab[RELOC_SYM(rels[k].r_info)];
         int i = name_index(strtab + sym->st_name);
         if (i < 0 || !ours[i])
             continue;
@@ -187,7 +197,10 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *data)
         else if (ph->p_type == PT_GNU_RELRO) {
             uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
             relro_lo = (base + ph->p_vaddr) & ~(page - 1);
-            relro_hi = (base + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
+            /* Rounded down, as ld.so protects it: the page the segment
+             * ends in stays writable (lazy binding's .got.plt may start
+             * there), and must not be made read-only here. */
+            relro_hi = (base + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
         }
     }
     if (!dyn)
