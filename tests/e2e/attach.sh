@@ -5,7 +5,7 @@
 # core written then, detached, and runs to the same output and exit status
 # as an unattached run; ATTACH_RUNS (20) more runs attach (and every other
 # one detaches) at a random moment; a python3 loop is attached the same
-# way; bad input gets one memtrace: line, status 1 (2 for usage) and leaves
+# way, and sqlite3 in a long query; bad input gets one memtrace: line, status 1 (2 for usage) and leaves
 # the process as it was. Skips, saying why, where ptrace is not permitted.
 # Prints one PASS/FAIL line per check and "attach: N passed, N failed".
 set -u
@@ -275,6 +275,38 @@ sys.exit(5)' "$d" >"$d/out" 2>&1 &
     check "python3: its output" "$(grep -v '^@@' "$d/out")" "python loop done True"
 else
     echo "SKIP attach: python3 (no /usr/bin/python3)"
+fi
+
+# sqlite3 in a long query (rounds of a million rows inserted and deleted):
+# attached while it works, asked, detached; its output and status its own.
+if command -v sqlite3 >/dev/null; then
+    d=$work/sqlite
+    mkdir -p "$d"
+    for i in $(seq 8); do
+        echo "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<1000000)"
+        echo "  INSERT INTO t SELECT printf('%0100d', x) FROM c;"
+        echo "SELECT count(*), sum(length(a)) FROM t; DELETE FROM t;"
+    done >"$d/query.sql"
+    (echo "CREATE TABLE t(a);"; cat "$d/query.sql") >"$d/all.sql"
+    sqlite3 :memory: <"$d/all.sql" >"$d/out" 2>&1 &
+    spid=$!
+    sleep 0.5
+    rc=0
+    "$mt" attach "$spid" 2>"$d/attach.err" || rc=$?
+    check "sqlite3: attach status" 0 "$rc"
+    sleep 0.5
+    gdb -q -nx -batch -p "$spid" -ex "source $helper" -ex "memtrace top 3" </dev/null >"$d/ask" 2>&1
+    grep -q "^memtrace: site 1: " "$d/ask" && grep -q "^  #[0-9]* sqlite3[A-Za-z]* in libsqlite3" "$d/ask" &&
+        pass "sqlite3: memtrace top names libsqlite3's allocations" ||
+        fail "sqlite3: memtrace top names libsqlite3's allocations" "$(cat "$d/ask")"
+    rc=0
+    "$mt" detach "$spid" 2>"$d/detach.err" || rc=$?
+    check "sqlite3: detach status" 0 "$rc"
+    wait "$spid"
+    check "sqlite3: its exit status" 0 "$?"
+    check "sqlite3: its output" "$(for i in $(seq 8); do echo "1000000|100000000"; done)" "$(cat "$d/out")"
+else
+    echo "SKIP attach: sqlite3 (not installed)"
 fi
 
 finish attach
