@@ -174,9 +174,11 @@ attach_pid() {
     { [ "$pid" != 0 ] && [ -d "/proc/$pid" ]; } || die 1 "$1: no process $pid"
     maps=$(cat "/proc/$pid/maps" 2>/dev/null) && [ -n "$maps" ] ||
         die 1 "$1: not permitted to trace process $pid (another user's: run as that user, or root)"
+    # Yama: 1 lets gdb try (the process may have allowed it with
+    # PR_SET_PTRACER), 2 is for root only, 3 for nobody.
     scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
-    if [ "$scope" != 0 ] && [ "$(id -u)" != 0 ]; then
-        die 1 "$1: not permitted to trace process $pid: kernel.yama.ptrace_scope is $scope (attaching needs 0, or root)"
+    if [ "$scope" = 3 ] || { [ "$scope" = 2 ] && [ "$(id -u)" != 0 ]; }; then
+        die 1 "$1: not permitted to trace process $pid: kernel.yama.ptrace_scope is $scope (attaching needs 0 or 1, or root for 2)"
     fi
     loaded=$(printf '%s\n' "$maps" | awk '$6 ~ /\/libmemtrace[^\/]*\.so$/ { print $6; exit }')
     if [ "$1" = attach ]; then
