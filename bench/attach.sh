@@ -33,7 +33,8 @@ run() {
         "$mt" attach "$pid" 2>>"$work/pause.attach" || touch "$work/failed"
         echo $((($(date +%s%N) - t0) / 1000000)) >>"$work/wall.attached"
     elif [ "$1" = heaptrack ]; then
-        heaptrack -p "$pid" -o "$work/ht.$2" >"$work/ht.log.$2" 2>&1 &
+        # Its data file lands in the working directory whatever -o says.
+        (cd "$work" && exec heaptrack -p "$pid" -o "$work/ht.$2") >"$work/ht.log.$2" 2>&1 &
         hpid=$!
         until grep -q "injection finished" "$work/ht.log.$2" 2>/dev/null; do
             kill -0 "$hpid" 2>/dev/null || break
@@ -44,7 +45,7 @@ run() {
     touch "$f"
     wait "$pid"
     [ -z "$hpid" ] || wait "$hpid"
-    rm -f "$work"/ht.*.zst "$work"/ht.*.gz
+    rm -f "$work"/ht.*.zst "$work"/ht.*.gz "$work"/heaptrack.*
     sed -n 's/^churn: work \([0-9.]*\) s$/\1/p' "$err"
 }
 variants=(native preloaded attached)
