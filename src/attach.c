@@ -320,7 +320,9 @@ MT_EXPORT int memtrace_attach(void)
         mt_leave(was);
         return MT_ATTACH_FAILED;
     }
-    if (attached) {
+    if (attached || !mt_attach_late_load()) {
+        /* Attached, or loaded at start (preloaded, linked with -lmemtrace):
+         * tracing already. */
         rc = MT_ATTACH_ALREADY;
         goto out;
     }

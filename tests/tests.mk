@@ -265,7 +265,11 @@ $(TEST_BUILD)/attach_target: tests/progs/attach_target.c
 $(TEST_BUILD)/attach_static: tests/progs/attach_target.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread -static $(LDFLAGS) -o $@ $<
-ATTACH_PROGS := $(TEST_BUILD)/attach_target $(TEST_BUILD)/attach_static
+$(TEST_BUILD)/attach_linked: tests/progs/attach_target.c $(TRACER_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< \
+	  -L$(BUILD) -Wl,--no-as-needed -lmemtrace -Wl,-rpath,'$$ORIGIN/..'
+ATTACH_PROGS := $(TEST_BUILD)/attach_target $(TEST_BUILD)/attach_static $(TEST_BUILD)/attach_linked
 
 test-attach: all $(ATTACH_PROGS)
 	@bash tests/e2e/attach.sh

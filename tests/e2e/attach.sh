@@ -184,6 +184,18 @@ bad "detach: preloaded, not attached" 1 "memtrace: detach: memtrace is not attac
     "$mt" detach "$tpid"
 finish_target "$d"
 
+# Linked with -lmemtrace: traced from the start, no LD_PRELOAD to tell.
+d=$work/bad4
+mkdir -p "$d"
+"$tests/attach_linked" 1 "$d" >"$d/out" 2>&1 &
+lpid=$!
+wait_line "$d/out" "@@ before"
+bad "attach: linked with -lmemtrace" 1 "memtrace: attach: process $lpid is traced by memtrace already" \
+    "$mt" attach "$lpid"
+touch "$d/go" "$d/late" "$d/stop"
+wait "$lpid"
+check "linked with -lmemtrace: its exit status" 7 "$?"
+
 d=$work/bad3
 mkdir -p "$d"
 "$tests/attach_static" 1 "$d" >"$d/out" 2>&1 &
