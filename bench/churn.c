@@ -6,11 +6,17 @@
  * steps; a step frees a random slot and allocates a new block of 16 to 528
  * bytes there, through a call chain of random depth 1 to 8, so the tracer
  * sees many distinct stacks. One byte of every block is written, so the peak
- * RSS is real. The PRNG is seeded per thread: runs are deterministic. */
+ * RSS is real. The PRNG is seeded per thread: runs are deterministic.
+ *
+ * With CHURN_WAIT=FILE (bench/attach.sh), waits for FILE to exist before
+ * the work (so that `memtrace attach` can come first) and prints the
+ * work's wall time to stderr: "churn: work N.NNN s". */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 struct job {
     unsigned seed;
@@ -80,6 +86,14 @@ int main(int argc, char **argv)
     }
     struct job job[64];
     pthread_t tid[64];
+    const char *wait_file = getenv("CHURN_WAIT");
+    struct timespec t0, t1, nap = { 0, 2 * 1000 * 1000 };
+    if (wait_file) {
+        fprintf(stderr, "churn: waiting\n");
+        while (access(wait_file, F_OK) != 0)
+            nanosleep(&nap, NULL);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int t = 0; t < threads; t++) {
         job[t] = (struct job){ .seed = (unsigned)t, .pairs = pairs / threads,
                                .live = live / threads };
@@ -94,6 +108,10 @@ int main(int argc, char **argv)
         pthread_join(tid[t], NULL);
         sum += job[t].sum;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (wait_file)
+        fprintf(stderr, "churn: work %.3f s\n",
+                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     printf("churn: %d thread(s), %ld pairs, %ld live, checksum %lu\n",
            threads, pairs, live, sum);
     return 0;

@@ -36,6 +36,8 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace gdb [GDB-OPTION...] -- PROG [ARGS...]
        memtrace gdb PROG [ARGS...]
        memtrace core [GDB-OPTION...] [--] PROG CORE
+       memtrace attach [--profile] PID
+       memtrace detach PID
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 
 Records where every heap block of PROG was allocated, to ask about any
@@ -52,6 +54,10 @@ Commands:
   core   start gdb on a core file of PROG with the `memtrace` command
          loaded; options before PROG go to gdb as they are, e.g.
            memtrace core -batch -ex 'memtrace leaks' -- ./prog core.1234
+  attach load the tracer (with --profile, the profiler) into the running
+         process PID with gdb and trace it from now on (blocks allocated
+         before are unknown); then ask with gdb -p PID as on any process
+  detach stop tracing PID (the library stays loaded, idle)
 
 Options of run:
   --profile       the profiler: reports of the call sites holding the most
@@ -155,6 +161,183 @@ check_gdb() {
         die 1 "cannot find gdb (${GDB:-gdb}); install it, or set GDB to one"
 }
 
+# memtrace attach/detach (attach_pid CMD PID PROFILE). The checks that
+# need no ptrace come first, each with one line and status 1, the target
+# untouched; then gdb attaches, picks a thread stopped where it holds no
+# allocator or loader lock, and calls dlopen and memtrace_attach (or
+# memtrace_detach) in it (attach_script below; src/attach.c).
+attach_pid() {
+    case $2 in
+    '' | *[!0-9]*) usage_error "$1: '$2' is not a process id" ;;
+    esac
+    pid=$2
+    { [ "$pid" != 0 ] && [ -d "/proc/$pid" ]; } || die 1 "$1: no process $pid"
+    maps=$(cat "/proc/$pid/maps" 2>/dev/null) && [ -n "$maps" ] ||
+        die 1 "$1: not permitted to trace process $pid (another user's: run as that user, or root)"
+    # Yama: 1 lets gdb try (the process may have allowed it with
+    # PR_SET_PTRACER), 2 is for root only, 3 for nobody.
+    scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+    if [ "$scope" = 3 ] || { [ "$scope" = 2 ] && [ "$(id -u)" != 0 ]; }; then
+        die 1 "$1: not permitted to trace process $pid: kernel.yama.ptrace_scope is $scope (attaching needs 0 or 1, or root for 2)"
+    fi
+    loaded=$(printf '%s\n' "$maps" | awk '$6 ~ /\/libmemtrace[^\/]*\.so$/ { print $6; exit }')
+    if [ "$1" = attach ]; then
+        if [ -n "$loaded" ] && tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null |
+            grep -q '^LD_PRELOAD=.*libmemtrace'; then
+            die 1 "attach: process $pid is traced by memtrace already ($(basename "$loaded") is preloaded)"
+        fi
+        if [ -n "$3" ]; then
+            lib=$libdir/libmemtrace-profiler.so
+        else
+            lib=${MEMTRACE_LIB:-$libdir/libmemtrace.so}
+        fi
+        if [ -n "$loaded" ] && [ "$(basename "$loaded")" != "$(basename "$lib")" ]; then
+            die 1 "attach: process $pid has $(basename "$loaded") loaded (an earlier attach); attach it again with that library"
+        fi
+        [ -z "$loaded" ] || lib=$loaded
+        check_lib "$lib"
+        if ! printf '%s\n' "$maps" | grep -q '/libc\.so'; then
+            die 1 "attach: process $pid is statically linked (no libc.so to load memtrace with): memtrace cannot attach to it"
+        fi
+    else
+        [ -n "$loaded" ] || die 1 "detach: memtrace is not attached to process $pid"
+        lib=$loaded
+    fi
+    check_gdb
+    script=$(mktemp "${TMPDIR:-/tmp}/memtrace-attach.XXXXXX")
+    trap 'rm -f "$script" "$script.out"' EXIT
+    attach_script >"$script"
+    MT_ATTACH_CMD=$1 MT_ATTACH_PID=$pid MT_ATTACH_LIB=$lib \
+        ${GDB:-gdb} -q -nx -batch -ex "source $script" </dev/null >"$script.out" 2>&1 || :
+    out=$(sed -n 's/^@@ //p' "$script.out" | tail -1)
+    case $out in
+    ok*) echo "memtrace:${out#ok}" >&2 ;;
+    '') die 1 "$1: gdb could not attach to process $pid: $(grep -v '^$' "$script.out" | tail -1)" ;;
+    *) die 1 "$out" ;;
+    esac
+}
+
+# The gdb side of attach_pid (Python): its last "@@ " line is "@@ ok TEXT"
+# (TEXT is said) or "@@ MESSAGE" (the failure).
+attach_script() {
+    echo python
+    cat <<'EOF'
+import os, re, time
+cmd, pid, lib = os.environ["MT_ATTACH_CMD"], os.environ["MT_ATTACH_PID"], os.environ["MT_ATTACH_LIB"]
+# x86-64 system calls a thread waits in holding no allocator or loader
+# lock: read poll select pause nanosleep accept recvfrom recvmsg wait4
+# rt_sigtimedwait rt_sigsuspend futex clock_nanosleep epoll_wait waitid
+# pselect6 ppoll epoll_pwait accept4.
+WAITING = {0, 7, 23, 34, 35, 43, 45, 47, 61, 128, 130, 202, 230, 232, 247, 270, 271, 281, 288}
+def say(s):
+    print("@@ " + s)
+def run(c):
+    return gdb.execute(c, to_string=True)
+def cstr(s):
+    out = ""
+    for b in s.encode():
+        c = chr(b)
+        out += c if 32 <= b < 127 and c not in '"\\' else "\\%03o" % b
+    return '"' + out + '"'
+def call(expr):
+    return int(gdb.parse_and_eval(expr))
+def string_at(p):
+    return gdb.parse_and_eval("(char *)%d" % p).string() if p else None
+def maps():
+    r = []
+    for line in open("/proc/%s/maps" % pid):
+        f = line.split()
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        r.append((lo, hi, f[5] if len(f) > 5 else ""))
+    return r
+def safe(t, regions):
+    """T is stopped where it holds no allocator or loader lock: waiting in
+    a system call, or running code outside libc and ld.so."""
+    t.switch()
+    pc = int(gdb.parse_and_eval("$pc")) & (2**64 - 1)
+    try:
+        insn = bytes(gdb.selected_inferior().read_memory(pc - 2, 2))
+    except gdb.error:
+        insn = b""
+    if insn == b"\x0f\x05":
+        return int(gdb.parse_and_eval("$orig_rax")) in WAITING
+    for lo, hi, name in regions:
+        if lo <= pc < hi:
+            return not re.search(r"/(libc|ld-linux[^/]*|libpthread|libdl)[.-][^/]*$", name)
+    return False
+def attach():
+    names = sorted(k for k in os.environ if k.startswith("MEMTRACE_") and k != "MEMTRACE_LIB")
+    saved = {k: string_at(call("(long)getenv(%s)" % cstr(k))) for k in names + ["_MEMTRACE_ATTACH"]}
+    for k in names:
+        call("(int)setenv(%s, %s, 1)" % (cstr(k), cstr(os.environ[k])))
+    call('(int)setenv("_MEMTRACE_ATTACH", "1", 1)')
+    h = call("(long)dlopen(%s, 2)" % cstr(lib))
+    err = None if h else (string_at(call("(long)dlerror()")) or "unknown error")
+    # The settings were read by the library's constructor: the process's
+    # environment goes back to what it was.
+    for k, v in saved.items():
+        if v is None:
+            call("(int)unsetenv(%s)" % cstr(k))
+        else:
+            call("(int)setenv(%s, %s, 1)" % (cstr(k), cstr(v)))
+    if err:
+        return "attach: could not load %s into process %s (%s); the process was left as it was" % (lib, pid, err)
+    run("sharedlibrary /libmemtrace")
+    rc = call("(int)memtrace_attach()")
+    if rc == 1:
+        return "attach: process %s is traced by memtrace already" % pid
+    if rc:
+        return "attach: memtrace could not start in process %s (code %d); %s stays loaded, idle" % (pid, rc, os.path.basename(lib))
+    return None
+def main():
+    run("set pagination off")
+    run("set confirm off")
+    run("set auto-solib-add off")
+    # The pause is the time gdb holds the process: no debug information.
+    run("set debug-file-directory /nonexistent")
+    try:
+        t0 = time.monotonic()
+        run("attach " + pid)
+    except gdb.error as e:
+        m = str(e).splitlines()[0]
+        if "not permitted" in m:
+            return "%s: not permitted to trace process %s (%s; see kernel.yama.ptrace_scope, run as its user or root)" % (cmd, pid, m)
+        return "%s: gdb could not attach to process %s: %s" % (cmd, pid, m)
+    try:
+        run("sharedlibrary /libc[.]so")
+        run("sharedlibrary /libmemtrace")
+        regions = maps()
+        threads = sorted(gdb.selected_inferior().threads(), key=lambda t: t.num)
+        chosen = next((t for t in threads if safe(t, regions)), None)
+        tries = 0
+        while chosen is None and tries < 20:
+            threads[0].switch()
+            run("finish")
+            tries += 1
+            chosen = threads[0] if safe(threads[0], regions) else None
+        if chosen is None:
+            return "%s: no thread of process %s stopped outside libc; nothing was changed, try again" % (cmd, pid)
+        chosen.switch()
+        if cmd == "attach":
+            err = attach()
+        else:
+            rc = call("(int)memtrace_detach()")
+            err = None if rc == 0 else "detach: memtrace is not attached to process %s" % pid
+    finally:
+        run("detach")
+        ms = (time.monotonic() - t0) * 1000
+    if err:
+        return err
+    return "ok %s process %s (%s; it was stopped for %.0f ms)" % (
+        "attached to" if cmd == "attach" else "detached from", pid, os.path.basename(lib), ms)
+try:
+    say(main())
+except gdb.error as e:
+    say("%s: gdb failed on process %s: %s" % (cmd, pid, str(e).splitlines()[0]))
+EOF
+    echo end
+}
+
 [ $# -ge 1 ] || usage_error "no command given"
 cmd=$1
 shift
@@ -163,7 +346,7 @@ case $cmd in
     usage
     exit 0
     ;;
-run | gdb | core)
+run | gdb | core | attach | detach)
     # COMMAND --help: the same usage, wherever it would be an option of
     # COMMAND (for gdb, the first word: later ones are gdb's own).
     case ${1-} in --help | -h) usage; exit 0 ;; esac
@@ -297,6 +480,23 @@ core)
     # The helper checks the core (cut short, another program's, without
     # libmemtrace) even when gdb cannot load it.
     MT_CORE_FILE=$core_file exec ${GDB:-gdb} -q -ex "source $helper" "$@" -- "$prog" "$core_file"
+    ;;
+attach | detach)
+    profile=
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --profile)
+            [ "$cmd" = attach ] || usage_error "detach: unknown option '$1'"
+            profile=1
+            ;;
+        --) shift; break ;;
+        -*) usage_error "$cmd: unknown option '$1'" ;;
+        *) break ;;
+        esac
+        shift
+    done
+    [ $# = 1 ] || usage_error "$cmd: give one PID"
+    attach_pid "$cmd" "$1" "$profile"
     ;;
 *)
     usage_error "unknown command '$cmd'"

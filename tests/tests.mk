@@ -258,6 +258,23 @@ LAUNCHER_PROGS := $(TEST_BUILD)/recording $(TEST_BUILD)/recording_race $(TEST_BU
 test-launcher: all $(LAUNCHER_PROGS)
 	@bash tests/e2e/launcher.sh
 
+# memtrace attach / detach (tests/e2e/attach.sh): a program started
+# without memtrace, and the same statically linked (not attachable).
+$(TEST_BUILD)/attach_target: tests/progs/attach_target.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/attach_static: tests/progs/attach_target.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread -static $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/attach_linked: tests/progs/attach_target.c $(TRACER_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< \
+	  -L$(BUILD) -Wl,--no-as-needed -lmemtrace -Wl,-rpath,'$$ORIGIN/..'
+ATTACH_PROGS := $(TEST_BUILD)/attach_target $(TEST_BUILD)/attach_static $(TEST_BUILD)/attach_linked
+
+test-attach: all $(ATTACH_PROGS)
+	@bash tests/e2e/attach.sh
+
 GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_handles \
              $(TEST_BUILD)/cxx_handles
 
@@ -313,6 +330,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-build
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
+	@$(MAKE) --no-print-directory test-attach
 	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-reliability
@@ -326,7 +344,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-leak-oracle test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

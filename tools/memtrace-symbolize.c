@@ -469,7 +469,8 @@ int main(int argc, char **argv)
             uint64_t v[4];
             if (!parse_numbers(&p, v, 4))
                 malformed(line);
-            mt_fmt_recording(&out, &(mt_fmt_recording_state){ v[0] != 0, v[1] != 0, v[2], v[3] });
+            mt_fmt_recording(&out, &(mt_fmt_recording_state){ v[0] != 0, v[1] != 0, v[2], v[3],
+                                                                 (v[1] & 2) != 0, (v[1] & 4) != 0 });
             mt_out_write(&out, "\0@@\n", 4);
         } else if (strncmp(line, "pprof ", 6) == 0) {
             write_pprof(dwfl, &out, &line, &cap);

@@ -355,7 +355,17 @@ void mt_fmt_recording(mt_out *out, const mt_fmt_recording_state *r)
 {
     if (!r->ever_off)
         return;
-    if (r->on) {
+    if (r->attached && r->on) {
+        mt_out_printf(out, "memtrace: attached to a running process; recording since allocation #%lu (",
+                      (unsigned long)r->seq);
+        put_utc(out, r->sec);
+        mt_out_printf(out, "); blocks allocated before the attach or while recording was off are unknown\n");
+    } else if (r->attached && r->detached) {
+        mt_out_printf(out, "memtrace: detached since ");
+        put_utc(out, r->sec);
+        mt_out_printf(out, " (after allocation #%lu); blocks allocated since are unknown\n",
+                      (unsigned long)(r->seq ? r->seq - 1 : 0));
+    } else if (r->on) {
         mt_out_printf(out, "memtrace: recording since allocation #%lu (", (unsigned long)r->seq);
         put_utc(out, r->sec);
         mt_out_printf(out, "); blocks allocated while it was off are unknown\n");

@@ -151,6 +151,8 @@ typedef struct {
     uint64_t seq;  /* the allocation number the next recorded block got
                       when recording last changed */
     uint64_t sec;  /* the time of that change, seconds since 1970 UTC */
+    bool attached; /* loaded by `memtrace attach` into a running process */
+    bool detached; /* and detached since (`memtrace detach`) */
 } mt_fmt_recording_state;
 
 /* The line that ends every answer (print_trace, the gdb command) and
@@ -160,6 +162,12 @@ typedef struct {
  *    blocks allocated while it was off are unknown"
  *   "memtrace: recording off since YYYY-MM-DD HH:MM:SS UTC (after
  *    allocation #SEQ-1); blocks allocated since are unknown"
+ * and, in a process memtrace attached to (`memtrace attach`), instead:
+ *   "memtrace: attached to a running process; recording since allocation
+ *    #SEQ (YYYY-MM-DD HH:MM:SS UTC); blocks allocated before the attach
+ *    or while recording was off are unknown"
+ *   "memtrace: detached since YYYY-MM-DD HH:MM:SS UTC (after allocation
+ *    #SEQ-1); blocks allocated since are unknown"
  * (each one line). */
 void mt_fmt_recording(mt_out *out, const mt_fmt_recording_state *r);
 

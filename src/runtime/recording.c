@@ -39,7 +39,7 @@ static void stamp(bool on)
     mt_atomic_store_seq_cst(&r->seq, mt_atomic_load_relaxed(&mt_next_seq));
     mt_atomic_store_seq_cst(&r->sec, wall_seconds());
     if (!on)
-        mt_atomic_store_seq_cst(&r->ever_off, 1);
+        mt_atomic_store_seq_cst(&r->ever_off, mt_atomic_load_relaxed(&r->ever_off) | 1);
     mt_atomic_store_seq_cst(&r->on, on ? 1 : 0);
 }
 
@@ -135,6 +135,8 @@ void mt_recording_say(mt_out *out)
         .ever_off = mt_atomic_load_relaxed(&w->ever_off) != 0,
         .seq = mt_atomic_load_relaxed(&w->seq),
         .sec = mt_atomic_load_relaxed(&w->sec),
+        .attached = (mt_atomic_load_relaxed(&w->ever_off) & MT_REC_ATTACHED) != 0,
+        .detached = (mt_atomic_load_relaxed(&w->ever_off) & MT_REC_DETACHED) != 0,
     };
     mt_fmt_recording(out, &r);
 }

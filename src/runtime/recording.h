@@ -25,6 +25,11 @@ typedef struct {
     uint64_t on, ever_off, seq, sec;
 } mt_recording_words;
 
+/* Bits of ever_off beside 1 (off once): set by `memtrace attach`
+ * (attach.c) once attached, and once detached (cleared on re-attach). */
+#define MT_REC_ATTACHED 2u
+#define MT_REC_DETACHED 4u
+
 extern mt_recording_words mt_recording_state;
 
 /* Whether settings say to start with recording on (MEMTRACE_START, read

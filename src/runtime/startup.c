@@ -14,6 +14,7 @@
 #include "base/reentry.h"
 #include "base/upcalls.h"
 #include "capture/capture.h"
+#include "runtime/attach.h"
 #include "capture/real.h"
 #include "leak/leak_check.h"
 #include "profile/profiler.h"
@@ -277,10 +278,12 @@ MT_COLD void mt_start(void)
     mt_capture_init();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     pthread_atfork(fork_prepare, fork_release, fork_child);
-    mt_recording_init(mt_cfg.start);
+    /* Loaded by `memtrace attach`: off until memtrace_attach turns it on. */
+    bool start = mt_cfg.start && !mt_attach_late_load();
+    mt_recording_init(start);
     mt_leave(was);
     expected = MT_INITIALIZING; /* not if a mapping failed meanwhile */
-    mt_atomic_cas_acq_rel(&mt_phase, &expected, mt_cfg.start ? MT_READY : MT_PAUSED);
+    mt_atomic_cas_acq_rel(&mt_phase, &expected, start ? MT_READY : MT_PAUSED);
     /* Before the profiler registers its exit report: the check then runs
      * after it, and its _exit (leaks found) cannot cut the report off. */
     if (mt_cfg.leak_check)
@@ -304,7 +307,8 @@ __attribute__((constructor)) static void mt_constructor(void)
      * malloc, which may be atexit's own (its lock held), or dlsym's. */
     if (set_up()) {
         int was = mt_enter();
-        warn_if_not_first();
+        if (!mt_attach_late_load())
+            warn_if_not_first();
         mt_recording_install_signal();
         mt_leave(was);
     }
