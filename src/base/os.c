@@ -10,10 +10,14 @@
 #include "base/upcalls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <string.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -139,4 +143,31 @@ void mt_os_on_stack(mt_os_stack *s, void (*fn)(void *), void *arg)
     if (swapcontext(&s->back, &s->there) != 0)
         fn(arg);
     mt_atomic_store_release(&s->busy, 0);
+}
+
+bool mt_os_each_task(bool (*fn)(pid_t tid, void *ctx), void *ctx)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char buf[4096];
+    long got;
+    bool go_on = true;
+    while (go_on && (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+        for (long at = 0; at < got && go_on;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + at);
+            pid_t tid = (pid_t)atoi(d->name);
+            if (tid > 0)
+                go_on = fn(tid, ctx);
+            at += d->reclen;
+        }
+    }
+    close(fd);
+    return true;
 }

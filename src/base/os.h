@@ -4,6 +4,7 @@
 #define MT_OS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -51,6 +52,11 @@ bool mt_os_stack_reserve(mt_os_stack *s, size_t size);
  * when S is not reserved or another thread is using it. FN must return
  * (no longjmp out of it). */
 void mt_os_on_stack(mt_os_stack *s, void (*fn)(void *), void *arg);
+
+/* Calls FN(TID, CTX) for each thread of the process, as /proc/self/task
+ * lists them (memtrace's own and zombies included), until FN returns
+ * false. False when the list cannot be read. Uses no heap. */
+bool mt_os_each_task(bool (*fn)(pid_t tid, void *ctx), void *ctx);
 
 /* CLOCK_MONOTONIC in nanoseconds (the vDSO: no system call, no lock). */
 static inline uint64_t mt_os_now_ns(void)

@@ -30,6 +30,7 @@
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/config.h"
+#include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/real.h"
@@ -598,35 +599,22 @@ static void stop_thread(pid_t tid)
         mt_atomic_store_relaxed(&stopped[n].state, 2); /* gone already */
 }
 
+static bool stop_other(pid_t tid, void *self)
+{
+    /* memtrace's own threads hold no pointer of the program: neither
+     * stopped (not waited for) nor scanned. */
+    if (tid != *(pid_t *)self && !mt_threads_is_own(tid))
+        stop_thread(tid);
+    return true;
+}
+
 /* Signals every task but the caller, twice over the task list so that a
  * thread created meanwhile is caught; false if the list cannot be read. */
 static bool stop_threads(pid_t self)
 {
-    for (int round = 0; round < 2; round++) {
-        int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+    for (int round = 0; round < 2; round++)
+        if (!mt_os_each_task(stop_other, &self))
             return false;
-        char buf[4096];
-        long got;
-        while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
-            for (long at = 0; at < got;) {
-                struct {
-                    uint64_t ino;
-                    int64_t off;
-                    unsigned short reclen;
-                    unsigned char type;
-                    char name[];
-                } *d = (void *)(buf + at);
-                pid_t tid = (pid_t)atoi(d->name);
-                /* memtrace's own threads hold no pointer of the program:
-                 * neither stopped (not waited for) nor scanned. */
-                if (tid > 0 && tid != self && !mt_threads_is_own(tid))
-                    stop_thread(tid);
-                at += d->reclen;
-            }
-        }
-        close(fd);
-    }
     return true;
 }
 

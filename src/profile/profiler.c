@@ -1041,35 +1041,20 @@ static void watch_main(void)
         pthread_setspecific(main_key, (void *)1);
 }
 
+static bool no_program_thread(pid_t tid, void *left)
+{
+    *(bool *)left = tid != getpid() && !mt_threads_is_own(tid);
+    return !*(bool *)left;
+}
+
 /* Whether a thread of the program still runs: an entry of /proc/self/task
  * other than memtrace's own threads and the main thread, which has called
  * pthread_exit (a zombie until the process ends). True when the list
  * cannot be read. */
 static bool program_threads_left(void)
 {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return true;
-    int leader = (int)getpid();
     bool left = false;
-    char buf[4096];
-    long got;
-    while (!left && (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
-        for (long at = 0; at < got && !left;) {
-            struct {
-                uint64_t ino;
-                int64_t off;
-                unsigned short reclen;
-                unsigned char type;
-                char name[];
-            } *d = (void *)(buf + at);
-            int tid = atoi(d->name);
-            left = tid > 0 && tid != leader && !mt_threads_is_own(tid);
-            at += d->reclen;
-        }
-    }
-    close(fd);
-    return left;
+    return !mt_os_each_task(no_program_thread, &left) || left;
 }
 
 /* The program's threads have all ended (main by pthread_exit): what the
