@@ -260,7 +260,9 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
     mkdir -p "$work/compdir" && touch "$work/compdir/out.txt"
     same "completion: memtrace <TAB>" "$(complete_line 'memtrace ')" "--help
 --version
+attach
 core
+detach
 gdb
 run"
     same "completion: memtrace run --<TAB>" "$(complete_line 'memtrace run --')" "--
