@@ -323,8 +323,21 @@ UNWIND_CHECK_PROGS := $(filter-out $(TEST_BUILD)/tsan_tables,$(PROGS) $(RELIABIL
 test-unwind-check: $(TRACER_LIB) $(UNWIND_CHECK_PROGS)
 	@bash tests/e2e/unwind_check.sh
 
+# Everything the suites below run, built first with one job per core (the
+# suites themselves run one at a time: several are timing-sensitive).
+# Recursive (=): the lists are complete once the whole makefile is read.
+CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) \
+                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
+                $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
+                $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
+                $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse
+JOBS := $(shell nproc 2>/dev/null || echo 1)
+
 # Runs in a sub-make so that deps are installed before anything is built.
 check: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(CHECK_PREREQS)
+	@$(MAKE) --no-print-directory -j$(JOBS) DEBUG=1 BUILD=$(DEBUG_BUILD) $(DEBUG_BUILD)/libmemtrace.so \
+	  $(DEBUG_BUILD)/libmemtrace-profiler.so
 	@$(MAKE) --no-print-directory test-static
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory test-build
