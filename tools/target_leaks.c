@@ -34,7 +34,6 @@
 #include "symbolize/symbolize.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -108,38 +107,13 @@ void mt_target_mem_process(int mem_fd, int pid)
     mem.pid = pid;
 }
 
-/* The maps file of the process: /proc/PID/maps, or once main has called
- * pthread_exit (its maps are then empty: a zombie's) a live thread's. */
+/* The maps file of the process (mt_sym_maps_path: a live thread's once
+ * main has called pthread_exit). */
 static FILE *open_process_maps(void)
 {
     char path[96];
-    snprintf(path, sizeof path, "/proc/%d/maps", mem.pid);
-    FILE *f = fopen(path, "re");
-    int c = f ? getc(f) : EOF;
-    if (c != EOF) {
-        ungetc(c, f);
-        return f;
-    }
-    snprintf(path, sizeof path, "/proc/%d/task", mem.pid);
-    DIR *dir = opendir(path);
-    for (struct dirent *d; dir && (d = readdir(dir));) {
-        if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == mem.pid)
-            continue;
-        snprintf(path, sizeof path, "/proc/%d/task/%.20s/maps", mem.pid, d->d_name);
-        FILE *t = fopen(path, "re");
-        if (t && (c = getc(t)) != EOF) {
-            ungetc(c, t);
-            if (f)
-                fclose(f);
-            f = t;
-            break;
-        }
-        if (t)
-            fclose(t);
-    }
-    if (dir)
-        closedir(dir);
-    return f;
+    mt_sym_maps_path(mem.pid, path, sizeof path);
+    return fopen(path, "re");
 }
 
 /* The process's maps, read again for each request (it ran in between). */

@@ -546,41 +546,53 @@ static char *read_text(const char *path, size_t *len)
     return buf;
 }
 
+static bool has_text(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char c;
+    bool some = fd >= 0 && read(fd, &c, 1) == 1;
+    if (fd >= 0)
+        close(fd);
+    return some;
+}
+
+bool mt_sym_maps_path(pid_t pid, char *path, size_t size)
+{
+    snprintf(path, size, "/proc/%d/maps", (int)pid);
+    if (has_text(path))
+        return true;
+    char dir_path[48];
+    snprintf(dir_path, sizeof dir_path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(dir_path);
+    bool found = false;
+    for (struct dirent *d; dir && !found && (d = readdir(dir));) {
+        if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == pid)
+            continue;
+        snprintf(path, size, "/proc/%d/task/%.20s/maps", (int)pid, d->d_name);
+        found = has_text(path);
+    }
+    if (dir)
+        closedir(dir);
+    if (!found)
+        snprintf(path, size, "/proc/%d/maps", (int)pid);
+    return found;
+}
+
 /* The maps of process PID (0: this one), filtered, into a new buffer; NULL
  * if they cannot be read. Once main has called pthread_exit, /proc/PID is
  * a zombie's and its maps are empty: this process's are read through the
  * calling thread (/proc/thread-self), another's through one of its live
- * threads (/proc/PID/task/TID). */
+ * threads (mt_sym_maps_path). */
 static char *read_maps(pid_t pid, size_t *len)
 {
     char path[96];
     if (pid == 0)
         snprintf(path, sizeof path, "/proc/thread-self/maps");
     else
-        snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+        mt_sym_maps_path(pid, path, sizeof path);
     char *buf = read_text(path, len);
     if (!buf && pid == 0)
         buf = read_text("/proc/self/maps", len); /* Linux before 3.17 */
-    if (buf && *len == 0 && pid != 0) {
-        snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-        DIR *dir = opendir(path);
-        for (struct dirent *d; dir && *len == 0 && (d = readdir(dir));) {
-            if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == pid)
-                continue;
-            snprintf(path, sizeof path, "/proc/%d/task/%.20s/maps", (int)pid, d->d_name);
-            size_t n = 0;
-            char *other = read_text(path, &n);
-            if (other && n) {
-                free(buf);
-                buf = other;
-                *len = n;
-            } else {
-                free(other);
-            }
-        }
-        if (dir)
-            closedir(dir);
-    }
     if (buf)
         *len = mt_sym_filter_maps(buf, *len);
     return buf;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef struct Dwfl mt_dwfl;
 
@@ -65,6 +66,12 @@ bool mt_sym_report_process(mt_dwfl *dwfl, int pid, int *err);
 /* The filter: drops those lines from the LEN bytes of MAPS, in place;
  * returns the length left. */
 size_t mt_sym_filter_maps(char *maps, size_t len);
+
+/* Into PATH (SIZE bytes): the maps file of process PID to read. That is
+ * /proc/PID/maps, or, once main has called pthread_exit (a zombie's maps
+ * are empty), one of its live threads' /proc/PID/task/TID/maps. False, with
+ * /proc/PID/maps in PATH, when no such file has any content. */
+bool mt_sym_maps_path(pid_t pid, char *path, size_t size);
 
 /* Calls FN once with the rows of return address RET (N >= 1). The rows and
  * their strings stay valid until FN returns; FN must not call back into the
