@@ -72,9 +72,13 @@ LIB_LIBS   := $(PPROF_LIBS) $(shell pkg-config --libs libdw libunwind 2>/dev/nul
               $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a:libprotobuf-c.a -ldl -pthread
 
 # The two builds differ in which files they take, not in #ifdefs: the
-# profiler's reporting and site totals, or the tracer's stand-in. site.h's
-# inline counters are the one place compiled differently (MEMTRACE_PROFILER).
-PROFILER_ONLY := src/profile/profiler.c src/store/site.c
+# profiler's reporting (src/profile/ but profiler_off.c, and its rows in the
+# formatter) and site totals, or the tracer's stand-in. site.h's inline
+# counters are the one place compiled differently (MEMTRACE_PROFILER).
+PROFILER_ONLY := src/profile/profiler.c src/profile/reporter.c src/profile/sites.c \
+                 src/profile/site_text.c src/profile/reports.c src/profile/exit_report.c \
+                 src/profile/site_files.c src/profile/report_file.c \
+                 src/report/format_profile.c src/store/site.c
 TRACER_ONLY   := src/profile/profiler_off.c
 COMMON_SRCS   := $(filter-out $(PROFILER_ONLY) $(TRACER_ONLY),$(wildcard src/*/*.c))
 TRACER_OBJS   := $(patsubst src/%.c,$(BUILD)/tracer/%.o,$(COMMON_SRCS) $(TRACER_ONLY)) \

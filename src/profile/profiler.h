@@ -1,6 +1,8 @@
-/* The profiler build's reporting (profiler.c: periodic top sites, exit
- * report, folded files); in the tracer build profiler_off.c, which only
- * checks the settings. The build picks one of the two files. */
+/* The profiler build's reporting (src/profile/ but profiler_off.c:
+ * periodic top sites, exit report, folded files; prof_internal.h maps its
+ * files); in the tracer build profiler_off.c, which only checks the
+ * settings. The build picks its files (the Makefile's PROFILER_ONLY and
+ * TRACER_ONLY). */
 #ifndef MT_PROFILER_H
 #define MT_PROFILER_H
 

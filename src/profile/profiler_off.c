@@ -1,4 +1,4 @@
-/* The tracer build's stand-in for profiler.c: no reports, but the
+/* The tracer build's stand-in for the profiler's files: no reports, but the
  * profiler's settings are still checked (a bad value warns whichever
  * library is preloaded), one line says which of them have no effect here,
  * and memtrace_report says where reports come from. */

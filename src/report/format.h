@@ -2,8 +2,9 @@
  * blocks is written here, from data (symbolized rows, table records), for
  * every entry point: print_trace (describe.c), the gdb command (through
  * memtrace-symbolize, which decodes the tables' records the helper sends),
- * the profiler's reports and its folded files. The wording is an
- * interface: scripts parse these lines. */
+ * the profiler's reports and its folded files (their lines:
+ * format_profile.h). The wording is an interface: scripts parse these
+ * lines. */
 #ifndef MT_FORMAT_H
 #define MT_FORMAT_H
 

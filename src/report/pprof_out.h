@@ -1,7 +1,7 @@
 /* When and where the library writes pprof profiles (MEMTRACE_PPROF): the
  * files' names (%n numbering, .peak), the symbolizer and heap the writer
  * gets inside the process, and the tracer build's in-use profile at exit.
- * The profiler build feeds its site counters through profiler.c. */
+ * The profiler build feeds its site counters through src/profile/site_files.c. */
 #ifndef MT_PPROF_OUT_H
 #define MT_PPROF_OUT_H
 
