@@ -7,9 +7,10 @@
  * start-up, the fork handlers and memtrace_report; prof_internal.h says
  * which file of the folder does the rest.
  *
- * Every function here that reports runs inside memtrace (mt_enter), so its
- * own allocations (the site table, cached stack texts, libdw) come from the
- * internal heap, untraced, and never take the program's allocator locks.
+ * Every function of the folder that reports runs inside memtrace
+ * (mt_enter), so its own allocations (the site table, cached stack texts,
+ * libdw) come from the internal heap, untraced, and never take the
+ * program's allocator locks.
  * Reports are serialised by mt_prof_report_lock, which is only ever taken
  * before the internal heap's lock and is held across fork (see
  * fork_prepare). */
@@ -72,6 +73,8 @@ bool mt_prof_leak_classes(mt_stack_id id, uint64_t cls[4])
     return leak_hooks && leak_hooks->classes(id, cls);
 }
 
+/* Here, so that runtime/ (which includes this folder's header) is included
+ * by this one file of the folder. */
 void mt_prof_say_recording(mt_out *o)
 {
     mt_recording_say(o);
