@@ -8,14 +8,13 @@
  *    through Python or the pipe: the helper sends a few lines, this file
  *    reads the slot arrays in 64 KiB pieces.
  *  - the blocks' stacks: read here from the stack store, same way.
- *  - the roots: the writable PT_LOAD segments of every module libdwfl
- *    reports (the ELF program headers at the module's bias, as
- *    dl_iterate_phdr gives them in the process), except memtrace's own
- *    library (its tables hold every block's address); each thread's stack
- *    from its SP (less the red zone) to the end of the mapping holding it;
- *    its registers as root words; its TLS from its thread pointer (see
- *    add_tls). Threads, registers and frames come from gdb, which knows
- *    them the same way for a process and a core (NT_PRSTATUS).
+ *  - the roots: gathered by the exit check's gatherer (scan/leak_gather.c,
+ *    leak_roots.h's policy), with this file as its source: every module
+ *    libdwfl reports (the ELF program headers at the module's bias, as
+ *    dl_iterate_phdr gives them in the process), each thread's stack
+ *    pointer, registers and thread pointer. Threads, registers and frames
+ *    come from gdb, which knows them the same way for a process and a core
+ *    (NT_PRSTATUS).
  *  - memory: a core file's PT_LOAD segments, read in place from the
  *    mapped file; a process's /proc/PID/mem, opened by gdb (it traces the
  *    process, so the kernel lets it, Yama or not; this program, gdb's
@@ -368,7 +367,7 @@ static void read_request(const char *first, FILE *in, struct request *r)
         malformed(first);
     r->arg = v[0];
     r->pid = (int)v[1];
-    r->tcb_size = 2304; /* glibc 2.3x's struct pthread on x86-64, as leak_check.c */
+    r->tcb_size = 2304; /* glibc 2.3x's struct pthread on x86-64, as leak_self.c */
     char *line = NULL;
     size_t cap = 0;
     for (;;) {
@@ -713,7 +712,7 @@ static unsigned stack_target(void *ctx, uint32_t id, const uintptr_t **frames)
     return read_stack(((const struct target *)ctx)->q, id, frames);
 }
 
-/* The source over T. glibc's TLS (leak_roots.h): leak_check.c learns the
+/* The source over T. glibc's TLS (leak_roots.h): leak_self.c learns the
  * static block's size from glibc in the process; here, where nothing can
  * be called, it is found from the DTV. */
 static mt_leak_source source_of(struct target *t)

@@ -108,8 +108,8 @@ static const struct mapping *mapping_of(const mt_leak_vec *maps, uintptr_t addr)
 
 /* ------------------------------------------------------------ the process as a source */
 
-/* Where read_self copies memory of file-backed mappings; memtrace's own
- * data, which is no root. */
+/* Where mt_leak_read_self copies memory of file-backed mappings;
+ * memtrace's own data, which is no root. */
 static char copy_buf[64 << 10];
 
 /* mt_leak_read_fn for the process itself, once the maps say every byte is

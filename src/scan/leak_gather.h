@@ -1,6 +1,6 @@
 /* The gathering of the leak scan's roots, once, with the target passed in
  * as callbacks (as libunwind's accessors or libdwfl's callbacks are): the
- * check at exit reads the process itself (src/leak/leak_check.c: modules by
+ * check at exit reads the process itself (src/leak/leak_self.c: modules by
  * dl_iterate_phdr, threads from the stopped world, memory in place), and
  * memtrace-symbolize a core file or a process from gdb
  * (tools/target_leaks.c: modules by libdwfl, threads from gdb, memory from
@@ -80,8 +80,8 @@ void mt_leak_gather_threads(const mt_leak_source *src, mt_leak_gathered *g);
 
 /* Flags MT_LEAK_FLAG_ROOT on the blocks of B[0..N) the dynamic linker
  * allocated (mt_leak_roots_linker_block), after mt_leak_gather_modules.
- * One answer per stack id slot is kept: a million blocks share a few
- * thousand stacks. */
+ * One answer per stack id slot is kept, in a static table (one caller at a
+ * time): a million blocks share a few thousand stacks. */
 void mt_leak_gather_linker_blocks(const mt_leak_source *src, const mt_leak_gathered *g,
                                   mt_leak_block *b, size_t n);
 
