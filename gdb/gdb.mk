@@ -8,13 +8,15 @@ GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
 
 all: $(GDB_TOOLS)
 
-# The leak scan, report and suppressions are linked in for `memtrace leaks`
-# and `memtrace refs` (tools/target_leaks.c): the same code as the check at exit.
+# The leak scan, the roots' gatherer, the report and suppressions are
+# linked in for `memtrace leaks` and `memtrace refs` (tools/target_leaks.c):
+# the same code as the check at exit; os.c for its maps parser.
 # The pprof writer too (`memtrace pprof`), with protobuf-c's generated
 # code, compiled apart (not under memtrace's warning set).
 $(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c src/symbolize/symbolize.c \
                              src/report/format.c src/base/output.c src/base/lock.c src/scan/leak_scan.c \
-                             src/scan/leak_roots.c src/leak/leak_report.c src/leak/suppressions.c \
+                             src/scan/leak_roots.c src/scan/leak_gather.c src/leak/leak_report.c \
+                             src/leak/suppressions.c src/base/os.c src/base/config.c \
                              src/report/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
                              $(wildcard src/*/*.h tools/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
 	@mkdir -p $(@D)

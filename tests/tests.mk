@@ -7,7 +7,8 @@ UNIT_CORE  := src/store/live_table.c src/store/stack_store.c src/base/os.c src/b
               src/base/lock.c src/store/internal_heap.c src/symbolize/symbolize.c src/report/format.c \
               src/report/format_profile.c \
               src/base/config.c src/store/freed_history.c src/store/cfi.c src/scan/leak_scan.c \
-              src/leak/suppressions.c src/leak/leak_report.c
+              src/leak/suppressions.c src/leak/leak_report.c src/scan/leak_roots.c \
+              src/scan/leak_gather.c
 # -DMT_DEBUG: the MT_ASSERT checks (src/base/common.h) run in the unit tests.
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Isrc -DMT_DEBUG -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)

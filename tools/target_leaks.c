@@ -8,14 +8,13 @@
  *    through Python or the pipe: the helper sends a few lines, this file
  *    reads the slot arrays in 64 KiB pieces.
  *  - the blocks' stacks: read here from the stack store, same way.
- *  - the roots: the writable PT_LOAD segments of every module libdwfl
- *    reports (the ELF program headers at the module's bias, as
- *    dl_iterate_phdr gives them in the process), except memtrace's own
- *    library (its tables hold every block's address); each thread's stack
- *    from its SP (less the red zone) to the end of the mapping holding it;
- *    its registers as root words; its TLS from its thread pointer (see
- *    add_tls). Threads, registers and frames come from gdb, which knows
- *    them the same way for a process and a core (NT_PRSTATUS).
+ *  - the roots: gathered by the exit check's gatherer (scan/leak_gather.c,
+ *    leak_roots.h's policy), with this file as its source: every module
+ *    libdwfl reports (the ELF program headers at the module's bias, as
+ *    dl_iterate_phdr gives them in the process), each thread's stack
+ *    pointer, registers and thread pointer. Threads, registers and frames
+ *    come from gdb, which knows them the same way for a process and a core
+ *    (NT_PRSTATUS).
  *  - memory: a core file's PT_LOAD segments, read in place from the
  *    mapped file; a process's /proc/PID/mem, opened by gdb (it traces the
  *    process, so the kernel lets it, Yama or not; this program, gdb's
@@ -25,9 +24,11 @@
  *    memory to disk first). */
 #include "target_leaks.h"
 
+#include "base/os.h"
 #include "leak/leak_report.h"
 #include "leak/suppressions.h"
 #include "report/format.h"
+#include "scan/leak_gather.h"
 #include "scan/leak_roots.h"
 #include "scan/leak_scan.h"
 #include "store/stack_store.h"
@@ -107,32 +108,29 @@ void mt_target_mem_process(int mem_fd, int pid)
     mem.pid = pid;
 }
 
-/* The maps file of the process (mt_sym_maps_path: a live thread's once
- * main has called pthread_exit). */
-static FILE *open_process_maps(void)
+/* The process's maps, read again for each request (it ran in between),
+ * from a live thread's maps file (mt_sym_maps_path: main's are empty once
+ * it has called pthread_exit). */
+static void read_process_maps(void)
 {
     char path[96];
     mt_sym_maps_path(mem.pid, path, sizeof path);
-    return fopen(path, "re");
-}
-
-/* The process's maps, read again for each request (it ran in between). */
-static void read_process_maps(void)
-{
-    FILE *f = open_process_maps();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     free(mem.segs);
     mem.segs = NULL;
     mem.nsegs = 0;
     size_t cap = 0;
-    char line[4096 + 256];
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || hi <= lo)
+    char buf[4096 + 256];
+    mt_os_maps maps;
+    mt_os_maps_fd(&maps, fd, buf, sizeof buf);
+    mt_os_mapping m;
+    while (fd >= 0 && mt_os_maps_next(&maps, &m)) {
+        if (m.end <= m.start)
             continue;
         /* [vvar] may fault when read and holds no root: mapped, unreadable,
          * as the pages the process cannot read (file_hi = lo). */
-        bool readable = perms[0] == 'r' && !strstr(line, "[vvar");
+        bool vvar = m.path_len >= 5 && memcmp(m.path, "[vvar", 5) == 0;
+        bool readable = m.perms[0] == 'r' && !vvar;
         if (mem.nsegs == cap) {
             cap = cap ? 2 * cap : 256;
             struct seg *s = realloc(mem.segs, cap * sizeof *s);
@@ -140,10 +138,10 @@ static void read_process_maps(void)
                 break;
             mem.segs = s;
         }
-        mem.segs[mem.nsegs++] = (struct seg){ lo, hi, readable ? hi : lo, 0 };
+        mem.segs[mem.nsegs++] = (struct seg){ m.start, m.end, readable ? m.end : m.start, 0 };
     }
-    if (f)
-        fclose(f);
+    if (fd >= 0)
+        close(fd);
 }
 
 static const struct seg *seg_of(uintptr_t addr)
@@ -369,7 +367,7 @@ static void read_request(const char *first, FILE *in, struct request *r)
         malformed(first);
     r->arg = v[0];
     r->pid = (int)v[1];
-    r->tcb_size = 2304; /* glibc 2.3x's struct pthread on x86-64, as leak_check.c */
+    r->tcb_size = 2304; /* glibc 2.3x's struct pthread on x86-64, as leak_self.c */
     char *line = NULL;
     size_t cap = 0;
     for (;;) {
@@ -577,16 +575,23 @@ static void flag_damaged_stacks(const struct request *q, mt_leak_block *b, size_
 
 /* ------------------------------------------------------------ roots */
 
+/* The target as the roots' source (scan/leak_gather.h): modules from
+ * libdwfl, threads and registers from gdb's request, memory from the core
+ * or /proc/PID/mem. */
+struct target {
+    Dwfl *dwfl;
+    const struct request *q;
+};
+
 struct roots {
     mt_leak_root *regions;
     size_t nregions;
     uintptr_t *words;
     size_t nwords;
-    uintptr_t linker_lo, linker_hi; /* the dynamic linker */
-    unsigned modules_unread;        /* modules whose segments are unknown */
+    mt_leak_gathered g; /* the dynamic linker's code, the modules unread */
 };
 
-/* mt_leak_roots_sink.add: one more region (leak_roots.h decides which). */
+/* mt_leak_gathered.add_root: one more region (leak_roots.h decides which). */
 static void push_region(void *ctx, const mt_leak_root *root)
 {
     struct roots *r = ctx;
@@ -594,9 +599,11 @@ static void push_region(void *ctx, const mt_leak_root *root)
     r->regions[r->nregions++] = *root;
 }
 
-static mt_leak_roots_sink sink_of(struct roots *r)
+static void push_word(void *ctx, uintptr_t w)
 {
-    return (mt_leak_roots_sink){ push_region, r, read_target, NULL };
+    struct roots *r = ctx;
+    r->words = grow(r->words, r->nwords, sizeof *r->words);
+    r->words[r->nwords++] = w;
 }
 
 /* Whether MOD defines malloc (glibc's libc, jemalloc, tcmalloc): its
@@ -615,11 +622,6 @@ static bool defines_malloc(Dwfl_Module *mod)
     return false;
 }
 
-struct modules_ctx {
-    struct roots *r;
-    uintptr_t self;
-};
-
 static bool is_linker(const char *name)
 {
     const char *base = name ? strrchr(name, '/') : NULL;
@@ -628,25 +630,33 @@ static bool is_linker(const char *name)
                     strncmp(base, "ld.so", 5) == 0 || strncmp(base, "ld-2.", 5) == 0);
 }
 
-static int add_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr low,
-                      void *arg)
+struct modules_ctx {
+    uintptr_t self; /* an address inside memtrace's library */
+    void (*fn)(void *arg, const mt_leak_module *m);
+    void *arg;
+};
+
+/* A module as libdwfl reports it, its program headers from its ELF file;
+ * memtrace's own library is the one holding SELF. */
+static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr low,
+                     void *arg)
 {
     (void)userdata;
     struct modules_ctx *m = arg;
     Dwarf_Addr high;
     dwfl_module_info(mod, NULL, NULL, &high, NULL, NULL, NULL, NULL);
-    if (m->self >= low && m->self < high)
-        return DWARF_CB_OK; /* memtrace's own library */
-    if (is_linker(name)) {
-        m->r->linker_lo = low;
-        m->r->linker_hi = high;
+    mt_leak_module lm = { .kind = MT_LEAK_MODULE_MEMTRACE, .linker = is_linker(name) };
+    if (m->self >= low && m->self < high) {
+        m->fn(m->arg, &lm);
+        return DWARF_CB_OK;
     }
     Dwarf_Addr bias;
     Elf *elf = dwfl_module_getelf(mod, &bias);
     size_t n;
+    lm.kind = MT_LEAK_MODULE_PROGRAM;
     if (!elf || elf_getphdrnum(elf, &n) != 0) {
         if (strncmp(name, "[vdso", 5) != 0 && strncmp(name, "linux-vdso", 10) != 0)
-            m->r->modules_unread++;
+            m->fn(m->arg, &lm); /* headers unknown: counted unread */
         return DWARF_CB_OK;
     }
     GElf_Phdr *ph = calloc(n ? n : 1, sizeof *ph);
@@ -654,71 +664,61 @@ static int add_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf
     for (size_t i = 0; ph && i < n; i++)
         if (gelf_getphdr(elf, (int)i, &ph[k]))
             k++;
-    mt_leak_roots_sink s = sink_of(m->r);
-    mt_leak_roots_module(&s, bias, ph, k,
-                         defines_malloc(mod) ? MT_LEAK_MODULE_ALLOCATOR : MT_LEAK_MODULE_PROGRAM);
+    lm = (mt_leak_module){ bias, ph, k,
+                           defines_malloc(mod) ? MT_LEAK_MODULE_ALLOCATOR : MT_LEAK_MODULE_PROGRAM,
+                           lm.linker };
+    if (ph)
+        m->fn(m->arg, &lm);
     free(ph);
     return DWARF_CB_OK;
 }
 
-/* glibc's TLS of a thread whose thread pointer is TP (leak_roots.h):
- * leak_check.c learns the static block's size from glibc in the process;
- * here, where nothing can be called, it is found from the DTV. Dynamic TLS
- * blocks are the dynamic linker's heap blocks, held as roots
- * (MT_LEAK_FLAG_ROOT). */
-static void add_tls(struct roots *r, uintptr_t tp, uint64_t tcb_size, uint32_t tid)
+static void modules_target(void *ctx, void (*fn)(void *arg, const mt_leak_module *m), void *arg)
 {
-    mt_leak_roots_sink s = sink_of(r);
-    mt_leak_roots_tls(&s, tp, tcb_size, 0, tid);
+    const struct target *t = ctx;
+    struct modules_ctx m = { t->q->self, fn, arg };
+    dwfl_getmodules(t->dwfl, module_of, &m, 0);
 }
 
-static void gather_roots(Dwfl *dwfl, const struct request *q, struct roots *r)
+static bool mapping_target(void *ctx, uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
-    struct modules_ctx m = { r, q->self };
-    dwfl_getmodules(dwfl, add_module, &m, 0);
-    for (size_t i = 0; i < q->nthreads; i++) {
-        const struct thread *t = &q->threads[i];
-        if (!t->sp)
-            continue; /* gdb has no registers for it: a note says so */
-        const struct seg *s = seg_of(t->sp);
-        mt_leak_roots_sink sink = sink_of(r);
-        /* In no mapping: the reader refuses it, and the verdict counts it
-         * among the unreadable root bytes. */
-        mt_leak_roots_stack(&sink, t->sp, true, s ? s->lo : 0, s ? s->hi : 0, t->tid);
-        for (size_t k = 0; k < t->nregs; k++) {
-            r->words = grow(r->words, r->nwords, sizeof *r->words);
-            r->words[r->nwords++] = t->regs[k].value;
-        }
-        add_tls(r, t->tp, q->tcb_size, t->tid);
-    }
+    (void)ctx;
+    const struct seg *s = seg_of(addr);
+    if (s)
+        *lo = s->lo, *hi = s->hi;
+    return s != NULL;
 }
 
-/* Marks the blocks the dynamic linker allocated (see MT_LEAK_FLAG_ROOT):
- * the innermost frame of their stack is in its code. One cached answer
- * per stack id slot: a million blocks share a few thousand stacks. */
-static void flag_linker_blocks(const struct request *q, const struct roots *r,
-                               mt_leak_block *b, size_t n)
+/* Thread I as gdb has it; one without registers (running, in non-stop
+ * mode) is not scanned, and a note says so. */
+static bool thread_target(void *ctx, size_t i, mt_leak_thread *t)
 {
-    static struct {
-        uint32_t id;
-        int8_t linker; /* -1: not known */
-    } cache[4096];
-    if (!r->linker_hi)
-        return;
-    for (size_t i = 0; i < 4096; i++)
-        cache[i].linker = -1;
-    for (size_t i = 0; i < n; i++) {
-        size_t c = b[i].stack & 4095;
-        if (cache[c].linker < 0 || cache[c].id != b[i].stack) {
-            const uintptr_t *frames;
-            unsigned depth = read_stack(q, b[i].stack, &frames);
-            cache[c].id = b[i].stack;
-            cache[c].linker = mt_leak_roots_linker_block(frames, depth, r->linker_lo,
-                                                         r->linker_hi);
-        }
-        if (cache[c].linker)
-            b[i].flags |= MT_LEAK_FLAG_ROOT;
-    }
+    const struct thread *th = &((const struct target *)ctx)->q->threads[i];
+    *t = (mt_leak_thread){ th->tid, th->sp, true, th->tp };
+    return th->sp != 0;
+}
+
+static bool reg_target(void *ctx, size_t i, size_t k, uintptr_t *value)
+{
+    const struct thread *th = &((const struct target *)ctx)->q->threads[i];
+    if (k >= th->nregs)
+        return false;
+    *value = th->regs[k].value;
+    return true;
+}
+
+static unsigned stack_target(void *ctx, uint32_t id, const uintptr_t **frames)
+{
+    return read_stack(((const struct target *)ctx)->q, id, frames);
+}
+
+/* The source over T. glibc's TLS (leak_roots.h): leak_self.c learns the
+ * static block's size from glibc in the process; here, where nothing can
+ * be called, it is found from the DTV. */
+static mt_leak_source source_of(struct target *t)
+{
+    return (mt_leak_source){ t, read_target, mapping_target, modules_target, t->q->nthreads,
+                             thread_target, reg_target, t->q->tcb_size, 0, stack_target };
 }
 
 /* ------------------------------------------------------------ leaks */
@@ -814,7 +814,7 @@ static bool leaks(Dwfl *dwfl, const struct request *q, mt_leak_block *b, size_t 
         .pid = q->pid, .blocks = b, .nblocks = n, .totals = t, .nroots = r->nregions,
         .max_groups = q->arg ? q->arg : SIZE_MAX, .sup = sup, .nsup = nsup,
         .stack = stack_of, .match = match, .put_stack = put_stack, .ctx = &c,
-        .notes = notes, .nnotes = nnotes, .incomplete = r->modules_unread > 0 || !notes,
+        .notes = notes, .nnotes = nnotes, .incomplete = r->g.modules_unread > 0 || !notes,
     };
     mt_leak_report(out, &in);
     free(notes);
@@ -1041,9 +1041,13 @@ bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out
         return false;
     }
     flag_damaged_stacks(&q, b, n);
+    struct target target = { dwfl, &q };
+    mt_leak_source src = source_of(&target);
     struct roots r = { 0 };
-    gather_roots(dwfl, &q, &r);
-    flag_linker_blocks(&q, &r, b, n);
+    r.g = (mt_leak_gathered){ push_region, push_word, &r, 0, 0, 0 };
+    mt_leak_gather_modules(&src, &r.g);
+    mt_leak_gather_threads(&src, &r.g);
+    mt_leak_gather_linker_blocks(&src, &r.g, b, n);
     if (q.unlocked)
         mt_out_printf(out, "memtrace: leaks: a table shard was read without its lock: a stopped "
                            "thread was changing it; the verdict may be off by its blocks\n");

@@ -171,3 +171,123 @@ bool mt_os_each_task(bool (*fn)(pid_t tid, void *ctx), void *ctx)
     close(fd);
     return true;
 }
+
+/* ------------------------------------------------------------ /proc/PID/maps */
+
+void mt_os_maps_fd(mt_os_maps *m, int fd, char *buf, size_t size)
+{
+    *m = (mt_os_maps){ .fd = fd, .buf = buf, .wbuf = buf, .size = size };
+}
+
+void mt_os_maps_text(mt_os_maps *m, const char *text, size_t len)
+{
+    *m = (mt_os_maps){ .fd = -1, .buf = text, .size = len, .have = len, .eof = true };
+}
+
+int mt_os_maps_open_self(void)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) /* Linux before 3.17 */
+        fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    return fd;
+}
+
+static uint64_t maps_number(const char **p, const char *end, unsigned base)
+{
+    uint64_t v = 0;
+    for (; *p < end; (*p)++) {
+        char c = **p;
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+        if (d >= base)
+            break;
+        v = v * base + d;
+    }
+    return v;
+}
+
+static void maps_skip(const char **p, const char *end, bool spaces)
+{
+    while (*p < end && (**p == ' ') == spaces)
+        (*p)++;
+}
+
+/* LINE[0..LEN) (its newline included, if any) into *OUT; false if it is no
+ * mapping's. */
+static bool maps_parse(const char *line, size_t len, bool truncated, mt_os_mapping *out)
+{
+    const char *p = line, *end = line + len;
+    if (end > p && end[-1] == '\n')
+        end--;
+    *out = (mt_os_mapping){ .line = line, .line_len = len, .truncated = truncated,
+                            .perms = "----" };
+    const char *at = p;
+    out->start = (uintptr_t)maps_number(&p, end, 16);
+    if (p == at || p == end || *p++ != '-')
+        return false;
+    at = p;
+    out->end = (uintptr_t)maps_number(&p, end, 16);
+    if (p == at || p == end || *p != ' ')
+        return false;
+    maps_skip(&p, end, true);
+    for (unsigned i = 0; i < 4 && p < end && *p != ' '; i++)
+        out->perms[i] = *p++;
+    maps_skip(&p, end, false); /* a longer PERMS than four */
+    maps_skip(&p, end, true);
+    out->offset = maps_number(&p, end, 16);
+    maps_skip(&p, end, true);
+    maps_skip(&p, end, false); /* MAJOR:MINOR */
+    maps_skip(&p, end, true);
+    out->inode = maps_number(&p, end, 10);
+    maps_skip(&p, end, true);
+    static const char deleted[] = " (deleted)";
+    size_t n = (size_t)(end - p), d = sizeof deleted - 1;
+    out->deleted = !truncated && n > d && memcmp(end - d, deleted, d) == 0;
+    out->path = p;
+    out->path_len = out->deleted ? n - d : n;
+    return true;
+}
+
+bool mt_os_maps_next(mt_os_maps *m, mt_os_mapping *out)
+{
+    for (;;) {
+        const char *line = m->buf + m->at;
+        const char *nl = memchr(line, '\n', m->have - m->at);
+        if (nl) {
+            size_t len = (size_t)(nl + 1 - line);
+            m->at += len;
+            bool skipped = m->skipping;
+            m->skipping = false;
+            if (!skipped && maps_parse(line, len, false, out))
+                return true;
+            continue;
+        }
+        if (m->eof) { /* the last line, without its newline */
+            size_t len = m->have - m->at;
+            bool skipped = m->skipping;
+            m->at = m->have;
+            m->skipping = false;
+            return len && !skipped && maps_parse(line, len, false, out);
+        }
+        /* No whole line left: keep its start, read more after it. */
+        memmove(m->wbuf, line, m->have - m->at);
+        m->have -= m->at;
+        m->at = 0;
+        if (m->have == m->size) { /* a line longer than the buffer */
+            bool first = !m->skipping;
+            m->skipping = true;
+            m->have = 0;
+            if (first && maps_parse(m->wbuf, m->size, true, out))
+                return true;
+        }
+        long got = syscall(SYS_read, m->fd, m->wbuf + m->have, m->size - m->have);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            m->eof = true;
+            m->failed = got < 0;
+        } else {
+            m->have += (size_t)got;
+        }
+    }
+}

@@ -58,6 +58,50 @@ void mt_os_on_stack(mt_os_stack *s, void (*fn)(void *), void *arg);
  * false. False when the list cannot be read. Uses no heap. */
 bool mt_os_each_task(bool (*fn)(pid_t tid, void *ctx), void *ctx);
 
+/* /proc/PID/maps, one line at a time, with no heap and no libc lock: for
+ * the leak check (while the other threads are stopped), a thread's first
+ * capture (stack_bounds.c), the symbolizer and memtrace-symbolize alike.
+ * A line is "START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]"; the path
+ * runs to the end of the line, spaces included. */
+typedef struct {
+    uintptr_t start, end; /* [start, end) */
+    char perms[5];        /* "r-xp": read, write, execute, p(rivate) or s(hared) */
+    uint64_t offset;      /* in the file */
+    uint64_t inode;       /* 0: not a file's */
+    const char *path;     /* PATH_LEN bytes, not NUL-terminated: "/usr/lib/x.so",
+                           * "[stack]", "[vvar]"; empty for anonymous memory */
+    size_t path_len;      /* without the kernel's " (deleted)" */
+    bool deleted;         /* the path ended in " (deleted)": the file is gone */
+    bool truncated;       /* the line was longer than the buffer: PATH is its
+                           * start, and LINE holds the buffer's worth */
+    const char *line;     /* the line as read, its newline included if it has one */
+    size_t line_len;
+} mt_os_mapping;
+
+/* The iterator's state: the caller's buffer and where it is in it. */
+typedef struct {
+    int fd;            /* -1: over a text already read */
+    const char *buf;   /* [at, have) not yet parsed */
+    char *wbuf;        /* the caller's buffer (fd), else NULL */
+    size_t size, at, have;
+    bool eof, skipping; /* skipping: inside the rest of a truncated line */
+    bool failed;        /* a read failed: what came before it was yielded */
+} mt_os_maps;
+
+/* Over the maps file open at FD (read with raw read(2) calls: no
+ * cancellation point), through the caller's BUF[SIZE]; a line longer than
+ * SIZE comes truncated (mt_os_mapping.truncated). The caller closes FD. */
+void mt_os_maps_fd(mt_os_maps *m, int fd, char *buf, size_t size);
+/* Over TEXT[LEN], whole maps already read; the mappings point into it. */
+void mt_os_maps_text(mt_os_maps *m, const char *text, size_t len);
+/* The next mapping into *OUT, valid until the next call; false at the end
+ * (M->failed: a read failed). Lines that are no mapping are skipped. */
+bool mt_os_maps_next(mt_os_maps *m, mt_os_mapping *out);
+/* Opens the calling thread's maps with raw system calls: the fd, or -1.
+ * Through /proc/thread-self, not /proc/self: once main has called
+ * pthread_exit, /proc/self is a zombie's, whose maps are empty. */
+int mt_os_maps_open_self(void);
+
 /* CLOCK_MONOTONIC in nanoseconds (the vDSO: no system call, no lock). */
 static inline uint64_t mt_os_now_ns(void)
 {

@@ -19,7 +19,7 @@
  *  - a thread's stack from its stack pointer (less the 128-byte red zone a
  *    leaf function may use) to the end of the mapping holding it: only the
  *    live part. For the thread running the exit check, from the stack
- *    pointer of exit's caller (leak_check.c, exit_caller_sp): below it lie
+ *    pointer of exit's caller (leak_self.c, exit_caller_sp): below it lie
  *    main's dead frame and the dead frames of everything main called,
  *    reused by exit and its handlers;
  *  - a thread's registers, as root words;

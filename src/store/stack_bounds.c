@@ -4,8 +4,8 @@
 #include "store/stack_bounds.h"
 
 #include "base/common.h"
+#include "base/os.h"
 
-#include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -14,19 +14,6 @@
 MT_TLS uintptr_t mt_stack_low;  /* lowest address of this thread's stack */
 MT_TLS uintptr_t mt_stack_base; /* highest address of this thread's stack */
 MT_TLS int mt_stack_known;      /* 1 known, -1 could not be found */
-
-static uintptr_t parse_hex(const char **p)
-{
-    uintptr_t v = 0;
-    for (;; (*p)++) {
-        char c = **p;
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
-        if (d == 16)
-            return v;
-        v = v << 4 | d;
-    }
-}
 
 /* A mapping the search below may pick: its bounds as a stack. */
 typedef struct {
@@ -40,29 +27,22 @@ typedef struct {
     bool sp_in_tls_mapping;
 } search;
 
-/* One line of /proc/self/maps, "LO-HI perms ... [name]": notes it if it
- * holds SP, this thread's TLS, or is the main thread's "[stack]". That one
- * grows down into the gap below it, which no other mapping may take (the
- * kernel keeps its guard gap), so its low bound is the end of the mapping
- * before it, PREV_END. Returns HI. */
-static uintptr_t maps_line(const char *line, const char *end, search *q, uintptr_t prev_end)
+/* One mapping of /proc/self/maps: notes it if it holds SP, this thread's
+ * TLS, or is the main thread's "[stack]". That one grows down into the gap
+ * below it, which no other mapping may take (the kernel keeps its guard
+ * gap), so its low bound is the end of the mapping before it, PREV_END. */
+static void note_mapping(const mt_os_mapping *m, search *q, uintptr_t prev_end)
 {
-    const char *p = line;
-    uintptr_t lo = parse_hex(&p);
-    if (*p++ != '-')
-        return prev_end;
-    uintptr_t hi = parse_hex(&p);
-    bool grows = end - line >= 7 && memcmp(end - 7, "[stack]", 7) == 0;
-    candidate c = { true, grows ? prev_end : lo, hi };
-    if (q->sp >= lo && q->sp < hi)
+    bool grows = m->path_len == 7 && memcmp(m->path, "[stack]", 7) == 0;
+    candidate c = { true, grows ? prev_end : m->start, m->end };
+    if (q->sp >= m->start && q->sp < m->end)
         q->at_sp = c;
-    if (q->tls >= lo && q->tls < hi) {
+    if (q->tls >= m->start && q->tls < m->end) {
         q->at_tls = c;
-        q->sp_in_tls_mapping = q->sp >= lo && q->sp < hi;
+        q->sp_in_tls_mapping = q->sp >= m->start && q->sp < m->end;
     }
     if (grows)
         q->main_stack = c;
-    return hi;
 }
 
 /* Learns this thread's stack from its maps, with system calls only.
@@ -80,38 +60,20 @@ static uintptr_t maps_line(const char *line, const char *end, search *q, uintptr
 void mt_stack_find(uintptr_t sp)
 {
     mt_stack_known = -1;
-    /* The calling thread's view: /proc/self/maps is empty once main has
-     * called pthread_exit, and threads may still be started after. */
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    /* The calling thread's view (mt_os_maps_open_self): threads may still
+     * be started after main has called pthread_exit. */
+    int fd = mt_os_maps_open_self();
     if (fd < 0)
         return;
     search q = { .sp = sp, .tls = (uintptr_t)&mt_stack_known };
     char buf[4096];
-    size_t have = 0;
-    bool skipping = false; /* inside a line longer than the buffer */
+    mt_os_maps maps;
+    mt_os_maps_fd(&maps, fd, buf, sizeof buf);
+    mt_os_mapping m;
     uintptr_t prev_end = 0;
-    for (;;) {
-        long n = syscall(SYS_read, fd, buf + have, sizeof buf - have);
-        if (n <= 0)
-            break;
-        have += (size_t)n;
-        const char *line = buf, *stop = buf + have, *nl;
-        while ((nl = memchr(line, '\n', (size_t)(stop - line))) != NULL) {
-            if (!skipping)
-                prev_end = maps_line(line, nl, &q, prev_end);
-            skipping = false;
-            line = nl + 1;
-        }
-        have = (size_t)(stop - line);
-        if (have == sizeof buf) { /* a line longer than the buffer: its */
-            if (!skipping)        /* address range was at its start */
-                prev_end = maps_line(buf, buf + 1, &q, prev_end);
-            skipping = true;
-            have = 0;
-        }
-        memmove(buf, line, have);
+    while (mt_os_maps_next(&maps, &m)) {
+        note_mapping(&m, &q, prev_end);
+        prev_end = m.end;
     }
     syscall(SYS_close, fd);
     bool main_thread = syscall(SYS_gettid) == syscall(SYS_getpid);

@@ -1,0 +1,201 @@
+/* The maps parser (mt_os_maps_*, src/base/os.c): the fields of each line,
+ * paths with spaces and " (deleted)", a path longer than the buffer, lines
+ * split across read() calls, a file without its last newline, and the
+ * process's own maps. */
+#include "base/os.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char sample[] =
+    "55d0c4a00000-55d0c4a02000 r--p 00000000 fd:01 1053  /usr/bin/prog\n"
+    "55d0c4a02000-55d0c4a07000 r-xp 00002000 fd:01 1053  /usr/bin/prog\n"
+    "55d0c5b00000-55d0c5b21000 rw-p 00000000 00:00 0    [heap]\n"
+    "7f00aa000000-7f00aa021000 rw-p 00000000 00:00 0 \n"
+    "7f00ab000000-7f00ab010000 r-xp 0000a000 08:02 42   /opt/my lib/lib x.so (deleted)\n"
+    "7f00ac000000-7f00ac001000 rw-s 00001000 00:05 77   /dev/shm/a file\n"
+    "not a mapping\n"
+    "7ffd1c000000-7ffd1c021000 rw-p 00000000 00:00 0    [stack]\n"
+    "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0  [vsyscall]";
+
+struct want {
+    uintptr_t start, end;
+    const char *perms;
+    uint64_t offset, inode;
+    const char *path;
+    bool deleted;
+};
+
+static const struct want sample_want[] = {
+    { 0x55d0c4a00000, 0x55d0c4a02000, "r--p", 0, 1053, "/usr/bin/prog", false },
+    { 0x55d0c4a02000, 0x55d0c4a07000, "r-xp", 0x2000, 1053, "/usr/bin/prog", false },
+    { 0x55d0c5b00000, 0x55d0c5b21000, "rw-p", 0, 0, "[heap]", false },
+    { 0x7f00aa000000, 0x7f00aa021000, "rw-p", 0, 0, "", false },
+    { 0x7f00ab000000, 0x7f00ab010000, "r-xp", 0xa000, 42, "/opt/my lib/lib x.so", true },
+    { 0x7f00ac000000, 0x7f00ac001000, "rw-s", 0x1000, 77, "/dev/shm/a file", false },
+    { 0x7ffd1c000000, 0x7ffd1c021000, "rw-p", 0, 0, "[stack]", false },
+    { 0xffffffffff600000, 0xffffffffff601000, "--xp", 0, 0, "[vsyscall]", false },
+};
+#define NWANT (sizeof sample_want / sizeof *sample_want)
+
+static void expect_mapping(const mt_os_mapping *got, const struct want *w, size_t i)
+{
+    cr_expect_eq(got->start, w->start, "line %zu: start %#lx", i, (unsigned long)got->start);
+    cr_expect_eq(got->end, w->end, "line %zu: end", i);
+    cr_expect_str_eq(got->perms, w->perms, "line %zu: perms", i);
+    cr_expect_eq(got->offset, w->offset, "line %zu: offset", i);
+    cr_expect_eq(got->inode, w->inode, "line %zu: inode", i);
+    cr_expect_eq(got->path_len, strlen(w->path), "line %zu: path \"%.*s\"", i,
+                 (int)got->path_len, got->path);
+    cr_expect(memcmp(got->path, w->path, strlen(w->path)) == 0, "line %zu: path \"%.*s\"", i,
+              (int)got->path_len, got->path);
+    cr_expect_eq(got->deleted, w->deleted, "line %zu: deleted", i);
+    cr_expect(!got->truncated, "line %zu: truncated", i);
+}
+
+Test(os_maps, fields_of_a_text)
+{
+    mt_os_maps m;
+    mt_os_maps_text(&m, sample, strlen(sample));
+    mt_os_mapping got;
+    size_t n = 0;
+    while (mt_os_maps_next(&m, &got)) {
+        cr_assert_lt(n, NWANT);
+        expect_mapping(&got, &sample_want[n], n);
+        n++;
+    }
+    cr_expect_eq(n, NWANT, "the line that is no mapping is skipped, the last one read");
+    cr_expect(!m.failed);
+    mt_os_maps_text(&m, sample, strlen(sample));
+    cr_assert(mt_os_maps_next(&m, &got));
+    cr_expect_eq(got.line, sample, "the line as read");
+    cr_expect_eq(got.line_len, strchr(sample, '\n') + 1 - sample, "its newline included");
+}
+
+/* A pipe holding TEXT, for the parser to read. */
+static int pipe_of(const char *text, size_t len)
+{
+    int fds[2];
+    cr_assert(pipe(fds) == 0);
+    cr_assert(write(fds[1], text, len) == (ssize_t)len);
+    close(fds[1]);
+    return fds[0];
+}
+
+/* Every buffer size from one line's length to the whole text: each line
+ * lies across two read() calls at some size. */
+Test(os_maps, lines_split_across_reads)
+{
+    for (size_t size = 96; size <= sizeof sample + 8; size++) {
+        int fd = pipe_of(sample, strlen(sample));
+        char buf[sizeof sample + 8];
+        mt_os_maps m;
+        mt_os_maps_fd(&m, fd, buf, size);
+        mt_os_mapping got;
+        size_t n = 0;
+        while (mt_os_maps_next(&m, &got) && n < NWANT) {
+            expect_mapping(&got, &sample_want[n], n);
+            n++;
+        }
+        cr_expect_eq(n, NWANT, "buffer of %zu bytes", size);
+        close(fd);
+    }
+}
+
+/* A path of 5000 bytes, longer than the 4096-byte buffer: the mapping
+ * comes with the start of its path, truncated, and the next line whole. */
+Test(os_maps, path_longer_than_the_buffer)
+{
+    size_t plen = 5000;
+    char *text = malloc(plen + 512);
+    int k = sprintf(text, "7f0000000000-7f0000001000 r--p 00001000 fd:01 99 /");
+    memset(text + k, 'a', plen - 1);
+    k += (int)plen - 1;
+    k += sprintf(text + k, " (deleted)\n7f0000002000-7f0000003000 rw-p 00000000 00:00 0  [stack]\n");
+    char buf[4096];
+    int fd = pipe_of(text, (size_t)k);
+    mt_os_maps m;
+    mt_os_maps_fd(&m, fd, buf, sizeof buf);
+    mt_os_mapping got;
+    cr_assert(mt_os_maps_next(&m, &got));
+    cr_expect_eq(got.start, 0x7f0000000000);
+    cr_expect_eq(got.end, 0x7f0000001000);
+    cr_expect_eq(got.offset, 0x1000);
+    cr_expect_eq(got.inode, 99);
+    cr_expect(got.truncated);
+    cr_expect(!got.deleted, "the end of the line was not seen");
+    cr_expect_eq(got.path[0], '/');
+    cr_expect_eq(got.path + got.path_len, buf + sizeof buf, "the path to the buffer's end");
+    cr_assert(mt_os_maps_next(&m, &got), "the rest of the long line is skipped");
+    cr_expect_eq(got.start, 0x7f0000002000);
+    cr_expect_eq(got.path_len, 7);
+    cr_expect(memcmp(got.path, "[stack]", 7) == 0);
+    cr_expect(!got.truncated);
+    cr_expect(!mt_os_maps_next(&m, &got));
+    close(fd);
+
+    /* With room for it: the whole path, " (deleted)" taken off. */
+    size_t big = (size_t)k + 1;
+    char *bigbuf = malloc(big);
+    fd = pipe_of(text, (size_t)k);
+    mt_os_maps_fd(&m, fd, bigbuf, big);
+    cr_assert(mt_os_maps_next(&m, &got));
+    cr_expect(!got.truncated);
+    cr_expect(got.deleted);
+    cr_expect_eq(got.path_len, plen);
+    cr_expect_eq(got.path[plen - 1], 'a');
+    cr_assert(mt_os_maps_next(&m, &got));
+    cr_expect_eq(got.start, 0x7f0000002000);
+    close(fd);
+    free(bigbuf);
+    free(text);
+}
+
+Test(os_maps, a_failed_read)
+{
+    char buf[256];
+    mt_os_maps m;
+    mt_os_maps_fd(&m, -1, buf, sizeof buf);
+    mt_os_mapping got;
+    cr_expect(!mt_os_maps_next(&m, &got));
+    cr_expect(m.failed);
+}
+
+static int here_a_function(void)
+{
+    return 1;
+}
+
+/* This process's own: the mapping holding a stack variable is read-write,
+ * the one holding a function executable and this program's file. */
+Test(os_maps, the_process_itself)
+{
+    int fd = mt_os_maps_open_self();
+    cr_assert_geq(fd, 0);
+    char buf[4096], exe[4096];
+    ssize_t elen = readlink("/proc/self/exe", exe, sizeof exe);
+    cr_assert_gt(elen, 0);
+    int local = here_a_function();
+    mt_os_maps m;
+    mt_os_maps_fd(&m, fd, buf, sizeof buf);
+    mt_os_mapping got;
+    bool stack = false, code = false;
+    uintptr_t prev_end = 0;
+    while (mt_os_maps_next(&m, &got)) {
+        cr_expect_geq(got.start, prev_end, "ascending");
+        prev_end = got.end;
+        if ((uintptr_t)&local >= got.start && (uintptr_t)&local < got.end)
+            stack = got.perms[0] == 'r' && got.perms[1] == 'w';
+        if ((uintptr_t)here_a_function >= got.start && (uintptr_t)here_a_function < got.end)
+            code = got.perms[2] == 'x' && got.inode != 0 && got.path_len == (size_t)elen &&
+                   memcmp(got.path, exe, (size_t)elen) == 0;
+    }
+    close(fd);
+    cr_expect(!m.failed);
+    cr_expect(stack, "the stack's mapping");
+    cr_expect(code, "the code's mapping, with this program's path");
+}
