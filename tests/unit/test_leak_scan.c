@@ -213,7 +213,7 @@ Test(leak_scan, damaged_entries)
     put(BASE + 16, BLOCK(8));
     put(BLOCK(0), BLOCK(5));
     hole_lo = BASE + SPACE / 2, hole_hi = BASE + SPACE / 2 + 4096;
-    mt_leak_root far = { BASE, (uintptr_t)1 << 62, MT_ROOT_OTHER, 0 };
+    mt_leak_root far = { BASE, (uintptr_t)1 << 62, MT_ROOT_OTHER, 0, false };
     mt_leak_input in = { blocks, 10, &far, 1, NULL, 0, reader, NULL, region };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
