@@ -1,4 +1,4 @@
-/* What the hot path (tracer.c) shares with start-up (startup.c): the real
+/* What the hot path (capture/) shares with start-up (startup.c): the real
  * allocator's functions and the tracer's phase. startup.c fills them in
  * once, before the phase becomes READY; the hot path only reads them. */
 #ifndef MT_REAL_H
