@@ -45,11 +45,6 @@ void mt_note_freed(const mt_live_entry *e);
 void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t size,
                 bool zero_frees);
 
-/* The real allocator handed out or took back a block untraced in a fork
- * window (see mt_untraced_seq); called after the real allocator returned,
- * before the program gets the block. */
-MT_COLD void mt_note_untraced(void);
-
 /* A block the real allocator handed out untraced outside any scope or
  * window, because the phase was not READY (recording off, or start-up). */
 MT_COLD void mt_untraced_outside(void);

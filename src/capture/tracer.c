@@ -85,15 +85,6 @@ MT_COLD MT_NOINLINE void mt_untraced_outside(void)
         mt_note_untraced();
 }
 
-void mt_passthrough_end(mt_passthrough_scope_t *scope)
-{
-    mt_passthrough--;
-    if (MT_UNLIKELY(mt_passthrough_allocs - scope->allocs > scope->keeps))
-        mt_note_untraced();
-    if (!mt_passthrough)
-        mt_passthrough_allocs = 0;
-}
-
 static inline mt_stack_id capture_stack(void)
 {
     uintptr_t frames[MT_MAX_DEPTH];
