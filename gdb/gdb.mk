@@ -17,7 +17,8 @@ $(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c src
                              src/report/format.c src/base/output.c src/base/lock.c src/scan/leak_scan.c \
                              src/scan/leak_roots.c src/scan/leak_gather.c src/leak/leak_report.c \
                              src/leak/suppressions.c src/base/os.c src/base/config.c \
-                             src/report/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
+                             src/report/pprof.c src/report/pprof_gzip.c src/report/pprof_index.c \
+                             $(BUILD)/symbolize-pb/profile.pb-c.o \
                              $(wildcard src/*/*.h tools/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -Isrc -I$(PB_DIR) \

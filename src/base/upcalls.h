@@ -24,7 +24,7 @@ struct mt_live_entry; /* store/live_table.h's mt_live_entry */
  * start-up knows the settings, the tables and the reports to set up. */
 void mt_start(void);
 
-/* Hot path (capture/tracer.c) -> slow path (runtime/startup.c).
+/* Hot path (capture/entry.h) -> slow path (runtime/startup.c).
  * Fills mt_ext (capture/real.h) on the first call of an entry point beyond
  * the C allocator's (aligned_alloc, the C++ operators, ...): dlsym is
  * start-up's business, and the names cannot be looked up at start-up (a
@@ -33,7 +33,7 @@ void mt_start(void);
  * Racing lookups store the same values. */
 void mt_ext_lookup(void);
 
-/* Hot path (capture/tracer.c) -> slow path (report/bad_free.c).
+/* Hot path (capture/entry.h, tracer.c) -> slow path (report/bad_free.c).
  * A free the live table cannot match: PTR is no live block's start (FOUND
  * NULL), or FOUND, its record (already removed), was allocated by another
  * family than the free's KIND (MT_KIND_*, with MT_FREE_BY_REALLOC added

@@ -1,4 +1,4 @@
-/* What the hot path (tracer.c) shares with start-up (startup.c): the real
+/* What the hot path (capture/) shares with start-up (startup.c): the real
  * allocator's functions and the tracer's phase. startup.c fills them in
  * once, before the phase becomes READY; the hot path only reads them. */
 #ifndef MT_REAL_H
@@ -61,6 +61,11 @@ extern MT_TLS int mt_fork_window MT_HIDDEN;
  * scopes (outside fork windows), counted by this thread. */
 extern MT_TLS unsigned mt_passthrough_allocs MT_HIDDEN;
 
+/* The real allocator handed out or took back a block untraced in a fork
+ * window or a pass-through scope (see mt_untraced_seq); called after the
+ * real allocator returned, before the program gets the block (tracer.c). */
+MT_COLD void mt_note_untraced(void);
+
 /* A pass-through scope: the count of untraced blocks at its start, and how
  * many of those made inside it the entry point records itself (KEEPS: 1
  * once the next definition returned the block it records, 0 before, so
@@ -73,7 +78,14 @@ typedef struct {
  * not record (the std::bad_alloc that libstdc++'s operator new throws, what
  * a new_handler allocates) moves mt_untraced_seq, as a fork window's do:
  * freeing it later must not look like a double free. */
-void mt_passthrough_end(mt_passthrough_scope_t *scope);
+static inline void mt_passthrough_end(mt_passthrough_scope_t *scope)
+{
+    mt_passthrough--;
+    if (MT_UNLIKELY(mt_passthrough_allocs - scope->allocs > scope->keeps))
+        mt_note_untraced();
+    if (!mt_passthrough)
+        mt_passthrough_allocs = 0;
+}
 
 /* Raises the pass-through depth until the end of the enclosing block, also
  * when an exception (std::bad_alloc from a real operator new) leaves it:

@@ -1,5 +1,6 @@
 /* The interposed allocation entry points (mt_malloc & co., called by the
- * preload shim): the hot path. */
+ * preload shim): the hot path, defined by API family in capture/ (entry.h
+ * says which file). */
 #ifndef MT_TRACER_H
 #define MT_TRACER_H
 
@@ -37,7 +38,7 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op);
 /* operator delete in its form: SIZE for the sized forms. */
 void mt_delete(void *ptr, size_t size, size_t align, const void *nothrow, unsigned op);
 
-/* jemalloc's extended API; without jemalloc below, emulated (tracer.c). */
+/* jemalloc's extended API; without jemalloc below, emulated (jemalloc.c). */
 void *mt_mallocx(size_t size, int flags);
 void *mt_rallocx(void *ptr, size_t size, int flags);
 size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags);

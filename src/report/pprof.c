@@ -1,86 +1,22 @@
 /* The pprof writer (see pprof.h): samples are gathered unsymbolized, then
  * mt_pprof_write interns strings, functions, locations and mappings while
  * symbolizing each distinct address once, builds protobuf-c's message tree
- * and streams its encoding through zlib's gzip deflate to the file. All
+ * and streams its encoding through zlib's gzip deflate to the file
+ * (pprof_gzip.c). All
  * memory, the message tree and zlib's state included, comes from the
  * caller's mt_pprof_heap. protobuf-c allocates only to unpack, which this
  * file never does: packing writes through our ProtobufCBuffer. */
 #include "report/pprof.h"
 
 #include "base/common.h"
+#include "report/pprof_gzip.h"
+#include "report/pprof_index.h"
 
 #include <profile.pb-c.h> /* generated into build/proto from pprof's profile.proto */
 
 #include <elfutils/libdwfl.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
-
-/* ------------------------------------------------------------ memory */
-
-/* Arrays grow by doubling through the heap, which has no realloc. */
-static bool grow(const mt_pprof_heap *h, void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t cap2 = *cap ? *cap : 16;
-    while (cap2 < need)
-        cap2 *= 2;
-    void *a = h->alloc(cap2 * elem);
-    if (!a)
-        return false;
-    if (*arr) {
-        memcpy(a, *arr, *cap * elem);
-        h->free(*arr);
-    }
-    *arr = a;
-    *cap = cap2;
-    return true;
-}
-
-/* An open-addressed index of element numbers (slot: number + 1, 0 empty),
- * count * 2 <= cap, cap a power of two. The caller hashes and compares. */
-struct index {
-    uint32_t *slot;
-    size_t cap, count;
-};
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-/* Makes room for one more element; false when out of memory. REHASH gives
- * the hash of element N. */
-static bool index_reserve(const mt_pprof_heap *h, struct index *ix,
-                          uint64_t (*rehash)(const void *ctx, uint32_t n), const void *ctx)
-{
-    if ((ix->count + 1) * 2 <= ix->cap)
-        return true;
-    size_t cap = ix->cap ? ix->cap * 2 : 1024;
-    uint32_t *slot = h->alloc(cap * sizeof *slot);
-    if (!slot)
-        return false;
-    memset(slot, 0, cap * sizeof *slot);
-    for (size_t i = 0; i < ix->cap; i++) {
-        uint32_t n = ix->slot[i];
-        if (!n)
-            continue;
-        size_t at = rehash(ctx, n - 1) & (cap - 1);
-        while (slot[at])
-            at = (at + 1) & (cap - 1);
-        slot[at] = n;
-    }
-    h->free(ix->slot);
-    ix->slot = slot;
-    ix->cap = cap;
-    return true;
-}
 
 /* ------------------------------------------------------------ samples */
 
@@ -122,19 +58,19 @@ struct mt_pprof {
 
     struct sample *samples;
     size_t nsamples, samples_cap;
-    struct index sample_ix; /* by key */
+    struct mt_pprof_index sample_ix; /* by key */
 
     char **strings;
     size_t nstrings, strings_cap;
-    struct index string_ix;
+    struct mt_pprof_index string_ix;
 
     struct function *functions;
     size_t nfunctions, functions_cap;
-    struct index function_ix;
+    struct mt_pprof_index function_ix;
 
     struct location *locations;
     size_t nlocations, locations_cap;
-    struct index location_ix; /* by address */
+    struct mt_pprof_index location_ix; /* by address */
 
     struct line *lines;
     size_t nlines, lines_cap;
@@ -147,7 +83,7 @@ struct mt_pprof {
 
 static uint64_t sample_hash(const void *ctx, uint32_t n)
 {
-    return mix(((const mt_pprof *)ctx)->samples[n].key);
+    return mt_pprof_mix(((const mt_pprof *)ctx)->samples[n].key);
 }
 
 mt_pprof *mt_pprof_new(const mt_pprof_heap *heap, bool with_alloc)
@@ -170,10 +106,10 @@ bool mt_pprof_add(mt_pprof *p, uint64_t key, const uintptr_t *frames, unsigned d
                   const mt_fmt_thread *thread, const mt_pprof_values *values)
 {
     const mt_pprof_heap *h = &p->heap;
-    struct index *ix = &p->sample_ix;
+    struct mt_pprof_index *ix = &p->sample_ix;
     size_t at = 0;
     if (ix->cap) {
-        for (at = mix(key) & (ix->cap - 1); ix->slot[at]; at = (at + 1) & (ix->cap - 1)) {
+        for (at = mt_pprof_mix(key) & (ix->cap - 1); ix->slot[at]; at = (at + 1) & (ix->cap - 1)) {
             struct sample *s = &p->samples[ix->slot[at] - 1];
             if (s->key == key) {
                 s->v.alloc_objects += values->alloc_objects;
@@ -184,8 +120,8 @@ bool mt_pprof_add(mt_pprof *p, uint64_t key, const uintptr_t *frames, unsigned d
             }
         }
     }
-    if (!index_reserve(h, ix, sample_hash, p) ||
-        !grow(h, (void **)&p->samples, &p->samples_cap, p->nsamples + 1, sizeof *p->samples))
+    if (!mt_pprof_index_reserve(h, ix, sample_hash, p) ||
+        !mt_pprof_grow(h, (void **)&p->samples, &p->samples_cap, p->nsamples + 1, sizeof *p->samples))
         return false;
     struct sample s = { .key = key, .depth = depth, .v = *values };
     s.frames = h->alloc((depth ? depth : 1) * sizeof *frames);
@@ -202,7 +138,7 @@ bool mt_pprof_add(mt_pprof *p, uint64_t key, const uintptr_t *frames, unsigned d
         }
     }
     p->samples[p->nsamples] = s;
-    for (at = mix(key) & (ix->cap - 1); ix->slot[at]; at = (at + 1) & (ix->cap - 1))
+    for (at = mt_pprof_mix(key) & (ix->cap - 1); ix->slot[at]; at = (at + 1) & (ix->cap - 1))
         ;
     ix->slot[at] = (uint32_t)++p->nsamples;
     ix->count++;
@@ -228,7 +164,7 @@ static uint64_t string_hash(const void *ctx, uint32_t n)
  * string) when out of memory, with p->failed set. */
 static int64_t intern_string(mt_pprof *p, const char *s)
 {
-    struct index *ix = &p->string_ix;
+    struct mt_pprof_index *ix = &p->string_ix;
     uint64_t hash = string_hash_of(s);
     if (ix->cap) {
         for (size_t at = hash & (ix->cap - 1); ix->slot[at]; at = (at + 1) & (ix->cap - 1))
@@ -237,8 +173,8 @@ static int64_t intern_string(mt_pprof *p, const char *s)
     }
     size_t len = strlen(s);
     char *copy = p->heap.alloc(len + 1);
-    if (!copy || !index_reserve(&p->heap, ix, string_hash, p) ||
-        !grow(&p->heap, (void **)&p->strings, &p->strings_cap, p->nstrings + 1,
+    if (!copy || !mt_pprof_index_reserve(&p->heap, ix, string_hash, p) ||
+        !mt_pprof_grow(&p->heap, (void **)&p->strings, &p->strings_cap, p->nstrings + 1,
               sizeof *p->strings)) {
         p->heap.free(copy);
         p->failed = true;
@@ -256,7 +192,7 @@ static int64_t intern_string(mt_pprof *p, const char *s)
 
 static uint64_t function_hash_of(const struct function *f)
 {
-    return mix((uint64_t)f->name * 31 + (uint64_t)f->system_name * 17 + (uint64_t)f->file);
+    return mt_pprof_mix((uint64_t)f->name * 31 + (uint64_t)f->system_name * 17 + (uint64_t)f->file);
 }
 
 static uint64_t function_hash(const void *ctx, uint32_t n)
@@ -267,7 +203,7 @@ static uint64_t function_hash(const void *ctx, uint32_t n)
 /* The id (number + 1) of function F; 0 when out of memory. */
 static uint64_t intern_function(mt_pprof *p, const struct function *f)
 {
-    struct index *ix = &p->function_ix;
+    struct mt_pprof_index *ix = &p->function_ix;
     uint64_t hash = function_hash_of(f);
     if (ix->cap) {
         for (size_t at = hash & (ix->cap - 1); ix->slot[at]; at = (at + 1) & (ix->cap - 1)) {
@@ -276,8 +212,8 @@ static uint64_t intern_function(mt_pprof *p, const struct function *f)
                 return ix->slot[at];
         }
     }
-    if (!index_reserve(&p->heap, ix, function_hash, p) ||
-        !grow(&p->heap, (void **)&p->functions, &p->functions_cap, p->nfunctions + 1,
+    if (!mt_pprof_index_reserve(&p->heap, ix, function_hash, p) ||
+        !mt_pprof_grow(&p->heap, (void **)&p->functions, &p->functions_cap, p->nfunctions + 1,
               sizeof *p->functions)) {
         p->failed = true;
         return 0;
@@ -313,7 +249,7 @@ static uint64_t intern_mapping(mt_pprof *p, mt_dwfl *dwfl, uintptr_t addr)
     Dwarf_Addr start = 0, end = 0;
     const char *mainfile = NULL;
     const char *name = dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, &mainfile, NULL);
-    if (!grow(&p->heap, (void **)&p->mappings, &p->mappings_cap, p->nmappings + 1,
+    if (!mt_pprof_grow(&p->heap, (void **)&p->mappings, &p->mappings_cap, p->nmappings + 1,
               sizeof *p->mappings)) {
         p->failed = true;
         return 0;
@@ -393,7 +329,7 @@ static void put_lines(const mt_frame *rows, unsigned count, void *arg)
         fn.file = intern_string(p, f->file ? f->file : "");
         uint64_t id = intern_function(p, &fn);
         if (!id ||
-            !grow(&p->heap, (void **)&p->lines, &p->lines_cap, p->nlines + 1, sizeof *p->lines)) {
+            !mt_pprof_grow(&p->heap, (void **)&p->lines, &p->lines_cap, p->nlines + 1, sizeof *p->lines)) {
             p->failed = true;
             return;
         }
@@ -404,22 +340,22 @@ static void put_lines(const mt_frame *rows, unsigned count, void *arg)
 
 static uint64_t location_hash(const void *ctx, uint32_t n)
 {
-    return mix(((const mt_pprof *)ctx)->locations[n].address);
+    return mt_pprof_mix(((const mt_pprof *)ctx)->locations[n].address);
 }
 
 /* The id of the Location of ADDR, symbolized on first sight; 0 when out of
  * memory. */
 static uint64_t intern_location(mt_pprof *p, mt_dwfl *dwfl, bool refresh, uintptr_t addr)
 {
-    struct index *ix = &p->location_ix;
-    uint64_t hash = mix(addr);
+    struct mt_pprof_index *ix = &p->location_ix;
+    uint64_t hash = mt_pprof_mix(addr);
     if (ix->cap) {
         for (size_t at = hash & (ix->cap - 1); ix->slot[at]; at = (at + 1) & (ix->cap - 1))
             if (p->locations[ix->slot[at] - 1].address == addr)
                 return ix->slot[at];
     }
-    if (!index_reserve(&p->heap, ix, location_hash, p) ||
-        !grow(&p->heap, (void **)&p->locations, &p->locations_cap, p->nlocations + 1,
+    if (!mt_pprof_index_reserve(&p->heap, ix, location_hash, p) ||
+        !mt_pprof_grow(&p->heap, (void **)&p->locations, &p->locations_cap, p->nlocations + 1,
               sizeof *p->locations)) {
         p->failed = true;
         return 0;
@@ -439,74 +375,7 @@ static uint64_t intern_location(mt_pprof *p, mt_dwfl *dwfl, bool refresh, uintpt
     return p->nlocations;
 }
 
-/* ------------------------------------------------------------ output */
-
-/* protobuf-c's output: the encoding, gzipped by zlib, written to FD. */
-struct gz_sink {
-    ProtobufCBuffer base; /* first: protobuf-c calls append with &base */
-    z_stream z;
-    int fd;
-    int error; /* errno of the first failed write */
-    bool zfailed;
-    unsigned char out[1 << 16];
-};
-
-static bool sink_write(struct gz_sink *s, const unsigned char *buf, size_t len)
-{
-    while (len && !s->error) {
-        ssize_t n = write(s->fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            s->error = n < 0 ? errno : EIO;
-            return false;
-        }
-        buf += n;
-        len -= (size_t)n;
-    }
-    return !s->error;
-}
-
-static void sink_deflate(struct gz_sink *s, const uint8_t *data, size_t len, int flush)
-{
-    s->z.next_in = (Bytef *)data;
-    s->z.avail_in = (uInt)len;
-    do {
-        s->z.next_out = s->out;
-        s->z.avail_out = sizeof s->out;
-        int rc = deflate(&s->z, flush);
-        if (rc == Z_STREAM_ERROR) {
-            s->zfailed = true;
-            return;
-        }
-        if (!sink_write(s, s->out, sizeof s->out - s->z.avail_out))
-            return;
-    } while (s->z.avail_out == 0);
-}
-
-static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
-{
-    struct gz_sink *s = (struct gz_sink *)b;
-    /* avail_in is 32 bits wide. */
-    while (len && !s->error && !s->zfailed) {
-        size_t piece = len < (1u << 30) ? len : (1u << 30);
-        sink_deflate(s, data, piece, Z_NO_FLUSH);
-        data += piece;
-        len -= piece;
-    }
-}
-
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-    const mt_pprof_heap *h = opaque;
-    return h->alloc((size_t)items * size);
-}
-
-static void z_free(voidpf opaque, voidpf address)
-{
-    const mt_pprof_heap *h = opaque;
-    h->free(address);
-}
+/* ------------------------------------------------------------ the message tree */
 
 /* The text of thread label N (NAME may be NULL) into BUF. */
 static const char *thread_text(char *buf, size_t size, uint32_t n, const char *name)
@@ -575,105 +444,107 @@ static size_t stack_locations(mt_pprof *p, mt_dwfl *dwfl, bool refresh, const st
     return n;
 }
 
-const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int64_t time_ns,
-                           int64_t duration_ns)
+/* String 0 (the format requires ""), then the sample types (all four, or
+ * the in-use pair) and the period type into T; returns how many sample
+ * types. The strings' order is the file's: keep it. */
+static unsigned tree_types(mt_pprof *p, struct tree *t)
 {
-    struct tree t;
-    memset(&t, 0, sizeof t);
-    intern_string(p, ""); /* string 0, as the format requires */
+    intern_string(p, "");
     static const char *const names[4][2] = {
         { "alloc_objects", "count" }, { "alloc_space", "bytes" },
         { "inuse_objects", "count" }, { "inuse_space", "bytes" },
     };
     unsigned first = p->with_alloc ? 0 : 2, ntypes = 4 - first;
     for (unsigned i = 0; i < ntypes; i++) {
-        t.types[i] = (Perftools__Profiles__ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-        t.types[i].type = intern_string(p, names[first + i][0]);
-        t.types[i].unit = intern_string(p, names[first + i][1]);
-        t.type_ptrs[i] = &t.types[i];
+        t->types[i] = (Perftools__Profiles__ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+        t->types[i].type = intern_string(p, names[first + i][0]);
+        t->types[i].unit = intern_string(p, names[first + i][1]);
+        t->type_ptrs[i] = &t->types[i];
     }
-    t.period_type = (Perftools__Profiles__ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-    t.period_type.type = intern_string(p, "space");
-    t.period_type.unit = intern_string(p, "bytes");
-    int64_t thread_key = intern_string(p, "thread");
-    int64_t default_type = intern_string(p, "inuse_space");
+    t->period_type = (Perftools__Profiles__ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+    t->period_type.type = intern_string(p, "space");
+    t->period_type.unit = intern_string(p, "bytes");
+    return ntypes;
+}
 
-    /* Samples: symbolizing happens here, through the Locations. Each
-     * stack's ids go to SCRATCH (room for the most a stack can have), then
-     * to the end of t.location_ids, which grows: the samples point into it
-     * only once it is complete (their offsets meanwhile in id_at). */
-    t.samples = alloc_array(p, p->nsamples, sizeof *t.samples);
-    t.sample_ptrs = alloc_array(p, p->nsamples, sizeof *t.sample_ptrs);
-    t.labels = alloc_array(p, p->nsamples, sizeof *t.labels);
-    t.label_ptrs = alloc_array(p, p->nsamples, sizeof *t.label_ptrs);
-    t.values = alloc_array(p, p->nsamples * ntypes, sizeof *t.values);
+/* Sample I's values (the last NTYPES of the four) and its thread label
+ * (string THREAD_KEY), the next of T's labels when it has one. */
+static void sample_values(mt_pprof *p, struct tree *t, size_t i, unsigned ntypes,
+                          int64_t thread_key, size_t *nlabels)
+{
+    const struct sample *s = &p->samples[i];
+    Perftools__Profiles__Sample *m = &t->samples[i];
+    uint64_t all[4] = { s->v.alloc_objects, s->v.alloc_bytes, s->v.inuse_objects,
+                        s->v.inuse_bytes };
+    m->value = t->values + i * ntypes;
+    m->n_value = ntypes;
+    for (unsigned k = 0; k < ntypes; k++)
+        m->value[k] = (int64_t)all[4 - ntypes + k];
+    if (s->thread) {
+        char text[1100]; /* a number and a name of up to 1024 bytes */
+        Perftools__Profiles__Label *l = &t->labels[*nlabels];
+        *l = (Perftools__Profiles__Label)PERFTOOLS__PROFILES__LABEL__INIT;
+        l->key = thread_key;
+        l->str = intern_string(p, thread_text(text, sizeof text, s->thread, s->thread_name));
+        t->label_ptrs[*nlabels] = l;
+        m->label = &t->label_ptrs[(*nlabels)++];
+        m->n_label = 1;
+    }
+}
+
+/* The samples into T: symbolizing happens here, through the Locations.
+ * Each stack's ids go to SCRATCH (room for the most a stack can have),
+ * then to the end of t->location_ids, which grows: the samples point into
+ * it only once it is complete (their offsets meanwhile in ID_AT). Out of
+ * memory: p->failed. */
+static void tree_samples(mt_pprof *p, mt_dwfl *dwfl, bool refresh, struct tree *t,
+                         unsigned ntypes, int64_t thread_key)
+{
+    t->samples = alloc_array(p, p->nsamples, sizeof *t->samples);
+    t->sample_ptrs = alloc_array(p, p->nsamples, sizeof *t->sample_ptrs);
+    t->labels = alloc_array(p, p->nsamples, sizeof *t->labels);
+    t->label_ptrs = alloc_array(p, p->nsamples, sizeof *t->label_ptrs);
+    t->values = alloc_array(p, p->nsamples * ntypes, sizeof *t->values);
     size_t *id_at = alloc_array(p, p->nsamples, sizeof *id_at);
     uint64_t *scratch = alloc_array(p, (size_t)MT_MAX_DEPTH * (1 + MT_SYM_TAIL_MAX),
                                     sizeof *scratch);
     size_t used_ids = 0, ids_cap = 0, nlabels = 0;
     for (size_t i = 0; i < p->nsamples && !p->failed; i++) {
-        const struct sample *s = &p->samples[i];
-        Perftools__Profiles__Sample *m = &t.samples[i];
+        Perftools__Profiles__Sample *m = &t->samples[i];
         *m = (Perftools__Profiles__Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
-        m->n_location_id = stack_locations(p, dwfl, refresh, s, scratch);
-        if (!grow(&p->heap, (void **)&t.location_ids, &ids_cap, used_ids + m->n_location_id,
-                  sizeof *t.location_ids)) {
+        m->n_location_id = stack_locations(p, dwfl, refresh, &p->samples[i], scratch);
+        if (!mt_pprof_grow(&p->heap, (void **)&t->location_ids, &ids_cap, used_ids + m->n_location_id,
+                  sizeof *t->location_ids)) {
             p->failed = true;
             break;
         }
-        memcpy(t.location_ids + used_ids, scratch, m->n_location_id * sizeof *scratch);
+        memcpy(t->location_ids + used_ids, scratch, m->n_location_id * sizeof *scratch);
         id_at[i] = used_ids;
         used_ids += m->n_location_id;
-        uint64_t all[4] = { s->v.alloc_objects, s->v.alloc_bytes, s->v.inuse_objects,
-                            s->v.inuse_bytes };
-        m->value = t.values + i * ntypes;
-        m->n_value = ntypes;
-        for (unsigned k = 0; k < ntypes; k++)
-            m->value[k] = (int64_t)all[first + k];
-        if (s->thread) {
-            char text[1100]; /* a number and a name of up to 1024 bytes */
-            Perftools__Profiles__Label *l = &t.labels[nlabels];
-            *l = (Perftools__Profiles__Label)PERFTOOLS__PROFILES__LABEL__INIT;
-            l->key = thread_key;
-            l->str = intern_string(p, thread_text(text, sizeof text, s->thread, s->thread_name));
-            t.label_ptrs[nlabels] = l;
-            m->label = &t.label_ptrs[nlabels++];
-            m->n_label = 1;
-        }
-        t.sample_ptrs[i] = m;
+        sample_values(p, t, i, ntypes, thread_key, &nlabels);
+        t->sample_ptrs[i] = m;
     }
     for (size_t i = 0; i < p->nsamples && !p->failed; i++)
-        t.samples[i].location_id = t.location_ids + id_at[i];
+        t->samples[i].location_id = t->location_ids + id_at[i];
     p->heap.free(id_at);
     p->heap.free(scratch);
+}
 
-    /* The tables the samples filled. */
-    if (!p->failed)
-        main_mapping_first(p, dwfl);
-    t.functions = alloc_array(p, p->nfunctions, sizeof *t.functions);
-    t.function_ptrs = alloc_array(p, p->nfunctions, sizeof *t.function_ptrs);
-    t.mappings = alloc_array(p, p->nmappings, sizeof *t.mappings);
-    t.mapping_ptrs = alloc_array(p, p->nmappings, sizeof *t.mapping_ptrs);
-    t.locations = alloc_array(p, p->nlocations, sizeof *t.locations);
-    t.location_ptrs = alloc_array(p, p->nlocations, sizeof *t.location_ptrs);
-    t.lines = alloc_array(p, p->nlines, sizeof *t.lines);
-    t.line_ptrs = alloc_array(p, p->nlines, sizeof *t.line_ptrs);
-    if (p->failed) {
-        tree_free(p, &t);
-        return "out of memory";
-    }
+/* The Functions and Mappings the samples interned, into T. */
+static void tree_functions_mappings(mt_pprof *p, struct tree *t)
+{
     for (size_t i = 0; i < p->nfunctions; i++) {
-        Perftools__Profiles__Function *f = &t.functions[i];
+        Perftools__Profiles__Function *f = &t->functions[i];
         *f = (Perftools__Profiles__Function)PERFTOOLS__PROFILES__FUNCTION__INIT;
         f->id = i + 1;
         f->name = p->functions[i].name;
         f->system_name = p->functions[i].system_name;
         f->filename = p->functions[i].file;
-        t.function_ptrs[i] = f;
+        t->function_ptrs[i] = f;
     }
     for (size_t i = 0; i < p->nmappings; i++) {
         const struct mapping *src = &p->mappings[i];
-        Perftools__Profiles__Mapping *m = &t.mappings[i];
+        Perftools__Profiles__Mapping *m = &t->mappings[i];
         *m = (Perftools__Profiles__Mapping)PERFTOOLS__PROFILES__MAPPING__INIT;
         m->id = i + 1;
         m->memory_start = src->start;
@@ -683,78 +554,94 @@ const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int
         m->build_id = src->build_id;
         /* Symbolized here: pprof must not look the addresses up again. */
         m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = 1;
-        t.mapping_ptrs[i] = m;
+        t->mapping_ptrs[i] = m;
     }
+}
+
+/* The Locations and their Lines the samples interned, into T. */
+static void tree_locations(mt_pprof *p, struct tree *t)
+{
     for (size_t i = 0; i < p->nlines; i++) {
-        Perftools__Profiles__Line *l = &t.lines[i];
+        Perftools__Profiles__Line *l = &t->lines[i];
         *l = (Perftools__Profiles__Line)PERFTOOLS__PROFILES__LINE__INIT;
         l->function_id = p->lines[i].function;
         l->line = p->lines[i].line;
-        t.line_ptrs[i] = l;
+        t->line_ptrs[i] = l;
     }
     for (size_t i = 0; i < p->nlocations; i++) {
         const struct location *src = &p->locations[i];
-        Perftools__Profiles__Location *l = &t.locations[i];
+        Perftools__Profiles__Location *l = &t->locations[i];
         *l = (Perftools__Profiles__Location)PERFTOOLS__PROFILES__LOCATION__INIT;
         l->id = i + 1;
         l->mapping_id = src->mapping;
         l->address = src->address;
         l->n_line = src->nlines;
-        l->line = t.line_ptrs + src->first_line;
-        t.location_ptrs[i] = l;
+        l->line = t->line_ptrs + src->first_line;
+        t->location_ptrs[i] = l;
     }
+}
 
-    Perftools__Profiles__Profile *pr = &t.profile;
+/* The tables the samples filled (the main executable's Mapping first),
+ * into T; false when out of memory. */
+static bool tree_tables(mt_pprof *p, mt_dwfl *dwfl, struct tree *t)
+{
+    if (!p->failed)
+        main_mapping_first(p, dwfl);
+    t->functions = alloc_array(p, p->nfunctions, sizeof *t->functions);
+    t->function_ptrs = alloc_array(p, p->nfunctions, sizeof *t->function_ptrs);
+    t->mappings = alloc_array(p, p->nmappings, sizeof *t->mappings);
+    t->mapping_ptrs = alloc_array(p, p->nmappings, sizeof *t->mapping_ptrs);
+    t->locations = alloc_array(p, p->nlocations, sizeof *t->locations);
+    t->location_ptrs = alloc_array(p, p->nlocations, sizeof *t->location_ptrs);
+    t->lines = alloc_array(p, p->nlines, sizeof *t->lines);
+    t->line_ptrs = alloc_array(p, p->nlines, sizeof *t->line_ptrs);
+    if (p->failed)
+        return false;
+    tree_functions_mappings(p, t);
+    tree_locations(p, t);
+    return true;
+}
+
+/* The Profile message at T's root, over T's pieces and P's strings. */
+static void tree_profile(mt_pprof *p, struct tree *t, unsigned ntypes, int64_t default_type,
+                         int64_t time_ns, int64_t duration_ns)
+{
+    Perftools__Profiles__Profile *pr = &t->profile;
     *pr = (Perftools__Profiles__Profile)PERFTOOLS__PROFILES__PROFILE__INIT;
     pr->n_sample_type = ntypes;
-    pr->sample_type = t.type_ptrs;
+    pr->sample_type = t->type_ptrs;
     pr->n_sample = p->nsamples;
-    pr->sample = t.sample_ptrs;
+    pr->sample = t->sample_ptrs;
     pr->n_mapping = p->nmappings;
-    pr->mapping = t.mapping_ptrs;
+    pr->mapping = t->mapping_ptrs;
     pr->n_location = p->nlocations;
-    pr->location = t.location_ptrs;
+    pr->location = t->location_ptrs;
     pr->n_function = p->nfunctions;
-    pr->function = t.function_ptrs;
+    pr->function = t->function_ptrs;
     pr->n_string_table = p->nstrings;
     pr->string_table = p->strings;
     pr->time_nanos = time_ns;
     pr->duration_nanos = duration_ns;
-    pr->period_type = &t.period_type;
+    pr->period_type = &t->period_type;
     pr->period = 1; /* every allocation is counted: no sampling */
     pr->default_sample_type = default_type;
-    if (p->failed) {
-        tree_free(p, &t);
-        return "out of memory";
-    }
+}
 
-    struct gz_sink *s = p->heap.alloc(sizeof *s);
-    if (!s) {
+const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int64_t time_ns,
+                           int64_t duration_ns)
+{
+    struct tree t;
+    memset(&t, 0, sizeof t);
+    unsigned ntypes = tree_types(p, &t);
+    int64_t thread_key = intern_string(p, "thread");
+    int64_t default_type = intern_string(p, "inuse_space");
+    tree_samples(p, dwfl, refresh, &t, ntypes, thread_key);
+    if (!tree_tables(p, dwfl, &t)) {
         tree_free(p, &t);
         return "out of memory";
     }
-    memset(s, 0, sizeof *s);
-    s->base.append = sink_append;
-    s->fd = fd;
-    s->z.zalloc = z_alloc;
-    s->z.zfree = z_free;
-    s->z.opaque = &p->heap;
-    const char *err = NULL;
-    /* windowBits 15 + 16: a gzip wrapper, which pprof expects. The fastest
-     * level: the profile is written while the program exits. */
-    if (deflateInit2(&s->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-        err = "zlib cannot start (out of memory)";
-    } else {
-        perftools__profiles__profile__pack_to_buffer(pr, &s->base);
-        if (!s->error && !s->zfailed)
-            sink_deflate(s, NULL, 0, Z_FINISH);
-        deflateEnd(&s->z);
-        if (s->error)
-            err = strerror(s->error);
-        else if (s->zfailed)
-            err = "zlib failed";
-    }
-    p->heap.free(s);
+    tree_profile(p, &t, ntypes, default_type, time_ns, duration_ns);
+    const char *err = mt_pprof_gzip(&p->heap, &t.profile.base, fd);
     tree_free(p, &t);
     return err;
 }

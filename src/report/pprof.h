@@ -8,18 +8,11 @@
 #define MT_PPROF_H
 
 #include "report/format.h"
+#include "report/pprof_heap.h"
 #include "symbolize/symbolize.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* Where the writer's memory comes from: the internal heap in the library
- * (never the traced allocator: the writer runs inside memtrace), malloc in
- * memtrace-symbolize. ALLOC returns NULL when out of memory. */
-typedef struct {
-    void *(*alloc)(size_t size);
-    void (*free)(void *p);
-} mt_pprof_heap;
 
 /* The values of one sample, in the order of the sample types: Go's heap
  * profile's alloc_objects/count, alloc_space/bytes, inuse_objects/count,

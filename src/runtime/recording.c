@@ -72,7 +72,7 @@ void mt_recording_init(bool on)
  * between this and the phase this caller makes READY, so a thread that
  * sees READY sees the mark; a block handed out untraced by a thread that
  * saw PAUSED and returned after the change moves it again (tracer.c's
- * untraced_outside). */
+ * mt_untraced_outside). */
 static void distrust_history(void)
 {
     uint64_t now = mt_atomic_load_relaxed(&mt_next_seq) - 1;

@@ -163,7 +163,7 @@ MT_COLD void mt_ext_lookup(void)
     for (int i = 0; i < MT_EXT_COUNT; i++)
         mt_atomic_store_relaxed(&mt_ext[i], next_symbol(ext_names[i]));
     mt_leave(was);
-    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in tracer.c's ext() */
+    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in capture/entry.h's mt_ext_get() */
 }
 
 /* Says once, at start-up, when the program's calls to malloc do not reach

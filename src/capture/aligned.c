@@ -1,0 +1,127 @@
+/* The aligned allocators: posix_memalign, aligned_alloc, memalign, valloc,
+ * pvalloc (and, through mt_posix_memalign_next and mt_aligned_next,
+ * tcmalloc's). Each forwards to its own real function when the next
+ * allocator has it (they differ in what they accept), else to
+ * posix_memalign with the alignment it implies; before the real allocator
+ * is known and inside memtrace, the internal heap serves. */
+#include "capture/tracer.h"
+
+#include "base/common.h"
+#include "base/os.h"
+#include "base/reentry.h"
+#include "capture/entry.h"
+#include "capture/real.h"
+#include "store/internal_heap.h"
+
+#include <errno.h>
+#include <stdbool.h>
+
+static inline bool valid_alignment(size_t align)
+{
+    return align != 0 && (align & (align - 1)) == 0;
+}
+
+/* The block of posix_memalign's call, NULL when it failed (its status in
+ * *RC). */
+static inline void *posix_memalign_call(int (*fn)(void **, size_t, size_t), void **out,
+                                        size_t align, size_t size, int *rc)
+{
+    *rc = fn(out, align, size);
+    return *rc == 0 ? *out : NULL;
+}
+
+int mt_posix_memalign_next(int (*fn)(void **, size_t, size_t), void **out, size_t align,
+                           size_t size)
+{
+    bool traced = !mt_bypass();
+    if (MT_UNLIKELY(!traced && (mt_busy || !fn))) {
+        if (!valid_alignment(align) || align % sizeof(void *) != 0)
+            return EINVAL;
+        void *p = mt_iheap_alloc(size, align);
+        if (!p)
+            return ENOMEM;
+        *out = p;
+        return 0;
+    }
+    int rc;
+    void *p;
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, posix_memalign_call(fn, out, align, size, &rc), size,
+                  MT_KIND_MALLOC);
+    return rc;
+}
+
+int mt_posix_memalign(void **out, size_t align, size_t size)
+{
+    return mt_posix_memalign_next(mt_real.posix_memalign, out, align, size);
+}
+
+/* The block of FN's call, or of posix_memalign's when FN is NULL (errno
+ * set as FN's would be when it fails). */
+static void *aligned_call(void *(*fn)(size_t, size_t), size_t align, size_t size)
+{
+    if (fn)
+        return fn(align, size);
+    void *p;
+    int rc = mt_real.posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size);
+    if (rc != 0) {
+        errno = rc;
+        return NULL;
+    }
+    return p;
+}
+
+void *mt_aligned_next(void *(*fn)(size_t, size_t), size_t align, size_t size)
+{
+    bool traced = !mt_bypass();
+    if (MT_UNLIKELY(!traced && (mt_busy || !mt_real.posix_memalign))) {
+        if (!valid_alignment(align)) {
+            errno = EINVAL;
+            return NULL;
+        }
+        return mt_iheap_alloc(size, align);
+    }
+    void *p;
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, aligned_call(fn, align, size), size, MT_KIND_MALLOC);
+    return p;
+}
+
+void *mt_aligned_alloc(size_t align, size_t size)
+{
+    return mt_aligned_next(mt_real.aligned_alloc, align, size);
+}
+
+void *mt_memalign(size_t align, size_t size)
+{
+    return mt_aligned_next(mt_real.memalign, align, size);
+}
+
+static void *valloc_adapter(size_t align, size_t size)
+{
+    (void)align;
+    return mt_real.valloc(size);
+}
+
+static void *pvalloc_adapter(size_t align, size_t size)
+{
+    (void)align;
+    return mt_real.pvalloc(size);
+}
+
+void *mt_valloc(size_t size)
+{
+    size_t page = mt_os_page_size();
+    return mt_aligned_next(mt_real.valloc ? valloc_adapter : NULL, page, size);
+}
+
+void *mt_pvalloc(size_t size)
+{
+    size_t page = mt_os_page_size();
+    size_t rounded;
+    if (__builtin_add_overflow(size, page - 1, &rounded)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    rounded &= ~(page - 1);
+    return mt_aligned_next(mt_real.pvalloc ? pvalloc_adapter : NULL, page,
+                           mt_real.pvalloc ? size : rounded);
+}

@@ -1,0 +1,111 @@
+/* The C++ operators new and delete in all their forms (and tcmalloc's
+ * tc_new & co., the same with other names): each forwards to its next
+ * definition (mt_ext) in a pass-through scope, through which
+ * std::bad_alloc may unwind (built with -fexceptions). A form that no
+ * object after memtrace defines is emulated on the real malloc family
+ * (README: "Entry points"), since the program may have found memtrace's
+ * definition by probing for it. */
+#include "capture/tracer.h"
+
+#include "base/common.h"
+#include "base/output.h"
+#include "base/reentry.h"
+#include "capture/entry.h"
+#include "capture/real.h"
+#include "store/internal_heap.h"
+
+#include <stdlib.h>
+
+static MT_COLD MT_NOINLINE void new_failed_without_runtime(size_t size)
+{
+    mt_warn("operator new(%zu) failed, and no C++ runtime after memtrace defines operator new "
+            "to throw std::bad_alloc: aborting",
+            size);
+    abort();
+}
+
+/* operator new when no object after memtrace defines the form: on the real
+ * malloc family (the internal heap inside memtrace), as libstdc++'s does,
+ * except that failure cannot throw std::bad_alloc without a C++ runtime:
+ * the nothrow forms return NULL, the others abort with a word. */
+static MT_COLD void *emulated_new(size_t size, size_t align, unsigned form)
+{
+    if (size == 0)
+        size = 1;
+    if (!(form & MT_FORM_ALIGNED) || align < sizeof(void *))
+        align = sizeof(void *);
+    void *p = NULL;
+    if (mt_busy || !mt_real.malloc || !mt_real.posix_memalign)
+        p = mt_iheap_alloc(size, align < 16 ? 16 : align);
+    else if ((form & MT_FORM_ALIGNED) && mt_real.posix_memalign(&p, align, size) != 0)
+        p = NULL;
+    else if (!(form & MT_FORM_ALIGNED))
+        p = mt_real.malloc(size);
+    if (!p && !(form & MT_FORM_NOTHROW))
+        new_failed_without_runtime(size);
+    return p;
+}
+
+typedef void *(*new_fn)(size_t);
+typedef void *(*new_nt_fn)(size_t, const void *);
+typedef void *(*new_al_fn)(size_t, size_t);
+typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
+
+/* The call of FN, the next operator new of FORM. */
+static inline void *new_call(void *fn, unsigned form, size_t size, size_t align,
+                             const void *nothrow)
+{
+    switch (form & (MT_FORM_NOTHROW | MT_FORM_ALIGNED)) {
+    case 0: return ((new_fn)fn)(size);
+    case MT_FORM_NOTHROW: return ((new_nt_fn)fn)(size, nothrow);
+    case MT_FORM_ALIGNED: return ((new_al_fn)fn)(size, align);
+    default: return ((new_al_nt_fn)fn)(size, align, nothrow);
+    }
+}
+
+void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
+{
+    bool traced = !mt_bypass();
+    void *fn = mt_ext_get(MT_OP_FN(op));
+    unsigned form = MT_OP_FORM(op);
+    void *p;
+    if (MT_LIKELY(fn != NULL))
+        MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, new_call(fn, form, size, align, nothrow), size,
+                      MT_OP_KIND(op));
+    else
+        MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, emulated_new(size, align, form), size,
+                      MT_OP_KIND(op));
+    return p;
+}
+
+typedef void (*del_fn)(void *);
+typedef void (*del_sz_fn)(void *, size_t);
+typedef void (*del_sz_al_fn)(void *, size_t, size_t);
+typedef void (*del_nt_fn)(void *, const void *);
+typedef void (*del_al_nt_fn)(void *, size_t, const void *);
+
+/* The call of FN, the next operator delete of FORM. */
+static inline void delete_call(void *fn, unsigned form, void *ptr, size_t size, size_t align,
+                               const void *nothrow)
+{
+    switch (form) {
+    case 0: ((del_fn)fn)(ptr); break;
+    case MT_FORM_SIZED: ((del_sz_fn)fn)(ptr, size); break;
+    case MT_FORM_ALIGNED: ((del_sz_fn)fn)(ptr, align); break;
+    case MT_FORM_SIZED | MT_FORM_ALIGNED: ((del_sz_al_fn)fn)(ptr, size, align); break;
+    case MT_FORM_NOTHROW: ((del_nt_fn)fn)(ptr, nothrow); break;
+    default: ((del_al_nt_fn)fn)(ptr, align, nothrow); break;
+    }
+}
+
+void mt_delete(void *ptr, size_t size, size_t align, const void *nothrow, unsigned op)
+{
+    if (MT_UNLIKELY(ptr == NULL))
+        return;
+    void *fn = mt_ext_get(MT_OP_FN(op));
+    if (MT_LIKELY(fn != NULL))
+        MT_NEXT_FREE(MT_NEXT_SCOPED, ptr, MT_OP_KIND(op), true,
+                     delete_call(fn, MT_OP_FORM(op), ptr, size, align, nothrow));
+    else /* emulated_new's block */
+        MT_NEXT_FREE(MT_NEXT_PLAIN, ptr, MT_OP_KIND(op), mt_real.free != NULL, mt_real.free(ptr));
+}

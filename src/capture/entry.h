@@ -1,0 +1,228 @@
+/* What every interposed entry point shares (capture/ only; the entry
+ * points themselves are declared in tracer.h): when a call bypasses
+ * tracing, how a block the program gets untraced is accounted for, how a
+ * free's record leaves, and the one way to call the next allocator
+ * (MT_NEXT_CALL, MT_NEXT_ALLOC, MT_NEXT_FREE).
+ *
+ * The entry points are split by API family: tracer.c (the state, the
+ * records, the C allocator's functions), aligned.c (posix_memalign and the
+ * aligned allocators), cxx.c (operator new and delete), jemalloc.c
+ * (jemalloc's *allocx), tcmalloc.c (tcmalloc's tc_* C functions). Everything
+ * here is inline or in tracer.c: the fast paths of malloc, free, calloc and
+ * realloc call nothing of memtrace's but the records' stores. */
+#ifndef MT_ENTRY_H
+#define MT_ENTRY_H
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "base/reentry.h"
+#include "base/upcalls.h"
+#include "capture/real.h"
+#include "store/internal_heap.h"
+#include "store/live_table.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- the records (tracer.c) */
+
+/* Records a new block, allocated as KIND says (MT_KIND_*). Never fails the
+ * allocation: when the tables cannot grow the block just goes unrecorded.
+ * Called with mt_busy clear (bypass() sent the thread's own calls
+ * elsewhere). */
+void mt_record(void *p, size_t size, unsigned kind);
+
+/* The block E was freed by this thread: it leaves the site totals, and
+ * enters the freed history when recording, unless this thread is already
+ * inside memtrace (a free from libunwind or dlinfo must not unwind again
+ * from there). (mt_resized says when a resize moved a block away.) */
+void mt_note_freed(const mt_live_entry *e);
+
+/* The records around a resize: OLD (if HAD) was removed before the next
+ * allocator's call, whose result is Q. The new block is recorded; the old
+ * one leaves (moved, or freed by a size of 0 when ZERO_FREES) or, if the
+ * call failed, comes back (the old block is then intact). */
+void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t size,
+                bool zero_frees);
+
+/* A block the real allocator handed out untraced outside any scope or
+ * window, because the phase was not READY (recording off, or start-up). */
+MT_COLD void mt_untraced_outside(void);
+
+/* ---- bypass and the untraced blocks */
+
+/* True when this call must bypass tracing (and, if the real allocator is
+ * not known yet, the real allocator too). Taken before the next
+ * allocator's call: it may start memtrace (mt_start). */
+static inline bool mt_bypass(void)
+{
+    if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) == MT_READY))
+        return mt_busy | mt_passthrough;
+    if (!mt_busy && mt_atomic_load_acquire(&mt_phase) == MT_UNINIT)
+        mt_start();
+    return mt_busy || mt_passthrough || mt_atomic_load_acquire(&mt_phase) != MT_READY;
+}
+
+/* P, from a next function that calls no interposed name (MT_NEXT_PLAIN),
+ * goes unrecorded: noted in a fork window, counted in a pass-through scope
+ * (mt_passthrough_end). */
+static inline void mt_untraced(void *p)
+{
+    if (MT_UNLIKELY(mt_fork_window) && p)
+        mt_note_untraced();
+    else if (mt_passthrough && p)
+        mt_passthrough_allocs++;
+    else if (p)
+        mt_untraced_outside();
+}
+
+/* The same for a block from a next definition called in a pass-through
+ * scope (MT_NEXT_SCOPED) that the entry point returns without recording it:
+ * not counted again, since when a pass-through scope is what bypassed it,
+ * the real allocator's own mt_untraced() below already counted it, if it
+ * came from there. */
+static inline void mt_untraced_entry(void *p)
+{
+    if (MT_UNLIKELY(mt_fork_window) && p)
+        mt_note_untraced();
+    else if (p && !mt_passthrough && !mt_busy)
+        mt_untraced_outside();
+}
+
+/* A block goes back to the real allocator without its record leaving:
+ * noted in a fork window (the record, if any, is stale from now on). */
+static inline void mt_untraced_free(void)
+{
+    if (MT_UNLIKELY(mt_fork_window))
+        mt_note_untraced();
+}
+
+/* ---- frees */
+
+/* P is being freed by a function of family KIND (MT_KIND_*): its record
+ * leaves the table. A free the table cannot match (P is no live block's
+ * start, or the block is of another family) goes to mt_bad_free first. */
+static inline void mt_forget(void *p, unsigned kind)
+{
+    mt_live_entry e;
+    if (MT_LIKELY(mt_live_remove((uintptr_t)p, &e))) {
+        if (MT_UNLIKELY(mt_entry_kind(&e) != kind) && !mt_busy)
+            mt_bad_free(p, kind, &e);
+        mt_note_freed(&e);
+    } else if (!mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY) {
+        mt_bad_free(p, kind, NULL);
+    }
+}
+
+/* True when the free of PTR is memtrace's own business, done here: PTR is
+ * NULL, or a block of the internal heap. */
+static inline bool mt_free_own(void *ptr)
+{
+    if (MT_UNLIKELY(ptr == NULL))
+        return true;
+    if (MT_UNLIKELY(mt_iheap_owns(ptr))) {
+        mt_iheap_free(ptr);
+        return true;
+    }
+    return false;
+}
+
+/* ---- the next allocator */
+
+/* mt_ext's I-th next definition, looked up on the first call of any. */
+static inline void *mt_ext_get(unsigned i)
+{
+    if (MT_UNLIKELY(!mt_atomic_load_acquire(&mt_ext_ready))) /* pairs with mt_ext_lookup's release */
+        mt_ext_lookup();
+    return mt_atomic_load_relaxed(&mt_ext[i]);
+}
+
+/* How an entry point's next function is called (HOW below):
+ * MT_NEXT_PLAIN: directly. For functions that call no interposed name: the
+ *   C allocator (mt_real), tcmalloc's C functions with libc's contracts.
+ * MT_NEXT_SCOPED: in a pass-through scope (real.h), so that whatever it
+ *   calls in turn (libstdc++'s and jemalloc's operator new call malloc)
+ *   goes to the real allocator untraced, and the block is recorded or
+ *   forgotten once, by the entry point; the scope ends also when an
+ *   exception (std::bad_alloc) leaves the call. For the next definitions
+ *   of the names beyond the C allocator's (mt_ext). */
+enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
+
+/* The one way an entry point calls the next allocator: runs STMT, the call,
+ * as HOW says (a constant); KEPT, read after STMT, is true when it
+ * returned a block the entry point goes on to account for (MT_NEXT_ALLOC;
+ * false for a free), so that the scope does not count it as lost. */
+#define MT_NEXT_CALL(how, stmt, kept)                                        \
+    do {                                                                     \
+        if ((how) == MT_NEXT_SCOPED) {                                       \
+            MT_PASSTHROUGH_SCOPE;                                            \
+            stmt;                                                            \
+            mt_passthrough_scope.keeps = (kept);                             \
+        } else {                                                             \
+            stmt;                                                            \
+        }                                                                    \
+    } while (0)
+
+/* An allocating entry point's call: P = CALL (its next function, HOW),
+ * then P recorded with SIZE and KIND when TRACED (!mt_bypass(), taken
+ * before), else passed on untraced. The call is written in each branch so
+ * that the traced path is straight code (TRACED is often a constant or
+ * tested just before). A block the entry point must make without its
+ * next function (inside memtrace, before the real allocator is known) is
+ * the caller's business, before this. */
+#define MT_NEXT_ALLOC(how, traced, p, call, size, kind)                       \
+    do {                                                                     \
+        if (MT_LIKELY(traced)) {                                             \
+            MT_NEXT_CALL(how, (p) = (call), (p) != NULL);                    \
+            if (MT_LIKELY((p) != NULL))                                      \
+                mt_record((p), (size), (kind));                              \
+        } else {                                                             \
+            MT_NEXT_CALL(how, (p) = (call), (p) != NULL);                    \
+            if ((how) == MT_NEXT_PLAIN)                                      \
+                mt_untraced(p);                                              \
+            else                                                             \
+                mt_untraced_entry(p);                                        \
+        }                                                                    \
+    } while (0)
+
+/* A freeing entry point's call: CALL (its next function, HOW) frees PTR, a
+ * block of family KIND (MT_KIND_*). Recording or paused, PTR's record
+ * leaves first (mt_forget): once freed, the address can be handed to
+ * another thread, whose new record must not be the one removed. Else
+ * (start-up, a pass-through scope, a fork window) its record, if any,
+ * stays behind, stale, and CALL is made only when KNOWN (false before the
+ * real allocator is known: the block cannot be its). */
+#define MT_NEXT_FREE(how, ptr, kind, known, call)                            \
+    do {                                                                     \
+        if (mt_free_own(ptr))                                                \
+            break;                                                           \
+        if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)) { \
+            mt_forget((ptr), (kind));                                        \
+            MT_NEXT_CALL(how, call, false);                                  \
+        } else if (known) {                                                  \
+            MT_NEXT_CALL(how, call, false);                                  \
+            mt_untraced_free();                                              \
+        }                                                                    \
+    } while (0)
+
+/* ---- shared by the families */
+
+/* realloc through FN (tracer.c): glibc's, or another allocator's with
+ * realloc's contract (tc_realloc). */
+void *mt_realloc_next(void *(*fn)(void *, size_t), void *ptr, size_t size);
+
+/* A free by the next definition mt_ext[I] taking PTR and ARGS (0 to 2)
+ * words more, A and B (free_sized, free_aligned_sized, tc_free_sized...),
+ * or by free when there is none (tracer.c). */
+void mt_free_next(unsigned i, void *ptr, size_t a, size_t b, int args);
+
+/* posix_memalign through FN (aligned.c): glibc's or tc_posix_memalign. */
+int mt_posix_memalign_next(int (*fn)(void **, size_t, size_t), void **out, size_t align,
+                           size_t size);
+
+/* The aligned entry points that return the block (aligned.c): through FN
+ * (ALIGN, SIZE) when not NULL (they differ in what they accept), else
+ * posix_memalign with the alignment ALIGN they imply. */
+void *mt_aligned_next(void *(*fn)(size_t, size_t), size_t align, size_t size);
+
+#endif
