@@ -13,6 +13,7 @@
 #include "profile/profiler.h"
 
 #include "base/atomic.h"
+#include "base/children_env.h"
 #include "base/common.h"
 #include "base/config.h"
 #include "base/lock.h"
@@ -22,8 +23,7 @@
 #include "capture/real.h"
 #include "report/format.h"
 #include "report/pprof_out.h"
-#include "runtime/children.h"
-#include "runtime/recording.h"
+#include "report/recording_line.h"
 #include "store/internal_heap.h"
 #include "store/site.h"
 #include "store/stack_store.h"
