@@ -25,12 +25,13 @@ symbol of memtrace's (mt_*, memtrace_*; not the libc names it interposes)
 that an object of B defines. That graph must have no cycle either, the
 declared upward calls aside (each closes a cycle by nature: start-up calls
 the hot path, the hot path calls mt_start); a folder cycle fails with one
-line naming a file for each of its arrows. --dot prints the drawing
-(Graphviz's DOT: the folders in their layers, bottom-up; include and call
-arrows; the declared upward calls in red) instead of the summary.
+line naming a file for each of its arrows. --dot FILE writes the drawing
+there (Graphviz's DOT: the folders in their layers, the base at the
+bottom; include arrows solid, call-only arrows dashed, the declared upward
+calls red; `make test-static` renders it as build/layers.svg).
 
-Usage: layers.py [--dot] [SRC_DIR [BUILD_DIR]]   (default: src next to this
-script's tests/, no object check; `make test-static` gives both)"""
+Usage: layers.py [--dot FILE] [SRC_DIR [BUILD_DIR]]   (default: src next to
+this script's tests/, no object check; `make test-static` gives both)"""
 import glob
 import os
 import re
@@ -224,31 +225,32 @@ def check_calls(src, build):
 
 
 def dot(fedges, calls):
-    """The folder graph in Graphviz's DOT: a cluster per layer, bottom-up;
-    an arrow per folder pair, solid for includes (and calls), dashed for
-    calls alone, red for declared upward calls."""
-    lines = ["digraph memtrace_layers {", "  rankdir=BT;", "  node [shape=box];"]
+    """The folder graph in Graphviz's DOT: a cluster per layer, the base at
+    the bottom; an arrow per folder pair, solid for includes (and calls),
+    dashed for calls alone, red and named for declared upward calls (left
+    out of the ranking, so that the layers stay in order)."""
+    lines = ["digraph memtrace_layers {", "  node [shape=box];"]
     for i, (name, folders) in enumerate(LAYERS):
         lines.append('  subgraph cluster_%d { label="%s"; %s }'
                      % (i, name, " ".join('"%s";' % f for f in folders.split())))
     for a, b in sorted(set(fedges) | set(calls)):
         why, syms, upcall = calls.get((a, b), (None, (), False))
         if upcall and (a, b) not in fedges:
-            style = 'color=red, label="%s"' % "\\n".join(sorted(syms))
+            style = ' [color=red, constraint=false, label="%s"]' % "\\n".join(sorted(syms))
         elif (a, b) in fedges:
-            style = 'label="%s"' % ("includes, calls" if why else "includes")
+            style = ""
         else:
-            style = 'style=dashed, label="calls"'
-        lines.append('  "%s" -> "%s" [%s];' % (a, b, style))
+            style = " [style=dashed]"
+        lines.append('  "%s" -> "%s"%s;' % (a, b, style))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
 def main():
     args = sys.argv[1:]
-    drawing = args[:1] == ["--dot"]
-    if drawing:
-        args = args[1:]
+    drawing = None
+    if args[:1] == ["--dot"] and len(args) > 1:
+        drawing, args = args[1], args[2:]
     src = args[0] if args else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
     modules, edges, fedges, errors = check_includes(src)
@@ -266,13 +268,12 @@ def main():
             graph.setdefault(pair, why)
     errors += folder_cycles(graph)
     summary += ", %d folder arrows" % len(graph)
-    drawn = dot(fedges, calls)  # drawn every time, so that make test-static runs it
     if drawing:
-        sys.stdout.write(drawn)
+        with open(drawing, "w") as f:
+            f.write(dot(fedges, calls))
     for e in errors:
-        print("layers: " + e, file=sys.stderr if drawing else sys.stdout)
-    if not drawing:
-        print("%s, %d problems" % (summary, len(errors)))
+        print("layers: " + e)
+    print("%s, %d problems" % (summary, len(errors)))
     return 1 if errors else 0
 
 
