@@ -297,9 +297,11 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 # Static checks of the tree: the include graph and the calls between the
 # libraries' objects (nm) point one way, and the descriptor's layout has one
 # source, and the settings documents say what src/base/settings.def says
-# (tests/static/*.py). The objects are built first.
+# (tests/static/*.py). The objects are built first. The folders' graph is
+# drawn as $(BUILD)/layers.svg (graphviz's dot), for the reader.
 test-static: $(TRACER_OBJS) $(PROFILER_OBJS)
-	@python3 tests/static/layers.py src $(BUILD)
+	@python3 tests/static/layers.py --dot $(BUILD)/layers.dot src $(BUILD)
+	@dot -Tsvg -o $(BUILD)/layers.svg $(BUILD)/layers.dot
 	@python3 tests/static/descriptor.py
 	@python3 tests/static/settings.py
 

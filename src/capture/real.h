@@ -8,6 +8,7 @@
 #include "base/common.h"
 #include "store/live_table.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -164,7 +165,9 @@ extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;
  * linked with -lmemtrace run under the preloaded profiler, say), this copy
  * stands aside: it records nothing and says nothing, and its API
  * functions call the owner's, which mt_owner returns by NAME; NULL when
- * this copy is the one in charge. Defined in startup.c. */
+ * this copy is the one in charge. Defined in owner.c; mt_aside is set
+ * once by start-up (startup.c's stand_aside), before the program's main. */
+extern bool mt_aside MT_HIDDEN;
 void *mt_owner(const char *name);
 
 #endif

@@ -27,7 +27,7 @@
 #include "profile/profiler.h"
 #include "report/describe.h"
 #include "report/format.h"
-#include "runtime/recording.h"
+#include "report/recording_line.h"
 #include "scan/leak_gather.h"
 #include "scan/leak_scan.h"
 #include "store/live_table.h"

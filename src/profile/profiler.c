@@ -17,6 +17,7 @@
 #include "profile/profiler.h"
 #include "profile/prof_internal.h"
 
+#include "base/children_env.h"
 #include "base/common.h"
 #include "base/config.h"
 #include "base/lock.h"
@@ -25,8 +26,7 @@
 #include "base/reentry.h"
 #include "capture/real.h"
 #include "report/pprof_out.h"
-#include "runtime/children.h"
-#include "runtime/recording.h"
+#include "report/recording_line.h"
 #include "store/site.h"
 
 #include "../../include/memtrace.h"

@@ -14,7 +14,7 @@
 #include "capture/capture.h"
 #include "capture/real.h"
 #include "report/format.h"
-#include "runtime/recording.h"
+#include "report/recording_line.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
 #include "store/stack_store.h"

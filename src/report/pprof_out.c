@@ -7,9 +7,9 @@
 
 #include "base/common.h"
 #include "base/config.h"
+#include "base/children_env.h"
 #include "base/os.h"
 #include "base/reentry.h"
-#include "runtime/children.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
 #include "store/stack_store.h"

@@ -100,18 +100,6 @@ static void drop_entries(char *value)
     memset(out, 0, (size_t)(p - out) + 1);
 }
 
-bool mt_children_off(void)
-{
-    const char *s = getenv("MEMTRACE_CHILDREN");
-    if (!s || !*s)
-        return false;
-    char *end;
-    long v = strtol(s, &end, 10);
-    while (*end == ' ' || *end == '\t')
-        end++;
-    return *end == '\0' && v == 0;
-}
-
 void mt_children_untrace(void)
 {
     if (mt_setting_long(MT_SET_CHILDREN) != 0 || !environ)
@@ -256,30 +244,4 @@ int mt_fexecve(int fd, char *const argv[], char *const envp[])
         return -1;
     }
     WITH_EXEC_ENV(envp, env, real_fexecve(fd, argv, env));
-}
-
-static bool has_pid(const char *template)
-{
-    for (const char *p = template; *p; p++)
-        if (p[0] == '%' && p[1]) {
-            if (p[1] == 'p')
-                return true;
-            p++;
-        }
-    return false;
-}
-
-const char *mt_children_pass_on(const char *name, const char *template, char *env, size_t size)
-{
-    if (!template || has_pid(template))
-        return template;
-    size_t len = strlen(name);
-    int n = snprintf(env, size, "%s=%s.%%p", name, template);
-    if (n < 0 || (size_t)n >= size)
-        return template;
-    if (!mt_children_off())
-        for (char **e = environ; e && *e; e++)
-            if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-                *e = env;
-    return env + len + 1;
 }

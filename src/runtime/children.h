@@ -1,5 +1,6 @@
 /* MEMTRACE_CHILDREN (children.c): whether what the program starts is
- * traced too. */
+ * traced too. Its answer and the per-process file names the children
+ * find are base/children_env.h's, which the reports use too. */
 #ifndef MT_CHILDREN_H
 #define MT_CHILDREN_H
 
@@ -11,28 +12,6 @@
  * the programs it starts run untraced. Called once, from the library's
  * constructor, before the program's main. */
 void mt_children_untrace(void);
-
-/* Whether MEMTRACE_CHILDREN says 0 (this process only): read without a
- * word on a bad value, which mt_children_untrace gives. The processes it
- * execs itself then keep its settings as they are (they are this process),
- * and no other child reads them. */
-bool mt_children_off(void);
-
-/* A file that every process writes whole at its exit (MEMTRACE_FOLDED,
- * MEMTRACE_PPROF) and whose setting, TEMPLATE, has no %p belongs to this
- * process, the first of the run: the processes it starts write
- * TEMPLATE.%p instead, and never truncate it. Returns the template a
- * forked child takes (TEMPLATE, or "TEMPLATE.%p" in ENV); programs this
- * process execs find the setting so in their environment: the entry of
- * NAME in environ is pointed at ENV (SIZE bytes, static: it lives as long
- * as the process), "NAME=TEMPLATE.%p". Neither allocates nor grows environ
- * (the program's own setenv and unsetenv go on working on it); the
- * program's getenv(NAME) then sees the new value. A descendant, whose
- * template has the %p, passes it on unchanged. With MEMTRACE_CHILDREN=0
- * environ is left alone: the one program this process execs traced is
- * this process, and writes TEMPLATE as it would have. TEMPLATE NULL:
- * returns NULL. */
-const char *mt_children_pass_on(const char *name, const char *template, char *env, size_t size);
 
 /* Looks up the real exec functions (called before main). */
 void mt_children_lookup(void);

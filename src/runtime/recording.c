@@ -13,15 +13,12 @@
 #include "base/config.h"
 #include "base/output.h"
 #include "capture/real.h"
-#include "report/format.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-mt_recording_words mt_recording_state;
 
 static uint64_t wall_seconds(void)
 {
@@ -125,20 +122,6 @@ int mt_set_recording(bool on)
 int mt_recording_now(void)
 {
     return mt_atomic_load_acquire(&mt_phase) == MT_READY;
-}
-
-void mt_recording_say(mt_out *out)
-{
-    const mt_recording_words *w = &mt_recording_state;
-    mt_fmt_recording_state r = {
-        .on = mt_atomic_load_acquire(&w->on) != 0,
-        .ever_off = mt_atomic_load_relaxed(&w->ever_off) != 0,
-        .seq = mt_atomic_load_relaxed(&w->seq),
-        .sec = mt_atomic_load_relaxed(&w->sec),
-        .attached = (mt_atomic_load_relaxed(&w->ever_off) & MT_REC_ATTACHED) != 0,
-        .detached = (mt_atomic_load_relaxed(&w->ever_off) & MT_REC_DETACHED) != 0,
-    };
-    mt_fmt_recording(out, &r);
 }
 
 /* ------------------------------------------------------------ the signal */

@@ -202,19 +202,6 @@ static void find_real(void)
     mt_real.malloc_usable_size = next_symbol("malloc_usable_size");
 }
 
-/* Set once by the constructor, before the program's main. */
-static bool aside;
-
-void *mt_owner(const char *name)
-{
-    if (!aside)
-        return NULL;
-    int was = mt_enter();
-    void *f = dlsym(RTLD_DEFAULT, name);
-    mt_leave(was);
-    return f;
-}
-
 /* Whether the malloc the program's calls reach is another memtrace's: the
  * module that defines it is the first to define memtrace_state too, and
  * it is not this one. One memtrace per process records; a second copy
@@ -241,7 +228,7 @@ static void stand_aside(void)
         return;
     int was = mt_enter();
     find_real();
-    aside = true;
+    mt_aside = true;
     mt_leave(was);
 }
 

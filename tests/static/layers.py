@@ -19,8 +19,19 @@ higher layer defines is an upward call. Each must be declared in
 src/base/upcalls.h, with why; any other fails, and so does a declaration
 there that is no upward call.
 
-Usage: layers.py [SRC_DIR [BUILD_DIR]]   (default: src next to this script's
-tests/, no object check; `make test-static` gives both)"""
+The folders themselves are drawn as a graph too: an arrow from folder A to
+folder B when a file of A includes a header of B or an object of A uses a
+symbol of memtrace's (mt_*, memtrace_*; not the libc names it interposes)
+that an object of B defines. That graph must have no cycle either, the
+declared upward calls aside (each closes a cycle by nature: start-up calls
+the hot path, the hot path calls mt_start); a folder cycle fails with one
+line naming a file for each of its arrows. --dot FILE writes the drawing
+there (Graphviz's DOT: the folders in their layers, the base at the
+bottom; include arrows solid, call-only arrows dashed, the declared upward
+calls red; `make test-static` renders it as build/layers.svg).
+
+Usage: layers.py [--dot FILE] [SRC_DIR [BUILD_DIR]]   (default: src next to
+this script's tests/, no object check; `make test-static` gives both)"""
 import glob
 import os
 import re
@@ -60,8 +71,11 @@ def sources(src):
 
 
 def check_includes(src):
-    """The include rule and the module cycles; returns (modules, edges, errors)."""
+    """The include rule and the module cycles; returns (modules, edges,
+    folder edges, errors): a folder edge (A, B) maps to where A first
+    includes B."""
     files, errors = sources(src)
+    fedges = {}
     folder_of = {}
     for folder, name in files:
         folder_of.setdefault(name[:-2], folder)
@@ -89,6 +103,8 @@ def check_includes(src):
                 dep = os.path.splitext(dname)[0]
                 if dep == mod:
                     continue
+                if dfolder != folder:
+                    fedges.setdefault((folder, dfolder), "%s:%d includes %s" % (where, n, inc))
                 edges.setdefault(mod, set()).add(dep)
                 if LAYER_OF[dfolder] > LAYER_OF[folder]:
                     errors.append("%s:%d: back-edge: %s (%s) includes %s (%s)"
@@ -108,7 +124,31 @@ def check_includes(src):
     for m in sorted(edges):
         if m not in state:
             visit(m, [m])
-    return folder_of, edges, errors
+    return folder_of, edges, fedges, errors
+
+
+def folder_cycles(fedges):
+    """One line per cycle of the folder graph FEDGES ({(A, B): why}), each
+    arrow with its why."""
+    succ, errors, state = {}, [], {}
+    for a, b in fedges:
+        succ.setdefault(a, set()).add(b)
+
+    def visit(f, path):
+        state[f] = 1
+        for d in sorted(succ.get(f, ())):
+            if state.get(d) == 1:
+                cycle = path[path.index(d):] + [d]
+                errors.append("folder cycle: %s (%s)" % (" -> ".join(cycle), "; ".join(
+                    fedges[(a, b)] for a, b in zip(cycle, cycle[1:]))))
+            elif d not in state:
+                visit(d, path + [d])
+        state[f] = 2
+
+    for f in sorted(succ):
+        if f not in state:
+            visit(f, [f])
+    return errors
 
 
 UPCALLS = "base/upcalls.h"
@@ -122,8 +162,12 @@ def declared_upcalls(src):
 
 
 def check_calls(src, build):
-    """Upward references between the built objects; returns (objects, upcalls seen, errors)."""
+    """Upward references between the built objects; returns (objects,
+    upcalls seen, call edges, errors): a call edge (A, B) maps to (an
+    object of folder A using a symbol an object of folder B defines, the
+    symbols, and whether every one is a declared upward call)."""
     errors = []
+    calls = {}
     allowed = declared_upcalls(src)
     seen = set()
     nobj = 0
@@ -152,10 +196,20 @@ def check_calls(src, build):
                 elif len(parts) == 3 and parts[1].isupper():
                     strong.setdefault(parts[2], []).append(o)
         for o in sorted(refs):
-            lo = LAYER_OF[os.path.basename(os.path.dirname(o))]
+            folder = os.path.basename(os.path.dirname(o))
+            lo = LAYER_OF[folder]
             for sym in sorted(refs[o]):
                 for d in strong.get(sym, ()):
                     dfolder = os.path.basename(os.path.dirname(d))
+                    # memtrace's own names only: the libc names runtime/preload.c
+                    # interposes (calloc, execve) are the program's, not a layer's.
+                    if dfolder != folder and sym.startswith(("mt_", "memtrace_")):
+                        why, syms, upcall = calls.get((folder, dfolder), (None, set(), True))
+                        up = sym in allowed and LAYER_OF[dfolder] > lo
+                        if why is None or (upcall and not up):
+                            why = "%s uses %s (%s)" % (os.path.relpath(o, build), sym,
+                                                       os.path.relpath(d, build))
+                        calls[(folder, dfolder)] = (why, syms | {sym}, upcall and up)
                     if LAYER_OF[dfolder] <= lo:
                         continue
                     seen.add(sym)
@@ -167,19 +221,56 @@ def check_calls(src, build):
     for sym in sorted(allowed - seen):
         errors.append("src/%s: %s is declared but no lower layer calls it in a higher one"
                       % (UPCALLS, sym))
-    return nobj, seen, errors
+    return nobj, seen, calls, errors
+
+
+def dot(fedges, calls):
+    """The folder graph in Graphviz's DOT: a cluster per layer, the base at
+    the bottom; an arrow per folder pair, solid for includes (and calls),
+    dashed for calls alone, red and named for declared upward calls (left
+    out of the ranking, so that the layers stay in order)."""
+    lines = ["digraph memtrace_layers {", "  node [shape=box];"]
+    for i, (name, folders) in enumerate(LAYERS):
+        lines.append('  subgraph cluster_%d { label="%s"; %s }'
+                     % (i, name, " ".join('"%s";' % f for f in folders.split())))
+    for a, b in sorted(set(fedges) | set(calls)):
+        why, syms, upcall = calls.get((a, b), (None, (), False))
+        if upcall and (a, b) not in fedges:
+            style = ' [color=red, constraint=false, label="%s"]' % "\\n".join(sorted(syms))
+        elif (a, b) in fedges:
+            style = ""
+        else:
+            style = " [style=dashed]"
+        lines.append('  "%s" -> "%s"%s;' % (a, b, style))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    args = sys.argv[1:]
+    drawing = None
+    if args[:1] == ["--dot"] and len(args) > 1:
+        drawing, args = args[1], args[2:]
+    src = args[0] if args else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
-    modules, edges, errors = check_includes(src)
+    modules, edges, fedges, errors = check_includes(src)
     summary = ("layers: %d modules in %d folders, %d layers, %d include edges"
                % (len(modules), len(LAYER_OF), len(LAYERS), sum(len(v) for v in edges.values())))
-    if len(sys.argv) > 2:
-        nobj, seen, call_errors = check_calls(src, sys.argv[2])
+    calls = {}
+    if len(args) > 1:
+        nobj, seen, calls, call_errors = check_calls(src, args[1])
         errors += call_errors
         summary += ", %d objects, %d upward calls" % (nobj, len(seen))
+    # The folder graph: every include and call arrow but the declared upward calls.
+    graph = dict(fedges)
+    for pair, (why, _, upcall) in calls.items():
+        if not upcall:
+            graph.setdefault(pair, why)
+    errors += folder_cycles(graph)
+    summary += ", %d folder arrows" % len(graph)
+    if drawing:
+        with open(drawing, "w") as f:
+            f.write(dot(fedges, calls))
     for e in errors:
         print("layers: " + e)
     print("%s, %d problems" % (summary, len(errors)))
