@@ -1,6 +1,6 @@
 # The gdb helper (gdb/memtrace.py), its symbolizer program and the memtrace
 # launcher. Included by the top Makefile after tests/tests.mk.
-#   build/memtrace-symbolize   src/symbolize/symbolize.c as a program, for the helper
+#   build/memtrace-symbolize   src/symbolize/ as a program, for the helper
 #   build/memtrace.py          the helper, next to it (it finds it there)
 #   build/memtrace             the launcher (memtrace gdb|core|run)
 
@@ -12,7 +12,7 @@ all: $(GDB_TOOLS)
 # and `memtrace refs` (tools/target_leaks.c): the same code as the check at exit.
 # The pprof writer too (`memtrace pprof`), with protobuf-c's generated
 # code, compiled apart (not under memtrace's warning set).
-$(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c src/symbolize/symbolize.c \
+$(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c $(wildcard src/symbolize/*.c) \
                              src/report/format.c src/base/output.c src/base/lock.c src/scan/leak_scan.c \
                              src/scan/leak_roots.c src/leak/leak_report.c src/leak/suppressions.c \
                              src/report/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
