@@ -1,7 +1,7 @@
 # The gdb helper (the stub gdb/memtrace.py and its package gdb/memtrace_gdb),
 # its symbolizer program and the memtrace launcher. Included by the top
 # Makefile after tests/tests.mk.
-#   build/memtrace-symbolize   src/symbolize/symbolize.c as a program, for the helper
+#   build/memtrace-symbolize   src/symbolize/ as a program, for the helper
 #   build/memtrace.py          the helper's stub, next to it (it finds it there)
 #   build/memtrace_gdb/        the helper's package, next to the stub (it loads it there)
 #   build/memtrace             the launcher (memtrace gdb|core|run)
@@ -16,7 +16,7 @@ all: $(GDB_TOOLS)
 # the same code as the check at exit; os.c for its maps parser.
 # The pprof writer too (`memtrace pprof`), with protobuf-c's generated
 # code, compiled apart (not under memtrace's warning set).
-$(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c src/symbolize/symbolize.c \
+$(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c $(wildcard src/symbolize/*.c) \
                              src/report/format.c src/base/output.c src/base/lock.c src/scan/leak_scan.c \
                              src/scan/leak_roots.c src/scan/leak_gather.c src/leak/leak_report.c \
                              src/leak/suppressions.c src/base/os.c src/base/config.c \

@@ -4,7 +4,7 @@
 
 TEST_BUILD := $(BUILD)/tests
 UNIT_CORE  := src/store/live_table.c src/store/stack_store.c src/base/os.c src/base/output.c \
-              src/base/lock.c src/store/internal_heap.c src/symbolize/symbolize.c src/report/format.c \
+              src/base/lock.c src/store/internal_heap.c $(wildcard src/symbolize/*.c) src/report/format.c \
               src/report/format_profile.c \
               src/base/config.c src/store/freed_history.c src/store/cfi.c src/scan/leak_scan.c \
               src/leak/suppressions.c src/leak/leak_report.c src/scan/leak_roots.c \

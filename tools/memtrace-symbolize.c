@@ -221,7 +221,7 @@ static const char *parse_name(const char **p, char name[MT_NAME_MAX])
     return name;
 }
 
-/* mt_stack_writer for the target: CTX is its Dwfl. */
+/* mt_stack_writer for the target: CTX is its symbolizer (mt_sym_state). */
 static void put_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth)
 {
     mt_fmt_stack(out, ctx, false, frames, depth);
@@ -277,7 +277,7 @@ static void read_near_live(const char *p, char **line, size_t *cap, struct stack
 }
 
 /* One "answer" request, ADDR_TEXT after the keyword; reads up to "end". */
-static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, size_t *cap)
+static void answer(mt_sym_state *sym, const char *addr_text, mt_out *out, char **line, size_t *cap)
 {
     uint64_t addr;
     if (!parse_numbers(&addr_text, &addr, 1))
@@ -287,7 +287,7 @@ static void answer(Dwfl *dwfl, const char *addr_text, mt_out *out, char **line, 
     if (history_given && history > MT_HISTORY_ALL)
         malformed(*line);
     mt_answer a;
-    bool asked = mt_answer_begin(&a, out, addr, put_stack, dwfl);
+    bool asked = mt_answer_begin(&a, out, addr, put_stack, sym);
     if (history_given)
         a.history = (unsigned)history;
     bool known = asked;
@@ -361,7 +361,7 @@ static void *heap_alloc(size_t size)
 
 /* One "pprof" request, the path's hex after the keyword in *LINE; reads
  * up to "end". */
-static void write_pprof(Dwfl *dwfl, mt_out *out, char **line, size_t *cap)
+static void write_pprof(mt_sym_state *sym, mt_out *out, char **line, size_t *cap)
 {
     static const mt_pprof_heap heap = { heap_alloc, free };
     char path[4096];
@@ -416,7 +416,7 @@ static void write_pprof(Dwfl *dwfl, mt_out *out, char **line, size_t *cap)
     if (!failed) {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
-        failed = mt_pprof_write(prof, dwfl, false, fd,
+        failed = mt_pprof_write(prof, sym, false, fd,
                                 (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, 0);
         if (close(fd) != 0 && !failed)
             failed = strerror(errno);
@@ -449,7 +449,9 @@ int main(int argc, char **argv)
     }
     if ((pid > 0) == (core != NULL))
         die("usage: memtrace-symbolize --pid PID | --core CORE [--exe EXE]", NULL);
-    Dwfl *dwfl = core ? report_core(core, exe) : report_pid((pid_t)pid);
+    mt_sym_state *sym = mt_sym_new(core ? report_core(core, exe) : report_pid((pid_t)pid));
+    if (!sym)
+        die("out of memory", NULL);
     if (!core)
         mt_target_mem_process((int)mem_fd, (int)pid);
 
@@ -460,9 +462,9 @@ int main(int argc, char **argv)
     while (getline(&line, &cap, stdin) >= 0) {
         struct stack st;
         if (strncmp(line, "answer ", 7) == 0) {
-            answer(dwfl, line + 7, &out, &line, &cap);
+            answer(sym, line + 7, &out, &line, &cap);
         } else if (strncmp(line, "leaks ", 6) == 0 || strncmp(line, "refs ", 5) == 0) {
-            bool ok = mt_target_leaks_request(dwfl, line, stdin, &out);
+            bool ok = mt_target_leaks_request(sym, line, stdin, &out);
             mt_out_write(&out, ok ? "\0@@\n" : "\0@@ error\n", ok ? 4 : 10);
         } else if (strncmp(line, "recording ", 10) == 0) {
             const char *p = line + 10;
@@ -473,22 +475,22 @@ int main(int argc, char **argv)
                                                                  (v[1] & 2) != 0, (v[1] & 4) != 0 });
             mt_out_write(&out, "\0@@\n", 4);
         } else if (strncmp(line, "pprof ", 6) == 0) {
-            write_pprof(dwfl, &out, &line, &cap);
+            write_pprof(sym, &out, &line, &cap);
         } else if (strcmp(line, "near-bounds\n") == 0) {
             mt_out_printf(&out, "%x %x\n", MT_NEAR_BYTES, MT_NEAR_FREED_MAX);
             mt_out_write(&out, "\0@@\n", 4);
         } else if (strncmp(line, "stack", 5) == 0) {
             parse_frames(line + 5, &st);
-            mt_fmt_block_stack(&out, put_stack, dwfl, &(mt_fmt_stack_ref){ st.frames, st.depth });
+            mt_fmt_block_stack(&out, put_stack, sym, &(mt_fmt_stack_ref){ st.frames, st.depth });
             mt_out_write(&out, "\0@@\n", 4);
         } else {
             parse_frames(line, &st);
-            mt_fmt_stack(&out, dwfl, false, st.frames, st.depth);
+            mt_fmt_stack(&out, sym, false, st.frames, st.depth);
             mt_out_write(&out, "\0@@\n", 4);
         }
         mt_out_flush(&out);
     }
     free(line);
-    dwfl_end(dwfl);
+    mt_sym_free(sym);
     return 0;
 }

@@ -724,7 +724,7 @@ static mt_leak_source source_of(struct target *t)
 /* ------------------------------------------------------------ leaks */
 
 struct report_ctx {
-    Dwfl *dwfl;
+    mt_sym_state *dwfl;
     const struct request *q;
 };
 
@@ -796,7 +796,7 @@ static size_t load_suppressions(const char *path, mt_out *out, mt_suppression **
     return n;
 }
 
-static bool leaks(Dwfl *dwfl, const struct request *q, mt_leak_block *b, size_t n,
+static bool leaks(mt_sym_state *dwfl, const struct request *q, mt_leak_block *b, size_t n,
                   const struct roots *r, const mt_leak_totals *t, mt_out *out)
 {
     mt_suppression *sup;
@@ -870,8 +870,8 @@ static void frame_row_name(const mt_frame *rows, unsigned n, void *ctx)
 /* "frame #N FUNCTION" of thread T holding stack slot ADDR: the outermost
  * frame whose stack pointer is at or below ADDR (a frame's slots lie
  * between its SP and its caller's). FUNCTION as memtrace's frame lines
- * name it (src/symbolize/symbolize.c, one demangler), gdb's name when they cannot. */
-static void frame_name(Dwfl *dwfl, const struct thread *t, uintptr_t addr, char *out,
+ * name it (src/symbolize/, one demangler), gdb's name when they cannot. */
+static void frame_name(mt_sym_state *dwfl, const struct thread *t, uintptr_t addr, char *out,
                        size_t size)
 {
     const struct frame *f = NULL;
@@ -893,7 +893,7 @@ static void frame_name(Dwfl *dwfl, const struct thread *t, uintptr_t addr, char 
 }
 
 struct refs {
-    Dwfl *dwfl;
+    mt_sym_state *dwfl;
     const struct request *q;
     uintptr_t lo, hi; /* the block: [lo, hi), or just lo for a 0-byte one */
     uint64_t found;
@@ -958,7 +958,7 @@ static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *
     char what[600];
     const struct thread *t = thread_of(s->q, root->thread);
     if (root->kind == MT_ROOT_GLOBALS) {
-        global_name(s->dwfl, at, what, sizeof what);
+        global_name(mt_sym_dwfl(s->dwfl), at, what, sizeof what);
         if (root->starts_only && word != s->lo) /* leak_roots.h */
             snprintf(what + strlen(what), sizeof what - strlen(what),
                      " (the allocator's data: holds nothing but by a block's start)");
@@ -992,7 +992,7 @@ static void ref_block(struct refs *s, uintptr_t at, uint64_t word, const void *a
     s->found++;
 }
 
-static bool refs(Dwfl *dwfl, const struct request *q, const mt_leak_block *b, size_t n,
+static bool refs(mt_sym_state *dwfl, const struct request *q, const mt_leak_block *b, size_t n,
                  const struct roots *r, mt_out *out)
 {
     ptrdiff_t i = mt_leak_find(b, n, q->arg);
@@ -1024,7 +1024,7 @@ static bool refs(Dwfl *dwfl, const struct request *q, const mt_leak_block *b, si
 
 /* ------------------------------------------------------------ the request */
 
-bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out)
+bool mt_target_leaks_request(mt_sym_state *dwfl, const char *line, FILE *in, mt_out *out)
 {
     struct request q;
     read_request(line, in, &q);
@@ -1041,7 +1041,7 @@ bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out
         return false;
     }
     flag_damaged_stacks(&q, b, n);
-    struct target target = { dwfl, &q };
+    struct target target = { mt_sym_dwfl(dwfl), &q };
     mt_leak_source src = source_of(&target);
     struct roots r = { 0 };
     r.g = (mt_leak_gathered){ push_region, push_word, &r, 0, 0, 0 };

@@ -8,6 +8,7 @@
 #define MT_TARGET_LEAKS_H
 
 #include "base/output.h"
+#include "symbolize/symbolize.h"
 
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
@@ -21,8 +22,9 @@ void mt_target_mem_process(int mem_fd, int pid);
 
 /* Answers one request whose first line is LINE ("leaks ..." or "refs
  * ..."), reading its further lines from IN up to "end"; the text goes to
- * OUT. False when the answer is an error for the gdb command (the text
+ * OUT, its frames symbolized by SYM, whose Dwfl's modules give the
+ * globals. False when the answer is an error for the gdb command (the text
  * says why, in one "memtrace:" line). Exits 3 on a malformed request. */
-bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out);
+bool mt_target_leaks_request(mt_sym_state *sym, const char *line, FILE *in, mt_out *out);
 
 #endif

@@ -237,7 +237,7 @@ static uint64_t intern_mapping(mt_pprof *p, mt_dwfl *dwfl, uintptr_t addr)
         if (addr - 1 >= m->start && addr - 1 < m->limit)
             return p->last_mapping + 1;
     }
-    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, addr - 1) : NULL;
+    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(mt_sym_dwfl(dwfl), addr - 1) : NULL;
     if (!mod)
         return 0;
     for (size_t i = 0; i < p->nmappings; i++) {

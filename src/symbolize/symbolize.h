@@ -3,7 +3,9 @@
  * function, or module+offset without debug information. Text is written by
  * format.c only. Works on the live process (modules re-reported when an
  * address falls outside the known ones) and on any Dwfl the caller reported
- * (a core file, another process: memtrace-symbolize). */
+ * (a core file, another process: memtrace-symbolize, through mt_sym_new).
+ * The implementation is split by job over src/symbolize/sym_*.c, listed in
+ * sym_internal.h. */
 #ifndef MT_SYMBOLIZE_H
 #define MT_SYMBOLIZE_H
 
@@ -14,7 +16,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-typedef struct Dwfl mt_dwfl;
+struct Dwfl;
+
+/* A symbolizer: one Dwfl (the modules of one process or core) and every
+ * cache of what was worked out from it (as libbacktrace's
+ * backtrace_state). Used by one thread at a time. The library's own, the
+ * default state, is mt_sym_self's; memtrace-symbolize makes its own with
+ * mt_sym_new. */
+typedef struct mt_sym_state mt_sym_state;
+/* The name the report and leak layers give the state they pass through
+ * (it was the Dwfl itself): the same type. */
+typedef mt_sym_state mt_dwfl;
 
 /* One row of a symbolized return address. A return address gives one row
  * per function of its inline chain, innermost first: row 0 is the code at
@@ -37,9 +49,12 @@ typedef struct {
     bool unloaded;          /* in a library the process has unloaded since */
 } mt_frame;
 
-/* The symbolizer of the calling process, created on first use; NULL if
- * libdwfl could not be set up. Caller must hold mt_sym_self_lock. */
-mt_dwfl *mt_sym_self(void);
+/* The default state: the symbolizer of the calling process, one per
+ * process, static in sym_state.c (the first symbolization may come with
+ * memtrace's internal heap nearly full), its Dwfl created on first use and
+ * kept for the life of the process. NULL if libdwfl could not be set up.
+ * Caller must hold mt_sym_self_lock, for as long as it uses the state. */
+mt_sym_state *mt_sym_self(void);
 /* From now on libdw is never called: frames are module+offset (from
  * libdwfl's module list and symbol tables). WHY, said once (with the first
  * of these calls or libdw running out of memory, which does the same),
@@ -49,9 +64,18 @@ void mt_sym_stop_libdw(const char *why);
 bool mt_sym_self_lock(void);
 void mt_sym_self_unlock(void);
 
-/* Where to look up libraries the process unloaded (mt_modules_find_unloaded
- * in the library; none elsewhere). Frames in them are resolved from their
- * files and marked unloaded. GENERATION (may be NULL) changes whenever a
+/* A state for DWFL, whose modules the caller reported (a core file,
+ * another process): it takes DWFL over. NULL when out of memory (DWFL is
+ * then still the caller's). */
+mt_sym_state *mt_sym_new(struct Dwfl *dwfl);
+/* Ends ST's Dwfl and frees ST with its caches. */
+void mt_sym_free(mt_sym_state *st);
+/* ST's Dwfl, for what else the caller reads of its modules. */
+struct Dwfl *mt_sym_dwfl(const mt_sym_state *st);
+
+/* Where the default state looks up libraries the process unloaded
+ * (mt_modules_find_unloaded; none elsewhere). Frames in them are resolved
+ * from their files and marked unloaded. GENERATION (may be NULL) changes whenever a
  * library may have been unloaded: mt_sym_self then re-reads the modules and
  * drops the cached frames, so that a library loaded where another was is
  * not named after it. */
@@ -62,7 +86,7 @@ void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
  * and dwfl_report_end), from /proc/PID/maps without the private writable
  * copies of files that libelf makes to read them (they are not loaded
  * code). False on failure, with libdwfl's error code in *ERR if given. */
-bool mt_sym_report_process(mt_dwfl *dwfl, int pid, int *err);
+bool mt_sym_report_process(struct Dwfl *dwfl, int pid, int *err);
 /* The filter: drops those lines from the LEN bytes of MAPS, in place;
  * returns the length left. */
 size_t mt_sym_filter_maps(char *maps, size_t len);
@@ -77,9 +101,9 @@ bool mt_sym_maps_path(pid_t pid, char *path, size_t size);
  * their strings stay valid until FN returns; FN must not call back into the
  * symbolizer. With REFRESH, the modules are re-read from /proc/self/maps
  * once when RET is in none of the known ones. Rows are cached by address
- * for DWFL until its modules are re-read. */
+ * in ST until its modules are re-read. */
 typedef void mt_frames_fn(const mt_frame *rows, unsigned n, void *ctx);
-void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx);
+void mt_sym_frames(mt_sym_state *st, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx);
 
 /* The frames that tail calls left off the stack between return address RET
  * (a call) and the function that call ended up in: the one holding return
@@ -90,10 +114,10 @@ void mt_sym_frames(mt_dwfl *dwfl, bool refresh, uintptr_t ret, mt_frames_fn *fn,
  * frames all of them share, and nothing when the search meets a call it
  * cannot follow. Writes at most MAX addresses to OUT, innermost first, each
  * the address after a tail call's jump (symbolize it with mt_sym_frames),
- * and returns how many. Cached per (RET, CALLEE_RET) with the rows; caller
- * holds the same lock as for mt_sym_frames. May allocate. */
+ * and returns how many. Cached per (RET, CALLEE_RET) in ST with the rows;
+ * caller holds the same lock as for mt_sym_frames. May allocate. */
 #define MT_SYM_TAIL_MAX 8
-unsigned mt_sym_tail_calls(mt_dwfl *dwfl, uintptr_t ret, uintptr_t callee_ret, uintptr_t *out,
+unsigned mt_sym_tail_calls(mt_sym_state *st, uintptr_t ret, uintptr_t callee_ret, uintptr_t *out,
                            unsigned max);
 
 #endif

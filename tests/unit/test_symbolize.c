@@ -6,6 +6,7 @@
 #include "symbolize/symbolize.h"
 
 #include <criterion/criterion.h>
+#include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,22 +17,28 @@ uintptr_t fixture_plain(void);
 
 static char text[8192];
 
-static const char *symbolize(uintptr_t ret)
+/* The frame lines of RET by ST (the default state when NULL), in TEXT. */
+static const char *symbolize_by(mt_sym_state *st, uintptr_t ret)
 {
     FILE *f = tmpfile();
     cr_assert_not_null(f);
     mt_out out;
     mt_out_init(&out, fileno(f));
     cr_assert(mt_sym_self_lock());
-    mt_dwfl *dwfl = mt_sym_self();
+    mt_dwfl *dwfl = st ? st : mt_sym_self();
     cr_assert_not_null(dwfl);
-    mt_fmt_stack(&out, dwfl, true, &ret, 1);
+    mt_fmt_stack(&out, dwfl, !st, &ret, 1);
     mt_sym_self_unlock();
     mt_out_flush(&out);
     size_t n = (size_t)pread(fileno(f), text, sizeof text - 1, 0);
     text[n] = '\0';
     fclose(f);
     return text;
+}
+
+static const char *symbolize(uintptr_t ret)
+{
+    return symbolize_by(NULL, ret);
 }
 
 Test(symbolize, plain_call_resolves_to_its_line)
@@ -63,6 +70,46 @@ Test(symbolize, unmapped_address_is_said_so)
 {
     const char *s = symbolize(0x10);
     cr_assert(strstr(s, "  #0 0x10 in a module that is no longer mapped"), "got: %s", s);
+}
+
+/* Symbolizes RETS (N) by a state of its own, made as memtrace-symbolize
+ * makes one (the caller reports the Dwfl of a process, mt_sym_new takes it
+ * over), twice (the second time from its cache), into WANT's form, then
+ * frees it. */
+static void own_state_round(const uintptr_t *rets, char (*want)[sizeof text], int n)
+{
+    static const Dwfl_Callbacks callbacks = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = dwfl_build_id_find_debuginfo,
+    };
+    Dwfl *dwfl = dwfl_begin(&callbacks);
+    cr_assert_not_null(dwfl);
+    dwfl_report_begin(dwfl);
+    cr_assert(mt_sym_report_process(dwfl, getpid(), NULL));
+    cr_assert_eq(dwfl_report_end(dwfl, NULL, NULL), 0);
+    mt_sym_state *own = mt_sym_new(dwfl);
+    cr_assert_not_null(own);
+    cr_assert_eq(mt_sym_dwfl(own), dwfl);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < n; i++)
+            cr_assert_str_eq(symbolize_by(own, rets[i]), want[i]);
+    mt_sym_free(own);
+}
+
+/* A state of its own names frames (inlined ones too) exactly as the
+ * default state does, and freeing it leaves the default state's frames as
+ * they were. (Whether mt_sym_free frees everything cannot be told by a
+ * count of the heap: libdwfl itself keeps about 400 bytes per process
+ * report.) */
+Test(symbolize, own_state_names_frames_as_the_default_one)
+{
+    uintptr_t rets[2] = { fixture_plain(), fixture_outer() };
+    char want[2][sizeof text];
+    for (int i = 0; i < 2; i++)
+        snprintf(want[i], sizeof want[i], "%s", symbolize(rets[i]));
+    own_state_round(rets, want, 2);
+    for (int i = 0; i < 2; i++)
+        cr_assert_str_eq(symbolize(rets[i]), want[i]);
 }
 
 /* The second time an address is printed its text comes from the frame

@@ -1,0 +1,151 @@
+/* The modules of the traced process as libdwfl sees them: reading them
+ * again when they change, the libraries it has unloaded since (looked up
+ * in their files), and where their debug information is looked for. */
+#include "symbolize/sym_internal.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* libdwfl's debuginfo_path setting of both callback tables: NULL, its
+ * default search. Read-only configuration, not state. */
+static char *debuginfo_path;
+
+/* libdwfl's find_debuginfo callback for the traced process: the local
+ * search only. dwfl_standard_find_debuginfo ends with debuginfod, which
+ * loads libdebuginfod and libcurl (29 libraries) into the program and makes
+ * HTTP requests from inside it when DEBUGINFOD_URLS is set (design notes,
+ * trap 13). Looked for, in libdwfl's own order: the build ID under the
+ * debug directories, then the .gnu_debuglink name next to the file, in its
+ * .debug directory and under /usr/lib/debug. A debuglink candidate is taken
+ * only if its build ID is the module's (when the module has one). */
+static bool same_build_id(Dwfl_Module *mod, int fd)
+{
+    const unsigned char *want;
+    GElf_Addr vaddr;
+    int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+    if (want_len <= 0)
+        return true;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    const void *have;
+    ssize_t have_len = elf ? dwelf_elf_gnu_build_id(elf, &have) : -1;
+    bool same = have_len == want_len && memcmp(have, want, (size_t)want_len) == 0;
+    if (elf)
+        elf_end(elf);
+    return same;
+}
+
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+                                GElf_Addr base, const char *file_name,
+                                const char *debuglink_file, GElf_Word debuglink_crc,
+                                char **debuginfo_file_name)
+{
+    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+                                          debuglink_file, debuglink_crc, debuginfo_file_name);
+    if (fd >= 0 || !file_name || file_name[0] != '/' || !debuglink_file || !*debuglink_file)
+        return fd;
+    int dirlen = (int)(strrchr(file_name, '/') - file_name);
+    const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+    struct stat main_st;
+    bool have_main = stat(file_name, &main_st) == 0;
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char path[4096];
+        int n = debuglink_file[0] == '/'
+                    ? snprintf(path, sizeof path, "%s", debuglink_file)
+                    : snprintf(path, sizeof path, forms[i], dirlen, file_name, debuglink_file);
+        if (n < 0 || (size_t)n >= sizeof path)
+            continue;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        bool self = have_main && fstat(fd, &st) == 0 && st.st_dev == main_st.st_dev &&
+                    st.st_ino == main_st.st_ino;
+        if (!self && same_build_id(mod, fd) && (*debuginfo_file_name = strdup(path)))
+            return fd;
+        close(fd);
+        if (debuglink_file[0] == '/')
+            break;
+    }
+    errno = 0; /* nothing found is not an error */
+    return -1;
+}
+
+const Dwfl_Callbacks sym_self_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = find_debuginfo_local,
+    .debuginfo_path = &debuginfo_path,
+};
+
+/* Unloaded libraries, reported from their files at their old addresses.
+ * Their modules are reported by path, so find_elf opens that file: the
+ * build-ID search of dwfl_build_id_find_elf would end with debuginfod. */
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = find_debuginfo_local,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+/* Whether MOD is the file M was loaded from, at M's address. */
+static bool is_module_of(Dwfl_Module *mod, const mt_unloaded_module *m)
+{
+    const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    return name && strcmp(name, m->path) == 0;
+}
+
+/* The module of an unloaded library holding PC, from its file on disk. */
+Dwfl_Module *sym_unloaded_module(struct mt_sym_state *st, Dwarf_Addr pc)
+{
+    mt_unloaded_module m;
+    if (!st->unloaded_lookup || !st->unloaded_lookup(pc, &m))
+        return NULL;
+    if (!st->unloaded_dwfl && !(st->unloaded_dwfl = dwfl_begin(&offline_callbacks)))
+        return NULL;
+    Dwfl_Module *mod = dwfl_addrmodule(st->unloaded_dwfl, pc);
+    if (mod && is_module_of(mod, &m))
+        return mod;
+    if (mod) {
+        /* Another library was unloaded from the same addresses since:
+         * start over rather than keep two modules at one address. */
+        sym_end_dwfl(st, st->unloaded_dwfl);
+        if (!(st->unloaded_dwfl = dwfl_begin(&offline_callbacks)))
+            return NULL;
+    }
+    dwfl_report_begin_add(st->unloaded_dwfl);
+    dwfl_report_elf(st->unloaded_dwfl, m.path, m.path, -1, m.bias, false);
+    dwfl_report_end(st->unloaded_dwfl, NULL, NULL);
+    return dwfl_addrmodule(st->unloaded_dwfl, pc);
+}
+
+/* Re-reads the modules of the process into ST's Dwfl: ST's caches are
+ * dropped, and the symbol tables of modules that are gone with them. When
+ * the file mappings are the ones ST's Dwfl already has (the hash of the
+ * maps they came from), nothing is re-reported and the caches stay:
+ * an address found in no module (a library unloaded since, JIT code) then
+ * costs one read of the maps, not a re-read of every module and of every
+ * frame cached. */
+bool sym_read_modules(struct mt_sym_state *st)
+{
+    size_t len = 0;
+    char *maps = sym_read_maps(0, &len);
+    uint64_t h = maps ? sym_modules_hash(maps, len) : 0;
+    if (maps && st->hashed && h == st->modules_hash) {
+        free(maps);
+        return true;
+    }
+    sym_clear_caches(st);
+    dwfl_report_begin(st->dwfl);
+    int rc = sym_report_maps(st->dwfl, maps, len, 0);
+    free(maps);
+    bool ok = dwfl_report_end(st->dwfl, sym_free_symtab, NULL) == 0 && rc == 0;
+    st->hashed = ok && h;
+    st->modules_hash = h;
+    return ok;
+}
+

@@ -1,0 +1,201 @@
+/* The symbolizer's state (struct mt_sym_state, sym_internal.h): creation,
+ * the caches it owns, and the process's default state.
+ *
+ * The default state, mt_sym_self's, is one static object of this file:
+ * static so that the first symbolization needs no allocation for it (it can
+ * come with memtrace's internal heap nearly full). Its Dwfl is created on
+ * first use and re-read when the modules change; the state itself lives as
+ * long as the process. It is used under self_lock only, taken with
+ * mt_sym_self_lock by every caller in the library (reports, print_trace,
+ * the profiler, the leak check). memtrace-symbolize never touches it: it
+ * makes its own state with mt_sym_new. */
+#include "symbolize/sym_internal.h"
+
+#include "base/common.h"
+#include "base/lock.h"
+
+#include <stdlib.h>
+
+static mt_lock self_lock = MT_LOCK_INIT;
+static struct mt_sym_state self;
+
+bool mt_sym_self_lock(void)
+{
+    return mt_lock_try_for(&self_lock, 20000000);
+}
+
+void mt_sym_self_unlock(void)
+{
+    mt_lock_release(&self_lock);
+}
+
+void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
+                                unsigned long (*generation)(void))
+{
+    self.unloaded_lookup = fn;
+    self.modules_generation = generation;
+}
+
+mt_sym_state *mt_sym_self(void)
+{
+    struct mt_sym_state *st = &self;
+    unsigned long generation = st->modules_generation ? st->modules_generation() : 0;
+    if (st->dwfl && generation != st->generation && !sym_read_modules(st)) {
+        sym_end_dwfl(st, st->dwfl);
+        st->dwfl = NULL;
+    }
+    st->generation = generation;
+    if (!st->dwfl) {
+        st->dwfl = dwfl_begin(&sym_self_callbacks);
+        if (st->dwfl && !sym_read_modules(st)) {
+            dwfl_end(st->dwfl);
+            st->dwfl = NULL;
+        }
+    }
+    return st->dwfl ? st : NULL;
+}
+
+mt_sym_state *mt_sym_new(Dwfl *dwfl)
+{
+    struct mt_sym_state *st = calloc(1, sizeof *st);
+    if (st)
+        st->dwfl = dwfl;
+    return st;
+}
+
+void mt_sym_free(mt_sym_state *st)
+{
+    if (!st)
+        return;
+    if (st->unloaded_dwfl)
+        sym_end_dwfl(st, st->unloaded_dwfl);
+    if (st->dwfl)
+        sym_end_dwfl(st, st->dwfl);
+    sym_clear_caches(st);
+    free(st);
+}
+
+Dwfl *mt_sym_dwfl(const mt_sym_state *st)
+{
+    return st->dwfl;
+}
+
+/* ------------------------------------------------------------ caches */
+
+void sym_clear_caches(struct mt_sym_state *st)
+{
+    sym_tail_cache_clear(st);
+    sym_cu_index_clear(st);
+    for (size_t i = 0; i < st->cache_cap; i++)
+        free(st->cache[i].rows);
+    free(st->cache);
+    st->cache = NULL;
+    st->cache_count = st->cache_cap = 0;
+}
+
+void sym_end_dwfl(struct mt_sym_state *st, Dwfl *dwfl)
+{
+    if (dwfl == st->dwfl) {
+        sym_clear_caches(st);
+        st->hashed = false;
+    }
+    dwfl_getmodules(dwfl, sym_drop_symtab, NULL, 0);
+    dwfl_end(dwfl);
+}
+
+static size_t cache_slot(uintptr_t ret, size_t cap)
+{
+    return (size_t)((ret * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+const struct frames_entry *sym_cache_find(const struct mt_sym_state *st, uintptr_t ret)
+{
+    for (size_t i = st->cache_cap ? cache_slot(ret, st->cache_cap) : 0;
+         st->cache_cap && st->cache[i].ret; i = (i + 1) & (st->cache_cap - 1))
+        if (st->cache[i].ret == ret)
+            return &st->cache[i];
+    return NULL;
+}
+
+void sym_cache_add(struct mt_sym_state *st, uintptr_t ret, mt_frame *rows, unsigned n)
+{
+    if ((st->cache_count + 1) * 2 > st->cache_cap) {
+        size_t cap = st->cache_cap ? st->cache_cap * 2 : 1024;
+        struct frames_entry *t = calloc(cap, sizeof *t);
+        if (!t) {
+            free(rows);
+            return;
+        }
+        for (size_t i = 0; i < st->cache_cap; i++) {
+            if (!st->cache[i].ret)
+                continue;
+            size_t j = cache_slot(st->cache[i].ret, cap);
+            while (t[j].ret)
+                j = (j + 1) & (cap - 1);
+            t[j] = st->cache[i];
+        }
+        free(st->cache);
+        st->cache = t;
+        st->cache_cap = cap;
+    }
+    size_t i = cache_slot(ret, st->cache_cap);
+    while (st->cache[i].ret)
+        i = (i + 1) & (st->cache_cap - 1);
+    st->cache[i] = (struct frames_entry){ ret, n, rows };
+    st->cache_count++;
+    MT_ASSERT(st->cache_count * 2 <= st->cache_cap && n > 0);
+}
+
+/* ------------------------------------------------------------ memos */
+
+static size_t memo_hash(uintptr_t a, uintptr_t b, size_t cap)
+{
+    return (size_t)(((a ^ (b * 0xff51afd7ed558ccdull)) * 0x9E3779B97F4A7C15ull) >> 32) &
+           (cap - 1);
+}
+
+void sym_memo_clear_with(struct memo *m, void (*free_value)(void *))
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slot[i].value)
+            (free_value ? free_value : free)(m->slot[i].value);
+    free(m->slot);
+    *m = (struct memo){ 0 };
+}
+
+void *sym_memo_find(const struct memo *m, uintptr_t a, uintptr_t b)
+{
+    for (size_t i = m->cap ? memo_hash(a, b, m->cap) : 0; m->cap && m->slot[i].value;
+         i = (i + 1) & (m->cap - 1))
+        if (m->slot[i].a == a && m->slot[i].b == b)
+            return m->slot[i].value;
+    return NULL;
+}
+
+bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value)
+{
+    if ((m->count + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        struct memo_slot *s = calloc(cap, sizeof *s);
+        if (!s)
+            return false;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slot[i].value)
+                continue;
+            size_t j = memo_hash(m->slot[i].a, m->slot[i].b, cap);
+            while (s[j].value)
+                j = (j + 1) & (cap - 1);
+            s[j] = m->slot[i];
+        }
+        free(m->slot);
+        m->slot = s;
+        m->cap = cap;
+    }
+    size_t i = memo_hash(a, b, m->cap);
+    while (m->slot[i].value)
+        i = (i + 1) & (m->cap - 1);
+    m->slot[i] = (struct memo_slot){ a, b, value };
+    m->count++;
+    MT_ASSERT(m->count * 2 <= m->cap);
+    return true;
+}
