@@ -12,7 +12,8 @@ all: $(GDB_TOOLS)
 # and `memtrace refs` (tools/target_leaks.c): the same code as the check at exit.
 # The pprof writer too (`memtrace pprof`), with protobuf-c's generated
 # code, compiled apart (not under memtrace's warning set).
-$(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c src/symbolize/symbolize.c \
+$(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c tools/tables.c tools/tables_layout.c \
+                             tools/table_answers.c src/symbolize/symbolize.c \
                              src/report/format.c src/base/output.c src/base/lock.c src/scan/leak_scan.c \
                              src/scan/leak_roots.c src/leak/leak_report.c src/leak/suppressions.c \
                              src/report/pprof.c $(BUILD)/symbolize-pb/profile.pb-c.o \
