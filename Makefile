@@ -219,19 +219,21 @@ MT_PC := $(DESTDIR)$(PKGCONFIGDIR)/memtrace.pc
 # the profiler library when it is the only one (PROFILER=1).
 pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
-# The launcher and the helper learn the installed directories here; the
-# copies in build/ find their files next to themselves.
+# The launcher and the helper's stub learn the installed directories here;
+# the copies in build/ find their files next to themselves. The stub's
+# copies load the one package in DATADIR/memtrace.
 install: all man
 	install -d $(addprefix $(DESTDIR),$(BINDIR) $(LIBDIR) $(INCLUDEDIR) $(LIBEXECDIR)/memtrace \
-	  $(DATADIR)/memtrace $(MANDIR)/man1 $(MANDIR)/man3 $(PKGCONFIGDIR) $(BASHCOMPDIR)) $(MT_AUTOLOAD)
+	  $(DATADIR)/memtrace/memtrace_gdb $(MANDIR)/man1 $(MANDIR)/man3 $(PKGCONFIGDIR) $(BASHCOMPDIR)) $(MT_AUTOLOAD)
 	install -m 755 $(MT_LIBS) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/memtrace.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(BUILD)/memtrace-symbolize $(DESTDIR)$(LIBEXECDIR)/memtrace/
 	sed -e 's|@MEMTRACE_LIBDIR@|$(LIBDIR)|g' -e 's|@MEMTRACE_DATADIR@|$(DATADIR)|g' \
 	  $(BUILD)/memtrace >$(DESTDIR)$(BINDIR)/memtrace
 	chmod 755 $(DESTDIR)$(BINDIR)/memtrace
-	sed 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|' $(BUILD)/memtrace.py \
-	  >$(DESTDIR)$(DATADIR)/memtrace/memtrace.py
+	install -m 644 $(GDB_PACKAGE) $(DESTDIR)$(DATADIR)/memtrace/memtrace_gdb/
+	sed -e 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|' -e 's|@MEMTRACE_PYDIR@|$(DATADIR)/memtrace|' \
+	  $(BUILD)/memtrace.py >$(DESTDIR)$(DATADIR)/memtrace/memtrace.py
 	chmod 644 $(DESTDIR)$(DATADIR)/memtrace/memtrace.py
 	for d in $(MT_AUTOLOAD); do for l in $(notdir $(MT_LIBS)); do \
 	  install -m 644 $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $$d/$$l-gdb.py || exit 1; \
@@ -252,12 +254,13 @@ install: all man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memtrace $(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(MT_LIBS))) \
 	  $(DESTDIR)$(INCLUDEDIR)/memtrace.h $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-symbolize \
-	  $(DESTDIR)$(DATADIR)/memtrace/memtrace.py \
+	  $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \
 	  $(MAN3_ALIASES:%=$(DESTDIR)$(MANDIR)/man3/%.3) \
 	  $(DESTDIR)$(BASHCOMPDIR)/memtrace $(MT_PC)
-	rmdir $(DESTDIR)$(LIBEXECDIR)/memtrace $(DESTDIR)$(DATADIR)/memtrace 2>/dev/null || :
+	rmdir $(DESTDIR)$(LIBEXECDIR)/memtrace $(DESTDIR)$(DATADIR)/memtrace/memtrace_gdb \
+	  $(DESTDIR)$(DATADIR)/memtrace 2>/dev/null || :
 
 # ---------------------------------------------------------------- deb
 # debhelper (debian/) on a copy of the tree in $(BUILD)/deb/src, so that the

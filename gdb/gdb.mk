@@ -1,9 +1,12 @@
-# The gdb helper (gdb/memtrace.py), its symbolizer program and the memtrace
-# launcher. Included by the top Makefile after tests/tests.mk.
+# The gdb helper (the stub gdb/memtrace.py and its package gdb/memtrace_gdb),
+# its symbolizer program and the memtrace launcher. Included by the top
+# Makefile after tests/tests.mk.
 #   build/memtrace-symbolize   src/symbolize/symbolize.c as a program, for the helper
-#   build/memtrace.py          the helper, next to it (it finds it there)
+#   build/memtrace.py          the helper's stub, next to it (it finds it there)
+#   build/memtrace_gdb/        the helper's package, next to the stub (it loads it there)
 #   build/memtrace             the launcher (memtrace gdb|core|run)
 
+GDB_PACKAGE := $(patsubst gdb/%,$(BUILD)/%,$(wildcard gdb/memtrace_gdb/*.py))
 GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
 
 all: $(GDB_TOOLS)
@@ -28,7 +31,12 @@ $(BUILD)/symbolize-pb/profile.pb-c.o: $(PB_DIR)/profile.pb-c.c $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) -I$(PB_DIR) -c $< -o $@
 
-$(BUILD)/memtrace.py: gdb/memtrace.py
+# The stub comes with its package: whatever needs the helper names the stub.
+$(BUILD)/memtrace.py: gdb/memtrace.py $(GDB_PACKAGE)
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(BUILD)/memtrace_gdb/%.py: gdb/memtrace_gdb/%.py
 	@mkdir -p $(@D)
 	cp $< $@
 

@@ -176,13 +176,14 @@ has_all "unit tests with -DMT_DEBUG" "$work/default.cmds" "$(unit "$none")" ' -D
 # ---------------------------------------------------------------- install
 # installed DIR: the files under DIR, relative to it, one a line, sorted.
 installed() { (cd "$1" && find . -type f | sed 's|^\./||' | sort); }
-check_files() { # NAME DIR EXPECTED
-    local got
+check_files() { # NAME DIR EXPECTED (in any order)
+    local got want
     got=$(installed "$2")
-    if [ "$got" = "$3" ]; then pass "$1"; else fail "$1" "installed:
+    want=$(sort <<<"$3")
+    if [ "$got" = "$want" ]; then pass "$1"; else fail "$1" "installed:
 $got
 expected:
-$3"; fi
+$want"; fi
 }
 # has_line NAME FILE LINE: FILE has the line LINE, whole.
 has_line() {
@@ -217,7 +218,8 @@ $p/share/bash-completion/completions/memtrace
 $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
 $p/share/man/man1/memtrace.1
 $p/share/man/man3/memtrace.3
-$p/share/memtrace/memtrace.py"
+$p/share/memtrace/memtrace.py
+$(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)"
     has_line "make PROFILER=1 install: memtrace.pc links the profiler library" \
         "$work/d1$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -lmemtrace-profiler'
     id=$(readelf -n "$work/d1$prefix/lib/libmemtrace-profiler.so" 2>/dev/null |
@@ -248,7 +250,8 @@ $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
 $p/share/gdb/auto-load$prefix/lib/libmemtrace.so-gdb.py
 $p/share/man/man1/memtrace.1
 $p/share/man/man3/memtrace.3
-$p/share/memtrace/memtrace.py"
+$p/share/memtrace/memtrace.py
+$(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)"
     has_line "make install: memtrace.pc links the tracer library" \
         "$work/d2$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -lmemtrace'
 fi

@@ -30,6 +30,10 @@ arch=$(dpkg --print-architecture)
 prog_src=$root/tests/progs/pkg_api.c
 site=$(at "$prog_src" pkg_block)
 
+# helper_package DIR: the files of the gdb helper's package (gdb/memtrace_gdb)
+# as installed in DIR, one a line, sorted.
+helper_package() { (cd "$root/gdb" && printf "$1/%s\n" memtrace_gdb/*.py); }
+
 # same NAME GOT EXPECTED
 same() {
     if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got:
@@ -138,13 +142,17 @@ usr/share/man/man3/memtrace_report.3
 usr/share/man/man3/memtrace_set_recording.3
 usr/share/man/man3/memtrace_version.3
 usr/share/man/man3/print_trace.3
-usr/share/memtrace/memtrace.py"
+usr/share/memtrace/memtrace.py
+$(helper_package usr/share/memtrace)"
     left=$(grep -rl '@MEMTRACE_' "$d" | sed "s|^$d/||")
     same "make install: no @MEMTRACE_...@ placeholder left" "$left" ""
     has "the launcher knows LIBDIR" "$d/usr/bin/memtrace" "libdir=/usr/lib"
     has "the helper knows where memtrace-symbolize is" \
         "$d/usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py" \
         '_INSTALLED_LIBEXEC = "/usr/libexec/memtrace"'
+    has "the helper knows where its package is" \
+        "$d/usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py" \
+        '_INSTALLED_PYDIR = "/usr/share/memtrace"'
     modes=$(cd "$d" && stat -c '%a %n' usr/bin/memtrace usr/libexec/memtrace/memtrace-symbolize \
                 usr/include/memtrace.h usr/lib/pkgconfig/memtrace.pc)
     same "make install: modes" "$modes" "755 usr/bin/memtrace
@@ -192,7 +200,8 @@ share/man/man3/memtrace_report.3
 share/man/man3/memtrace_set_recording.3
 share/man/man3/memtrace_version.3
 share/man/man3/print_trace.3
-share/memtrace/memtrace.py"
+share/memtrace/memtrace.py
+$(helper_package share/memtrace)"
     export PKG_CONFIG_PATH=$lib/pkgconfig
     same "pkg-config --cflags --libs memtrace" "$(pkg-config --cflags --libs memtrace 2>&1)" \
         "-I$p/include -L$lib -lmemtrace "
@@ -326,7 +335,8 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/man/man3/memtrace_set_recording.3.gz
 ./usr/share/man/man3/memtrace_version.3.gz
 ./usr/share/man/man3/print_trace.3.gz
-./usr/share/memtrace/memtrace.py"
+./usr/share/memtrace/memtrace.py
+$(helper_package ./usr/share/memtrace)"
     same "the package's version" "$(dpkg-deb -f "$deb" Version)" "$version"
     depends=$(dpkg-deb -f "$deb" Depends)
     for dep in libc6 libdw1 libelf1 libunwind8; do
