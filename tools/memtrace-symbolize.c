@@ -1,11 +1,14 @@
 /* memtrace-symbolize: the library's own symbolizer and formatter
- * (src/symbolize/symbolize.c, src/report/format.c) as a program, for gdb/memtrace.py, which
- * reads memtrace's tables out of a stopped process or a core file and must
- * answer exactly as print_trace does: same frames (inlined ones, pc - 1),
- * same wording, written by the same code.
+ * (src/symbolize/symbolize.c, src/report/format.c) as a program, with the
+ * one reader of memtrace's tables out of process (tools/tables.c), for the
+ * gdb helper (gdb/memtrace_gdb), which must answer from a stopped process
+ * or a core file exactly as print_trace does: same frames (inlined ones,
+ * pc - 1), same wording, written by the same code. The helper keeps what
+ * needs gdb (expressions, threads and registers, the process or core) and
+ * forwards the rest here.
  *
  *   memtrace-symbolize --pid PID [--mem FD]  modules from /proc/PID/maps;
- *                      memory (leaks, refs) from FD, /proc/PID/mem opened
+ *                      memory (the tables, leaks) from FD, /proc/PID/mem opened
  *                      by gdb, which traces the process
  *   memtrace-symbolize --core CORE [--exe EXE]   modules and memory from
  *                      the core file
@@ -17,16 +20,12 @@
  * text holds a NUL byte (thread names may hold "\n@@"). Numbers are
  * hexadecimal; a thread NAME is its bytes in hexadecimal, "-" for none.
  *
- *   R R R ...          a stack (return addresses, innermost first): its
- *                      frame lines, "  #N ..."
- *   stack R R ...      a block's recorded stack as an answer shows it (no
- *                      address: "(no stack was recorded for this block)")
  *   tables ADDR        reads memtrace_state at ADDR (the descriptor,
  *                      src/runtime/descriptor.h) and checks its layout
  *                      (tools/tables.c); answers the address of the
  *                      library's version string (0: none; gdb reads it: a
  *                      core leaves read-only data out). Every request below
- *                      but the stacks reads the tables through it, from
+ *                      reads the tables through it, from
  *                      what was read since: send it again once the target
  *                      ran or its memory was written. An error answer is
  *                      one "memtrace: ..." line (a damaged table: "memtrace:
@@ -76,8 +75,6 @@
  * Exits at end of input; 2 on a usage error or if the modules cannot be
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
 #include "base/output.h"
-#include "report/format.h"
-#include "store/stack_store.h"
 #include "symbolize/symbolize.h"
 #include "table_answers.h"
 #include "tables.h"
@@ -151,31 +148,6 @@ static void malformed(const char *line)
     exit(3);
 }
 
-struct stack {
-    uintptr_t frames[MT_MAX_DEPTH];
-    unsigned depth;
-};
-
-/* Return addresses in hex, separated by spaces, from P. */
-static void parse_frames(const char *p, struct stack *st)
-{
-    char *end;
-    st->depth = 0;
-    while (st->depth < MT_MAX_DEPTH) {
-        unsigned long v = strtoul(p, &end, 16);
-        if (end == p)
-            break;
-        st->frames[st->depth++] = v;
-        p = end;
-    }
-}
-
-/* mt_stack_writer for the target: CTX is its Dwfl. */
-static void put_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth)
-{
-    mt_fmt_stack(out, ctx, false, frames, depth);
-}
-
 int main(int argc, char **argv)
 {
     const char *core = NULL, *exe = NULL;
@@ -204,7 +176,6 @@ int main(int argc, char **argv)
     mt_out out;
     mt_out_init(&out, 1);
     while (getline(&line, &cap, stdin) >= 0) {
-        struct stack st;
         if (strncmp(line, "tables ", 7) == 0)
             mt_target_mem_changed(); /* the target ran, or gdb wrote to it */
         if (mt_table_request(&tables, dwfl, line, &out, mt_target_read, NULL)) {
@@ -214,14 +185,8 @@ int main(int argc, char **argv)
                 malformed(line); /* "tables" comes first */
             bool ok = mt_target_leaks_request(dwfl, &tables, line, stdin, &out);
             mt_out_write(&out, ok ? "\0@@\n" : "\0@@ error\n", ok ? 4 : 10);
-        } else if (strncmp(line, "stack", 5) == 0) {
-            parse_frames(line + 5, &st);
-            mt_fmt_block_stack(&out, put_stack, dwfl, &(mt_fmt_stack_ref){ st.frames, st.depth });
-            mt_out_write(&out, "\0@@\n", 4);
         } else {
-            parse_frames(line, &st);
-            mt_fmt_stack(&out, dwfl, false, st.frames, st.depth);
-            mt_out_write(&out, "\0@@\n", 4);
+            malformed(line);
         }
         mt_out_flush(&out);
     }
