@@ -43,6 +43,19 @@ $(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) $(UNIT_LIBS)
 
+# The reader of the tables out of process (tools/tables.c) against the
+# stores and the descriptor this process publishes.
+TABLES_UNIT := tools/tables.c tools/tables_layout.c src/runtime/descriptor.c src/store/threads.c
+$(TEST_BUILD)/unit/tables: tests/unit/test_tables.c tests/unit/sym_fixture.c $(TABLES_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h tools/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' $(LDFLAGS) \
+	  -o $@ $< tests/unit/sym_fixture.c $(TABLES_UNIT) $(UNIT_CORE) $(UNIT_LIBS)
+
+$(TEST_BUILD)/unit-san/tables: tests/unit/test_tables.c tests/unit/sym_fixture.c $(TABLES_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h tools/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c $(TABLES_UNIT) $(UNIT_CORE) $(UNIT_LIBS)
+
 $(TEST_BUILD)/unit-san/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \

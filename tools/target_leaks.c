@@ -2,12 +2,9 @@
  * (target_leaks.h), inside memtrace-symbolize.
  *
  * What comes from where, and why:
- *  - the live blocks: read here from the target's live table, whose layout
- *    (descriptor words the helper already checked, src/runtime/descriptor.h) and
- *    shard slot arrays the request names. A million blocks never pass
- *    through Python or the pipe: the helper sends a few lines, this file
- *    reads the slot arrays in 64 KiB pieces.
- *  - the blocks' stacks: read here from the stack store, same way.
+ *  - the live blocks and their stacks: from the target's tables, read
+ *    through memtrace_state by tables.c (the one reader of the tables out
+ *    of process). A million blocks never pass through Python or the pipe.
  *  - the roots: gathered by the exit check's gatherer (scan/leak_gather.c,
  *    leak_roots.h's policy), with this file as its source: every module
  *    libdwfl reports (the ELF program headers at the module's bias, as
@@ -25,6 +22,7 @@
 #include "target_leaks.h"
 
 #include "base/os.h"
+#include "tables.h"
 #include "leak/leak_report.h"
 #include "leak/suppressions.h"
 #include "report/format.h"
@@ -254,12 +252,15 @@ static const void *read_target(void *ctx, uintptr_t addr, size_t len)
     return read_buf;
 }
 
-static bool read_u64(uintptr_t addr, uint64_t *v)
+const void *mt_target_read(void *ctx, uintptr_t addr, size_t len)
 {
-    const void *p = read_target(NULL, addr, 8);
-    if (p)
-        memcpy(v, p, 8);
-    return p != NULL;
+    return read_target(ctx, addr, len);
+}
+
+void mt_target_mem_changed(void)
+{
+    if (mem.mem_fd >= 0)
+        forget_windows();
 }
 
 /* ------------------------------------------------------------ the request */
@@ -286,21 +287,11 @@ struct thread {
     size_t nframes;
 };
 
-struct shard {
-    uintptr_t base;
-    uint64_t count;
-};
-
 struct request {
     bool refs;
     uint64_t arg;  /* leaks: sites to list; refs: the address */
     int pid;
-    /* The live entry's layout: size and the offsets of its fields. */
-    uint64_t entry_size, entry_ptr, entry_size_field, entry_stack;
-    /* The stack store's (see _Tables.stack in memtrace.py). */
-    uint64_t chunks, max_chunks, chunk_bits, frames_offset, depth_mask, present_bit;
-    struct shard *shards;
-    size_t nshards;
+    mt_tables *tables; /* the live blocks and their stacks */
     uintptr_t self; /* an address inside memtrace's library */
     uint64_t tcb_size;
     struct thread *threads;
@@ -358,10 +349,12 @@ static bool hex_text(const char *p, char *out, size_t size)
     return true;
 }
 
-static void read_request(const char *first, FILE *in, struct request *r)
+static void read_request(mt_tables *tables, const char *first, FILE *in, struct request *r)
 {
     uint64_t v[8];
     memset(r, 0, sizeof *r);
+    r->tables = tables;
+    r->self = tables->addr; /* memtrace_state is in memtrace's library */
     r->refs = strncmp(first, "refs ", 5) == 0;
     if (!numbers(first + (r->refs ? 5 : 6), v, 2))
         malformed(first);
@@ -376,22 +369,6 @@ static void read_request(const char *first, FILE *in, struct request *r)
         const char *p = line;
         if (strncmp(p, "end", 3) == 0) {
             break;
-        } else if (strncmp(p, "layout ", 7) == 0) {
-            if (!numbers(p + 7, v, 4))
-                malformed(line);
-            r->entry_size = v[0], r->entry_ptr = v[1], r->entry_size_field = v[2];
-            r->entry_stack = v[3];
-        } else if (strncmp(p, "stacks ", 7) == 0) {
-            if (!numbers(p + 7, v, 6))
-                malformed(line);
-            r->chunks = v[0], r->max_chunks = v[1], r->chunk_bits = v[2];
-            r->frames_offset = v[3], r->depth_mask = v[4], r->present_bit = v[5];
-        } else if (strncmp(p, "shard ", 6) == 0) {
-            if (!numbers(p + 6, v, 3))
-                malformed(line);
-            r->shards = grow(r->shards, r->nshards, sizeof *r->shards);
-            r->shards[r->nshards++] = (struct shard){ v[0], v[1] };
-            r->unlocked |= v[2] != 0;
         } else if (strncmp(p, "self ", 5) == 0) {
             if (!numbers(p + 5, v, 1))
                 malformed(line);
@@ -449,106 +426,68 @@ static void free_request(struct request *r)
         free(r->threads[i].frames);
     }
     free(r->threads);
-    free(r->shards);
 }
 
 /* ------------------------------------------------------------ blocks */
 
-/* Every live block of the shards, or NULL with *WHY set. */
-static mt_leak_block *read_blocks(const struct request *r, size_t *n, char *why, size_t why_size)
+/* Every live block of the tables, or NULL with *WHY set (without its
+ * "memtrace: "). Sets q->unlocked if a shard with slots was locked. */
+static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_t why_size)
 {
-    uint64_t es = r->entry_size;
-    if (es < 8 || es > 256 || es % 8 || r->entry_ptr + 8 > es || r->entry_size_field + 8 > es ||
-        r->entry_stack + 4 > es) {
-        snprintf(why, why_size, "the live table's entry layout is implausible");
-        return NULL;
-    }
+    mt_tables *t = q->tables;
     uint64_t total = 0;
-    for (size_t s = 0; s < r->nshards; s++)
-        total += r->shards[s].count;
+    for (size_t s = 0; s < mt_tables_shard_count(t); s++) {
+        uintptr_t base;
+        uint64_t count;
+        bool locked;
+        if (!mt_tables_shard_slots(t, s, &base, &count, &locked)) {
+            snprintf(why, why_size, "%s", mt_tables_error(t));
+            return NULL;
+        }
+        total += count;
+        q->unlocked |= count && locked;
+    }
     if (total > ((uint64_t)1 << 36)) {
-        snprintf(why, why_size, "the live table claims %" PRIu64 " slots", total);
+        snprintf(why, why_size, "%s: the live table claims %" PRIu64 " slots",
+                 q->refs ? "refs" : "leaks", total);
         return NULL;
     }
-    mt_leak_block *b = malloc((total ? total : 1) * sizeof *b);
-    if (!b) {
-        snprintf(why, why_size, "no memory for %" PRIu64 " live table slots", total);
-        return NULL;
-    }
-    size_t k = 0, per_read = sizeof read_buf / es;
-    for (size_t s = 0; s < r->nshards; s++) {
-        for (uint64_t first = 0; first < r->shards[s].count; first += per_read) {
-            uint64_t count = r->shards[s].count - first;
-            if (count > per_read)
-                count = per_read;
-            const char *raw = read_target(NULL, r->shards[s].base + first * es, count * es);
-            if (!raw) {
-                snprintf(why, why_size, "live table slots at %#" PRIx64 " unreadable",
-                         (uint64_t)(r->shards[s].base + first * es));
+    size_t k = 0, room = 0;
+    mt_leak_block *b = NULL;
+    for (size_t s = 0; s < mt_tables_shard_count(t); s++) {
+        const mt_tables_entry *e;
+        size_t count;
+        if (!mt_tables_shard_entries(t, s, &e, &count)) {
+            snprintf(why, why_size, "%s", mt_tables_error(t));
+            free(b);
+            return NULL;
+        }
+        if (k + count > room) {
+            room = k + count;
+            mt_leak_block *more = realloc(b, (room ? room : 1) * sizeof *b);
+            if (!more) {
+                snprintf(why, why_size, "%s: no memory for %zu live blocks",
+                         q->refs ? "refs" : "leaks", room);
                 free(b);
                 return NULL;
             }
-            for (uint64_t i = 0; i < count; i++) {
-                const char *e = raw + i * es;
-                uint64_t ptr, size;
-                uint32_t stack;
-                memcpy(&ptr, e + r->entry_ptr, 8);
-                if (!ptr)
-                    continue;
-                memcpy(&size, e + r->entry_size_field, 8);
-                memcpy(&stack, e + r->entry_stack, 4);
-                b[k++] = (mt_leak_block){ .ptr = ptr, .size = size, .stack = stack };
-            }
+            b = more;
         }
+        for (size_t i = 0; i < count; i++)
+            b[k++] = (mt_leak_block){ .ptr = e[i].ptr, .size = e[i].size, .stack = e[i].stack };
     }
     *n = k;
-    return b;
+    return b ? b : calloc(1, sizeof *b);
 }
 
-/* The frames of stack ID from the target's stack store into a buffer
- * valid until the next call; 0 when none (as mt_stack_get). */
-static uintptr_t stack_buf[MT_MAX_DEPTH];
-
+/* The frames of stack ID from the target's stack store (kept by the
+ * tables); 0 when none (as mt_stack_get), or unreadable. */
 static unsigned read_stack(const struct request *r, uint32_t id, const uintptr_t **frames)
 {
-    *frames = stack_buf;
-    uint64_t bits = r->chunk_bits;
-    if (!id || bits == 0 || bits > 30)
-        return 0;
-    uint64_t c = id >> bits, w = id & ((1u << bits) - 1);
-    uint64_t chunk, header;
-    if (c >= r->max_chunks || !read_u64(r->chunks + 8 * c, &chunk) || !chunk ||
-        !read_u64(chunk + 8 * w, &header) || !(header & r->present_bit))
-        return 0;
-    uint64_t depth = header & r->depth_mask;
-    if (depth > MT_MAX_DEPTH || w + r->frames_offset + depth > (1u << bits))
-        return 0;
-    const void *p = read_target(NULL, chunk + 8 * (w + r->frames_offset), 8 * depth);
-    if (!p)
-        return 0;
-    memcpy(stack_buf, p, 8 * depth);
-    return (unsigned)depth;
-}
-
-/* True if stack ID is one the target's store cannot have handed out: its
- * chunk is past the last possible, or readable and without a record there.
- * Memory that cannot be read proves nothing (a core that left it out). */
-static bool stack_impossible(const struct request *r, uint32_t id)
-{
-    uint64_t bits = r->chunk_bits;
-    if (!id || bits == 0 || bits > 30)
-        return false;
-    uint64_t c = id >> bits, w = id & ((1u << bits) - 1), chunk, header;
-    if (c >= r->max_chunks)
-        return true;
-    if (!read_u64(r->chunks + 8 * c, &chunk))
-        return false;
-    if (!chunk)
-        return true;
-    if (!read_u64(chunk + 8 * w, &header))
-        return false;
-    return !(header & r->present_bit) || (header & r->depth_mask) > MT_MAX_DEPTH ||
-           w + r->frames_offset + (header & r->depth_mask) > (1u << bits);
+    unsigned depth;
+    if (!mt_tables_stack(r->tables, id, frames, &depth))
+        mt_tables_clear_error(r->tables);
+    return depth;
 }
 
 /* Flags the blocks whose stack id is impossible (MT_LEAK_FLAG_DAMAGED),
@@ -566,7 +505,7 @@ static void flag_damaged_stacks(const struct request *q, mt_leak_block *b, size_
         size_t c = b[i].stack & 4095;
         if (cache[c].impossible < 0 || cache[c].id != b[i].stack) {
             cache[c].id = b[i].stack;
-            cache[c].impossible = stack_impossible(q, b[i].stack);
+            cache[c].impossible = mt_tables_stack_impossible(q->tables, b[i].stack);
         }
         if (cache[c].impossible)
             b[i].flags |= MT_LEAK_FLAG_DAMAGED;
@@ -1024,10 +963,11 @@ static bool refs(mt_sym_state *dwfl, const struct request *q, const mt_leak_bloc
 
 /* ------------------------------------------------------------ the request */
 
-bool mt_target_leaks_request(mt_sym_state *dwfl, const char *line, FILE *in, mt_out *out)
+bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *line, FILE *in,
+                             mt_out *out)
 {
     struct request q;
-    read_request(line, in, &q);
+    read_request(tables, line, in, &q);
     if (mem.mem_fd >= 0) {
         read_process_maps();
         forget_windows();
@@ -1036,7 +976,7 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, const char *line, FILE *in, mt_
     size_t n = 0;
     mt_leak_block *b = read_blocks(&q, &n, why, sizeof why);
     if (!b) {
-        mt_out_printf(out, "memtrace: %s: %s\n", q.refs ? "refs" : "leaks", why);
+        mt_out_printf(out, "memtrace: %s\n", why);
         free_request(&q);
         return false;
     }

@@ -9,6 +9,7 @@
 
 #include "base/output.h"
 #include "symbolize/symbolize.h"
+#include "tables.h"
 
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
@@ -20,11 +21,19 @@
 void mt_target_mem_core(Elf *core);
 void mt_target_mem_process(int mem_fd, int pid);
 
+/* The target's memory as tables.h reads it (mt_tables_read_fn; CTX
+ * unused), and the call that says the process may have changed it (it
+ * ran, gdb wrote to it): what was read ahead is forgotten. */
+const void *mt_target_read(void *ctx, uintptr_t addr, size_t len);
+void mt_target_mem_changed(void);
+
 /* Answers one request whose first line is LINE ("leaks ..." or "refs
- * ..."), reading its further lines from IN up to "end"; the text goes to
- * OUT, its frames symbolized by SYM, whose Dwfl's modules give the
- * globals. False when the answer is an error for the gdb command (the text
- * says why, in one "memtrace:" line). Exits 3 on a malformed request. */
-bool mt_target_leaks_request(mt_sym_state *sym, const char *line, FILE *in, mt_out *out);
+ * ..."), reading its further lines from IN up to "end"; the live blocks
+ * and their stacks come from T (opened); the text goes to OUT, its frames
+ * symbolized by SYM, whose Dwfl's modules give the globals. False when the
+ * answer is an error for the gdb command (the text says why, in one
+ * "memtrace:" line). Exits 3 on a malformed request. */
+bool mt_target_leaks_request(mt_sym_state *sym, mt_tables *t, const char *line, FILE *in,
+                             mt_out *out);
 
 #endif

@@ -4,7 +4,7 @@
 #   common       one-line errors, a gdb setting changed for a while
 #   target       the process or core file looked at; the core file checks
 #   symbolizer   the memtrace-symbolize process and its requests
-#   tables       memtrace_state and the tables it describes, decoded
+#   tables       memtrace_state found, and read by memtrace-symbolize
 #   session      the tables and symbolizer kept between commands
 #   handles      the heap pointer inside a Vec, a std::vector, a struct
 #   expressions  EXPR to an address, never calling into the program

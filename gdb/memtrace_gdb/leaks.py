@@ -6,11 +6,10 @@ import os
 
 import gdb
 
-from .common import _M64, _Language, _fail
+from .common import _M64, _Language
 from .expressions import _address
 from .reports import _count, _recording_line
 from .session import _session
-from .tables import _state_address
 from .target import _Target
 
 
@@ -121,27 +120,13 @@ def _tcb_size():
 
 def _leak_request(word, arg, with_frames):
     """Sends a "leaks" or "refs" request (memtrace-symbolize.c) for the
-    current target and returns its answer's text. The live table is not
-    decoded here: its slot arrays' addresses and the layout, as
-    memtrace_state says and _check_layout checked, go to memtrace-symbolize,
-    which reads the blocks itself (a million of them in well under a
-    second, where Python would take seconds)."""
+    current target and returns its answer's text. The live blocks are read
+    by memtrace-symbolize from the tables (a million of them in well under
+    a second, where Python would take seconds); this sends what only gdb
+    knows: the threads, their registers and frames."""
     target = _Target()
-    st, sym = _session.get(target)
-    if sym.mem_error:
-        _fail("%s: %s" % (word, sym.mem_error))
-    d = st.d
-    req = ["%s %x %x" % (word, arg, target.inferior.pid),
-           "layout %x %x %x %x" % (d["entry_size"], d["entry_ptr"], d["entry_size_field"],
-                                   d["entry_stack"]),
-           "stacks %x %x %x %x %x %x" % (d["stack_chunks"], d["stack_max_chunks"],
-                                         d["stack_chunk_bits"], d["stack_frames_offset"],
-                                         d["stack_depth_mask"], d["stack_present_bit"]),
-           "self %x" % _state_address()]
-    for n, (locked, _) in enumerate(st._shards()):
-        slots = st._slots(n)
-        if slots:
-            req.append("shard %x %x %x" % (slots[0], 1 << slots[1], int(locked)))
+    _, sym = _session.get(target)
+    req = ["%s %x %x" % (word, arg, target.inferior.pid)]
     tcb = _tcb_size()
     if tcb:
         req.append("tcb %x" % tcb)
@@ -150,10 +135,7 @@ def _leak_request(word, arg, with_frames):
     if path and word == "leaks":
         req.append("suppressions %s" % os.fsencode(path).hex())
     req.append("end\n")
-    text, ok = sym.request("\n".join(req))
-    if not ok:
-        raise gdb.GdbError(text.rstrip("\n"))
-    return text
+    return sym.answer("\n".join(req))
 
 
 def leaks(arg):
@@ -162,8 +144,8 @@ def leaks(arg):
     n = _count("leaks", arg)
     # Blocks allocated while recording was off are unknown to the scan: the
     # report says so first, as at exit, and its summary line stays last.
-    st, sym = _session.get()
-    return _recording_line(st, sym) + _leak_request("leaks", n, False)
+    _, sym = _session.get()
+    return _recording_line(sym) + _leak_request("leaks", n, False)
 
 
 def refs_expr(expr):
@@ -171,5 +153,5 @@ def refs_expr(expr):
     target = _Target()
     addr, note = _address(expr, target)
     text = note + _leak_request("refs", addr, True)
-    st, sym = _session.get()
-    return text + _recording_line(st, sym)
+    _, sym = _session.get()
+    return text + _recording_line(sym)

@@ -27,13 +27,16 @@ class _Session:
 
     def get(self, target=None):
         target = target or _Target()
-        if self.tables is None or self.tables.t.key != target.key:
-            self.tables = _Tables(target)
         if self.symbolizer is None or self.symbolizer.key != target.key or \
                 self.symbolizer.proc.poll() is not None:
             if self.symbolizer:
                 self.symbolizer.close()
             self.symbolizer = _Symbolizer(target)
+        # The tables are read by the symbolizer: a new one is told again.
+        if self.tables is None or self.tables.t.key != target.key or \
+                self.tables.sym is not self.symbolizer:
+            self.tables = None
+            self.tables = _Tables(target, self.symbolizer)
         return self.tables, self.symbolizer
 
 

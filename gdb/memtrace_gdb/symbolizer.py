@@ -89,7 +89,6 @@ class _Symbolizer:
             for fd in fds:
                 os.close(fd)
         self.buf = b""
-        self.bounds = None
 
     def close(self):
         try:
@@ -152,24 +151,10 @@ class _Symbolizer:
         marker, text, self.buf = self.buf[end + 1:nl], self.buf[:end], self.buf[nl + 1:]
         return text.decode("utf-8", "replace"), marker == b"@@"
 
-    def near_bounds(self):
-        """(bytes, records): how near a block must lie to be shown, and how
-        many freed ones at most, as the formatter has them (format.h)."""
-        if self.bounds is None:
-            text, _ = self.request("near-bounds\n")
-            try:
-                b, m = (int(x, 16) for x in text.split())
-            except ValueError:
-                _fail("memtrace-symbolize answered near-bounds with %r" % text[:80])
-            self.bounds = (b, m)
-        return self.bounds
-
-    def stack(self, frames):
-        """The lines print_trace writes for a stack (return addresses;
-        None or empty: none was recorded)."""
-        return self.request(_stack_line(frames) + "\n")[0]
-
-
-def _stack_line(frames):
-    """A "stack" request line for FRAMES (None or empty: none recorded)."""
-    return "stack %s" % " ".join("%x" % f for f in frames or [])
+    def answer(self, text):
+        """The answer's text to request TEXT; an error answer fails the
+        command with it."""
+        text, ok = self.request(text)
+        if not ok:
+            raise gdb.GdbError(text.rstrip("\n"))
+        return text

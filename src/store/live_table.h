@@ -84,8 +84,8 @@ static inline bool mt_live_contains(const mt_live_entry *e, uintptr_t addr)
 
 /* One scan of every shard for the records around ADDR, with the same
  * locking as mt_live_find; true when OUT->below holds ADDR (mt_live_contains:
- * ADDR is inside that block). The gdb helper (gdb/memtrace.py,
- * _Tables.around) applies the same rule, so both name the same blocks. */
+ * ADDR is inside that block). The reader out of process (tools/tables.c,
+ * mt_tables_around) applies the same rule, so both name the same blocks. */
 bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked);
 
 /* Calls FN with every record, shard by shard, with the same locking as

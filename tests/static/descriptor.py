@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """One source for the state descriptor: struct memtrace_state in
-src/runtime/descriptor.h is the layout. The gdb helper's field list (gdb/memtrace_gdb/tables.py,
-_STATE_FIELDS then _STATE_FIELDS_ADDED) must name the same 64-bit words in
-the same order, its _STATE_VERSION must be MT_STATE_VERSION, and
-src/runtime/descriptor.c must fill in every word. Fails with one line per difference.
+src/runtime/descriptor.h is the layout. The reader out of process
+(tools/tables_layout.c) reads that struct itself, so its word order cannot
+differ; what it must know apart is where the words every version 1 library
+has end (the words after "Added later in version 1" read as 0 from an older
+library): its offsetof(struct memtrace_state, X) must name the first of
+them. src/runtime/descriptor.c must fill in every word. Fails with one line
+per difference.
 
 Usage: descriptor.py [ROOT]"""
-import ast
 import os
 import re
 import sys
@@ -27,45 +29,35 @@ def header_fields(text):
     return fields
 
 
-def python_fields(text):
-    values = {}
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("_STATE_FIELDS", "_STATE_FIELDS_ADDED", "_STATE_VERSION"):
-                v = node.value
-                if isinstance(v, ast.Call):  # """...""".split()
-                    values[name] = v.func.value.value.split()
-                else:
-                    values[name] = ast.literal_eval(v)
-    return values
+def first_added(text):
+    """The first word after the "Added later in version 1" comment."""
+    body = re.search(r"struct memtrace_state \{(.*?)\n\};", text, re.S).group(1)
+    later = body[body.index("Added later in version 1"):]
+    return header_fields(later[later.index("*/") + 2:].join(
+        ["struct memtrace_state {", "\n};"]))[0]
 
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..")
     read = lambda p: open(os.path.join(root, p)).read()
-    state_h, state_c, helper = read("src/runtime/descriptor.h"), read("src/runtime/descriptor.c"), read("gdb/memtrace_gdb/tables.py")
+    state_h, state_c = read("src/runtime/descriptor.h"), read("src/runtime/descriptor.c")
+    reader = read("tools/tables_layout.c")
     errors = []
     c_fields = header_fields(state_h)
-    py = python_fields(helper)
-    py_fields = py["_STATE_FIELDS"] + py["_STATE_FIELDS_ADDED"]
-    for i in range(max(len(c_fields), len(py_fields))):
-        c = c_fields[i] if i < len(c_fields) else "(none)"
-        p = py_fields[i] if i < len(py_fields) else "(none)"
-        if c != p:
-            errors.append("word %d: src/runtime/descriptor.h has %s, gdb/memtrace_gdb/tables.py has %s" % (i, c, p))
-    version = int(re.search(r"#define MT_STATE_VERSION (\d+)", state_h).group(1))
-    if py["_STATE_VERSION"] != version:
-        errors.append("version: src/runtime/descriptor.h %d, gdb/memtrace_gdb/tables.py %d" % (version, py["_STATE_VERSION"]))
+    added = first_added(state_h)
+    m = re.search(r"offsetof\(struct memtrace_state, (\w+)\)", reader)
+    if not m or m.group(1) != added:
+        errors.append("tools/tables_layout.c: the words every version 1 library has end at %s, "
+                      "not %s (offsetof(struct memtrace_state, %s))"
+                      % (m.group(1) if m else "(no offsetof)", added, added))
     for f in c_fields:
         if not re.search(r"\bs->%s = " % re.escape(f), state_c):
             errors.append("src/runtime/descriptor.c does not fill in %s" % f)
     for e in errors:
         print("descriptor: " + e)
-    print("descriptor: %d words in src/runtime/descriptor.h, %d in gdb/memtrace_gdb/tables.py, %d problems"
-          % (len(c_fields), len(py_fields), len(errors)))
+    print("descriptor: %d words in src/runtime/descriptor.h, the first added later %s, %d problems"
+          % (len(c_fields), added, len(errors)))
     return 1 if errors else 0
 
 

@@ -9,8 +9,8 @@ the table's order, whose default is the table's, whose text gives a COUNT's
 range as "MIN to MAX" and names each value of a CHOICE, and starts with
 "Profiler:" for a setting only the profiler acts on; the man page has one
 entry per setting, with the same range and values; the gdb helper's
-MEMTRACE_HISTORY default and range and MEMTRACE_FREED maximum are the
-table's. Fails with one line per difference.
+MEMTRACE_HISTORY default and range and the reader of the tables'
+(tools/tables_layout.c) MEMTRACE_FREED maximum are the table's. Fails with one line per difference.
 
 Usage: settings.py [--write]"""
 import os
@@ -151,13 +151,22 @@ def main():
                               if f.endswith(".py"))
     for what, pattern, want in (
             ("_HISTORY_DEFAULT", r"^_HISTORY_DEFAULT = (.+?)\s*(?:#.*)?$", by["MEMTRACE_HISTORY"]["default"]),
-            ("_MAX_FREED", r"^_MAX_FREED = (.+?)\s*(?:#.*)?$", by["MEMTRACE_FREED"]["max"]),
             ("MEMTRACE_HISTORY's maximum", r"<= int\(s\) <= (.+?):$", by["MEMTRACE_HISTORY"]["max"])):
         m = re.search(pattern, helper, re.M)
         if not m:
             errors.append("the gdb helper: no %s" % what)
         elif eval(m.group(1), {}) != want:
             errors.append("the gdb helper: %s is %s, settings.def's %d" % (what, m.group(1), want))
+
+    # The reader of the tables out of process bounds the freed history's
+    # capacity by MEMTRACE_FREED's maximum.
+    reader = open(os.path.join(ROOT, "tools", "tables_layout.c")).read()
+    m = re.search(r"^#define MAX_FREED \(\(uint64_t\)1 << (\d+)\)", reader, re.M)
+    if not m:
+        errors.append("tools/tables_layout.c: no MAX_FREED ((uint64_t)1 << N)")
+    elif 1 << int(m.group(1)) != by["MEMTRACE_FREED"]["max"]:
+        errors.append("tools/tables_layout.c: MAX_FREED is 1 << %s, settings.def's %d"
+                      % (m.group(1), by["MEMTRACE_FREED"]["max"]))
 
     for e in errors:
         print("settings: " + e)

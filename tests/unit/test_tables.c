@@ -1,0 +1,179 @@
+/* The reader of the tables out of process (tools/tables.c) against the
+ * library's own stores in this process: the descriptor published by
+ * src/runtime/descriptor.c, read back through /proc/self/mem as
+ * memtrace-symbolize reads a stopped process, must give the records the
+ * library holds; a damaged descriptor is refused with its one reason. */
+#include "../../tools/tables.h"
+
+#include "capture/capture.h"
+#include "capture/tracer.h"
+#include "runtime/descriptor.h"
+#include "runtime/recording.h"
+#include "store/freed_history.h"
+#include "store/live_table.h"
+#include "store/stack_store.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+extern struct memtrace_state memtrace_state; /* descriptor.c's, exported */
+MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/reentry.c in the library */
+
+/* What descriptor.c publishes from the tracer, the capture and recording. */
+static mt_atomic(uint64_t) seq = 43;
+static mt_atomic(unsigned long) fallbacks = 5;
+mt_recording_words mt_recording_state;
+
+const mt_atomic(uint64_t) *mt_seq_counter(void)
+{
+    return &seq;
+}
+
+const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void)
+{
+    return &fallbacks;
+}
+
+/* mt_tables_read_fn over this process's memory, as over a stopped one's:
+ * an unmapped address reads as unreadable, not as a crash. */
+static const void *read_self(void *ctx, uintptr_t addr, size_t len)
+{
+    static char buf[MT_TABLES_READ_MAX];
+    int fd = *(int *)ctx;
+    return pread(fd, buf, len, (off_t)addr) == (ssize_t)len ? buf : NULL;
+}
+
+static int mem_fd = -1;
+static mt_tables tables;
+
+static void setup(void)
+{
+    static bool done;
+    if (!done) {
+        mt_freed_init(4);
+        done = true;
+    }
+    mt_descriptor_publish();
+    mem_fd = open("/proc/self/mem", O_RDONLY);
+    cr_assert(mem_fd >= 0);
+}
+
+static void teardown(void)
+{
+    mt_tables_close(&tables);
+    close(mem_fd);
+}
+
+static void insert(uintptr_t ptr, uint64_t size, uint64_t s, mt_stack_id stack, uint32_t thread)
+{
+    mt_live_entry e = { ptr, size, s, stack, mt_entry_thread_word(thread, MT_KIND_NEW) };
+    cr_assert(mt_live_insert(&e));
+}
+
+TestSuite(tables, .init = setup, .fini = teardown);
+
+Test(tables, live_records_stacks_and_counters)
+{
+    static const uintptr_t frames[] = { 0x401234, 0x405678, 0x409abc };
+    mt_stack_id id = mt_stack_intern(frames, 3);
+    insert(0x10000, 100, 7, id, 3);
+    insert(0x20000, 50, 8, 0, 1);
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd),
+              "%s", mt_tables_error(&tables));
+
+    mt_tables_entry e, below, above;
+    bool locked, inside;
+    cr_assert_eq(mt_tables_find_exact(&tables, 0x10000, &e, &locked), 1);
+    cr_assert(e.ptr == 0x10000 && e.size == 100 && e.seq == 7 && e.stack == id);
+    cr_assert_eq(e.thread, 3, "the kind bits are taken off");
+    cr_assert_not(locked);
+    cr_assert_eq(mt_tables_find_exact(&tables, 0x10001, &e, &locked), 0);
+
+    cr_assert(mt_tables_around(&tables, 0x10000 + 99, &below, &above, &inside, &locked));
+    cr_assert(inside && below.ptr == 0x10000 && above.ptr == 0x20000);
+    cr_assert(mt_tables_around(&tables, 0x10000 + 100, &below, &above, &inside, &locked));
+    cr_assert_not(inside, "one past the end is outside");
+
+    const uintptr_t *f;
+    unsigned depth;
+    cr_assert(mt_tables_stack(&tables, id, &f, &depth));
+    cr_assert_eq(depth, 3);
+    cr_assert_arr_eq(f, frames, sizeof frames);
+    cr_assert(mt_tables_stack(&tables, 0, &f, &depth) && depth == 0);
+    cr_assert_not(mt_tables_stack_impossible(&tables, id));
+    cr_assert(mt_tables_stack_impossible(&tables, 0xffffff00u), "past the last chunk");
+
+    uint64_t stacks, threads, allocations;
+    cr_assert(mt_tables_counts(&tables, &stacks, &threads, &allocations));
+    cr_assert_eq(stacks, mt_stack_count());
+    cr_assert_eq(allocations, 42);
+}
+
+Test(tables, freed_history_newest_first_and_only_what_the_ring_holds)
+{
+    for (uint64_t i = 1; i <= 6; i++) {
+        mt_freed_record r = { .ptr = 0x1000 * i, .size = 16, .alloc_seq = i, .free_seq = 10 + i,
+                              .alloc_thread = 1, .free_thread = 2 };
+        mt_freed_push(&r);
+    }
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd));
+    const mt_tables_ring_slot *ring;
+    size_t n;
+    cr_assert(mt_tables_ring(&tables, &ring, &n));
+    cr_assert_eq(n, 4, "the capacity: the 2 oldest fell out");
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(ring[i].ptr, 0x1000 * (6 - i));
+    mt_tables_freed r;
+    cr_assert(mt_tables_freed_record(&tables, &ring[0], &r));
+    cr_assert(r.alloc_seq == 6 && r.free_seq == 16 && r.alloc_thread == 1 && r.free_thread == 2);
+}
+
+/* Opens a copy of the descriptor with one word damaged by DAMAGE; returns
+ * the reason. */
+static const char *open_damaged(void (*damage)(struct memtrace_state *s))
+{
+    static struct memtrace_state copy;
+    copy = memtrace_state;
+    damage(&copy);
+    cr_assert_not(mt_tables_open(&tables, (uintptr_t)&copy, read_self, &mem_fd));
+    return mt_tables_error(&tables);
+}
+
+static void shard_bits(struct memtrace_state *s) { s->live_shard_bits = 60; }
+static void entry_ptr(struct memtrace_state *s) { s->entry_ptr = 1000; }
+static void depth_mask(struct memtrace_state *s) { s->stack_depth_mask = 0xffffffffffull; }
+static void not_started(struct memtrace_state *s) { memset(s->magic, 0, 8); }
+static void magic(struct memtrace_state *s) { s->magic[0] = 'X'; }
+static void size(struct memtrace_state *s) { s->size = 8; }
+static void ring(struct memtrace_state *s) { s->freed_ring = 16; }
+
+Test(tables, a_damaged_descriptor_is_refused_with_its_reason)
+{
+    cr_assert_str_eq(open_damaged(shard_bits),
+                     "memtrace_state looks corrupted (live_shard_bits 60, more than 12)");
+    cr_assert_str_eq(open_damaged(entry_ptr), "memtrace_state looks corrupted (entry_ptr 1000, "
+                                              "not an 8-byte field inside entry_size 32)");
+    cr_assert_str_eq(open_damaged(depth_mask), "memtrace_state looks corrupted (stack_depth_mask "
+                                               "0xffffffffff, not a mask of 1 to 16 bits)");
+    cr_assert_str_eq(open_damaged(not_started),
+                     "memtrace has not started in this process yet (no allocation so far)");
+    cr_assert_str_eq(open_damaged(magic),
+                     "memtrace_state looks corrupted (magic \"XEMTRACE\", not \"MEMTRACE\")");
+    cr_assert_str_eq(open_damaged(size), "memtrace_state looks corrupted (size 8, less than 368)");
+
+    /* A ring at an unmapped address opens (the layout is plausible) and
+     * fails when read, with no crash. */
+    mt_freed_record r = { .ptr = 0x5000, .size = 8 };
+    mt_freed_push(&r);
+    static struct memtrace_state copy;
+    copy = memtrace_state;
+    ring(&copy);
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&copy, read_self, &mem_fd));
+    const mt_tables_ring_slot *slots;
+    size_t n;
+    cr_assert_not(mt_tables_ring(&tables, &slots, &n));
+    cr_assert_str_eq(mt_tables_error(&tables),
+                     "memtrace_state looks corrupted (freed history at 0x10 unreadable)");
+}

@@ -1,0 +1,147 @@
+/* The one reader of memtrace's tables out of process: the live table, the
+ * stack store, the freed history, the thread registry and the counters of
+ * a stopped process or a core file, found through its memtrace_state
+ * descriptor (src/runtime/descriptor.h) and read through a memory source
+ * passed in. memtrace-symbolize answers every table question of the gdb
+ * command with it (tools/memtrace-symbolize.c) and the leak scan reads its
+ * blocks through it (tools/target_leaks.c).
+ *
+ * A damaged core is the normal case (doc/design.adoc, trap 15): the layout
+ * is checked when the tables are opened, and every read that fails or
+ * finds an implausible value records one "memtrace_state looks corrupted
+ * (...)" reason (mt_tables_error) instead of reading further. What is read
+ * is kept until mt_tables_open is called again (the target ran). */
+#ifndef MT_TOOLS_TABLES_H
+#define MT_TOOLS_TABLES_H
+
+#include "runtime/descriptor.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* LEN bytes at ADDR in the target, or NULL if they are not all readable;
+ * valid until the next call. LEN is at most MT_TABLES_READ_MAX. */
+typedef const void *mt_tables_read_fn(void *ctx, uintptr_t addr, size_t len);
+#define MT_TABLES_READ_MAX ((size_t)64 << 10)
+
+/* A live record; THREAD is the thread number (the allocation kind bits
+ * taken off). */
+typedef struct {
+    uint64_t ptr, size, seq;
+    uint32_t stack, thread;
+} mt_tables_entry;
+
+/* A freed-history record. */
+typedef struct {
+    uint64_t ptr, size, alloc_seq, free_seq;
+    uint32_t alloc_stack, free_stack, alloc_thread, free_thread;
+} mt_tables_freed;
+
+/* A trusted slot of the freed history: its stamp and block. */
+typedef struct {
+    uint64_t stamp, ptr, size;
+} mt_tables_ring_slot;
+
+typedef struct mt_tables_shard mt_tables_shard;
+typedef struct mt_tables_stack_slot mt_tables_stack_slot;
+
+typedef struct {
+    mt_tables_read_fn *read;
+    void *ctx;
+    uintptr_t addr;           /* of memtrace_state */
+    struct memtrace_state d;  /* its words; those past its size are 0 */
+    bool open;                /* d was read and checked */
+    char why[256];            /* the first reason a read failed */
+    bool failed;
+    uint32_t thread_mask;
+    mt_tables_shard *shards; /* NULL until read */
+    mt_tables_entry *sorted; /* every live record by address; NULL until read */
+    size_t nsorted;
+    mt_tables_ring_slot *ring; /* trusted freed-history slots, newest first */
+    size_t nring;
+    bool ring_read;
+    mt_tables_stack_slot *stacks; /* a cache of stacks read, by id */
+    size_t nstacks, stacks_cap;
+    char **names; /* thread names read, by number; "" for none */
+    size_t names_cap;
+} mt_tables;
+
+/* Forgets what was read and reads memtrace_state at ADDR through READ.
+ * False, with mt_tables_error set to its "memtrace: ..." reason (not
+ * started yet, another version, implausible words), when it cannot be
+ * used; T is then closed. */
+bool mt_tables_open(mt_tables *t, uintptr_t addr, mt_tables_read_fn *read, void *ctx);
+void mt_tables_close(mt_tables *t);
+
+/* The reason of the first failure since mt_tables_clear_error, as the
+ * gdb command says it: one line without "memtrace: " or newline. */
+const char *mt_tables_error(const mt_tables *t);
+void mt_tables_clear_error(mt_tables *t);
+
+/* The number of shards (after mt_tables_open). */
+size_t mt_tables_shard_count(const mt_tables *t);
+
+/* Shard N's slots: *BASE (the first entry) and *COUNT (1 << log2cap), 0
+ * when the shard has no slots mapping yet; *LOCKED if a stopped thread
+ * held its lock. False on a failed read. */
+bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *count,
+                           bool *locked);
+
+/* Shard N's records (ptr != 0) into *ENTRIES (kept by T) and *N. False on
+ * a failed read. */
+bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **entries,
+                             size_t *count);
+
+/* The record of the block starting at ADDR (hash probe, as the library
+ * looks), into *E; *LOCKED if its shard's lock was held. -1 on a failed
+ * read, 0 none, 1 found. */
+int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool *locked);
+
+/* The records with the greatest start <= ADDR (*BELOW) and the least start
+ * > ADDR (*ABOVE), ptr 0 for none; *INSIDE when BELOW holds ADDR
+ * (mt_live_find_around's rule); *LOCKED if any shard's lock was held.
+ * False on a failed read. */
+bool mt_tables_around(mt_tables *t, uintptr_t addr, mt_tables_entry *below,
+                      mt_tables_entry *above, bool *inside, bool *locked);
+
+/* Every trusted freed-history slot, newest first. False on a failed read. */
+bool mt_tables_ring(mt_tables *t, const mt_tables_ring_slot **slots, size_t *n);
+
+/* The whole record of trusted slot S into *R. False on a failed read. */
+bool mt_tables_freed_record(mt_tables *t, const mt_tables_ring_slot *s, mt_tables_freed *r);
+
+/* The frames of stack ID (*DEPTH 0 where mt_stack_get finds none), kept
+ * by T. False on a failed read of the store. */
+bool mt_tables_stack(mt_tables *t, uint32_t id, const uintptr_t **frames, unsigned *depth);
+
+/* True if stack ID is one the store cannot have handed out: its chunk is
+ * past the last possible, or readable and without a record there. Memory
+ * that cannot be read proves nothing (a core that left it out). */
+bool mt_tables_stack_impossible(mt_tables *t, uint32_t id);
+
+/* Thread NUMBER's name, NULL for none. False on a failed read. */
+bool mt_tables_thread_name(mt_tables *t, uint32_t number, const char **name);
+
+/* The counters: distinct stacks, the highest thread number, allocations
+ * recorded. False on a failed read. */
+bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads,
+                      uint64_t *allocations);
+
+/* Captures the cfi unwinder handed to libunwind; *HAS false from a
+ * library that does not count them. False on a failed read. */
+bool mt_tables_unwind_fallbacks(mt_tables *t, uint64_t *v, bool *has);
+
+/* The recording words (recording.h): on, ever_off, seq, sec; *HAS false
+ * from a library that cannot turn recording off. False on a failed read. */
+bool mt_tables_recording(mt_tables *t, uint64_t words[4], bool *has);
+
+/* Between tables.c and tables_layout.c: reads memtrace_state at t->addr
+ * into t->d and checks it; records the first failure's reason (a printf
+ * format) and returns false; LEN bytes at ADDR, NULL if not all readable
+ * (or past the end of the address space). */
+bool mt_tables_read_layout(mt_tables *t);
+bool mt_tables_fail(mt_tables *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const void *mt_tables_read_at(mt_tables *t, uint64_t addr, size_t len);
+
+#endif
