@@ -300,6 +300,7 @@ test-static: $(TRACER_OBJS) $(PROFILER_OBJS)
 	@python3 tests/static/layers.py src $(BUILD)
 	@python3 tests/static/descriptor.py
 	@python3 tests/static/settings.py
+	@python3 tests/static/interposed.py $(BUILD)
 
 # The build itself (tests/e2e/build.sh): CC, CPPFLAGS, LDFLAGS, DEBUG and
 # install, with make -n and real builds in a scratch directory.
