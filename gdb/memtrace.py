@@ -83,6 +83,7 @@ _MAX_CHUNK_BITS = 30
 _MAX_FRAMES_OFFSET = 64    # words
 _MAX_DEPTH_BITS = 16
 _MAX_DEPTH = 256           # MT_MAX_DEPTH: print_trace shows no deeper stack
+_REC_ATTACHED = 2          # a bit of the recording words' ever_off (src/runtime/recording.h)
 _MAX_FREED = 1 << 26       # MEMTRACE_FREED's maximum (src/base/config.c)
 _MAX_THREADS = 1 << 20
 _MAX_THREAD_ENTRY = 4096
@@ -1282,6 +1283,9 @@ def _leak_request(word, arg, with_frames):
     tcb = _tcb_size()
     if tcb:
         req.append("tcb %x" % tcb)
+    rec = st.recording()
+    if rec and rec[1] & _REC_ATTACHED:
+        req.append("attached")  # the allocator's heap is a root (leak_roots.h)
     req += _thread_lines(with_frames)
     path = os.environ.get("MEMTRACE_SUPPRESSIONS")
     if path and word == "leaks":

@@ -5,7 +5,7 @@
 TEST_BUILD := $(BUILD)/tests
 UNIT_CORE  := src/store/live_table.c src/store/stack_store.c src/base/os.c src/base/output.c \
               src/base/lock.c src/store/internal_heap.c src/symbolize/symbolize.c src/report/format.c \
-              src/base/config.c src/store/freed_history.c src/store/cfi.c src/scan/leak_scan.c \
+              src/base/config.c src/store/freed_history.c src/store/cfi.c src/scan/leak_scan.c src/scan/leak_roots.c \
               src/leak/suppressions.c src/leak/leak_report.c
 # -DMT_DEBUG: the MT_ASSERT checks (src/base/common.h) run in the unit tests.
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Isrc -DMT_DEBUG -Wno-missing-prototypes \

@@ -309,6 +309,7 @@ struct request {
     size_t nthreads;
     char suppressions[4096]; /* a path; "" for none */
     bool unlocked; /* a shard was read while a stopped thread held its lock */
+    bool attached; /* memtrace was attached to the process (MT_REC_ATTACHED) */
 };
 
 static void malformed(const char *line)
@@ -434,6 +435,8 @@ static void read_request(const char *first, FILE *in, struct request *r)
             f->outer = after ? (unsigned)strtoul(after, NULL, 16) : 0;
             if (!hex_text(end, f->function, sizeof f->function))
                 snprintf(f->function, sizeof f->function, "?");
+        } else if (strcmp(p, "attached\n") == 0) {
+            r->attached = true;
         } else if (strncmp(p, "suppressions ", 13) == 0) {
             if (!hex_text(p + 13, r->suppressions, sizeof r->suppressions))
                 malformed(line);
@@ -693,6 +696,16 @@ static void gather_roots(Dwfl *dwfl, const struct request *q, struct roots *r)
     }
 }
 
+/* The allocator's heap of a process memtrace was attached to
+ * (leak_roots.h): sorts B[0..N) by start for mt_leak_roots_heap. */
+static void add_heap(struct roots *r, mt_leak_block *b, size_t n)
+{
+    mt_leak_sort(b, n);
+    mt_leak_roots_sink s = sink_of(r);
+    for (size_t i = 0; i < mem.nsegs; i++)
+        mt_leak_roots_heap(&s, mem.segs[i].lo, mem.segs[i].file_hi, b, n);
+}
+
 /* Marks the blocks the dynamic linker allocated (see MT_LEAK_FLAG_ROOT):
  * the innermost frame of their stack is in its code. One cached answer
  * per stack id slot: a million blocks share a few thousand stacks. */
@@ -898,6 +911,8 @@ struct refs {
     uintptr_t lo, hi; /* the block: [lo, hi), or just lo for a 0-byte one */
     uint64_t found;
     mt_out *out;
+    const mt_leak_block *blocks; /* all of them, sorted: what a heap root skips */
+    size_t nblocks;
 };
 
 static bool points_in(const struct refs *s, uint64_t w)
@@ -969,6 +984,12 @@ static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *
     } else if (t) {
         snprintf(what, sizeof what, "thread %u (LWP %u) thread-local storage", t->number,
                  t->tid);
+    } else if (root->outside_blocks) {
+        if (mt_leak_find(s->blocks, s->nblocks, at) >= 0)
+            return; /* a known block's word: listed as that block's */
+        snprintf(what, sizeof what, "the allocator's heap outside the blocks memtrace knows "
+                                    "(allocated before the attach, or freed)%s",
+                 word != s->lo ? " (holds nothing but by a block's start)" : "");
     } else {
         snprintf(what, sizeof what, "a root");
     }
@@ -1000,7 +1021,7 @@ static bool refs(Dwfl *dwfl, const struct request *q, const mt_leak_block *b, si
         mt_out_printf(out, "memtrace: refs: no live block holds %#" PRIx64 "\n", q->arg);
         return false;
     }
-    struct refs s = { dwfl, q, b[i].ptr, b[i].ptr + b[i].size, 0, out };
+    struct refs s = { dwfl, q, b[i].ptr, b[i].ptr + b[i].size, 0, out, b, n };
     mt_fmt_refs_begin(out, b[i].ptr, b[i].size, q->arg - b[i].ptr, b[i].class);
     for (size_t k = 0; k < r->nregions; k++)
         find_in(&s, r->regions[k].lo, r->regions[k].hi, ref_region, &r->regions[k]);
@@ -1044,6 +1065,8 @@ bool mt_target_leaks_request(Dwfl *dwfl, const char *line, FILE *in, mt_out *out
     struct roots r = { 0 };
     gather_roots(dwfl, &q, &r);
     flag_linker_blocks(&q, &r, b, n);
+    if (q.attached)
+        add_heap(&r, b, n);
     if (q.unlocked)
         mt_out_printf(out, "memtrace: leaks: a table shard was read without its lock: a stopped "
                            "thread was changing it; the verdict may be off by its blocks\n");

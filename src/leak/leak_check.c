@@ -693,6 +693,20 @@ static void flag_linker_blocks(mt_leak_block *b, size_t n, const struct roots *r
     }
 }
 
+/* The allocator's heap of a process memtrace was attached to
+ * (leak_roots.h): sorts B[0..N) by start for mt_leak_roots_heap. */
+static void add_heap(struct roots *r, const struct vec *maps, mt_leak_block *b, size_t n)
+{
+    if (!(mt_atomic_load_relaxed(&mt_recording_state.ever_off) & MT_REC_ATTACHED))
+        return;
+    mt_leak_sort(b, n);
+    mt_leak_roots_sink s = sink_of(r, maps);
+    const struct mapping *m = (const struct mapping *)maps->p;
+    for (size_t i = 0; i < maps->n; i++)
+        if (m[i].readable)
+            mt_leak_roots_heap(&s, m[i].lo, m[i].hi, b, n);
+}
+
 struct unstopped {
     pid_t tid;
     bool stack_scanned;
@@ -925,6 +939,8 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
     if (blocks->p) {
         mt_live_foreach(copy_block, blocks, &unlocked);
         flag_linker_blocks((mt_leak_block *)blocks->p, blocks->n, &r);
+        if (ok)
+            add_heap(&r, &maps, (mt_leak_block *)blocks->p, blocks->n);
     }
     mt_leak_input in = {
         .blocks = (mt_leak_block *)blocks->p, .nblocks = blocks->n,
