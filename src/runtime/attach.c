@@ -5,7 +5,8 @@
  * (JUMP_SLOT and GLOB_DAT relocations) of every loaded module for the
  * names preload.c interposes, to this library's definitions, and again
  * after each dlopen for the modules it loads; memtrace_detach writes the
- * original values back. What no GOT entry leads to stays invisible: libc
+ * original values back, but for the functions that free (see stays).
+ * What no GOT entry leads to stays invisible: libc
  * calling its allocator directly, ld.so's own allocations, a statically
  * linked allocator.
  *
@@ -344,6 +345,18 @@ out:
     return rc;
 }
 
+/* Whether detach leaves entry E on memtrace's function: the entries of
+ * memtrace's own dependencies (see deps), and everywhere the functions
+ * that free or resize a block (MT_IP_FREE: free, realloc, the C++
+ * deletes, sdallocx, ...). A block recorded while attached may be freed
+ * after the detach; its record must leave then, or the block would still
+ * be answered as live. With recording off they cost a table lookup
+ * (tracer.c's forget finds no record for a block allocated since). */
+static bool stays(const patched_entry *e)
+{
+    return is_dep(e->module) || classes[e->name] == MT_IP_FREE;
+}
+
 MT_EXPORT int memtrace_detach(void)
 {
     int was = mt_enter();
@@ -361,8 +374,8 @@ MT_EXPORT int memtrace_detach(void)
          * mapped there may hold anything. */
         for (size_t k = n_patched; k-- > 0;) {
             patched_entry *e = &patched[k];
-            if (is_dep(e->module))
-                continue; /* stays on memtrace's pass-through */
+            if (stays(e))
+                continue;
             Dl_info where;
             if (!dladdr(e->slot, &where))
                 continue; /* unloaded */
@@ -374,15 +387,18 @@ MT_EXPORT int memtrace_detach(void)
                 continue;
             write_slot(e->slot, e->original, e->relro);
         }
-        /* The dependencies' entries stay listed (and redirected). */
+        /* The entries that stay redirected stay listed. */
         size_t kept = 0;
         for (size_t k = 0; k < n_patched; k++)
-            if (is_dep(patched[k].module))
+            if (stays(&patched[k]))
                 patched[kept++] = patched[k];
         n_patched = kept;
         attached = false;
-        /* Blocks allocated while attached stay valid; their frees go to
-         * libc now, so their records go stale: off, stamped detached. */
+        /* Off, stamped detached: the allocation functions are the real
+         * ones again; the frees that stay on ours (stays) find the phase
+         * PAUSED and only take the records out (tracer.c's forget: no
+         * stack captured, no freed history; a bad free is reported only
+         * when the record says another family allocated the block). */
         mt_set_recording(false);
         mt_recording_words *w = &mt_recording_state;
         mt_atomic_store_seq_cst(&w->ever_off, mt_atomic_load_relaxed(&w->ever_off) | MT_REC_DETACHED);
