@@ -169,6 +169,19 @@ grep -q "^memtrace: detached since .* UTC (after allocation #[0-9]*); blocks all
 finish_target "$d"
 check "attached and detached: the output and status of an unattached run" "$(result "$d")" "$expected"
 
+# The leak check at exit (MEMTRACE_LEAK_CHECK=1 given to attach) uses the
+# same roots: the held block is not lost, the lost one is; at exit the
+# threads are joined, so nothing else is lost or possibly lost.
+dx=$work/exitcheck
+start_target "$dx" ATTACH_TARGET_KEEP=1
+MEMTRACE_LEAK_CHECK=1 "$mt" attach "$tpid" 2>/dev/null
+finish_target "$dx"
+check "leak check at exit after an attach: status (MEMTRACE_LEAK_EXITCODE)" "$(cat "$dx/rc")" 23
+leaks_are "leak check at exit after an attach" "$dx/err"
+grep -q "^${lost_summary}0 bytes possibly lost in 0 blocks, " "$dx/err" &&
+    pass "leak check at exit after an attach: nothing possibly lost" ||
+    fail "leak check at exit after an attach: nothing possibly lost" "$(cat "$dx/err")"
+
 # ---------------------------------------------------------------- bad input
 bad() { # NAME STATUS LINE CMD...: exactly LINE on stderr, STATUS
     local name=$1 status=$2 line=$3

@@ -10,7 +10,8 @@
  * then), "@@ gone ADDR" (one freed once DIR/late exists), "@@ held ADDR"
  * and "@@ after-done": the held block, 48 bytes, has its only pointer in
  * the holder, 64 bytes (attach-holder, attach-held); a 72-byte block to which no pointer
- * is left (attach-lost: its address is kept XORed), freed at the end.
+ * is left (attach-lost: its address is kept XORed), freed at the end
+ * unless ATTACH_TARGET_KEEP is set.
  * Once DIR/late exists, frees the gone block and prints "@@ late ADDR"
  * (another); once DIR/stop exists, stops the threads, frees everything and prints one
  * line per thread and a last line, the same on every run, and exits with
@@ -183,9 +184,11 @@ int main(int argc, char **argv)
         bad |= ws[i].bad;
     }
     free(keep_before);
-    free(holder[0]);
-    free(holder);
-    free((void *)(lost_hidden ^ HIDE));
+    if (!getenv("ATTACH_TARGET_KEEP")) { /* set: left for the leak check at exit */
+        free(holder[0]);
+        free(holder);
+        free((void *)(lost_hidden ^ HIDE));
+    }
     free(keep_late);
     keep_after = realloc(keep_after, 300);
     free(keep_after);
