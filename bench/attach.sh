@@ -2,7 +2,9 @@
 # bench/attach.sh: `memtrace attach` in `make bench` (issue 28). The pause
 # an attach and a detach cause (the launcher's "it was stopped for N ms",
 # gdb attached to churn's 2 threads waiting to start), and the per-call
-# cost once attached: churn's work time native, preloaded and attached,
+# cost once attached: churn's work time native, preloaded, attached, and
+# attached then detached before the work (its frees stay on memtrace's,
+# finding no record: the cost of a free after a detach, against native),
 # over BENCH_ROUNDS rounds; medians, as a markdown table on stdout. When
 # heaptrack is installed, `heaptrack -p` on the same program the same way
 # (its work time, and how long its attach takes from the command's start
@@ -32,6 +34,8 @@ run() {
     if [ "$1" = attached ]; then
         "$mt" attach "$pid" 2>>"$work/pause.attach" || touch "$work/failed"
         echo $((($(date +%s%N) - t0) / 1000000)) >>"$work/wall.attached"
+    elif [ "$1" = detached ]; then
+        { "$mt" attach "$pid" && "$mt" detach "$pid"; } 2>/dev/null || touch "$work/failed"
     elif [ "$1" = heaptrack ]; then
         # Its data file lands in the working directory whatever -o says.
         (cd "$work" && exec heaptrack -p "$pid" -o "$work/ht.$2") >"$work/ht.log.$2" 2>&1 &
@@ -48,7 +52,7 @@ run() {
     rm -f "$work"/ht.*.zst "$work"/ht.*.gz "$work"/heaptrack.*
     sed -n 's/^churn: work \([0-9.]*\) s$/\1/p' "$err"
 }
-variants=(native preloaded attached)
+variants=(native preloaded attached detached)
 command -v heaptrack >/dev/null && variants+=(heaptrack)
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -84,10 +88,16 @@ echo "|---|---|---|"
 echo "| native | $n s | 1.00 |"
 echo "| preloaded tracer | $p s | $(awk -v a="$p" -v b="$n" 'BEGIN { printf "%.2f", a / b }') |"
 echo "| attached tracer | $a s | $(awk -v a="$a" -v b="$n" 'BEGIN { printf "%.2f", a / b }') |"
+d=$(median <"$work/time.detached")
+echo "| attached, then detached | $d s | $(awk -v a="$d" -v b="$n" 'BEGIN { printf "%.2f", a / b }') |"
 if [ -s "$work/time.heaptrack" ]; then
     h=$(median <"$work/time.heaptrack")
     echo "| heaptrack -p | $h s | $(awk -v a="$h" -v b="$n" 'BEGIN { printf "%.2f", a / b }') |"
 fi
+# Each thread did PAIRS/THREADS frees (and as many native mallocs).
+echo
+echo "A free after a detach (memtrace's, finding no record): $(awk -v a="$d" -v b="$n" \
+    -v k="$((args[1] / args[0]))" 'BEGIN { printf "%+.1f", (a - b) * 1e9 / k }') ns per call against native."
 echo
 echo "Pause (the process stopped by gdb, as the launcher says): attach $(pause "$work/pause.attach") ms,"
 echo "detach $(pause "$work/pause.detach") ms. The attach command's wall time: memtrace attach"

@@ -317,6 +317,7 @@ test-static: $(TRACER_OBJS) $(PROFILER_OBJS)
 	@dot -Tsvg -o $(BUILD)/layers.svg $(BUILD)/layers.dot
 	@python3 tests/static/descriptor.py
 	@python3 tests/static/settings.py
+	@python3 tests/static/interposed.py $(BUILD)
 
 # The build itself (tests/e2e/build.sh): CC, CPPFLAGS, LDFLAGS, DEBUG and
 # install, with make -n and real builds in a scratch directory.

@@ -29,6 +29,7 @@
 #include "scan/leak_gather.h"
 #include "scan/leak_roots.h"
 #include "scan/leak_scan.h"
+#include "store/recording_words.h"
 #include "store/stack_store.h"
 #include "symbolize/symbolize.h"
 
@@ -837,6 +838,8 @@ struct refs {
     uintptr_t lo, hi; /* the block: [lo, hi), or just lo for a 0-byte one */
     uint64_t found;
     mt_out *out;
+    const mt_leak_block *blocks; /* all of them, sorted: what a heap root skips */
+    size_t nblocks;
 };
 
 static bool points_in(const struct refs *s, uint64_t w)
@@ -908,6 +911,12 @@ static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *
     } else if (t) {
         snprintf(what, sizeof what, "thread %u (LWP %u) thread-local storage", t->number,
                  t->tid);
+    } else if (root->outside_blocks) {
+        if (mt_leak_find(s->blocks, s->nblocks, at) >= 0)
+            return; /* a known block's word: listed as that block's */
+        snprintf(what, sizeof what, "the allocator's heap outside the blocks memtrace knows "
+                                    "(allocated before the attach, or freed)%s",
+                 word != s->lo ? " (holds nothing but by a block's start)" : "");
     } else {
         snprintf(what, sizeof what, "a root");
     }
@@ -939,7 +948,7 @@ static bool refs(mt_sym_state *dwfl, const struct request *q, const mt_leak_bloc
         mt_out_printf(out, "memtrace: refs: no live block holds %#" PRIx64 "\n", q->arg);
         return false;
     }
-    struct refs s = { dwfl, q, b[i].ptr, b[i].ptr + b[i].size, 0, out };
+    struct refs s = { dwfl, q, b[i].ptr, b[i].ptr + b[i].size, 0, out, b, n };
     mt_fmt_refs_begin(out, b[i].ptr, b[i].size, q->arg - b[i].ptr, b[i].class);
     for (size_t k = 0; k < r->nregions; k++)
         find_in(&s, r->regions[k].lo, r->regions[k].hi, ref_region, &r->regions[k]);
@@ -988,6 +997,10 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
     mt_leak_gather_modules(&src, &r.g);
     mt_leak_gather_threads(&src, &r.g);
     mt_leak_gather_linker_blocks(&src, &r.g, b, n);
+    uint64_t rec[4];
+    bool has_rec;
+    if (mt_tables_recording(tables, rec, &has_rec) && has_rec && (rec[1] & MT_REC_ATTACHED))
+        mt_leak_gather_heap(&src, &r.g, b, n);
     if (q.unlocked)
         mt_out_printf(out, "memtrace: leaks: a table shard was read without its lock: a stopped "
                            "thread was changing it; the verdict may be off by its blocks\n");

@@ -31,6 +31,7 @@
 #include "scan/leak_gather.h"
 #include "scan/leak_scan.h"
 #include "store/live_table.h"
+#include "store/recording_words.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
 #include "symbolize/symbolize.h"
@@ -233,7 +234,9 @@ static struct {
 
 /* The blocks of the live table into VERDICT.blocks, flagged (damaged, the
  * dynamic linker's); false if there was no memory for them. */
-static bool take_blocks(const mt_leak_source *src, const mt_leak_gathered *g)
+/* HEAP: memtrace was attached to this process and the maps were read, so
+ * the allocator's heap outside the known blocks is a root (leak_roots.h). */
+static bool take_blocks(const mt_leak_source *src, const mt_leak_gathered *g, bool heap)
 {
     mt_leak_vec *blocks = &verdict.blocks;
     size_t cap = mt_live_count() + 4096;
@@ -244,6 +247,8 @@ static bool take_blocks(const mt_leak_source *src, const mt_leak_gathered *g)
     bool unlocked = false;
     mt_live_foreach(copy_block, blocks, &unlocked);
     mt_leak_gather_linker_blocks(src, g, (mt_leak_block *)blocks->p, blocks->n);
+    if (heap)
+        mt_leak_gather_heap(src, g, (mt_leak_block *)blocks->p, blocks->n);
     return true;
 }
 
@@ -277,7 +282,8 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
     bool ok = mt_leak_self_stopped(&me, &src);
     if (ok)
         mt_leak_gather_threads(&src, &g);
-    bool have_blocks = take_blocks(&src, &g);
+    bool attached = mt_atomic_load_relaxed(&mt_recording_state.ever_off) & MT_REC_ATTACHED;
+    bool have_blocks = take_blocks(&src, &g, ok && attached);
     mt_leak_vec *blocks = &verdict.blocks;
     mt_leak_input in = {
         .blocks = (mt_leak_block *)blocks->p, .nblocks = blocks->n,

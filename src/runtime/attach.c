@@ -5,7 +5,8 @@
  * (JUMP_SLOT and GLOB_DAT relocations) of every loaded module for the
  * names preload.c interposes, to this library's definitions, and again
  * after each dlopen for the modules it loads; memtrace_detach writes the
- * original values back. What no GOT entry leads to stays invisible: libc
+ * original values back, but for the functions that free (see stays).
+ * What no GOT entry leads to stays invisible: libc
  * calling its allocator directly, ld.so's own allocations, a statically
  * linked allocator.
  *
@@ -22,6 +23,7 @@
 #include "base/lock.h"
 #include "base/output.h"
 #include "capture/real.h"
+#include "runtime/interposed.h"
 #include "runtime/recording.h"
 #include "base/reentry.h"
 
@@ -53,31 +55,16 @@
 #define RELOC_GLOB_DAT 0xffffffffu
 #endif
 
-/* The names redirected: preload.c's, but for the exec family (children
- * of an attached process are not traced). dlopen is this file's. */
-static const char *const names[] = {
-    "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
-    "memalign", "valloc", "pvalloc", "malloc_usable_size", "dlclose", "pthread_setname_np",
-    "unshare", "setns", "prctl",
-    "_Znwm", "_ZnwmRKSt9nothrow_t", "_ZnwmSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
-    "_Znam", "_ZnamRKSt9nothrow_t", "_ZnamSt11align_val_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
-    "_ZdlPv", "_ZdlPvm", "_ZdlPvSt11align_val_t", "_ZdlPvmSt11align_val_t",
-    "_ZdlPvRKSt9nothrow_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
-    "_ZdaPv", "_ZdaPvm", "_ZdaPvSt11align_val_t", "_ZdaPvmSt11align_val_t",
-    "_ZdaPvRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
-    "mallocx", "rallocx", "xallocx", "sallocx", "nallocx", "dallocx", "sdallocx",
-    "free_sized", "free_aligned_sized",
-    "tc_malloc", "tc_free", "tc_cfree", "tc_free_sized", "tc_calloc", "tc_realloc",
-    "tc_memalign", "tc_posix_memalign", "tc_valloc", "tc_pvalloc",
-    "tc_new", "tc_new_nothrow", "tc_new_aligned", "tc_new_aligned_nothrow",
-    "tc_newarray", "tc_newarray_nothrow", "tc_newarray_aligned", "tc_newarray_aligned_nothrow",
-    "tc_delete", "tc_delete_sized", "tc_delete_aligned", "tc_delete_sized_aligned",
-    "tc_delete_nothrow", "tc_delete_aligned_nothrow",
-    "tc_deletearray", "tc_deletearray_sized", "tc_deletearray_aligned",
-    "tc_deletearray_sized_aligned", "tc_deletearray_nothrow", "tc_deletearray_aligned_nothrow",
-    "dlopen",
-};
+/* The names redirected: preload.c's (interposed.h) but the exec family
+ * (children of an attached process are not traced: ours[i] stays NULL),
+ * then dlopen, which is this file's. classes[i] is names[i]'s MT_IP_*. */
+#define NAME_OF(name, cls) #name,
+#define CLASS_OF(name, cls) cls,
+static const char *const names[] = { MT_INTERPOSED(NAME_OF) "dlopen" };
+static const unsigned char classes[] = { MT_INTERPOSED(CLASS_OF) MT_IP_OTHER };
 #define N_NAMES (sizeof names / sizeof names[0])
+#define DLOPEN (N_NAMES - 1)
+_Static_assert(N_NAMES <= 256, "patched_entry.name is one byte");
 
 /* ours[i]: this library's definition of names[i], looked up once. */
 static void *ours[N_NAMES];
@@ -92,6 +79,7 @@ typedef struct {
     uintptr_t original;
     uintptr_t module; /* the module's load address (dlpi_addr) */
     bool relro;       /* in the module's RELRO segment: read-only but around writes */
+    unsigned char name; /* its index in names */
 } patched_entry;
 #define MAX_PATCHED 65536
 static patched_entry *patched;
@@ -176,7 +164,7 @@ static void patch_table(const ElfW(Rela) *rels, size_t size, const ElfW(Sym) *sy
         }
         bool relro = (uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi;
         if (write_slot(slot, (uintptr_t)ours[i], relro))
-            patched[n_patched++] = (patched_entry){ slot, was, base, relro };
+            patched[n_patched++] = (patched_entry){ slot, was, base, relro, (unsigned char)i };
     }
 }
 
@@ -296,17 +284,17 @@ static bool look_up_ours(void)
     void *h = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
         return false;
-    for (size_t i = 0; i < N_NAMES; i++)
-        ours[i] = dlsym(h, names[i]);
+    for (size_t i = 0; i < DLOPEN; i++)
+        ours[i] = classes[i] == MT_IP_EXEC ? NULL : dlsym(h, names[i]);
     struct link_map *self_map = NULL;
     if (dlinfo(h, RTLD_DI_LINKMAP, &self_map) == 0 && self_map)
         add_deps(self_map);
     dlclose(h);
-    ours[N_NAMES - 1] = (void *)attached_dlopen;
+    ours[DLOPEN] = (void *)attached_dlopen;
     real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
     Dl_info where;
     /* Each must be this library's own, not one found further along. */
-    for (size_t i = 0; i + 1 < N_NAMES; i++)
+    for (size_t i = 0; i < DLOPEN; i++)
         if (ours[i] && (!dladdr(ours[i], &where) || (uintptr_t)where.dli_fbase != our_base))
             ours[i] = NULL;
     return ours[0] && real_dlopen;
@@ -357,6 +345,18 @@ out:
     return rc;
 }
 
+/* Whether detach leaves entry E on memtrace's function: the entries of
+ * memtrace's own dependencies (see deps), and everywhere the functions
+ * that free or resize a block (MT_IP_FREE: free, realloc, the C++
+ * deletes, sdallocx, ...). A block recorded while attached may be freed
+ * after the detach; its record must leave then, or the block would still
+ * be answered as live. With recording off they cost a table lookup
+ * (tracer.c's forget finds no record for a block allocated since). */
+static bool stays(const patched_entry *e)
+{
+    return is_dep(e->module) || classes[e->name] == MT_IP_FREE;
+}
+
 MT_EXPORT int memtrace_detach(void)
 {
     int was = mt_enter();
@@ -374,8 +374,8 @@ MT_EXPORT int memtrace_detach(void)
          * mapped there may hold anything. */
         for (size_t k = n_patched; k-- > 0;) {
             patched_entry *e = &patched[k];
-            if (is_dep(e->module))
-                continue; /* stays on memtrace's pass-through */
+            if (stays(e))
+                continue;
             Dl_info where;
             if (!dladdr(e->slot, &where))
                 continue; /* unloaded */
@@ -387,15 +387,18 @@ MT_EXPORT int memtrace_detach(void)
                 continue;
             write_slot(e->slot, e->original, e->relro);
         }
-        /* The dependencies' entries stay listed (and redirected). */
+        /* The entries that stay redirected stay listed. */
         size_t kept = 0;
         for (size_t k = 0; k < n_patched; k++)
-            if (is_dep(patched[k].module))
+            if (stays(&patched[k]))
                 patched[kept++] = patched[k];
         n_patched = kept;
         attached = false;
-        /* Blocks allocated while attached stay valid; their frees go to
-         * libc now, so their records go stale: off, stamped detached. */
+        /* Off, stamped detached: the allocation functions are the real
+         * ones again; the frees that stay on ours (stays) find the phase
+         * PAUSED and only take the records out (tracer.c's forget: no
+         * stack captured, no freed history; a bad free is reported only
+         * when the record says another family allocated the block). */
         mt_set_recording(false);
         mt_recording_words *w = &mt_recording_state;
         mt_atomic_store_seq_cst(&w->ever_off, mt_atomic_load_relaxed(&w->ever_off) | MT_REC_DETACHED);

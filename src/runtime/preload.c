@@ -2,7 +2,10 @@
  * operators (by their mangled names), jemalloc's and tcmalloc's extended
  * APIs, C23's sized frees. Only forwarding lives here; the logic is in
  * tracer.c. strdup and the rest of libc reach these through the PLT. This
- * file is built with -fexceptions: std::bad_alloc may pass through it. */
+ * file is built with -fexceptions: std::bad_alloc may pass through it.
+ * interposed.h lists every name defined here, with its class, for
+ * `memtrace attach` (attach.c): a name added here goes there too
+ * (tests/static/interposed.py checks). */
 #include "base/common.h"
 #include "capture/real.h"
 #include "capture/tracer.h"

@@ -83,3 +83,20 @@ void mt_leak_gather_linker_blocks(const mt_leak_source *src, const mt_leak_gathe
             b[i].flags |= MT_LEAK_FLAG_ROOT;
     }
 }
+
+void mt_leak_gather_heap(const mt_leak_source *src, const mt_leak_gathered *g, mt_leak_block *b,
+                         size_t n)
+{
+    mt_leak_sort(b, n);
+    mt_leak_roots_sink s = sink_of(src, g);
+    uintptr_t lo = 0, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].ptr >= lo && b[i].ptr < hi)
+            continue; /* this mapping was given already */
+        if (!src->mapping(src->ctx, b[i].ptr, &lo, &hi)) {
+            lo = hi = 0;
+            continue;
+        }
+        mt_leak_roots_heap(&s, lo, hi, b, n);
+    }
+}

@@ -85,4 +85,11 @@ void mt_leak_gather_threads(const mt_leak_source *src, mt_leak_gathered *g);
 void mt_leak_gather_linker_blocks(const mt_leak_source *src, const mt_leak_gathered *g,
                                   mt_leak_block *b, size_t n);
 
+/* In a process memtrace was attached to (the caller asks only then): the
+ * allocator's heap outside the known blocks (mt_leak_roots_heap), for each
+ * mapping that holds the start of one of B[0..N), which it sorts by start
+ * (mt_leak_sort). */
+void mt_leak_gather_heap(const mt_leak_source *src, const mt_leak_gathered *g, mt_leak_block *b,
+                         size_t n);
+
 #endif

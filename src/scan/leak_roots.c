@@ -73,3 +73,21 @@ bool mt_leak_roots_linker_block(const uintptr_t *frames, unsigned depth, uintptr
 {
     return hi && depth && frames[0] >= lo && frames[0] < hi;
 }
+
+void mt_leak_roots_heap(const mt_leak_roots_sink *s, uintptr_t lo, uintptr_t hi,
+                        const mt_leak_block *blocks, size_t n)
+{
+    size_t k = 0, top = n; /* the first block starting at or above LO */
+    while (k < top) {
+        size_t mid = k + (top - k) / 2;
+        if (blocks[mid].ptr < lo)
+            k = mid + 1;
+        else
+            top = mid;
+    }
+    if (k == n || blocks[k].ptr >= hi || hi <= lo)
+        return;
+    mt_leak_root r = { .lo = lo, .hi = hi, .kind = MT_ROOT_OTHER, .starts_only = true,
+                       .outside_blocks = true };
+    s->add(s->ctx, &r);
+}

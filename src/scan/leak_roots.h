@@ -25,7 +25,11 @@
  *  - a thread's registers, as root words;
  *  - a thread's TLS: its descriptor, its static TLS block and its DTV;
  *  - the blocks the dynamic linker allocated (its DTVs and dynamic TLS),
- *    held as LeakSanitizer holds them (MT_LEAK_FLAG_ROOT).
+ *    held as LeakSanitizer holds them (MT_LEAK_FLAG_ROOT);
+ *  - in a process memtrace was attached to (its recording words say so:
+ *    MT_REC_ATTACHED, in a core too), the allocator's heap outside the
+ *    blocks memtrace knows (mt_leak_roots_heap): the blocks allocated
+ *    before the attach lie there, unknown, and hold what they point to.
  * Pure computation over what the caller hands in; no heap. */
 #ifndef MT_LEAK_ROOTS_H
 #define MT_LEAK_ROOTS_H
@@ -69,6 +73,24 @@ void mt_leak_roots_stack(const mt_leak_roots_sink *s, uintptr_t sp, bool red_zon
  * MiB, as every module with static TLS has one there. */
 void mt_leak_roots_tls(const mt_leak_roots_sink *s, uintptr_t tp, size_t tcb_size,
                        size_t static_size, uint32_t tid);
+
+/* The roots of the allocator's heap in a process memtrace was attached
+ * to (the caller asks only then): of the mapping [LO, HI), when it holds
+ * the start of one of BLOCKS[0..N) (sorted by ptr: mt_leak_sort), the
+ * words outside those blocks (mt_leak_root.outside_blocks), by start
+ * pointers only (starts_only, as the allocator's data: chunk headers and
+ * free lists point at chunk headers). The mappings that hold a known
+ * block are the allocator's: glibc's [heap] and its arenas' heaps (a
+ * large block's own mapping adds its chunk header only); no module's
+ * segment, stack or memtrace table holds one. Their words outside the
+ * known blocks are the blocks allocated before the attach (or while
+ * recording was off), chunk headers, and freed chunks, whose stale
+ * contents may keep a lost block reachable; a known block holds only when
+ * reached, so a lost one stays lost unless such memory points at it. An
+ * arena in which no known block lies is missed: what its blocks hold may
+ * be reported lost. */
+void mt_leak_roots_heap(const mt_leak_roots_sink *s, uintptr_t lo, uintptr_t hi,
+                        const mt_leak_block *blocks, size_t n);
 
 /* Whether a block whose allocation stack is FRAMES[0..DEPTH) was allocated
  * by the dynamic linker, whose code is [LO, HI): its innermost frame is in

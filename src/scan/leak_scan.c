@@ -154,6 +154,31 @@ static uint64_t scan_range(struct scan *s, uintptr_t lo, uintptr_t hi)
     return refused;
 }
 
+/* scan_range over the pieces of [LO, HI) that no kept block covers. */
+static uint64_t scan_outside_blocks(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+    size_t k = 0, top = s->n; /* the first block ending above LO */
+    while (k < top) {
+        size_t mid = k + (top - k) / 2;
+        if (s->b[mid].ptr + s->b[mid].size <= lo)
+            k = mid + 1;
+        else
+            top = mid;
+    }
+    uint64_t refused = 0;
+    for (uintptr_t a = lo; a < hi; k++) {
+        uintptr_t stop = k < s->n && s->b[k].ptr < hi ? s->b[k].ptr : hi;
+        if (stop > a)
+            refused += scan_range(s, a, stop);
+        if (stop == hi)
+            break;
+        uintptr_t end = s->b[k].ptr + s->b[k].size;
+        if (end > a)
+            a = end;
+    }
+    return refused;
+}
+
 static void drain(struct scan *s)
 {
     while (s->top) {
@@ -269,6 +294,11 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void mt_leak_sort(mt_leak_block *blocks, size_t n)
+{
+    sort_blocks(blocks, n);
+}
+
 bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
 {
     *out = (mt_leak_totals){ 0 };
@@ -305,7 +335,10 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
     for (size_t r = 0; r < in->nroots; r++) {
         s.definite = true;
         s.starts_only = in->roots[r].starts_only;
-        out->unreadable_root_bytes += scan_range(&s, in->roots[r].lo, in->roots[r].hi);
+        if (in->roots[r].outside_blocks)
+            out->unreadable_root_bytes += scan_outside_blocks(&s, in->roots[r].lo, in->roots[r].hi);
+        else
+            out->unreadable_root_bytes += scan_range(&s, in->roots[r].lo, in->roots[r].hi);
         drain(&s);
     }
     for (size_t k = 0; k < in->nwords; k++) {

@@ -66,6 +66,11 @@ typedef struct {
      * or the top chunk pointing at a chunk header, which lies in the last
      * bytes of the block before it) and holds nothing. */
     bool starts_only;
+    /* Only the words outside every block of the scan are roots (the
+     * allocator's heap of an attached process, leak_roots.h): what lies
+     * in a block holds as that block's contents do, and only if it is
+     * reached. */
+    bool outside_blocks;
 } mt_leak_root;
 
 /* Returns where the LEN bytes at ADDR of the target can be read, valid
@@ -124,6 +129,10 @@ typedef struct {
  * calls nothing but IN->read, mmap and munmap; safe to run while every
  * other thread of the process is stopped anywhere, inside malloc included. */
 bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out);
+
+/* Sorts BLOCKS[0..N) by ptr, as mt_leak_scan does first (for a caller
+ * that needs them in that order before the scan: leak_roots.h's heap). */
+void mt_leak_sort(mt_leak_block *blocks, size_t n);
 
 /* The index of the block holding ADDR among BLOCKS[0..N) sorted by ptr, or
  * -1: for a caller that wants to say who holds what (memtrace refs). */

@@ -5,9 +5,15 @@
  *
  *   attach_target THREADS DIR
  *
- * Prints "@@ before ADDR" (a block allocated at start), then, once DIR/go
- * exists, "@@ after ADDR" (a block allocated then) and "@@ after-done";
- * once DIR/late exists, "@@ late ADDR" (another); once DIR/stop exists, stops the threads, frees everything and prints one
+ * Prints "@@ holder ADDR" and "@@ before ADDR" (blocks allocated at
+ * start), then, once DIR/go exists, "@@ after ADDR" (a block allocated
+ * then), "@@ gone ADDR" (one freed once DIR/late exists), "@@ held ADDR"
+ * and "@@ after-done": the held block, 48 bytes, has its only pointer in
+ * the holder, 64 bytes (attach-holder, attach-held); a 72-byte block to which no pointer
+ * is left (attach-lost: its address is kept XORed), freed at the end
+ * unless ATTACH_TARGET_KEEP is set.
+ * Once DIR/late exists, frees the gone block and prints "@@ late ADDR"
+ * (another); once DIR/stop exists, stops the threads, frees everything and prints one
  * line per thread and a last line, the same on every run, and exits with
  * status 7. A block found changed (a lost or doubled free, a realloc that
  * lost its contents) makes it print what and exit with status 1. */
@@ -118,7 +124,26 @@ static void wait_for(const char *name)
         nanosleep(&ts, NULL);
 }
 
-static void *keep_before, *keep_after, *keep_late;
+static void *keep_before, *keep_after, *keep_late, *keep_gone;
+static void **holder;
+#define HIDE ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
+static uintptr_t lost_hidden; /* the lost block's address XOR HIDE: no pointer */
+
+/* Not inlined: the lost block's address leaves no register of main's. */
+static __attribute__((noinline)) void lose_one(void)
+{
+    lost_hidden = (uintptr_t)malloc(72) ^ HIDE; /* SITE:attach-lost */
+}
+
+/* Zeroes the stack below main's frame: the allocations' frames left the
+ * lost block's address there, where wait_for's buffer (live, scanned as
+ * a root) would keep it. */
+static __attribute__((noinline)) void scrub_stack(void)
+{
+    volatile char buf[32 << 10];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -127,7 +152,8 @@ int main(int argc, char **argv)
     int n = atoi(argv[1]);
     dir = argv[2];
     keep_before = malloc(100); /* SITE:attach-before */
-    printf("@@ before %p\n", keep_before);
+    holder = malloc(64); /* SITE:attach-holder */
+    printf("@@ holder %p\n@@ before %p\n", (void *)holder, keep_before);
     fflush(stdout);
     worker *ws = calloc((size_t)n, sizeof *ws);
     pthread_t *ts = calloc((size_t)n, sizeof *ts);
@@ -137,9 +163,15 @@ int main(int argc, char **argv)
     }
     wait_for("go");
     keep_after = malloc(200); /* SITE:attach-after */
-    printf("@@ after %p\n@@ after-done\n", keep_after);
+    keep_gone = malloc(40); /* SITE:attach-gone */
+    holder[0] = malloc(48); /* SITE:attach-held */
+    lose_one();
+    scrub_stack();
+    printf("@@ after %p\n@@ gone %p\n@@ held %p\n@@ after-done\n", keep_after, keep_gone,
+           holder[0]);
     fflush(stdout);
     wait_for("late");
+    free(keep_gone);
     keep_late = malloc(300); /* SITE:attach-late */
     printf("@@ late %p\n", keep_late);
     fflush(stdout);
@@ -152,6 +184,11 @@ int main(int argc, char **argv)
         bad |= ws[i].bad;
     }
     free(keep_before);
+    if (!getenv("ATTACH_TARGET_KEEP")) { /* set: left for the leak check at exit */
+        free(holder[0]);
+        free(holder);
+        free((void *)(lost_hidden ^ HIDE));
+    }
     free(keep_late);
     keep_after = realloc(keep_after, 300);
     free(keep_after);

@@ -3,6 +3,7 @@
  * file's would) that the reader maps onto a local buffer, with a hole it
  * refuses. Lists, cycles, interior pointers, registers, root blocks,
  * unreadable memory; and 1,000,000 blocks, timed. */
+#include "scan/leak_roots.h"
 #include "scan/leak_scan.h"
 
 #include <criterion/criterion.h>
@@ -32,7 +33,7 @@ static void put(uintptr_t at, uintptr_t value)
  * first 4096 bytes. */
 #define BLOCK(i) (BASE + 4096 * ((uintptr_t)(i) + 1))
 static mt_leak_block blocks[64];
-static mt_leak_root root = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0, false };
+static mt_leak_root root = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0, false, false };
 
 static void setup(size_t n)
 {
@@ -148,6 +149,64 @@ Test(leak_scan, starts_only_roots)
     cr_expect_eq(class_of(2, 1), MT_LEAK_REACHABLE);
 }
 
+/* The allocator's heap of an attached process (outside_blocks): a root
+ * region over the blocks, whose words in a block count only when the
+ * block is reached. A pointer in a gap (a block allocated before the
+ * attach) holds; one in a lost block does not. */
+Test(leak_scan, outside_blocks_roots)
+{
+    setup(5);
+    mt_leak_root saved = root;
+    root = (mt_leak_root){ BASE, BLOCK(5), MT_ROOT_OTHER, 0, false, true };
+    put(BLOCK(0) + 1024, BLOCK(1));   /* a gap: 1 held */
+    put(BLOCK(1) + 8, BLOCK(2));      /* 2 through 1 */
+    put(BLOCK(3), BLOCK(4));          /* 3 lost, holding 4 */
+    put(BASE + 64, BLOCK(0) + 8);     /* below every block: 0 possibly */
+    mt_leak_totals t = scan(5, NULL, 0);
+    root = saved;
+    cr_expect_eq(class_of(5, 0), MT_LEAK_POSSIBLE);
+    cr_expect_eq(class_of(5, 1), MT_LEAK_REACHABLE);
+    cr_expect_eq(class_of(5, 2), MT_LEAK_REACHABLE);
+    cr_expect_eq(class_of(5, 3), MT_LEAK_DEFINITE);
+    cr_expect_eq(class_of(5, 4), MT_LEAK_INDIRECT);
+    cr_expect_eq(t.unreadable_root_bytes, 0);
+}
+
+static mt_leak_root added[4];
+static size_t nadded;
+
+static void add_root(void *ctx, const mt_leak_root *r)
+{
+    (void)ctx;
+    if (nadded < 4)
+        added[nadded] = *r;
+    nadded++;
+}
+
+/* leak_roots.h's heap rule: a mapping is the allocator's heap when a
+ * known block starts in it; it is then one region, outside the blocks,
+ * by start pointers only. */
+Test(leak_scan, heap_roots_where_blocks_lie)
+{
+    setup(3);
+    mt_leak_sort(blocks, 3);
+    cr_expect_eq(blocks[0].ptr, BLOCK(0));
+    mt_leak_roots_sink s = { add_root, NULL, reader, NULL };
+    nadded = 0;
+    mt_leak_roots_heap(&s, BASE, BLOCK(0), blocks, 3);          /* ends where 0 starts */
+    mt_leak_roots_heap(&s, BLOCK(3), BLOCK(9), blocks, 3);      /* above them all */
+    mt_leak_roots_heap(&s, BLOCK(0) + 8, BLOCK(1), blocks, 3);  /* inside 0, no start */
+    cr_expect_eq(nadded, 0);
+    mt_leak_roots_heap(&s, BLOCK(1) - 16, BLOCK(1) + 64, blocks, 3);
+    mt_leak_roots_heap(&s, BASE, BLOCK(9), blocks, 3);
+    cr_assert_eq(nadded, 2);
+    cr_expect_eq(added[0].lo, BLOCK(1) - 16);
+    cr_expect_eq(added[0].hi, BLOCK(1) + 64);
+    cr_expect(added[0].outside_blocks && added[0].starts_only);
+    cr_expect_eq(added[1].lo, BASE);
+    cr_expect_eq(added[1].hi, BLOCK(9));
+}
+
 Test(leak_scan, registers_root_blocks_and_unreadable_memory)
 {
     setup(4);
@@ -213,7 +272,7 @@ Test(leak_scan, damaged_entries)
     put(BASE + 16, BLOCK(8));
     put(BLOCK(0), BLOCK(5));
     hole_lo = BASE + SPACE / 2, hole_hi = BASE + SPACE / 2 + 4096;
-    mt_leak_root far = { BASE, (uintptr_t)1 << 62, MT_ROOT_OTHER, 0, false };
+    mt_leak_root far = { BASE, (uintptr_t)1 << 62, MT_ROOT_OTHER, 0, false, false };
     mt_leak_input in = { blocks, 10, &far, 1, NULL, 0, reader, NULL, region };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
@@ -270,7 +329,7 @@ Test(leak_scan, a_million_blocks, .timeout = 60)
         big[i * 2] = BIG_BASE + (uintptr_t)(i + 2) * 16;
     for (uint32_t i = 0; i < BIG_N; i++) /* shuffled-ish input order */
         b[i] = (mt_leak_block){ BIG_BASE + (uintptr_t)((uint64_t)i * 7919 % BIG_N) * 16, 16, 0, 0, 0, 0, 0 };
-    mt_leak_root r = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0, false };
+    mt_leak_root r = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0, false, false };
     mt_leak_input in = { b, BIG_N, &r, 1, NULL, 0, big_reader, NULL, NULL };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
