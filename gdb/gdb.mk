@@ -17,7 +17,7 @@ all: $(GDB_TOOLS)
 # The pprof writer too (`memtrace pprof`), with protobuf-c's generated
 # code, compiled apart (not under memtrace's warning set).
 $(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c tools/tables.c tools/tables_layout.c \
-                             tools/table_answers.c $(wildcard src/symbolize/*.c) \
+                             tools/table_answers.c tools/target_mem.c tools/target_refs.c $(wildcard src/symbolize/*.c) \
                              src/report/format.c src/base/output.c src/base/lock.c src/scan/leak_scan.c \
                              src/scan/leak_roots.c src/scan/leak_gather.c src/leak/leak_report.c \
                              src/leak/suppressions.c src/base/os.c src/base/config.c \

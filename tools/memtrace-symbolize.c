@@ -79,6 +79,7 @@
 #include "table_answers.h"
 #include "tables.h"
 #include "target_leaks.h"
+#include "target_mem.h"
 
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>

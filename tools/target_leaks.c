@@ -12,14 +12,11 @@
  *    pointer, registers and thread pointer. Threads, registers and frames
  *    come from gdb, which knows them the same way for a process and a core
  *    (NT_PRSTATUS).
- *  - memory: a core file's PT_LOAD segments, read in place from the
- *    mapped file; a process's /proc/PID/mem, opened by gdb (it traces the
- *    process, so the kernel lets it, Yama or not; this program, gdb's
- *    child and not the process's ancestor, could not) and handed down.
- *    Chosen over gdb's read_memory (a Python call per read: seconds for
- *    a large heap) and over a gcore to a temporary file (writes the whole
- *    memory to disk first). */
+ *  - memory: target_mem.c (a core's segments, or /proc/PID/mem from gdb);
+ *    `memtrace refs` is target_refs.c. */
 #include "target_leaks.h"
+#include "target_internal.h"
+#include "target_mem.h"
 
 #include "base/os.h"
 #include "tables.h"
@@ -43,263 +40,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* ------------------------------------------------------------ memory */
-
-/* A piece of the target's address space: a core's PT_LOAD (FILE_HI - LO
- * bytes of it are in the file at OFF; the rest was not dumped) or a line
- * of /proc/PID/maps. Sorted by LO, not overlapping. */
-struct seg {
-    uintptr_t lo, hi, file_hi;
-    size_t off;
-};
-
-static struct {
-    struct seg *segs;
-    size_t nsegs;
-    const char *raw; /* the core file, mapped; NULL for a process */
-    size_t raw_len;
-    int mem_fd;      /* /proc/PID/mem; -1 for a core */
-    int pid;
-} mem = { .mem_fd = -1 };
-
-/* Reads of up to one scan chunk land here when they cannot be handed out
- * in place (a process's memory; a core range over two segments). */
-static char read_buf[64 << 10];
-
-static int seg_cmp(const void *a, const void *b)
-{
-    const struct seg *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-void mt_target_mem_core(Elf *core)
-{
-    size_t n = 0;
-    mem.raw = elf_rawfile(core, &mem.raw_len);
-    if (elf_getphdrnum(core, &n) != 0)
-        n = 0;
-    mem.segs = calloc(n ? n : 1, sizeof *mem.segs);
-    for (size_t i = 0; mem.segs && i < n; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
-            continue;
-        size_t filesz = ph.p_offset <= mem.raw_len && ph.p_filesz <= mem.raw_len - ph.p_offset
-                            ? ph.p_filesz : 0; /* a truncated core: not there */
-        mem.segs[mem.nsegs++] = (struct seg){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz,
-                                              ph.p_vaddr + filesz, ph.p_offset };
-    }
-    qsort(mem.segs, mem.nsegs, sizeof *mem.segs, seg_cmp);
-    /* A damaged core's program headers may overlap or wrap: keep seg_of's
-     * order (sorted, disjoint) by dropping what would break it. */
-    size_t kept = 0;
-    for (size_t i = 0; i < mem.nsegs; i++) {
-        const struct seg *x = &mem.segs[i];
-        if (x->hi < x->lo || x->file_hi < x->lo || (kept && x->lo < mem.segs[kept - 1].hi))
-            continue;
-        mem.segs[kept++] = *x;
-    }
-    mem.nsegs = kept;
-}
-
-void mt_target_mem_process(int mem_fd, int pid)
-{
-    mem.mem_fd = mem_fd;
-    mem.pid = pid;
-}
-
-/* The process's maps, read again for each request (it ran in between),
- * from a live thread's maps file (mt_sym_maps_path: main's are empty once
- * it has called pthread_exit). */
-static void read_process_maps(void)
-{
-    char path[96];
-    mt_sym_maps_path(mem.pid, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    free(mem.segs);
-    mem.segs = NULL;
-    mem.nsegs = 0;
-    size_t cap = 0;
-    char buf[4096 + 256];
-    mt_os_maps maps;
-    mt_os_maps_fd(&maps, fd, buf, sizeof buf);
-    mt_os_mapping m;
-    while (fd >= 0 && mt_os_maps_next(&maps, &m)) {
-        if (m.end <= m.start)
-            continue;
-        /* [vvar] may fault when read and holds no root: mapped, unreadable,
-         * as the pages the process cannot read (file_hi = lo). */
-        bool vvar = m.path_len >= 5 && memcmp(m.path, "[vvar", 5) == 0;
-        bool readable = m.perms[0] == 'r' && !vvar;
-        if (mem.nsegs == cap) {
-            cap = cap ? 2 * cap : 256;
-            struct seg *s = realloc(mem.segs, cap * sizeof *s);
-            if (!s)
-                break;
-            mem.segs = s;
-        }
-        mem.segs[mem.nsegs++] = (struct seg){ m.start, m.end, readable ? m.end : m.start, 0 };
-    }
-    if (fd >= 0)
-        close(fd);
-}
-
-static const struct seg *seg_of(uintptr_t addr)
-{
-    size_t lo = 0, hi = mem.nsegs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (mem.segs[mid].hi <= addr)
-            lo = mid + 1;
-        else if (mem.segs[mid].lo > addr)
-            hi = mid;
-        else
-            return &mem.segs[mid];
-    }
-    return NULL;
-}
-
-/* mt_leak_region_fn over the target: a core segment's dumped part is
- * readable, the rest of it not; a process's maps say. */
-static int region_target(void *ctx, uintptr_t addr, uintptr_t *end)
-{
-    (void)ctx;
-    size_t lo = 0, hi = mem.nsegs; /* the first segment ending above ADDR */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (mem.segs[mid].hi <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == mem.nsegs || mem.segs[lo].lo > addr) {
-        *end = lo == mem.nsegs ? 0 : mem.segs[lo].lo;
-        return MT_MEM_NONE;
-    }
-    const struct seg *s = &mem.segs[lo];
-    if (addr < s->file_hi) {
-        *end = s->file_hi;
-        return MT_MEM_READABLE;
-    }
-    *end = s->hi;
-    return MT_MEM_UNREADABLE;
-}
-
-/* A process's memory is read through a cache of 64 KiB windows: the scan
- * reads a million small blocks, mostly next to each other, and one pread
- * per block costs seconds where one per window costs a few ms. Direct-
- * mapped, WINDOWS of them (32 MiB); emptied for each request (the process
- * ran in between). A window that cannot be read whole (the end of a
- * mapping) is read for each request as asked. */
-#define WINDOW_BITS 16
-#define WINDOWS 512
-static struct window {
-    uintptr_t base; /* 0: empty */
-    bool readable;
-    char *bytes;
-} windows[WINDOWS];
-
-static void forget_windows(void)
-{
-    for (size_t i = 0; i < WINDOWS; i++)
-        windows[i].base = 0;
-}
-
-static const char *process_window(uintptr_t addr, size_t len)
-{
-    uintptr_t base = addr >> WINDOW_BITS << WINDOW_BITS;
-    if (addr + len > base + ((uintptr_t)1 << WINDOW_BITS) || base == 0)
-        return NULL;
-    struct window *w = &windows[(addr >> WINDOW_BITS) % WINDOWS];
-    if (w->base != base) {
-        if (!w->bytes && !(w->bytes = malloc((size_t)1 << WINDOW_BITS)))
-            return NULL;
-        w->base = base;
-        w->readable = pread(mem.mem_fd, w->bytes, (size_t)1 << WINDOW_BITS, (off_t)base) ==
-                      (ssize_t)1 << WINDOW_BITS;
-    }
-    return w->readable ? w->bytes + (addr - base) : NULL;
-}
-
-/* mt_leak_read_fn over the target. */
-static const void *read_target(void *ctx, uintptr_t addr, size_t len)
-{
-    (void)ctx;
-    if (addr + len < addr)
-        return NULL;
-    if (mem.mem_fd >= 0) {
-        const char *w = process_window(addr, len);
-        if (w)
-            return w;
-        if (len > sizeof read_buf)
-            return NULL;
-        ssize_t got = pread(mem.mem_fd, read_buf, len, (off_t)addr);
-        return got == (ssize_t)len ? read_buf : NULL;
-    }
-    const struct seg *s = seg_of(addr);
-    if (s && addr + len <= s->file_hi)
-        return mem.raw + s->off + (addr - s->lo);
-    if (len > sizeof read_buf)
-        return NULL;
-    for (size_t done = 0; done < len;) { /* over adjacent segments */
-        s = seg_of(addr + done);
-        if (!s || addr + done >= s->file_hi)
-            return NULL;
-        size_t piece = s->file_hi - (addr + done);
-        if (piece > len - done)
-            piece = len - done;
-        memcpy(read_buf + done, mem.raw + s->off + (addr + done - s->lo), piece);
-        done += piece;
-    }
-    return read_buf;
-}
-
-const void *mt_target_read(void *ctx, uintptr_t addr, size_t len)
-{
-    return read_target(ctx, addr, len);
-}
-
-void mt_target_mem_changed(void)
-{
-    if (mem.mem_fd >= 0)
-        forget_windows();
-}
-
 /* ------------------------------------------------------------ the request */
-
-struct reg {
-    char name[16];
-    uint64_t value;
-};
-
-struct frame {
-    unsigned level;
-    uintptr_t sp;
-    uintptr_t ret;      /* the frame's pc as a return address; 0: unknown */
-    unsigned outer;     /* inlined frames between it and its real frame */
-    char function[256]; /* gdb's name, when RET names nothing */
-};
-
-struct thread {
-    uint32_t tid, number;
-    uintptr_t sp, tp;
-    struct reg *regs;
-    size_t nregs;
-    struct frame *frames;
-    size_t nframes;
-};
-
-struct request {
-    bool refs;
-    uint64_t arg;  /* leaks: sites to list; refs: the address */
-    int pid;
-    mt_tables *tables; /* the live blocks and their stacks */
-    uintptr_t self; /* an address inside memtrace's library */
-    uint64_t tcb_size;
-    struct thread *threads;
-    size_t nthreads;
-    char suppressions[4096]; /* a path; "" for none */
-    bool unlocked; /* a shard was read while a stopped thread held its lock */
-};
 
 static void malformed(const char *line)
 {
@@ -481,9 +222,7 @@ static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_
     return b ? b : calloc(1, sizeof *b);
 }
 
-/* The frames of stack ID from the target's stack store (kept by the
- * tables); 0 when none (as mt_stack_get), or unreadable. */
-static unsigned read_stack(const struct request *r, uint32_t id, const uintptr_t **frames)
+unsigned mt_target_stack(const struct request *r, uint32_t id, const uintptr_t **frames)
 {
     unsigned depth;
     if (!mt_tables_stack(r->tables, id, frames, &depth))
@@ -521,14 +260,6 @@ static void flag_damaged_stacks(const struct request *q, mt_leak_block *b, size_
 struct target {
     Dwfl *dwfl;
     const struct request *q;
-};
-
-struct roots {
-    mt_leak_root *regions;
-    size_t nregions;
-    uintptr_t *words;
-    size_t nwords;
-    mt_leak_gathered g; /* the dynamic linker's code, the modules unread */
 };
 
 /* mt_leak_gathered.add_root: one more region (leak_roots.h decides which). */
@@ -623,15 +354,12 @@ static void modules_target(void *ctx, void (*fn)(void *arg, const mt_leak_module
 static bool mapping_target(void *ctx, uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
     (void)ctx;
-    const struct seg *s = seg_of(addr);
-    if (s)
-        *lo = s->lo, *hi = s->hi;
-    return s != NULL;
+    return mt_target_mapping(addr, lo, hi);
 }
 
 /* Thread I as gdb has it; one without registers (running, in non-stop
  * mode) is not scanned, and a note says so. */
-static bool thread_target(void *ctx, size_t i, mt_leak_thread *t)
+static bool thmt_target_read(void *ctx, size_t i, mt_leak_thread *t)
 {
     const struct thread *th = &((const struct target *)ctx)->q->threads[i];
     *t = (mt_leak_thread){ th->tid, th->sp, true, th->tp };
@@ -649,7 +377,7 @@ static bool reg_target(void *ctx, size_t i, size_t k, uintptr_t *value)
 
 static unsigned stack_target(void *ctx, uint32_t id, const uintptr_t **frames)
 {
-    return read_stack(((const struct target *)ctx)->q, id, frames);
+    return mt_target_stack(((const struct target *)ctx)->q, id, frames);
 }
 
 /* The source over T. glibc's TLS (leak_roots.h): leak_self.c learns the
@@ -657,8 +385,8 @@ static unsigned stack_target(void *ctx, uint32_t id, const uintptr_t **frames)
  * be called, it is found from the DTV. */
 static mt_leak_source source_of(struct target *t)
 {
-    return (mt_leak_source){ t, read_target, mapping_target, modules_target, t->q->nthreads,
-                             thread_target, reg_target, t->q->tcb_size, 0, stack_target };
+    return (mt_leak_source){ t, mt_target_read, mapping_target, modules_target, t->q->nthreads,
+                             thmt_target_read, reg_target, t->q->tcb_size, 0, stack_target };
 }
 
 /* ------------------------------------------------------------ leaks */
@@ -671,7 +399,7 @@ struct report_ctx {
 static unsigned stack_of(void *ctx, uint32_t id, const uintptr_t **frames)
 {
     const struct report_ctx *c = ctx;
-    return read_stack(c->q, id, frames);
+    return mt_target_stack(c->q, id, frames);
 }
 
 static size_t match(void *ctx, const uintptr_t *frames, unsigned depth,
@@ -762,214 +490,6 @@ static bool leaks(mt_sym_state *dwfl, const struct request *q, mt_leak_block *b,
     return true;
 }
 
-/* ------------------------------------------------------------ refs */
-
-/* The name of global ADDR: "SYMBOL+OFF" or "SYMBOL" and its module. */
-static void global_name(Dwfl *dwfl, uintptr_t addr, char *out, size_t size)
-{
-    Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
-    const char *modname = mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
-                              : NULL;
-    const char *base = modname ? strrchr(modname, '/') : NULL;
-    base = base ? base + 1 : modname ? modname : "?";
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *name = mod ? dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL)
-                           : NULL;
-    if (name && off)
-        snprintf(out, size, "global %s+%" PRIu64 " in %s", name, (uint64_t)off, base);
-    else if (name)
-        snprintf(out, size, "global %s in %s", name, base);
-    else
-        snprintf(out, size, "a global word of %s with no symbol", base);
-}
-
-static const struct thread *thread_of(const struct request *q, uint32_t tid)
-{
-    for (size_t i = 0; i < q->nthreads; i++)
-        if (q->threads[i].tid == tid)
-            return &q->threads[i];
-    return NULL;
-}
-
-struct frame_row {
-    unsigned outer; /* rows from the last one */
-    char *out;
-    size_t size;
-};
-
-/* mt_frames_fn: row n - 1 - OUTER's function (the last row: the function
- * the others are inlined into), as every frame line names it. */
-static void frame_row_name(const mt_frame *rows, unsigned n, void *ctx)
-{
-    struct frame_row *o = ctx;
-    if (o->outer < n && rows[n - 1 - o->outer].function)
-        snprintf(o->out, o->size, "%s", rows[n - 1 - o->outer].function);
-}
-
-/* "frame #N FUNCTION" of thread T holding stack slot ADDR: the outermost
- * frame whose stack pointer is at or below ADDR (a frame's slots lie
- * between its SP and its caller's). FUNCTION as memtrace's frame lines
- * name it (src/symbolize/, one demangler), gdb's name when they cannot. */
-static void frame_name(mt_sym_state *dwfl, const struct thread *t, uintptr_t addr, char *out,
-                       size_t size)
-{
-    const struct frame *f = NULL;
-    for (size_t i = 0; i < t->nframes; i++)
-        if (t->frames[i].sp <= addr)
-            f = &t->frames[i];
-    if (!f && t->nframes)
-        f = &t->frames[0]; /* the red zone below the innermost frame */
-    if (f) {
-        char name[256] = "";
-        if (f->ret)
-            mt_sym_frames(dwfl, false, f->ret, frame_row_name,
-                          &(struct frame_row){ f->outer, name, sizeof name });
-        snprintf(out, size, "frame #%u %s", f->level,
-                 name[0] ? name : f->function[0] ? f->function : "??");
-    }
-    else
-        snprintf(out, size, "no frame known");
-}
-
-struct refs {
-    mt_sym_state *dwfl;
-    const struct request *q;
-    uintptr_t lo, hi; /* the block: [lo, hi), or just lo for a 0-byte one */
-    uint64_t found;
-    mt_out *out;
-    const mt_leak_block *blocks; /* all of them, sorted: what a heap root skips */
-    size_t nblocks;
-};
-
-static bool points_in(const struct refs *s, uint64_t w)
-{
-    return w == s->lo || (w > s->lo && w < s->hi);
-}
-
-/* find_in over [LO, HI), 8-byte aligned and readable. */
-static void find_in_readable(struct refs *s, uintptr_t lo, uintptr_t hi,
-                             void (*fn)(struct refs *, uintptr_t at, uint64_t word, const void *),
-                             const void *arg)
-{
-    for (uintptr_t a = lo; a < hi;) {
-        size_t len = hi - a < sizeof read_buf ? hi - a : sizeof read_buf;
-        const uint64_t *w = read_target(NULL, a, len);
-        uint64_t hits[64];
-        uintptr_t where[64];
-        size_t nh = 0;
-        for (size_t k = 0; w && k < len / 8; k++) {
-            if (points_in(s, w[k]) && nh < 64) {
-                hits[nh] = w[k];
-                where[nh++] = a + 8 * k;
-            }
-        }
-        /* FN may read the target (a stack): the buffer is reused. */
-        for (size_t k = 0; k < nh; k++)
-            fn(s, where[k], hits[k], arg);
-        a += len;
-    }
-}
-
-/* Calls FN for every aligned word of [LO, HI) pointing into the block. */
-static void find_in(struct refs *s, uintptr_t lo, uintptr_t hi,
-                    void (*fn)(struct refs *, uintptr_t at, uint64_t word, const void *),
-                    const void *arg)
-{
-    lo = (lo + 7) & ~(uintptr_t)7;
-    hi &= ~(uintptr_t)7;
-    for (uintptr_t a = lo; a < hi;) {
-        /* Only the readable pieces, as the scan: a range is never walked
-         * chunk by chunk through memory the target does not have. */
-        uintptr_t end = 0;
-        int kind = region_target(NULL, a, &end);
-        uintptr_t stop = end > a && end < hi ? end & ~(uintptr_t)7 : hi;
-        if (kind != MT_MEM_READABLE || stop <= a) {
-            a = stop > a ? stop : hi;
-            a = (a + 7) & ~(uintptr_t)7;
-            continue;
-        }
-        find_in_readable(s, a, stop, fn, arg);
-        a = stop;
-    }
-}
-
-static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *arg)
-{
-    const mt_leak_root *root = arg;
-    char what[600];
-    const struct thread *t = thread_of(s->q, root->thread);
-    if (root->kind == MT_ROOT_GLOBALS) {
-        global_name(mt_sym_dwfl(s->dwfl), at, what, sizeof what);
-        if (root->starts_only && word != s->lo) /* leak_roots.h */
-            snprintf(what + strlen(what), sizeof what - strlen(what),
-                     " (the allocator's data: holds nothing but by a block's start)");
-    } else if (root->kind == MT_ROOT_STACK && t) {
-        char frame[300];
-        frame_name(s->dwfl, t, at, frame, sizeof frame);
-        snprintf(what, sizeof what, "thread %u (LWP %u) stack, %s", t->number, t->tid, frame);
-    } else if (t) {
-        snprintf(what, sizeof what, "thread %u (LWP %u) thread-local storage", t->number,
-                 t->tid);
-    } else if (root->outside_blocks) {
-        if (mt_leak_find(s->blocks, s->nblocks, at) >= 0)
-            return; /* a known block's word: listed as that block's */
-        snprintf(what, sizeof what, "the allocator's heap outside the blocks memtrace knows "
-                                    "(allocated before the attach, or freed)%s",
-                 word != s->lo ? " (holds nothing but by a block's start)" : "");
-    } else {
-        snprintf(what, sizeof what, "a root");
-    }
-    mt_fmt_ref_place(s->out, what, at, word - s->lo);
-    s->found++;
-}
-
-struct block_arg {
-    const mt_leak_block *b;
-};
-
-static void ref_block(struct refs *s, uintptr_t at, uint64_t word, const void *arg)
-{
-    const mt_leak_block *b = ((const struct block_arg *)arg)->b;
-    const uintptr_t *frames;
-    unsigned depth = read_stack(s->q, b->stack, &frames);
-    struct report_ctx c = { s->dwfl, s->q };
-    mt_fmt_stack_ref st = { frames, depth };
-    mt_fmt_ref_block(s->out, b->ptr, b->size, at - b->ptr, word - s->lo, b->class, put_stack,
-                     &c, &st);
-    s->found++;
-}
-
-static bool refs(mt_sym_state *dwfl, const struct request *q, const mt_leak_block *b, size_t n,
-                 const struct roots *r, mt_out *out)
-{
-    ptrdiff_t i = mt_leak_find(b, n, q->arg);
-    if (i < 0) {
-        mt_out_printf(out, "memtrace: refs: no live block holds %#" PRIx64 "\n", q->arg);
-        return false;
-    }
-    struct refs s = { dwfl, q, b[i].ptr, b[i].ptr + b[i].size, 0, out, b, n };
-    mt_fmt_refs_begin(out, b[i].ptr, b[i].size, q->arg - b[i].ptr, b[i].class);
-    for (size_t k = 0; k < r->nregions; k++)
-        find_in(&s, r->regions[k].lo, r->regions[k].hi, ref_region, &r->regions[k]);
-    for (size_t t = 0; t < q->nthreads; t++) {
-        const struct thread *th = &q->threads[t];
-        for (size_t k = 0; k < th->nregs; k++) {
-            if (points_in(&s, th->regs[k].value)) {
-                mt_fmt_ref_register(out, th->number, th->tid, th->regs[k].name,
-                                    th->regs[k].value - s.lo);
-                s.found++;
-            }
-        }
-    }
-    for (size_t k = 0; k < n; k++) {
-        struct block_arg a = { &b[k] };
-        find_in(&s, b[k].ptr, b[k].ptr + b[k].size, ref_block, &a);
-    }
-    mt_fmt_refs_end(out, s.found);
-    return true;
-}
-
 /* ------------------------------------------------------------ the request */
 
 bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *line, FILE *in,
@@ -977,10 +497,7 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
 {
     struct request q;
     read_request(tables, line, in, &q);
-    if (mem.mem_fd >= 0) {
-        read_process_maps();
-        forget_windows();
-    }
+    mt_target_mem_refresh();
     char why[256];
     size_t n = 0;
     mt_leak_block *b = read_blocks(&q, &n, why, sizeof why);
@@ -1006,7 +523,7 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
                            "thread was changing it; the verdict may be off by its blocks\n");
     mt_leak_input input = {
         .blocks = b, .nblocks = n, .roots = r.regions, .nroots = r.nregions,
-        .words = r.words, .nwords = r.nwords, .read = read_target, .region = region_target,
+        .words = r.words, .nwords = r.nwords, .read = mt_target_read, .region = mt_target_region,
     };
     mt_leak_totals t;
     bool ok = mt_leak_scan(&input, &t);
@@ -1016,7 +533,7 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
         mt_out_printf(out, "memtrace: %s: no memory for the scan of %zu blocks\n",
                       q.refs ? "refs" : "leaks", n);
     else if (q.refs)
-        ok = refs(dwfl, &q, b, n, &r, out);
+        ok = mt_target_refs(dwfl, &q, b, n, &r, out);
     else
         ok = leaks(dwfl, &q, b, n, &r, &t, out);
     free(b);

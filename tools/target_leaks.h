@@ -15,18 +15,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Where the target's memory is read: a core file's segments (ELF, already
- * opened, mapped whole), or a process's /proc/PID/mem (MEM_FD, opened by
- * gdb, which may: it traces the process) with its maps (PID). */
-void mt_target_mem_core(Elf *core);
-void mt_target_mem_process(int mem_fd, int pid);
-
-/* The target's memory as tables.h reads it (mt_tables_read_fn; CTX
- * unused), and the call that says the process may have changed it (it
- * ran, gdb wrote to it): what was read ahead is forgotten. */
-const void *mt_target_read(void *ctx, uintptr_t addr, size_t len);
-void mt_target_mem_changed(void);
-
 /* Answers one request whose first line is LINE ("leaks ..." or "refs
  * ..."), reading its further lines from IN up to "end"; the live blocks
  * and their stacks come from T (opened); the text goes to OUT, its frames

@@ -1,0 +1,71 @@
+/* What target_leaks.c and target_refs.c share inside memtrace-symbolize:
+ * a "leaks" or "refs" request as read from the helper (the threads,
+ * registers and frames gdb knows), and the roots gathered for it. */
+#ifndef MT_TOOLS_TARGET_INTERNAL_H
+#define MT_TOOLS_TARGET_INTERNAL_H
+
+#include "base/output.h"
+#include "scan/leak_gather.h"
+#include "scan/leak_scan.h"
+#include "symbolize/symbolize.h"
+#include "tables.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct reg {
+    char name[16];
+    uint64_t value;
+};
+
+struct frame {
+    unsigned level;
+    uintptr_t sp;
+    uintptr_t ret;      /* the frame's pc as a return address; 0: unknown */
+    unsigned outer;     /* inlined frames between it and its real frame */
+    char function[256]; /* gdb's name, when RET names nothing */
+};
+
+struct thread {
+    uint32_t tid, number;
+    uintptr_t sp, tp;
+    struct reg *regs;
+    size_t nregs;
+    struct frame *frames;
+    size_t nframes;
+};
+
+struct request {
+    bool refs;
+    uint64_t arg;  /* leaks: sites to list; refs: the address */
+    int pid;
+    mt_tables *tables; /* the live blocks and their stacks */
+    uintptr_t self; /* an address inside memtrace's library */
+    uint64_t tcb_size;
+    struct thread *threads;
+    size_t nthreads;
+    char suppressions[4096]; /* a path; "" for none */
+    bool unlocked; /* a shard was read while a stopped thread held its lock */
+};
+
+struct roots {
+    mt_leak_root *regions;
+    size_t nregions;
+    uintptr_t *words;
+    size_t nwords;
+    mt_leak_gathered g; /* the dynamic linker's code, the modules unread */
+};
+
+/* The frames of stack ID from the target's stack store (kept by R's
+ * tables); 0 when none (as mt_stack_get), or unreadable. */
+unsigned mt_target_stack(const struct request *r, uint32_t id, const uintptr_t **frames);
+
+/* `memtrace refs`: every place in the roots R, the threads' registers and
+ * the live blocks B[0..N) (sorted, scanned) holding a pointer into the
+ * block holding Q->arg, written to OUT. False (one "memtrace:" line) when
+ * no live block holds it. */
+bool mt_target_refs(mt_sym_state *dwfl, const struct request *q, const mt_leak_block *b, size_t n,
+                    const struct roots *r, mt_out *out);
+
+#endif

@@ -1,0 +1,254 @@
+/* The target's memory (target_mem.h): a core file's PT_LOAD segments,
+ * read in place from the mapped file; a process's /proc/PID/mem, opened by
+ * gdb (it traces the process, so the kernel lets it, Yama or not; this
+ * program, gdb's child and not the process's ancestor, could not) and
+ * handed down. Chosen over gdb's read_memory (a Python call per read:
+ * seconds for a large heap) and over a gcore to a temporary file (writes
+ * the whole memory to disk first). */
+#include "target_mem.h"
+
+#include "base/os.h"
+#include "scan/leak_scan.h"
+#include "symbolize/symbolize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+/* A piece of the target's address space: a core's PT_LOAD (FILE_HI - LO
+ * bytes of it are in the file at OFF; the rest was not dumped) or a line
+ * of /proc/PID/maps. Sorted by LO, not overlapping. */
+struct seg {
+    uintptr_t lo, hi, file_hi;
+    size_t off;
+};
+
+static struct {
+    struct seg *segs;
+    size_t nsegs;
+    const char *raw; /* the core file, mapped; NULL for a process */
+    size_t raw_len;
+    int mem_fd;      /* /proc/PID/mem; -1 for a core */
+    int pid;
+} mem = { .mem_fd = -1 };
+
+/* Reads of up to one scan chunk land here when they cannot be handed out
+ * in place (a process's memory; a core range over two segments). */
+static char read_buf[MT_TARGET_READ_MAX];
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const struct seg *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void mt_target_mem_core(Elf *core)
+{
+    size_t n = 0;
+    mem.raw = elf_rawfile(core, &mem.raw_len);
+    if (elf_getphdrnum(core, &n) != 0)
+        n = 0;
+    mem.segs = calloc(n ? n : 1, sizeof *mem.segs);
+    for (size_t i = 0; mem.segs && i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
+            continue;
+        size_t filesz = ph.p_offset <= mem.raw_len && ph.p_filesz <= mem.raw_len - ph.p_offset
+                            ? ph.p_filesz : 0; /* a truncated core: not there */
+        mem.segs[mem.nsegs++] = (struct seg){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz,
+                                              ph.p_vaddr + filesz, ph.p_offset };
+    }
+    qsort(mem.segs, mem.nsegs, sizeof *mem.segs, seg_cmp);
+    /* A damaged core's program headers may overlap or wrap: keep seg_of's
+     * order (sorted, disjoint) by dropping what would break it. */
+    size_t kept = 0;
+    for (size_t i = 0; i < mem.nsegs; i++) {
+        const struct seg *x = &mem.segs[i];
+        if (x->hi < x->lo || x->file_hi < x->lo || (kept && x->lo < mem.segs[kept - 1].hi))
+            continue;
+        mem.segs[kept++] = *x;
+    }
+    mem.nsegs = kept;
+}
+
+void mt_target_mem_process(int mem_fd, int pid)
+{
+    mem.mem_fd = mem_fd;
+    mem.pid = pid;
+}
+
+/* The process's maps, read again for each request (it ran in between),
+ * from a live thread's maps file (mt_sym_maps_path: main's are empty once
+ * it has called pthread_exit). */
+static void read_process_maps(void)
+{
+    char path[96];
+    mt_sym_maps_path(mem.pid, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(mem.segs);
+    mem.segs = NULL;
+    mem.nsegs = 0;
+    size_t cap = 0;
+    char buf[4096 + 256];
+    mt_os_maps maps;
+    mt_os_maps_fd(&maps, fd, buf, sizeof buf);
+    mt_os_mapping m;
+    while (fd >= 0 && mt_os_maps_next(&maps, &m)) {
+        if (m.end <= m.start)
+            continue;
+        /* [vvar] may fault when read and holds no root: mapped, unreadable,
+         * as the pages the process cannot read (file_hi = lo). */
+        bool vvar = m.path_len >= 5 && memcmp(m.path, "[vvar", 5) == 0;
+        bool readable = m.perms[0] == 'r' && !vvar;
+        if (mem.nsegs == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct seg *s = realloc(mem.segs, cap * sizeof *s);
+            if (!s)
+                break;
+            mem.segs = s;
+        }
+        mem.segs[mem.nsegs++] = (struct seg){ m.start, m.end, readable ? m.end : m.start, 0 };
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+static const struct seg *seg_of(uintptr_t addr)
+{
+    size_t lo = 0, hi = mem.nsegs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mem.segs[mid].hi <= addr)
+            lo = mid + 1;
+        else if (mem.segs[mid].lo > addr)
+            hi = mid;
+        else
+            return &mem.segs[mid];
+    }
+    return NULL;
+}
+
+/* mt_leak_region_fn over the target: a core segment's dumped part is
+ * readable, the rest of it not; a process's maps say. */
+int mt_target_region(void *ctx, uintptr_t addr, uintptr_t *end)
+{
+    (void)ctx;
+    size_t lo = 0, hi = mem.nsegs; /* the first segment ending above ADDR */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mem.segs[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == mem.nsegs || mem.segs[lo].lo > addr) {
+        *end = lo == mem.nsegs ? 0 : mem.segs[lo].lo;
+        return MT_MEM_NONE;
+    }
+    const struct seg *s = &mem.segs[lo];
+    if (addr < s->file_hi) {
+        *end = s->file_hi;
+        return MT_MEM_READABLE;
+    }
+    *end = s->hi;
+    return MT_MEM_UNREADABLE;
+}
+
+/* A process's memory is read through a cache of 64 KiB windows: the scan
+ * reads a million small blocks, mostly next to each other, and one pread
+ * per block costs seconds where one per window costs a few ms. Direct-
+ * mapped, WINDOWS of them (32 MiB); emptied for each request (the process
+ * ran in between). A window that cannot be read whole (the end of a
+ * mapping) is read for each request as asked. */
+#define WINDOW_BITS 16
+#define WINDOWS 512
+static struct window {
+    uintptr_t base; /* 0: empty */
+    bool readable;
+    char *bytes;
+} windows[WINDOWS];
+
+static void forget_windows(void)
+{
+    for (size_t i = 0; i < WINDOWS; i++)
+        windows[i].base = 0;
+}
+
+static const char *process_window(uintptr_t addr, size_t len)
+{
+    uintptr_t base = addr >> WINDOW_BITS << WINDOW_BITS;
+    if (addr + len > base + ((uintptr_t)1 << WINDOW_BITS) || base == 0)
+        return NULL;
+    struct window *w = &windows[(addr >> WINDOW_BITS) % WINDOWS];
+    if (w->base != base) {
+        if (!w->bytes && !(w->bytes = malloc((size_t)1 << WINDOW_BITS)))
+            return NULL;
+        w->base = base;
+        w->readable = pread(mem.mem_fd, w->bytes, (size_t)1 << WINDOW_BITS, (off_t)base) ==
+                      (ssize_t)1 << WINDOW_BITS;
+    }
+    return w->readable ? w->bytes + (addr - base) : NULL;
+}
+
+/* mt_leak_read_fn over the target. */
+static const void *read_target(void *ctx, uintptr_t addr, size_t len)
+{
+    (void)ctx;
+    if (addr + len < addr)
+        return NULL;
+    if (mem.mem_fd >= 0) {
+        const char *w = process_window(addr, len);
+        if (w)
+            return w;
+        if (len > sizeof read_buf)
+            return NULL;
+        ssize_t got = pread(mem.mem_fd, read_buf, len, (off_t)addr);
+        return got == (ssize_t)len ? read_buf : NULL;
+    }
+    const struct seg *s = seg_of(addr);
+    if (s && addr + len <= s->file_hi)
+        return mem.raw + s->off + (addr - s->lo);
+    if (len > sizeof read_buf)
+        return NULL;
+    for (size_t done = 0; done < len;) { /* over adjacent segments */
+        s = seg_of(addr + done);
+        if (!s || addr + done >= s->file_hi)
+            return NULL;
+        size_t piece = s->file_hi - (addr + done);
+        if (piece > len - done)
+            piece = len - done;
+        memcpy(read_buf + done, mem.raw + s->off + (addr + done - s->lo), piece);
+        done += piece;
+    }
+    return read_buf;
+}
+
+const void *mt_target_read(void *ctx, uintptr_t addr, size_t len)
+{
+    return read_target(ctx, addr, len);
+}
+
+void mt_target_mem_changed(void)
+{
+    if (mem.mem_fd >= 0)
+        forget_windows();
+}
+
+bool mt_target_mapping(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    const struct seg *s = seg_of(addr);
+    if (s)
+        *lo = s->lo, *hi = s->hi;
+    return s != NULL;
+}
+
+void mt_target_mem_refresh(void)
+{
+    if (mem.mem_fd >= 0) {
+        read_process_maps();
+        forget_windows();
+    }
+}
