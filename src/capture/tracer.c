@@ -218,6 +218,33 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
     }
 }
 
+/* realloc through FN while memtrace does not record (paused, detached, a
+ * pass-through scope): the new block is untraced. Paused or detached,
+ * PTR's record leaves as in mt_free, but comes back when FN fails and the
+ * block is intact (not a realloc(p, 0), which freed it). */
+static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), void *ptr,
+                                                 size_t size)
+{
+    mt_live_entry old;
+    bool had = false;
+    if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED) {
+        had = mt_live_remove((uintptr_t)ptr, &old);
+        if (had && mt_entry_kind(&old) != MT_KIND_MALLOC)
+            mt_bad_free(ptr, MT_KIND_MALLOC, &old);
+        else if (!had && mt_atomic_load_relaxed(&mt_phase) == MT_READY)
+            mt_bad_free(ptr, MT_KIND_MALLOC, NULL);
+    }
+    void *q = NULL;
+    if (fn)
+        MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size), q != NULL);
+    if (had && q == NULL && size != 0)
+        mt_live_insert(&old);
+    else if (had)
+        mt_note_freed(&old);
+    mt_untraced(q);
+    return q;
+}
+
 /* realloc through FN (see mt_realloc_next), inlined in both. */
 static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void *, size_t),
                                                                 void *ptr, size_t size)
@@ -227,14 +254,8 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
     if (MT_UNLIKELY(mt_iheap_owns(ptr)))
         return realloc_from_iheap(ptr, size);
     void *q = NULL;
-    if (MT_UNLIKELY(mt_bypass())) {
-        if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
-            mt_forget(ptr, MT_KIND_MALLOC);
-        if (fn)
-            MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size), q != NULL);
-        mt_untraced(q);
-        return q;
-    }
+    if (MT_UNLIKELY(mt_bypass()))
+        return realloc_bypassed(fn, ptr, size);
     /* The old record goes first, for the same reason as in mt_free. */
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);

@@ -153,7 +153,7 @@ late=$(addr_of late "$d/out")
 gone=$(addr_of gone "$d/out")
 gdb -q -nx -batch -p "$tpid" -ex "source $helper" -ex "memtrace $after" -ex "memtrace $late" \
     -ex "memtrace $gone" </dev/null >"$work/ask2" 2>&1
-check "after detach: the block allocated before the detach" "$(block_of "$after" "$work/ask2" | head -2)" \
+check "after detach: the block allocated before the detach (a failed realloc since keeps it)" "$(block_of "$after" "$work/ask2" | head -2)" \
     "$(echo "$answer" | head -2)"
 # Allocated while attached, freed after the detach: its record left with it.
 grep -q "^memtrace: $gone: not a live heap block" "$work/ask2" &&

@@ -172,6 +172,11 @@ int main(int argc, char **argv)
     fflush(stdout);
     wait_for("late");
     free(keep_gone);
+    /* Detached: a realloc that fails leaves the block, and its record, as
+     * they were (keep_after is asked about after this). */
+    volatile size_t too_big = (size_t)-1 / 2;
+    if (realloc(keep_after, too_big) != NULL)
+        printf("a realloc of %zu bytes succeeded\n", too_big);
     keep_late = malloc(300); /* SITE:attach-late */
     printf("@@ late %p\n", keep_late);
     fflush(stdout);
