@@ -147,7 +147,23 @@ void mt_os_on_stack(mt_os_stack *s, void (*fn)(void *), void *arg)
 
 bool mt_os_each_task(bool (*fn)(pid_t tid, void *ctx), void *ctx)
 {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return mt_os_each_task_of(0, fn, ctx);
+}
+
+bool mt_os_each_task_of(pid_t pid, bool (*fn)(pid_t tid, void *ctx), void *ctx)
+{
+    char path[32] = "/proc/self/task"; /* no stdio in base */
+    if (pid > 0) {
+        char digits[12];
+        int n = 0;
+        for (unsigned v = (unsigned)pid; v; v /= 10)
+            digits[n++] = (char)('0' + v % 10);
+        char *p = path + 6; /* after "/proc/" */
+        while (n)
+            *p++ = digits[--n];
+        memcpy(p, "/task", sizeof "/task");
+    }
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return false;
     char buf[4096];

@@ -57,6 +57,8 @@ void mt_os_on_stack(mt_os_stack *s, void (*fn)(void *), void *arg);
  * lists them (memtrace's own and zombies included), until FN returns
  * false. False when the list cannot be read. Uses no heap. */
 bool mt_os_each_task(bool (*fn)(pid_t tid, void *ctx), void *ctx);
+/* The same for process PID's threads (/proc/PID/task; 0: this process). */
+bool mt_os_each_task_of(pid_t pid, bool (*fn)(pid_t tid, void *ctx), void *ctx);
 
 /* /proc/PID/maps, one line at a time, with no heap and no libc lock: for
  * the leak check (while the other threads are stopped), a thread's first

@@ -94,7 +94,7 @@ static void match_rows(const mt_frame *rows, unsigned count, void *ctx)
     m->found = mt_suppressions_match_rows(m->s, m->found, rows, count);
 }
 
-size_t mt_leak_match_frames(mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+size_t mt_leak_match_frames(mt_sym_state *dwfl, bool refresh, const uintptr_t *frames,
                             unsigned depth, const mt_suppression *sup, size_t nsup)
 {
     struct match_rows m = { sup, nsup };

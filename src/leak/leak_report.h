@@ -58,7 +58,7 @@ uint64_t mt_leak_report(mt_out *out, const mt_leak_report_input *in);
  * included, REFRESH as mt_sym_frames takes it) until a suppression
  * matches; the earliest suppression of the file wins. Caller holds what
  * mt_sym_frames needs. */
-size_t mt_leak_match_frames(mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+size_t mt_leak_match_frames(mt_sym_state *dwfl, bool refresh, const uintptr_t *frames,
                             unsigned depth, const mt_suppression *sup, size_t nsup);
 
 #endif

@@ -21,7 +21,7 @@ static void put_folded(mt_out *o, const uintptr_t *frames, unsigned depth, uint6
     bool locked = mt_sym_self_lock();
     if (locked)
         mt_prof_heap_check();
-    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
+    mt_sym_state *dwfl = locked ? mt_sym_self() : NULL;
     mt_fmt_folded_line(o, dwfl, frames, depth, bytes);
     if (locked)
         mt_sym_self_unlock();

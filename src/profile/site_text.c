@@ -34,7 +34,7 @@ static char *symbolize_stack(const struct mt_prof_site *s)
     if (s->depth == 0 || !mt_sym_self_lock())
         return NULL;
     mt_prof_heap_check();
-    mt_dwfl *dwfl = mt_sym_self();
+    mt_sym_state *dwfl = mt_sym_self();
     bool ok = dwfl != NULL;
     size_t len = 0, cap = 0;
     char *text = NULL;
@@ -73,7 +73,7 @@ static char *symbolize_stack(const struct mt_prof_site *s)
 static const char *raw_text(const struct mt_prof_site *s, char *raw, size_t raw_size)
 {
     bool locked = s->depth && mt_sym_self_lock();
-    mt_dwfl *dwfl = locked ? mt_sym_self() : NULL;
+    mt_sym_state *dwfl = locked ? mt_sym_self() : NULL;
     size_t len = 0;
     for (unsigned i = 0, n = 0; i < s->depth; i++) {
         mt_out o;

@@ -33,7 +33,7 @@ void mt_describe_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned
         mt_fmt_raw_stack(out, frames, depth);
         return;
     }
-    mt_dwfl *dwfl = mt_sym_self();
+    mt_sym_state *dwfl = mt_sym_self();
     if (dwfl) {
         mt_fmt_stack(out, dwfl, true, frames, depth);
     } else {

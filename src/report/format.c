@@ -68,13 +68,13 @@ static void ignore_rows(const mt_frame *rows, unsigned count, void *arg)
 
 /* The tail-call frames between FRAMES[I] and the frame inward of it (for
  * frame 0, the allocation function): innermost first, their count. */
-static unsigned tail_frames(mt_dwfl *dwfl, const uintptr_t *frames, unsigned i,
+static unsigned tail_frames(mt_sym_state *dwfl, const uintptr_t *frames, unsigned i,
                             uintptr_t tail[MT_SYM_TAIL_MAX])
 {
     return mt_sym_tail_calls(dwfl, frames[i], i ? frames[i - 1] : 0, tail, MT_SYM_TAIL_MAX);
 }
 
-unsigned mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n,
+unsigned mt_fmt_stack_frame(mt_out *out, mt_sym_state *dwfl, bool refresh, unsigned n,
                             const uintptr_t *frames, unsigned i)
 {
     /* The frame's own rows first: they re-read the modules if need be. */
@@ -89,7 +89,7 @@ unsigned mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n
     return c.n + 1;
 }
 
-void mt_fmt_stack(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+void mt_fmt_stack(mt_out *out, mt_sym_state *dwfl, bool refresh, const uintptr_t *frames,
                   unsigned depth)
 {
     for (unsigned i = 0, n = 0; i < depth; i++)
@@ -134,7 +134,7 @@ static void put_folded(const mt_frame *rows, unsigned count, void *arg)
     }
 }
 
-void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+void mt_fmt_folded_frame(mt_out *out, mt_sym_state *dwfl, bool refresh, const uintptr_t *frames,
                          unsigned i)
 {
     mt_sym_frames(dwfl, refresh, frames[i], put_folded, out);

@@ -29,11 +29,11 @@ void mt_fmt_frame(mt_out *out, unsigned n, const mt_frame *rows, unsigned count)
  * rebuilt from the debug information and marked " (tail call)" on its first
  * line. Returns the number of the next frame. Symbolized through DWFL (see
  * mt_sym_frames for REFRESH); the caller holds the symbolizer's lock. */
-unsigned mt_fmt_stack_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, unsigned n,
+unsigned mt_fmt_stack_frame(mt_out *out, mt_sym_state *dwfl, bool refresh, unsigned n,
                             const uintptr_t *frames, unsigned i);
 /* FRAMES[0..DEPTH), return addresses innermost first, as frames #0.., the
  * tail-call frames included. */
-void mt_fmt_stack(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+void mt_fmt_stack(mt_out *out, mt_sym_state *dwfl, bool refresh, const uintptr_t *frames,
                   unsigned depth);
 /* The same frames unsymbolized: "  #N 0xRET". */
 void mt_fmt_raw_stack(mt_out *out, const uintptr_t *frames, unsigned depth);
@@ -43,7 +43,7 @@ void mt_fmt_raw_stack(mt_out *out, const uintptr_t *frames, unsigned depth);
  * and FRAMES[I - 1] (see mt_fmt_stack_frame), outermost first,
  * ';'-separated, each cut to 1023 bytes with ';' written as ':', "0xRET"
  * for a row without a name. */
-void mt_fmt_folded_frame(mt_out *out, mt_dwfl *dwfl, bool refresh, const uintptr_t *frames,
+void mt_fmt_folded_frame(mt_out *out, mt_sym_state *dwfl, bool refresh, const uintptr_t *frames,
                          unsigned i);
 
 /* ------------------------------------------------------------ answers */

@@ -189,7 +189,7 @@ void mt_fmt_prof_peak_end(mt_out *out)
 
 /* ------------------------------------------------------------ folded */
 
-void mt_fmt_folded_line(mt_out *out, mt_dwfl *dwfl, const uintptr_t *frames, unsigned depth,
+void mt_fmt_folded_line(mt_out *out, mt_sym_state *dwfl, const uintptr_t *frames, unsigned depth,
                         uint64_t bytes)
 {
     for (unsigned i = depth; i-- > 0;) {

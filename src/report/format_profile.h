@@ -120,7 +120,7 @@ void mt_fmt_prof_peak_end(mt_out *out);
 /* A line of a folded file (flamegraph.pl's input): "f1;f2;...;fn BYTES",
  * the DEPTH FRAMES outermost first, each named by mt_fmt_folded_frame
  * through DWFL (refreshed), "0xRET" without it (NULL). */
-void mt_fmt_folded_line(mt_out *out, mt_dwfl *dwfl, const uintptr_t *frames, unsigned depth,
+void mt_fmt_folded_line(mt_out *out, mt_sym_state *dwfl, const uintptr_t *frames, unsigned depth,
                         uint64_t bytes);
 
 /* The exit report's line on MEMTRACE_FOLDED's files, "memtrace: folded

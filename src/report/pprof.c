@@ -230,7 +230,7 @@ static uint64_t intern_function(mt_pprof *p, const struct function *f)
 /* The id of the mapping of the module holding ADDR (looked up at ADDR - 1,
  * as its rows are); 0 when no module of DWFL holds it (a library unloaded
  * since, resolved from its file: the Location then has no Mapping). */
-static uint64_t intern_mapping(mt_pprof *p, mt_dwfl *dwfl, uintptr_t addr)
+static uint64_t intern_mapping(mt_pprof *p, mt_sym_state *dwfl, uintptr_t addr)
 {
     if (p->nmappings) {
         const struct mapping *m = &p->mappings[p->last_mapping];
@@ -283,7 +283,7 @@ void mt_pprof_main(mt_pprof *p, uintptr_t addr)
 
 /* The main executable's Mapping (interned if no frame used it) becomes
  * id 1, the one that was id 1 takes its place; the Locations follow. */
-static void main_mapping_first(mt_pprof *p, mt_dwfl *dwfl)
+static void main_mapping_first(mt_pprof *p, mt_sym_state *dwfl)
 {
     if (!p->main_addr)
         return;
@@ -345,7 +345,7 @@ static uint64_t location_hash(const void *ctx, uint32_t n)
 
 /* The id of the Location of ADDR, symbolized on first sight; 0 when out of
  * memory. */
-static uint64_t intern_location(mt_pprof *p, mt_dwfl *dwfl, bool refresh, uintptr_t addr)
+static uint64_t intern_location(mt_pprof *p, mt_sym_state *dwfl, bool refresh, uintptr_t addr)
 {
     struct mt_pprof_index *ix = &p->location_ix;
     uint64_t hash = mt_pprof_mix(addr);
@@ -422,7 +422,7 @@ static void tree_free(mt_pprof *p, struct tree *t)
 /* Frames with the tail-call frames rebuilt between them, as Location ids,
  * innermost first, into IDS (room for depth * (1 + MT_SYM_TAIL_MAX));
  * returns how many. */
-static size_t stack_locations(mt_pprof *p, mt_dwfl *dwfl, bool refresh, const struct sample *s,
+static size_t stack_locations(mt_pprof *p, mt_sym_state *dwfl, bool refresh, const struct sample *s,
                               uint64_t *ids)
 {
     size_t n = 0;
@@ -497,7 +497,7 @@ static void sample_values(mt_pprof *p, struct tree *t, size_t i, unsigned ntypes
  * then to the end of t->location_ids, which grows: the samples point into
  * it only once it is complete (their offsets meanwhile in ID_AT). Out of
  * memory: p->failed. */
-static void tree_samples(mt_pprof *p, mt_dwfl *dwfl, bool refresh, struct tree *t,
+static void tree_samples(mt_pprof *p, mt_sym_state *dwfl, bool refresh, struct tree *t,
                          unsigned ntypes, int64_t thread_key)
 {
     t->samples = alloc_array(p, p->nsamples, sizeof *t->samples);
@@ -583,7 +583,7 @@ static void tree_locations(mt_pprof *p, struct tree *t)
 
 /* The tables the samples filled (the main executable's Mapping first),
  * into T; false when out of memory. */
-static bool tree_tables(mt_pprof *p, mt_dwfl *dwfl, struct tree *t)
+static bool tree_tables(mt_pprof *p, mt_sym_state *dwfl, struct tree *t)
 {
     if (!p->failed)
         main_mapping_first(p, dwfl);
@@ -627,7 +627,7 @@ static void tree_profile(mt_pprof *p, struct tree *t, unsigned ntypes, int64_t d
     pr->default_sample_type = default_type;
 }
 
-const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int64_t time_ns,
+const char *mt_pprof_write(mt_pprof *p, mt_sym_state *dwfl, bool refresh, int fd, int64_t time_ns,
                            int64_t duration_ns)
 {
     struct tree t;

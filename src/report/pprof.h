@@ -55,7 +55,7 @@ bool mt_pprof_add(mt_pprof *p, uint64_t key, const uintptr_t *frames, unsigned d
  * name, file); one Mapping per module (file name, address range, offset,
  * build-id). Samples of a single thread carry the string label "thread",
  * "N" or "N (NAME)". */
-const char *mt_pprof_write(mt_pprof *p, mt_dwfl *dwfl, bool refresh, int fd, int64_t time_ns,
+const char *mt_pprof_write(mt_pprof *p, mt_sym_state *dwfl, bool refresh, int fd, int64_t time_ns,
                            int64_t duration_ns);
 
 /* ADDR lies in the main executable (0: unknown, the default): its module's

@@ -5,7 +5,8 @@
  * whether the file mappings changed. */
 #include "symbolize/sym_internal.h"
 
-#include <dirent.h>
+#include "base/os.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,42 +16,31 @@
 #include <unistd.h>
 
 
-/* Whether a line of /proc/PID/maps is a file mapped privately, writable,
- * from offset 0: not a loaded object (whose first segment, holding the ELF
- * header, is never writable) but a file libelf reads (ELF_C_READ_MMAP maps
- * it so; in the traced process, memtrace's own symbolizer does) or another
- * private copy of a file. libdwfl would report such a mapping of a program
- * or library as a second module of it, whose range (from the file's
- * segments) can cover addresses of libraries loaded or unloaded nearby. */
-static bool private_file_copy(const char *line, size_t len)
+/* Whether M is a file mapped privately, writable, from offset 0: not a
+ * loaded object (whose first segment, holding the ELF header, is never
+ * writable) but a file libelf reads (ELF_C_READ_MMAP maps it so; in the
+ * traced process, memtrace's own symbolizer does) or another private copy
+ * of a file. libdwfl would report such a mapping of a program or library
+ * as a second module of it, whose range (from the file's segments) can
+ * cover addresses of libraries loaded or unloaded nearby. */
+static bool private_file_copy(const mt_os_mapping *m)
 {
-    char perms[5];
-    unsigned long long offset;
-    int name_at = 0;
-    if (sscanf(line, "%*x-%*x %4s %llx %*s %*s %n", perms, &offset, &name_at) != 2 ||
-        name_at == 0 || (size_t)name_at >= len || line[name_at] != '/')
-        return false;
-    return offset == 0 && perms[1] == 'w' && perms[3] == 'p';
-}
-
-/* The length of the line of MAPS (LEN bytes) starting at AT, its newline
- * included. */
-static size_t line_at(const char *maps, size_t len, size_t at)
-{
-    const char *nl = memchr(maps + at, '\n', len - at);
-    return nl ? (size_t)(nl - (maps + at)) + 1 : len - at;
+    return m->path_len && m->path[0] == '/' && m->offset == 0 && m->perms[1] == 'w' &&
+           m->perms[3] == 'p';
 }
 
 size_t mt_sym_filter_maps(char *maps, size_t len)
 {
+    /* The kept lines move down over ones already parsed, never ahead of
+     * the parser. */
+    mt_os_maps it;
+    mt_os_maps_text(&it, maps, len);
     size_t out = 0;
-    for (size_t at = 0; at < len;) {
-        size_t line = line_at(maps, len, at);
-        if (!private_file_copy(maps + at, line)) {
-            memmove(maps + out, maps + at, line);
-            out += line;
+    for (mt_os_mapping m; mt_os_maps_next(&it, &m);) {
+        if (!private_file_copy(&m)) {
+            memmove(maps + out, m.line, m.line_len);
+            out += m.line_len;
         }
-        at += line;
     }
     return out;
 }
@@ -100,26 +90,33 @@ static bool has_text(const char *path)
     return some;
 }
 
+struct live_task {
+    pid_t pid;
+    char *path;
+    size_t size;
+    bool found;
+};
+
+static bool try_task(pid_t tid, void *ctx)
+{
+    struct live_task *t = ctx;
+    if (tid == t->pid)
+        return true;
+    snprintf(t->path, t->size, "/proc/%d/task/%d/maps", (int)t->pid, (int)tid);
+    t->found = has_text(t->path);
+    return !t->found;
+}
+
 bool mt_sym_maps_path(pid_t pid, char *path, size_t size)
 {
     snprintf(path, size, "/proc/%d/maps", (int)pid);
     if (has_text(path))
         return true;
-    char dir_path[48];
-    snprintf(dir_path, sizeof dir_path, "/proc/%d/task", (int)pid);
-    DIR *dir = opendir(dir_path);
-    bool found = false;
-    for (struct dirent *d; dir && !found && (d = readdir(dir));) {
-        if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == pid)
-            continue;
-        snprintf(path, size, "/proc/%d/task/%.20s/maps", (int)pid, d->d_name);
-        found = has_text(path);
-    }
-    if (dir)
-        closedir(dir);
-    if (!found)
+    struct live_task t = { pid, path, size, false };
+    mt_os_each_task_of(pid, try_task, &t);
+    if (!t.found)
         snprintf(path, size, "/proc/%d/maps", (int)pid);
-    return found;
+    return t.found;
 }
 
 /* The maps of process PID (0: this one), filtered, into a new buffer; NULL
@@ -173,12 +170,11 @@ bool mt_sym_report_process(Dwfl *dwfl, int pid, int *err)
 uint64_t sym_modules_hash(const char *maps, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t at = 0; at < len;) {
-        size_t line = line_at(maps, len, at);
-        if (memchr(maps + at, '/', line))
-            for (size_t i = 0; i < line; i++)
-                h = (h ^ (unsigned char)maps[at + i]) * 0x100000001b3ull;
-        at += line;
-    }
+    mt_os_maps it;
+    mt_os_maps_text(&it, maps, len);
+    for (mt_os_mapping m; mt_os_maps_next(&it, &m);)
+        if (m.path_len && m.path[0] == '/')
+            for (size_t i = 0; i < m.line_len; i++)
+                h = (h ^ (unsigned char)m.line[i]) * 0x100000001b3ull;
     return h;
 }

@@ -24,9 +24,6 @@ struct Dwfl;
  * default state, is mt_sym_self's; memtrace-symbolize makes its own with
  * mt_sym_new. */
 typedef struct mt_sym_state mt_sym_state;
-/* The name the report and leak layers give the state they pass through
- * (it was the Dwfl itself): the same type. */
-typedef mt_sym_state mt_dwfl;
 
 /* One row of a symbolized return address. A return address gives one row
  * per function of its inline chain, innermost first: row 0 is the code at

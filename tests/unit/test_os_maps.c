@@ -5,6 +5,7 @@
 #include "base/os.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,4 +199,51 @@ Test(os_maps, the_process_itself)
     cr_expect(!m.failed);
     cr_expect(stack, "the stack's mapping");
     cr_expect(code, "the code's mapping, with this program's path");
+}
+
+struct tids {
+    pid_t seen[64];
+    size_t n;
+};
+
+static bool note_tid(pid_t tid, void *ctx)
+{
+    struct tids *t = ctx;
+    if (t->n < 64)
+        t->seen[t->n] = tid;
+    t->n++;
+    return true;
+}
+
+static void *idle_thread(void *arg)
+{
+    int *fd = arg;
+    char c;
+    (void)!read(fd[0], &c, 1);
+    return NULL;
+}
+
+/* A process's threads by its pid (the symbolizer's search for a live
+ * thread's maps) are this process's own: the same threads, the caller's
+ * and a second one among them. */
+Test(os_maps, threads_of_a_pid)
+{
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, idle_thread, fd), 0);
+    struct tids self = { .n = 0 }, by_pid = { .n = 0 };
+    cr_assert(mt_os_each_task(note_tid, &self));
+    cr_assert(mt_os_each_task_of(getpid(), note_tid, &by_pid));
+    cr_expect_geq(self.n, 2);
+    cr_expect_eq(self.n, by_pid.n);
+    bool mine = false;
+    for (size_t i = 0; i < by_pid.n && i < 64; i++) {
+        cr_expect_eq(self.seen[i], by_pid.seen[i]);
+        mine |= by_pid.seen[i] == gettid();
+    }
+    cr_expect(mine, "the calling thread is listed");
+    cr_expect(!mt_os_each_task_of(999999999, note_tid, &by_pid), "no such process");
+    (void)!write(fd[1], "x", 1);
+    pthread_join(th, NULL);
 }

@@ -25,7 +25,7 @@ static const char *symbolize_by(mt_sym_state *st, uintptr_t ret)
     mt_out out;
     mt_out_init(&out, fileno(f));
     cr_assert(mt_sym_self_lock());
-    mt_dwfl *dwfl = st ? st : mt_sym_self();
+    mt_sym_state *dwfl = st ? st : mt_sym_self();
     cr_assert_not_null(dwfl);
     mt_fmt_stack(&out, dwfl, !st, &ret, 1);
     mt_sym_self_unlock();
