@@ -11,18 +11,19 @@ GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
 
 all: $(GDB_TOOLS)
 
-# The leak scan, the roots' gatherer, the report and suppressions are
-# linked in for `memtrace leaks` and `memtrace refs` (tools/target_leaks.c):
-# the same code as the check at exit; os.c for its maps parser.
-# The pprof writer too (`memtrace pprof`), with protobuf-c's generated
-# code, compiled apart (not under memtrace's warning set).
-$(BUILD)/memtrace-symbolize: tools/memtrace-symbolize.c tools/target_leaks.c tools/tables.c tools/tables_layout.c \
-                             tools/table_answers.c tools/target_mem.c tools/target_refs.c $(wildcard src/symbolize/*.c) \
-                             src/report/format.c src/base/output.c src/base/lock.c src/scan/leak_scan.c \
-                             src/scan/leak_roots.c src/scan/leak_gather.c src/leak/leak_report.c \
-                             src/leak/suppressions.c src/base/os.c src/base/config.c \
-                             src/report/pprof.c src/report/pprof_gzip.c src/report/pprof_index.c \
-                             $(BUILD)/symbolize-pb/profile.pb-c.o \
+# memtrace-symbolize is tools/ and, from src/, what the library answers
+# with, so that an answer on a core or from gdb is the library's own: the
+# symbolizer and the leak scan whole (src/symbolize, src/scan), the
+# formatter and the pprof writer (with protobuf-c's generated code, compiled
+# apart, not under memtrace's warning set), the leak report and
+# suppressions, and from base the output, the lock, the maps parser and
+# the settings. Nothing of the hot path, the stores or the runtime: the
+# tables are read out of process by tools/tables.c.
+HELPER_SRCS := $(wildcard tools/*.c src/symbolize/*.c src/scan/*.c) \
+               $(addprefix src/report/,format.c pprof.c pprof_gzip.c pprof_index.c) \
+               $(addprefix src/leak/,leak_report.c suppressions.c) \
+               $(addprefix src/base/,output.c lock.c os.c config.c)
+$(BUILD)/memtrace-symbolize: $(HELPER_SRCS) $(BUILD)/symbolize-pb/profile.pb-c.o \
                              $(wildcard src/*/*.h tools/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -Isrc -I$(PB_DIR) \
