@@ -47,10 +47,11 @@ snapshot "$1" libmemtrace.so
 snapshot "$2" libmemtrace-profiler.so
 TRACER=$WORK/libmemtrace.so
 PROFILER=$WORK/libmemtrace-profiler.so
-# `memtrace leaks` on a core file: the gdb helper and memtrace-symbolize, from
-# next to the tracer library (build/), copied for the same reason.
-for f in memtrace.py memtrace-symbolize; do
-    cp "$(dirname "$(realpath "$1")")/$f" "$WORK/$f" ||
+# `memtrace leaks` on a core file: the gdb helper (its stub and package) and
+# memtrace-symbolize, from next to the tracer library (build/), copied for
+# the same reason.
+for f in memtrace.py memtrace_gdb memtrace-symbolize; do
+    cp -r "$(dirname "$(realpath "$1")")/$f" "$WORK/$f" ||
         { echo "bench: no $f next to $1 (make all builds it)" >&2; exit 1; }
 done
 LIBS_ID="tracer $(sha256sum < "$TRACER" | cut -c1-12), profiler $(sha256sum < "$PROFILER" | cut -c1-12)"

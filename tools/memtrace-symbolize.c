@@ -76,6 +76,7 @@
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
 #include "base/output.h"
 #include "symbolize/symbolize.h"
+#include "request.h"
 #include "table_answers.h"
 #include "tables.h"
 #include "target_leaks.h"
@@ -143,12 +144,6 @@ static Dwfl *report_core(const char *core, const char *exe)
     return dwfl; /* the core stays open and mapped for the life of the process */
 }
 
-static void malformed(const char *line)
-{
-    fprintf(stderr, "memtrace-symbolize: malformed request: %.200s", line);
-    exit(3);
-}
-
 int main(int argc, char **argv)
 {
     const char *core = NULL, *exe = NULL;
@@ -185,11 +180,11 @@ int main(int argc, char **argv)
             /* answered */
         } else if (strncmp(line, "leaks ", 6) == 0 || strncmp(line, "refs ", 5) == 0) {
             if (!tables.open)
-                malformed(line); /* "tables" comes first */
+                mt_request_malformed(line); /* "tables" comes first */
             bool ok = mt_target_leaks_request(sym, &tables, line, stdin, &out);
             mt_out_write(&out, ok ? "\0@@\n" : "\0@@ error\n", ok ? 4 : 10);
         } else {
-            malformed(line);
+            mt_request_malformed(line);
         }
         mt_out_flush(&out);
     }

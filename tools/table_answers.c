@@ -4,6 +4,7 @@
  * Only what the answer shows is read (a hidden freed record's stacks are
  * not), so a damage elsewhere does not stop it. */
 #include "table_answers.h"
+#include "request.h"
 
 #include "base/common.h"
 #include "report/format.h"
@@ -22,24 +23,6 @@
 static const char UNLOCKED_SHARD[] =
     "  (a table shard was read without its lock: a stopped thread was changing it; totals "
     "may be off)\n";
-
-static void malformed(const char *line)
-{
-    fprintf(stderr, "memtrace-symbolize: malformed request: %.200s", line);
-    exit(3);
-}
-
-static void *must_grow(void *p, size_t n, size_t item)
-{
-    if (n & (n - 1))
-        return p; /* room left: arrays double at powers of two */
-    p = realloc(p, (n ? 2 * n : 1) * item);
-    if (!p) {
-        fprintf(stderr, "memtrace-symbolize: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
 
 /* N hex numbers from *P, advancing it; false if there are fewer. */
 static bool numbers(const char **p, uint64_t *v, unsigned n)
@@ -164,7 +147,7 @@ static bool gather_freed(mt_tables *t, uintptr_t addr, unsigned history, struct 
     for (size_t i = 0; i < n; i++) {
         uint64_t gap = mt_block_gap(addr, ring[i].ptr, ring[i].size);
         if (gap == UINT64_MAX) {
-            d->covering = must_grow(d->covering, d->ncovering, sizeof *d->covering);
+            d->covering = mt_request_grow(d->covering, d->ncovering, sizeof *d->covering);
             bool shown = !d->live || d->ncovering < history;
             if (!freed_of(t, &ring[i], shown, &d->covering[d->ncovering++]))
                 return false;
@@ -182,7 +165,7 @@ static void describe(mt_tables *t, mt_sym_state *dwfl, const char *p, const char
 {
     uint64_t v[2];
     if (!numbers(&p, v, 2) || v[1] > MT_HISTORY_ALL)
-        malformed(line);
+        mt_request_malformed(line);
     uintptr_t addr = v[0];
     struct described d = { 0 };
     uint64_t rec[4];
@@ -219,7 +202,7 @@ static void live_block(mt_tables *t, const char *p, const char *line, mt_out *ou
 {
     uint64_t addr;
     if (!numbers(&p, &addr, 1))
-        malformed(line);
+        mt_request_malformed(line);
     mt_tables_entry e, above;
     bool locked, inside = false;
     int found = mt_tables_find_exact(t, addr, &e, &locked);
@@ -274,7 +257,7 @@ static struct group *group_of(struct groups *s, uint64_t key)
     while (s->index[j] != SIZE_MAX && s->g[s->index[j]].key != key)
         j = (j + 1) & (s->cap - 1);
     if (s->index[j] == SIZE_MAX) {
-        s->g = must_grow(s->g, s->n, sizeof *s->g);
+        s->g = mt_request_grow(s->g, s->n, sizeof *s->g);
         s->g[s->n] = (struct group){ .key = key };
         s->index[j] = s->n++;
     }
@@ -331,14 +314,14 @@ static void top(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *lin
 {
     uint64_t n;
     if (!numbers(&p, &n, 1))
-        malformed(line);
+        mt_request_malformed(line);
     struct groups s = { 0 };
     uint64_t rec[4];
     bool has_rec, read = gather_groups(t, false, &s);
     if (read)
         qsort(s.g, s.n, sizeof *s.g, by_bytes);
     size_t shown = n < s.n ? (size_t)n : s.n;
-    mt_fmt_stack_ref *stacks = must_grow(NULL, 0, (shown ? shown : 1) * sizeof *stacks);
+    mt_fmt_stack_ref *stacks = mt_request_grow(NULL, 0, (shown ? shown : 1) * sizeof *stacks);
     for (size_t i = 0; read && i < shown; i++)
         read = stack_ref(t, s.g[i].stack, &stacks[i]);
     if (!read || !mt_tables_recording(t, rec, &has_rec)) {
@@ -510,7 +493,7 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
     if (strncmp(line, "tables ", 7) == 0) {
         p += 7;
         if (!numbers(&p, &v, 1))
-            malformed(line);
+            mt_request_malformed(line);
         if (!mt_tables_open(t, v, read, ctx)) {
             failed(t, out);
         } else {

@@ -15,6 +15,7 @@
  *  - memory: target_mem.c (a core's segments, or /proc/PID/mem from gdb);
  *    `memtrace refs` is target_refs.c. */
 #include "target_leaks.h"
+#include "request.h"
 #include "target_internal.h"
 #include "target_mem.h"
 
@@ -41,24 +42,6 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------ the request */
-
-static void malformed(const char *line)
-{
-    fprintf(stderr, "memtrace-symbolize: malformed request: %.200s", line);
-    exit(3);
-}
-
-static void *grow(void *p, size_t n, size_t item)
-{
-    if (n & (n - 1))
-        return p; /* room left: arrays double at powers of two */
-    p = realloc(p, (n ? 2 * n : 1) * item);
-    if (!p) {
-        fprintf(stderr, "memtrace-symbolize: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
 
 static bool numbers(const char *p, uint64_t *v, unsigned n)
 {
@@ -99,7 +82,7 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
     r->self = tables->addr; /* memtrace_state is in memtrace's library */
     r->refs = strncmp(first, "refs ", 5) == 0;
     if (!numbers(first + (r->refs ? 5 : 6), v, 2))
-        malformed(first);
+        mt_request_malformed(first);
     r->arg = v[0];
     r->pid = (int)v[1];
     r->tcb_size = 2304; /* glibc 2.3x's struct pthread on x86-64, as leak_self.c */
@@ -107,22 +90,22 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
     size_t cap = 0;
     for (;;) {
         if (getline(&line, &cap, in) < 0)
-            malformed("(end of input inside a leaks or refs request)\n");
+            mt_request_malformed("(end of input inside a leaks or refs request)\n");
         const char *p = line;
         if (strncmp(p, "end", 3) == 0) {
             break;
         } else if (strncmp(p, "self ", 5) == 0) {
             if (!numbers(p + 5, v, 1))
-                malformed(line);
+                mt_request_malformed(line);
             r->self = v[0];
         } else if (strncmp(p, "tcb ", 4) == 0) {
             if (!numbers(p + 4, v, 1))
-                malformed(line);
+                mt_request_malformed(line);
             r->tcb_size = v[0];
         } else if (strncmp(p, "thread ", 7) == 0) {
             if (!numbers(p + 7, v, 4))
-                malformed(line);
-            r->threads = grow(r->threads, r->nthreads, sizeof *r->threads);
+                mt_request_malformed(line);
+            r->threads = mt_request_grow(r->threads, r->nthreads, sizeof *r->threads);
             r->threads[r->nthreads++] = (struct thread){ (uint32_t)v[0], (uint32_t)v[1], v[2],
                                                          v[3], NULL, 0, NULL, 0 };
         } else if (strncmp(p, "reg ", 4) == 0 && r->nthreads) {
@@ -130,8 +113,8 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
             char name[16];
             int used = 0;
             if (sscanf(p + 4, "%15s %n", name, &used) != 1 || !numbers(p + 4 + used, v, 1))
-                malformed(line);
-            t->regs = grow(t->regs, t->nregs, sizeof *t->regs);
+                mt_request_malformed(line);
+            t->regs = mt_request_grow(t->regs, t->nregs, sizeof *t->regs);
             struct reg *g = &t->regs[t->nregs++];
             snprintf(g->name, sizeof g->name, "%s", name);
             g->value = v[0];
@@ -140,7 +123,7 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
             char *end;
             v[0] = strtoull(p + 6, &end, 16);
             v[1] = strtoull(end, &end, 16);
-            t->frames = grow(t->frames, t->nframes, sizeof *t->frames);
+            t->frames = mt_request_grow(t->frames, t->nframes, sizeof *t->frames);
             struct frame *f = &t->frames[t->nframes++];
             f->level = (unsigned)v[0];
             f->sp = v[1];
@@ -153,9 +136,9 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
                 snprintf(f->function, sizeof f->function, "?");
         } else if (strncmp(p, "suppressions ", 13) == 0) {
             if (!hex_text(p + 13, r->suppressions, sizeof r->suppressions))
-                malformed(line);
+                mt_request_malformed(line);
         } else {
-            malformed(line);
+            mt_request_malformed(line);
         }
     }
     free(line);
@@ -266,14 +249,14 @@ struct target {
 static void push_region(void *ctx, const mt_leak_root *root)
 {
     struct roots *r = ctx;
-    r->regions = grow(r->regions, r->nregions, sizeof *r->regions);
+    r->regions = mt_request_grow(r->regions, r->nregions, sizeof *r->regions);
     r->regions[r->nregions++] = *root;
 }
 
 static void push_word(void *ctx, uintptr_t w)
 {
     struct roots *r = ctx;
-    r->words = grow(r->words, r->nwords, sizeof *r->words);
+    r->words = mt_request_grow(r->words, r->nwords, sizeof *r->words);
     r->words[r->nwords++] = w;
 }
 

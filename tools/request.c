@@ -1,0 +1,22 @@
+#include "request.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void mt_request_malformed(const char *line)
+{
+    fprintf(stderr, "memtrace-symbolize: malformed request: %.200s", line);
+    exit(3);
+}
+
+void *mt_request_grow(void *p, size_t n, size_t item)
+{
+    if (n & (n - 1))
+        return p; /* room left */
+    p = realloc(p, (n ? 2 * n : 1) * item);
+    if (!p) {
+        fprintf(stderr, "memtrace-symbolize: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
