@@ -100,18 +100,29 @@ static inline void mt_untraced_free(void)
 /* ---- frees */
 
 /* P is being freed by a function of family KIND (MT_KIND_*): its record
- * leaves the table. A free the table cannot match (P is no live block's
- * start, or the block is of another family) goes to mt_bad_free first. */
+ * leaves the table, into *E; false when it had none. A free the table
+ * cannot match (P is no live block's start, or the block is of another
+ * family) goes to mt_bad_free first. The caller then notes the record
+ * freed (mt_note_freed), or puts it back if the free did not happen. */
+static inline bool mt_unrecord(void *p, unsigned kind, mt_live_entry *e)
+{
+    if (MT_LIKELY(mt_live_remove((uintptr_t)p, e))) {
+        if (MT_UNLIKELY(mt_entry_kind(e) != kind) && !mt_busy)
+            mt_bad_free(p, kind, e);
+        return true;
+    }
+    if (!mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY)
+        mt_bad_free(p, kind, NULL);
+    return false;
+}
+
+/* P is being freed by a function of family KIND: mt_unrecord, and the
+ * record, if any, noted freed. */
 static inline void mt_forget(void *p, unsigned kind)
 {
     mt_live_entry e;
-    if (MT_LIKELY(mt_live_remove((uintptr_t)p, &e))) {
-        if (MT_UNLIKELY(mt_entry_kind(&e) != kind) && !mt_busy)
-            mt_bad_free(p, kind, &e);
+    if (mt_unrecord(p, kind, &e))
         mt_note_freed(&e);
-    } else if (!mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY) {
-        mt_bad_free(p, kind, NULL);
-    }
 }
 
 /* True when the free of PTR is memtrace's own business, done here: PTR is

@@ -227,13 +227,8 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
 {
     mt_live_entry old;
     bool had = false;
-    if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED) {
-        had = mt_live_remove((uintptr_t)ptr, &old);
-        if (had && mt_entry_kind(&old) != MT_KIND_MALLOC)
-            mt_bad_free(ptr, MT_KIND_MALLOC, &old);
-        else if (!had && mt_atomic_load_relaxed(&mt_phase) == MT_READY)
-            mt_bad_free(ptr, MT_KIND_MALLOC, NULL);
-    }
+    if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
+        had = mt_unrecord(ptr, MT_KIND_MALLOC, &old);
     void *q = NULL;
     if (fn)
         MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size), q != NULL);
