@@ -20,3 +20,15 @@ void *mt_request_grow(void *p, size_t n, size_t item)
     }
     return p;
 }
+
+bool mt_request_numbers(const char **p, uint64_t *v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char *end;
+        v[i] = strtoull(*p, &end, 16);
+        if (end == *p)
+            return false;
+        *p = end;
+    }
+    return true;
+}

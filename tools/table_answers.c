@@ -24,19 +24,6 @@ static const char UNLOCKED_SHARD[] =
     "  (a table shard was read without its lock: a stopped thread was changing it; totals "
     "may be off)\n";
 
-/* N hex numbers from *P, advancing it; false if there are fewer. */
-static bool numbers(const char **p, uint64_t *v, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++) {
-        char *end;
-        v[i] = strtoull(*p, &end, 16);
-        if (end == *p)
-            return false;
-        *p = end;
-    }
-    return true;
-}
-
 static void ok(mt_out *out)
 {
     mt_out_write(out, "\0@@\n", 4);
@@ -164,7 +151,7 @@ static bool gather_freed(mt_tables *t, uintptr_t addr, unsigned history, struct 
 static void describe(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *line, mt_out *out)
 {
     uint64_t v[2];
-    if (!numbers(&p, v, 2) || v[1] > MT_HISTORY_ALL)
+    if (!mt_request_numbers(&p, v, 2) || v[1] > MT_HISTORY_ALL)
         mt_request_malformed(line);
     uintptr_t addr = v[0];
     struct described d = { 0 };
@@ -201,7 +188,7 @@ static void describe(mt_tables *t, mt_sym_state *dwfl, const char *p, const char
 static void live_block(mt_tables *t, const char *p, const char *line, mt_out *out)
 {
     uint64_t addr;
-    if (!numbers(&p, &addr, 1))
+    if (!mt_request_numbers(&p, &addr, 1))
         mt_request_malformed(line);
     mt_tables_entry e, above;
     bool locked, inside = false;
@@ -313,7 +300,7 @@ static int by_bytes(const void *a, const void *b)
 static void top(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *line, mt_out *out)
 {
     uint64_t n;
-    if (!numbers(&p, &n, 1))
+    if (!mt_request_numbers(&p, &n, 1))
         mt_request_malformed(line);
     struct groups s = { 0 };
     uint64_t rec[4];
@@ -448,7 +435,7 @@ static void pprof(mt_tables *t, mt_sym_state *dwfl, const char *p, mt_out *out)
     path[n] = '\0';
     bool fits = !isxdigit((unsigned char)*p);
     uint64_t main_addr = 0;
-    if (fits && !numbers(&p, &main_addr, 1))
+    if (fits && !mt_request_numbers(&p, &main_addr, 1))
         main_addr = 0;
     struct groups s = { 0 };
     bool read = gather_groups(t, true, &s);
@@ -492,7 +479,7 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
     uint64_t v;
     if (strncmp(line, "tables ", 7) == 0) {
         p += 7;
-        if (!numbers(&p, &v, 1))
+        if (!mt_request_numbers(&p, &v, 1))
             mt_request_malformed(line);
         if (!mt_tables_open(t, v, read, ctx)) {
             failed(t, out);

@@ -43,16 +43,10 @@
 
 /* ------------------------------------------------------------ the request */
 
+/* N hex numbers from P; false if there are fewer. */
 static bool numbers(const char *p, uint64_t *v, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++) {
-        char *end;
-        v[i] = strtoull(p, &end, 16);
-        if (end == p)
-            return false;
-        p = end;
-    }
-    return true;
+    return mt_request_numbers(&p, v, n);
 }
 
 /* Hex-encoded bytes (a path, a function name) from P into OUT[SIZE]; "-"
@@ -342,7 +336,7 @@ static bool mapping_target(void *ctx, uintptr_t addr, uintptr_t *lo, uintptr_t *
 
 /* Thread I as gdb has it; one without registers (running, in non-stop
  * mode) is not scanned, and a note says so. */
-static bool thmt_target_read(void *ctx, size_t i, mt_leak_thread *t)
+static bool thread_target(void *ctx, size_t i, mt_leak_thread *t)
 {
     const struct thread *th = &((const struct target *)ctx)->q->threads[i];
     *t = (mt_leak_thread){ th->tid, th->sp, true, th->tp };
@@ -369,7 +363,7 @@ static unsigned stack_target(void *ctx, uint32_t id, const uintptr_t **frames)
 static mt_leak_source source_of(struct target *t)
 {
     return (mt_leak_source){ t, mt_target_read, mapping_target, modules_target, t->q->nthreads,
-                             thmt_target_read, reg_target, t->q->tcb_size, 0, stack_target };
+                             thread_target, reg_target, t->q->tcb_size, 0, stack_target };
 }
 
 /* ------------------------------------------------------------ leaks */
