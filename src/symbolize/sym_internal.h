@@ -174,7 +174,7 @@ struct mt_sym_state {
 /* Drops every cache of ST (not the symbol tables: they go with modules). */
 void sym_clear_caches(struct mt_sym_state *st);
 /* dwfl_end, and the symbol tables kept in its modules' userdata; ST's
- * caches too when DWFL is ST's own Dwfl. */
+ * caches too (keyed by addresses in DWFL's memory, whichever Dwfl it is). */
 void sym_end_dwfl(struct mt_sym_state *st, Dwfl *dwfl);
 /* The cached rows of RET; NULL if none. */
 const struct frames_entry *sym_cache_find(const struct mt_sym_state *st, uintptr_t ret);

@@ -95,10 +95,11 @@ void sym_clear_caches(struct mt_sym_state *st)
 
 void sym_end_dwfl(struct mt_sym_state *st, Dwfl *dwfl)
 {
-    if (dwfl == st->dwfl) {
-        sym_clear_caches(st);
+    /* Every Dwfl's end drops the caches: the function indexes are keyed by
+     * addresses inside its debug data, which a later Dwfl's may reuse. */
+    sym_clear_caches(st);
+    if (dwfl == st->dwfl)
         st->hashed = false;
-    }
     dwfl_getmodules(dwfl, sym_drop_symtab, NULL, 0);
     dwfl_end(dwfl);
 }
