@@ -9,6 +9,7 @@
 
 #include "base/os.h"
 #include "scan/leak_scan.h"
+#include "scan/spans.h"
 #include "symbolize/symbolize.h"
 
 #include <errno.h>
@@ -18,16 +19,11 @@
 #include <unistd.h>
 
 
-/* A piece of the target's address space: a core's PT_LOAD (FILE_HI - LO
- * bytes of it are in the file at OFF; the rest was not dumped) or a line
- * of /proc/PID/maps. Sorted by LO, not overlapping. */
-struct seg {
-    uintptr_t lo, hi, file_hi;
-    size_t off;
-};
-
+/* The target's address space (sorted by lo, not overlapping): a core's
+ * PT_LOADs, of which readable_hi - lo bytes are in the file at the span's
+ * data (the rest was not dumped), or the lines of /proc/PID/maps. */
 static struct {
-    struct seg *segs;
+    mt_span *segs;
     size_t nsegs;
     const char *raw; /* the core file, mapped; NULL for a process */
     size_t raw_len;
@@ -41,7 +37,7 @@ static char read_buf[MT_TARGET_READ_MAX];
 
 static int seg_cmp(const void *a, const void *b)
 {
-    const struct seg *x = a, *y = b;
+    const mt_span *x = a, *y = b;
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
@@ -58,16 +54,16 @@ void mt_target_mem_core(Elf *core)
             continue;
         size_t filesz = ph.p_offset <= mem.raw_len && ph.p_filesz <= mem.raw_len - ph.p_offset
                             ? ph.p_filesz : 0; /* a truncated core: not there */
-        mem.segs[mem.nsegs++] = (struct seg){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz,
-                                              ph.p_vaddr + filesz, ph.p_offset };
+        mem.segs[mem.nsegs++] = (mt_span){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz,
+                                           ph.p_vaddr + filesz, ph.p_offset };
     }
     qsort(mem.segs, mem.nsegs, sizeof *mem.segs, seg_cmp);
     /* A damaged core's program headers may overlap or wrap: keep seg_of's
      * order (sorted, disjoint) by dropping what would break it. */
     size_t kept = 0;
     for (size_t i = 0; i < mem.nsegs; i++) {
-        const struct seg *x = &mem.segs[i];
-        if (x->hi < x->lo || x->file_hi < x->lo || (kept && x->lo < mem.segs[kept - 1].hi))
+        const mt_span *x = &mem.segs[i];
+        if (x->hi < x->lo || x->readable_hi < x->lo || (kept && x->lo < mem.segs[kept - 1].hi))
             continue;
         mem.segs[kept++] = *x;
     }
@@ -100,35 +96,25 @@ static void read_process_maps(void)
         if (m.end <= m.start)
             continue;
         /* [vvar] may fault when read and holds no root: mapped, unreadable,
-         * as the pages the process cannot read (file_hi = lo). */
+         * as the pages the process cannot read (readable_hi = lo). */
         bool vvar = m.path_len >= 5 && memcmp(m.path, "[vvar", 5) == 0;
         bool readable = m.perms[0] == 'r' && !vvar;
         if (mem.nsegs == cap) {
             cap = cap ? 2 * cap : 256;
-            struct seg *s = realloc(mem.segs, cap * sizeof *s);
+            mt_span *s = realloc(mem.segs, cap * sizeof *s);
             if (!s)
                 break;
             mem.segs = s;
         }
-        mem.segs[mem.nsegs++] = (struct seg){ m.start, m.end, readable ? m.end : m.start, 0 };
+        mem.segs[mem.nsegs++] = (mt_span){ m.start, m.end, readable ? m.end : m.start, 0 };
     }
     if (fd >= 0)
         close(fd);
 }
 
-static const struct seg *seg_of(uintptr_t addr)
+static const mt_span *seg_of(uintptr_t addr)
 {
-    size_t lo = 0, hi = mem.nsegs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (mem.segs[mid].hi <= addr)
-            lo = mid + 1;
-        else if (mem.segs[mid].lo > addr)
-            hi = mid;
-        else
-            return &mem.segs[mid];
-    }
-    return NULL;
+    return mt_span_of(mem.segs, mem.nsegs, addr);
 }
 
 /* mt_leak_region_fn over the target: a core segment's dumped part is
@@ -136,25 +122,7 @@ static const struct seg *seg_of(uintptr_t addr)
 int mt_target_region(void *ctx, uintptr_t addr, uintptr_t *end)
 {
     (void)ctx;
-    size_t lo = 0, hi = mem.nsegs; /* the first segment ending above ADDR */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (mem.segs[mid].hi <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == mem.nsegs || mem.segs[lo].lo > addr) {
-        *end = lo == mem.nsegs ? 0 : mem.segs[lo].lo;
-        return MT_MEM_NONE;
-    }
-    const struct seg *s = &mem.segs[lo];
-    if (addr < s->file_hi) {
-        *end = s->file_hi;
-        return MT_MEM_READABLE;
-    }
-    *end = s->hi;
-    return MT_MEM_UNREADABLE;
+    return mt_span_region(mem.segs, mem.nsegs, addr, end);
 }
 
 /* A process's memory is read through a cache of 64 KiB windows: the scan
@@ -208,19 +176,19 @@ static const void *read_target(void *ctx, uintptr_t addr, size_t len)
         ssize_t got = pread(mem.mem_fd, read_buf, len, (off_t)addr);
         return got == (ssize_t)len ? read_buf : NULL;
     }
-    const struct seg *s = seg_of(addr);
-    if (s && addr + len <= s->file_hi)
-        return mem.raw + s->off + (addr - s->lo);
+    const mt_span *s = seg_of(addr);
+    if (s && addr + len <= s->readable_hi)
+        return mem.raw + s->data + (addr - s->lo);
     if (len > sizeof read_buf)
         return NULL;
     for (size_t done = 0; done < len;) { /* over adjacent segments */
         s = seg_of(addr + done);
-        if (!s || addr + done >= s->file_hi)
+        if (!s || addr + done >= s->readable_hi)
             return NULL;
-        size_t piece = s->file_hi - (addr + done);
+        size_t piece = s->readable_hi - (addr + done);
         if (piece > len - done)
             piece = len - done;
-        memcpy(read_buf + done, mem.raw + s->off + (addr + done - s->lo), piece);
+        memcpy(read_buf + done, mem.raw + s->data + (addr + done - s->lo), piece);
         done += piece;
     }
     return read_buf;
@@ -239,7 +207,7 @@ void mt_target_mem_changed(void)
 
 bool mt_target_mapping(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
-    const struct seg *s = seg_of(addr);
+    const mt_span *s = seg_of(addr);
     if (s)
         *lo = s->lo, *hi = s->hi;
     return s != NULL;

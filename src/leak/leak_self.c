@@ -5,6 +5,7 @@
 #include "base/atomic.h"
 #include "base/os.h"
 #include "base/stop_world.h"
+#include "scan/spans.h"
 #include "capture/real.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
@@ -62,13 +63,8 @@ void mt_leak_vec_free(mt_leak_vec *v)
 
 /* The process's mappings as the calling thread's maps list them
  * (ascending, mt_os_maps_open_self), read while the other threads are
- * stopped: what the reader may touch. */
-struct mapping {
-    uintptr_t lo, hi;
-    bool readable;
-    bool file; /* backed by a file: a page past its end raises SIGBUS */
-};
-
+ * stopped: what the reader may touch. A span's data is 1 when a file backs
+ * it: a page past the file's end raises SIGBUS. */
 static bool read_maps(mt_leak_vec *maps)
 {
     int fd = mt_os_maps_open_self();
@@ -79,31 +75,21 @@ static bool read_maps(mt_leak_vec *maps)
     mt_os_maps_fd(&it, fd, buf, sizeof buf);
     mt_os_mapping m;
     while (mt_os_maps_next(&it, &m)) {
-        struct mapping *to = m.end > m.start ? mt_leak_vec_push(maps) : NULL;
+        mt_span *to = m.end > m.start ? mt_leak_vec_push(maps) : NULL;
         /* [vvar] pages may fault when read, and nothing there is a root. */
         bool vvar = m.path_len >= 5 && memcmp(m.path, "[vvar", 5) == 0;
+        bool readable = m.perms[0] == 'r' && !vvar;
         if (to)
-            *to = (struct mapping){ m.start, m.end, m.perms[0] == 'r' && !vvar, m.inode != 0 };
+            *to = (mt_span){ m.start, m.end, readable ? m.end : m.start, m.inode != 0 };
     }
     close(fd);
     return maps->n > 0; /* none: not this process's maps (the code itself is mapped) */
 }
 
 /* The mapping holding ADDR, or NULL. */
-static const struct mapping *mapping_of(const mt_leak_vec *maps, uintptr_t addr)
+static const mt_span *mapping_of(const mt_leak_vec *maps, uintptr_t addr)
 {
-    const struct mapping *m = (const struct mapping *)maps->p;
-    size_t lo = 0, hi = maps->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m[mid].hi <= addr)
-            lo = mid + 1;
-        else if (m[mid].lo > addr)
-            hi = mid;
-        else
-            return &m[mid];
-    }
-    return NULL;
+    return mt_span_of((const mt_span *)maps->p, maps->n, addr);
 }
 
 /* ------------------------------------------------------------ the process as a source */
@@ -125,11 +111,11 @@ const void *mt_leak_read_self(void *ctx, uintptr_t addr, size_t len)
     if (end < addr)
         return NULL;
     while (at < end) {
-        const struct mapping *m = mapping_of(maps, at);
-        if (!m || !m->readable)
+        const mt_span *m = mapping_of(maps, at);
+        if (!m || at >= m->readable_hi)
             return NULL;
-        file |= m->file;
-        at = m->hi;
+        file |= m->data != 0;
+        at = m->readable_hi;
     }
     if (!file || len > sizeof copy_buf)
         return (const void *)addr;
@@ -150,30 +136,12 @@ const void *mt_leak_read_self(void *ctx, uintptr_t addr, size_t len)
 int mt_leak_region_self(void *ctx, uintptr_t addr, uintptr_t *end)
 {
     const mt_leak_vec *maps = &((const mt_leak_self *)ctx)->maps;
-    const struct mapping *m = (const struct mapping *)maps->p;
-    size_t lo = 0, hi = maps->n; /* the first mapping ending above ADDR */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m[mid].hi <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == maps->n) {
-        *end = 0;
-        return MT_MEM_NONE;
-    }
-    if (m[lo].lo > addr) {
-        *end = m[lo].lo;
-        return MT_MEM_NONE;
-    }
-    *end = m[lo].hi;
-    return m[lo].readable ? MT_MEM_READABLE : MT_MEM_UNREADABLE;
+    return mt_span_region((const mt_span *)maps->p, maps->n, addr, end);
 }
 
 static bool mapping_self(void *ctx, uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
-    const struct mapping *m = mapping_of(&((const mt_leak_self *)ctx)->maps, addr);
+    const mt_span *m = mapping_of(&((const mt_leak_self *)ctx)->maps, addr);
     if (m)
         *lo = m->lo, *hi = m->hi;
     return m != NULL;
@@ -386,7 +354,7 @@ static uintptr_t exit_caller_sp(uintptr_t regs[12], unsigned *nregs)
 mt_leak_source mt_leak_self_begin(mt_leak_self *me, const ucontext_t *uc, uintptr_t stack_from,
                                   mt_leak_vec *un)
 {
-    *me = (mt_leak_self){ .maps = { .item = sizeof(struct mapping) }, .un = un };
+    *me = (mt_leak_self){ .maps = { .item = sizeof(mt_span) }, .un = un };
     /* The exit handler's caller frames are live; when exit's caller is
      * known, only its frame and those above it are. */
     uintptr_t caller_sp = exit_caller_sp(me->own_regs, &me->nown_regs);
