@@ -214,9 +214,15 @@ static void sift(mt_leak_block *b, size_t root, size_t n)
 }
 
 /* Heapsort: no recursion, no extra memory, n log n at worst (qsort may
- * call malloc, which is what is being examined). */
+ * call malloc, which is what is being examined). Blocks already in order
+ * (mt_leak_gather_heap sorted them for an attached process) cost one pass. */
 static void sort_blocks(mt_leak_block *b, size_t n)
 {
+    size_t sorted = 1;
+    while (sorted < n && b[sorted - 1].ptr <= b[sorted].ptr)
+        sorted++;
+    if (sorted >= n)
+        return;
     for (size_t i = n / 2; i-- > 0;)
         sift(b, i, n);
     for (size_t end = n; end > 1; end--) {
