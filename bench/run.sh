@@ -335,6 +335,22 @@ echo "print_trace with 1,000,000 live blocks, $modules modules loaded (tracer): 
 leaks_stat() { ok_stat leaks res "$1"; }
 leaks_s=$(leaks_stat leaks_seconds)
 echo "memtrace leaks on a core file with 1,000,000 live blocks (500,000 lost): $(fmt "$leaks_s") s (the scan alone $(fmt "$(leaks_stat scan_seconds)") s; the whole gdb run, start and core loading included, $(fmt "$(leaks_stat gdb_seconds)") s; median over rounds) $(failures leaks tracer)"
+
+# memtrace view on the timeline of a 1,200,000-event run over 20,000 sites of
+# 6 to 30 frames (a large C++ compile's size), made once by
+# tests/e2e/timeline_gen.py as `memtrace export --json` would; CPU seconds
+# (user + system: the page is written by one process), median over rounds.
+# The launcher and view/ are copied from next to the tracer library.
+view_s=-
+if cp -r "$(dirname "$(realpath "$1")")/memtrace" "$(dirname "$(realpath "$1")")/view" "$WORK/" &&
+        python3 "$SRC/../tests/e2e/timeline_gen.py" big 1200000 20000 "$WORK/timeline.json"; then
+    view_s=$(for ((r = 1; r <= ROUNDS; r++)); do
+        TIMEFORMAT='%U %S'
+        { time "$WORK/memtrace" view "$WORK/timeline.json" -o "$WORK/timeline.html" \
+            2>/dev/null; } 2>"$WORK/view.time" && awk '{ print $1 + $2 }' "$WORK/view.time"
+    done | median)
+fi
+echo "memtrace view of a 1,200,000-event timeline ($(($(stat -c %s "$WORK/timeline.json" 2>/dev/null || echo 0) / 1048576)) MiB of JSON, 20,000 sites): $(fmt "$view_s") s CPU, page $(($(stat -c %s "$WORK/timeline.html" 2>/dev/null || echo 0) / 1048576)) MiB (median over rounds)"
 pprof_field() { # pprof_field FILE KEY: the median over rounds
     for ((r = 1; r <= ROUNDS; r++)); do field "$WORK/pprof.$1.$r" "$2"; done | median
 }
@@ -392,6 +408,7 @@ done
 check "print_trace first call < 200 ms" "v1 < 200" "$(fmt "$first_ms") ms" "$first_ms"
 check "print_trace later calls < 5 ms" "v1 < 5" "$(fmt "$later_ms") ms" "$later_ms"
 check "memtrace leaks on a 1,000,000-block core < 5 s" "v1 < 5" "$(fmt "$leaks_s") s" "$leaks_s"
+check "memtrace view of a 1,200,000-event timeline < 10 s CPU" "v1 < 10" "$(fmt "$view_s") s" "$view_s"
 
 if ls "$WORK"/failed.* >/dev/null 2>&1; then
     echo

@@ -64,11 +64,19 @@ def ints(v, what, n=None):
     return v
 
 
-def from_timeline(doc, name):
+def from_timeline(doc, path):
+    """DOC: the parsed JSON of PATH (or of PATH's export)."""
+    try:
+        return timeline_model(doc, path)
+    except Bad as e:
+        raise Bad("%s: %s" % (path, e))
+
+
+def timeline_model(doc, path):
     if doc.get("memtrace_timeline") != 1:
-        raise Bad("%s: not a memtrace timeline of version 1 (\"memtrace_timeline\": %r)"
-                  % (name, doc.get("memtrace_timeline")))
-    m = Model("timeline", name)
+        raise Bad("not a memtrace timeline of version 1 (\"memtrace_timeline\": %s)"
+                  % json.dumps(doc.get("memtrace_timeline")))
+    m = Model("timeline", os.path.basename(path))
     d = m.data
     for k in ("command", "pid", "start_unix_ns", "duration_ns", "truncated"):
         d[k] = doc.get(k)
@@ -94,8 +102,8 @@ def from_timeline(doc, name):
                                      "bytes": ints(s["bytes"], "site %s's bytes" % s["id"], n)})
             m.sites.append(site)
     except (KeyError, TypeError, AttributeError) as e:
-        raise Bad("%s: not a memtrace timeline (%s missing or of the wrong type)"
-                  % (name, e.args[0] if e.args else e))
+        raise Bad("not a memtrace timeline (%s missing or of the wrong type)"
+                  % (e.args[0] if e.args else e))
     tl["series"].sort(key=lambda s: -m.sites[s["site"]]["peak_bytes"])
     del tl["series"][TOP_SERIES:]
     d["timeline"] = tl
@@ -253,7 +261,7 @@ def from_folded(text, name, m=None, role=None):
     """`outer;...;inner VALUE` lines: the exit's live bytes (leaked), or the
     peak's for ROLE "peak" (MEMTRACE_FOLDED's PATH.peak)."""
     if m is None:
-        m = Model("folded", name)
+        m = Model("folded", os.path.basename(name))
     by_stack = {tuple(s["stack"]): s for s in m.sites}
     key = "peak_bytes" if role == "peak" else "leaked_bytes"
     for n, line in enumerate(text.splitlines(), 1):
@@ -273,12 +281,14 @@ def from_folded(text, name, m=None, role=None):
 
 
 def is_folded(raw):
+    """Text whose first line is a folded-stacks line (a later line that is
+    not is an error of the file, said with its number)."""
     try:
-        text = raw.decode("utf-8")
+        first = next((ln for ln in raw[:65536].decode("utf-8", "strict").splitlines()
+                      if ln.strip()), "")
     except UnicodeDecodeError:
         return False
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return bool(lines) and all(FOLDED.match(ln) for ln in lines[:50])
+    return bool(FOLDED.match(first))
 
 
 # ------------------------------------------------------------ reading FILE
@@ -333,17 +343,17 @@ def load(path):
             raise Bad("%s: not valid JSON (%s)" % (path, e))
         if not isinstance(doc, dict):
             raise Bad("%s: not a memtrace timeline" % path)
-        return from_timeline(doc, name)
+        return from_timeline(doc, path)
     if is_folded(raw):
         other, role = peak_companion(path)
-        m = from_folded(raw.decode("utf-8"), name, None, role)
+        m = from_folded(raw.decode("utf-8"), path, None, role)
         if os.path.isfile(other):
-            from_folded(read(other).decode("utf-8", "replace"), os.path.basename(other), m,
+            from_folded(read(other).decode("utf-8", "replace"), other, m,
                         "exit" if role == "peak" else "peak")
             m.data["file"] = "%s and %s" % (name, os.path.basename(other))
         m.data["no_timeline"] = "a folded-stacks file holds one moment per file"
         return m
-    return from_timeline(load_recording(path), name)
+    return from_timeline(load_recording(path), path)
 
 
 def load_pprof_pair(path, raw, name):

@@ -25,7 +25,7 @@
   function bytes(n) {
     var u = ["bytes", "KiB", "MiB", "GiB", "TiB"], i = 0, v = n;
     while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-    return (i ? v.toFixed(v < 10 ? 2 : 1) : String(v)) + " " + u[i];
+    return (i ? v.toFixed(v < 10 ? 2 : 1).replace(/\.0+$/, "") : String(v)) + " " + u[i];
   }
   function count(n) { return Number(n).toLocaleString("en-US"); }
   function secs(ns) {
@@ -87,14 +87,18 @@
         g, (tt / unit[0]).toFixed(digits) + unit[1]);
     }
   }
-  function niceMax(v) {
+  // The axis' top: a round number of the unit (1024-based for bytes) that
+  // five ticks divide evenly.
+  function niceMax(v, binary) {
     if (v <= 0) return 1;
-    var p = Math.pow(10, Math.floor(Math.log10(v))), m = [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10];
-    for (var i = 0; i < m.length; i++) if (m[i] * p >= v) return m[i] * p;
-    return 10 * p;
+    var u = binary ? Math.pow(1024, Math.floor(Math.log(v) / Math.log(1024))) : 1, w = v / u;
+    var p = Math.pow(10, Math.floor(Math.log10(w))), m = [1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10];
+    for (var i = 0; i < m.length; i++) if (m[i] * p >= w) return m[i] * p * u;
+    return 10 * p * u;
   }
-  function chart(parent, id, height, tEnd, vmax) {
-    var sc = { x0: 80, x1: 980, y0: height - 28, y1: 12, t0: 0, t1: tEnd || 1, vmax: niceMax(vmax) };
+  function chart(parent, id, height, tEnd, vmax, binary) {
+    var sc = { x0: 80, x1: 980, y0: height - 28, y1: 12, t0: 0, t1: tEnd || 1,
+      vmax: niceMax(vmax, binary) };
     sc.x = function (tn) { return sc.x0 + (tn - sc.t0) / (sc.t1 - sc.t0) * (sc.x1 - sc.x0); };
     sc.y = function (v) { return sc.y0 - v / sc.vmax * (sc.y0 - sc.y1); };
     var s = el("svg:svg", { id: id, viewBox: "0 0 1000 " + height, class: "chart",
@@ -116,7 +120,7 @@
     el("p", { class: "note" }, sec, "Live bytes of the whole program (the line) and of the " +
       T.series.length + " sites that held the most at the peak (the bands, largest at the " +
       "bottom); the rest is \"other\". Hover for the values at a time.");
-    var sc = chart(sec, "memory", 360, tEnd, vmax), g = sc.svg;
+    var sc = chart(sec, "memory", 360, tEnd, vmax, true), g = sc.svg;
     axes(g, sc, bytes);
     var cum = new Array(n).fill(0), legend = el("ul", { class: "legend" }, sec);
     function band(vals, cls, color, site, label) {
@@ -141,8 +145,8 @@
     var pk = T.peak, cx = px(sc.x(pk.time_ns)), cy = px(sc.y(pk.bytes));
     el("svg:circle", { class: "peak", cx: cx, cy: cy, r: 5, "data-time": pk.time_ns,
       "data-bytes": pk.bytes }, g);
-    el("svg:text", { class: "peak-label", x: cx + (cx > 800 ? -8 : 8), y: Math.max(cy - 8, 12),
-      "text-anchor": cx > 800 ? "end" : "start" }, g,
+    el("svg:text", { class: "peak-label", x: cx + (cx > 520 ? -8 : 8), y: Math.max(cy - 8, 12),
+      "text-anchor": cx > 520 ? "end" : "start" }, g,
       "peak " + bytes(pk.bytes) + " (" + count(pk.blocks) + " blocks) at " + secs(pk.time_ns));
     hover(sc, ts, function (i) {
       var lines = [secs(ts[i]) + ": " + bytes(T.bytes[i]) + " in " + count(T.blocks[i]) + " blocks"];

@@ -87,7 +87,7 @@ EOF
 has "phases: the header's totals" "$work/phases.facts" \
     "4,500 allocations (1.11 MiB), 4,000 frees · peak 1.04 MiB at 6.000 ms · leaked 7.81 KiB in 500 blocks · 2,000 temporary allocations"
 timeout 120 "$browser" --headless --disable-gpu --no-sandbox --user-data-dir="$work/chrome" \
-    --hide-scrollbars --window-size=1200,2150 --screenshot="$work/view.png" "file://$page" \
+    --hide-scrollbars --window-size=1200,1800 --screenshot="$work/view.png" "file://$page" \
     >/dev/null 2>&1
 if [ "$(head -c 8 "$work/view.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
     pass "a screenshot of the page (build/tests/view.png)"
