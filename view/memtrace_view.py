@@ -28,6 +28,7 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP_SERIES = 10  # sites drawn as bands in the chart; the rest is "other"
+RECORDING_MAGIC = b"MTREC01\n"  # MEMTRACE_RECORD's files (src/timeline/record_format.h)
 
 
 class Bad(Exception):
@@ -309,10 +310,8 @@ def load_recording(path):
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         err = r.stderr.decode("utf-8", "replace").strip()
         if r.returncode != 0 or not os.path.exists(out):
-            raise Bad("%s: not a timeline, pprof profile or folded-stacks file, and "
-                      "`memtrace export --json` could not read it as a recording%s"
-                      % (path, ": " + err.splitlines()[-1].replace("memtrace: ", "")
-                         if err else ""))
+            raise Bad("%s: a recording that `memtrace export --json` could not read%s"
+                      % (path, " (%s)" % err.splitlines()[0] if err else ""))
         if err:  # a readable prefix, say: the export says so, and so do we
             sys.stderr.write(err + "\n")
         return json.loads(read(out))
@@ -329,6 +328,8 @@ def peak_companion(path):
 def load(path):
     raw = read(path)
     name = os.path.basename(path)
+    if raw[:len(RECORDING_MAGIC)] == RECORDING_MAGIC:
+        return from_timeline(load_recording(path), path)
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -353,7 +354,8 @@ def load(path):
             m.data["file"] = "%s and %s" % (name, os.path.basename(other))
         m.data["no_timeline"] = "a folded-stacks file holds one moment per file"
         return m
-    return from_timeline(load_recording(path), path)
+    raise Bad("%s: not a memtrace recording, timeline (memtrace export --json), pprof profile "
+              "or folded-stacks file" % path)
 
 
 def load_pprof_pair(path, raw, name):

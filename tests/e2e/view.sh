@@ -67,6 +67,21 @@ view() {
     RC=$?
 }
 
+# bad NAME STATUS MESSAGE ARGS...: memtrace view ARGS says MESSAGE, exits
+# STATUS, and writes no page.
+bad() {
+    local name=$1 st=$2 msg=$3
+    shift 3
+    rm -f "$work"/*.html.tmp* "$work/bad.html"
+    view bad "$@" -o "$work/bad.html"
+    status "$name" "$st"
+    check "$name: its one line" "$msg" "$(cat "$work/bad.err")"
+    if [ -e "$work/bad.html" ] || ls "$work"/*.tmp* >/dev/null 2>&1; then
+        fail "$name: no page written" "$(ls "$work")"
+    else
+        pass "$name: no page written"
+    fi
+}
 # ---------------------------------------------------------------- a timeline
 python3 "$root/tests/e2e/timeline_gen.py" phases "$work/phases.json"
 view phases "$work/phases.json"
@@ -86,15 +101,20 @@ print(re.search(r'<p class="facts">(.*?)</p>', open(sys.argv[1]).read()).group(1
 EOF
 has "phases: the header's totals" "$work/phases.facts" \
     "4,500 allocations (1.11 MiB), 4,000 frees · peak 1.04 MiB at 6.000 ms · leaked 7.81 KiB in 500 blocks · 2,000 temporary allocations"
-timeout 120 "$browser" --headless --disable-gpu --no-sandbox --user-data-dir="$work/chrome" \
-    --hide-scrollbars --window-size=1200,1800 --screenshot="$work/view.png" "file://$page" \
-    >/dev/null 2>&1
-if [ "$(head -c 8 "$work/view.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
-    pass "a screenshot of the page (build/tests/view.png)"
-    cp "$work/view.png" "$tests/view.png"
-else
-    fail "a screenshot of the page" "no PNG"
-fi
+# screenshot PAGE: Chromium's PNG of PAGE in build/tests/view.png.
+screenshot() {
+    rm -f "$work/view.png"
+    timeout 120 "$browser" --headless --disable-gpu --no-sandbox --user-data-dir="$work/chrome" \
+        --hide-scrollbars --window-size=1200,1800 --screenshot="$work/view.png" "file://$1" \
+        >/dev/null 2>&1
+    if [ "$(head -c 8 "$work/view.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
+        pass "a screenshot of $(basename "$1") (build/tests/view.png)"
+        cp "$work/view.png" "$tests/view.png"
+    else
+        fail "a screenshot of $(basename "$1")" "no PNG"
+    fi
+}
+screenshot "$page"
 
 python3 "$root/tests/e2e/timeline_gen.py" big 40000 40 "$work/sites40.json"
 view sites40 "$work/sites40.json" -o "$work/sites40.html"
@@ -111,13 +131,26 @@ has "truncated: the page says the recording was cut short" "$work/cut.dom" \
     'id="truncated">This recording was cut short'
 
 # A recording, read through `memtrace export --json` (the record branch's).
+# The recording tests' program of known phases (tests/progs/timeline_phases.c)
+# when it is built, else pprof_sites; the screenshot is then of its page.
 if "$memtrace" --help | grep -qE '^(Usage:)? +memtrace export '; then
-    MEMTRACE_RECORD=$work/sites.rec LD_PRELOAD=$build/libmemtrace.so "$prog" >/dev/null 2>&1
-    "$memtrace" export --json "$work/sites.rec" -o "$work/rec.json" 2>"$work/export.err"
-    view rec "$work/sites.rec" -o "$work/rec.html"
-    status "view RECORDING" 0
+    rprog=$tests/timeline_phases
+    [ -x "$rprog" ] || rprog=$prog
+    MEMTRACE_RECORD=$work/run.rec LD_PRELOAD=$build/libmemtrace.so "$rprog" "$work/run.log" \
+        >/dev/null 2>&1
+    "$memtrace" export --json "$work/run.rec" -o "$work/rec.json" 2>"$work/export.err"
+    view rec "$work/run.rec" -o "$work/rec.html"
+    status "view RECORDING ($(basename "$rprog"))" 0
+    check "view RECORDING: the one line naming the page" \
+        "memtrace: view: $work/rec.html written" "$(cat "$work/rec.err")"
     open_page "$work/rec.html" recording
     dom_checks recording timeline "$work/recording.dom" "$work/rec.json"
+    screenshot "$work/rec.html"
+    printf 'MTREC01\n\001\002\003' >"$work/cut.rec"
+    bad "a recording cut inside its first block" 1 \
+        "memtrace: $work/cut.rec: a recording that \`memtrace export --json\` could not read ($(
+            "$memtrace" export --json "$work/cut.rec" -o "$work/cut.json" 2>&1 | head -1))" \
+        "$work/cut.rec"
 else
     echo "SKIP a recording viewed directly: this launcher has no 'memtrace export' yet"
 fi
@@ -170,21 +203,6 @@ EOF
 fi
 
 # ---------------------------------------------------------------- bad input
-# bad NAME STATUS MESSAGE ARGS...: memtrace view ARGS says MESSAGE, exits
-# STATUS, and writes no page.
-bad() {
-    local name=$1 st=$2 msg=$3
-    shift 3
-    rm -f "$work"/*.html.tmp* "$work/bad.html"
-    view bad "$@" -o "$work/bad.html"
-    status "$name" "$st"
-    check "$name: its one line" "$msg" "$(cat "$work/bad.err")"
-    if [ -e "$work/bad.html" ] || ls "$work"/*.tmp* >/dev/null 2>&1; then
-        fail "$name: no page written" "$(ls "$work")"
-    else
-        pass "$name: no page written"
-    fi
-}
 bad "no such file" 1 "memtrace: $work/none: No such file or directory" "$work/none"
 echo '{"memtrace_timeline": 2}' >"$work/v2.json"
 bad "a timeline of another version" 1 \
@@ -202,6 +220,10 @@ bad "a gzip file cut short" 1 \
     "memtrace: $work/cut.pb.gz: a damaged gzip file (Compressed file ended before the end-of-stream marker was reached)" \
     "$work/cut.pb.gz"
 printf 'a;b 12\nnot folded\n' >"$work/bad.folded"
+printf '\177ELF\002\001\001' >"$work/elf"
+bad "a file of none of the four kinds" 1 \
+    "memtrace: $work/elf: not a memtrace recording, timeline (memtrace export --json), pprof profile or folded-stacks file" \
+    "$work/elf"
 bad "a folded file with a line that is not" 1 \
     "memtrace: $work/bad.folded:2: not a folded-stacks line (FRAME;FRAME;... COUNT)" "$work/bad.folded"
 view nodir "$work/phases.json" -o "$work/nodir/p.html"

@@ -184,8 +184,23 @@ def timeline(dom, doc):
     check("allocations per second: drawn at those values", rl is not None and err is None, err)
     tables(tree, doc["sites"])
     for fid, key in (("flame-peak", "peak_bytes"), ("flame-leaks", "leaked_bytes")):
-        flame(tree, fid, {tuple(f["function"] + " at %s:%d" % (f["file"], f["line"])
-                                for f in reversed(s["frames"])): s[key] for s in doc["sites"]})
+        stacks = {}
+        for s in doc["sites"]:
+            st = tuple(frame_text(f) for f in reversed(s["frames"]))
+            stacks[st] = stacks.get(st, 0) + s[key]
+        flame(tree, fid, stacks)
+
+
+def frame_text(f):
+    """A frame as the page writes it (page.js's frameText)."""
+    name = f.get("function")
+    if not name:
+        mod = f.get("module")
+        name = (mod.rsplit("/", 1)[-1] + (" " + f["address"] if f.get("address") else "")
+                if mod else f.get("address") or "??")
+    if f.get("file"):
+        name += " at " + f["file"] + (":%d" % f["line"] if f.get("line") else "")
+    return name
 
 
 def tables(tree, sites):
@@ -200,7 +215,7 @@ def tables(tree, sites):
               "got %s, want %s" % (got, [(s["id"], s[key]) for s in want]))
         if rows and want:
             stack = [li.alltext() for li in rows[0].find("li")]
-            fr = [f["function"] + " at %s:%d" % (f["file"], f["line"]) for f in want[0]["frames"]]
+            fr = [frame_text(f) for f in want[0]["frames"]]
             check("table %s: the first site's stack, innermost first" % tid, stack == fr,
                   "%s, want %s" % (stack, fr))
 
@@ -227,7 +242,8 @@ def flame(tree, fid, stacks, name=lambda n: n):
         path.append(name(g.attrs["data-name"]))
         if d:
             got[tuple(path[1:])] = got.get(tuple(path[1:]), 0) + int(g.attrs["data-value"])
-    want = {k: v for k, v in want.items() if v > 0}
+    # Cells narrower than half a pixel of the 1000-wide graph are not drawn.
+    want = {k: v for k, v in want.items() if v > 0 and v * 1000 / total >= 0.5}
     check(fid + ": one cell per stack prefix, of the bytes below it (%d cells)" % len(want),
           got == want, "got %s; want %s" % (sorted(got.items()), sorted(want.items())))
 
