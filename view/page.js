@@ -72,7 +72,7 @@
 
   // ------------------------------------------------------------ charts
   function axes(g, sc, vfmt) {
-    var i, v, y, ticks = 5;
+    var i, v, y, ticks = sc.ticks;
     for (i = 0; i <= ticks; i++) {
       v = sc.vmax * i / ticks; y = sc.y(v);
       el("svg:line", { x1: sc.x0, x2: sc.x1, y1: px(y), y2: px(y), class: "grid" }, g);
@@ -83,22 +83,25 @@
       [1e3, " µs"], digits = span / unit[0] >= 50 ? 0 : span / unit[0] >= 5 ? 1 : 2;
     for (i = 0; i <= 10; i++) {
       var tt = sc.t0 + span * i / 10;
-      el("svg:text", { x: px(sc.x(tt)), y: sc.y0 + 16, class: "tick", "text-anchor": "middle" },
-        g, (tt / unit[0]).toFixed(digits) + unit[1]);
+      el("svg:text", { x: px(sc.x(tt)), y: sc.y0 + 16, class: "tick",
+        "text-anchor": i === 10 ? "end" : i ? "middle" : "start" }, g,
+        (tt / unit[0]).toFixed(digits) + unit[1]);
     }
   }
-  // The axis' top: a round number of the unit (1024-based for bytes) that
-  // five ticks divide evenly.
-  function niceMax(v, binary) {
-    if (v <= 0) return 1;
+  // The axis: a top that a round step (1, 2, 2.5 or 5 times a power of ten
+  // of the unit, 1024-based for bytes) divides into at most five ticks.
+  function niceScale(v, binary) {
+    if (v <= 0) return { vmax: 1, ticks: 1 };
     var u = binary ? Math.pow(1024, Math.floor(Math.log(v) / Math.log(1024))) : 1, w = v / u;
-    var p = Math.pow(10, Math.floor(Math.log10(w))), m = [1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10];
-    for (var i = 0; i < m.length; i++) if (m[i] * p >= w) return m[i] * p * u;
-    return 10 * p * u;
+    var p = Math.pow(10, Math.floor(Math.log10(w / 5))), steps = [1, 2, 2.5, 5, 10], step = p;
+    for (var i = 0; i < steps.length; i++) if (steps[i] * p * 5 >= w) { step = steps[i] * p; break; }
+    if (u === 1 && step < 1) step = 1; // counts and bytes are whole
+    var ticks = Math.ceil(w / step - 1e-9);
+    return { vmax: ticks * step * u, ticks: ticks };
   }
   function chart(parent, id, height, tEnd, vmax, binary) {
-    var sc = { x0: 80, x1: 980, y0: height - 28, y1: 12, t0: 0, t1: tEnd || 1,
-      vmax: niceMax(vmax, binary) };
+    var ns = niceScale(vmax, binary), sc = { x0: 80, x1: 980, y0: height - 28, y1: 12, t0: 0,
+      t1: tEnd || 1, vmax: ns.vmax, ticks: ns.ticks };
     sc.x = function (tn) { return sc.x0 + (tn - sc.t0) / (sc.t1 - sc.t0) * (sc.x1 - sc.x0); };
     sc.y = function (v) { return sc.y0 - v / sc.vmax * (sc.y0 - sc.y1); };
     var s = el("svg:svg", { id: id, viewBox: "0 0 1000 " + height, class: "chart",

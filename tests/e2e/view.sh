@@ -10,15 +10,18 @@
 #  - a timeline JSON of a made-up run with four known phases
 #    (tests/e2e/timeline_gen.py, computed event by event as the contract
 #    says) and one of 40 sites (only ten drawn as bands, the rest "other");
-#    a recording, viewed directly, when the launcher has `memtrace export`;
+#    a recording of timeline_phases, viewed directly, against its export, and
+#    the same with its last block cut (truncated, frames by address), when
+#    the launcher has `memtrace export` (the record branch's);
 #  - pprof profiles of tests/progs/pprof_sites (the profiler's pair, exit
 #    and .peak, and the tracer's) and the same run's folded files: the
 #    flame graphs equal MEMTRACE_FOLDED's stacks, the leaked table names
 #    the sites at their lines with their exact bytes, and the page says
 #    there is no timeline;
 #  - bad input: one memtrace: line, its status, no page written.
-# A screenshot of the phases page is left in build/tests/view.png (the one
-# in doc/view.png, which README.adoc shows, was made by this run).
+# A screenshot of the recording's page (without an export, the generated
+# phases') is left in build/tests/view.png: doc/view.png, which README.adoc
+# shows, is one, made with the record branch merged.
 # Prints "view: N passed, N failed"; exits 1 on failure.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -105,7 +108,7 @@ has "phases: the header's totals" "$work/phases.facts" \
 screenshot() {
     rm -f "$work/view.png"
     timeout 120 "$browser" --headless --disable-gpu --no-sandbox --user-data-dir="$work/chrome" \
-        --hide-scrollbars --window-size=1200,1800 --screenshot="$work/view.png" "file://$1" \
+        --hide-scrollbars --window-size=1200,1900 --screenshot="$work/view.png" "file://$1" \
         >/dev/null 2>&1
     if [ "$(head -c 8 "$work/view.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
         pass "a screenshot of $(basename "$1") (build/tests/view.png)"
@@ -146,11 +149,20 @@ if "$memtrace" --help | grep -qE '^(Usage:)? +memtrace export '; then
     open_page "$work/rec.html" recording
     dom_checks recording timeline "$work/recording.dom" "$work/rec.json"
     screenshot "$work/rec.html"
-    printf 'MTREC01\n\001\002\003' >"$work/cut.rec"
-    bad "a recording cut inside its first block" 1 \
-        "memtrace: $work/cut.rec: a recording that \`memtrace export --json\` could not read ($(
-            "$memtrace" export --json "$work/cut.rec" -o "$work/cut.json" 2>&1 | head -1))" \
-        "$work/cut.rec"
+    # Its last block cut (kill -9 or a full disk while it was written: the
+    # symbols are in it, so the frames read by module and address): the
+    # export's line passed on, the page of the readable prefix, which says so.
+    head -c $(($(stat -c %s "$work/run.rec") - 1)) "$work/run.rec" >"$work/half.rec"
+    "$memtrace" export --json "$work/half.rec" -o "$work/half.json" 2>"$work/half-export.err"
+    view half "$work/half.rec" -o "$work/half.html"
+    status "view a recording cut short" 0
+    check "view a recording cut short: the export's line, then the page's" \
+        "$(cat "$work/half-export.err")
+memtrace: view: $work/half.html written" "$(cat "$work/half.err")"
+    open_page "$work/half.html" half
+    has "half: the page says the recording was cut short" "$work/half.dom" \
+        'id="truncated">This recording was cut short'
+    dom_checks half timeline "$work/half.dom" "$work/half.json"
 else
     echo "SKIP a recording viewed directly: this launcher has no 'memtrace export' yet"
 fi
@@ -230,6 +242,18 @@ view nodir "$work/phases.json" -o "$work/nodir/p.html"
 status "a page in a missing directory" 1
 check "a page in a missing directory: its line" \
     "memtrace: $work/nodir/p.html: not written (No such file or directory)" "$(cat "$work/nodir.err")"
+# An export that fails (an unreadable recording): its first line in ours.
+printf '#!/bin/sh\necho "memtrace export: $3: Permission denied" >&2\nexit 1\n' >"$work/failing-launcher"
+chmod +x "$work/failing-launcher"
+printf 'MTREC01\n' >"$work/denied.rec"
+MEMTRACE_LAUNCHER=$work/failing-launcher python3 "$build/view/memtrace_view.py" "$work/denied.rec" \
+    -o "$work/denied.html" >/dev/null 2>"$work/denied.err"
+RC=$?
+status "a recording the export cannot read" 1
+check "a recording the export cannot read: its one line" \
+    "memtrace: $work/denied.rec: a recording that \`memtrace export --json\` could not read (memtrace export: $work/denied.rec: Permission denied)" \
+    "$(cat "$work/denied.err")"
+check "a recording the export cannot read: no page written" "" "$(ls "$work"/denied.html* 2>/dev/null)"
 view noarg
 status "no FILE" 2
 check "no FILE: its line" "memtrace: view: no FILE given; try 'memtrace --help'" "$(cat "$work/noarg.err")"

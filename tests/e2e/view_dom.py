@@ -129,8 +129,9 @@ def timeline(dom, doc):
     if svg is None:
         return check("the memory chart is drawn", False, "no <svg id=memory>")
     sc = Scale(svg)
-    check("the chart's time axis spans the run", sc.t0 == 0 and sc.t1 == max(
-        doc["duration_ns"], times[-1]), "t0 %s, t1 %s" % (sc.t0, sc.t1))
+    span = max(doc["duration_ns"], times[-1])
+    check("the chart's time axis spans the run", sc.t0 == 0 and sc.t1 == (span or 1),
+          "t0 %s, t1 %s" % (sc.t0, sc.t1))
     check("the chart's bytes axis holds the peak", sc.vmax >= doc["peak"]["bytes"],
           "vmax %s < peak %s" % (sc.vmax, doc["peak"]["bytes"]))
     line = svg.one("polyline", class_="total")
