@@ -255,14 +255,17 @@
       return;
     }
     el("p", { class: "note" }, s, note + " Click a frame to zoom in, the bottom bar to zoom out.");
+    // Frames are merged by their text, as flamegraph.pl does: one function
+    // and line reached at two addresses (two inline copies) is one cell.
     var root = { name: "all", value: 0, kids: {}, depth: 0 }, maxDepth = 0;
+    if (!texts) texts = D.frames.map(function (f, i) { return frameText(i); });
     D.sites.forEach(function (site) {
       var v = site[key] || 0, node = root;
       if (v <= 0) return;
       root.value += v;
       for (var i = site.stack.length - 1, d = 1; i >= 0; i--, d++) {
-        var f = site.stack[i], c = node.kids[f];
-        if (!c) c = node.kids[f] = { name: frameText(f), value: 0, kids: {}, depth: d, up: node };
+        var f = texts[site.stack[i]], c = node.kids["=" + f];
+        if (!c) c = node.kids["=" + f] = { name: f, value: 0, kids: {}, depth: d, up: node };
         c.value += v; node = c;
         if (d > maxDepth) maxDepth = d;
       }
@@ -300,6 +303,7 @@
     }
     draw(root);
   }
+  var texts = null; // each frame's text, for the flame graphs
   function hash(str) {
     var h = 0;
     for (var i = 0; i < str.length; i++) h = (h * 31 + str.charCodeAt(i)) | 0;
