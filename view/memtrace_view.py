@@ -394,7 +394,7 @@ def page(model):
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
             "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
-            "<title>%s</title>\n<style>\n%s</style>\n</head><body>\n"
+            "<link rel=\"icon\" href=\"data:,\">\n<title>%s</title>\n<style>\n%s</style>\n</head><body>\n"
             "<script type=\"application/json\" id=\"memtrace-data\">%s</script>\n"
             "<script>\n%s</script>\n</body></html>\n" % (esc, css, data, js))
 

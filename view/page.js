@@ -45,7 +45,6 @@
   function siteName(s) { return s.stack.length ? frameText(s.stack[0]) : "(no stack)"; }
 
   var body = document.body;
-  el("link", { rel: "icon", href: "data:," }, document.head);
 
   // ------------------------------------------------------------ header
   var h = el("header", {}, body);
@@ -118,7 +117,7 @@
 
   function timeline(sec, T) {
     var ts = T.times_ns, n = ts.length, tEnd = Math.max(D.duration_ns || 0, ts[n - 1] || 0);
-    var vmax = Math.max(T.peak.bytes, Math.max.apply(null, T.bytes.concat([0])));
+    var vmax = T.bytes.reduce(function (a, b) { return a > b ? a : b; }, T.peak.bytes);
     el("h2", {}, sec, "Memory in use over time");
     el("p", { class: "note" }, sec, "Live bytes of the whole program (the line) and of the " +
       T.series.length + " sites that held the most at the peak (the bands, largest at the " +
@@ -164,7 +163,7 @@
       var dt = ts[i] - (i ? ts[i - 1] : 0);
       return dt > 0 ? Math.round(a * 1e9 / dt) : 0;
     });
-    var rc = chart(sec, "rate", 180, tEnd, Math.max.apply(null, rate.concat([0])));
+    var rc = chart(sec, "rate", 180, tEnd, rate.reduce(function (a, b) { return a > b ? a : b; }, 0));
     axes(rc.svg, rc, function (v) { return count(Math.round(v)); });
     el("svg:polyline", { class: "rate", points: points(rc, ts, rate).join(" "),
       "data-values": rate.join(" "), "data-times": ts.join(" ") }, rc.svg);
