@@ -161,7 +161,7 @@ DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gd
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \
-             heaptrack graphviz
+             heaptrack graphviz chromium
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.
@@ -229,7 +229,7 @@ pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 # copies load the one package in DATADIR/memtrace.
 install: all man
 	install -d $(addprefix $(DESTDIR),$(BINDIR) $(LIBDIR) $(INCLUDEDIR) $(LIBEXECDIR)/memtrace \
-	  $(DATADIR)/memtrace/memtrace_gdb $(MANDIR)/man1 $(MANDIR)/man3 $(PKGCONFIGDIR) $(BASHCOMPDIR)) $(MT_AUTOLOAD)
+	  $(DATADIR)/memtrace/memtrace_gdb $(DATADIR)/memtrace/view $(MANDIR)/man1 $(MANDIR)/man3 $(PKGCONFIGDIR) $(BASHCOMPDIR)) $(MT_AUTOLOAD)
 	install -m 755 $(MT_LIBS) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/memtrace.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(BUILD)/memtrace-symbolize $(DESTDIR)$(LIBEXECDIR)/memtrace/
@@ -237,6 +237,7 @@ install: all man
 	  $(BUILD)/memtrace >$(DESTDIR)$(BINDIR)/memtrace
 	chmod 755 $(DESTDIR)$(BINDIR)/memtrace
 	install -m 644 $(GDB_PACKAGE) $(DESTDIR)$(DATADIR)/memtrace/memtrace_gdb/
+	install -m 644 $(VIEW_FILES) $(DESTDIR)$(DATADIR)/memtrace/view/
 	sed -e 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|' -e 's|@MEMTRACE_PYDIR@|$(DATADIR)/memtrace|' \
 	  $(BUILD)/memtrace.py >$(DESTDIR)$(DATADIR)/memtrace/memtrace.py
 	chmod 644 $(DESTDIR)$(DATADIR)/memtrace/memtrace.py
@@ -260,11 +261,13 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memtrace $(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(MT_LIBS))) \
 	  $(DESTDIR)$(INCLUDEDIR)/memtrace.h $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-symbolize \
 	  $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
+	  $(VIEW_FILES:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \
 	  $(MAN3_ALIASES:%=$(DESTDIR)$(MANDIR)/man3/%.3) \
 	  $(DESTDIR)$(BASHCOMPDIR)/memtrace $(MT_PC)
 	rmdir $(DESTDIR)$(LIBEXECDIR)/memtrace $(DESTDIR)$(DATADIR)/memtrace/memtrace_gdb \
+	  $(DESTDIR)$(DATADIR)/memtrace/view \
 	  $(DESTDIR)$(DATADIR)/memtrace 2>/dev/null || :
 
 # ---------------------------------------------------------------- deb

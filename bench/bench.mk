@@ -16,8 +16,9 @@ BENCH_PKGS   := sqlite3 python3 zstd heaptrack
 
 # memtrace-symbolize and memtrace.py: `memtrace leaks` on a core file (gdb).
 # bench/attach.sh: memtrace attach's pause and per-call cost, appended.
+# $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
-       $(BUILD)/memtrace.py $(BUILD)/memtrace
+       $(BUILD)/memtrace.py $(BUILD)/memtrace $(VIEW_FILES)
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/run.sh $(TRACER_LIB) $(PROFILER_LIB) \
 	    $(BENCH_BUILD) bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/attach.sh $(BUILD)/memtrace $(BENCH_BUILD)/churn | \

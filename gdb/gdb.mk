@@ -5,11 +5,14 @@
 #   build/memtrace.py          the helper's stub, next to it (it finds it there)
 #   build/memtrace_gdb/        the helper's package, next to the stub (it loads it there)
 #   build/memtrace             the launcher (memtrace gdb|core|run)
+#   build/view/                memtrace view's program and its page's script and style
 
 GDB_PACKAGE := $(patsubst gdb/%,$(BUILD)/%,$(wildcard gdb/memtrace_gdb/*.py))
 GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
 
-all: $(GDB_TOOLS)
+VIEW_FILES := $(patsubst view/%,$(BUILD)/view/%,$(wildcard view/*.py view/*.js view/*.css))
+
+all: $(GDB_TOOLS) $(VIEW_FILES)
 
 # memtrace-symbolize is tools/ and, from src/, what the library answers
 # with, so that an answer on a core or from gdb is the library's own: the
@@ -50,3 +53,8 @@ $(BUILD)/memtrace: gdb/memtrace.sh $(BUILD)/flavour
 	@mkdir -p $(@D)
 	sed 's|@VERSION@|$(VERSION)|' $< >$@
 	chmod 755 $@
+
+# memtrace view (view/): copied beside the launcher, which finds it there.
+$(BUILD)/view/%: view/%
+	@mkdir -p $(@D)
+	cp $< $@

@@ -28,6 +28,10 @@ if [ -f "$here/libmemtrace.so" ] || [ -f "$here/libmemtrace-profiler.so" ]; then
 else
     helper=$datadir/memtrace/memtrace.py
 fi
+# memtrace view's program (view/, python3): beside the launcher in build/,
+# else in DATADIR/memtrace/view.
+viewer=$here/view/memtrace_view.py
+[ -f "$viewer" ] || viewer=$datadir/memtrace/view/memtrace_view.py
 
 usage() {
     cat <<'EOF'
@@ -38,6 +42,7 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace core [GDB-OPTION...] [--] PROG CORE
        memtrace attach [--profile] PID
        memtrace detach PID
+       memtrace view FILE [-o PAGE]
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 
 Records where every heap block of PROG was allocated, to ask about any
@@ -58,6 +63,11 @@ Commands:
          process PID with gdb and trace it from now on (blocks allocated
          before are unknown); then ask with gdb -p PID as on any process
   detach stop tracing PID (the library stays loaded, idle)
+  view   write one HTML page (PAGE, default FILE.html; opened from the
+         disk, no network) from a timeline (memtrace export --json), a
+         recording, a pprof profile (MEMTRACE_PPROF) or a folded-stacks
+         file (MEMTRACE_FOLDED): memory over time, the top sites, flame
+         graphs of the peak and the leaks
 
 Options of run:
   --profile       the profiler: reports of the call sites holding the most
@@ -346,7 +356,7 @@ case $cmd in
     usage
     exit 0
     ;;
-run | gdb | core | attach | detach)
+run | gdb | core | attach | detach | view)
     # COMMAND --help: the same usage, wherever it would be an option of
     # COMMAND (for gdb, the first word: later ones are gdb's own).
     case ${1-} in --help | -h) usage; exit 0 ;; esac
@@ -497,6 +507,12 @@ attach | detach)
     done
     [ $# = 1 ] || usage_error "$cmd: give one PID"
     attach_pid "$cmd" "$1" "$profile"
+    ;;
+view)
+    [ -f "$viewer" ] || die 1 "cannot find memtrace view's program (looked for $viewer)"
+    command -v python3 >/dev/null 2>&1 || die 1 "view: cannot find python3; install it"
+    # The viewer runs `memtrace export` through this launcher for a recording.
+    MEMTRACE_LAUNCHER=$self exec python3 "$viewer" "$@"
     ;;
 *)
     usage_error "unknown command '$cmd'"

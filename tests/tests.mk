@@ -307,6 +307,11 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/launcher.sh
 	@bash tests/e2e/pprof.sh
 
+# memtrace view's page in headless Chromium (tests/e2e/view.sh): timelines
+# made by tests/e2e/timeline_gen.py, pprof_sites' profiles and folded files.
+test-view: all $(TEST_BUILD)/pprof_sites
+	@bash tests/e2e/view.sh
+
 # Static checks of the tree: the include graph and the calls between the
 # libraries' objects (nm) point one way, and the descriptor's layout has one
 # source, and the settings documents say what src/base/settings.def says
@@ -361,6 +366,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-build
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
+	@$(MAKE) --no-print-directory test-view
 	@$(MAKE) --no-print-directory test-attach
 	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
@@ -375,7 +381,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-view test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

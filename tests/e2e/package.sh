@@ -33,6 +33,8 @@ site=$(at "$prog_src" pkg_block)
 # helper_package DIR: the files of the gdb helper's package (gdb/memtrace_gdb)
 # as installed in DIR, one a line, sorted.
 helper_package() { (cd "$root/gdb" && printf "$1/%s\n" memtrace_gdb/*.py); }
+# view_files DIR: memtrace view's files (view/) as installed in DIR, sorted.
+view_files() { (cd "$root" && printf "$1/%s\n" view/*.css view/*.js view/*.py | sort); }
 
 # same NAME GOT EXPECTED
 same() {
@@ -143,7 +145,8 @@ usr/share/man/man3/memtrace_set_recording.3
 usr/share/man/man3/memtrace_version.3
 usr/share/man/man3/print_trace.3
 usr/share/memtrace/memtrace.py
-$(helper_package usr/share/memtrace)"
+$(helper_package usr/share/memtrace)
+$(view_files usr/share/memtrace)"
     left=$(grep -rl '@MEMTRACE_' "$d" | sed "s|^$d/||")
     same "make install: no @MEMTRACE_...@ placeholder left" "$left" ""
     has "the launcher knows LIBDIR" "$d/usr/bin/memtrace" "libdir=/usr/lib"
@@ -201,7 +204,8 @@ share/man/man3/memtrace_set_recording.3
 share/man/man3/memtrace_version.3
 share/man/man3/print_trace.3
 share/memtrace/memtrace.py
-$(helper_package share/memtrace)"
+$(helper_package share/memtrace)
+$(view_files share/memtrace)"
     export PKG_CONFIG_PATH=$lib/pkgconfig
     same "pkg-config --cflags --libs memtrace" "$(pkg-config --cflags --libs memtrace 2>&1)" \
         "-I$p/include -L$lib -lmemtrace "
@@ -273,7 +277,8 @@ attach
 core
 detach
 gdb
-run"
+run
+view"
     same "completion: memtrace run --<TAB>" "$(complete_line 'memtrace run --')" "--
 --help
 --leak-check
@@ -294,6 +299,9 @@ run"
     same "completion: memtrace gdb -q -- ech<TAB> (a command)" \
         "$(complete_line 'memtrace gdb -q -- ech' | grep -x echo)" "echo"
     same "completion: memtrace gdb -b<TAB> (gdb's options)" "$(complete_line 'memtrace gdb -b')" "-batch"
+    same "completion: memtrace view <TAB> (files)" "$(complete_line 'memtrace view ')" "out.txt"
+    same "completion: memtrace view -<TAB>" "$(complete_line 'memtrace view -')" "--help
+-o"
 else
     skip "bash completion" "bash-completion is not installed (make deps installs it)"
 fi
@@ -336,7 +344,8 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/man/man3/memtrace_version.3.gz
 ./usr/share/man/man3/print_trace.3.gz
 ./usr/share/memtrace/memtrace.py
-$(helper_package ./usr/share/memtrace)"
+$(helper_package ./usr/share/memtrace)
+$(view_files ./usr/share/memtrace)"
     same "the package's version" "$(dpkg-deb -f "$deb" Version)" "$version"
     depends=$(dpkg-deb -f "$deb" Depends)
     for dep in libc6 libdw1 libelf1 libunwind8; do
