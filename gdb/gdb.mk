@@ -10,7 +10,7 @@
 GDB_PACKAGE := $(patsubst gdb/%,$(BUILD)/%,$(wildcard gdb/memtrace_gdb/*.py))
 GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
 
-VIEW_FILES := $(patsubst view/%,$(BUILD)/view/%,$(wildcard view/*.py view/*.js view/*.css))
+VIEW_FILES := $(patsubst tools/view/%,$(BUILD)/view/%,$(wildcard tools/view/*.py tools/view/*.js tools/view/*.css))
 
 all: $(GDB_TOOLS) $(VIEW_FILES)
 
@@ -54,7 +54,7 @@ $(BUILD)/memtrace: gdb/memtrace.sh $(BUILD)/flavour
 	sed 's|@VERSION@|$(VERSION)|' $< >$@
 	chmod 755 $@
 
-# memtrace view (view/): copied beside the launcher, which finds it there.
-$(BUILD)/view/%: view/%
+# memtrace view (tools/view/): copied beside the launcher, which finds it there.
+$(BUILD)/view/%: tools/view/%
 	@mkdir -p $(@D)
 	cp $< $@

@@ -28,7 +28,7 @@ if [ -f "$here/libmemtrace.so" ] || [ -f "$here/libmemtrace-profiler.so" ]; then
 else
     helper=$datadir/memtrace/memtrace.py
 fi
-# memtrace view's program (view/, python3): beside the launcher in build/,
+# memtrace view's program (tools/view/, python3): beside the launcher in build/,
 # else in DATADIR/memtrace/view.
 viewer=$here/view/memtrace_view.py
 [ -f "$viewer" ] || viewer=$datadir/memtrace/view/memtrace_view.py

@@ -34,7 +34,7 @@ site=$(at "$prog_src" pkg_block)
 # as installed in DIR, one a line, sorted.
 helper_package() { (cd "$root/gdb" && printf "$1/%s\n" memtrace_gdb/*.py); }
 # view_files DIR: memtrace view's files (view/) as installed in DIR, sorted.
-view_files() { (cd "$root" && printf "$1/%s\n" view/*.css view/*.js view/*.py | sort); }
+view_files() { (cd "$root/tools" && printf "$1/%s\n" view/*.css view/*.js view/*.py | sort); }
 
 # same NAME GOT EXPECTED
 same() {
