@@ -68,7 +68,9 @@ DEMANGLE_LIBS := -liberty
 # Debian's policy wants (lintian: embedded-library) and as libdw already
 # loads it into every traced process.
 PPROF_LIBS := -l:libprotobuf-c.a -lz
-LIB_LIBS   := $(PPROF_LIBS) $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) \
+# The recording's compressor (src/timeline/emit.c): Debian's shared libzstd.
+RECORD_LIBS := -lzstd
+LIB_LIBS   := $(PPROF_LIBS) $(RECORD_LIBS) $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) \
               $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a:libprotobuf-c.a -ldl -pthread
 
 # The two builds differ in which files they take, not in #ifdefs: the
@@ -161,7 +163,7 @@ DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gd
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \
-             heaptrack graphviz
+             heaptrack graphviz libzstd-dev
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.
