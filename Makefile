@@ -234,8 +234,9 @@ install: all man
 	  $(DATADIR)/memtrace/memtrace_gdb $(MANDIR)/man1 $(MANDIR)/man3 $(PKGCONFIGDIR) $(BASHCOMPDIR)) $(MT_AUTOLOAD)
 	install -m 755 $(MT_LIBS) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/memtrace.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 755 $(BUILD)/memtrace-symbolize $(DESTDIR)$(LIBEXECDIR)/memtrace/
+	install -m 755 $(BUILD)/memtrace-symbolize $(BUILD)/memtrace-export $(DESTDIR)$(LIBEXECDIR)/memtrace/
 	sed -e 's|@MEMTRACE_LIBDIR@|$(LIBDIR)|g' -e 's|@MEMTRACE_DATADIR@|$(DATADIR)|g' \
+	  -e 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|g' \
 	  $(BUILD)/memtrace >$(DESTDIR)$(BINDIR)/memtrace
 	chmod 755 $(DESTDIR)$(BINDIR)/memtrace
 	install -m 644 $(GDB_PACKAGE) $(DESTDIR)$(DATADIR)/memtrace/memtrace_gdb/
@@ -261,7 +262,7 @@ install: all man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memtrace $(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(MT_LIBS))) \
 	  $(DESTDIR)$(INCLUDEDIR)/memtrace.h $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-symbolize \
-	  $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
+	  $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-export $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \
 	  $(MAN3_ALIASES:%=$(DESTDIR)$(MANDIR)/man3/%.3) \
