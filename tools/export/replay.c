@@ -191,31 +191,31 @@ static int by_peak(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
+/* The sites: one per stack id of an allocation, by id. */
+static void make_sites(replay *rp)
 {
-    memset(t, 0, sizeof *t);
-    qsort(r->ev, r->nev, sizeof *r->ev, by_time);
-    replay rp = { .r = r, .t = t };
-    rp.ids = xrealloc(NULL, (r->nev + 1) * sizeof *rp.ids);
+    rec_file *r = rp->r;
+    rp->ids = xrealloc(NULL, (r->nev + 1) * sizeof *rp->ids);
     for (size_t i = 0; i < r->nev; i++)
         if ((r->ev[i].thread_kind & 0xff) != EV_FREE)
-            rp.ids[rp.nids++] = r->ev[i].stack;
-    qsort(rp.ids, rp.nids, sizeof *rp.ids, by_u32);
+            rp->ids[rp->nids++] = r->ev[i].stack;
+    qsort(rp->ids, rp->nids, sizeof *rp->ids, by_u32);
     size_t n = 0;
-    for (size_t i = 0; i < rp.nids; i++)
-        if (n == 0 || rp.ids[i] != rp.ids[n - 1])
-            rp.ids[n++] = rp.ids[i];
-    rp.nids = n;
-    rp.by_index = calloc(n + 1, sizeof *rp.by_index);
-    if (!rp.by_index)
+    for (size_t i = 0; i < rp->nids; i++)
+        if (n == 0 || rp->ids[i] != rp->ids[n - 1])
+            rp->ids[n++] = rp->ids[i];
+    rp->nids = n;
+    rp->by_index = calloc(n + 1, sizeof *rp->by_index);
+    if (!rp->by_index)
         die_oom();
     for (size_t i = 0; i < n; i++)
-        rp.by_index[i].id = rp.ids[i];
-    if (r->nev && r->ev[r->nev - 1].t > r->duration_ns)
-        r->duration_ns = r->ev[r->nev - 1].t;
+        rp->by_index[i].id = rp->ids[i];
+}
 
-    /* the sample times: evenly from 0 to the end */
-    size_t ns = max_samples < 2 ? 2 : max_samples;
+/* The sample times: evenly from 0 to the end, at most MAX. */
+static void make_samples(const rec_file *r, rec_timeline *t, size_t max)
+{
+    size_t ns = max < 2 ? 2 : max;
     if (r->duration_ns < ns)
         ns = (size_t)r->duration_ns + 1;
     t->nsamples = ns;
@@ -227,11 +227,16 @@ bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
         die_oom();
     for (size_t i = 0; i < ns; i++)
         t->times[i] = ns == 1 ? 0 : (uint64_t)((unsigned __int128)r->duration_ns * i / (ns - 1));
+}
 
-    /* pass 1 */
+/* Pass 1: the totals, the whole's series, the leaks; the peak's event. */
+static size_t pass_totals(replay *rp)
+{
+    rec_file *r = rp->r;
+    rec_timeline *t = rp->t;
     uint64_t bytes = 0, blocks = 0;
-    size_t peak_at = SIZE_MAX, si = 0;
-    reset(&rp);
+    size_t peak_at = SIZE_MAX, si = 0, ns = t->nsamples;
+    reset(rp);
     for (size_t i = 0; i < r->nev; i++) {
         const rec_event *e = &r->ev[i];
         while (si < ns && t->times[si] < e->t) {
@@ -240,7 +245,7 @@ bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
             si++;
         }
         uint64_t before = t->allocations;
-        step(&rp, e, 1, &bytes, &blocks);
+        step(rp, e, 1, &bytes, &blocks);
         if (si < ns)
             t->allocs[si] += t->allocations - before;
         if (bytes > t->peak_bytes) {
@@ -256,47 +261,65 @@ bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
     }
     t->leaked_bytes = bytes;
     t->leaked_blocks = blocks;
-    for (size_t j = 0; j < rp.live.cap; j++)
-        if (rp.live.slot[j].addr) {
-            rec_site *s = &rp.by_index[rp.live.slot[j].site];
-            s->leaked_bytes += rp.live.slot[j].size;
+    for (size_t j = 0; j < rp->live.cap; j++)
+        if (rp->live.slot[j].addr) {
+            rec_site *s = &rp->by_index[rp->live.slot[j].site];
+            s->leaked_bytes += rp->live.slot[j].size;
             s->leaked_blocks++;
         }
+    return peak_at;
+}
+
+/* Pass 3: the series of SORTED's first TOP sites. */
+static void pass_series(replay *rp, rec_site *sorted, size_t top)
+{
+    rec_file *r = rp->r;
+    rec_timeline *t = rp->t;
+    size_t ns = t->nsamples, si = 0;
+    uint64_t bytes = 0, blocks = 0;
+    for (size_t k = 0; k < top; k++)
+        if (!(rp->by_index[site_of(rp, sorted[k].id)].bytes = calloc(ns, sizeof(uint64_t))))
+            die_oom();
+    reset(rp);
+    for (size_t i = 0; i <= r->nev; i++) {
+        uint64_t te = i < r->nev ? r->ev[i].t : UINT64_MAX;
+        for (; si < ns && t->times[si] < te; si++)
+            for (size_t k = 0; k < top; k++) {
+                rec_site *s = &rp->by_index[site_of(rp, sorted[k].id)];
+                s->bytes[si] = s->live;
+            }
+        if (i < r->nev)
+            step(rp, &r->ev[i], 3, &bytes, &blocks);
+    }
+    for (size_t k = 0; k < top; k++)
+        sorted[k].bytes = rp->by_index[site_of(rp, sorted[k].id)].bytes;
+}
+
+bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
+{
+    memset(t, 0, sizeof *t);
+    qsort(r->ev, r->nev, sizeof *r->ev, by_time);
+    replay rp = { .r = r, .t = t };
+    make_sites(&rp);
+    if (r->nev && r->ev[r->nev - 1].t > r->duration_ns)
+        r->duration_ns = r->ev[r->nev - 1].t;
+    make_samples(r, t, max_samples);
+    size_t peak_at = pass_totals(&rp);
 
     /* pass 2: each site's live bytes at the peak */
-    bytes = blocks = 0;
+    uint64_t bytes = 0, blocks = 0;
     reset(&rp);
     for (size_t i = 0; peak_at != SIZE_MAX && i <= peak_at; i++)
         step(&rp, &r->ev[i], 2, &bytes, &blocks);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < rp.nids; i++)
         rp.by_index[i].peak_bytes = rp.by_index[i].live;
 
-    /* pass 3: the top sites' series, in the order of the page */
-    rec_site *sorted = xrealloc(NULL, (n + 1) * sizeof *sorted);
-    memcpy(sorted, rp.by_index, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, by_peak);
-    size_t top = n < REC_TOP_SERIES ? n : REC_TOP_SERIES;
-    for (size_t k = 0; k < top; k++)
-        rp.by_index[site_of(&rp, sorted[k].id)].bytes = calloc(ns, sizeof(uint64_t));
-    bytes = blocks = 0;
-    reset(&rp);
-    si = 0;
-    for (size_t i = 0; i <= r->nev; i++) {
-        uint64_t te = i < r->nev ? r->ev[i].t : UINT64_MAX;
-        while (si < ns && t->times[si] < te) {
-            for (size_t k = 0; k < top; k++) {
-                rec_site *s = &rp.by_index[site_of(&rp, sorted[k].id)];
-                s->bytes[si] = s->live;
-            }
-            si++;
-        }
-        if (i < r->nev)
-            step(&rp, &r->ev[i], 3, &bytes, &blocks);
-    }
-    for (size_t k = 0; k < top; k++)
-        sorted[k].bytes = rp.by_index[site_of(&rp, sorted[k].id)].bytes;
+    rec_site *sorted = xrealloc(NULL, (rp.nids + 1) * sizeof *sorted);
+    memcpy(sorted, rp.by_index, rp.nids * sizeof *sorted);
+    qsort(sorted, rp.nids, sizeof *sorted, by_peak);
+    pass_series(&rp, sorted, rp.nids < REC_TOP_SERIES ? rp.nids : REC_TOP_SERIES);
     t->sites = sorted;
-    t->nsites = n;
+    t->nsites = rp.nids;
     free(rp.by_index);
     free(rp.ids);
     free(rp.live.slot);
