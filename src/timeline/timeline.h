@@ -13,7 +13,9 @@
  *
  * Fork: a forked child records nothing (mt_tl_fork_child): its rings and
  * the writer thread are its parent's; a program it execs records to its
- * own file (MEMTRACE_RECORD passed on as TEMPLATE.%p, as MEMTRACE_PPROF). */
+ * own file (MEMTRACE_RECORD passed on as TEMPLATE.%p, as MEMTRACE_PPROF).
+ * Exec: the process's recording is written out first (mt_tl_sync); it
+ * ends there without its end record. */
 #ifndef MT_TIMELINE_H
 #define MT_TIMELINE_H
 
@@ -73,6 +75,11 @@ void mt_tl_put_symbol(void *ctx, uintptr_t addr, const mt_tl_row *rows, unsigned
  * are symbolized through SYMBOLIZE (NULL: none, read by address), the end
  * record is written and one line names the file and how to view it. */
 void mt_tl_finish(mt_tl_symbolize_fn *symbolize);
+
+/* Before this process execs: what it recorded so far is written out (the
+ * file reads as a truncated recording if the exec succeeds; the recording
+ * goes on if it fails). */
+void mt_tl_sync(void);
 
 /* Whether this process records (armed, not ended). */
 bool mt_tl_recording(void);

@@ -152,6 +152,17 @@ bool mt_tl_drain(bool wait)
     return true;
 }
 
+void mt_tl_sync(void)
+{
+    if (!W.ready || W.finished || getpid() != W.pid)
+        return;
+    int was = mt_enter();
+    mt_lock_acquire(&W.lock);
+    drain_locked(true);
+    mt_lock_release(&W.lock);
+    mt_leave(was);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;

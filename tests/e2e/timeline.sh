@@ -223,6 +223,18 @@ subprocess.run(["true"])' 2>"$work/fork.err"
 check "fork: the parent's file and the exec'd child's, no forked child's" "2 2" \
     "$(ls "$work" | grep -c '^fork\.rec') $(grep -c '^memtrace: recording:' "$work/fork.err")"
 
+# Recording off from the start (MEMTRACE_START=0): nothing recorded.
+MEMTRACE_START=0 MEMTRACE_RECORD=$work/off.rec LD_PRELOAD=$tracer "$prog" "$work/off.log" 2>"$work/off.err" >/dev/null
+check "MEMTRACE_START=0: no event" \
+    "memtrace: recording: $work/off.rec (0 events); view it with: memtrace view $work/off.rec" "$(cat "$work/off.err")"
+
+# An exec by the recording process: what it recorded is written first.
+MEMTRACE_RECORD=$work/exec.rec LD_PRELOAD=$tracer bash -c 'x=$(echo a b c); exec true'
+"$export_" --json "$work/exec.rec" -o "$work/exec.json" 2>"$work/exec.err"
+check "exec: the recording up to the exec, truncated" "True True" \
+    "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(d["truncated"], d["totals"]["allocations"] > 100)' "$work/exec.json")"
+
 # A real program: python3, over a million events, exported both ways
 # (PYTHONMALLOC=malloc: every object from malloc, not pymalloc's arenas).
 PYTHONMALLOC=malloc MEMTRACE_RECORD=$work/py.rec LD_PRELOAD=$tracer "$py" -c '
