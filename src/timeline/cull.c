@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#define HOLD_NS 50000000ull
+
 typedef struct {
     uint64_t t, addr, size;
     uint32_t stack, thread;
@@ -28,7 +30,7 @@ static struct {
     uint64_t cull_ns;
     pending *fifo;      /* [head, tail) in use, indexes mod cap */
     uint64_t head, tail, cap;
-    uint64_t *index;    /* slot: fifo position + 1, 0 empty */
+    struct slot { uint64_t addr, pos1; } *index; /* pos1: fifo position + 1, 0 empty */
     uint64_t index_cap;
     count *counts;
     size_t counts_cap, counts_n;
@@ -62,19 +64,19 @@ static pending *at(uint64_t pos)
     return &C.fifo[pos & (C.cap - 1)];
 }
 
-static void index_put(uint64_t *index, uint64_t cap, uint64_t addr, uint64_t pos)
+static void index_put(struct slot *index, uint64_t cap, uint64_t addr, uint64_t pos)
 {
     uint64_t j = slot_of(addr, cap);
-    while (index[j] && at(index[j] - 1)->addr != addr)
+    while (index[j].pos1 && index[j].addr != addr)
         j = (j + 1) & (cap - 1);
-    index[j] = pos + 1;
+    index[j] = (struct slot){ addr, pos + 1 };
 }
 
 /* The slot holding ADDR, or the empty one ending its probe. */
 static uint64_t index_find(uint64_t addr)
 {
     uint64_t j = slot_of(addr, C.index_cap);
-    while (C.index[j] && at(C.index[j] - 1)->addr != addr)
+    while (C.index[j].pos1 && C.index[j].addr != addr)
         j = (j + 1) & (C.index_cap - 1);
     return j;
 }
@@ -82,13 +84,13 @@ static uint64_t index_find(uint64_t addr)
 static void index_remove(uint64_t j)
 {
     uint64_t m = C.index_cap - 1;
-    C.index[j] = 0;
-    for (uint64_t k = (j + 1) & m; C.index[k]; k = (k + 1) & m) {
-        uint64_t home = slot_of(at(C.index[k] - 1)->addr, C.index_cap);
+    C.index[j].pos1 = 0;
+    for (uint64_t k = (j + 1) & m; C.index[k].pos1; k = (k + 1) & m) {
+        uint64_t home = slot_of(C.index[k].addr, C.index_cap);
         /* K's entry may move to J when J lies on its probe (home .. K) */
         if (((k - home) & m) >= ((k - j) & m)) {
             C.index[j] = C.index[k];
-            C.index[k] = 0;
+            C.index[k].pos1 = 0;
             j = k;
         }
     }
@@ -99,7 +101,7 @@ static bool grow(void)
 {
     uint64_t cap = C.cap * 2, icap = C.index_cap * 2;
     pending *f = map(cap * sizeof *f);
-    uint64_t *ix = map(icap * sizeof *ix);
+    struct slot *ix = map(icap * sizeof *ix);
     if (!f || !ix) {
         if (f)
             munmap(f, cap * sizeof *f);
@@ -113,8 +115,8 @@ static bool grow(void)
     C.fifo = f;
     C.cap = cap;
     for (uint64_t j = 0; j < C.index_cap; j++)
-        if (C.index[j])
-            index_put(ix, icap, at(C.index[j] - 1)->addr, C.index[j] - 1);
+        if (C.index[j].pos1)
+            index_put(ix, icap, C.index[j].addr, C.index[j].pos1 - 1);
     munmap(C.index, C.index_cap * sizeof *ix);
     C.index = ix;
     C.index_cap = icap;
@@ -127,7 +129,7 @@ static void pop(void)
     pending *e = at(C.head);
     if (!e->culled) {
         uint64_t j = index_find(e->addr);
-        if (C.index[j] == C.head + 1)
+        if (C.index[j].pos1 == C.head + 1)
             index_remove(j);
         mt_tl_emit_alloc(e->thread, e->t, e->addr, e->size, e->stack);
     }
@@ -166,9 +168,9 @@ static void count_culled(const pending *e)
 bool mt_tl_cull_free(uint64_t t, uint64_t addr)
 {
     uint64_t j = index_find(addr);
-    if (!C.index[j])
+    if (!C.index[j].pos1)
         return false;
-    pending *e = at(C.index[j] - 1);
+    pending *e = at(C.index[j].pos1 - 1);
     index_remove(j);
     if (t < e->t || t - e->t > C.cull_ns)
         return false; /* the allocation is written when its time comes, then this free */
@@ -180,8 +182,9 @@ bool mt_tl_cull_free(uint64_t t, uint64_t addr)
 void mt_tl_cull_expire(uint64_t now)
 {
     /* what a thread appended just before this drain began is older than
-     * NOW by at most a drain: held a cull time more, its free can come */
-    while (C.head < C.tail && (now == UINT64_MAX || at(C.head)->t + 2 * C.cull_ns < now))
+     * NOW by about a drain (10 ms, more on a busy machine): held HOLD_NS
+     * more, its free can still come */
+    while (C.head < C.tail && (now == UINT64_MAX || at(C.head)->t + C.cull_ns + HOLD_NS < now))
         pop();
     for (size_t i = 0; i < C.counts_n; i++)
         mt_tl_emit_culled(C.counts[i].t, C.counts[i].stack, C.counts[i].count, C.counts[i].bytes);

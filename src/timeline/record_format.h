@@ -4,8 +4,11 @@
  *
  * The file is MT_REC_MAGIC (8 bytes) and then blocks, each a 12-byte
  * header (compressed length, raw length, both u32 little-endian, and u32
- * MT_REC_BLOCK_TAG) followed by one zstd frame of that many bytes: every
- * block decompresses on its own, so a file cut anywhere (kill -9, a full
+ * MT_REC_BLOCK_TAG) followed by one zstd frame of that many bytes, or by
+ * the raw bytes themselves when both lengths are equal (a block that zstd
+ * would barely shrink: addresses and sizes of a churning program are
+ * nearly random, and compressing them costs more CPU than it saves): every
+ * block reads on its own, so a file cut anywhere (kill -9, a full
  * disk) is a readable prefix up to its last whole block. Only a file whose
  * last record is MT_REC_END is whole; the reader says "truncated"
  * otherwise.

@@ -5,6 +5,7 @@
 #include "rec.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void str(FILE *f, const char *s)
@@ -74,6 +75,47 @@ static void site(FILE *f, const rec_file *r, const rec_timeline *t, const rec_si
     putc('}', f);
 }
 
+/* The sites written: the first REC_SITES_PER_RANK by each ranking the
+ * page shows (peak bytes, leaked, allocated, temporary), not all: a large
+ * program's thousands of deep stacks would make the file hundreds of MB. */
+typedef uint64_t rank_key(const rec_site *s);
+static uint64_t by_peak_key(const rec_site *s) { return s->peak_bytes; }
+static uint64_t by_leak_key(const rec_site *s) { return s->leaked_bytes; }
+static uint64_t by_alloc_key(const rec_site *s) { return s->allocated_bytes; }
+static uint64_t by_temp_key(const rec_site *s) { return s->temporary; }
+
+static const rec_site *sort_sites;
+static rank_key *sort_key;
+
+static int by_key(const void *a, const void *b)
+{
+    uint64_t x = sort_key(&sort_sites[*(const size_t *)a]), y = sort_key(&sort_sites[*(const size_t *)b]);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static bool *chosen_sites(const rec_timeline *t)
+{
+    static rank_key *const keys[] = { by_peak_key, by_leak_key, by_alloc_key, by_temp_key };
+    bool *chosen = calloc(t->nsites + 1, sizeof *chosen);
+    size_t *order = xrealloc(NULL, (t->nsites + 1) * sizeof *order);
+    if (!chosen)
+        die_oom();
+    sort_sites = t->sites;
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        for (size_t i = 0; i < t->nsites; i++)
+            order[i] = i;
+        sort_key = keys[k];
+        qsort(order, t->nsites, sizeof *order, by_key);
+        for (size_t i = 0; i < t->nsites && i < REC_SITES_PER_RANK; i++)
+            if (keys[k](&t->sites[order[i]]) || k == 0)
+                chosen[order[i]] = true;
+    }
+    free(order);
+    return chosen;
+}
+
 bool export_json(const rec_file *r, const rec_timeline *t, FILE *f)
 {
     fputs("{\"memtrace_timeline\":1,\"command\":", f);
@@ -93,13 +135,18 @@ bool export_json(const rec_file *r, const rec_timeline *t, FILE *f)
     fprintf(f,
             "\"totals\":{\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
             ",\"allocated_bytes\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64 ",\"leaked_blocks\":%" PRIu64
-            ",\"temporary\":%" PRIu64 "},\n\"sites\":[",
+            ",\"temporary\":%" PRIu64 "},\n\"sites_total\":%zu,\"sites\":[",
             t->allocations, t->frees, t->allocated_bytes, t->leaked_bytes, t->leaked_blocks,
-            t->temporary);
+            t->temporary, t->nsites);
+    bool *chosen = chosen_sites(t), first = true;
     for (size_t i = 0; i < t->nsites; i++) {
-        fputs(i ? ",\n" : "\n", f);
+        if (!chosen[i])
+            continue;
+        fputs(first ? "\n" : ",\n", f);
+        first = false;
         site(f, r, t, &t->sites[i]);
     }
+    free(chosen);
     fputs("]}\n", f);
     return !ferror(f);
 }

@@ -68,8 +68,7 @@ int main(int argc, char **argv)
         if (!ok)
             fprintf(stderr, "memtrace export: %s: a write failed\n", out);
     } else {
-        rec_timeline t;
-        rec_replay(&r, &t, 2); /* sorts the events by time */
+        rec_sort(&r);
         ok = export_heaptrack(&r, out);
         if (ok)
             fprintf(stderr, "memtrace export: %s (open it with: heaptrack_gui %s)\n", out, out);

@@ -68,11 +68,13 @@ const rec_module *rec_module_of(const rec_file *r, uint64_t addr);
 /* ---- the replay (replay.c) */
 
 #define REC_TOP_SERIES 20
+/* Sites the JSON lists: this many by each ranking (json.c). */
+#define REC_SITES_PER_RANK 200
 
 typedef struct {
     uint32_t id;
     uint64_t allocations, allocated_bytes, peak_bytes, leaked_bytes, leaked_blocks, temporary;
-    uint64_t live; /* while replaying */
+    uint64_t live, epoch; /* while replaying */
     uint64_t *bytes; /* series: for the top REC_TOP_SERIES by peak_bytes, else NULL */
 } rec_site;
 
@@ -85,7 +87,10 @@ typedef struct {
     size_t nsites;
 } rec_timeline;
 
-/* Sorts R's events by time and replays them into T. */
+/* Sorts R's events by time. */
+void rec_sort(rec_file *r);
+/* Sorts R's events by time and replays them into T; from then on an
+ * event's stack is its site's index in the replay, not its stack id. */
 bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples);
 
 /* The exports: false (one line said) when OUT cannot be written. */

@@ -234,7 +234,11 @@ bool rec_read(const char *path, rec_file *r)
             r->why = "a block is cut";
             break;
         }
-        size_t n = ZSTD_decompress(raw, h[1], file + at + MT_REC_HEADER_LEN, h[0]);
+        size_t n = h[1];
+        if (h[0] == h[1]) /* stored raw */
+            memcpy(raw, file + at + MT_REC_HEADER_LEN, n);
+        else
+            n = ZSTD_decompress(raw, h[1], file + at + MT_REC_HEADER_LEN, h[0]);
         if (ZSTD_isError(n) || n != h[1]) {
             r->why = "a block does not decompress";
             break;

@@ -1,7 +1,7 @@
 /* The replay of a recording (rec.h): its events sorted by time, then
- * three passes of a table of the live blocks by address: (1) the totals,
- * the series of the whole and the peak's event; (2) up to the peak, each
- * site's live bytes there; (3) the series of the top sites by those. A
+ * two passes of a table of the live blocks by address: (1) the totals,
+ * the series of the whole, each site's live bytes at the peak; (2) the
+ * series of the top sites by those. A
  * free of an address not live (a block from before the recording, or
  * while it was off) is no event of the recording; an allocation at a live
  * address ends that block first (its free was missed). */
@@ -96,12 +96,24 @@ typedef struct {
     table live;
     uint64_t *last; /* per thread: its latest allocation's address, 0 none */
     size_t nlast;
+    uint64_t epoch; /* raises of the peak so far (touch) */
 } replay;
 
 static uint32_t site_of(const replay *rp, uint32_t stack)
 {
     const uint32_t *p = bsearch(&stack, rp->ids, rp->nids, sizeof *p, by_u32);
     return (uint32_t)(p - rp->ids);
+}
+
+/* Before a change to site S: its live bytes saved as its value at the
+ * latest peak, when it has not changed since (the profiler's copy on
+ * write, store/site.h: EPOCH counts the raises of the peak). */
+static void touch(replay *rp, rec_site *s)
+{
+    if (s->epoch != rp->epoch) {
+        s->peak_bytes = s->live;
+        s->epoch = rp->epoch;
+    }
 }
 
 static uint64_t *last_of(replay *rp, uint32_t thread)
@@ -116,7 +128,7 @@ static uint64_t *last_of(replay *rp, uint32_t thread)
 }
 
 /* One event of pass PASS: the live table and *BYTES, *BLOCKS moved, the
- * sites' numbers counted (pass 1) or their live bytes (passes 2, 3). */
+ * sites' numbers counted (pass 1) or their live bytes (pass 2). */
 static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint64_t *blocks)
 {
     rec_timeline *t = rp->t;
@@ -124,7 +136,7 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
     uint32_t thread = e->thread_kind >> 8;
     if (kind == EV_CULLED) {
         if (pass == 1) {
-            rec_site *s = &rp->by_index[site_of(rp, e->stack)];
+            rec_site *s = &rp->by_index[e->stack];
             s->allocations += e->addr;
             s->allocated_bytes += e->size;
             s->temporary += e->addr;
@@ -139,6 +151,8 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
     if (rp->live.slot[j].addr) { /* a free, or a missed one */
         live *b = &rp->live.slot[j];
         rec_site *s = &rp->by_index[b->site];
+        if (pass == 1)
+            touch(rp, s);
         *bytes -= b->size;
         *blocks -= 1;
         s->live -= b->size;
@@ -157,11 +171,13 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
         *last_of(rp, thread) = 0;
     if (kind != EV_ALLOC)
         return;
-    live b = { e->addr, e->size, e->t, site_of(rp, e->stack), thread };
+    live b = { e->addr, e->size, e->t, e->stack, thread };
     put(&rp->live, &b);
     *bytes += e->size;
     *blocks += 1;
     rec_site *s = &rp->by_index[b.site];
+    if (pass == 1)
+        touch(rp, s);
     s->live += e->size;
     if (pass == 1) {
         s->allocations++;
@@ -210,6 +226,9 @@ static void make_sites(replay *rp)
         die_oom();
     for (size_t i = 0; i < n; i++)
         rp->by_index[i].id = rp->ids[i];
+    for (size_t i = 0; i < r->nev; i++) /* from here on an event names its site's index */
+        if ((r->ev[i].thread_kind & 0xff) != EV_FREE)
+            r->ev[i].stack = site_of(rp, r->ev[i].stack);
 }
 
 /* The sample times: evenly from 0 to the end, at most MAX. */
@@ -229,7 +248,8 @@ static void make_samples(const rec_file *r, rec_timeline *t, size_t max)
         t->times[i] = ns == 1 ? 0 : (uint64_t)((unsigned __int128)r->duration_ns * i / (ns - 1));
 }
 
-/* Pass 1: the totals, the whole's series, the leaks; the peak's event. */
+/* Pass 1: the totals, the whole's series, the leaks, each site's bytes
+ * at the peak; the peak's event. */
 static size_t pass_totals(replay *rp)
 {
     rec_file *r = rp->r;
@@ -253,6 +273,7 @@ static size_t pass_totals(replay *rp)
             t->peak_blocks = blocks;
             t->peak_time = e->t;
             peak_at = i;
+            rp->epoch++;
         }
     }
     for (; si < ns; si++) {
@@ -267,52 +288,54 @@ static size_t pass_totals(replay *rp)
             s->leaked_bytes += rp->live.slot[j].size;
             s->leaked_blocks++;
         }
+    for (size_t i = 0; i < rp->nids; i++) /* unchanged since the peak: live then */
+        if (rp->by_index[i].epoch != rp->epoch)
+            rp->by_index[i].peak_bytes = rp->by_index[i].live;
     return peak_at;
 }
 
-/* Pass 3: the series of SORTED's first TOP sites. */
+/* Pass 2: the series of SORTED's first TOP sites. */
 static void pass_series(replay *rp, rec_site *sorted, size_t top)
 {
     rec_file *r = rp->r;
     rec_timeline *t = rp->t;
     size_t ns = t->nsamples, si = 0;
     uint64_t bytes = 0, blocks = 0;
+    uint32_t *idx = xrealloc(NULL, (top + 1) * sizeof *idx);
     for (size_t k = 0; k < top; k++)
-        if (!(rp->by_index[site_of(rp, sorted[k].id)].bytes = calloc(ns, sizeof(uint64_t))))
+        if (!(rp->by_index[idx[k] = site_of(rp, sorted[k].id)].bytes = calloc(ns, sizeof(uint64_t))))
             die_oom();
     reset(rp);
     for (size_t i = 0; i <= r->nev; i++) {
         uint64_t te = i < r->nev ? r->ev[i].t : UINT64_MAX;
         for (; si < ns && t->times[si] < te; si++)
             for (size_t k = 0; k < top; k++) {
-                rec_site *s = &rp->by_index[site_of(rp, sorted[k].id)];
+                rec_site *s = &rp->by_index[idx[k]];
                 s->bytes[si] = s->live;
             }
         if (i < r->nev)
-            step(rp, &r->ev[i], 3, &bytes, &blocks);
+            step(rp, &r->ev[i], 2, &bytes, &blocks);
     }
     for (size_t k = 0; k < top; k++)
-        sorted[k].bytes = rp->by_index[site_of(rp, sorted[k].id)].bytes;
+        sorted[k].bytes = rp->by_index[idx[k]].bytes;
+    free(idx);
+}
+
+void rec_sort(rec_file *r)
+{
+    qsort(r->ev, r->nev, sizeof *r->ev, by_time);
 }
 
 bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
 {
     memset(t, 0, sizeof *t);
-    qsort(r->ev, r->nev, sizeof *r->ev, by_time);
+    rec_sort(r);
     replay rp = { .r = r, .t = t };
     make_sites(&rp);
     if (r->nev && r->ev[r->nev - 1].t > r->duration_ns)
         r->duration_ns = r->ev[r->nev - 1].t;
     make_samples(r, t, max_samples);
-    size_t peak_at = pass_totals(&rp);
-
-    /* pass 2: each site's live bytes at the peak */
-    uint64_t bytes = 0, blocks = 0;
-    reset(&rp);
-    for (size_t i = 0; peak_at != SIZE_MAX && i <= peak_at; i++)
-        step(&rp, &r->ev[i], 2, &bytes, &blocks);
-    for (size_t i = 0; i < rp.nids; i++)
-        rp.by_index[i].peak_bytes = rp.by_index[i].live;
+    pass_totals(&rp);
 
     rec_site *sorted = xrealloc(NULL, (rp.nids + 1) * sizeof *sorted);
     memcpy(sorted, rp.by_index, rp.nids * sizeof *sorted);
