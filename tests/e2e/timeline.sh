@@ -41,20 +41,26 @@ exit_peak = sys.argv[4]
 line = {m: i + 1 for i, l in enumerate(src) for m in re.findall(r"SITE:(\w+)", l)}
 bad = []
 # The program's state at time T (its own clock, from main): the last
-# logged change at or before T. The recording's clock starts a little
-# before main (its constructor): a sample at recording time t is program
-# time t - delta with 0 <= delta < 20 ms. Samples whose window holds a
-# change are skipped; every other one must be exact.
+# logged change at or before T. The recording's clock starts before main
+# (its constructor), by DELTA: the peak's event, the last block of the
+# peak phase, lies between the program's notes before and after that
+# loop, which bounds DELTA to [DMIN, DMAX]. A sample at recording time t
+# is program time t - DELTA; samples whose window [t - DMAX, t - DMIN]
+# meets a loop (between the notes around it) are skipped, every other one
+# must be exact.
 def state(t):
     s = (0, 0)
     for ns, b, k in log:
         if ns <= t:
             s = (b, k)
     return s
+after = next(i for i, (ns, b, k) in enumerate(log) if b == 3000000)
+dmin, dmax = d["peak"]["time_ns"] - log[after][0], d["peak"]["time_ns"] - log[after - 1][0]
 checked = 0
 for i, t in enumerate(d["times_ns"]):
-    lo, hi = state(t - 20_000_000), state(t)
-    if lo != hi or any(t - 20_000_000 <= ns <= t for ns, _, _ in log):
+    hi = state(t - dmin)
+    # the program logs around each loop: notes 2k and 2k + 1 bound one
+    if any(log[k][0] <= t - dmin and t - dmax <= log[k + 1][0] for k in range(0, len(log) - 1, 2)):
         continue
     got = (d["total"]["bytes"][i], d["total"]["blocks"][i])
     checked += 1
@@ -170,8 +176,7 @@ MEMTRACE_INTERVAL_MS=0 MEMTRACE_RECORD="$work/killed.rec" LD_PRELOAD=$prof "$pro
     >/dev/null 2>&1 &
 pid=$!
 sleep 2.5
-kill -KILL $pid
-wait $pid 2>/dev/null
+{ kill -KILL $pid; wait $pid; } 2>/dev/null
 "$export_" --json "$work/killed.rec" -o "$work/killed.json" 2>"$work/killed.err"
 check "killed: export's status" 0 $?
 has "killed: said truncated" "$work/killed.err" "memtrace export: $work/killed.rec is truncated ("
@@ -229,7 +234,7 @@ check "MEMTRACE_START=0: no event" \
     "memtrace: recording: $work/off.rec (0 events); view it with: memtrace view $work/off.rec" "$(cat "$work/off.err")"
 
 # An exec by the recording process: what it recorded is written first.
-MEMTRACE_RECORD=$work/exec.rec LD_PRELOAD=$tracer bash -c 'x=$(echo a b c); exec true'
+MEMTRACE_RECORD=$work/exec.rec LD_PRELOAD=$tracer bash -c 'x=$(echo a b c); exec true' 2>/dev/null
 "$export_" --json "$work/exec.rec" -o "$work/exec.json" 2>"$work/exec.err"
 check "exec: the recording up to the exec, truncated" "True True" \
     "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
