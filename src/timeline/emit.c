@@ -45,7 +45,7 @@ static struct {
     unsigned nmods;
     uint64_t rescan_at; /* stacks written when the maps were last read */
     unsigned raw_left;  /* blocks still to write raw (worth_compressing) */
-    uint32_t last_stack; /* the latest stack seen: written already */
+    uint32_t seen[256];  /* stacks written, direct-mapped by id: the set's fast path */
 } E;
 
 static void *map(size_t size)
@@ -315,9 +315,9 @@ static bool stack_add(uint32_t id)
 
 static void stack_seen(uint32_t id)
 {
-    if (id == E.last_stack || !id)
+    if (E.seen[id & 255] == id || !id)
         return;
-    E.last_stack = id;
+    E.seen[id & 255] = id;
     if (!stack_add(id))
         return;
     const uintptr_t *f;
