@@ -14,6 +14,7 @@
 #include "store/threads.h"
 #include "timeline/timeline.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -22,6 +23,47 @@ uint64_t mt_tl_start_ns;
 
 static MT_TLS mt_tl_ring *mine;
 static mt_atomic(mt_tl_ring *) rings;
+static pthread_key_t exit_key;
+static bool exit_key_made;
+
+/* A thread exits: its ring is the drain's to free once drained. A record
+ * the thread makes later (a later destructor's free) goes to a new ring,
+ * which this destructor, run again (glibc's rounds), marks in turn. */
+static void thread_exits(void *ring)
+{
+    mt_tl_ring *r = ring;
+    if (r == mine)
+        mine = NULL;
+    mt_atomic_store_release(&r->done, 1); /* pairs with the reclaim's acquire */
+}
+
+void mt_tl_rings_init(void)
+{
+    exit_key_made = pthread_key_create(&exit_key, thread_exits) == 0;
+}
+
+void mt_tl_rings_reclaim(void)
+{
+    mt_tl_ring *prev = NULL;
+    for (mt_tl_ring *r = mt_tl_rings(), *next; r; r = next) {
+        next = r->next;
+        if (!mt_atomic_load_acquire(&r->done) ||
+            mt_atomic_load_acquire(&r->head) != mt_atomic_load_relaxed(&r->tail)) {
+            prev = r;
+            continue;
+        }
+        if (prev) {
+            prev->next = next;
+        } else {
+            mt_tl_ring *expected = r; /* the head: a new ring may be listed meanwhile */
+            if (!mt_atomic_cas_acq_rel(&rings, &expected, next)) {
+                prev = r; /* freed at a later drain, once not the head */
+                continue;
+            }
+        }
+        munmap(r, sizeof *r);
+    }
+}
 
 mt_tl_ring *mt_tl_rings(void)
 {
@@ -48,6 +90,10 @@ static MT_COLD MT_NOINLINE mt_tl_ring *ring_new(void)
         r->next = old;
     while (!mt_atomic_cas_weak_release(&rings, &old, r));
     mine = r;
+    /* The main thread's value is never destroyed (it exits the process):
+     * its ring stays. pthread_setspecific of a low key allocates nothing. */
+    if (exit_key_made)
+        pthread_setspecific(exit_key, r);
     return r;
 }
 

@@ -25,6 +25,7 @@
 typedef struct mt_tl_ring {
     struct mt_tl_ring *next; /* all rings, newest first; set before it is listed */
     uint32_t thread;         /* memtrace's number of the owner */
+    mt_atomic(int) done;     /* the owner has exited: freed once drained (release) */
     mt_atomic(uint64_t) head __attribute__((aligned(MT_CACHELINE))); /* owner: release */
     uint64_t tail_seen;      /* owner's copy of tail */
     mt_atomic(uint64_t) tail __attribute__((aligned(MT_CACHELINE))); /* drain: release */
@@ -33,6 +34,14 @@ typedef struct mt_tl_ring {
 
 /* The newest ring (acquire: pairs with the release that lists one). */
 mt_tl_ring *mt_tl_rings(void);
+
+/* Unlists and unmaps the rings whose owner has exited and that are
+ * drained (the drain, under its lock: the only one that unlists). */
+void mt_tl_rings_reclaim(void);
+
+/* Makes the key whose destructor marks an exiting thread's ring done
+ * (from mt_tl_arm; no heap). */
+void mt_tl_rings_init(void);
 
 /* The start of the recording, CLOCK_MONOTONIC ns. */
 extern uint64_t mt_tl_start_ns MT_HIDDEN;

@@ -62,6 +62,7 @@ void mt_tl_arm(void)
     mt_children_pass_on("MEMTRACE_RECORD", W.pattern, env_entry, sizeof env_entry);
     W.cull_ns = (uint64_t)mt_setting_long(MT_SET_RECORD_CULL_MS) * 1000000ull;
     W.pid = getpid();
+    mt_tl_rings_init();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     W.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -130,6 +131,7 @@ static void drain_locked(bool final)
     uint64_t now = mt_os_now_ns() - mt_tl_start_ns;
     for (mt_tl_ring *r = mt_tl_rings(); r; r = r->next)
         drain_ring(r);
+    mt_tl_rings_reclaim();
     if (W.cull_ns)
         mt_tl_cull_expire(final ? UINT64_MAX : now);
     bool old = now - W.last_flush >= FLUSH_NS;

@@ -243,6 +243,20 @@ check "exec: the recording up to the exec, truncated" "True True" \
     "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
 print(d["truncated"], d["totals"]["allocations"] > 100)' "$work/exec.json")"
 
+# 300 threads, each ring freed once its thread has exited and it is
+# drained: every event in the JSON, each free matching its allocation.
+PYTHONMALLOC=malloc MEMTRACE_RECORD=$work/thr.rec LD_PRELOAD=$tracer "$py" -c '
+import threading
+def work():
+    x = [str(i) for i in range(2000)]
+ts = [threading.Thread(target=work) for _ in range(300)]
+[t.start() for t in ts]; [t.join() for t in ts]' 2>"$work/thr.err"
+"$export_" --json "$work/thr.rec" -o "$work/thr.json" 2>/dev/null
+events=$(sed -n 's/^memtrace: recording: .* (\([0-9]*\) events).*/\1/p' "$work/thr.err")
+check "threads: the JSON's allocations and frees are the recorded events" "$events" \
+    "$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["totals"]
+print(t["allocations"] + t["frees"])' "$work/thr.json")"
+
 # A real program: python3, over a million events, exported both ways
 # (PYTHONMALLOC=malloc: every object from malloc, not pymalloc's arenas).
 PYTHONMALLOC=malloc MEMTRACE_RECORD=$work/py.rec LD_PRELOAD=$tracer "$py" -c '
