@@ -124,9 +124,12 @@ int mt_unshare(int flags)
     if (!real_unshare)
         real_unshare = (int (*)(int))next_symbol("unshare");
     bool paused = (flags & SINGLE_THREAD_FLAGS) && mt_profiler_pause();
+    bool tl_paused = (flags & SINGLE_THREAD_FLAGS) && mt_tl_pause();
     mt_leave(was);
     int rc = real_unshare ? real_unshare(flags) : (int)syscall(SYS_unshare, flags);
     int saved = errno;
+    if (tl_paused)
+        mt_tl_resume();
     if (paused)
         mt_profiler_resume();
     errno = saved;
@@ -142,9 +145,12 @@ int mt_setns(int fd, int nstype)
     if (!real_setns)
         real_setns = (int (*)(int, int))next_symbol("setns");
     bool paused = mt_profiler_pause();
+    bool tl_paused = mt_tl_pause();
     mt_leave(was);
     int rc = real_setns ? real_setns(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
     int saved = errno;
+    if (tl_paused)
+        mt_tl_resume();
     if (paused)
         mt_profiler_resume();
     errno = saved;

@@ -81,6 +81,13 @@ void mt_tl_finish(mt_tl_symbolize_fn *symbolize);
  * goes on if it fails). */
 void mt_tl_sync(void);
 
+/* unshare and setns of the calls a multi-threaded process cannot make:
+ * the writer thread ends until the matching resume (calls nest; false
+ * when there is nothing to resume). Meanwhile a full ring is drained by
+ * its own thread. */
+bool mt_tl_pause(void);
+void mt_tl_resume(void);
+
 /* Whether this process records (armed, not ended). */
 bool mt_tl_recording(void);
 

@@ -165,11 +165,15 @@ void mt_tl_sync(void)
     mt_leave(was);
 }
 
+static mt_atomic(int) writer_tid;
+
 static void *writer_main(void *arg)
 {
     (void)arg;
     mt_enter(); /* for good: zstd's memory is the internal heap's */
-    mt_threads_own_add((int)syscall(SYS_gettid));
+    int tid = (int)syscall(SYS_gettid);
+    mt_atomic_store_relaxed(&writer_tid, tid);
+    mt_threads_own_add(tid);
     while (!mt_atomic_load_acquire(&W.stop)) {
         struct timespec ts = { 0, WAKE_NS };
         if (!mt_atomic_exchange_relaxed(&W.wake, 0))
@@ -178,6 +182,69 @@ static void *writer_main(void *arg)
         mt_tl_drain(true);
     }
     return NULL;
+}
+
+/* The writer blocks every signal: the program's go to its threads. If it
+ * cannot start, the appenders drain when their rings fill, and the end
+ * does. */
+static void start_writer(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    mt_atomic_store_relaxed(&W.stop, 0);
+    if (pthread_create(&W.thread, NULL, writer_main, NULL) == 0)
+        mt_atomic_store_release(&W.running, 1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Ends the writer thread (after its drain) and waits until the kernel no
+ * longer counts it among the process's threads (unshare wants one): the
+ * join returns when it has cleared its thread id, a little before that. */
+static void stop_writer(void)
+{
+    mt_atomic_store_release(&W.stop, 1);
+    mt_tl_wake_writer();
+    pthread_join(W.thread, NULL);
+    mt_atomic_store_release(&W.running, 0);
+    int tid = mt_atomic_load_relaxed(&writer_tid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d", tid);
+    for (int ms = 0; ms < 1000 && access(path, F_OK) == 0; ms++) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    mt_threads_own_remove(tid);
+}
+
+static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pauses;
+static bool paused_running;
+
+bool mt_tl_pause(void)
+{
+    if (!W.ready || W.finished || getpid() != W.pid) /* a vfork child: not its thread */
+        return false;
+    int was = mt_enter();
+    pthread_mutex_lock(&pause_lock);
+    if (pauses++ == 0) {
+        paused_running = mt_atomic_load_acquire(&W.running);
+        if (paused_running)
+            stop_writer();
+    }
+    pthread_mutex_unlock(&pause_lock);
+    mt_leave(was);
+    return true;
+}
+
+void mt_tl_resume(void)
+{
+    int was = mt_enter();
+    pthread_mutex_lock(&pause_lock);
+    if (--pauses == 0 && paused_running && !W.finished)
+        start_writer();
+    pthread_mutex_unlock(&pause_lock);
+    mt_leave(was);
 }
 
 /* The command line, NULs as spaces, into BUF; its length. */
@@ -226,20 +293,14 @@ void mt_tl_start(void)
     size_t len = command_line(command, sizeof command);
     mt_tl_emit_head((uint64_t)W.pid, W.start_unix_ns, W.cull_ns, command, len);
     W.ready = true;
-    /* The writer blocks every signal: the program's go to its threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    if (pthread_create(&W.thread, NULL, writer_main, NULL) == 0)
-        mt_atomic_store_release(&W.running, 1);
-    /* else the appenders drain when their rings fill, and the end does */
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    start_writer();
 }
 
 void mt_tl_finish(mt_tl_symbolize_fn *symbolize)
 {
     if (!W.ready || W.finished || getpid() != W.pid)
         return;
+    pthread_mutex_lock(&pause_lock);
     W.finished = true;
     if (mt_atomic_load_acquire(&W.running)) {
         mt_atomic_store_release(&W.stop, 1);
@@ -247,6 +308,7 @@ void mt_tl_finish(mt_tl_symbolize_fn *symbolize)
         pthread_join(W.thread, NULL);
         mt_atomic_store_release(&W.running, 0);
     }
+    pthread_mutex_unlock(&pause_lock);
     mt_lock_acquire(&W.lock);
     /* Appends racing with this end (another thread allocating during exit)
      * are dropped from here on. */

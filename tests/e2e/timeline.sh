@@ -218,6 +218,15 @@ has "launcher: --record=PATH's closing line" "$work/l2.err" \
 "$build/memtrace" export --json "$work/l2.rec" 2>/dev/null
 check "launcher: export --json writes REC.json" "" "$(json_check l2 "$work/l2.rec.json" "$work/l2.log")"
 
+# unshare(CLONE_NEWUSER) wants a single thread: the writer ends around it.
+if unshare -U -r true 2>/dev/null; then
+    MEMTRACE_RECORD=$work/us.rec LD_PRELOAD=$tracer unshare -U -r true 2>"$work/us.err"
+    check "unshare -U -r true records and exits 0" 0 "$?"
+    lacks "unshare: no failure" "$work/us.err" "unshare failed"
+else
+    echo "SKIP unshare: this machine refuses unshare -U (no user namespaces)"
+fi
+
 # A forked child records nothing; a program it execs, its own file.
 py=$(python3 -c 'import sys; print(sys.executable)')
 MEMTRACE_RECORD=$work/fork.rec LD_PRELOAD=$tracer "$py" -c '
