@@ -48,6 +48,8 @@ static struct {
     uint32_t seen[256];  /* stacks written, direct-mapped by id: the set's fast path */
 } E;
 
+static bool write_all(const uint8_t *p, size_t n);
+
 static void *map(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -71,7 +73,7 @@ bool mt_tl_emit_init(int fd, uint64_t cull_ns)
      * which halves the time for about 4% more bytes (python3's records). */
     ZSTD_CCtx_setParameter(E.cctx, ZSTD_c_hashLog, 12);
     ZSTD_CCtx_setParameter(E.cctx, ZSTD_c_chainLog, 12);
-    if (write(fd, MT_REC_MAGIC, MT_REC_MAGIC_LEN) != MT_REC_MAGIC_LEN)
+    if (!write_all((const uint8_t *)MT_REC_MAGIC, MT_REC_MAGIC_LEN))
         E.failed = true;
     return true;
 }

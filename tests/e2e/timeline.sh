@@ -196,6 +196,19 @@ echo garbage >"$work/garbage.rec"
 check "not a recording: one line, status 1" \
     "1 memtrace-export: $work/garbage.rec: not a memtrace recording (MEMTRACE_RECORD)" "$? $(cat "$work/garbage.err")"
 
+# A full disk (the file size limit, SIGXFSZ ignored: writes fail with
+# EFBIG): one line, the program runs on, the file is a readable prefix.
+(trap '' XFSZ; ulimit -f 1024
+ PYTHONMALLOC=malloc MEMTRACE_RECORD=$work/full.rec LD_PRELOAD=$tracer "$(python3 -c 'import sys; print(sys.executable)')" \
+     -c 'd = {str(i): [i] for i in range(600000)}; print("done")' >"$work/full.out" 2>"$work/full.err")
+check "full disk: the program's status and output" "0 done" "$? $(cat "$work/full.out")"
+has "full disk: said once" "$work/full.err" "memtrace: MEMTRACE_RECORD: a write failed (File too large); recording stopped, the file holds what came before"
+has "full disk: the end says so" "$work/full.err" "memtrace: recording: $work/full.rec is cut short (a write failed)"
+"$export_" --json "$work/full.rec" -o "$work/full.json" 2>"$work/full.export"
+has "full disk: export says truncated" "$work/full.export" "memtrace export: $work/full.rec is truncated ("
+check "full disk: the prefix has events" "True" \
+    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["totals"]["allocations"] > 1000)' "$work/full.json")"
+
 # Bad settings: one line, the program runs as it would.
 MEMTRACE_RECORD=$work/no/such/dir/x.rec LD_PRELOAD=$tracer "$prog" "$work/bad.log" 2>"$work/bad.err" >/dev/null
 check "unwritable MEMTRACE_RECORD: status and one line" \
