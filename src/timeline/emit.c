@@ -106,7 +106,7 @@ static bool write_all(const uint8_t *p, size_t n)
 }
 
 /* Whether to compress the next block: every block while zstd shrinks
- * them by a quarter or more; after a block it did not, the next 15 are
+ * full ones by a quarter or more; after a full one it did not, the next 15 are
  * written raw, then one is tried again (churn's random addresses and
  * sizes shrink by a sixth: not worth zstd's time; a real program's by
  * three quarters). */
@@ -133,9 +133,13 @@ bool mt_tl_emit_flush(bool force)
             E.failed = true;
             return false;
         }
-        if (n >= E.len - E.len / 4) { /* not worth it: this one and the next 15 raw */
-            E.raw_left = 15;
+        /* Judged on full blocks only: a small one (written for its age)
+         * shrinks less whatever it holds. */
+        if (n >= E.len - E.len / 4 && E.len >= BLOCK_TARGET) {
+            E.raw_left = 15; /* not worth it: this one and the next 15 raw */
             n = E.len;
+        } else if (n >= E.len) {
+            n = E.len; /* raw: never larger than the records */
         }
     }
     if (n == E.len) /* raw: the lengths equal say so */
