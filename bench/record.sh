@@ -20,6 +20,10 @@ rounds=${BENCH_ROUNDS:-5}
 cull=${BENCH_CULL_MS:-1000}
 work=$(mktemp -d /tmp/memtrace-bench-record.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# Private copies: build/ may be relinked while this runs (run.sh's reason).
+cp "$tracer" "$work/libmemtrace.so" && cp "$export_" "$work/memtrace-export" || exit 1
+tracer=$work/libmemtrace.so
+export_=$work/memtrace-export
 
 PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3)
 CC1PLUS=$(g++ -print-prog-name=cc1plus)
