@@ -49,6 +49,8 @@ static void finish(void *arg)
 
 static void finish_at_exit(void)
 {
+    if (!mt_tl_to_finish()) /* a forked child's, or ended already */
+        return;
     int was = mt_enter();
     mt_os_on_stack(&mt_own_stack, finish, NULL);
     mt_leave(was);

@@ -88,6 +88,10 @@ void mt_tl_sync(void);
 bool mt_tl_pause(void);
 void mt_tl_resume(void);
 
+/* Whether this process has a recording to end (started, not ended; its
+ * writing may have failed). */
+bool mt_tl_to_finish(void);
+
 /* Whether this process records (armed, not ended). */
 bool mt_tl_recording(void);
 

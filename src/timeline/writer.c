@@ -75,6 +75,11 @@ bool mt_tl_recording(void)
     return mt_atomic_load_relaxed(&mt_tl_on) && getpid() == W.pid;
 }
 
+bool mt_tl_to_finish(void)
+{
+    return W.ready && !W.finished && getpid() == W.pid;
+}
+
 bool mt_tl_writer_running(void)
 {
     return mt_atomic_load_acquire(&W.running);
