@@ -68,7 +68,9 @@ DEMANGLE_LIBS := -liberty
 # Debian's policy wants (lintian: embedded-library) and as libdw already
 # loads it into every traced process.
 PPROF_LIBS := -l:libprotobuf-c.a -lz
-LIB_LIBS   := $(PPROF_LIBS) $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) \
+# The recording's compressor (src/timeline/emit.c): Debian's shared libzstd.
+RECORD_LIBS := -lzstd
+LIB_LIBS   := $(PPROF_LIBS) $(RECORD_LIBS) $(shell pkg-config --libs libdw libunwind 2>/dev/null || echo -ldw -lelf -lunwind) \
               $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a:libprotobuf-c.a -ldl -pthread
 
 # The two builds differ in which files they take, not in #ifdefs: the
@@ -161,7 +163,7 @@ DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gd
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \
-             heaptrack graphviz chromium
+             heaptrack graphviz chromium libzstd-dev
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.
@@ -232,8 +234,9 @@ install: all man
 	  $(DATADIR)/memtrace/memtrace_gdb $(DATADIR)/memtrace/view $(MANDIR)/man1 $(MANDIR)/man3 $(PKGCONFIGDIR) $(BASHCOMPDIR)) $(MT_AUTOLOAD)
 	install -m 755 $(MT_LIBS) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/memtrace.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 755 $(BUILD)/memtrace-symbolize $(DESTDIR)$(LIBEXECDIR)/memtrace/
+	install -m 755 $(BUILD)/memtrace-symbolize $(BUILD)/memtrace-export $(DESTDIR)$(LIBEXECDIR)/memtrace/
 	sed -e 's|@MEMTRACE_LIBDIR@|$(LIBDIR)|g' -e 's|@MEMTRACE_DATADIR@|$(DATADIR)|g' \
+	  -e 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|g' \
 	  $(BUILD)/memtrace >$(DESTDIR)$(BINDIR)/memtrace
 	chmod 755 $(DESTDIR)$(BINDIR)/memtrace
 	install -m 644 $(GDB_PACKAGE) $(DESTDIR)$(DATADIR)/memtrace/memtrace_gdb/
@@ -260,7 +263,7 @@ install: all man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memtrace $(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(MT_LIBS))) \
 	  $(DESTDIR)$(INCLUDEDIR)/memtrace.h $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-symbolize \
-	  $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
+	  $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-export $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(VIEW_FILES:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \

@@ -15,14 +15,17 @@ BENCH_PROGS  := $(BENCH_BUILD)/measure $(BENCH_BUILD)/churn $(BENCH_BUILD)/looku
 BENCH_PKGS   := sqlite3 python3 zstd heaptrack
 
 # memtrace-symbolize and memtrace.py: `memtrace leaks` on a core file (gdb).
-# bench/attach.sh: memtrace attach's pause and per-call cost, appended.
+# bench/attach.sh: memtrace attach's pause and per-call cost, appended;
+# bench/record.sh: the recording's cost, size and culling, appended.
 # $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
-       $(BUILD)/memtrace.py $(BUILD)/memtrace $(VIEW_FILES)
+       $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace-export $(VIEW_FILES)
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/run.sh $(TRACER_LIB) $(PROFILER_LIB) \
 	    $(BENCH_BUILD) bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/attach.sh $(BUILD)/memtrace $(BENCH_BUILD)/churn | \
 	    tee -a bench/RESULTS.md
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/record.sh $(TRACER_LIB) $(BUILD)/memtrace-export \
+	    $(BENCH_BUILD) | tee -a bench/RESULTS.md
 
 $(BENCH_BUILD)/measure: bench/measure.c
 	@mkdir -p $(@D)

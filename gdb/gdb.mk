@@ -58,3 +58,13 @@ $(BUILD)/memtrace: gdb/memtrace.sh $(BUILD)/flavour
 $(BUILD)/view/%: tools/view/%
 	@mkdir -p $(@D)
 	cp $< $@
+# memtrace-export (`memtrace export`): a recording (MEMTRACE_RECORD) as
+# heaptrack's file or the timeline JSON; tools/export/ and the recording's
+# format (src/timeline/record_format.h), with zstd and zlib. Nothing else
+# of memtrace's: the recording holds its stacks, modules and symbols.
+EXPORT_SRCS := $(wildcard tools/export/*.c)
+all: $(BUILD)/memtrace-export
+$(BUILD)/memtrace-export: $(EXPORT_SRCS) $(wildcard tools/export/*.h) src/timeline/record_format.h $(BUILD)/flavour
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -Isrc $(LDFLAGS) \
+	  -o $@ $(EXPORT_SRCS) -lzstd -lz

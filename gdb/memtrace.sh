@@ -32,16 +32,21 @@ fi
 # else in DATADIR/memtrace/view.
 viewer=$here/view/memtrace_view.py
 [ -f "$viewer" ] || viewer=$datadir/memtrace/view/memtrace_view.py
+# memtrace-export (memtrace export): next to this file, or installed.
+libexecdir=@MEMTRACE_LIBEXECDIR@
+case $libexecdir in @*) libexecdir=$here/../libexec/memtrace ;; esac
+[ -f "$here/memtrace-export" ] && libexecdir=$here
 
 usage() {
     cat <<'EOF'
 Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
-                    PROG [ARGS...]
+                    [--record[=PATH]] PROG [ARGS...]
        memtrace gdb [GDB-OPTION...] -- PROG [ARGS...]
        memtrace gdb PROG [ARGS...]
        memtrace core [GDB-OPTION...] [--] PROG CORE
        memtrace attach [--profile] PID
        memtrace detach PID
+       memtrace export --heaptrack|--json RECORDING [-o OUT]
        memtrace view FILE [-o PAGE]
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 
@@ -63,12 +68,14 @@ Commands:
          process PID with gdb and trace it from now on (blocks allocated
          before are unknown); then ask with gdb -p PID as on any process
   detach stop tracing PID (the library stays loaded, idle)
+  export a recording (run --record) as heaptrack's data file, for
+         heaptrack_gui and heaptrack_print (OUT: RECORDING.heaptrack.gz;
+         .gz or .zst), or as the timeline JSON (OUT: RECORDING.json)
   view   write one HTML page (PAGE, default FILE.html; opened from the
          disk, no network) from a timeline (memtrace export --json), a
          recording, a pprof profile (MEMTRACE_PPROF) or a folded-stacks
          file (MEMTRACE_FOLDED): memory over time, the top sites, flame
          graphs of the peak and the leaks
-
 Options of run:
   --profile       the profiler: reports of the call sites holding the most
                   live bytes, periodically and at exit
@@ -79,6 +86,10 @@ Options of run:
                   %p is the process id, %e the program's name)
   --no-children   trace PROG only, not the programs it starts
                   (MEMTRACE_CHILDREN=0)
+  --record[=PATH] record every allocation and free over time to PATH
+                  (MEMTRACE_RECORD; default memtrace.%e.%p.rec: %e the
+                  program's name, %p the process id); at the end a line
+                  names the file and how to view it
 
 Settings are MEMTRACE_* environment variables (man memtrace, SETTINGS;
 doc/settings.adoc), e.g. MEMTRACE_START=0 to start with recording off and
@@ -356,7 +367,7 @@ case $cmd in
     usage
     exit 0
     ;;
-run | gdb | core | attach | detach | view)
+run | gdb | core | attach | detach | export | view)
     # COMMAND --help: the same usage, wherever it would be an option of
     # COMMAND (for gdb, the first word: later ones are gdb's own).
     case ${1-} in --help | -h) usage; exit 0 ;; esac
@@ -377,6 +388,11 @@ run)
         --profile) profile=1 ;;
         --leak-check) export MEMTRACE_LEAK_CHECK=1 ;;
         --no-children) export MEMTRACE_CHILDREN=0 ;;
+        --record) export MEMTRACE_RECORD=memtrace.%e.%p.rec ;;
+        --record=*)
+            [ -n "${1#--record=}" ] || usage_error "run: --record= needs a PATH"
+            export MEMTRACE_RECORD="${1#--record=}"
+            ;;
         --output)
             [ $# -ge 2 ] || usage_error "run: --output needs a FILE"
             output=$2
@@ -407,6 +423,10 @@ run)
     check_lib "$lib"
     check_prog "$1"
     LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD} exec "$@"
+    ;;
+export)
+    [ -x "$libexecdir/memtrace-export" ] || die 1 "export: $libexecdir/memtrace-export is missing"
+    exec "$libexecdir/memtrace-export" "$@"
     ;;
 gdb)
     # [GDB-OPTION...] -- PROG [ARGS...] becomes [GDB-OPTION...] --args PROG

@@ -307,9 +307,20 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/launcher.sh
 	@bash tests/e2e/pprof.sh
 
+# The recording and its exports (tests/e2e/timeline.sh): a program with
+# known phases under both libraries, heaptrack_print as the oracle of the
+# heaptrack export, a run killed mid-way, python3 with a million events.
+TIMELINE_PROGS := $(TEST_BUILD)/timeline_phases
+$(TEST_BUILD)/timeline_phases: tests/progs/timeline_phases.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
+test-timeline: all $(TIMELINE_PROGS)
+	@bash tests/e2e/timeline.sh
+
 # memtrace view's page in headless Chromium (tests/e2e/view.sh): timelines
-# made by tests/e2e/timeline_gen.py, pprof_sites' profiles and folded files.
-test-view: all $(TEST_BUILD)/pprof_sites
+# made by tests/e2e/timeline_gen.py, pprof_sites' profiles and folded files,
+# and a recording of timeline_phases.
+test-view: all $(TEST_BUILD)/pprof_sites $(TIMELINE_PROGS)
 	@bash tests/e2e/view.sh
 
 # Static checks of the tree: the include graph and the calls between the
@@ -353,7 +364,7 @@ CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NO
                 $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
                 $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
                 $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
-                $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse
+                $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS)
 JOBS := $(shell nproc 2>/dev/null || echo 1)
 
 # Runs in a sub-make so that deps are installed before anything is built.
@@ -367,6 +378,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-view
+	@$(MAKE) --no-print-directory test-timeline
 	@$(MAKE) --no-print-directory test-attach
 	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
@@ -381,7 +393,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-view test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-view test-timeline test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

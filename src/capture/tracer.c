@@ -32,6 +32,7 @@
 #include "store/site.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
+#include "timeline/timeline.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -103,8 +104,10 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
         .stack = capture_stack(),
         .thread = mt_entry_thread_word(mt_thread_number(), kind),
     };
-    if (mt_live_insert(&e)) /* a block not recorded must not count as live */
+    if (mt_live_insert(&e)) { /* a block not recorded must not count as live */
         mt_site_new_block(e.stack, size, e.seq);
+        mt_tl_alloc(e.ptr, size, e.stack);
+    }
     mt_busy = 0;
 }
 
@@ -114,6 +117,7 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
 static inline __attribute__((always_inline)) void note_freed(const mt_live_entry *e,
                                                              bool gone_noted)
 {
+    mt_tl_free(e->ptr);
     if (gone_noted)
         mt_site_free(e->stack, e->size);
     else
@@ -203,6 +207,7 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
     if (had && q == ptr) { /* resized in place: the old size leaves the */
         mt_site_note_gone(old->stack, old->seq);
         mt_site_free(old->stack, old->size); /* totals before the new one enters */
+        mt_tl_free(old->ptr);
     } else if (had && q != NULL) {
         mt_site_note_gone(old->stack, old->seq);
     }

@@ -25,6 +25,7 @@
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
+#include "timeline/timeline.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -205,6 +206,7 @@ static char *const *exec_env(char *const envp[], void **map, size_t *map_size)
         void *map_;                                            \
         size_t size_;                                          \
         char *const *env = exec_env((envp), &map_, &size_);    \
+        mt_tl_sync();                                          \
         int rc_ = (call);                                      \
         int err_ = errno;                                      \
         if (map_)                                              \

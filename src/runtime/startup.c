@@ -21,6 +21,7 @@
 #include "report/describe.h"
 #include "runtime/children.h"
 #include "runtime/descriptor.h"
+#include "runtime/record_end.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
@@ -29,6 +30,7 @@
 #include "store/stack_store.h"
 #include "store/threads.h"
 #include "symbolize/symbolize.h"
+#include "timeline/timeline.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -101,6 +103,7 @@ static void fork_child(void)
                     fork_took.shards == UINT64_MAX;
     fork_release();
     mt_modules_child_forget_unloads_in_progress();
+    mt_tl_fork_child(); /* records nothing: the writer is the parent's */
     if (took_all) /* else the interrupted code's locks carry the old token */
         mt_lock_forget_token();
 }
@@ -121,9 +124,12 @@ int mt_unshare(int flags)
     if (!real_unshare)
         real_unshare = (int (*)(int))next_symbol("unshare");
     bool paused = (flags & SINGLE_THREAD_FLAGS) && mt_profiler_pause();
+    bool tl_paused = (flags & SINGLE_THREAD_FLAGS) && mt_tl_pause();
     mt_leave(was);
     int rc = real_unshare ? real_unshare(flags) : (int)syscall(SYS_unshare, flags);
     int saved = errno;
+    if (tl_paused)
+        mt_tl_resume();
     if (paused)
         mt_profiler_resume();
     errno = saved;
@@ -139,9 +145,12 @@ int mt_setns(int fd, int nstype)
     if (!real_setns)
         real_setns = (int (*)(int, int))next_symbol("setns");
     bool paused = mt_profiler_pause();
+    bool tl_paused = mt_tl_pause();
     mt_leave(was);
     int rc = real_setns ? real_setns(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
     int saved = errno;
+    if (tl_paused)
+        mt_tl_resume();
     if (paused)
         mt_profiler_resume();
     errno = saved;
@@ -255,6 +264,7 @@ MT_COLD void mt_start(void)
      * files there). */
     mt_err_keep();
     mt_config_load();
+    mt_tl_arm();
     /* What the answers and reports need, taken while there is address
      * space: a program may fill it later (ulimit -v). */
     mt_iheap_reserve();
@@ -298,6 +308,7 @@ __attribute__((constructor)) static void mt_constructor(void)
             warn_if_not_first();
         mt_recording_install_signal();
         mt_leave(was);
+        mt_record_file_start();
     }
     /* Before the program's main, whatever state memtrace is in: the
      * children must not be traced even if this process is not. */

@@ -213,6 +213,7 @@ $p/include/memtrace.h
 $p/lib/libmemtrace-profiler.so
 $p/lib/libmemtrace-profiler.so-gdb.py
 $p/lib/pkgconfig/memtrace.pc
+$p/libexec/memtrace/memtrace-export
 $p/libexec/memtrace/memtrace-symbolize
 $p/share/bash-completion/completions/memtrace
 $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
@@ -244,6 +245,7 @@ $p/lib/libmemtrace-profiler.so-gdb.py
 $p/lib/libmemtrace.so
 $p/lib/libmemtrace.so-gdb.py
 $p/lib/pkgconfig/memtrace.pc
+$p/libexec/memtrace/memtrace-export
 $p/libexec/memtrace/memtrace-symbolize
 $p/share/bash-completion/completions/memtrace
 $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py

@@ -130,6 +130,7 @@ usr/include/memtrace.h
 usr/lib/libmemtrace-profiler.so
 usr/lib/libmemtrace.so
 usr/lib/pkgconfig/memtrace.pc
+usr/libexec/memtrace/memtrace-export
 usr/libexec/memtrace/memtrace-symbolize
 usr/share/bash-completion/completions/memtrace
 usr/share/gdb/auto-load/usr/lib/libmemtrace-profiler.so-gdb.py
@@ -156,9 +157,11 @@ $(view_files usr/share/memtrace)"
     has "the helper knows where its package is" \
         "$d/usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py" \
         '_INSTALLED_PYDIR = "/usr/share/memtrace"'
-    modes=$(cd "$d" && stat -c '%a %n' usr/bin/memtrace usr/libexec/memtrace/memtrace-symbolize \
+    modes=$(cd "$d" && stat -c '%a %n' usr/bin/memtrace usr/libexec/memtrace/memtrace-export \
+                usr/libexec/memtrace/memtrace-symbolize \
                 usr/include/memtrace.h usr/lib/pkgconfig/memtrace.pc)
     same "make install: modes" "$modes" "755 usr/bin/memtrace
+755 usr/libexec/memtrace/memtrace-export
 755 usr/libexec/memtrace/memtrace-symbolize
 644 usr/include/memtrace.h
 644 usr/lib/pkgconfig/memtrace.pc"
@@ -189,6 +192,7 @@ lib64/libmemtrace-profiler.so-gdb.py
 lib64/libmemtrace.so
 lib64/libmemtrace.so-gdb.py
 lib64/pkgconfig/memtrace.pc
+libexec/memtrace/memtrace-export
 libexec/memtrace/memtrace-symbolize
 share/bash-completion/completions/memtrace
 share/gdb/auto-load$lib/libmemtrace-profiler.so-gdb.py
@@ -327,6 +331,7 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/lib/$multiarch/libmemtrace-profiler.so
 ./usr/lib/$multiarch/libmemtrace.so
 ./usr/lib/$multiarch/pkgconfig/memtrace.pc
+./usr/libexec/memtrace/memtrace-export
 ./usr/libexec/memtrace/memtrace-symbolize
 ./usr/share/bash-completion/completions/memtrace
 ./usr/share/doc/memtrace/changelog.gz

@@ -41,7 +41,7 @@ import sys
 # Bottom-up; each folder of src/ is in one layer.
 LAYERS = [
     ("base", "base"),
-    ("stores", "store scan"),
+    ("stores", "store scan timeline"),
     ("hot path", "capture"),
     ("slow path", "symbolize report leak profile runtime"),
 ]

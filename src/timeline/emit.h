@@ -1,0 +1,40 @@
+/* The writer's records (timeline/ only): writer.c drains the rings and
+ * calls these under the drain lock; emit.c codes them into the current
+ * block (record_format.h) and the block into the file; cull.c holds the
+ * allocations back for MEMTRACE_RECORD_CULL_MS. */
+#ifndef MT_TL_EMIT_H
+#define MT_TL_EMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* False when no memory for the writer's buffers. */
+bool mt_tl_emit_init(int fd, uint64_t cull_ns);
+void mt_tl_emit_head(uint64_t pid, uint64_t start_unix_ns, uint64_t cull_ns, const char *command,
+                     size_t len);
+void mt_tl_emit_alloc(uint32_t thread, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack);
+void mt_tl_emit_free(uint32_t thread, uint64_t t, uint64_t addr);
+void mt_tl_emit_culled(uint64_t t, uint32_t stack, uint64_t count, uint64_t bytes);
+void mt_tl_emit_end(uint64_t t);
+/* Symbols for every frame of the stacks written, through FN(ADDR, CTX). */
+void mt_tl_emit_symbols(void (*fn)(uintptr_t addr, void *ctx));
+/* Writes the current block out when it is large, or when FORCE and not
+ * empty. False once writing failed (the recording then stops). */
+bool mt_tl_emit_flush(bool force);
+/* The events written (A, F and the allocations C counts), and whether a
+ * write failed. */
+uint64_t mt_tl_emit_events(void);
+bool mt_tl_emit_failed(void);
+
+/* Culling (cull.c): an allocation waits up to CULL_NS for its free. */
+bool mt_tl_cull_init(uint64_t cull_ns);
+void mt_tl_cull_alloc(uint32_t thread, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack);
+/* True when the free of ADDR at T culled its allocation (neither is
+ * written; a C record counts it). */
+bool mt_tl_cull_free(uint64_t t, uint64_t addr);
+/* Writes the allocations older than NOW - CULL_NS (all: NOW UINT64_MAX) and
+ * the counts of those culled. */
+void mt_tl_cull_expire(uint64_t now);
+
+#endif

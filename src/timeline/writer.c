@@ -1,0 +1,351 @@
+/* The recording's writer (timeline.h): its settings, its file, its thread
+ * and the drain of the rings (ring.h). The thread wakes every 10 ms, or
+ * when an appender finds its ring full, drains every ring into the
+ * current block (emit.c) and writes a block out when it holds 1 MiB or
+ * half a second has passed, so that a killed run leaves all but its last
+ * half second. It runs inside memtrace (mt_busy) for good, so what zstd
+ * allocates comes from the internal heap, and it is memtrace's own thread
+ * (mt_threads_own_add): the leak check neither stops nor scans it. */
+#include "timeline/timeline.h"
+
+#include "base/atomic.h"
+#include "base/children_env.h"
+#include "base/config.h"
+#include "base/lock.h"
+#include "base/os.h"
+#include "base/output.h"
+#include "base/reentry.h"
+#include "store/threads.h"
+#include "timeline/emit.h"
+#include "timeline/ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PATH_BYTES 4096
+#define WAKE_NS 10000000ull     /* the writer's sleep between drains */
+#define FLUSH_NS 500000000ull   /* a block's age at most before it is written */
+
+static struct {
+    char pattern[PATH_BYTES];
+    char path[PATH_BYTES]; /* expanded */
+    pid_t pid;             /* the process that armed it */
+    uint64_t cull_ns;
+    uint64_t start_unix_ns;
+    int fd;
+    bool ready;            /* the emitter's buffers exist: drains may run */
+    bool finished;
+    mt_lock lock;          /* held by a drain */
+    pthread_t thread;
+    mt_atomic(int) running, stop, wake;
+    uint64_t last_flush;
+} W = { .fd = -1 };
+
+static char env_entry[sizeof "MEMTRACE_RECORD=" + PATH_BYTES + 3];
+
+void mt_tl_arm(void)
+{
+    if (!mt_setting_path(MT_SET_RECORD, W.pattern, sizeof W.pattern, "no recording") ||
+        !W.pattern[0])
+        return;
+    /* The programs this process execs record to PATTERN.%p (children_env.h). */
+    mt_children_pass_on("MEMTRACE_RECORD", W.pattern, env_entry, sizeof env_entry);
+    W.cull_ns = (uint64_t)mt_setting_long(MT_SET_RECORD_CULL_MS) * 1000000ull;
+    W.pid = getpid();
+    mt_tl_rings_init();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    W.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    mt_tl_start_ns = mt_os_now_ns();
+    mt_atomic_store_release(&mt_tl_on, 1);
+}
+
+bool mt_tl_recording(void)
+{
+    return mt_atomic_load_relaxed(&mt_tl_on) && getpid() == W.pid;
+}
+
+bool mt_tl_to_finish(void)
+{
+    return W.ready && !W.finished && getpid() == W.pid;
+}
+
+bool mt_tl_writer_running(void)
+{
+    return mt_atomic_load_acquire(&W.running);
+}
+
+static long futex(mt_atomic(int) *word, int op, int val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+void mt_tl_wake_writer(void)
+{
+    if (mt_atomic_exchange_relaxed(&W.wake, 1) == 0)
+        futex(&W.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* Stops the recording after a failed write: one line, then the rings are
+ * drained into nothing. */
+static void stop_recording(void)
+{
+    mt_atomic_store_relaxed(&mt_tl_on, 0);
+}
+
+static void drain_ring(mt_tl_ring *r)
+{
+    uint64_t h = mt_atomic_load_acquire(&r->head); /* pairs with the owner's release */
+    uint64_t t = mt_atomic_load_relaxed(&r->tail);
+    bool keep = !mt_tl_emit_failed();
+    while (t < h) {
+        uint64_t w0 = r->words[t & (MT_TL_RING_WORDS - 1)];
+        uint64_t time = w0 & MT_TL_TIME_MASK;
+        uint64_t addr = r->words[(t + 1) & (MT_TL_RING_WORDS - 1)];
+        if ((w0 >> MT_TL_TAG_SHIFT) == 'A') {
+            uint64_t size = r->words[(t + 2) & (MT_TL_RING_WORDS - 1)];
+            uint32_t stack = (uint32_t)r->words[(t + 3) & (MT_TL_RING_WORDS - 1)];
+            t += MT_TL_ALLOC_WORDS;
+            if (!keep)
+                continue;
+            if (W.cull_ns)
+                mt_tl_cull_alloc(r->thread, time, addr, size, stack);
+            else
+                mt_tl_emit_alloc(r->thread, time, addr, size, stack);
+        } else {
+            t += MT_TL_FREE_WORDS;
+            if (keep && !(W.cull_ns && mt_tl_cull_free(time, addr)))
+                mt_tl_emit_free(r->thread, time, addr);
+        }
+    }
+    mt_atomic_store_release(&r->tail, t); /* pairs with the owner's acquire */
+}
+
+static void drain_locked(bool final)
+{
+    uint64_t now = mt_os_now_ns() - mt_tl_start_ns;
+    for (mt_tl_ring *r = mt_tl_rings(); r; r = r->next)
+        drain_ring(r);
+    mt_tl_rings_reclaim();
+    if (W.cull_ns)
+        mt_tl_cull_expire(final ? UINT64_MAX : now);
+    bool old = now - W.last_flush >= FLUSH_NS;
+    if (old)
+        W.last_flush = now;
+    if (!mt_tl_emit_flush(old || final))
+        stop_recording();
+}
+
+bool mt_tl_drain(bool wait)
+{
+    if (!W.ready)
+        return false;
+    if (wait)
+        mt_lock_acquire(&W.lock);
+    else if (!mt_lock_try(&W.lock))
+        return false;
+    drain_locked(false);
+    mt_lock_release(&W.lock);
+    return true;
+}
+
+void mt_tl_sync(void)
+{
+    if (!W.ready || W.finished || getpid() != W.pid)
+        return;
+    int was = mt_enter();
+    mt_lock_acquire(&W.lock);
+    drain_locked(true);
+    mt_lock_release(&W.lock);
+    mt_leave(was);
+}
+
+static mt_atomic(int) writer_tid;
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    mt_enter(); /* for good: zstd's memory is the internal heap's */
+    int tid = (int)syscall(SYS_gettid);
+    mt_atomic_store_relaxed(&writer_tid, tid);
+    mt_threads_own_add(tid);
+    while (!mt_atomic_load_acquire(&W.stop)) {
+        struct timespec ts = { 0, WAKE_NS };
+        if (!mt_atomic_exchange_relaxed(&W.wake, 0))
+            futex(&W.wake, FUTEX_WAIT_PRIVATE, 0, &ts);
+        mt_atomic_store_relaxed(&W.wake, 0);
+        mt_tl_drain(true);
+    }
+    return NULL;
+}
+
+/* The writer blocks every signal: the program's go to its threads. If it
+ * cannot start, the appenders drain when their rings fill, and the end
+ * does. */
+static void start_writer(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    mt_atomic_store_relaxed(&W.stop, 0);
+    if (pthread_create(&W.thread, NULL, writer_main, NULL) == 0)
+        mt_atomic_store_release(&W.running, 1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Ends the writer thread (after its drain) and waits until the kernel no
+ * longer counts it among the process's threads (unshare wants one): the
+ * join returns when it has cleared its thread id, a little before that. */
+static void stop_writer(void)
+{
+    mt_atomic_store_release(&W.stop, 1);
+    mt_tl_wake_writer();
+    pthread_join(W.thread, NULL);
+    mt_atomic_store_release(&W.running, 0);
+    int tid = mt_atomic_load_relaxed(&writer_tid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d", tid);
+    for (int ms = 0; ms < 1000 && access(path, F_OK) == 0; ms++) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    mt_threads_own_remove(tid);
+}
+
+static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pauses;
+static bool paused_running;
+
+bool mt_tl_pause(void)
+{
+    if (!W.ready || W.finished || getpid() != W.pid) /* a vfork child: not its thread */
+        return false;
+    int was = mt_enter();
+    pthread_mutex_lock(&pause_lock);
+    if (pauses++ == 0) {
+        paused_running = mt_atomic_load_acquire(&W.running);
+        if (paused_running)
+            stop_writer();
+    }
+    pthread_mutex_unlock(&pause_lock);
+    mt_leave(was);
+    return true;
+}
+
+void mt_tl_resume(void)
+{
+    int was = mt_enter();
+    pthread_mutex_lock(&pause_lock);
+    if (--pauses == 0 && paused_running && !W.finished)
+        start_writer();
+    pthread_mutex_unlock(&pause_lock);
+    mt_leave(was);
+}
+
+/* The command line, NULs as spaces, into BUF; its length. */
+static size_t command_line(char *buf, size_t size)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    while (n > 0 && buf[n - 1] == '\0')
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    return (size_t)n;
+}
+
+void mt_tl_start(void)
+{
+    if (!mt_atomic_load_relaxed(&mt_tl_on) || getpid() != W.pid || W.ready)
+        return;
+    const char *failed = NULL;
+    if (!mt_path_expand(W.pattern, program_invocation_short_name, 0, W.path, sizeof W.path)) {
+        snprintf(W.path, sizeof W.path, "%s", W.pattern);
+        failed = "the name it expands to is too long";
+    } else if ((W.fd = open(W.path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                            0600)) < 0) {
+        struct stat st;
+        failed = errno == ELOOP && lstat(W.path, &st) == 0 && S_ISLNK(st.st_mode)
+                     ? "a symbolic link; not followed"
+                     : strerror(errno);
+    } else if (!mt_tl_emit_init(W.fd, W.cull_ns) || (W.cull_ns && !mt_tl_cull_init(W.cull_ns))) {
+        failed = "out of memory";
+    }
+    if (failed) {
+        mt_warn("MEMTRACE_RECORD: %.1024s not written (%s); no recording", W.path, failed);
+        if (W.fd >= 0)
+            close(W.fd);
+        W.fd = -1;
+        stop_recording();
+        return;
+    }
+    static char command[4096];
+    size_t len = command_line(command, sizeof command);
+    mt_tl_emit_head((uint64_t)W.pid, W.start_unix_ns, W.cull_ns, command, len);
+    W.ready = true;
+    start_writer();
+}
+
+void mt_tl_finish(mt_tl_symbolize_fn *symbolize)
+{
+    if (!W.ready || W.finished || getpid() != W.pid)
+        return;
+    pthread_mutex_lock(&pause_lock);
+    W.finished = true;
+    if (mt_atomic_load_acquire(&W.running)) {
+        mt_atomic_store_release(&W.stop, 1);
+        mt_tl_wake_writer();
+        pthread_join(W.thread, NULL);
+        mt_atomic_store_release(&W.running, 0);
+    }
+    pthread_mutex_unlock(&pause_lock);
+    mt_lock_acquire(&W.lock);
+    /* Appends racing with this end (another thread allocating during exit)
+     * are dropped from here on. */
+    mt_atomic_store_relaxed(&mt_tl_on, 0);
+    drain_locked(true);
+    bool failed = mt_tl_emit_failed();
+    if (!failed) {
+        if (symbolize)
+            mt_tl_emit_symbols(symbolize);
+        mt_tl_emit_end(mt_os_now_ns() - mt_tl_start_ns);
+        failed = !mt_tl_emit_flush(true);
+    }
+    if (close(W.fd) != 0 && !failed) {
+        mt_warn("MEMTRACE_RECORD: %.1024s: %s", W.path, strerror(errno));
+        failed = true;
+    }
+    W.fd = -1;
+    mt_lock_release(&W.lock);
+    if (failed)
+        mt_warn("recording: %.1024s is cut short (a write failed); memtrace export reads what it "
+                "holds", W.path);
+    else
+        mt_warn("recording: %.1024s (%llu events); view it with: memtrace view %.1024s", W.path,
+                (unsigned long long)mt_tl_emit_events(), W.path);
+}
+
+void mt_tl_fork_child(void)
+{
+    mt_atomic_store_relaxed(&mt_tl_on, 0);
+    W.ready = false;
+    mt_atomic_store_relaxed(&W.running, 0);
+    if (W.fd >= 0)
+        close(W.fd);
+    W.fd = -1;
+}

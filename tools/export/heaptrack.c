@@ -1,0 +1,285 @@
+/* `memtrace export --heaptrack`: the recording as heaptrack's own data
+ * file, the one heaptrack_interpret writes and heaptrack_print and
+ * heaptrack_gui read (file format version 2: lines of a mode character
+ * and hexadecimal numbers). Definitions come before their first use:
+ * strings (s, numbered from 1), instruction pointers (i: address, module
+ * string, then function, file and line for each row of the inline chain,
+ * innermost first), trace nodes (t: ip and parent node, the root 0),
+ * allocation kinds (a: size and trace, numbered from 0); then the events,
+ * + and - with an allocation kind, and c, the time in ms. Culled blocks
+ * (MEMTRACE_RECORD_CULL_MS) become as many + and - pairs, each block of
+ * the average size (the last takes the remainder), so that the totals
+ * match. The output is gzip or zstd, as heaptrack picks by the name
+ * (.gz, .zst). */
+#include "rec.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+/* ---- the output, through the compressor its name asks for */
+
+typedef struct {
+    gzFile gz;
+    FILE *f;
+    ZSTD_CCtx *z;
+    char buf[1 << 16];
+    size_t len;
+    uint8_t *zout;
+    size_t zcap;
+    bool failed;
+} sink;
+
+static void zflush(sink *s, ZSTD_EndDirective end)
+{
+    ZSTD_inBuffer in = { s->buf, s->len, 0 };
+    for (;;) {
+        ZSTD_outBuffer out = { s->zout, s->zcap, 0 };
+        size_t left = ZSTD_compressStream2(s->z, &out, &in, end);
+        if (ZSTD_isError(left) || fwrite(s->zout, 1, out.pos, s->f) != out.pos) {
+            s->failed = true;
+            return;
+        }
+        if (end == ZSTD_e_end ? left == 0 : in.pos == in.size)
+            return;
+    }
+}
+
+static void flush(sink *s)
+{
+    if (s->gz && s->len && gzwrite(s->gz, s->buf, (unsigned)s->len) != (int)s->len)
+        s->failed = true;
+    else if (s->z)
+        zflush(s, ZSTD_e_continue);
+    s->len = 0;
+}
+
+static void out(sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out(sink *s, const char *fmt, ...)
+{
+    if (s->len > sizeof s->buf - 4096)
+        flush(s);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(s->buf + s->len, sizeof s->buf - s->len, fmt, ap);
+    va_end(ap);
+    if (n > 0 && (size_t)n < sizeof s->buf - s->len)
+        s->len += (size_t)n;
+}
+
+/* ---- the definitions, each written once, when first used */
+
+typedef struct {
+    uint64_t *key; /* 0: empty */
+    uint64_t *val;
+    size_t cap, n;
+} map;
+
+static uint64_t *slot(map *m, uint64_t key)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        map old = *m;
+        m->cap = old.cap ? 2 * old.cap : 4096;
+        m->key = calloc(m->cap, sizeof *m->key);
+        m->val = calloc(m->cap, sizeof *m->val);
+        if (!m->key || !m->val)
+            die_oom();
+        m->n = 0;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.key[i])
+                *slot(m, old.key[i]) = old.val[i];
+        free(old.key);
+        free(old.val);
+    }
+    size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 17) & (m->cap - 1);
+    while (m->key[j] && m->key[j] != key)
+        j = (j + 1) & (m->cap - 1);
+    if (!m->key[j]) {
+        m->key[j] = key;
+        m->val[j] = 0;
+        m->n++;
+    }
+    return &m->val[j];
+}
+
+typedef struct {
+    sink *s;
+    const rec_file *r;
+    char **strs; /* the strings written, for their numbers (a sorted copy would do too) */
+    map str_index, ips, traces, kinds, stack_trace;
+    uint64_t nstrs, nips, ntraces, nkinds;
+} defs;
+
+static uint64_t hash_str(const char *p)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h | 1;
+}
+
+/* The number of string P (0 for NULL), written first if new. Strings
+ * are told apart by a 64-bit hash and compared on a hit; two that share
+ * one probe on: a linear chain through the hash plus a counter. */
+static uint64_t string(defs *d, const char *p)
+{
+    if (!p || !*p)
+        return 0;
+    for (uint64_t h = hash_str(p);; h = (h + 2) | 1) {
+        uint64_t *v = slot(&d->str_index, h);
+        if (*v && strcmp(d->strs[*v], p) == 0)
+            return *v;
+        if (*v)
+            continue;
+        *v = ++d->nstrs;
+        d->strs = xrealloc(d->strs, (d->nstrs + 1) * sizeof *d->strs);
+        d->strs[*v] = strdup(p);
+        char line[1024];
+        size_t n = strcspn(p, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)(n < 1000 ? n : 1000), p);
+        out(d->s, "s %s\n", line);
+        return *v;
+    }
+}
+
+static uint64_t ip(defs *d, uint64_t addr)
+{
+    uint64_t *v = slot(&d->ips, addr + 1);
+    if (*v)
+        return *v;
+    const rec_module *m = rec_module_of(d->r, addr);
+    const rec_symbol *sym = rec_symbol_of(d->r, addr);
+    uint64_t mod = string(d, m ? m->path : NULL);
+    uint64_t f[32][3];
+    unsigned rows = sym ? sym->nrows : 0;
+    if (rows > 32)
+        rows = 32;
+    for (unsigned k = 0; k < rows; k++) {
+        f[k][0] = string(d, sym->rows[k].function);
+        f[k][1] = string(d, sym->rows[k].file);
+        f[k][2] = sym->rows[k].line;
+    }
+    *v = ++d->nips;
+    out(d->s, "i %lx %lx", (unsigned long)addr, (unsigned long)mod);
+    if (rows && f[0][0]) {
+        out(d->s, " %lx", (unsigned long)f[0][0]);
+        if (f[0][1]) {
+            out(d->s, " %lx %lx", (unsigned long)f[0][1], (unsigned long)f[0][2]);
+            /* the inlined rows: a row without a function or file ends them */
+            for (unsigned k = 1; k < rows && f[k][0] && f[k][1]; k++)
+                out(d->s, " %lx %lx %lx", (unsigned long)f[k][0], (unsigned long)f[k][1],
+                    (unsigned long)f[k][2]);
+        }
+    }
+    out(d->s, "\n");
+    return *v;
+}
+
+/* The trace node of STACK (its frames from the outermost in). */
+static uint64_t trace(defs *d, uint32_t stack)
+{
+    uint64_t *v = slot(&d->stack_trace, (uint64_t)stack + 1);
+    if (*v)
+        return *v;
+    const rec_stack *st = rec_stack_of(d->r, stack);
+    uint64_t parent = 0;
+    for (unsigned i = st ? st->depth : 0; i-- > 0;) {
+        uint64_t node_ip = ip(d, st->frames[i]);
+        uint64_t *n = slot(&d->traces, node_ip << 32 ^ parent ^ (parent >> 32) << 48);
+        if (!*n) { /* keyed by (ip, parent): ips and parents stay below 2^32 */
+            *n = ++d->ntraces;
+            out(d->s, "t %lx %lx\n", (unsigned long)node_ip, (unsigned long)parent);
+        }
+        parent = *n;
+    }
+    return *(slot(&d->stack_trace, (uint64_t)stack + 1)) = parent;
+}
+
+static uint64_t kind(defs *d, uint64_t size, uint32_t stack)
+{
+    uint64_t tr = trace(d, stack);
+    uint64_t *v = slot(&d->kinds, (size << 32 | tr) + 1);
+    if (!*v) {
+        *v = ++d->nkinds;
+        out(d->s, "a %lx %lx\n", (unsigned long)size, (unsigned long)tr);
+    }
+    return *v - 1;
+}
+
+/* ---- the events */
+
+typedef struct {
+    uint64_t addr, kind; /* addr 0: empty */
+} live;
+
+bool export_heaptrack(const rec_file *r, const char *path)
+{
+    size_t plen = strlen(path);
+    bool zst = plen > 4 && strcmp(path + plen - 4, ".zst") == 0;
+    bool gz = plen > 3 && strcmp(path + plen - 3, ".gz") == 0;
+    if (!zst && !gz) {
+        fprintf(stderr, "memtrace-export: %s: a heaptrack file's name ends in .gz or .zst (heaptrack "
+                        "picks its decompressor by it)\n", path);
+        return false;
+    }
+    static sink s;
+    if (gz)
+        s.gz = gzopen(path, "wb6");
+    else if ((s.f = fopen(path, "wb"))) {
+        s.z = ZSTD_createCCtx();
+        s.zcap = ZSTD_CStreamOutSize();
+        s.zout = xrealloc(NULL, s.zcap);
+    }
+    if (!s.gz && !s.f) {
+        fprintf(stderr, "memtrace-export: %s: cannot be written\n", path);
+        return false;
+    }
+    defs d = { .s = &s, .r = r };
+    d.strs = xrealloc(NULL, sizeof *d.strs);
+    out(&s, "v 10400 2\n# memtrace export of a recording%s\n", r->truncated ? " (truncated)" : "");
+    out(&s, "X %.3000s\n", r->command ? r->command : "");
+    map lv = { 0 }; /* live block address -> allocation kind + 1 */
+    uint64_t last_ms = 0;
+    for (size_t i = 0; i < r->nev; i++) {
+        const rec_event *e = &r->ev[i];
+        uint64_t ms = e->t / 1000000;
+        if (ms >= last_ms + 10) {
+            out(&s, "c %lx\n", (unsigned long)ms);
+            last_ms = ms;
+        }
+        int k = e->thread_kind & 0xff;
+        if (k == EV_CULLED) {
+            uint64_t each = e->addr ? e->size / e->addr : 0;
+            for (uint64_t n = 0; n < e->addr; n++) {
+                uint64_t size = n + 1 < e->addr ? each : e->size - each * (e->addr - 1);
+                uint64_t kd = kind(&d, size, e->stack);
+                out(&s, "+ %lx\n- %lx\n", (unsigned long)kd, (unsigned long)kd);
+            }
+            continue;
+        }
+        uint64_t *v = slot(&lv, e->addr);
+        if (*v) { /* a free, or a missed one before an allocation */
+            out(&s, "- %lx\n", (unsigned long)(*v - 1));
+            *v = 0;
+        }
+        if (k == EV_ALLOC) {
+            uint64_t kd = kind(&d, e->size, e->stack);
+            *slot(&lv, e->addr) = kd + 1;
+            out(&s, "+ %lx\n", (unsigned long)kd);
+        }
+    }
+    out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1));
+    flush(&s);
+    if (s.gz && gzclose(s.gz) != Z_OK)
+        s.failed = true;
+    if (s.z) {
+        zflush(&s, ZSTD_e_end);
+        if (fclose(s.f) != 0)
+            s.failed = true;
+    }
+    if (s.failed)
+        fprintf(stderr, "memtrace-export: %s: a write failed\n", path);
+    return !s.failed;
+}

@@ -1,0 +1,77 @@
+/* memtrace-export: a recording (MEMTRACE_RECORD) as heaptrack's data file
+ * or as the timeline JSON of `memtrace view`. The launcher runs it for
+ * `memtrace export`.
+ *   memtrace-export --heaptrack REC [-o OUT]   OUT: REC.heaptrack.gz; .gz or .zst
+ *   memtrace-export --json REC [-o OUT]        OUT: REC.json; - for stdout
+ * Exit status 0, 1 when REC cannot be read or OUT written, 2 for a usage
+ * error. A recording cut short (kill -9, a full disk) is exported as far
+ * as it goes, with one line saying so. */
+#include "rec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(void)
+{
+    fputs("usage: memtrace export --heaptrack|--json RECORDING [-o OUT]\n", stderr);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = NULL, *rec = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--heaptrack") == 0 || strcmp(argv[i], "--json") == 0) {
+            if (what)
+                usage();
+            what = argv[i] + 2;
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+            out = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs("usage: memtrace export --heaptrack|--json RECORDING [-o OUT]\n", stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "memtrace export: unknown option '%s'\n", argv[i]);
+            usage();
+        } else if (!rec) {
+            rec = argv[i];
+        } else {
+            usage();
+        }
+    }
+    if (!what || !rec) {
+        fprintf(stderr, "memtrace export: %s\n", !what ? "give --heaptrack or --json" : "no recording given");
+        usage();
+    }
+    static char def[4200];
+    if (!out) {
+        snprintf(def, sizeof def, "%s.%s", rec, strcmp(what, "json") == 0 ? "json" : "heaptrack.gz");
+        out = def;
+    }
+    rec_file r;
+    if (!rec_read(rec, &r))
+        return 1;
+    if (r.truncated)
+        fprintf(stderr, "memtrace export: %s is truncated (%s): the run up to %.3f s\n", rec, r.why,
+                (double)r.duration_ns / 1e9);
+    bool ok;
+    if (strcmp(what, "json") == 0) {
+        rec_timeline t;
+        rec_replay(&r, &t, 2000);
+        FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+        if (!f) {
+            fprintf(stderr, "memtrace export: %s: cannot be written\n", out);
+            return 1;
+        }
+        ok = export_json(&r, &t, f);
+        ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+        if (!ok)
+            fprintf(stderr, "memtrace export: %s: a write failed\n", out);
+    } else {
+        rec_sort(&r);
+        ok = export_heaptrack(&r, out);
+        if (ok)
+            fprintf(stderr, "memtrace export: %s (open it with: heaptrack_gui %s)\n", out, out);
+    }
+    return ok ? 0 : 1;
+}

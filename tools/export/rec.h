@@ -1,0 +1,103 @@
+/* memtrace-export's view of a recording (src/timeline/record_format.h):
+ * read whole into memory (rec_read.c), replayed in time order into the
+ * series and sites the exports write (replay.c). */
+#ifndef MT_EXPORT_REC_H
+#define MT_EXPORT_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { EV_ALLOC = 1, EV_FREE = 2, EV_CULLED = 3 };
+
+/* One event; for EV_CULLED, ADDR is the count and SIZE the bytes. */
+typedef struct {
+    uint64_t t, addr, size;
+    uint32_t stack;
+    uint32_t thread_kind; /* thread << 8 | kind */
+} rec_event;
+
+typedef struct {
+    const char *function, *file; /* NULL: unknown */
+    uint64_t line;
+} rec_row;
+
+typedef struct {
+    uint64_t addr;
+    unsigned nrows;
+    rec_row *rows;
+} rec_symbol;
+
+typedef struct {
+    uint64_t bias, low, high;
+    char *path;
+    char build_id[129]; /* hex, "" none */
+} rec_module;
+
+typedef struct {
+    uint32_t id;
+    unsigned depth;
+    uint64_t *frames; /* innermost first */
+} rec_stack;
+
+typedef struct {
+    /* the head */
+    uint64_t pid, start_unix_ns, cull_ns, duration_ns;
+    char *command;
+    bool truncated; /* no end record: a prefix */
+    const char *why; /* what ended the reading early, for the truncated line */
+    rec_event *ev;
+    size_t nev, capev;
+    rec_stack *stacks; /* sorted by id after reading */
+    size_t nstacks, capstacks;
+    rec_module *mods;
+    size_t nmods, capmods;
+    rec_symbol *syms; /* sorted by address after reading */
+    size_t nsyms, capsyms;
+} rec_file;
+
+/* Reads PATH into R; false (with one memtrace-export: line) when it is no
+ * recording at all. A cut or damaged file reads up to its damage, with
+ * R->truncated set. */
+bool rec_read(const char *path, rec_file *r);
+const rec_stack *rec_stack_of(const rec_file *r, uint32_t id);
+const rec_symbol *rec_symbol_of(const rec_file *r, uint64_t addr);
+const rec_module *rec_module_of(const rec_file *r, uint64_t addr);
+
+/* ---- the replay (replay.c) */
+
+#define REC_TOP_SERIES 20
+/* Sites the JSON lists: this many by each ranking (json.c). */
+#define REC_SITES_PER_RANK 200
+
+typedef struct {
+    uint32_t id;
+    uint64_t allocations, allocated_bytes, peak_bytes, leaked_bytes, leaked_blocks, temporary;
+    uint64_t live, epoch; /* while replaying */
+    uint64_t *bytes; /* series: for the top REC_TOP_SERIES by peak_bytes, else NULL */
+} rec_site;
+
+typedef struct {
+    size_t nsamples;
+    uint64_t *times, *bytes, *blocks, *allocs;
+    uint64_t peak_time, peak_bytes, peak_blocks;
+    uint64_t allocations, frees, allocated_bytes, leaked_bytes, leaked_blocks, temporary;
+    rec_site *sites; /* sorted by peak_bytes descending, then id */
+    size_t nsites;
+} rec_timeline;
+
+/* Sorts R's events by time. */
+void rec_sort(rec_file *r);
+/* Sorts R's events by time and replays them into T; from then on an
+ * event's stack is its site's index in the replay, not its stack id. */
+bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples);
+
+/* The exports: false (one line said) when OUT cannot be written. */
+bool export_json(const rec_file *r, const rec_timeline *t, FILE *out);
+bool export_heaptrack(const rec_file *r, const char *out_path);
+
+void die_oom(void) __attribute__((noreturn));
+void *xrealloc(void *p, size_t n);
+
+#endif
