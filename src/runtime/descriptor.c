@@ -5,6 +5,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/lock.h"
 #include "capture/capture.h"
 #include "capture/tracer.h"
 #include "runtime/recording.h"
@@ -87,6 +88,7 @@ void mt_descriptor_publish(void)
     s->unwind_fallbacks = (uintptr_t)mt_unwind_fallback_counter();
     s->version_string = (uintptr_t)version;
     s->recording = (uintptr_t)&mt_recording_state;
+    s->contended = (uintptr_t)&mt_contended;
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

@@ -76,6 +76,9 @@ struct memtrace_state {
     uint64_t recording; /* address of the recording words (recording.h's
                            mt_recording_words: on, ever_off, seq, sec,
                            64-bit each): since when memtrace records */
+    uint64_t contended; /* address of a uint64_t: contended lock waits and
+                           failed compare-and-swaps on the hot path
+                           (base/lock.h's mt_contended) */
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

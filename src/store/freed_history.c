@@ -23,6 +23,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/lock.h"
 #include "base/os.h"
 
 /* Push numbers a writer takes when it finds its slot held by a slower
@@ -120,6 +121,7 @@ void mt_freed_push(const mt_freed_record *r)
                 write_record(slot, r, i);
                 return;
             }
+            mt_contended_note();
             /* A later push holds the slot or has filled it: ours is older
              * than every record the ring keeps now. */
             if ((seen & ~MT_FREED_WRITING) > i + 1)
