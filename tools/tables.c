@@ -392,10 +392,20 @@ static bool ring_pieces(mt_tables *t, uint64_t begin, uint64_t end, uint64_t *ne
             s->stamp = stamp;
             memcpy(&s->ptr, r + D(freed_ptr), 8);
             memcpy(&s->size, r + D(freed_size), 8);
+            memcpy(&s->when, r + D(freed_when), 8);
         }
         hi = lo;
     }
     return true;
+}
+
+/* Newest first: by the clock stamp, then by push number. */
+static int newest_first(const void *a, const void *b)
+{
+    const mt_tables_ring_slot *x = a, *y = b;
+    if (x->when != y->when)
+        return x->when > y->when ? -1 : 1;
+    return x->stamp > y->stamp ? -1 : x->stamp < y->stamp;
 }
 
 bool mt_tables_ring(mt_tables *t, const mt_tables_ring_slot **slots, size_t *n)
@@ -406,12 +416,18 @@ bool mt_tables_ring(mt_tables *t, const mt_tables_ring_slot **slots, size_t *n)
         if (D(freed_pushed)) {
             if (!counter(t, D(freed_pushed), 8, "freed-history push count", &pushed))
                 return false;
+            /* Blocks of push numbers (checked: 1 <= freed_block <= cap). */
+            if (pushed > UINT64_MAX / D(freed_block))
+                return FAIL(CORRUPT "freed-history push count %" PRIu64 " too large)", pushed);
+            pushed *= D(freed_block);
         } else if (!ring_pieces(t, 0, cap, &pushed, &room)) {
             return false;
         }
         t->nring = 0;
         if (!ring_pieces(t, pushed > cap ? pushed - cap : 0, pushed, NULL, &room))
             return false;
+        if (t->nring > 1)
+            qsort(t->ring, t->nring, sizeof *t->ring, newest_first);
     }
     t->ring_read = true;
     *slots = t->ring;

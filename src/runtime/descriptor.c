@@ -89,6 +89,8 @@ void mt_descriptor_publish(void)
     s->version_string = (uintptr_t)version;
     s->recording = (uintptr_t)&mt_recording_state;
     s->contended = (uintptr_t)&mt_contended;
+    s->freed_block = mt_freed_block();
+    s->freed_when = offsetof(mt_freed_record, when);
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

@@ -8,9 +8,12 @@
 #include <stdint.h>
 
 #define MT_STATE_MAGIC "MEMTRACE"
-#define MT_STATE_VERSION 1
+#define MT_STATE_VERSION 2
 
-/* Version 1. Every field after the header is a 64-bit word, so a reader
+/* Version 2 (version 1 numbered the freed history's pushes one by one:
+ * freed_pushed counted pushes, and there were no freed_block and
+ * freed_when; a reader of version 1 would misread version 2's ring).
+ * Every field after the header is a 64-bit word, so a reader
  * needs no C struct rules: word i is at byte 16 + 8 * i. Addresses are in
  * the traced process. Offsets and sizes are in bytes unless said. A reader
  * must check magic (written last) and version, and may rely on size to
@@ -42,8 +45,9 @@ struct memtrace_state {
     uint64_t stack_count; /* address of a uint32_t: distinct stacks */
 
     /* Freed history: a ring of freed_capacity records of freed_record_size
-     * bytes at freed_ring (0 if disabled). The record pushed i-th (from 0)
-     * is in slot i % capacity with stamp i + 1 once written; stamp 0 =
+     * bytes at freed_ring (0 if disabled). The record of push number i
+     * (from 0) is in slot i % capacity with stamp i + 1 once written (push
+     * numbers are not in time order across threads: freed_when is); stamp 0 =
      * never written, top bit set = being written (MT_FREED_WRITING in
      * freed_history.h). A reader trusts a slot only with the exact stamp of
      * the push it expects there. */
@@ -61,9 +65,10 @@ struct memtrace_state {
     uint64_t seq_counter; /* address of a uint64_t: the next allocation number */
 
     /* Added later in version 1 (a reader checks size before using them). */
-    uint64_t freed_pushed; /* address of a uint64_t: pushes begun so far; only
-                              the min(pushed, capacity) newest slots can hold
-                              records */
+    uint64_t freed_pushed; /* address of a uint64_t: blocks of freed_block
+                              push numbers handed out so far; only the
+                              min(pushed, capacity) newest push numbers'
+                              slots can hold records */
     uint64_t unwind_fallbacks; /* address of an unsigned long (64-bit): captures
                                   the cfi unwinder handed to libunwind */
     uint64_t entry_thread_bits; /* the thread number is the low entry_thread_bits
@@ -79,6 +84,13 @@ struct memtrace_state {
     uint64_t contended; /* address of a uint64_t: contended lock waits and
                            failed compare-and-swaps on the hot path
                            (base/lock.h's mt_contended) */
+    uint64_t freed_block; /* push numbers per block: *freed_pushed counts
+                             blocks, and pushes up to *freed_pushed *
+                             freed_block have been handed out (threads take
+                             them a block at a time, freed_history.h);
+                             divides freed_capacity */
+    uint64_t freed_when; /* offset in a freed record of its 64-bit clock
+                            stamp: newest first is by it, then by stamp */
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

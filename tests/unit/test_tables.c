@@ -15,6 +15,7 @@
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -128,6 +129,38 @@ Test(tables, freed_history_newest_first_and_only_what_the_ring_holds)
     mt_tables_freed r;
     cr_assert(mt_tables_freed_record(&tables, &ring[0], &r));
     cr_assert(r.alloc_seq == 6 && r.free_seq == 16 && r.alloc_thread == 1 && r.free_thread == 2);
+}
+
+static void *push_2000(void *arg)
+{
+    (void)arg;
+    mt_freed_record r = { .ptr = 0x2000, .size = 16 };
+    mt_freed_push(&r);
+    return NULL;
+}
+
+/* A ring large enough that threads take its push numbers in blocks: the
+ * other thread's free has the greater number, yet the reader lists the
+ * frees newest first. */
+Test(tables, freed_history_in_blocks_newest_first_across_threads)
+{
+    mt_freed_init(4096);
+    mt_descriptor_publish();
+    mt_freed_record r = { .ptr = 0x1000, .size = 16 };
+    mt_freed_push(&r);
+    pthread_t t;
+    pthread_create(&t, NULL, push_2000, NULL);
+    pthread_join(t, NULL);
+    r.ptr = 0x3000;
+    mt_freed_push(&r);
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd));
+    const mt_tables_ring_slot *ring;
+    size_t n;
+    cr_assert(mt_tables_ring(&tables, &ring, &n));
+    cr_assert_eq(n, 3);
+    cr_assert(ring[0].ptr == 0x3000 && ring[1].ptr == 0x2000 && ring[2].ptr == 0x1000,
+              "%#lx %#lx %#lx", (unsigned long)ring[0].ptr, (unsigned long)ring[1].ptr,
+              (unsigned long)ring[2].ptr);
 }
 
 /* Opens a copy of the descriptor with one word damaged by DAMAGE; returns
