@@ -392,7 +392,9 @@ static bool ring_pieces(mt_tables *t, uint64_t begin, uint64_t end, uint64_t *ne
             s->stamp = stamp;
             memcpy(&s->ptr, r + D(freed_ptr), 8);
             memcpy(&s->size, r + D(freed_size), 8);
-            memcpy(&s->when, r + D(freed_when), 8);
+            s->when = 0; /* an older library's: by stamp alone */
+            if (D(freed_when))
+                memcpy(&s->when, r + D(freed_when), 8);
         }
         hi = lo;
     }
@@ -413,13 +415,16 @@ bool mt_tables_ring(mt_tables *t, const mt_tables_ring_slot **slots, size_t *n)
     if (!t->ring_read && D(freed_ring) && D(freed_capacity)) {
         uint64_t cap = D(freed_capacity), pushed = 0;
         size_t room = 0;
-        if (D(freed_pushed)) {
-            if (!counter(t, D(freed_pushed), 8, "freed-history push count", &pushed))
+        if (D(freed_blocks)) {
+            if (!counter(t, D(freed_blocks), 8, "freed-history block count", &pushed))
                 return false;
             /* Blocks of push numbers (checked: 1 <= freed_block <= cap). */
             if (pushed > UINT64_MAX / D(freed_block))
-                return FAIL(CORRUPT "freed-history push count %" PRIu64 " too large)", pushed);
+                return FAIL(CORRUPT "freed-history block count %" PRIu64 " too large)", pushed);
             pushed *= D(freed_block);
+        } else if (D(freed_pushed)) {
+            if (!counter(t, D(freed_pushed), 8, "freed-history push count", &pushed))
+                return false;
         } else if (!ring_pieces(t, 0, cap, &pushed, &room)) {
             return false;
         }

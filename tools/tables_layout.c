@@ -124,7 +124,12 @@ static bool check_rest(mt_tables *t)
         return FAIL(CORRUPT "threads_name %" PRIu64 ", not a %" PRIu64
                             "-byte field inside threads_entry_size %" PRIu64 ")",
                      D(threads_name), D(threads_name_size), D(threads_entry_size));
-    if (!AT_MOST(freed_block, MAX_FREED, 1) || !FIELD(freed_when, 8, freed_record_size))
+    /* Words added later: 0 from an older library (one push number at a
+     * time, no clock stamp). */
+    if (!D(freed_block))
+        t->d.freed_block = 1;
+    if (!AT_MOST(freed_block, MAX_FREED, 1) ||
+        (D(freed_when) && !FIELD(freed_when, 8, freed_record_size)))
         return false;
     if (D(freed_capacity) % D(freed_block))
         return FAIL(CORRUPT "freed_block %" PRIu64 ", not a divisor of freed_capacity %" PRIu64 ")",
@@ -160,10 +165,6 @@ static bool read_state(mt_tables *t)
     size_t need = offsetof(struct memtrace_state, freed_pushed);
     if (size < need)
         return FAIL(CORRUPT "size %" PRIu32 ", less than %zu)", size, need);
-    /* The words every version 2 library has. */
-    if (size < offsetof(struct memtrace_state, freed_when) + 8)
-        return FAIL(CORRUPT "size %" PRIu32 ", less than %zu)", size,
-                    offsetof(struct memtrace_state, freed_when) + 8);
     if (size > MAX_STATE_SIZE)
         return FAIL(CORRUPT "size %" PRIu32 ", more than %u)", size, MAX_STATE_SIZE);
     size_t words = (size - 16) / 8, known = (sizeof t->d - 16) / 8;

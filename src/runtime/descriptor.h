@@ -8,12 +8,9 @@
 #include <stdint.h>
 
 #define MT_STATE_MAGIC "MEMTRACE"
-#define MT_STATE_VERSION 2
+#define MT_STATE_VERSION 1
 
-/* Version 2 (version 1 numbered the freed history's pushes one by one:
- * freed_pushed counted pushes, and there were no freed_block and
- * freed_when; a reader of version 1 would misread version 2's ring).
- * Every field after the header is a 64-bit word, so a reader
+/* Version 1. Every field after the header is a 64-bit word, so a reader
  * needs no C struct rules: word i is at byte 16 + 8 * i. Addresses are in
  * the traced process. Offsets and sizes are in bytes unless said. A reader
  * must check magic (written last) and version, and may rely on size to
@@ -65,10 +62,12 @@ struct memtrace_state {
     uint64_t seq_counter; /* address of a uint64_t: the next allocation number */
 
     /* Added later in version 1 (a reader checks size before using them). */
-    uint64_t freed_pushed; /* address of a uint64_t: blocks of freed_block
-                              push numbers handed out so far; only the
-                              min(pushed, capacity) newest push numbers'
-                              slots can hold records */
+    uint64_t freed_pushed; /* address of a uint64_t: pushes begun so far; only
+                              the min(pushed, capacity) newest slots can hold
+                              records. 0 from a library that hands out push
+                              numbers in blocks (freed_blocks): a reader that
+                              does not know freed_blocks then finds the
+                              newest stamp in the ring */
     uint64_t unwind_fallbacks; /* address of an unsigned long (64-bit): captures
                                   the cfi unwinder handed to libunwind */
     uint64_t entry_thread_bits; /* the thread number is the low entry_thread_bits
@@ -84,11 +83,12 @@ struct memtrace_state {
     uint64_t contended; /* address of a uint64_t: contended lock waits and
                            failed compare-and-swaps on the hot path
                            (base/lock.h's mt_contended) */
-    uint64_t freed_block; /* push numbers per block: *freed_pushed counts
-                             blocks, and pushes up to *freed_pushed *
-                             freed_block have been handed out (threads take
-                             them a block at a time, freed_history.h);
-                             divides freed_capacity */
+    uint64_t freed_blocks; /* address of a uint64_t: blocks of freed_block
+                              push numbers handed out so far (threads take
+                              them a block at a time, freed_history.h); only
+                              the min(blocks * freed_block, capacity) newest
+                              push numbers' slots can hold records */
+    uint64_t freed_block; /* push numbers per block; divides freed_capacity */
     uint64_t freed_when; /* offset in a freed record of its 64-bit clock
                             stamp: newest first is by it, then by stamp */
 };
