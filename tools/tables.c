@@ -597,6 +597,30 @@ bool mt_tables_thread_name(mt_tables *t, uint32_t number, const char **name)
     return true;
 }
 
+/* The allocation numbers threads 1 to HIGHEST hold in their batches and
+ * have not handed out, into *UNUSED (see descriptor.h). */
+static bool seq_unused(mt_tables *t, uint64_t highest, uint64_t *unused)
+{
+    uint64_t es = D(threads_entry_size), per_read = MT_TABLES_READ_MAX / es;
+    if (!D(threads) || highest > D(threads_max))
+        highest = D(threads) ? D(threads_max) : 0;
+    for (uint64_t n = 0; n < highest;) {
+        uint64_t k = highest - n < per_read ? highest - n : per_read;
+        const char *raw = mt_tables_read_at(t, D(threads) + n * es, k * es);
+        if (!raw)
+            return FAIL(CORRUPT "thread registry at %#" PRIx64 " unreadable)", D(threads));
+        for (uint64_t j = 0; j < k; j++) {
+            uint64_t next, end;
+            memcpy(&next, raw + j * es + D(threads_seq_next), 8);
+            memcpy(&end, raw + j * es + D(threads_seq_end), 8);
+            if (end > next && end - next <= D(seq_batch))
+                *unused += end - next;
+        }
+        n += k;
+    }
+    return true;
+}
+
 bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads,
                       uint64_t *allocations)
 {
@@ -606,6 +630,13 @@ bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads,
         !counter(t, D(threads_highest), 4, "thread count", threads))
         return false;
     *allocations = seq ? seq - 1 : 0;
+    if (!D(seq_discarded)) /* one number at a time: all handed out */
+        return true;
+    uint64_t given_up = 0, unused = 0;
+    if (!counter(t, D(seq_discarded), 8, "allocation numbers given up", &given_up) ||
+        !seq_unused(t, *threads, &unused))
+        return false;
+    *allocations = given_up + unused <= *allocations ? *allocations - given_up - unused : 0;
     return true;
 }
 

@@ -23,6 +23,7 @@
 #define MAX_THREADS ((uint64_t)1 << 20)
 #define MAX_THREAD_ENTRY 4096u
 #define MAX_NAME 256u
+#define MAX_SEQ_BATCH ((uint64_t)1 << 20)
 
 #define CORRUPT "memtrace_state looks corrupted ("
 
@@ -130,6 +131,10 @@ static bool check_rest(mt_tables *t)
         t->d.freed_block = 1;
     if (!AT_MOST(freed_block, MAX_FREED, 1) ||
         (D(freed_when) && !FIELD(freed_when, 8, freed_record_size)))
+        return false;
+    if (D(seq_discarded) &&
+        (!AT_MOST(seq_batch, MAX_SEQ_BATCH, 1) || !FIELD(threads_seq_next, 8, threads_entry_size) ||
+         !FIELD(threads_seq_end, 8, threads_entry_size)))
         return false;
     if (D(freed_capacity) % D(freed_block))
         return FAIL(CORRUPT "freed_block %" PRIu64 ", not a divisor of freed_capacity %" PRIu64 ")",

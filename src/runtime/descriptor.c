@@ -92,6 +92,10 @@ void mt_descriptor_publish(void)
     s->freed_blocks = (uintptr_t)mt_freed_pushed();
     s->freed_block = mt_freed_block();
     s->freed_when = offsetof(mt_freed_record, when);
+    s->seq_discarded = (uintptr_t)mt_seq_discarded();
+    s->seq_batch = MT_SEQ_BATCH;
+    s->threads_seq_next = offsetof(mt_thread_info, seq_next);
+    s->threads_seq_end = offsetof(mt_thread_info, seq_end);
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

@@ -59,7 +59,9 @@ struct memtrace_state {
     uint64_t threads_name_size;
     uint64_t threads_highest; /* address of a uint32_t: highest number */
 
-    uint64_t seq_counter; /* address of a uint64_t: the next allocation number */
+    uint64_t seq_counter; /* address of a uint64_t: the next allocation number
+                             (from a library with seq_discarded: the numbers
+                             handed out to the threads' batches, plus one) */
 
     /* Added later in version 1 (a reader checks size before using them). */
     uint64_t freed_pushed; /* address of a uint64_t: pushes begun so far; only
@@ -91,6 +93,14 @@ struct memtrace_state {
     uint64_t freed_block; /* push numbers per block; divides freed_capacity */
     uint64_t freed_when; /* offset in a freed record of its 64-bit clock
                             stamp: newest first is by it, then by stamp */
+    /* Allocation numbers are taken by the threads in batches of at most
+     * seq_batch from *seq_counter (threads.h); thread N's slot holds its
+     * batch: the 64-bit words at threads_seq_next (the next number it
+     * hands out) and threads_seq_end (the end of its batch). Allocations
+     * recorded = *seq_counter - 1 - *seq_discarded - the sum over the
+     * threads of seq_end - seq_next (where not above seq_batch). */
+    uint64_t seq_discarded; /* address of a uint64_t: numbers given up */
+    uint64_t seq_batch, threads_seq_next, threads_seq_end;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,
