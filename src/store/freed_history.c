@@ -34,6 +34,15 @@
 #define BLOCK 64
 #define BLOCKED_RING 4096
 
+/* A thread leaves its block, used or not, once the blocks claimed since
+ * hold STALE_PUSHES push numbers: so an idle thread's block does not keep
+ * unwritten slots that a later push of it may still fill, and
+ * mt_freed_each_since looks again only at the unwritten slots of the
+ * newest PENDING_PUSHES numbers (more, for a writer preempted between its
+ * check and its commit). */
+#define STALE_PUSHES 1024
+#define PENDING_PUSHES (8 * STALE_PUSHES)
+
 /* A record as words, for the atomic word copies; word 0 is the stamp. */
 typedef uint64_t __attribute__((may_alias)) record_word;
 #define RECORD_WORDS (sizeof(mt_freed_record) / sizeof(record_word))
@@ -122,7 +131,8 @@ static void write_record(mt_freed_record *slot, const mt_freed_record *r, uint64
  * has used its own. */
 static inline uint64_t next_push(void)
 {
-    if (MT_UNLIKELY(mine.next >= mine.end)) {
+    if (MT_UNLIKELY(mine.next >= mine.end ||
+                    mt_atomic_load_relaxed(&head.n) * block > mine.end + STALE_PUSHES)) {
         mine.next = mt_atomic_add_relaxed(&head.n, 1) * block;
         mine.end = mine.next + block;
     }
@@ -305,7 +315,7 @@ uint64_t mt_freed_each_since(uint64_t from, void (*fn)(const mt_freed_record *, 
         mt_freed_record r;
         if (read_push(rg, i, &r))
             fn(&r, ctx);
-        else if (next == end &&
+        else if (next == end && i + PENDING_PUSHES >= end &&
                  (mt_atomic_load_relaxed(&rg[slot_of(i)].stamp) & ~MT_FREED_WRITING) <= i + 1)
             next = i; /* not claimed yet, or being written: may commit later */
     }

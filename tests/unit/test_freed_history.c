@@ -336,3 +336,33 @@ Test(freed_history, blocks_lapping_writers_never_show_a_torn_record)
     cr_assert_gt(mt_freed_find(FREED_PROBE, freed_tally, &last), 0);
     cr_assert_eq(last.torn, 0);
 }
+
+static void *push_9000(void *arg)
+{
+    (void)arg;
+    for (uint64_t i = 0; i < 9000; i++)
+        push(0x100000 + 16 * i, 16, 100 + i);
+    return NULL;
+}
+
+/* A thread idle while the others used up STALE_PUSHES numbers leaves its
+ * block: the unwritten rest of it does not hold mt_freed_each_since's
+ * chain back, and its next record goes to a new block, where a reader
+ * that chained past the old one sees it. */
+Test(freed_history, blocks_an_idle_thread_leaves_its_block)
+{
+    mt_freed_init(16384);
+    uint64_t b = mt_freed_block();
+    push(0x1000, 16, 1); /* this thread's block 0: number 0 */
+    pthread_t t;
+    pthread_create(&t, NULL, push_9000, NULL); /* blocks 1 to 141 */
+    pthread_join(t, NULL);
+    nseqs = 0;
+    uint64_t next = mt_freed_each_since(0, collect, NULL);
+    cr_assert_eq(next, b + 9000, "the chain waits at the other thread's unwritten slots only");
+    push(0x2000, 16, 2);
+    nseqs = 0;
+    mt_freed_each_since(next, collect, NULL);
+    cr_assert_eq(nseqs, 1);
+    cr_assert_eq(seqs[0], 2, "the idle thread's record is in a new block, after the chain");
+}
