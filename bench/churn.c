@@ -11,10 +11,15 @@
  * With CHURN_WAIT=FILE (bench/attach.sh), waits for FILE to exist before
  * the work (so that `memtrace attach` can come first) and prints the
  * work's wall time to stderr: "churn: work N.NNN s". */
+#include "../src/runtime/descriptor.h"
+
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +80,16 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* memtrace's count of contention met so far, -1 without one. */
+static long long contended(void)
+{
+    const struct memtrace_state *s = dlsym(RTLD_DEFAULT, "memtrace_state");
+    if (!s || memcmp(s->magic, MT_STATE_MAGIC, 8) != 0 ||
+        s->size < offsetof(struct memtrace_state, contended) + 8 || !s->contended)
+        return -1;
+    return (long long)__atomic_load_n((const uint64_t *)(uintptr_t)s->contended, __ATOMIC_RELAXED);
+}
+
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1;
@@ -112,6 +127,13 @@ int main(int argc, char **argv)
     if (wait_file)
         fprintf(stderr, "churn: work %.3f s\n",
                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    if (getenv("CHURN_CONTENDED")) {
+        long long n = contended();
+        if (n < 0)
+            fprintf(stderr, "churn: contended -\n");
+        else
+            fprintf(stderr, "churn: contended %lld\n", n);
+    }
     printf("churn: %d thread(s), %ld pairs, %ld live, checksum %lu\n",
            threads, pairs, live, sum);
     return 0;

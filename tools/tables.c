@@ -392,10 +392,22 @@ static bool ring_pieces(mt_tables *t, uint64_t begin, uint64_t end, uint64_t *ne
             s->stamp = stamp;
             memcpy(&s->ptr, r + D(freed_ptr), 8);
             memcpy(&s->size, r + D(freed_size), 8);
+            s->when = 0; /* an older library's: by stamp alone */
+            if (D(freed_when))
+                memcpy(&s->when, r + D(freed_when), 8);
         }
         hi = lo;
     }
     return true;
+}
+
+/* Newest first: by the clock stamp, then by push number. */
+static int newest_first(const void *a, const void *b)
+{
+    const mt_tables_ring_slot *x = a, *y = b;
+    if (x->when != y->when)
+        return x->when > y->when ? -1 : 1;
+    return x->stamp > y->stamp ? -1 : x->stamp < y->stamp;
 }
 
 bool mt_tables_ring(mt_tables *t, const mt_tables_ring_slot **slots, size_t *n)
@@ -403,7 +415,14 @@ bool mt_tables_ring(mt_tables *t, const mt_tables_ring_slot **slots, size_t *n)
     if (!t->ring_read && D(freed_ring) && D(freed_capacity)) {
         uint64_t cap = D(freed_capacity), pushed = 0;
         size_t room = 0;
-        if (D(freed_pushed)) {
+        if (D(freed_blocks)) {
+            if (!counter(t, D(freed_blocks), 8, "freed-history block count", &pushed))
+                return false;
+            /* Blocks of push numbers (checked: 1 <= freed_block <= cap). */
+            if (pushed > UINT64_MAX / D(freed_block))
+                return FAIL(CORRUPT "freed-history block count %" PRIu64 " too large)", pushed);
+            pushed *= D(freed_block);
+        } else if (D(freed_pushed)) {
             if (!counter(t, D(freed_pushed), 8, "freed-history push count", &pushed))
                 return false;
         } else if (!ring_pieces(t, 0, cap, &pushed, &room)) {
@@ -412,6 +431,8 @@ bool mt_tables_ring(mt_tables *t, const mt_tables_ring_slot **slots, size_t *n)
         t->nring = 0;
         if (!ring_pieces(t, pushed > cap ? pushed - cap : 0, pushed, NULL, &room))
             return false;
+        if (t->nring > 1)
+            qsort(t->ring, t->nring, sizeof *t->ring, newest_first);
     }
     t->ring_read = true;
     *slots = t->ring;
@@ -576,6 +597,30 @@ bool mt_tables_thread_name(mt_tables *t, uint32_t number, const char **name)
     return true;
 }
 
+/* The allocation numbers threads 1 to HIGHEST hold in their batches and
+ * have not handed out, into *UNUSED (see descriptor.h). */
+static bool seq_unused(mt_tables *t, uint64_t highest, uint64_t *unused)
+{
+    uint64_t es = D(threads_entry_size), per_read = MT_TABLES_READ_MAX / es;
+    if (!D(threads) || highest > D(threads_max))
+        highest = D(threads) ? D(threads_max) : 0;
+    for (uint64_t n = 0; n < highest;) {
+        uint64_t k = highest - n < per_read ? highest - n : per_read;
+        const char *raw = mt_tables_read_at(t, D(threads) + n * es, k * es);
+        if (!raw)
+            return FAIL(CORRUPT "thread registry at %#" PRIx64 " unreadable)", D(threads));
+        for (uint64_t j = 0; j < k; j++) {
+            uint64_t next, end;
+            memcpy(&next, raw + j * es + D(threads_seq_next), 8);
+            memcpy(&end, raw + j * es + D(threads_seq_end), 8);
+            if (end > next && end - next <= D(seq_batch))
+                *unused += end - next;
+        }
+        n += k;
+    }
+    return true;
+}
+
 bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads,
                       uint64_t *allocations)
 {
@@ -585,6 +630,13 @@ bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads,
         !counter(t, D(threads_highest), 4, "thread count", threads))
         return false;
     *allocations = seq ? seq - 1 : 0;
+    if (!D(seq_discarded)) /* one number at a time: all handed out */
+        return true;
+    uint64_t given_up = 0, unused = 0;
+    if (!counter(t, D(seq_discarded), 8, "allocation numbers given up", &given_up) ||
+        !seq_unused(t, *threads, &unused))
+        return false;
+    *allocations = given_up + unused <= *allocations ? *allocations - given_up - unused : 0;
     return true;
 }
 

@@ -41,6 +41,7 @@ typedef struct {
 /* A trusted slot of the freed history: its stamp and block. */
 typedef struct {
     uint64_t stamp, ptr, size;
+    uint64_t when; /* the free's clock stamp: newest first is by it */
 } mt_tables_ring_slot;
 
 typedef struct mt_tables_shard mt_tables_shard;
@@ -58,7 +59,8 @@ typedef struct {
     mt_tables_shard *shards; /* NULL until read */
     mt_tables_entry *sorted; /* every live record by address; NULL until read */
     size_t nsorted;
-    mt_tables_ring_slot *ring; /* trusted freed-history slots, newest first */
+    mt_tables_ring_slot *ring; /* trusted freed-history slots, newest first
+                                  (by when, then stamp) */
     size_t nring;
     bool ring_read;
     mt_tables_stack_slot *stacks; /* a cache of stacks read, by id */

@@ -23,6 +23,7 @@
 #define MAX_THREADS ((uint64_t)1 << 20)
 #define MAX_THREAD_ENTRY 4096u
 #define MAX_NAME 256u
+#define MAX_SEQ_BATCH ((uint64_t)1 << 20)
 
 #define CORRUPT "memtrace_state looks corrupted ("
 
@@ -124,6 +125,20 @@ static bool check_rest(mt_tables *t)
         return FAIL(CORRUPT "threads_name %" PRIu64 ", not a %" PRIu64
                             "-byte field inside threads_entry_size %" PRIu64 ")",
                      D(threads_name), D(threads_name_size), D(threads_entry_size));
+    /* Words added later: 0 from an older library (one push number at a
+     * time, no clock stamp). */
+    if (!D(freed_block))
+        t->d.freed_block = 1;
+    if (!AT_MOST(freed_block, MAX_FREED, 1) ||
+        (D(freed_when) && !FIELD(freed_when, 8, freed_record_size)))
+        return false;
+    if (D(seq_discarded) &&
+        (!AT_MOST(seq_batch, MAX_SEQ_BATCH, 1) || !FIELD(threads_seq_next, 8, threads_entry_size) ||
+         !FIELD(threads_seq_end, 8, threads_entry_size)))
+        return false;
+    if (D(freed_capacity) % D(freed_block))
+        return FAIL(CORRUPT "freed_block %" PRIu64 ", not a divisor of freed_capacity %" PRIu64 ")",
+                    D(freed_block), D(freed_capacity));
     return address(t, D(threads_highest), "thread count") &&
            address(t, D(seq_counter), "allocation counter");
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 MT_TLS int mt_lock_self;
+mt_atomic(uint64_t) mt_contended;
 
 int mt_lock_token_slow(void)
 {

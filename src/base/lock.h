@@ -39,6 +39,19 @@ static inline void mt_lock_forget_token(void)
     mt_lock_self = 0;
 }
 
+/* Contention met on the hot path, over the process: lock acquisitions
+ * that found the lock held (mt_lock_acquire's wait) and failed
+ * compare-and-swaps of the hot path's lock-free stores. Counted only when
+ * they happen, so the count's line is written only by a thread that has
+ * just met another on a line anyway; memtrace_get_stats reports it (the
+ * bench's contention line). */
+extern mt_atomic(uint64_t) mt_contended MT_HIDDEN;
+
+static inline void mt_contended_note(void)
+{
+    mt_atomic_add_relaxed(&mt_contended, 1);
+}
+
 static inline void mt_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -62,6 +75,7 @@ static inline void mt_lock_acquire(mt_lock *l)
 {
     if (__builtin_expect(mt_lock_try(l), 1))
         return;
+    mt_contended_note();
     for (unsigned spins = 0;; spins++) {
         if (mt_lock_try(l))
             return;

@@ -149,7 +149,7 @@ extern mt_atomic(int) mt_ext_ready MT_HIDDEN;
 /* mt_ext_lookup, mt_start and mt_bad_free, the hot path's calls up into
  * the slow path: base/upcalls.h. */
 
-/* The allocation number last handed out (mt_next_seq - 1) when the real
+/* An upper bound of the allocation numbers handed out (mt_next_seq - 1) when the real
  * allocator last returned or freed a block without memtrace recording it
  * while recording (in a fork window, mt_fork_window), read after the real
  * call returned and stored before the program saw its result. Only grows. A freed-history
@@ -158,8 +158,16 @@ extern mt_atomic(int) mt_ext_ready MT_HIDDEN;
  * be stale: neither is enough to call a free bad. */
 extern mt_atomic(uint64_t) mt_untraced_seq MT_HIDDEN;
 
-/* The allocation number the next recorded block gets (from 1). */
+/* The allocation numbers handed out to the threads' batches so far, plus
+ * one (tracer.c's next_seq): every number handed out is below it, and
+ * after mt_seq_new_epoch every number a thread then hands out is at least
+ * the value read before. */
 extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;
+
+/* The greatest allocation number handed out so far (0 for none): the
+ * last allocation made, in a single-threaded program. Exact when no
+ * other thread is allocating. */
+uint64_t mt_seq_last(void);
 
 /* When another copy of memtrace owns malloc in this process (a program
  * linked with -lmemtrace run under the preloaded profiler, say), this copy

@@ -45,8 +45,9 @@ MT_TLS int mt_fork_window;
 MT_TLS unsigned mt_passthrough_allocs;
 mt_atomic(void *) mt_ext[MT_EXT_COUNT];
 mt_atomic(int) mt_ext_ready;
-/* The allocation counter has its cache line to itself: every traced
- * allocation of every thread adds to it, and a neighbour read on every call
+/* The allocation counter: the numbers handed out to the threads' batches
+ * so far, plus one (next_seq). It has its cache line to itself: every
+ * thread's batch refill adds to it, and a neighbour read on every call
  * (mt_cfg was one) would otherwise miss in the other threads' caches each
  * time. A one-member aligned struct owns its whole line wherever the linker
  * puts it; mt_next_seq names its member for the rest of memtrace. */
@@ -74,6 +75,77 @@ MT_COLD MT_NOINLINE void mt_note_untraced(void)
     uint64_t seen = mt_atomic_load_relaxed(&mt_untraced_seq);
     while (seen < now && !mt_atomic_cas_acq_rel(&mt_untraced_seq, &seen, now)) {
     }
+    /* Numbers left in the threads' batches are below NOW: the blocks
+     * recorded from here on must get greater ones to be trusted. */
+    mt_seq_new_epoch();
+}
+
+/* ---- allocation numbers
+ *
+ * Unique, from 1; a thread's rise in the order it allocates. Each thread
+ * takes MT_SEQ_BATCH numbers at a time from mt_next_seq, so that two
+ * threads allocating at once write no line in common but the counter's,
+ * once per batch; a single-threaded program's numbers are 1, 2, 3, ...
+ * as ever. Numbers are therefore not in time order across threads (within
+ * a batch's span), and a batch given up (mt_seq_new_epoch: untraced blocks
+ * and recording turned on, which need every later block to have a number
+ * above a mark) leaves a gap. */
+
+/* A new batch for this thread (or one number, without a slot); returns the
+ * allocation's number. */
+static MT_COLD MT_NOINLINE uint64_t next_seq_refill(void)
+{
+    mt_thread_info *me = mt_thread_slot;
+    if (!me)
+        return mt_atomic_add_relaxed(&mt_next_seq, 1);
+    /* Acquire: pairs with mt_seq_new_epoch's release, see there. */
+    uint32_t epoch = mt_atomic_load_acquire(&mt_seq.epoch);
+    uint64_t n = mt_atomic_load_relaxed(&me->seq_next), end = mt_atomic_load_relaxed(&me->seq_end);
+    if (n < end) /* the epoch moved on: the rest is given up */
+        mt_atomic_add_relaxed(&mt_seq.discarded, end - n);
+    n = mt_atomic_add_relaxed(&mt_next_seq, MT_SEQ_BATCH);
+    me->seq_epoch = epoch;
+    /* next first: a reader of the two words mid-refill sees no unused
+     * numbers rather than a whole batch too many. */
+    mt_atomic_store_relaxed(&me->seq_next, n + 1);
+    mt_atomic_store_relaxed(&me->seq_end, n + MT_SEQ_BATCH);
+    return n;
+}
+
+/* The number of the allocation this thread is recording (registered
+ * already: mt_thread_number was called). */
+static inline uint64_t next_seq(void)
+{
+    mt_thread_info *me = mt_thread_slot;
+    if (MT_LIKELY(me != NULL)) {
+        uint64_t n = mt_atomic_load_relaxed(&me->seq_next);
+        if (MT_LIKELY(n < mt_atomic_load_relaxed(&me->seq_end) &&
+                      me->seq_epoch == mt_atomic_load_relaxed(&mt_seq.epoch))) {
+            mt_atomic_store_relaxed(&me->seq_next, n + 1);
+            return n;
+        }
+    }
+    return next_seq_refill();
+}
+
+/* A free's free_seq: the greatest allocation number this thread has handed
+ * out, or the block's own if greater (freed by another thread than the one
+ * that allocated it). In a single-threaded program, the last allocation
+ * made before the free. */
+static inline uint64_t seq_seen(uint64_t alloc_seq)
+{
+    mt_thread_info *me = mt_thread_slot;
+    uint64_t next = me ? mt_atomic_load_relaxed(&me->seq_next)
+                       : mt_atomic_load_relaxed(&mt_next_seq);
+    uint64_t last = next ? next - 1 : 0;
+    return last > alloc_seq ? last : alloc_seq;
+}
+
+uint64_t mt_seq_last(void)
+{
+    uint64_t last = mt_threads_seq_highest();
+    uint64_t bound = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    return last < bound ? last : bound;
 }
 
 /* If recording came on meanwhile (recording.c moved mt_untraced_seq before
@@ -97,12 +169,13 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
 {
     MT_ASSERT(!mt_busy); /* mt_bypass() sent the thread's own calls elsewhere */
     mt_busy = 1;
+    uint32_t thread = mt_thread_number(); /* registers it: next_seq's slot */
     mt_live_entry e = {
         .ptr = (uintptr_t)p,
         .size = size,
-        .seq = mt_atomic_add_relaxed(&mt_next_seq, 1),
+        .seq = next_seq(),
         .stack = capture_stack(),
-        .thread = mt_entry_thread_word(mt_thread_number(), kind),
+        .thread = mt_entry_thread_word(thread, kind),
     };
     if (mt_live_insert(&e)) { /* a block not recorded must not count as live */
         mt_site_new_block(e.stack, size, e.seq);
@@ -129,7 +202,7 @@ static inline __attribute__((always_inline)) void note_freed(const mt_live_entry
         .ptr = e->ptr,
         .size = e->size,
         .alloc_seq = e->seq,
-        .free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1,
+        .free_seq = seq_seen(e->seq),
         .alloc_stack = e->stack,
         .free_stack = capture_stack(),
         .alloc_thread = mt_entry_thread(e),

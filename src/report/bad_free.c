@@ -133,15 +133,17 @@ typedef struct {
     uintptr_t addr;
     bool found;
     mt_freed_record latest; /* the record starting at ADDR freed last */
-    uint64_t max_alloc_seq; /* over every record that covered ADDR */
+    uint64_t newest;        /* the newest when of every record that covered ADDR */
 } history;
 
+/* Records come newest first (by when): the first one starting at ADDR is
+ * the latest. */
 static void note_record(const mt_freed_record *r, void *arg)
 {
     history *h = arg;
-    if (r->alloc_seq > h->max_alloc_seq)
-        h->max_alloc_seq = r->alloc_seq;
-    if (r->ptr == h->addr && (!h->found || r->free_seq > h->latest.free_seq)) {
+    if (r->when > h->newest)
+        h->newest = r->when;
+    if (r->ptr == h->addr && !h->found) {
         h->latest = *r;
         h->found = true;
     }
@@ -151,15 +153,17 @@ static void note_record(const mt_freed_record *r, void *arg)
  * there (into *PREV) is certain to have been followed by no allocation
  * there. No live block starts at ADDR (the caller's table missed) nor
  * holds it (find_inside missed). Traced allocations there since would have
- * left a record allocated after that free (any record covering ADDR with
- * a greater allocation number); untraced ones move mt_untraced_seq. */
+ * left a record freed after that free (any record covering ADDR with a
+ * later when: a block there freed later was allocated after, since two
+ * live blocks never overlap; allocation numbers are not in time order
+ * across threads); untraced ones move mt_untraced_seq. */
 static bool freed_again(uintptr_t addr, mt_freed_record *prev)
 {
     if (!ring_may_hold(addr))
         return false;
     history h = { .addr = addr };
     mt_freed_find(addr, note_record, &h);
-    if (!h.found || h.max_alloc_seq > h.latest.alloc_seq)
+    if (!h.found || h.newest > h.latest.when)
         return false;
     if (h.latest.free_seq <= mt_atomic_load_relaxed(&mt_untraced_seq))
         return false;

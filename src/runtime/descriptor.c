@@ -5,6 +5,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/lock.h"
 #include "capture/capture.h"
 #include "capture/tracer.h"
 #include "runtime/recording.h"
@@ -83,10 +84,18 @@ void mt_descriptor_publish(void)
     s->threads_highest = (uintptr_t)mt_threads_highest();
 
     s->seq_counter = (uintptr_t)mt_seq_counter();
-    s->freed_pushed = (uintptr_t)mt_freed_pushed();
+    s->freed_pushed = 0; /* see freed_blocks */
     s->unwind_fallbacks = (uintptr_t)mt_unwind_fallback_counter();
     s->version_string = (uintptr_t)version;
     s->recording = (uintptr_t)&mt_recording_state;
+    s->contended = (uintptr_t)&mt_contended;
+    s->freed_blocks = (uintptr_t)mt_freed_pushed();
+    s->freed_block = mt_freed_block();
+    s->freed_when = offsetof(mt_freed_record, when);
+    s->seq_discarded = (uintptr_t)mt_seq_discarded();
+    s->seq_batch = MT_SEQ_BATCH;
+    s->threads_seq_next = offsetof(mt_thread_info, seq_next);
+    s->threads_seq_end = offsetof(mt_thread_info, seq_end);
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

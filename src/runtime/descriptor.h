@@ -42,8 +42,9 @@ struct memtrace_state {
     uint64_t stack_count; /* address of a uint32_t: distinct stacks */
 
     /* Freed history: a ring of freed_capacity records of freed_record_size
-     * bytes at freed_ring (0 if disabled). The record pushed i-th (from 0)
-     * is in slot i % capacity with stamp i + 1 once written; stamp 0 =
+     * bytes at freed_ring (0 if disabled). The record of push number i
+     * (from 0) is in slot i % capacity with stamp i + 1 once written (push
+     * numbers are not in time order across threads: freed_when is); stamp 0 =
      * never written, top bit set = being written (MT_FREED_WRITING in
      * freed_history.h). A reader trusts a slot only with the exact stamp of
      * the push it expects there. */
@@ -58,12 +59,17 @@ struct memtrace_state {
     uint64_t threads_name_size;
     uint64_t threads_highest; /* address of a uint32_t: highest number */
 
-    uint64_t seq_counter; /* address of a uint64_t: the next allocation number */
+    uint64_t seq_counter; /* address of a uint64_t: the next allocation number
+                             (from a library with seq_discarded: the numbers
+                             handed out to the threads' batches, plus one) */
 
     /* Added later in version 1 (a reader checks size before using them). */
     uint64_t freed_pushed; /* address of a uint64_t: pushes begun so far; only
                               the min(pushed, capacity) newest slots can hold
-                              records */
+                              records. 0 from a library that hands out push
+                              numbers in blocks (freed_blocks): a reader that
+                              does not know freed_blocks then finds the
+                              newest stamp in the ring */
     uint64_t unwind_fallbacks; /* address of an unsigned long (64-bit): captures
                                   the cfi unwinder handed to libunwind */
     uint64_t entry_thread_bits; /* the thread number is the low entry_thread_bits
@@ -76,6 +82,25 @@ struct memtrace_state {
     uint64_t recording; /* address of the recording words (recording.h's
                            mt_recording_words: on, ever_off, seq, sec,
                            64-bit each): since when memtrace records */
+    uint64_t contended; /* address of a uint64_t: contended lock waits and
+                           failed compare-and-swaps on the hot path
+                           (base/lock.h's mt_contended) */
+    uint64_t freed_blocks; /* address of a uint64_t: blocks of freed_block
+                              push numbers handed out so far (threads take
+                              them a block at a time, freed_history.h); only
+                              the min(blocks * freed_block, capacity) newest
+                              push numbers' slots can hold records */
+    uint64_t freed_block; /* push numbers per block; divides freed_capacity */
+    uint64_t freed_when; /* offset in a freed record of its 64-bit clock
+                            stamp: newest first is by it, then by stamp */
+    /* Allocation numbers are taken by the threads in batches of at most
+     * seq_batch from *seq_counter (threads.h); thread N's slot holds its
+     * batch: the 64-bit words at threads_seq_next (the next number it
+     * hands out) and threads_seq_end (the end of its batch). Allocations
+     * recorded = *seq_counter - 1 - *seq_discarded - the sum over the
+     * threads of seq_end - seq_next (where not above seq_batch). */
+    uint64_t seq_discarded; /* address of a uint64_t: numbers given up */
+    uint64_t seq_batch, threads_seq_next, threads_seq_end;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -13,6 +13,7 @@
 #include "base/config.h"
 #include "base/output.h"
 #include "capture/real.h"
+#include "store/threads.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -27,13 +28,18 @@ static uint64_t wall_seconds(void)
     return (uint64_t)ts.tv_sec;
 }
 
-/* Stamps a change to ON at the next allocation number. The words are
- * stored sequentially consistent, as is every toggle's change of the phase
- * (see stamp_settled). */
+/* The allocation number from which recording last came on: every block
+ * recorded since has one at least this great (distrust_history). */
+static mt_atomic(uint64_t) on_since = 1;
+
+/* Stamps a change to ON at the next allocation number: on, the first a
+ * block recorded from now on can have; off, the one after the last
+ * allocation made. The words are stored sequentially consistent, as is
+ * every toggle's change of the phase (see stamp_settled). */
 static void stamp(bool on)
 {
     mt_recording_words *r = &mt_recording_state;
-    mt_atomic_store_seq_cst(&r->seq, mt_atomic_load_relaxed(&mt_next_seq));
+    mt_atomic_store_seq_cst(&r->seq, on ? mt_atomic_load_relaxed(&on_since) : mt_seq_last() + 1);
     mt_atomic_store_seq_cst(&r->sec, wall_seconds());
     if (!on)
         mt_atomic_store_seq_cst(&r->ever_off, mt_atomic_load_relaxed(&r->ever_off) | 1);
@@ -76,6 +82,11 @@ static void distrust_history(void)
     uint64_t seen = mt_atomic_load_relaxed(&mt_untraced_seq);
     while (seen < now && !mt_atomic_cas_acq_rel(&mt_untraced_seq, &seen, now)) {
     }
+    /* The threads' batches hold numbers below NOW + 1: given up, so that
+     * every block recorded from here on has a number above the mark, and
+     * "recording since allocation #N" holds. */
+    mt_atomic_store_relaxed(&on_since, now + 1);
+    mt_seq_new_epoch();
 }
 
 static int turn_on(void)

@@ -48,7 +48,7 @@ void mt_metadata_failed(const char *what, size_t size, int err)
         return;
     mt_warn("stopped recording at allocation #%lu: could not map %zu bytes for the %s (%s); "
             "the program runs on untraced",
-            (unsigned long)mt_atomic_load_relaxed(&mt_next_seq), size, what, strerror(err));
+            (unsigned long)(mt_seq_last() + 1), size, what, strerror(err));
 }
 
 int mt_recording_stopped(void)

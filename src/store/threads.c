@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 MT_TLS uint32_t mt_thread_self;
+MT_TLS mt_thread_info *mt_thread_slot;
+mt_seq_state mt_seq;
 /* How many threads have asked for a number, plus one: 64 bits, so that it
  * never comes back to 0 (mt_thread_wrap bounds the number itself). */
 static mt_atomic(uint64_t) next_number = 1;
@@ -104,6 +106,7 @@ static void threads_register(uint32_t number)
         mt_atomic_store_release(&pending[i].self, 0);
     }
     mt_atomic_store_release(&t->tid, (uint32_t)syscall(SYS_gettid));
+    mt_thread_slot = t;
     uint32_t h = mt_atomic_load_relaxed(&highest);
     while (h < number &&
            !mt_atomic_cas_weak_release(&highest, &h, number)) {
@@ -188,6 +191,47 @@ int mt_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, u
     mt_leave(was);
     errno = saved;
     return rc;
+}
+
+void mt_seq_new_epoch(void)
+{
+    /* Release: pairs with the acquire in tracer.c's batch refill, which
+     * then adds to the shared counter after the caller read it. */
+    mt_atomic_add_release(&mt_seq.epoch, 1);
+}
+
+/* Calls FN for every registered thread's slot, with CTX. */
+static void each_slot(void (*fn)(const mt_thread_info *, void *), void *ctx)
+{
+    const mt_thread_info *r = mt_atomic_load_acquire(&registry);
+    if (!r)
+        return;
+    for (uint32_t n = mt_atomic_load_acquire(&highest); n > 0; n--)
+        fn(&r[n - 1], ctx);
+}
+
+static void max_handed(const mt_thread_info *t, void *ctx)
+{
+    uint64_t *max = ctx, next = mt_atomic_load_relaxed(&t->seq_next);
+    if (next && next - 1 > *max)
+        *max = next - 1;
+}
+
+uint64_t mt_threads_seq_highest(void)
+{
+    /* A thread past the registry's slots, or none mapped: numbers taken
+     * one at a time, not seen here. */
+    if (mt_atomic_load_relaxed(&next_number) > MT_THREADS_MAX + 1 ||
+        mt_atomic_load_relaxed(&map_failed))
+        return UINT64_MAX;
+    uint64_t max = 0;
+    each_slot(max_handed, &max);
+    return max;
+}
+
+const uint64_t *mt_seq_discarded(void)
+{
+    return (const uint64_t *)&mt_seq.discarded;
 }
 
 const mt_thread_info *mt_threads_registry(void)

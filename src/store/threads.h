@@ -6,6 +6,7 @@
 #ifndef MT_THREADS_H
 #define MT_THREADS_H
 
+#include "base/atomic.h"
 #include "base/common.h"
 
 #include <pthread.h>
@@ -14,12 +15,51 @@
 
 #define MT_THREAD_NAME 16 /* bytes, with the terminating NUL, as in the kernel */
 
+/* A registered thread's slot: one cache line, so that the allocation
+ * numbers the thread hands itself on every allocation (seq_next) are on a
+ * line no other thread writes. */
 typedef struct {
     uint32_t tid;      /* kernel thread id; 0 = slot never used */
     uint32_t reserved;
     uint64_t self;     /* pthread_self() of the thread, to find it by pthread_t */
     char name[MT_THREAD_NAME]; /* "" until the program names the thread */
-} mt_thread_info;
+    /* The thread's batch of allocation numbers (tracer.c's next_seq):
+     * seq_next to seq_end - 1 are its to hand out, while seq_epoch is
+     * mt_seq_epoch's value; 0, 0 before its first batch. Written by the
+     * thread only; read by the counts (mt_threads_seq_highest, the reader
+     * outside the process). */
+    mt_atomic(uint64_t) seq_next, seq_end;
+    uint32_t seq_epoch;
+} __attribute__((aligned(MT_CACHELINE))) mt_thread_info;
+
+/* Allocation numbers a thread takes at a time from the shared counter. */
+#define MT_SEQ_BATCH 64
+
+/* The calling thread's slot, set when it registers; NULL until then, and
+ * for good for a thread the registry has no slot for (numbered past
+ * MT_THREADS_MAX, or the registry not mapped): such a thread takes its
+ * allocation numbers one at a time. */
+extern MT_TLS mt_thread_info *mt_thread_slot MT_HIDDEN;
+
+/* Read on every allocation, written when every thread must give up its
+ * batch of allocation numbers (mt_seq_new_epoch); with the count of the
+ * numbers so given up, unused. A line of its own. */
+typedef struct {
+    mt_atomic(uint32_t) epoch;
+    mt_atomic(uint64_t) discarded;
+} __attribute__((aligned(MT_CACHELINE))) mt_seq_state;
+extern mt_seq_state mt_seq MT_HIDDEN;
+
+/* Every thread takes a new batch before its next allocation number: no
+ * number handed out from now on by a thread that sees this is below the
+ * shared counter's value read before the call. */
+void mt_seq_new_epoch(void);
+
+/* The highest allocation number the registered threads have handed out
+ * (0 for none); UINT64_MAX when a thread without a slot may have handed
+ * out others (the caller then takes the shared counter's bound). Exact
+ * when no thread is allocating. */
+uint64_t mt_threads_seq_highest(void);
 
 /* Slots in the registry; threads numbered beyond it are not registered. */
 #define MT_THREADS_MAX 65536
@@ -86,7 +126,8 @@ void mt_threads_own_remove(int tid);
 bool mt_threads_is_own(int tid);
 
 /* For the state descriptor: the registry (NULL if it could not be mapped)
- * and the address of the highest registered number. */
+ * and the address of the highest registered number; and mt_seq.discarded's. */
+const uint64_t *mt_seq_discarded(void);
 const mt_thread_info *mt_threads_registry(void);
 const uint32_t *mt_threads_highest(void);
 

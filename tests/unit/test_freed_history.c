@@ -262,3 +262,107 @@ Test(freed_history, each_since_retries_a_push_being_written)
     cr_assert_eq(mt_freed_each_since(0, collect, NULL), stalled);
     cr_assert_eq(nseqs, 2, "the committed pushes on both sides are seen");
 }
+
+/* ---- a ring large enough for blocks of push numbers per thread */
+
+static void *push_one(void *arg)
+{
+    push(0x1000, 16, (uintptr_t)arg);
+    return NULL;
+}
+
+/* Threads take push numbers a block at a time, so a later free of another
+ * thread can have a greater push number than a later free of this one:
+ * the order is the frees' (their clock stamps), not the numbers'. */
+Test(freed_history, blocks_newest_first_across_threads)
+{
+    mt_freed_init(4096);
+    cr_assert_gt(mt_freed_block(), 1, "a ring this large is handed out in blocks");
+    push(0x1000, 16, 1); /* this thread's block: numbers 0, 1, ... */
+    pthread_t t;
+    pthread_create(&t, NULL, push_one, (void *)2); /* the next block */
+    pthread_join(t, NULL);
+    push(0x1000, 16, 3); /* number 1 here, below the other thread's */
+    nseqs = 0;
+    cr_assert_eq(mt_freed_find(0x1000, collect, NULL), 3);
+    cr_assert_eq(seqs[0], 3);
+    cr_assert_eq(seqs[1], 2);
+    cr_assert_eq(seqs[2], 1);
+}
+
+/* More matches than one ordering pass keeps (32), from two threads: every
+ * one is called once, newest first. */
+Test(freed_history, blocks_many_matches_in_order)
+{
+    mt_freed_init(4096);
+    for (uintptr_t i = 1; i <= 40; i++) {
+        if (i % 3 == 0) {
+            pthread_t t;
+            pthread_create(&t, NULL, push_one, (void *)i);
+            pthread_join(t, NULL);
+        } else {
+            push(0x1000, 16, i);
+        }
+    }
+    nseqs = 0;
+    cr_assert_eq(mt_freed_find(0x1000, collect, NULL), 40);
+    for (size_t k = 0; k < 16; k++)
+        cr_assert_eq(seqs[k], 40 - k);
+}
+
+/* The lapping stress again on a ring handed out in blocks: the threads'
+ * blocks are lapped by the others' while they write. */
+Test(freed_history, blocks_lapping_writers_never_show_a_torn_record)
+{
+    mt_freed_init(4096);
+    pthread_t w[WRITERS], r[READERS];
+    struct freed_tally tallies[READERS] = { { 0, 0 } };
+    for (uintptr_t i = 0; i < READERS; i++)
+        pthread_create(&r[i], NULL, reader, &tallies[i]);
+    for (uintptr_t i = 0; i < WRITERS; i++)
+        pthread_create(&w[i], NULL, writer, (void *)(i + 1));
+    for (int i = 0; i < WRITERS; i++)
+        pthread_join(w[i], NULL);
+    struct freed_tally all = { 0, 0 };
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(r[i], NULL);
+        all.accepted += tallies[i].accepted;
+        all.torn += tallies[i].torn;
+    }
+    cr_assert_gt(all.accepted, 0, "the readers accepted no record at all");
+    cr_assert_eq(all.torn, 0, "%lu of %lu records accepted were torn", (unsigned long)all.torn,
+                 (unsigned long)all.accepted);
+    struct freed_tally last = { 0, 0 };
+    cr_assert_gt(mt_freed_find(FREED_PROBE, freed_tally, &last), 0);
+    cr_assert_eq(last.torn, 0);
+}
+
+static void *push_9000(void *arg)
+{
+    (void)arg;
+    for (uint64_t i = 0; i < 9000; i++)
+        push(0x100000 + 16 * i, 16, 100 + i);
+    return NULL;
+}
+
+/* A thread idle while the others used up STALE_PUSHES numbers leaves its
+ * block: the unwritten rest of it does not hold mt_freed_each_since's
+ * chain back, and its next record goes to a new block, where a reader
+ * that chained past the old one sees it. */
+Test(freed_history, blocks_an_idle_thread_leaves_its_block)
+{
+    mt_freed_init(16384);
+    uint64_t b = mt_freed_block();
+    push(0x1000, 16, 1); /* this thread's block 0: number 0 */
+    pthread_t t;
+    pthread_create(&t, NULL, push_9000, NULL); /* blocks 1 to 141 */
+    pthread_join(t, NULL);
+    nseqs = 0;
+    uint64_t next = mt_freed_each_since(0, collect, NULL);
+    cr_assert_eq(next, b + 9000, "the chain waits at the other thread's unwritten slots only");
+    push(0x2000, 16, 2);
+    nseqs = 0;
+    mt_freed_each_since(next, collect, NULL);
+    cr_assert_eq(nseqs, 1);
+    cr_assert_eq(seqs[0], 2, "the idle thread's record is in a new block, after the chain");
+}

@@ -12,9 +12,11 @@
 #include "store/freed_history.h"
 #include "store/live_table.h"
 #include "store/stack_store.h"
+#include "store/threads.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -128,6 +130,69 @@ Test(tables, freed_history_newest_first_and_only_what_the_ring_holds)
     mt_tables_freed r;
     cr_assert(mt_tables_freed_record(&tables, &ring[0], &r));
     cr_assert(r.alloc_seq == 6 && r.free_seq == 16 && r.alloc_thread == 1 && r.free_thread == 2);
+}
+
+/* Gives the calling thread the batch NEXT to END - 1, as tracer.c's refill
+ * does after it registered. */
+static void *take_batch(void *arg)
+{
+    const uint64_t *b = arg;
+    mt_thread_number();
+    mt_atomic_store_relaxed(&mt_thread_slot->seq_next, b[0]);
+    mt_atomic_store_relaxed(&mt_thread_slot->seq_end, b[1]);
+    return NULL;
+}
+
+/* Allocation numbers taken in batches: the count of allocations leaves out
+ * the numbers the threads hold unused and those given up. */
+Test(tables, allocations_counted_without_unused_batches)
+{
+    mt_atomic_store_relaxed(&seq, 1 + 3 * MT_SEQ_BATCH); /* three batches handed out */
+    mt_atomic_store_relaxed(&mt_seq.discarded, MT_SEQ_BATCH - 7); /* the first: 7 used */
+    uint64_t mine[2] = { MT_SEQ_BATCH + 11, 2 * MT_SEQ_BATCH + 1 }; /* 10 used */
+    take_batch(mine);
+    uint64_t other[2] = { 2 * MT_SEQ_BATCH + 6, 3 * MT_SEQ_BATCH + 1 }; /* 5 used */
+    pthread_t t;
+    pthread_create(&t, NULL, take_batch, other);
+    pthread_join(t, NULL);
+    mt_descriptor_publish();
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd));
+    uint64_t stacks, threads, allocations;
+    cr_assert(mt_tables_counts(&tables, &stacks, &threads, &allocations));
+    cr_assert_eq(threads, 2);
+    cr_assert_eq(allocations, 22);
+}
+
+static void *push_2000(void *arg)
+{
+    (void)arg;
+    mt_freed_record r = { .ptr = 0x2000, .size = 16 };
+    mt_freed_push(&r);
+    return NULL;
+}
+
+/* A ring large enough that threads take its push numbers in blocks: the
+ * other thread's free has the greater number, yet the reader lists the
+ * frees newest first. */
+Test(tables, freed_history_in_blocks_newest_first_across_threads)
+{
+    mt_freed_init(4096);
+    mt_descriptor_publish();
+    mt_freed_record r = { .ptr = 0x1000, .size = 16 };
+    mt_freed_push(&r);
+    pthread_t t;
+    pthread_create(&t, NULL, push_2000, NULL);
+    pthread_join(t, NULL);
+    r.ptr = 0x3000;
+    mt_freed_push(&r);
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd));
+    const mt_tables_ring_slot *ring;
+    size_t n;
+    cr_assert(mt_tables_ring(&tables, &ring, &n));
+    cr_assert_eq(n, 3);
+    cr_assert(ring[0].ptr == 0x3000 && ring[1].ptr == 0x2000 && ring[2].ptr == 0x1000,
+              "%#lx %#lx %#lx", (unsigned long)ring[0].ptr, (unsigned long)ring[1].ptr,
+              (unsigned long)ring[2].ptr);
 }
 
 /* Opens a copy of the descriptor with one word damaged by DAMAGE; returns
