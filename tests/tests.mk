@@ -231,6 +231,19 @@ $(TEST_BUILD)/bad_frees: tests/progs/bad_frees.cpp $(TEST_BUILD)/libbad_frees_li
 	  -lbad_frees_lib -Wl,-rpath,'$$ORIGIN'
 BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
 
+# Guard pages (tests/e2e/guard.sh): the same program as is and built with
+# AddressSanitizer, the oracle for the errors and their sites.
+$(TEST_BUILD)/guard: tests/progs/guard.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/guard_asan: tests/progs/guard.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -fsanitize=address $(LDFLAGS) -o $@ $<
+GUARD_PROGS := $(TEST_BUILD)/guard $(TEST_BUILD)/guard_asan
+
+test-guard: all $(GUARD_PROGS)
+	@bash tests/e2e/guard.sh
+
 # The leak check at exit (tests/e2e/leaks.sh): -O0, so that every local the
 # program keeps a block with is in its frame.
 $(TEST_BUILD)/leaks: tests/progs/leaks.c
@@ -362,6 +375,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-attach
+	@$(MAKE) --no-print-directory test-guard
 	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-reliability
@@ -375,7 +389,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-guard test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

@@ -11,6 +11,7 @@
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/entry.h"
+#include "capture/guard.h"
 #include "capture/real.h"
 #include "store/internal_heap.h"
 
@@ -70,8 +71,10 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
     unsigned form = MT_OP_FORM(op);
     void *p;
     if (MT_LIKELY(fn != NULL))
-        MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, new_call(fn, form, size, align, nothrow), size,
-                      MT_OP_KIND(op));
+        MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p,
+                      MT_GUARD_OR(traced, size, (form & MT_FORM_ALIGNED) ? align : 0,
+                                  new_call(fn, form, size, align, nothrow)),
+                      size, MT_OP_KIND(op));
     else
         MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, emulated_new(size, align, form), size,
                       MT_OP_KIND(op));

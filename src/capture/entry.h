@@ -17,6 +17,7 @@
 #include "base/common.h"
 #include "base/reentry.h"
 #include "base/upcalls.h"
+#include "capture/guard.h"
 #include "capture/real.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
@@ -202,11 +203,16 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
  * another thread, whose new record must not be the one removed. Else
  * (start-up, a pass-through scope, a fork window) its record, if any,
  * stays behind, stale, and CALL is made only when KNOWN (false before the
- * real allocator is known: the block cannot be its). */
+ * real allocator is known: the block cannot be its). A block of the guard
+ * pages' pool (guard.h) goes back there instead of to CALL. */
 #define MT_NEXT_FREE(how, ptr, kind, known, call)                            \
     do {                                                                     \
         if (mt_free_own(ptr))                                                \
             break;                                                           \
+        if (MT_UNLIKELY(mt_guard_owns(ptr))) {                               \
+            mt_guard_free((ptr), (kind));                                    \
+            break;                                                           \
+        }                                                                    \
         if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)) { \
             mt_forget((ptr), (kind));                                        \
             MT_NEXT_CALL(how, call, false);                                  \
@@ -217,6 +223,18 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
     } while (0)
 
 /* ---- shared by the families */
+
+/* A free of P, a pointer in the guard pages' pool (guard.h), by a function
+ * of family KIND (tracer.c): its record leaves as in any free (a bad free
+ * is reported the same way), the slot keeps the allocation's and the
+ * free's stacks for the fault handler, and the page becomes inaccessible.
+ * A pointer that is no live block's start changes nothing more. */
+void mt_guard_free(void *p, unsigned kind);
+
+/* realloc of P, a pointer in the pool (tracer.c): a new block (sampled or
+ * not) with the contents, then P freed; SIZE 0 frees P and answers NULL,
+ * as glibc's realloc does. */
+void *mt_guard_realloc(void *p, size_t size);
 
 /* realloc through FN (tracer.c): glibc's, or another allocator's with
  * realloc's contract (tc_realloc). */

@@ -7,6 +7,7 @@
 #include "base/common.h"
 #include "base/reentry.h"
 #include "capture/entry.h"
+#include "capture/guard.h"
 #include "capture/real.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
@@ -81,8 +82,9 @@ static MT_COLD void *emulated_rallocx(void *ptr, size_t size, int flags)
 void *mt_rallocx(void *ptr, size_t size, int flags)
 {
     void *(*fn)(void *, size_t, int) = (void *(*)(void *, size_t, int))mt_ext_get(MT_X_RALLOCX);
-    if (MT_UNLIKELY(fn == NULL || mt_iheap_owns(ptr))) /* jemalloc never saw an */
-        return emulated_rallocx(ptr, size, flags);        /* internal heap block */
+    /* jemalloc never saw a block of the internal heap or the guard pages */
+    if (MT_UNLIKELY(fn == NULL || mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
+        return emulated_rallocx(ptr, size, flags);
     void *q;
     if (MT_UNLIKELY(mt_bypass())) {
         if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
@@ -122,7 +124,7 @@ size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
     size_t (*fn)(void *, size_t, size_t, int) =
         (size_t (*)(void *, size_t, size_t, int))mt_ext_get(MT_X_XALLOCX);
     size_t real;
-    if (fn && !mt_iheap_owns(ptr))
+    if (fn && !mt_iheap_owns(ptr) && !mt_guard_owns(ptr))
         MT_NEXT_CALL(MT_NEXT_SCOPED, real = fn(ptr, size, extra, flags), false);
     else
         real = mt_malloc_usable_size(ptr); /* cannot resize: the size it has */
@@ -133,7 +135,7 @@ size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
 size_t mt_sallocx(const void *ptr, int flags)
 {
     size_t (*fn)(const void *, int) = (size_t (*)(const void *, int))mt_ext_get(MT_X_SALLOCX);
-    return fn && !mt_iheap_owns(ptr) ? fn(ptr, flags) : mt_malloc_usable_size((void *)ptr);
+    return fn && !mt_iheap_owns(ptr) && !mt_guard_owns(ptr) ? fn(ptr, flags) : mt_malloc_usable_size((void *)ptr);
 }
 
 size_t mt_nallocx(size_t size, int flags)

@@ -25,6 +25,7 @@
 #include "base/upcalls.h"
 #include "capture/capture.h"
 #include "capture/entry.h"
+#include "capture/guard.h"
 #include "capture/real.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
@@ -152,7 +153,8 @@ void *mt_malloc(size_t size)
     if (MT_UNLIKELY(!traced && (mt_busy || !mt_real.malloc)))
         return mt_iheap_alloc(size, 16);
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, mt_real.malloc(size), size, MT_KIND_MALLOC);
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, MT_GUARD_OR(traced, size, 0, mt_real.malloc(size)),
+                  size, MT_KIND_MALLOC);
     return p;
 }
 
@@ -176,7 +178,8 @@ void *mt_calloc(size_t n, size_t size)
             memset(p, 0, total);
         return p;
     }
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, mt_real.calloc(n, size), total, MT_KIND_MALLOC);
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, MT_GUARD_OR(traced, total, 0, mt_real.calloc(n, size)),
+                  total, MT_KIND_MALLOC);
     return p;
 }
 
@@ -248,6 +251,8 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
         return mt_malloc(size);
     if (MT_UNLIKELY(mt_iheap_owns(ptr)))
         return realloc_from_iheap(ptr, size);
+    if (MT_UNLIKELY(mt_guard_owns(ptr)))
+        return mt_guard_realloc(ptr, size);
     void *q = NULL;
     if (MT_UNLIKELY(mt_bypass()))
         return realloc_bypassed(fn, ptr, size);
@@ -282,12 +287,91 @@ void *mt_reallocarray(void *ptr, size_t n, size_t size)
     return mt_realloc(ptr, total);
 }
 
+/* ---- the guard pages' blocks (guard.h) */
+
+/* The freed block of slot S leaves with its record E (if HAD): the site
+ * totals and the freed history as note_freed does, and the slot keeps
+ * both stacks for the fault handler, however long the history keeps
+ * them. */
+static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e)
+{
+    s->alloc_stack = s->free_stack = 0;
+    if (had) {
+        mt_site_end_block(e->stack, e->size, e->seq);
+        s->alloc_stack = e->stack;
+        s->alloc_seq = e->seq;
+        s->alloc_thread = mt_entry_thread(e);
+    }
+    if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
+        return;
+    mt_busy = 1;
+    s->free_stack = capture_stack();
+    s->free_thread = mt_thread_number();
+    s->free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    if (had && mt_freed_enabled()) {
+        mt_freed_record r = {
+            .ptr = e->ptr,
+            .size = e->size,
+            .alloc_seq = e->seq,
+            .free_seq = s->free_seq,
+            .alloc_stack = e->stack,
+            .free_stack = s->free_stack,
+            .alloc_thread = s->alloc_thread,
+            .free_thread = s->free_thread,
+        };
+        mt_freed_push(&r);
+    }
+    mt_busy = 0;
+}
+
+MT_COLD void mt_guard_free(void *p, unsigned kind)
+{
+    mt_live_entry e;
+    bool had = false;
+    /* As MT_NEXT_FREE: the record leaves while recording or paused. */
+    if (mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)
+        had = mt_unrecord(p, kind, &e);
+    mt_guard_block *s = mt_guard_claim(p);
+    if (!s)
+        return; /* freed already, or not a block's start: nothing to free */
+    note_guard_freed(s, had, &e);
+    mt_guard_release(s);
+}
+
+MT_COLD void *mt_guard_realloc(void *p, size_t size)
+{
+    const mt_guard_block *b = mt_guard_live(p);
+    if (!b) {
+        /* Freed already, or inside a block: its page may be inaccessible,
+         * so nothing is copied; reported as a bad free, and refused. */
+        if (!mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY)
+            mt_bad_free(p, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, NULL);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (size == 0) {
+        mt_free(p);
+        return NULL;
+    }
+    size_t old = b->size;
+    void *q = mt_malloc(size);
+    if (q) {
+        memcpy(q, p, old < size ? old : size);
+        mt_free(p);
+    }
+    return q;
+}
+
 size_t mt_malloc_usable_size(void *ptr)
 {
     if (ptr == NULL)
         return 0;
     if (mt_iheap_owns(ptr))
         return mt_iheap_usable(ptr);
+    if (mt_guard_owns(ptr)) {
+        const mt_guard_block *b = mt_guard_live(ptr);
+        return b ? b->size : 0;
+    }
     if (!mt_real.malloc_usable_size)
         mt_start();
     return mt_real.malloc_usable_size ? mt_real.malloc_usable_size(ptr) : 0;

@@ -21,6 +21,7 @@
 #include "report/describe.h"
 #include "runtime/children.h"
 #include "runtime/descriptor.h"
+#include "runtime/guard_signal.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
@@ -263,6 +264,7 @@ MT_COLD void mt_start(void)
     mt_thread_number();
     mt_descriptor_publish();
     mt_capture_init();
+    mt_guard_start();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     pthread_atfork(fork_prepare, fork_release, fork_child);
     /* Loaded by `memtrace attach`: off until memtrace_attach turns it on. */
