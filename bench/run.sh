@@ -206,6 +206,12 @@ for ((round = 1; round <= ROUNDS; round++)); do
         run_one hold "$variant" "$round" "$BIN/lookup" hold
     done
     run_one lookup tracer "$round" "$BIN/lookup"
+    # Guard pages at the rate meant to be left on: churn under the tracer
+    # with MEMTRACE_GUARD_SAMPLE=1000, against the tracer's churn run of the
+    # same round (target: at most 2% more CPU).
+    ENV[churn_guard]="MEMTRACE_GUARD_SAMPLE=1000"
+    read -a cmd <<< "${CMD[churn]}"
+    run_one churn_guard tracer "$round" "${cmd[@]}"
     leaks_core "$round"
     # The pprof profiles written at exit for the g++ workload (tens of
     # thousands of sites): the profiler run again with MEMTRACE_PPROF. A
@@ -289,6 +295,9 @@ per_round() { ratios "$@" | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }'; 
 echo "churn 2 threads vs 1 thread, same total work (wall speedup, median): tracer $(fmt "$speedup_tracer")x, native $(fmt "$speedup_native")x"
 echo "  (per round: tracer $(per_round churn tracer wall churn2 tracer); native $(per_round churn native wall churn2 native);"
 echo "  a round where native is well under 2x had the second core taken by another job)"
+
+guard_cpu=$(ratios churn_guard tracer cpu churn tracer | median)
+echo "guard pages, MEMTRACE_GUARD_SAMPLE=1000, on churn: CPU $(fmt "$guard_cpu")x the tracer's without them (median of per-round ratios; target 1.02) $(failures churn_guard tracer)"
 
 # Metadata: (RSS with memtrace - RSS native) / 1,000,000 live blocks.
 per_block() {
