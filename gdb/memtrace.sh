@@ -32,7 +32,7 @@ fi
 usage() {
     cat <<'EOF'
 Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
-                    PROG [ARGS...]
+                    [--check] PROG [ARGS...]
        memtrace gdb [GDB-OPTION...] -- PROG [ARGS...]
        memtrace gdb PROG [ARGS...]
        memtrace core [GDB-OPTION...] [--] PROG CORE
@@ -69,6 +69,11 @@ Options of run:
                   %p is the process id, %e the program's name)
   --no-children   trace PROG only, not the programs it starts
                   (MEMTRACE_CHILDREN=0)
+  --check         a debugging run for heap errors: every block of at most
+                  a page on a guard page (MEMTRACE_GUARD_SAMPLE=1), a
+                  larger quarantine (MEMTRACE_QUARANTINE=67108864) and an
+                  abort, for a core, at the first error detected
+                  (MEMTRACE_ON_ERROR=abort); each unless already set
 
 Settings are MEMTRACE_* environment variables (man memtrace, SETTINGS;
 doc/settings.adoc), e.g. MEMTRACE_START=0 to start with recording off and
@@ -367,6 +372,12 @@ run)
         --profile) profile=1 ;;
         --leak-check) export MEMTRACE_LEAK_CHECK=1 ;;
         --no-children) export MEMTRACE_CHILDREN=0 ;;
+        --check)
+            # What a debugging run wants; the user's own settings win.
+            export MEMTRACE_GUARD_SAMPLE=${MEMTRACE_GUARD_SAMPLE:-1}
+            export MEMTRACE_QUARANTINE=${MEMTRACE_QUARANTINE:-67108864}
+            export MEMTRACE_ON_ERROR=${MEMTRACE_ON_ERROR:-abort}
+            ;;
         --output)
             [ $# -ge 2 ] || usage_error "run: --output needs a FILE"
             output=$2

@@ -172,4 +172,18 @@ has "bad setting: one line" "$work/bad.err" \
     'MEMTRACE_GUARD_SAMPLE="x" is not a whole number from 0 to 1000000000; using 0'
 status "bad setting: changes nothing" 0
 
+# ---------------------------------------------------------------- memtrace run --check
+mt=$build/memtrace
+"$mt" run --check sh -c 'echo "$MEMTRACE_GUARD_SAMPLE $MEMTRACE_QUARANTINE $MEMTRACE_ON_ERROR"' \
+    >"$work/check.env" 2>&1
+check "run --check: its settings" "1 67108864 abort" "$(cat "$work/check.env")"
+MEMTRACE_GUARD_SAMPLE=7 MEMTRACE_ON_ERROR=continue "$mt" run --check \
+    sh -c 'echo "$MEMTRACE_GUARD_SAMPLE $MEMTRACE_QUARANTINE $MEMTRACE_ON_ERROR"' >"$work/check.env" 2>&1
+check "run --check: the environment's settings win" "7 67108864 continue" "$(cat "$work/check.env")"
+(cd "$work" && ulimit -c 0 && timeout 60 "$mt" run --check "$prog" uaf_read \
+    >/dev/null 2>"$work/check.err") 2>/dev/null
+RC=$?
+status "run --check: a read after free ends the program" 139
+first_line check "memtrace: use-after-free read: at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
+
 finish guard
