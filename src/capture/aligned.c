@@ -7,6 +7,7 @@
 #include "capture/tracer.h"
 
 #include "base/common.h"
+#include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
 #include "capture/entry.h"
@@ -45,7 +46,8 @@ int mt_posix_memalign_next(int (*fn)(void **, size_t, size_t), void **out, size_
     }
     int rc;
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, posix_memalign_call(fn, out, align, size, &rc), size,
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
+                  posix_memalign_call(fn, out, align, mt_padded(size, traced), &rc), size,
                   MT_KIND_MALLOC);
     return rc;
 }
@@ -81,7 +83,8 @@ void *mt_aligned_next(void *(*fn)(size_t, size_t), size_t align, size_t size)
         return mt_iheap_alloc(size, align);
     }
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, aligned_call(fn, align, size), size, MT_KIND_MALLOC);
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, aligned_call(fn, align, mt_padded(size, traced)), size,
+                  MT_KIND_MALLOC);
     return p;
 }
 
@@ -122,6 +125,8 @@ void *mt_pvalloc(size_t size)
         return NULL;
     }
     rounded &= ~(page - 1);
+    /* With a redzone the record's size is the rounded one, which pvalloc
+     * lets the program use. */
     return mt_aligned_next(mt_real.pvalloc ? pvalloc_adapter : NULL, page,
-                           mt_real.pvalloc ? size : rounded);
+                           mt_real.pvalloc && !mt_cfg.redzone ? size : rounded);
 }
