@@ -1,7 +1,9 @@
 /* The guard pages' SIGSEGV handler (guard_signal.h). A fault in the pool
- * is explained (report/guard_report.c: the access's own stack, unwound
- * from the signal's context, and the block's allocation and free), once
- * per faulting address and instruction; then every SIGSEGV, in the pool or
+ * is explained in the heap errors' report (mt_heap_error_report: the
+ * access's own stack, unwound from the signal's context, read or write
+ * from the fault's error code, the block's allocation and free), once per
+ * faulting address and instruction (after it memtrace_on_error, and
+ * MEMTRACE_ON_ERROR=abort aborts there); then every SIGSEGV, in the pool or
  * not, takes the course it would have taken without memtrace: the
  * program's handler is called, or, for the default action (or SIG_IGN,
  * which the kernel does not honour for a fault), the default is restored
@@ -19,7 +21,7 @@
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/guard.h"
-#include "report/guard_report.h"
+#include "base/upcalls.h"
 #include "store/live_table.h"
 
 #include <dlfcn.h>
@@ -65,7 +67,7 @@ static unsigned access_stack(ucontext_t *uc, uintptr_t *frames, unsigned max)
 
 static void report_on_stack(void *arg)
 {
-    mt_guard_report(arg);
+    mt_heap_error_report(arg);
 }
 
 /* The program's action is a handler (not the default, not SIG_IGN). */
@@ -75,45 +77,69 @@ static bool program_handles(const struct sigaction *a)
                                       : a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
 }
 
+/* The report of a fault at ADDR on block B: the guard sees the first byte
+ * the access touched, so one byte, at its offset (an underflow: the bytes
+ * from there to the block's start). */
+static void describe_fault(struct mt_heap_error *e, uintptr_t addr, const mt_guard_block *b)
+{
+    e->ptr = b->start;
+    e->size = b->size;
+    e->offset = (int64_t)(addr - b->start);
+    e->bytes = 1;
+    e->where = "a fault on a guard page";
+    if (b->state == MT_GUARD_FREED) {
+        e->kind = MT_HEAP_USE_AFTER_FREE;
+        e->freed = 1;
+        e->alloc_seq = b->alloc_seq, e->free_seq = b->free_seq;
+        e->alloc_stack = b->alloc_stack, e->free_stack = b->free_stack;
+        e->alloc_thread = b->alloc_thread, e->free_thread = b->free_thread;
+        return;
+    }
+    e->kind = addr < b->start ? MT_HEAP_UNDERFLOW : MT_HEAP_OVERFLOW;
+    if (addr < b->start)
+        e->bytes = b->start - addr;
+    mt_live_entry r;
+    bool unlocked = false;
+    if (mt_live_find(b->start, &r, &unlocked)) {
+        e->alloc_seq = r.seq;
+        e->alloc_thread = mt_entry_thread(&r);
+        e->alloc_stack = r.stack;
+    }
+}
+
 static void explain(uintptr_t addr, ucontext_t *uc)
 {
     /* A handler that returns runs the access again: one report for it. */
     static uintptr_t last_addr, last_pc;
     uintptr_t pc = 0;
-    int access = MT_ACCESS_UNKNOWN;
+    struct mt_heap_error e = { .access = MT_HEAP_ACCESS_UNSEEN };
 #if defined(__x86_64__)
     pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     /* Bit 1 of the page fault's error code: the access was a write. */
-    access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? MT_ACCESS_WRITE : MT_ACCESS_READ;
+    e.access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? MT_HEAP_WRITE : MT_HEAP_READ;
 #endif
     if (addr == last_addr && pc == last_pc)
         return;
     last_addr = addr, last_pc = pc;
-    mt_guard_fault f = { .addr = addr, .access = access };
-    if (!mt_guard_block_at(addr, &f.block))
+    mt_guard_block b;
+    if (!mt_guard_block_at(addr, &b))
         return;
     int was = mt_enter();
-    if (f.block.state == MT_GUARD_LIVE) {
-        mt_live_entry e;
-        bool unlocked = false;
-        if (mt_live_find(f.block.start, &e, &unlocked)) {
-            f.has_alloc = true;
-            f.alloc_seq = e.seq;
-            f.alloc_thread = mt_entry_thread(&e);
-            f.alloc_stack = e.stack;
-        }
-    }
+    describe_fault(&e, addr, &b);
     uintptr_t frames[MT_MAX_DEPTH];
-    f.frames = frames;
-    f.depth = access_stack(uc, frames, mt_cfg.depth);
+    e.frames = frames;
+    e.depth = access_stack(uc, frames, mt_cfg.depth);
     mt_lock_acquire(&program_lock);
     bool handled = program_handles(&program_act);
     mt_lock_release(&program_lock);
-    f.then = handled ? "the fault goes on to the program's SIGSEGV handler"
-                     : "the fault goes on to SIGSEGV's default action (the process ends, with a "
-                       "core where the limit allows)";
-    mt_os_on_stack(&mt_own_stack, report_on_stack, &f);
     mt_leave(was);
+    /* The report takes the symbolizer: memtrace's own stack, not a
+     * signal stack or what is left of the program's. */
+    mt_os_on_stack(&mt_own_stack, report_on_stack, &e);
+    mt_warn("the fault goes on to %s",
+            handled ? "the program's SIGSEGV handler"
+                    : "SIGSEGV's default action (the process ends, with a core where the "
+                      "limit allows)");
 }
 
 /* What SIGSEGV would have done without memtrace. */

@@ -14,11 +14,13 @@
 #include "base/reentry.h"
 #include "base/upcalls.h"
 #include "capture/capture.h"
+#include "capture/heap_check.h"
 #include "runtime/attach.h"
 #include "capture/real.h"
 #include "leak/leak_check.h"
 #include "profile/profiler.h"
 #include "report/describe.h"
+#include "report/heap_error.h"
 #include "runtime/children.h"
 #include "runtime/descriptor.h"
 #include "runtime/guard_signal.h"
@@ -102,6 +104,7 @@ static void fork_child(void)
                     fork_took.shards == UINT64_MAX;
     fork_release();
     mt_modules_child_forget_unloads_in_progress();
+    mt_quarantine_fork_child();
     if (took_all) /* else the interrupted code's locks carry the old token */
         mt_lock_forget_token();
 }
@@ -261,6 +264,7 @@ MT_COLD void mt_start(void)
     mt_iheap_reserve();
     mt_os_stack_reserve(&mt_own_stack, MT_OWN_STACK_SIZE);
     mt_freed_init(mt_cfg.freed);
+    mt_quarantine_init();
     mt_thread_number();
     mt_descriptor_publish();
     mt_capture_init();
@@ -275,8 +279,10 @@ MT_COLD void mt_start(void)
     mt_atomic_cas_acq_rel(&mt_phase, &expected, start ? MT_READY : MT_PAUSED);
     /* Before the profiler registers its exit report: the check then runs
      * after it, and its _exit (leaks found) cannot cut the report off. */
+    mt_heap_errors_register_status();
     if (mt_cfg.leak_check)
         mt_leak_check_register();
+    mt_heap_errors_register_check();
     mt_profiler_start();
 }
 

@@ -9,7 +9,9 @@
 # the fault takes its course: SIGSEGV's default (status 139, a core), or
 # the program's own handler, set with sigaction or signal. Blocks of the
 # pool behave as the allocator's (realloc, calloc, alignment,
-# malloc_usable_size), and with the guard off nothing changes.
+# malloc_usable_size), and with the guard off nothing changes. The report
+# is the heap errors' (report/format.h's mt_fmt_heap_error); the guard
+# sees the first byte an access touched: "1 byte".
 set -u
 . "$(dirname "$0")/lib.sh"
 lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
@@ -89,8 +91,8 @@ default_end() { # NAME
 # ---------------------------------------------------------------- read past the end
 run overflow overflow
 run_asan overflow overflow
-first_line overflow "memtrace: heap-buffer-overflow: read at offset 64, 1 byte past the end of a 64-byte block at 0x[0-9a-f]+"
-check_site overflow "  detected by thread 1 at:" read "READ of size 1"
+first_line overflow "memtrace: heap-buffer-overflow read: 1 byte past the end of a 64-byte block at 0x[0-9a-f]+"
+check_site overflow "  detected in a fault on a guard page by thread 1 at:" read "READ of size 1"
 check_site overflow "  allocated by thread 1 (allocation #" block "allocated by thread T0 here:"
 check_asan overflow heap-buffer-overflow READ "is located 0 bytes to the right of 64-byte region"
 default_end overflow
@@ -98,8 +100,8 @@ default_end overflow
 # ---------------------------------------------------------------- write far past the end
 run overflow_far overflow_far
 run_asan overflow_far overflow_far
-first_line overflow_far "memtrace: heap-buffer-overflow: write at offset 130, 3 bytes past the end of a 128-byte block at 0x[0-9a-f]+"
-check_site overflow_far "  detected by thread 1 at:" write "WRITE of size 1"
+first_line overflow_far "memtrace: heap-buffer-overflow write: 1 byte at offset 130, 2 bytes past the end of a 128-byte block at 0x[0-9a-f]+"
+check_site overflow_far "  detected in a fault on a guard page by thread 1 at:" write "WRITE of size 1"
 check_site overflow_far "  allocated by thread 1 (allocation #" block "allocated by thread T0 here:"
 check_asan overflow_far heap-buffer-overflow WRITE "is located 2 bytes to the right of 128-byte region"
 default_end overflow_far
@@ -107,8 +109,8 @@ default_end overflow_far
 # ---------------------------------------------------------------- underflow (left-aligned block)
 run underflow underflow
 run_asan underflow underflow
-first_line underflow "memtrace: heap-buffer-underflow: read at offset -1, 1 byte before a 64-byte block at 0x[0-9a-f]+000"
-check_site underflow "  detected by thread 1 at:" read "READ of size 1"
+first_line underflow "memtrace: heap-buffer-underflow read: 1 byte before the start of a 64-byte block at 0x[0-9a-f]+000"
+check_site underflow "  detected in a fault on a guard page by thread 1 at:" read "READ of size 1"
 check_site underflow "  allocated by thread 1 (allocation #" block_again "allocated by thread T0 here:"
 check_asan underflow heap-buffer-overflow READ "is located 1 bytes to the left of 64-byte region"
 default_end underflow
@@ -119,8 +121,8 @@ for c in uaf_read uaf_write; do
     run_asan $c $c
     access=${c#uaf_}
     ACCESS=$(echo "$access" | tr a-z A-Z)
-    first_line $c "memtrace: use-after-free $access: at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
-    check_site $c "  detected by thread 1 at:" "$access" "$ACCESS of size 1"
+    first_line $c "memtrace: use-after-free $access: 1 byte at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
+    check_site $c "  detected in a fault on a guard page by thread 1 at:" "$access" "$ACCESS of size 1"
     check_site $c "  freed by thread 1 (after allocation #" "free_$access" "freed by thread T0 here:"
     check_site $c "  allocated by thread 1 (allocation #" block "previously allocated by thread T0 here:"
     check_asan $c heap-use-after-free "$ACCESS" "is located 8 bytes inside of 64-byte region"
@@ -148,14 +150,14 @@ fi
 run handler handler
 status "handler: the program's sigaction handler ran after the report" 42
 has "handler: its output" "$work/handler.out" "guard: the program's own SIGSEGV handler ran"
-first_line handler "memtrace: heap-buffer-overflow: read at offset 64, 1 byte past the end of a 64-byte block at 0x[0-9a-f]+"
+first_line handler "memtrace: heap-buffer-overflow read: 1 byte past the end of a 64-byte block at 0x[0-9a-f]+"
 has "handler: says where the fault goes" "$work/handler.err" \
     "memtrace: the fault goes on to the program's SIGSEGV handler"
 
 run signal signal
 status "signal: the program's signal() handler ran after the report" 43
 has "signal: its output" "$work/signal.out" "guard: the program's signal() handler ran"
-first_line signal "memtrace: use-after-free write: at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
+first_line signal "memtrace: use-after-free write: 1 byte at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
 
 # ---------------------------------------------------------------- the pool's blocks as the allocator's
 run api api
@@ -183,7 +185,7 @@ check "run --check: the environment's settings win" "7 67108864 continue" "$(cat
 (cd "$work" && ulimit -c 0 && timeout 60 "$mt" run --check "$prog" uaf_read \
     >/dev/null 2>"$work/check.err") 2>/dev/null
 RC=$?
-status "run --check: a read after free ends the program" 139
-first_line check "memtrace: use-after-free read: at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
+status "run --check: a read after free aborts at once (MEMTRACE_ON_ERROR=abort)" 134
+first_line check "memtrace: use-after-free read: 1 byte at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
 
 finish guard
