@@ -239,10 +239,17 @@ $(TEST_BUILD)/guard: tests/progs/guard.c
 $(TEST_BUILD)/guard_asan: tests/progs/guard.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -fsanitize=address $(LDFLAGS) -o $@ $<
-GUARD_PROGS := $(TEST_BUILD)/guard $(TEST_BUILD)/guard_asan
+# `memtrace check` in gdb, live and on cores (tests/e2e/heap_check.sh): the
+# warnings are what the program does on purpose.
+$(TEST_BUILD)/heap_core: tests/progs/heap_core.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-stringop-overflow -Wno-use-after-free \
+	  $(LDFLAGS) -o $@ $<
+GUARD_PROGS := $(TEST_BUILD)/guard $(TEST_BUILD)/guard_asan $(TEST_BUILD)/heap_core
 
 test-guard: all $(GUARD_PROGS)
 	@bash tests/e2e/guard.sh
+	@bash tests/e2e/heap_check.sh
 
 # The leak check at exit (tests/e2e/leaks.sh): -O0, so that every local the
 # program keeps a block with is in its frame.

@@ -7,6 +7,7 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "capture/capture.h"
+#include "capture/guard.h"
 #include "capture/heap_check.h"
 #include "capture/tracer.h"
 #include "report/heap_error.h"
@@ -113,6 +114,8 @@ void mt_descriptor_publish(void)
     s->quarantine_slot_free_thread = offsetof(mt_quarantine_slot, free_thread);
     s->quarantine_slot_filled = offsetof(mt_quarantine_slot, filled);
     s->heap_errors = (uintptr_t)mt_heap_errors_counter();
+    s->guard_pool = (uintptr_t)&mt_guard_lo;
+    s->guard_pool_size = (uintptr_t)&mt_guard_len;
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */
