@@ -95,9 +95,9 @@ aliases=$(make -C "$root" --no-print-directory -pn man 2>/dev/null |
               sed -n 's/^MAN3_ALIASES := //p')
 same "memtrace(3) is installed under each function's name (MAN3_ALIASES)" \
     "$(tr ' ' '\n' <<<"$aliases" | grep . | sort)" "$(sort <<<"$man_functions")"
-helper_commands=$(grep -oE '^#   \(gdb\) memtrace [a-z]+' "$root/gdb/memtrace.py" | awk '{print $4}')
+helper_commands=$(grep -oE '^#   \(gdb\) memtrace [a-z][a-z-]*' "$root/gdb/memtrace.py" | awk '{print $4}')
 man_commands=$(awk '/^== /{on = ($0 == "== GDB COMMANDS")} on' "$page1" |
-                   grep -oE '^\*memtrace [a-z]+\*' | tr -d '*' | awk '{print $2}')
+                   grep -oE '^\*memtrace [a-z][a-z-]*\*' | tr -d '*' | awk '{print $2}')
 compare "memtrace(1) GDB COMMANDS: gdb/memtrace.py's" "$man_commands" "$helper_commands" \
     "$PENDING_COMMANDS"
 
