@@ -1,7 +1,7 @@
 /* The `check` request (heap_check.h). What is read:
  * - each live record's redzone, [ptr + size, ptr + size + redzone_size),
- *   against redzone_byte (descriptor.h), but in the guard pages' pool,
- *   whose blocks have none;
+ *   against redzone_byte (descriptor.h); a block on a guard page has
+ *   none, the rest of its page (guard_pool's words) is checked instead;
  * - each quarantined block (the rings' slots): its first `filled` bytes
  *   against freed_byte, its redzone against redzone_byte;
  * - on glibc's heap (no other allocator's library mapped, and the blocks'
@@ -35,6 +35,8 @@
 #define CHUNK_MMAPPED 2u
 #define CHUNK_MIN 32u
 #define CHUNK_SIZE_MAX ((uint64_t)1 << 40)
+/* The guard pages' page size (x86-64's). */
+#define GUARD_PAGE ((uint64_t)4096)
 
 /* A block as the check sees it: a live record or a quarantined one. */
 typedef struct {
@@ -135,16 +137,25 @@ static void check_patterns(checker *c, const block *b)
             return;
         }
     }
-    if (!c->rz || in_pool(c, b->ptr))
+    uint64_t len = c->rz;
+    if (in_pool(c, b->ptr)) {
+        /* A block on a guard page has no redzone: the rest of its page,
+         * filled with the redzone byte, stands for one (its page is
+         * inaccessible once freed). */
+        if (b->freed)
+            return;
+        len = (b->ptr & ~(GUARD_PAGE - 1)) + GUARD_PAGE - (b->ptr + b->size);
+    }
+    if (!len)
         return;
-    int r = pattern(c, b->ptr + b->size, c->rz, (unsigned char)c->rz_byte, &first, &end);
+    int r = pattern(c, b->ptr + b->size, len, (unsigned char)c->rz_byte, &first, &end);
     if (r < 0)
         c->unreadable++;
     if (r > 0) {
         d.kind = b->freed ? MT_HEAP_WRITE_AFTER_FREE : MT_HEAP_OVERFLOW;
         d.offset = (int64_t)(b->size + first);
         d.bytes = end - first;
-        d.at_least = end == c->rz;
+        d.at_least = end == len;
         note(c, &d);
     }
 }

@@ -8,7 +8,9 @@
 #include "base/common.h"
 #include "base/lock.h"
 #include "base/os.h"
+#include "capture/heap_check.h"
 
+#include <string.h>
 #include <sys/mman.h>
 
 MT_TLS uint32_t mt_guard_left;
@@ -133,6 +135,9 @@ void *mt_guard_alloc(size_t size, size_t align)
     size_t room = size ? size : 1;
     uintptr_t start = place_left ? page : (page + pool.page - room) & ~(uintptr_t)(align - 1);
     place_left ^= 1;
+    /* The slack up to the page's end, as a redzone: a write there that
+     * faulted on no page is found at the free (mt_guard_slack). */
+    memset((void *)(start + size), MT_REDZONE_BYTE, page + pool.page - (start + size));
     mt_guard_block *s = &pool.slots[i];
     *s = (mt_guard_block){ .state = MT_GUARD_LIVE, .start = start, .size = size };
     return (void *)start;
@@ -165,6 +170,13 @@ void mt_guard_release(mt_guard_block *s)
     mprotect((void *)page, pool.page, PROT_NONE);
     madvise((void *)page, pool.page, MADV_DONTNEED); /* a reused slot starts zeroed */
     put_freed(i);
+}
+
+bool mt_guard_slack(const mt_guard_block *s, size_t *first, size_t *end, size_t *len)
+{
+    uintptr_t from = s->start + s->size;
+    *len = (s->start & ~(uintptr_t)(pool.page - 1)) + pool.page - from;
+    return mt_pattern_damage((const unsigned char *)from, *len, MT_REDZONE_BYTE, first, end);
 }
 
 const mt_guard_block *mt_guard_live(const void *p)

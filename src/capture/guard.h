@@ -87,6 +87,12 @@ static inline bool mt_guard_owns(const void *p)
  * (freed already, inside a block, a guard page). */
 mt_guard_block *mt_guard_claim(const void *p);
 
+/* The bytes of S's page after its block (its slack, LEN bytes, filled
+ * with the redzone byte at the allocation) that differ from it, from
+ * FIRST to END (offsets from the block's end); false when none does. S
+ * is live or claimed (its page accessible). */
+bool mt_guard_slack(const mt_guard_block *s, size_t *first, size_t *end, size_t *len);
+
 /* Makes the page of S, claimed, inaccessible and S the newest freed slot. */
 void mt_guard_release(mt_guard_block *s);
 

@@ -454,6 +454,21 @@ MT_COLD void mt_guard_free(void *p, unsigned kind)
     mt_guard_block *s = mt_guard_claim(p);
     if (!s)
         return; /* freed already, or not a block's start: nothing to free */
+    size_t first, end, len;
+    if (had && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
+        mt_guard_slack(s, &first, &end, &len))
+        mt_heap_error_report(&(struct mt_heap_error){
+            .kind = MT_HEAP_OVERFLOW,
+            .ptr = e.ptr,
+            .size = e.size,
+            .offset = (int64_t)(e.size + first),
+            .bytes = end - first,
+            .at_least = end == len,
+            .alloc_seq = e.seq,
+            .alloc_stack = e.stack,
+            .alloc_thread = mt_entry_thread(&e),
+            .where = free_name(&e),
+        });
     note_guard_freed(s, had, &e);
     mt_guard_release(s);
 }

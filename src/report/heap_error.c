@@ -113,10 +113,17 @@ static void check_live(const mt_live_entry *r, void *ctx)
 {
     damaged *d = ctx;
     size_t first, end, rz = mt_cfg.redzone;
-    if (r->seq <= d->untraced || mt_guard_owns((const void *)r->ptr) || /* no redzone */
-        !mt_pattern_damage((const unsigned char *)r->ptr + r->size, rz, MT_REDZONE_BYTE, &first,
-                           &end))
+    if (r->seq <= d->untraced)
         return;
+    if (mt_guard_owns((const void *)r->ptr)) {
+        /* On a guard page: no redzone, the rest of its page instead. */
+        const mt_guard_block *g = mt_guard_live((const void *)r->ptr);
+        if (!g || !mt_guard_slack(g, &first, &end, &rz))
+            return;
+    } else if (!mt_pattern_damage((const unsigned char *)r->ptr + r->size, rz, MT_REDZONE_BYTE,
+                                  &first, &end)) {
+        return;
+    }
     note(d, &(struct mt_heap_error){
                 .kind = MT_HEAP_OVERFLOW,
                 .ptr = r->ptr,

@@ -49,7 +49,7 @@ first_site() { # FILE PREFIX
 
 # Section PREFIX of memtrace's report in $work/NAME.err has #0 at the
 # marked site, and ASan's section APREFIX names the same line first.
-check_site() { # NAME PREFIX MARKER APREFIX
+check_site() { # NAME PREFIX MARKER APREFIX [AMARKER]
     local name=$1 prefix=$2 marker=$3 aprefix=$4 line mt as
     line=$(site_line "$src" "$marker")
     mt=$(section "$work/$name.err" "$prefix" | head -1)
@@ -58,8 +58,11 @@ check_site() { # NAME PREFIX MARKER APREFIX
     else
         fail "$name" "'$prefix' #0 is not at $src:$line: $(cat "$work/$name.err")"
     fi
+    # ASan sees the access itself where memtrace sees its damage later:
+    # then AMARKER names ASan's site.
+    [ -n "${5:-}" ] && line=$(site_line "$src" "$5")
     as=$(first_site "$work/$name.asan" "$aprefix")
-    check "$name: ASan's '$aprefix' is at the same line" "guard.c:$line" "$as"
+    check "$name: ASan's '$aprefix' is at guard.c:$line" "guard.c:$line" "$as"
 }
 
 first_line() { # NAME EXPECTED-PATTERN (ERE, the whole line)
@@ -127,6 +130,20 @@ for c in uaf_read uaf_write; do
     check_site $c "  allocated by thread 1 (allocation #" block "previously allocated by thread T0 here:"
     check_asan $c heap-use-after-free "$ACCESS" "is located 8 bytes inside of 64-byte region"
     default_end $c
+done
+
+# ---------------------------------------------------------------- the rest of the page, at the free
+for c in slack slack_left; do
+    site=block
+    [ $c = slack_left ] && site=block_again
+    run $c $c
+    run_asan $c $c
+    first_line $c "memtrace: heap-buffer-overflow: 1 byte past the end of a 100-byte block at 0x[0-9a-f]+"
+    check_site $c "  detected in free by thread 1 at:" free_slack "WRITE of size 1" write
+    check_site $c "  allocated by thread 1 (allocation #" $site "allocated by thread T0 here:"
+    check_asan $c heap-buffer-overflow WRITE "is located 0 bytes to the right of 100-byte region"
+    status "$c: the program goes on, its status MEMTRACE_ERROR_EXITCODE's" 1
+    has "$c: its output" "$work/$c.out" "guard: went on"
 done
 
 # ---------------------------------------------------------------- a core at the fault

@@ -67,6 +67,17 @@ timeout 120 gdb -q -batch -nx "$prog" "$work/live.core" -ex "source $helper" \
     -ex "memtrace check" >"$work/core.out" 2>&1
 check_live_answer "core" "$work/core.out"
 
+# ---------------------------------------------------------------- a block on a guard page
+timeout 120 gdb -q -batch -nx "$prog" -ex "set env LD_PRELOAD=$lib" \
+    -ex "set env MEMTRACE_GUARD_SAMPLE=1" -ex "break checkpoint" -ex "run guard" \
+    -ex "source $helper" -ex "memtrace check" -ex "kill" >"$work/guard.out" 2>&1
+if report "$work/guard.out" "memtrace: heap-buffer-overflow: 1 byte past the end of a 100-byte block at 0x[0-9a-f]+"; then
+    pass "guard: the block on a guard page, written past its end into its page"
+    frame0 "guard" "  allocated by thread 1 (allocation #1) at:" guard_block
+else
+    fail "guard: the block on a guard page" "$(cat "$work/guard.out")"
+fi
+
 # ---------------------------------------------------------------- glibc's abort
 mkdir -p "$work/abort"
 (cd "$work/abort" && ulimit -S -c unlimited &&

@@ -4,7 +4,9 @@
  * MEMTRACE_GUARD_SAMPLE=1 a thread's sampled blocks alternate between the
  * end of their page (right-aligned) and its start (left-aligned): block()
  * asks again, at most 3 more times, until it gets the placement its case
- * needs; under ASan the first block is as good as any. */
+ * needs; under ASan the first block is as good as any. A write that
+ * lands in the rest of a block's page faults on nothing: it is found when
+ * the block is freed. */
 #include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
@@ -78,6 +80,14 @@ int main(int argc, char **argv)
         char *p = block(64, 0);
         free(p); /* SITE:free_write */
         write_at(p, 8);
+    } else if (strcmp(c, "slack") == 0 || strcmp(c, "slack_left") == 0) {
+        /* 1 byte past a 100-byte block: in the padding of its page (16-byte
+         * alignment) or, left-aligned, in the rest of its page; found at
+         * its free. */
+        char *p = block(100, c[5] == '_');
+        write_at(p, 100);
+        free(p); /* SITE:free_slack */
+        printf("guard: went on\n");
     } else if (strcmp(c, "handler") == 0) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);

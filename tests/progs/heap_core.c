@@ -4,6 +4,8 @@
  *          64-byte block written 1 byte at offset 8 after its free (in
  *          the quarantine), then checkpoint(), where gdb stops (and
  *          writes a core with gcore);
+ *   guard  a 100-byte block on a guard page (MEMTRACE_GUARD_SAMPLE=1)
+ *          written 1 byte past its end, then checkpoint();
  *   glibc  a 2000-byte block overflowed far enough to overwrite the size
  *          word of the chunk after it (the next block's, glibc's header),
  *          then freed: glibc aborts with "free(): invalid next size
@@ -32,6 +34,15 @@ int main(int argc, char **argv)
         free(q); /* SITE:freed_free */
         q[8] = 'W'; /* SITE:write_after_free */
         keep[0] = p;
+        checkpoint();
+        return 0;
+    }
+    if (strcmp(c, "guard") == 0) {
+        /* Under MEMTRACE_GUARD_SAMPLE=1: a write 1 byte past the end that
+         * lands in the rest of the block's page, not on its guard page. */
+        char *p = malloc(100); /* SITE:guard_block */
+        p[100] = 'G';
+        keep[2] = p;
         checkpoint();
         return 0;
     }
