@@ -231,6 +231,18 @@ $(TEST_BUILD)/bad_frees: tests/progs/bad_frees.cpp $(TEST_BUILD)/libbad_frees_li
 	  -lbad_frees_lib -Wl,-rpath,'$$ORIGIN'
 BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
 
+# Heap errors (tests/e2e/heap_errors.sh): the same program under memtrace
+# and built with AddressSanitizer, the oracle. The warning is what the
+# program does on purpose.
+$(TEST_BUILD)/heap_errors: tests/progs/heap_errors.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-use-after-free -pthread $(LDFLAGS) -o $@ $< -ldl
+$(TEST_BUILD)/heap_errors_asan: tests/progs/heap_errors.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-use-after-free -fsanitize=address -pthread \
+	  $(LDFLAGS) -o $@ $< -ldl
+HEAP_ERROR_PROGS := $(TEST_BUILD)/heap_errors $(TEST_BUILD)/heap_errors_asan
+
 # Guard pages (tests/e2e/guard.sh): the same program as is and built with
 # AddressSanitizer, the oracle for the errors and their sites.
 $(TEST_BUILD)/guard: tests/progs/guard.c
@@ -314,7 +326,7 @@ GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_
              $(TEST_BUILD)/cxx_handles
 
 test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_PROGS) \
-          $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS)
+          $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(HEAP_ERROR_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/profiler_ranks.sh
@@ -322,6 +334,7 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/tail_calls.sh
 	@bash tests/e2e/allocators.sh
 	@bash tests/e2e/bad_frees.sh
+	@bash tests/e2e/heap_errors.sh
 	@bash tests/e2e/leaks.sh
 	@bash tests/e2e/leak_robust.sh
 	@bash tests/e2e/launcher.sh
@@ -365,7 +378,7 @@ test-unwind-check: $(TRACER_LIB) $(UNWIND_CHECK_PROGS)
 # suites themselves run one at a time: several are timing-sensitive).
 # Recursive (=): the lists are complete once the whole makefile is read.
 CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) \
-                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
+                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
                 $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
                 $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
                 $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse

@@ -164,17 +164,21 @@ static inline bool mt_free_own(void *ptr)
     return false;
 }
 
+/* P, which the live table cannot match, is freed again or resized: if the
+ * quarantine holds it, its first free is made now, so that the next
+ * allocator sees the calls it would see without memtrace. False when
+ * the call must not be made (another thread's busy ring holds it). */
+bool mt_unheld(void *p);
+
 /* The traced free of P by the call C (recording or paused, outside a
  * pass-through scope): P's record leaves (mt_unrecord) and mt_freed_block
- * takes it on. True when C must be made now. A P the table cannot match
- * that the quarantine holds (freed twice) must not reach the next
- * allocator, which still has it as a live block. */
+ * takes it on. True when C must be made now. */
 static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
 {
     mt_live_entry e;
     if (MT_LIKELY(mt_unrecord(p, kind, &e)))
         return mt_freed_block(&e, c);
-    return !(mt_quarantine_on && mt_quarantine_holds((uintptr_t)p));
+    return !mt_quarantine_on || mt_unheld(p);
 }
 
 /* ---- the next allocator */

@@ -22,7 +22,8 @@
  * by one thread (owner), so the hot path shares no line with another
  * thread; a checker from another thread (exit, memtrace_check) takes the
  * ring's busy word, as the owner does around each change, and the owner
- * that finds it taken frees at once. A thread's ring is flushed (checked
+ * that finds it taken frees at once. A slot whose ptr is 0 is a hole (a
+ * block taken out again, mt_quarantine_take). A thread's ring is flushed (checked
  * and freed) when the thread exits and is then free for another thread;
  * rings are never unmapped, and all of them are on one list (rings, from
  * mt_quarantine_rings) that a reader out of process walks through the
@@ -165,11 +166,15 @@ void mt_quarantine_init(void);
  * checked and freed before it returns. Called with mt_busy clear. */
 bool mt_quarantine_hold(mt_quarantine_slot *s);
 
-/* Whether PTR is held in some ring (a second free of it, or a realloc,
- * must not reach the next allocator). For frees the live table cannot
- * match: PTR must be a block the program may free (its first byte is
- * read). */
-bool mt_quarantine_holds(uintptr_t ptr);
+/* For a free the live table cannot match (PTR must be a block the program
+ * may free: its first byte is read): when some ring holds PTR (a second
+ * free of it, or a realloc), its slot is taken out into *OUT and 1
+ * returned; the caller makes OUT's call (the first free, for real) before
+ * the program's own call meets the next allocator as it would without
+ * memtrace (glibc aborts on a double free). -1: held in a ring another
+ * thread keeps busy (the caller must not pass the call on); 0: held
+ * nowhere. A hole left in a ring is skipped when it leaves. */
+int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out);
 
 /* Checks every block held in every ring whose busy word it can take (a
  * bounded wait); FN is called with each damaged slot and the damage's

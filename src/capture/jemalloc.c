@@ -97,8 +97,8 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
     }
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
-    if (MT_UNLIKELY(!had) && mt_quarantine_on && mt_quarantine_holds((uintptr_t)ptr))
-        return NULL; /* freed already: jemalloc still has it, as a live block */
+    if (MT_UNLIKELY(!had) && mt_quarantine_on && !mt_unheld(ptr))
+        return NULL; /* held in another thread's busy ring: jemalloc has it, live */
     if (had)
         mt_check_resized(&old, "rallocx");
     MT_NEXT_CALL(MT_NEXT_SCOPED, q = fn(ptr, mt_padded(size, true), flags), q != NULL);

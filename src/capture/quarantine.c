@@ -118,6 +118,8 @@ static MT_NOINLINE mt_quarantine_ring *claim(void)
 /* The block of slot S leaves the quarantine: checked, then freed for real. */
 static void release(const mt_quarantine_slot *s)
 {
+    if (s->ptr == 0)
+        return; /* taken out by mt_quarantine_take */
     size_t first, end;
     const unsigned char *p = (const unsigned char *)s->ptr;
     bool bad = mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end);
@@ -179,7 +181,7 @@ bool mt_quarantine_hold(mt_quarantine_slot *s)
     return true;
 }
 
-bool mt_quarantine_holds(uintptr_t ptr)
+int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out)
 {
     /* A held block starts with its fill, or its redzone when it is empty;
      * most frees that come here (blocks memtrace never recorded) do not,
@@ -187,20 +189,30 @@ bool mt_quarantine_holds(uintptr_t ptr)
      * then freed again is missed.) */
     unsigned char first = *(const unsigned char *)ptr;
     if (first != MT_FREED_BYTE && first != MT_REDZONE_BYTE)
-        return false;
+        return 0;
     for (mt_quarantine_ring *r = mt_atomic_load_acquire(&rings); r; r = r->next) {
-        bool taken = take(r, CHECKER, 4096); /* else read as it is */
+        bool taken = take(r, r == mine ? OWNER : CHECKER, r == mine ? 1 : 1u << 16);
         uint64_t head = mt_atomic_load_relaxed(&r->head);
         uint64_t tail = mt_atomic_load_relaxed(&r->tail);
-        bool found = false;
-        for (uint64_t i = tail; i != head && !found; i++)
-            found = r->slots[i % r->cap].ptr == ptr;
+        int found = 0;
+        for (uint64_t i = tail; i != head && !found; i++) {
+            mt_quarantine_slot *s = &r->slots[i % r->cap];
+            if (s->ptr != ptr)
+                continue;
+            found = taken ? 1 : -1;
+            if (taken) { /* out of the ring: a hole, skipped when it leaves */
+                *out = *s;
+                r->bytes -= s->size;
+                s->ptr = 0;
+                s->size = 0;
+            }
+        }
         if (taken)
             give_back(r);
         if (found)
-            return true;
+            return found;
     }
-    return false;
+    return 0;
 }
 
 unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
@@ -217,6 +229,8 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             const mt_quarantine_slot *s = &r->slots[i % r->cap];
             const unsigned char *p = (const unsigned char *)s->ptr;
             size_t first, end;
+            if (s->ptr == 0)
+                continue;
             if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end))
                 fn(s, first, end, ctx);
             else if (mt_pattern_damage(p + s->size, mt_cfg.redzone, MT_REDZONE_BYTE, &first,

@@ -221,6 +221,15 @@ MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
     return !mt_quarantine_hold(&s);
 }
 
+MT_COLD bool mt_unheld(void *p)
+{
+    mt_quarantine_slot s;
+    int held = mt_quarantine_take((uintptr_t)p, &s);
+    if (held > 0)
+        mt_free_call_run(p, &s.call);
+    return held >= 0;
+}
+
 /* E moved away by a resize: mt_note_freed's, after mt_site_note_gone. */
 static MT_NOINLINE void note_moved(const mt_live_entry *e)
 {
@@ -331,8 +340,9 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
     return q;
 }
 
-/* realloc of a block held in quarantine (freed): the next allocator still
- * has it as a live block and must not resize it; realloc fails. */
+/* realloc of a freed block held in a ring another thread keeps busy
+ * (mt_unheld): the next allocator still has it as a live block and must
+ * not resize it; realloc fails. */
 static MT_COLD void *realloc_freed(void)
 {
     errno = ENOMEM;
@@ -375,7 +385,7 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
     MT_ASSERT(!had || old.ptr == (uintptr_t)ptr);
     if (MT_UNLIKELY(!had || mt_entry_kind(&old) != MT_KIND_MALLOC))
         mt_bad_free(ptr, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, had ? &old : NULL);
-    if (MT_UNLIKELY(!had) && mt_quarantine_on && mt_quarantine_holds((uintptr_t)ptr))
+    if (MT_UNLIKELY(!had) && mt_quarantine_on && !mt_unheld(ptr))
         return realloc_freed();
     if (had)
         mt_check_resized(&old, "realloc");

@@ -437,8 +437,11 @@ void mt_fmt_heap_error(mt_out *out, const mt_fmt_heap_error_report *e, mt_stack_
     else if (e->kind == MT_HEAP_OVERFLOW && (uint64_t)e->offset == e->size)
         mt_out_printf(out, "past the end of a %lu-byte block at %#lx\n", size, start);
     else if (e->kind == MT_HEAP_OVERFLOW)
-        mt_out_printf(out, "at offset %ld, %lu bytes past the end of a %lu-byte block at %#lx\n",
-                      (long)e->offset, (unsigned long)((uint64_t)e->offset - e->size), size, start);
+    {
+        unsigned long past = (unsigned long)((uint64_t)e->offset - e->size);
+        mt_out_printf(out, "at offset %ld, %lu byte%s past the end of a %lu-byte block at %#lx\n",
+                      (long)e->offset, past, past == 1 ? "" : "s", size, start);
+    }
     else
         mt_out_printf(out, "at offset %ld of a freed %lu-byte block at %#lx\n", (long)e->offset,
                       size, start);
