@@ -244,13 +244,14 @@ $(TEST_BUILD)/heap_errors_asan: tests/progs/heap_errors.c
 HEAP_ERROR_PROGS := $(TEST_BUILD)/heap_errors $(TEST_BUILD)/heap_errors_asan
 
 # Guard pages (tests/e2e/guard.sh): the same program as is and built with
-# AddressSanitizer, the oracle for the errors and their sites.
+# AddressSanitizer, the oracle for the errors and their sites. The warning
+# is what the program does on purpose.
 $(TEST_BUILD)/guard: tests/progs/guard.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-use-after-free $(LDFLAGS) -pthread -o $@ $<
 $(TEST_BUILD)/guard_asan: tests/progs/guard.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -fsanitize=address $(LDFLAGS) -o $@ $<
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-use-after-free -fsanitize=address $(LDFLAGS) -pthread -o $@ $<
 # `memtrace check` in gdb, live and on cores (tests/e2e/heap_check.sh): the
 # warnings are what the program does on purpose.
 $(TEST_BUILD)/heap_core: tests/progs/heap_core.c

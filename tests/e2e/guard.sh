@@ -132,6 +132,21 @@ for c in uaf_read uaf_write; do
     default_end $c
 done
 
+# ---------------------------------------------------------------- freed by another thread
+run thread thread
+run_asan thread thread
+first_line thread "memtrace: use-after-free read: 1 byte at offset 16 of a freed 64-byte block at 0x[0-9a-f]+"
+if section "$work/thread.err" '  freed by thread 2 "gw-freer" (after allocation #' | head -1 |
+    grep -qE "^  #0 freer at (.*/)?$src:$(site_line "$src" free_thread):[0-9]+\$"; then
+    pass "thread: freed by thread 2 \"gw-freer\" at guard.c:$(site_line "$src" free_thread)"
+else
+    fail "thread: the freeing thread" "$(cat "$work/thread.err")"
+fi
+check "thread: ASan's free is at the same line" "guard.c:$(site_line "$src" free_thread)" \
+    "$(first_site "$work/thread.asan" "freed by thread T1 here:")"
+check_site thread "  detected in a fault on a guard page by thread 1 at:" read "READ of size 1"
+default_end thread
+
 # ---------------------------------------------------------------- the rest of the page, at the free
 for c in slack slack_left; do
     site=block

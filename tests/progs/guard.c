@@ -7,7 +7,9 @@
  * needs; under ASan the first block is as good as any. A write that
  * lands in the rest of a block's page faults on nothing: it is found when
  * the block is freed. */
+#define _GNU_SOURCE
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +40,13 @@ static __attribute__((noinline)) void read_at(char *p, long i)
 static __attribute__((noinline)) void write_at(char *p, long i)
 {
     p[i] = 'y'; /* SITE:write */
+}
+
+static void *freer(void *p)
+{
+    pthread_setname_np(pthread_self(), "gw-freer");
+    free(p); /* SITE:free_thread */
+    return NULL;
 }
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
@@ -88,6 +97,13 @@ int main(int argc, char **argv)
         write_at(p, 100);
         free(p); /* SITE:free_slack */
         printf("guard: went on\n");
+    } else if (strcmp(c, "thread") == 0) {
+        /* Freed by another thread, named: its name and number in the report. */
+        char *p = block(64, 0);
+        pthread_t t;
+        pthread_create(&t, NULL, freer, p);
+        pthread_join(t, NULL);
+        read_at(p, 16);
     } else if (strcmp(c, "handler") == 0) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
