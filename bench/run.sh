@@ -88,7 +88,8 @@ run_one() {
     local name=$1 variant=$2 round=$3
     shift 3
     local env=() prefix=()
-    [ -n "${ENV[$name]:-}" ] && env+=(-e "${ENV[$name]}")
+    local e
+    for e in ${ENV[$name]:-}; do env+=(-e "$e"); done # VAR=VALUE words
     case $variant in
     tracer) env+=(-e "LD_PRELOAD=$TRACER") ;;
     profiler) env+=(-e "LD_PRELOAD=$PROFILER") ;;
@@ -206,6 +207,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
         run_one hold "$variant" "$round" "$BIN/lookup" hold
     done
     run_one lookup tracer "$round" "$BIN/lookup"
+    # The heap checks' cost (issue 27): churn under the tracer with
+    # redzones and the quarantine off, against the defaults above.
+    ENV[churn_nocheck]="MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0"
+    read -a cmd <<< "${CMD[churn]}"
+    run_one churn_nocheck tracer "$round" "${cmd[@]}"
     leaks_core "$round"
     # The pprof profiles written at exit for the g++ workload (tens of
     # thousands of sites): the profiler run again with MEMTRACE_PPROF. A
@@ -289,6 +295,10 @@ per_round() { ratios "$@" | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }'; 
 echo "churn 2 threads vs 1 thread, same total work (wall speedup, median): tracer $(fmt "$speedup_tracer")x, native $(fmt "$speedup_native")x"
 echo "  (per round: tracer $(per_round churn tracer wall churn2 tracer); native $(per_round churn native wall churn2 native);"
 echo "  a round where native is well under 2x had the second core taken by another job)"
+
+# Heap checks: the tracer's churn with redzones and the quarantine at their
+# defaults against both off, in the same round.
+echo "churn under the tracer, heap checks (redzones + quarantine) at their defaults vs off (median ratio): CPU $(fmt "$(ratios churn tracer cpu churn_nocheck tracer | median)"), peak RSS $(fmt "$(ratios churn tracer rss_kb churn_nocheck tracer | median)")"
 
 # Metadata: (RSS with memtrace - RSS native) / 1,000,000 live blocks.
 per_block() {
