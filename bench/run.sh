@@ -88,7 +88,8 @@ run_one() {
     local name=$1 variant=$2 round=$3
     shift 3
     local env=() prefix=()
-    [ -n "${ENV[$name]:-}" ] && env+=(-e "${ENV[$name]}")
+    local e
+    for e in ${ENV[$name]:-}; do env+=(-e "$e"); done # VAR=VALUE words
     case $variant in
     tracer) env+=(-e "LD_PRELOAD=$TRACER") ;;
     profiler) env+=(-e "LD_PRELOAD=$PROFILER") ;;
@@ -206,6 +207,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
         run_one hold "$variant" "$round" "$BIN/lookup" hold
     done
     run_one lookup tracer "$round" "$BIN/lookup"
+    # The heap checks' cost (issue 27): churn under the tracer with
+    # redzones and the quarantine off, against the defaults above.
+    ENV[churn_nocheck]="MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0"
+    read -a cmd <<< "${CMD[churn]}"
+    run_one churn_nocheck tracer "$round" "${cmd[@]}"
     # Guard pages at the rate meant to be left on: churn under the tracer
     # with MEMTRACE_GUARD_SAMPLE=1000, against the tracer's churn run of the
     # same round (target: at most 2% more CPU).
@@ -296,6 +302,9 @@ echo "churn 2 threads vs 1 thread, same total work (wall speedup, median): trace
 echo "  (per round: tracer $(per_round churn tracer wall churn2 tracer); native $(per_round churn native wall churn2 native);"
 echo "  a round where native is well under 2x had the second core taken by another job)"
 
+# Heap checks: the tracer's churn with redzones and the quarantine at their
+# defaults against both off, in the same round.
+echo "churn under the tracer, heap checks (redzones + quarantine) at their defaults vs off (median ratio): CPU $(fmt "$(ratios churn tracer cpu churn_nocheck tracer | median)"), peak RSS $(fmt "$(ratios churn tracer rss_kb churn_nocheck tracer | median)")"
 guard_cpu=$(ratios churn_guard tracer cpu churn tracer | median)
 echo "guard pages, MEMTRACE_GUARD_SAMPLE=1000, on churn: CPU $(fmt "$guard_cpu")x the tracer's without them (median of per-round ratios; target 1.02) $(failures churn_guard tracer)"
 

@@ -18,7 +18,8 @@
  * most) are filled with MT_FREED_BYTE and the block waits in the freeing
  * thread's ring, with its stacks and the call that frees it for real,
  * until the ring holds more than mt_cfg.quarantine bytes or its slot
- * count; then it is checked (fill and redzone) and freed. A ring is used
+ * count; then it is checked (fill and redzone) and freed, with the ring
+ * taken. A ring is used
  * by one thread (owner), so the hot path shares no line with another
  * thread; a checker from another thread (exit, memtrace_check) takes the
  * ring's busy word, as the owner does around each change, and the owner
@@ -45,38 +46,56 @@
 #define MT_FREED_BYTE 0xfd
 /* A quarantined block is filled (and checked) from its start up to this
  * many bytes: a write after free lands in a block's first fields far more
- * often than past its first 4 KiB, and the fill costs every free. */
-#define MT_QUARANTINE_FILL_MAX 4096
-/* A ring holds at least this many blocks, more when MEMTRACE_QUARANTINE
- * asks for more bytes than that many 4 KiB blocks, and at most
- * MT_QUARANTINE_SLOTS_MAX. */
-#define MT_QUARANTINE_SLOTS_MIN 1000
+ * often than past its first 128 bytes (two cache lines), and the fill and the check cost every
+ * free about an instruction per 32 bytes, and the cache what they touch. */
+#define MT_QUARANTINE_FILL_MAX 128
+/* A ring has this many slots (a power of two), more when
+ * MEMTRACE_QUARANTINE asks for more bytes than that many 4 KiB blocks (the
+ * power of two that holds them), MT_QUARANTINE_SLOTS_MAX at most. */
+#define MT_QUARANTINE_SLOTS_MIN 1024
 #define MT_QUARANTINE_SLOTS_MAX (1u << 20)
 
 /* ---- the checks */
 
-/* The first and last (exclusive) bytes of [P, P + LEN) that differ from
- * BYTE, as offsets from P; false when none does. */
+/* Where [P, P + LEN) differs from BYTE, found once it does: the first and
+ * last (exclusive) offsets from P. */
+static MT_COLD MT_NOINLINE void mt_pattern_find(const unsigned char *p, size_t len,
+                                                unsigned char byte, size_t *first, size_t *end)
+{
+    size_t i = 0, last = len;
+    while (i < len && p[i] == byte)
+        i++;
+    while (last > i && p[last - 1] == byte)
+        last--;
+    *first = i;
+    *end = last;
+}
+
+/* Whether [P, P + LEN) differs from BYTE anywhere (then *FIRST and *END,
+ * as mt_pattern_find). A redzone's few words are compared in line; a
+ * longer range by memcmp against itself one byte on (every byte equal to
+ * the first), which costs about an instruction per 32 bytes. */
 static inline bool mt_pattern_damage(const unsigned char *p, size_t len, unsigned char byte,
                                      size_t *first, size_t *end)
 {
-    uint64_t word = 0x0101010101010101ull * byte;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t v;
-        memcpy(&v, p + i, 8);
-        if (MT_UNLIKELY(v != word))
-            break;
+    bool same;
+    if (len <= 32) {
+        uint64_t word = 0x0101010101010101ull * byte, diff = 0;
+        size_t i = 0;
+        for (; i + 8 <= len; i += 8) {
+            uint64_t v;
+            memcpy(&v, p + i, 8);
+            diff |= v ^ word;
+        }
+        for (; i < len; i++)
+            diff |= p[i] ^ byte;
+        same = diff == 0;
+    } else {
+        same = p[0] == byte && memcmp(p, p + 1, len - 1) == 0;
     }
-    for (; i < len && p[i] == byte; i++) {
-    }
-    if (MT_LIKELY(i == len))
+    if (MT_LIKELY(same))
         return false;
-    *first = i;
-    size_t last = len;
-    while (p[last - 1] == byte)
-        last--;
-    *end = last;
+    mt_pattern_find(p, len, byte, first, end);
     return true;
 }
 
@@ -142,7 +161,7 @@ typedef struct mt_quarantine_ring {
     struct mt_quarantine_ring *next; /* the list of every ring, never unlinked */
     mt_atomic(int) owner; /* kernel thread id of the thread using it; 0: free */
     mt_atomic(int) busy;  /* 1 while the owner or a checker changes or reads it */
-    uint64_t cap;         /* slots */
+    uint64_t cap;         /* slots, a power of two */
     uint64_t head, tail;  /* blocks pushed, blocks taken out: slots tail..head-1
                              (mod cap) hold blocks, head - tail <= cap */
     uint64_t bytes;       /* their sizes, summed */
@@ -159,12 +178,15 @@ extern bool mt_quarantine_on MT_HIDDEN;
 /* Once at start-up, after mt_config_load. */
 void mt_quarantine_init(void);
 
-/* Holds the block S describes (ptr, size, stacks, call; filled is set
- * here) in the calling thread's ring; false when it cannot (the ring is
- * busy or cannot be mapped, the block is larger than the quarantine, the
- * thread is exiting): the caller frees it at once. Blocks pushed out are
- * checked and freed before it returns. Called with mt_busy clear. */
-bool mt_quarantine_hold(mt_quarantine_slot *s);
+/* Holds the block of record E, freed by the call C, whose free's stack is
+ * FREE_STACK (0: none), in the calling thread's ring; false when it cannot
+ * (the ring is busy or cannot be mapped, the block is larger than the
+ * quarantine, the thread is exiting): the caller frees it at once. Blocks
+ * pushed out are checked and freed before it returns. Called with mt_busy
+ * clear. */
+struct mt_live_entry;
+bool mt_quarantine_hold(const struct mt_live_entry *e, uint32_t free_stack,
+                        const mt_free_call *c);
 
 /* For a free the live table cannot match (PTR must be a block the program
  * may free: its first byte is read): when some ring holds PTR (a second

@@ -15,6 +15,8 @@
 #include "base/upcalls.h"
 #include "capture/entry.h"
 #include "capture/real.h"
+#include "store/live_table.h"
+#include "store/threads.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -44,9 +46,8 @@ void mt_quarantine_init(void)
     if (limit == 0)
         return;
     uint64_t n = limit / 4096;
-    slots = n < MT_QUARANTINE_SLOTS_MIN   ? MT_QUARANTINE_SLOTS_MIN
-            : n > MT_QUARANTINE_SLOTS_MAX ? MT_QUARANTINE_SLOTS_MAX
-                                          : n;
+    for (slots = MT_QUARANTINE_SLOTS_MIN; slots < n && slots < MT_QUARANTINE_SLOTS_MAX;)
+        slots *= 2;
     exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
     mt_quarantine_on = true;
 }
@@ -115,7 +116,9 @@ static MT_NOINLINE mt_quarantine_ring *claim(void)
     return r;
 }
 
-/* The block of slot S leaves the quarantine: checked, then freed for real. */
+/* The block of slot S leaves the quarantine: checked, then freed for real
+ * (with its ring taken: the call may not come back into the quarantine,
+ * pass-through or mt_real.free, and a report runs inside memtrace). */
 static void release(const mt_quarantine_slot *s)
 {
     if (s->ptr == 0)
@@ -148,36 +151,38 @@ static void release(const mt_quarantine_slot *s)
     mt_free_call_run((void *)s->ptr, &s->call);
 }
 
-bool mt_quarantine_hold(mt_quarantine_slot *s)
+bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_free_call *c)
 {
-    if (s->size > limit)
+    if (e->size > limit)
         return false;
     mt_quarantine_ring *r = mine;
     if (MT_UNLIKELY(!r) && !(r = claim()))
         return false;
-    s->filled = s->size < MT_QUARANTINE_FILL_MAX ? s->size : MT_QUARANTINE_FILL_MAX;
-    for (bool held = false; !held;) {
-        if (!take(r, OWNER, 1))
-            return false; /* a checker reads it: this block is freed now */
-        mt_quarantine_slot out;
-        bool full = r->head - r->tail == r->cap || r->bytes + s->size > limit;
-        if (full) {
-            out = r->slots[r->tail % r->cap];
-            mt_atomic_store_relaxed(&r->tail, r->tail + 1);
-            r->bytes -= out.size;
-        }
-        if (r->head - r->tail < r->cap && r->bytes + s->size <= limit) {
-            /* Filled before it is seen held: a checker compares the fill. */
-            memset((void *)s->ptr, MT_FREED_BYTE, s->filled);
-            r->slots[r->head % r->cap] = *s;
-            mt_atomic_store_relaxed(&r->head, r->head + 1);
-            r->bytes += s->size;
-            held = true;
-        }
-        give_back(r);
-        if (full)
-            release(&out);
+    if (!take(r, OWNER, 1))
+        return false; /* a checker reads it: this block is freed now */
+    uint64_t mask = r->cap - 1;
+    while (r->head != r->tail && (r->head - r->tail > mask || r->bytes + e->size > limit)) {
+        mt_quarantine_slot *out = &r->slots[r->tail & mask];
+        release(out);
+        r->bytes -= out->size;
+        mt_atomic_store_relaxed(&r->tail, r->tail + 1);
     }
+    mt_quarantine_slot *s = &r->slots[r->head & mask];
+    s->ptr = e->ptr;
+    s->size = e->size;
+    s->alloc_seq = e->seq;
+    s->free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    s->alloc_stack = e->stack;
+    s->free_stack = free_stack;
+    s->alloc_thread = mt_entry_thread(e);
+    s->free_thread = mt_thread_number();
+    s->call = *c;
+    /* Filled before it is seen held: a checker compares the fill. */
+    s->filled = e->size < MT_QUARANTINE_FILL_MAX ? e->size : MT_QUARANTINE_FILL_MAX;
+    memset((void *)e->ptr, MT_FREED_BYTE, s->filled);
+    r->bytes += e->size;
+    mt_atomic_store_release(&r->head, r->head + 1);
+    give_back(r);
     return true;
 }
 
@@ -196,7 +201,7 @@ int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out)
         uint64_t tail = mt_atomic_load_relaxed(&r->tail);
         int found = 0;
         for (uint64_t i = tail; i != head && !found; i++) {
-            mt_quarantine_slot *s = &r->slots[i % r->cap];
+            mt_quarantine_slot *s = &r->slots[i & (r->cap - 1)];
             if (s->ptr != ptr)
                 continue;
             found = taken ? 1 : -1;
@@ -226,7 +231,7 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             continue;
         }
         for (uint64_t i = r->tail; i != r->head; i++) {
-            const mt_quarantine_slot *s = &r->slots[i % r->cap];
+            const mt_quarantine_slot *s = &r->slots[i & (r->cap - 1)];
             const unsigned char *p = (const unsigned char *)s->ptr;
             size_t first, end;
             if (s->ptr == 0)
@@ -262,11 +267,11 @@ static void on_thread_exit(void *ring)
             give_back(r);
             break;
         }
-        mt_quarantine_slot out = r->slots[r->tail % r->cap];
+        mt_quarantine_slot *out = &r->slots[r->tail & (r->cap - 1)];
+        release(out);
+        r->bytes -= out->size;
         mt_atomic_store_relaxed(&r->tail, r->tail + 1);
-        r->bytes -= out.size;
         give_back(r);
-        release(&out);
     }
     mt_atomic_store_release(&r->owner, 0);
 }

@@ -207,18 +207,7 @@ MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
     mt_stack_id free_stack = note_freed(e, false);
     if (!mt_quarantine_on || mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
         return true;
-    mt_quarantine_slot s = {
-        .ptr = e->ptr,
-        .size = e->size,
-        .alloc_seq = e->seq,
-        .free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1,
-        .alloc_stack = e->stack,
-        .free_stack = free_stack,
-        .alloc_thread = mt_entry_thread(e),
-        .free_thread = mt_thread_number(),
-        .call = *c,
-    };
-    return !mt_quarantine_hold(&s);
+    return !mt_quarantine_hold(e, free_stack, c);
 }
 
 MT_COLD bool mt_unheld(void *p)

@@ -176,6 +176,20 @@ fi
 asan_run thread thread
 check_asan thread heap-use-after-free 1 "0 bytes inside of 24-byte" thread_alloc thread_free
 
+# ---------------------------------------------------------------- fork
+run fork fork
+r=$work/fork.r
+if report_to "$work/fork.err" "memtrace: write-after-free:" "$r"; then
+    check_head "write after free in a forked child" "$r" "memtrace: write-after-free: 2 bytes at offset 0 of a freed 48-byte block at 0x..."
+    check_site "write after free in a forked child" "$r" "  freed by thread 1 (after allocation #" fork_free
+    has "write after free in a forked child: found at the child's exit" "$r" "  detected in exit by thread 1"
+else
+    fail "write after free in a forked child" "no report: $(cat "$work/fork.err")"
+fi
+has "forked child: its status says so" "$work/fork.out" "heap_errors: child status 1"
+status "forked child's parent: nothing found, status 0" 0
+check "forked child's parent: one report in all (the child's)" 1 "$(grep -c '^memtrace: ' "$work/fork.err")"
+
 # ---------------------------------------------------------------- memtrace_check()
 run check check
 r=$work/check.r

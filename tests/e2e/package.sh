@@ -134,8 +134,10 @@ usr/share/gdb/auto-load/usr/lib/libmemtrace-profiler.so-gdb.py
 usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py
 usr/share/man/man1/memtrace.1
 usr/share/man/man3/memtrace.3
+usr/share/man/man3/memtrace_check.3
 usr/share/man/man3/memtrace_get_stats.3
 usr/share/man/man3/memtrace_get_stats_sized.3
+usr/share/man/man3/memtrace_on_error.3
 usr/share/man/man3/memtrace_print_trace.3
 usr/share/man/man3/memtrace_recording.3
 usr/share/man/man3/memtrace_report.3
@@ -192,8 +194,10 @@ share/gdb/auto-load$lib/libmemtrace-profiler.so-gdb.py
 share/gdb/auto-load$lib/libmemtrace.so-gdb.py
 share/man/man1/memtrace.1
 share/man/man3/memtrace.3
+share/man/man3/memtrace_check.3
 share/man/man3/memtrace_get_stats.3
 share/man/man3/memtrace_get_stats_sized.3
+share/man/man3/memtrace_on_error.3
 share/man/man3/memtrace_print_trace.3
 share/man/man3/memtrace_recording.3
 share/man/man3/memtrace_report.3

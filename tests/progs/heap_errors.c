@@ -18,6 +18,9 @@
  *   the alignment and malloc_usable_size are the program's.
  * thread: a thread writes 1 byte at offset 0 of a 24-byte block it freed,
  *   then ends (its quarantine is checked as it ends).
+ * fork: a forked child writes 2 bytes at offset 0 of a 48-byte block the
+ *   parent freed before the fork, and exits: the child's exit check finds
+ *   it (its status says so), the parent's finds nothing.
  * clean: every family, used to its last byte: no error. */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -26,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 char *g_kept;
 
@@ -93,6 +98,18 @@ int main(int argc, char **argv)
         if (pthread_create(&t, NULL, thread_main, NULL) != 0 || pthread_join(t, NULL) != 0)
             return 3;
         puts("heap_errors: joined");
+    } else if (!strcmp(what, "fork")) {
+        char *p = malloc(48); /* SITE:fork_alloc */
+        free(p);              /* SITE:fork_free */
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            poke(p, 0, 2);
+            exit(0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        printf("heap_errors: child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     } else if (!strcmp(what, "clean")) {
         /* Every byte each family says is the program's: no report. */
         size_t n = 100;
