@@ -379,7 +379,7 @@ test-unwind-check: $(TRACER_LIB) $(UNWIND_CHECK_PROGS)
 # suites themselves run one at a time: several are timing-sensitive).
 # Recursive (=): the lists are complete once the whole makefile is read.
 CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) \
-                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
+                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(GUARD_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
                 $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
                 $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
                 $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse
