@@ -20,8 +20,8 @@
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
-#include "capture/guard.h"
 #include "base/upcalls.h"
+#include "capture/guard.h"
 #include "store/live_table.h"
 
 #include <dlfcn.h>
