@@ -88,7 +88,8 @@ run_one() {
     local name=$1 variant=$2 round=$3
     shift 3
     local env=() prefix=()
-    [ -n "${ENV[$name]:-}" ] && env+=(-e "${ENV[$name]}")
+    local e
+    for e in ${ENV[$name]:-}; do env+=(-e "$e"); done # VAR=VALUE words
     case $variant in
     tracer) env+=(-e "LD_PRELOAD=$TRACER") ;;
     profiler) env+=(-e "LD_PRELOAD=$PROFILER") ;;
@@ -211,6 +212,17 @@ for ((round = 1; round <= ROUNDS; round++)); do
     ENV[contention]="CHURN_CONTENDED=1"
     read -a cmd <<< "${CMD[churn2]}"
     run_one contention tracer "$round" "${cmd[@]}"
+    # The heap checks' cost (issue 27): churn under the tracer with
+    # redzones and the quarantine off, against the defaults above.
+    ENV[churn_nocheck]="MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0"
+    read -a cmd <<< "${CMD[churn]}"
+    run_one churn_nocheck tracer "$round" "${cmd[@]}"
+    # Guard pages at the rate meant to be left on: churn under the tracer
+    # with MEMTRACE_GUARD_SAMPLE=1000, against the tracer's churn run of the
+    # same round (target: at most 2% more CPU).
+    ENV[churn_guard]="MEMTRACE_GUARD_SAMPLE=1000"
+    read -a cmd <<< "${CMD[churn]}"
+    run_one churn_guard tracer "$round" "${cmd[@]}"
     leaks_core "$round"
     # The pprof profiles written at exit for the g++ workload (tens of
     # thousands of sites): the profiler run again with MEMTRACE_PPROF. A
@@ -304,6 +316,11 @@ contended=$(for ((r = 1; r <= ROUNDS; r++)); do
 done | median)
 echo "contention, churn on 2 threads (tracer): $(fmt "$contended") contended lock waits or failed compare-and-swaps per million malloc/free pairs (median) $(failures contention tracer)"
 echo
+# Heap checks: the tracer's churn with redzones and the quarantine at their
+# defaults against both off, in the same round.
+echo "churn under the tracer, heap checks (redzones + quarantine) at their defaults vs off (median ratio): CPU $(fmt "$(ratios churn tracer cpu churn_nocheck tracer | median)"), peak RSS $(fmt "$(ratios churn tracer rss_kb churn_nocheck tracer | median)")"
+guard_cpu=$(ratios churn_guard tracer cpu churn tracer | median)
+echo "guard pages, MEMTRACE_GUARD_SAMPLE=1000, on churn: CPU $(fmt "$guard_cpu")x the tracer's without them (median of per-round ratios; target 1.02) $(failures churn_guard tracer)"
 
 # Metadata: (RSS with memtrace - RSS native) / 1,000,000 live blocks.
 per_block() {

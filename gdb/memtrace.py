@@ -7,6 +7,8 @@
 #   (gdb) memtrace leaks [N]          lost blocks (the leak check's report)
 #   (gdb) memtrace refs EXPR          who holds a pointer into a block
 #   (gdb) memtrace pprof FILE         the in-use profile in pprof's format
+#   (gdb) memtrace check              damaged blocks: redzones, quarantine, glibc's headers
+#   (gdb) memtrace break-on-error     stop at each heap error report
 #   (gdb) memtrace version            the traced library's version
 #
 # It never calls into the process: it reads memtrace's tables from the

@@ -40,7 +40,7 @@ case $libexecdir in @*) libexecdir=$here/../libexec/memtrace ;; esac
 usage() {
     cat <<'EOF'
 Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
-                    [--record[=PATH]] PROG [ARGS...]
+                    [--record[=PATH]] [--check] PROG [ARGS...]
        memtrace gdb [GDB-OPTION...] -- PROG [ARGS...]
        memtrace gdb PROG [ARGS...]
        memtrace core [GDB-OPTION...] [--] PROG CORE
@@ -90,6 +90,11 @@ Options of run:
                   (MEMTRACE_RECORD; default memtrace.%e.%p.rec: %e the
                   program's name, %p the process id); at the end a line
                   names the file and how to view it
+  --check         a debugging run for heap errors: every block of at most
+                  a page on a guard page (MEMTRACE_GUARD_SAMPLE=1), a
+                  larger quarantine (MEMTRACE_QUARANTINE=67108864) and an
+                  abort, for a core, at the first error detected
+                  (MEMTRACE_ON_ERROR=abort); each unless already set
 
 Settings are MEMTRACE_* environment variables (man memtrace, SETTINGS;
 doc/settings.adoc), e.g. MEMTRACE_START=0 to start with recording off and
@@ -392,6 +397,12 @@ run)
         --record=*)
             [ -n "${1#--record=}" ] || usage_error "run: --record= needs a PATH"
             export MEMTRACE_RECORD="${1#--record=}"
+            ;;
+        --check)
+            # What a debugging run wants; the user's own settings win.
+            export MEMTRACE_GUARD_SAMPLE=${MEMTRACE_GUARD_SAMPLE:-1}
+            export MEMTRACE_QUARANTINE=${MEMTRACE_QUARANTINE:-67108864}
+            export MEMTRACE_ON_ERROR=${MEMTRACE_ON_ERROR:-abort}
             ;;
         --output)
             [ $# -ge 2 ] || usage_error "run: --output needs a FILE"

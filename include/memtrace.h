@@ -90,6 +90,20 @@ int memtrace_recording(void);
 /* The library's version, as "memtrace --version" prints it ("0.1.0"). */
 const char *memtrace_version(void);
 
+/* Checks the heap now: every live block's redzone (the bytes after its
+ * end, MEMTRACE_REDZONE) and every freed block held in quarantine
+ * (MEMTRACE_QUARANTINE) that memtrace can read without waiting on
+ * another thread. Each damaged block gets a report on stderr, as at its
+ * free ("memtrace: heap-buffer-overflow: ..." or "memtrace:
+ * write-after-free: ..." and the stacks); returns how many. Safe from any
+ * thread; not from a signal handler. */
+int memtrace_check(void);
+
+/* Called after every heap error report, before MEMTRACE_ON_ERROR=abort
+ * aborts: `break memtrace_on_error` in gdb stops at the moment of
+ * detection. Does nothing itself. */
+void memtrace_on_error(void);
+
 #ifdef __cplusplus
 }
 #endif

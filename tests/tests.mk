@@ -231,6 +231,39 @@ $(TEST_BUILD)/bad_frees: tests/progs/bad_frees.cpp $(TEST_BUILD)/libbad_frees_li
 	  -lbad_frees_lib -Wl,-rpath,'$$ORIGIN'
 BAD_FREE_PROGS := $(TEST_BUILD)/bad_frees
 
+# Heap errors (tests/e2e/heap_errors.sh): the same program under memtrace
+# and built with AddressSanitizer, the oracle. The warning is what the
+# program does on purpose.
+$(TEST_BUILD)/heap_errors: tests/progs/heap_errors.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-use-after-free -pthread $(LDFLAGS) -o $@ $< -ldl
+$(TEST_BUILD)/heap_errors_asan: tests/progs/heap_errors.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-use-after-free -fsanitize=address -pthread \
+	  $(LDFLAGS) -o $@ $< -ldl
+HEAP_ERROR_PROGS := $(TEST_BUILD)/heap_errors $(TEST_BUILD)/heap_errors_asan
+
+# Guard pages (tests/e2e/guard.sh): the same program as is and built with
+# AddressSanitizer, the oracle for the errors and their sites. The warning
+# is what the program does on purpose.
+$(TEST_BUILD)/guard: tests/progs/guard.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-use-after-free $(LDFLAGS) -pthread -o $@ $<
+$(TEST_BUILD)/guard_asan: tests/progs/guard.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-use-after-free -fsanitize=address $(LDFLAGS) -pthread -o $@ $<
+# `memtrace check` in gdb, live and on cores (tests/e2e/heap_check.sh): the
+# warnings are what the program does on purpose.
+$(TEST_BUILD)/heap_core: tests/progs/heap_core.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -Wno-stringop-overflow -Wno-use-after-free \
+	  $(LDFLAGS) -o $@ $<
+GUARD_PROGS := $(TEST_BUILD)/guard $(TEST_BUILD)/guard_asan $(TEST_BUILD)/heap_core
+
+test-guard: all $(GUARD_PROGS)
+	@bash tests/e2e/guard.sh
+	@bash tests/e2e/heap_check.sh
+
 # The leak check at exit (tests/e2e/leaks.sh): -O0, so that every local the
 # program keeps a block with is in its frame.
 $(TEST_BUILD)/leaks: tests/progs/leaks.c
@@ -294,7 +327,7 @@ GDB_PROGS := $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/rust_
              $(TEST_BUILD)/cxx_handles
 
 test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_PROGS) \
-          $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS)
+          $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(HEAP_ERROR_PROGS)
 	@bash tests/e2e/run.sh
 	@bash tests/e2e/profiler.sh
 	@bash tests/e2e/profiler_ranks.sh
@@ -302,6 +335,7 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/tail_calls.sh
 	@bash tests/e2e/allocators.sh
 	@bash tests/e2e/bad_frees.sh
+	@bash tests/e2e/heap_errors.sh
 	@bash tests/e2e/leaks.sh
 	@bash tests/e2e/leak_robust.sh
 	@bash tests/e2e/launcher.sh
@@ -361,7 +395,7 @@ test-unwind-check: $(TRACER_LIB) $(UNWIND_CHECK_PROGS)
 # suites themselves run one at a time: several are timing-sensitive).
 # Recursive (=): the lists are complete once the whole makefile is read.
 CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) \
-                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
+                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(GUARD_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
                 $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
                 $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
                 $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS)
@@ -380,6 +414,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-view
 	@$(MAKE) --no-print-directory test-timeline
 	@$(MAKE) --no-print-directory test-attach
+	@$(MAKE) --no-print-directory test-guard
 	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-reliability
@@ -393,7 +428,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-view test-timeline test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-view test-timeline test-guard test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

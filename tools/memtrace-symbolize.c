@@ -53,6 +53,11 @@
  *                      its summary line, or one "memtrace: pprof: ... not
  *                      written (...)" line, an error
  *
+ *   check              `memtrace check`: every live block's redzone, every
+ *                      quarantined block, glibc's chunk headers around
+ *                      them (tools/heap_check.c); each damaged block in
+ *                      the heap errors' report, then a summary line
+ *
  *   leaks N PID        `memtrace leaks N` (N 0: every site): the leak
  *                      scan and report (src/leak/leak_report.c), then
  *   refs ADDR PID      `memtrace refs`: every place holding a pointer into
@@ -76,6 +81,7 @@
  * read (with one "memtrace-symbolize:" line), 3 on a malformed request. */
 #include "base/output.h"
 #include "symbolize/symbolize.h"
+#include "heap_check.h"
 #include "request.h"
 #include "table_answers.h"
 #include "tables.h"
@@ -178,6 +184,11 @@ int main(int argc, char **argv)
             mt_target_mem_changed(); /* the target ran, or gdb wrote to it */
         if (mt_table_request(&tables, sym, line, &out, mt_target_read, NULL)) {
             /* answered */
+        } else if (strcmp(line, "check\n") == 0) {
+            if (!tables.open)
+                mt_request_malformed(line); /* "tables" comes first */
+            mt_tables_clear_error(&tables);
+            mt_heap_check_request(&tables, sym, &out);
         } else if (strncmp(line, "leaks ", 6) == 0 || strncmp(line, "refs ", 5) == 0) {
             if (!tables.open)
                 mt_request_malformed(line); /* "tables" comes first */

@@ -10,6 +10,7 @@
 #   expressions  EXPR to an address, never calling into the program
 #   reports      memtrace EXPR, top, stats, version, pprof
 #   leaks        memtrace leaks and refs
+#   heap         memtrace check and break-on-error
 #   commands     the gdb command and its subcommands
 
 from . import commands, session, symbolizer

@@ -8,6 +8,7 @@ import struct
 import gdb
 
 from .common import _fail
+from .heap import break_on_error, check
 from .leaks import leaks, refs_expr
 from .reports import _HISTORY_ALL, describe_expr, pprof, stats, top, version
 from .target import _core_problem
@@ -39,6 +40,8 @@ Usage: memtrace EXPR
        memtrace leaks [N]
        memtrace refs EXPR
        memtrace pprof FILE
+       memtrace check
+       memtrace break-on-error
        memtrace version
 
 memtrace EXPR evaluates EXPR (any expression that yields an address: a
@@ -53,7 +56,7 @@ newest 3 of those (MEMTRACE_HISTORY=N or all, read from gdb's own
 environment) and a line counting the others; memtrace --all EXPR shows
 them all.  An address neither live nor
 in the history, or a null one, is an error.  To ask about a variable named
-like a subcommand (top, stats, leaks, refs, pprof, version), write `memtrace (top)'.
+like a subcommand (top, stats, leaks, refs, pprof, check, version), write `memtrace (top)'.
 
 EXPR is parsed in the current frame's language.  A value that owns a heap
 block through a pointer inside it is asked about through that pointer, and
@@ -97,6 +100,21 @@ slot (thread, LWP, frame number and function), a register, thread-local
 storage, or another heap block (its address, the offset in it, its
 allocation stack), each with the offset it points to.
 
+memtrace check checks every live block's redzone and every block held in
+the quarantine, as memtrace_check() does in the program, and lists the
+damaged ones in the heap errors' report: "memtrace: heap-buffer-overflow:
+N bytes past the end of a S-byte block at START" or "memtrace:
+write-after-free: N bytes at offset O of a freed S-byte block at START",
+with the block's allocation (and free) stacks; then "memtrace: check: K
+damaged blocks; L live blocks and Q quarantined blocks checked".  On
+glibc's heap it also reads the chunk header after each block: on the core
+of glibc's abort for a damaged header ("free(): invalid next size",
+"malloc(): corrupted top size") it names the block that wrote past its end
+and where it was allocated, even one glibc has back (from the freed
+history).  memtrace break-on-error sets a breakpoint on memtrace_on_error,
+which the library calls after each heap error report: the program stops
+right there, the detecting frame one `up` away.
+
 memtrace pprof FILE writes the live blocks, grouped by allocation stack
 and thread, to FILE as a gzipped pprof profile (inuse_objects, inuse_space)
 for `go tool pprof' and the tools that read its format; its total is the
@@ -118,7 +136,8 @@ found implausible instead of reading further."""
         arg = arg.strip()
         if not arg:
             _fail("usage: memtrace [--all] EXPR | memtrace top [N] | memtrace stats | "
-                  "memtrace leaks [N] | memtrace refs EXPR | memtrace pprof FILE | memtrace version "
+                  "memtrace leaks [N] | memtrace refs EXPR | memtrace pprof FILE | memtrace check | "
+                  "memtrace break-on-error | memtrace version "
                   "(see `help memtrace')")
         word, rest = (arg.split(None, 1) + [""])[:2]
         if word == "top":
@@ -135,6 +154,10 @@ found implausible instead of reading further."""
             if not rest.strip():
                 _fail("usage: memtrace refs EXPR")
             _guard(refs_expr, rest.strip())
+        elif word in ("check", "break-on-error"):
+            if rest.strip():
+                _fail("%s takes no argument" % word)
+            _guard(check if word == "check" else break_on_error)
         elif word == "version":
             if rest.strip():
                 _fail("version takes no argument")

@@ -30,7 +30,7 @@ static const struct {
 
 _Static_assert(256 == MT_MAX_DEPTH, "settings.def: MEMTRACE_DEPTH's maximum is MT_MAX_DEPTH");
 
-mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1, .history = 3 };
+mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1, .history = 3, .error_exitcode = 1 };
 
 const char *mt_setting_name(int id)
 {
@@ -194,6 +194,10 @@ void mt_config_load(void)
     mt_cfg.leak_exitcode = (int)mt_setting_long(MT_SET_LEAK_EXITCODE);
     mt_cfg.start = (int)mt_setting_long(MT_SET_START);
     mt_cfg.history = count_or_all_setting(MT_SET_HISTORY);
+    mt_cfg.redzone = (size_t)mt_setting_long(MT_SET_REDZONE);
+    mt_cfg.quarantine = (size_t)mt_setting_long(MT_SET_QUARANTINE);
+    mt_cfg.on_error = setting_choice(MT_SET_ON_ERROR);
+    mt_cfg.error_exitcode = (int)mt_setting_long(MT_SET_ERROR_EXITCODE);
 }
 
 void mt_config_profiler(mt_profiler_config *out)

@@ -7,6 +7,7 @@
 
 enum { MT_UNWIND_CFI, MT_UNWIND_LIBUNWIND, MT_UNWIND_FP, MT_UNWIND_CHECK };
 enum { MT_BAD_FREE_REPORT, MT_BAD_FREE_QUIET };
+enum { MT_ON_ERROR_CONTINUE, MT_ON_ERROR_ABORT };
 enum { MT_TOP_BY_LIVE, MT_TOP_BY_ALLOCS, MT_TOP_BY_TEMPORARY, MT_TOP_BY_PEAK };
 
 typedef struct {
@@ -19,6 +20,10 @@ typedef struct {
     int start;      /* MEMTRACE_START: 1 (default) records from start-up, 0 starts off */
     unsigned history; /* MEMTRACE_HISTORY: a live block's earlier lives print_trace
                          shows (format.h's mt_answer.history); "all" = MT_HISTORY_ALL */
+    size_t redzone;    /* MEMTRACE_REDZONE: bytes checked after every block, 0 = off */
+    size_t quarantine; /* MEMTRACE_QUARANTINE: bytes of freed blocks held per thread, 0 = off */
+    int on_error;      /* MEMTRACE_ON_ERROR: continue (default) or abort */
+    int error_exitcode; /* MEMTRACE_ERROR_EXITCODE: exit status after a heap error, 0..255 */
 } mt_config;
 
 extern mt_config mt_cfg;

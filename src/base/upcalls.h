@@ -13,6 +13,7 @@
 #define MT_UPCALLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct mt_live_entry; /* store/live_table.h's mt_live_entry */
 
@@ -45,6 +46,35 @@ void mt_ext_lookup(void);
 #define MT_FREE_BY_REALLOC 0x100u
 void mt_bad_free(const void *ptr, unsigned kind, const struct mt_live_entry *found);
 
+/* Hot path (capture/: the redzone and quarantine checks; the guard
+ * pages' fault handler) -> slow path (report/heap_error.c).
+ * A heap error a check found: the report (symbolizer and formatter, both
+ * slow path; report/format.h's mt_fmt_heap_error says the text), counted
+ * for the exit status (MEMTRACE_ERROR_EXITCODE), then memtrace_on_error()
+ * and MEMTRACE_ON_ERROR (abort). Called with mt_busy clear, from the
+ * thread that found it. KIND and ACCESS are format.h's MT_HEAP_* values;
+ * OFFSET is the first bad byte's from PTR (>= SIZE past the end, < 0
+ * before the start), BYTES how many from there (at least 1). WHERE names
+ * what found it ("free", "realloc", "exit", "memtrace_check", "a fault").
+ * FRAMES, DEPTH: the detecting stack, innermost first; NULL to have it
+ * captured by the report, in this thread. A freed block (FREED) has its
+ * free's stack and thread; stacks are stack-store ids (0: none). */
+enum { MT_HEAP_OVERFLOW, MT_HEAP_UNDERFLOW, MT_HEAP_WRITE_AFTER_FREE, MT_HEAP_USE_AFTER_FREE };
+enum { MT_HEAP_ACCESS_UNSEEN, MT_HEAP_READ, MT_HEAP_WRITE };
+struct mt_heap_error {
+    int kind, access;
+    uintptr_t ptr;
+    uint64_t size;
+    int64_t offset;
+    uint64_t bytes;
+    int at_least, freed;
+    uint64_t alloc_seq, free_seq;
+    uint32_t alloc_stack, free_stack, alloc_thread, free_thread;
+    const char *where;
+    const uintptr_t *frames;
+    unsigned depth;
+};
+void mt_heap_error_report(const struct mt_heap_error *e);
 /* Base (base/os.c) -> slow path (runtime/startup.c).
  * A metadata mapping failed: called once per failed request with the
  * structure's name, the size and errno. The policy (stop recording, say so

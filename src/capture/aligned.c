@@ -7,9 +7,11 @@
 #include "capture/tracer.h"
 
 #include "base/common.h"
+#include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
 #include "capture/entry.h"
+#include "capture/guard.h"
 #include "capture/real.h"
 #include "store/internal_heap.h"
 
@@ -45,8 +47,13 @@ int mt_posix_memalign_next(int (*fn)(void **, size_t, size_t), void **out, size_
     }
     int rc;
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, posix_memalign_call(fn, out, align, size, &rc), size,
-                  MT_KIND_MALLOC);
+    void *g = valid_alignment(align) && align % sizeof(void *) == 0
+                  ? mt_guard_take(traced, size, align)
+                  : NULL;
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
+                  g ? (*out = g, rc = 0, g)
+                    : posix_memalign_call(fn, out, align, mt_padded(size, traced), &rc),
+                  size, MT_KIND_MALLOC);
     return rc;
 }
 
@@ -81,7 +88,10 @@ void *mt_aligned_next(void *(*fn)(size_t, size_t), size_t align, size_t size)
         return mt_iheap_alloc(size, align);
     }
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, aligned_call(fn, align, size), size, MT_KIND_MALLOC);
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
+                  MT_GUARD_OR(traced && valid_alignment(align), size, align,
+                              aligned_call(fn, align, mt_padded(size, traced))),
+                  size, MT_KIND_MALLOC);
     return p;
 }
 
@@ -122,6 +132,8 @@ void *mt_pvalloc(size_t size)
         return NULL;
     }
     rounded &= ~(page - 1);
+    /* With a redzone the record's size is the rounded one, which pvalloc
+     * lets the program use. */
     return mt_aligned_next(mt_real.pvalloc ? pvalloc_adapter : NULL, page,
-                           mt_real.pvalloc ? size : rounded);
+                           mt_real.pvalloc && !mt_cfg.redzone ? size : rounded);
 }

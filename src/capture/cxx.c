@@ -11,6 +11,7 @@
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/entry.h"
+#include "capture/guard.h"
 #include "capture/real.h"
 #include "store/internal_heap.h"
 
@@ -70,31 +71,29 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
     unsigned form = MT_OP_FORM(op);
     void *p;
     if (MT_LIKELY(fn != NULL))
-        MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, new_call(fn, form, size, align, nothrow), size,
-                      MT_OP_KIND(op));
+        MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p,
+                      MT_GUARD_OR(traced, size, (form & MT_FORM_ALIGNED) ? align : 0,
+                                  new_call(fn, form, mt_padded(size, traced), align, nothrow)),
+                      size, MT_OP_KIND(op));
     else
-        MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, emulated_new(size, align, form), size,
-                      MT_OP_KIND(op));
+        MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, emulated_new(mt_padded(size, traced), align, form),
+                      size, MT_OP_KIND(op));
     return p;
 }
 
-typedef void (*del_fn)(void *);
-typedef void (*del_sz_fn)(void *, size_t);
-typedef void (*del_sz_al_fn)(void *, size_t, size_t);
-typedef void (*del_nt_fn)(void *, const void *);
-typedef void (*del_al_nt_fn)(void *, size_t, const void *);
-
-/* The call of FN, the next operator delete of FORM. */
-static inline void delete_call(void *fn, unsigned form, void *ptr, size_t size, size_t align,
-                               const void *nothrow)
+/* The call of FN, the next operator delete of FORM, as data (entry.h's
+ * mt_free_call): SIZE is the block's size where the form takes one. */
+static inline mt_free_call delete_call(void *fn, unsigned form, size_t size, size_t align,
+                                       const void *nothrow)
 {
     switch (form) {
-    case 0: ((del_fn)fn)(ptr); break;
-    case MT_FORM_SIZED: ((del_sz_fn)fn)(ptr, size); break;
-    case MT_FORM_ALIGNED: ((del_sz_fn)fn)(ptr, align); break;
-    case MT_FORM_SIZED | MT_FORM_ALIGNED: ((del_sz_al_fn)fn)(ptr, size, align); break;
-    case MT_FORM_NOTHROW: ((del_nt_fn)fn)(ptr, nothrow); break;
-    default: ((del_al_nt_fn)fn)(ptr, align, nothrow); break;
+    case 0: return MT_FREE_CALL(fn, MT_FC_P, 0, 0);
+    case MT_FORM_SIZED: return MT_FREE_CALL(fn, MT_FC_PA | MT_FC_SIZE_A, size, 0);
+    case MT_FORM_ALIGNED: return MT_FREE_CALL(fn, MT_FC_PA, align, 0);
+    case MT_FORM_SIZED | MT_FORM_ALIGNED:
+        return MT_FREE_CALL(fn, MT_FC_PAB | MT_FC_SIZE_A, size, align);
+    case MT_FORM_NOTHROW: return MT_FREE_CALL(fn, MT_FC_PP, nothrow, 0);
+    default: return MT_FREE_CALL(fn, MT_FC_PAP, align, nothrow);
     }
 }
 
@@ -104,8 +103,8 @@ void mt_delete(void *ptr, size_t size, size_t align, const void *nothrow, unsign
         return;
     void *fn = mt_ext_get(MT_OP_FN(op));
     if (MT_LIKELY(fn != NULL))
-        MT_NEXT_FREE(MT_NEXT_SCOPED, ptr, MT_OP_KIND(op), true,
-                     delete_call(fn, MT_OP_FORM(op), ptr, size, align, nothrow));
+        MT_NEXT_FREE(ptr, MT_OP_KIND(op), true,
+                     delete_call(fn, MT_OP_FORM(op), size, align, nothrow));
     else /* emulated_new's block */
-        MT_NEXT_FREE(MT_NEXT_PLAIN, ptr, MT_OP_KIND(op), mt_real.free != NULL, mt_real.free(ptr));
+        MT_NEXT_FREE(ptr, MT_OP_KIND(op), mt_real.free != NULL, MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
 }

@@ -15,8 +15,11 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/config.h"
 #include "base/reentry.h"
 #include "base/upcalls.h"
+#include "capture/guard.h"
+#include "capture/heap_check.h"
 #include "capture/real.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
@@ -26,11 +29,23 @@
 
 /* ---- the records (tracer.c) */
 
-/* Records a new block, allocated as KIND says (MT_KIND_*). Never fails the
- * allocation: when the tables cannot grow the block just goes unrecorded.
- * Called with mt_busy clear (bypass() sent the thread's own calls
- * elsewhere). */
+/* Records a new block, allocated as KIND says (MT_KIND_*), and fills its
+ * redzone: the next allocator was asked for mt_padded(SIZE, true) bytes.
+ * Never fails the allocation: when the tables cannot grow the block just
+ * goes unrecorded. Called with mt_busy clear (bypass() sent the thread's
+ * own calls elsewhere). */
 void mt_record(void *p, size_t size, unsigned kind);
+
+/* The record E of a block being freed by the call C has left the table:
+ * its redzone is checked (a report if damaged), C's size argument padded,
+ * the record noted freed (mt_note_freed) and, recording, the block held
+ * in the thread's quarantine. True when C must be made now, false when
+ * the quarantine makes it later. */
+bool mt_freed_block(const mt_live_entry *e, mt_free_call *c);
+
+/* The block of record E is about to be resized by WHO ("realloc",
+ * "rallocx"): its redzone is checked, a report if damaged. */
+void mt_check_resized(const mt_live_entry *e, const char *who);
 
 /* The block E was freed by this thread: it leaves the site totals, and
  * enters the freed history when recording, unless this thread is already
@@ -97,6 +112,17 @@ static inline void mt_untraced_free(void)
         mt_note_untraced();
 }
 
+/* ---- redzones (capture/heap_check.h) */
+
+/* The size asked of the next allocator for a block of SIZE bytes: with the
+ * redzone after it when the block will be recorded (TRACED); SIZE itself
+ * when it will not be, or when no allocator can give that much anyway
+ * (the call fails, nothing is recorded). */
+static inline size_t mt_padded(size_t size, bool traced)
+{
+    return traced && size <= PTRDIFF_MAX ? size + mt_cfg.redzone : size;
+}
+
 /* ---- frees */
 
 /* P is being freed by a function of family KIND (MT_KIND_*): its record
@@ -136,6 +162,23 @@ static inline bool mt_free_own(void *ptr)
         return true;
     }
     return false;
+}
+
+/* P, which the live table cannot match, is freed again or resized: if the
+ * quarantine holds it, its first free is made now, so that the next
+ * allocator sees the calls it would see without memtrace. False when
+ * the call must not be made (another thread's busy ring holds it). */
+bool mt_unheld(void *p);
+
+/* The traced free of P by the call C (recording or paused, outside a
+ * pass-through scope): P's record leaves (mt_unrecord) and mt_freed_block
+ * takes it on. True when C must be made now. */
+static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
+{
+    mt_live_entry e;
+    if (MT_LIKELY(mt_unrecord(p, kind, &e)))
+        return mt_freed_block(&e, c);
+    return !mt_quarantine_on || mt_unheld(p);
 }
 
 /* ---- the next allocator */
@@ -196,27 +239,78 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
         }                                                                    \
     } while (0)
 
-/* A freeing entry point's call: CALL (its next function, HOW) frees PTR, a
- * block of family KIND (MT_KIND_*). Recording or paused, PTR's record
- * leaves first (mt_forget): once freed, the address can be handed to
- * another thread, whose new record must not be the one removed. Else
- * (start-up, a pass-through scope, a fork window) its record, if any,
- * stays behind, stale, and CALL is made only when KNOWN (false before the
- * real allocator is known: the block cannot be its). */
-#define MT_NEXT_FREE(how, ptr, kind, known, call)                            \
+/* Makes the free call C of PTR (heap_check.h's mt_free_call): mt_real.free
+ * directly, a next definition in a pass-through scope. */
+typedef void (*mt_fc_p)(void *);
+typedef void (*mt_fc_pa)(void *, uintptr_t);
+typedef void (*mt_fc_pab)(void *, uintptr_t, uintptr_t);
+typedef void (*mt_fc_pi)(void *, int);
+typedef void (*mt_fc_pai)(void *, uintptr_t, int);
+typedef void (*mt_fc_pp)(void *, const void *);
+typedef void (*mt_fc_pap)(void *, uintptr_t, const void *);
+
+static inline void mt_free_call_scoped(void *ptr, const mt_free_call *c)
+{
+    switch (c->shape & MT_FC_SHAPE) {
+    case MT_FC_P: ((mt_fc_p)c->fn)(ptr); break;
+    case MT_FC_PA: ((mt_fc_pa)c->fn)(ptr, c->a); break;
+    case MT_FC_PAB: ((mt_fc_pab)c->fn)(ptr, c->a, c->b); break;
+    case MT_FC_PI: ((mt_fc_pi)c->fn)(ptr, (int)c->a); break;
+    case MT_FC_PAI: ((mt_fc_pai)c->fn)(ptr, c->a, (int)c->b); break;
+    case MT_FC_PP: ((mt_fc_pp)c->fn)(ptr, (const void *)c->a); break;
+    default: ((mt_fc_pap)c->fn)(ptr, c->a, (const void *)c->b); break;
+    }
+}
+
+static inline void mt_free_call_run(void *ptr, const mt_free_call *c)
+{
+    if ((c->shape & MT_FC_SHAPE) == MT_FC_REAL)
+        mt_real.free(ptr);
+    else
+        MT_NEXT_CALL(MT_NEXT_SCOPED, mt_free_call_scoped(ptr, c), false);
+}
+
+/* A freeing entry point's call: FC (an mt_free_call: its next function
+ * and arguments as data) frees PTR, a block of family KIND (MT_KIND_*).
+ * Recording or paused, PTR's record leaves first (mt_release): once freed,
+ * the address can be handed to another thread, whose new record must not
+ * be the one removed; the block may then wait in quarantine, and FC is
+ * made when it leaves. Else (start-up, a pass-through scope, a fork
+ * window) its record, if any, stays behind, stale, and FC is made only
+ * when KNOWN (false before the real allocator is known: the block cannot
+ * be its). A block of the guard pages' pool (guard.h) goes back there
+ * instead, at once (it has no redzone, and its page is its quarantine). */
+#define MT_NEXT_FREE(ptr, kind, known, fc)                                   \
     do {                                                                     \
         if (mt_free_own(ptr))                                                \
             break;                                                           \
+        if (MT_UNLIKELY(mt_guard_owns(ptr))) {                               \
+            mt_guard_free((ptr), (kind));                                    \
+            break;                                                           \
+        }                                                                    \
+        mt_free_call mt_fc_ = (fc);                                          \
         if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)) { \
-            mt_forget((ptr), (kind));                                        \
-            MT_NEXT_CALL(how, call, false);                                  \
+            if (mt_release((ptr), (kind), &mt_fc_))                          \
+                mt_free_call_run((ptr), &mt_fc_);                            \
         } else if (known) {                                                  \
-            MT_NEXT_CALL(how, call, false);                                  \
+            mt_free_call_run((ptr), &mt_fc_);                                \
             mt_untraced_free();                                              \
         }                                                                    \
     } while (0)
 
 /* ---- shared by the families */
+
+/* A free of P, a pointer in the guard pages' pool (guard.h), by a function
+ * of family KIND (tracer.c): its record leaves as in any free (a bad free
+ * is reported the same way), the slot keeps the allocation's and the
+ * free's stacks for the fault handler, and the page becomes inaccessible.
+ * A pointer that is no live block's start changes nothing more. */
+void mt_guard_free(void *p, unsigned kind);
+
+/* realloc of P, a pointer in the pool (tracer.c): a new block (sampled or
+ * not) with the contents, then P freed; SIZE 0 frees P and answers NULL,
+ * as glibc's realloc does. */
+void *mt_guard_realloc(void *p, size_t size);
 
 /* realloc through FN (tracer.c): glibc's, or another allocator's with
  * realloc's contract (tc_realloc). */

@@ -5,8 +5,10 @@
 #include "capture/tracer.h"
 
 #include "base/common.h"
+#include "base/config.h"
 #include "base/reentry.h"
 #include "capture/entry.h"
+#include "capture/guard.h"
 #include "capture/real.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
@@ -48,7 +50,8 @@ void *mt_mallocx(size_t size, int flags)
         return emulated_mallocx(size, flags);
     bool traced = !mt_bypass();
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, fn(size, flags), size, MT_KIND_MALLOC);
+    MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, fn(mt_padded(size, traced), flags), size,
+                  MT_KIND_MALLOC);
     return p;
 }
 
@@ -81,8 +84,9 @@ static MT_COLD void *emulated_rallocx(void *ptr, size_t size, int flags)
 void *mt_rallocx(void *ptr, size_t size, int flags)
 {
     void *(*fn)(void *, size_t, int) = (void *(*)(void *, size_t, int))mt_ext_get(MT_X_RALLOCX);
-    if (MT_UNLIKELY(fn == NULL || mt_iheap_owns(ptr))) /* jemalloc never saw an */
-        return emulated_rallocx(ptr, size, flags);        /* internal heap block */
+    /* jemalloc never saw a block of the internal heap or the guard pages */
+    if (MT_UNLIKELY(fn == NULL || mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
+        return emulated_rallocx(ptr, size, flags);
     void *q;
     if (MT_UNLIKELY(mt_bypass())) {
         if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
@@ -93,14 +97,18 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
     }
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
-    MT_NEXT_CALL(MT_NEXT_SCOPED, q = fn(ptr, size, flags), q != NULL);
+    if (MT_UNLIKELY(!had) && mt_quarantine_on && !mt_unheld(ptr))
+        return NULL; /* held in another thread's busy ring: jemalloc has it, live */
+    if (had)
+        mt_check_resized(&old, "rallocx");
+    MT_NEXT_CALL(MT_NEXT_SCOPED, q = fn(ptr, mt_padded(size, true), flags), q != NULL);
     mt_resized(ptr, had, &old, q, size, false); /* rallocx never frees */
     return q;
 }
 
 /* xallocx resized PTR in place to REAL bytes, asked for SIZE (+ EXTRA if
  * it could): on success (REAL >= SIZE) the record keeps its stack and
- * number and takes the size the program may now use. */
+ * number and takes the size the program may now use. Without redzones. */
 static void resized_in_place(void *ptr, size_t size, size_t extra, size_t real)
 {
     if (real < size || mt_busy || mt_passthrough || mt_atomic_load_acquire(&mt_phase) < MT_READY)
@@ -117,15 +125,49 @@ static void resized_in_place(void *ptr, size_t size, size_t extra, size_t real)
         mt_site_alloc(e.stack, e.size);
 }
 
+/* xallocx through FN on a recorded block, whose record E has left the
+ * table: asked for its redzone more, so that on success (REAL >= SIZE +
+ * redzone) the record keeps its stack and number and takes the size the
+ * program may now use, and its redzone moves there. Returns that size, or
+ * the block's size, unchanged, when it could not grow. */
+static size_t xallocx_recorded(size_t (*fn)(void *, size_t, size_t, int), void *ptr, size_t size,
+                               size_t extra, int flags, mt_live_entry *e)
+{
+    size_t rz = mt_cfg.redzone, real;
+    MT_NEXT_CALL(MT_NEXT_SCOPED, real = fn(ptr, mt_padded(size, true), extra, flags), false);
+    size_t want;
+    if (__builtin_add_overflow(size, extra, &want))
+        want = SIZE_MAX;
+    if (real >= size + rz && size <= PTRDIFF_MAX) {
+        mt_site_free(e->stack, e->size);
+        e->size = real - rz < want ? real - rz : want;
+        if (rz)
+            memset((char *)ptr + e->size, MT_REDZONE_BYTE, rz);
+        mt_site_alloc(e->stack, e->size);
+    }
+    if (!mt_live_insert(e))
+        mt_site_free(e->stack, e->size);
+    return e->size;
+}
+
 size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
 {
     size_t (*fn)(void *, size_t, size_t, int) =
         (size_t (*)(void *, size_t, size_t, int))mt_ext_get(MT_X_XALLOCX);
+    if (!fn || mt_iheap_owns(ptr) || mt_guard_owns(ptr)) {
+        size_t real = mt_malloc_usable_size(ptr); /* cannot resize: the size it has */
+        if (!mt_cfg.redzone) /* (with one, the record's size already) */
+            resized_in_place(ptr, size, extra, real);
+        return real;
+    }
+    mt_live_entry e;
+    if (mt_cfg.redzone && !mt_busy && !mt_passthrough &&
+        mt_atomic_load_acquire(&mt_phase) >= MT_READY && mt_live_remove((uintptr_t)ptr, &e)) {
+        mt_check_resized(&e, "xallocx");
+        return xallocx_recorded(fn, ptr, size, extra, flags, &e);
+    }
     size_t real;
-    if (fn && !mt_iheap_owns(ptr))
-        MT_NEXT_CALL(MT_NEXT_SCOPED, real = fn(ptr, size, extra, flags), false);
-    else
-        real = mt_malloc_usable_size(ptr); /* cannot resize: the size it has */
+    MT_NEXT_CALL(MT_NEXT_SCOPED, real = fn(ptr, size, extra, flags), false);
     resized_in_place(ptr, size, extra, real);
     return real;
 }
@@ -133,15 +175,22 @@ size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
 size_t mt_sallocx(const void *ptr, int flags)
 {
     size_t (*fn)(const void *, int) = (size_t (*)(const void *, int))mt_ext_get(MT_X_SALLOCX);
-    return fn && !mt_iheap_owns(ptr) ? fn(ptr, flags) : mt_malloc_usable_size((void *)ptr);
+    if (!fn || mt_iheap_owns(ptr) || mt_guard_owns(ptr))
+        return mt_malloc_usable_size((void *)ptr);
+    mt_live_entry e;
+    bool unlocked = false;
+    if (mt_cfg.redzone && mt_live_find((uintptr_t)ptr, &e, &unlocked))
+        return e.size; /* the redzone is not the program's (malloc_usable_size) */
+    return fn(ptr, flags);
 }
 
 size_t mt_nallocx(size_t size, int flags)
 {
     size_t (*fn)(size_t, int) = (size_t (*)(size_t, int))mt_ext_get(MT_X_NALLOCX);
-    if (fn)
+    /* mallocx(SIZE) gives at least SIZE usable bytes, exactly SIZE with a
+     * redzone after them; 0 where it would fail */
+    if (fn && !mt_cfg.redzone)
         return fn(size, flags);
-    /* mallocx(SIZE) gives at least SIZE usable bytes; 0 where it would fail */
     return size > PTRDIFF_MAX ? 0 : size;
 }
 
@@ -151,7 +200,7 @@ void mt_dallocx(void *ptr, int flags)
     if (MT_UNLIKELY(fn == NULL))
         mt_free(ptr);
     else
-        MT_NEXT_FREE(MT_NEXT_SCOPED, ptr, MT_KIND_MALLOC, true, fn(ptr, flags));
+        MT_NEXT_FREE(ptr, MT_KIND_MALLOC, true, MT_FREE_CALL(fn, MT_FC_PI, flags, 0));
 }
 
 void mt_sdallocx(void *ptr, size_t size, int flags)
@@ -160,5 +209,5 @@ void mt_sdallocx(void *ptr, size_t size, int flags)
     if (MT_UNLIKELY(fn == NULL))
         mt_free(ptr);
     else
-        MT_NEXT_FREE(MT_NEXT_SCOPED, ptr, MT_KIND_MALLOC, true, fn(ptr, size, flags));
+        MT_NEXT_FREE(ptr, MT_KIND_MALLOC, true, MT_FREE_CALL(fn, MT_FC_PAI | MT_FC_SIZE_A, size, flags));
 }

@@ -4,6 +4,7 @@
 #include "capture/tracer.h"
 
 #include "base/common.h"
+#include "base/config.h"
 #include "base/os.h"
 #include "capture/entry.h"
 #include "capture/real.h"
@@ -15,7 +16,7 @@ void *mt_tc_malloc(size_t size)
         return mt_malloc(size);
     bool traced = !mt_bypass();
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, fn(size), size, MT_KIND_MALLOC);
+    MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, fn(mt_padded(size, traced)), size, MT_KIND_MALLOC);
     return p;
 }
 
@@ -42,7 +43,12 @@ void *mt_tc_calloc(size_t n, size_t size)
         return mt_calloc(n, size); /* says ENOMEM on overflow */
     bool traced = !mt_bypass();
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, fn(n, size), total, MT_KIND_MALLOC);
+    /* calloc(1, padded): the redzone is zeroed, then filled */
+    if (traced && mt_cfg.redzone)
+        MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, fn(1, mt_padded(total, true)), total,
+                      MT_KIND_MALLOC);
+    else
+        MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, fn(n, size), total, MT_KIND_MALLOC);
     return p;
 }
 
@@ -86,7 +92,7 @@ void *mt_tc_valloc(size_t size)
 
 void *mt_tc_pvalloc(size_t size)
 {
-    if (!mt_ext_get(MT_X_TC_PVALLOC))
+    if (!mt_ext_get(MT_X_TC_PVALLOC) || mt_cfg.redzone) /* (mt_pvalloc's record size) */
         return mt_pvalloc(size);
     return mt_aligned_next(tc_pvalloc_adapter, mt_os_page_size(), size);
 }

@@ -25,6 +25,8 @@
 #include "base/upcalls.h"
 #include "capture/capture.h"
 #include "capture/entry.h"
+#include "capture/guard.h"
+#include "capture/heap_check.h"
 #include "capture/real.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
@@ -168,6 +170,10 @@ static inline mt_stack_id capture_stack(void)
 MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
 {
     MT_ASSERT(!mt_busy); /* mt_bypass() sent the thread's own calls elsewhere */
+    /* Before the record: a checker that finds the record finds the redzone.
+     * A block on a guard page has none: the page after it is its redzone. */
+    if (mt_cfg.redzone && !mt_guard_owns(p))
+        memset((char *)p + size, MT_REDZONE_BYTE, mt_cfg.redzone);
     mt_busy = 1;
     uint32_t thread = mt_thread_number(); /* registers it: next_seq's slot */
     mt_live_entry e = {
@@ -186,35 +192,108 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
 
 /* mt_note_freed's work; GONE_NOTED: mt_site_note_gone was called for E
  * already (a resize that moved it, before the new block became the
- * thread's latest allocation). */
-static inline __attribute__((always_inline)) void note_freed(const mt_live_entry *e,
-                                                             bool gone_noted)
+ * thread's latest allocation). Returns the free's stack, when it was
+ * captured (for the freed history or the quarantine), else 0. */
+static inline __attribute__((always_inline)) mt_stack_id note_freed(const mt_live_entry *e,
+                                                                    bool gone_noted)
 {
     mt_tl_free(e->ptr);
     if (gone_noted)
         mt_site_free(e->stack, e->size);
     else
         mt_site_end_block(e->stack, e->size, e->seq);
-    if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY || !mt_freed_enabled())
-        return;
+    if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY ||
+        !(mt_freed_enabled() || mt_quarantine_on))
+        return 0;
     mt_busy = 1;
+    mt_stack_id free_stack = capture_stack();
+    if (!mt_freed_enabled()) {
+        mt_busy = 0;
+        return free_stack;
+    }
     mt_freed_record r = {
         .ptr = e->ptr,
         .size = e->size,
         .alloc_seq = e->seq,
         .free_seq = seq_seen(e->seq),
         .alloc_stack = e->stack,
-        .free_stack = capture_stack(),
+        .free_stack = free_stack,
         .alloc_thread = mt_entry_thread(e),
         .free_thread = mt_thread_number(),
     };
     mt_freed_push(&r);
     mt_busy = 0;
+    return free_stack;
 }
 
 MT_NOINLINE void mt_note_freed(const mt_live_entry *e)
 {
     note_freed(e, false);
+}
+
+/* E's redzone damaged: the report, as WHO (the free or resize) found it. */
+static MT_COLD void redzone_damaged(const mt_live_entry *e, size_t first, size_t end,
+                                    const char *who)
+{
+    mt_heap_error_report(&(struct mt_heap_error){
+        .kind = MT_HEAP_OVERFLOW,
+        .ptr = e->ptr,
+        .size = e->size,
+        .offset = (int64_t)(e->size + first),
+        .bytes = end - first,
+        .at_least = end == mt_cfg.redzone,
+        .alloc_seq = e->seq,
+        .alloc_stack = e->stack,
+        .alloc_thread = mt_entry_thread(e),
+        .where = who,
+    });
+}
+
+/* Checks E's redzone as WHO; outside memtrace only (a report needs it). */
+static inline void check_redzone(const mt_live_entry *e, const char *who)
+{
+    size_t first, end;
+    if (mt_pattern_damage((const unsigned char *)e->ptr + e->size, mt_cfg.redzone,
+                          MT_REDZONE_BYTE, &first, &end) &&
+        !mt_busy && e->seq > mt_atomic_load_relaxed(&mt_untraced_seq)) {
+        redzone_damaged(e, first, end, who);
+        /* Said once: the quarantine must not find it again. */
+        memset((char *)e->ptr + e->size, MT_REDZONE_BYTE, mt_cfg.redzone);
+    }
+}
+
+void mt_check_resized(const mt_live_entry *e, const char *who)
+{
+    if (mt_cfg.redzone)
+        check_redzone(e, who);
+}
+
+static const char *free_name(const mt_live_entry *e)
+{
+    unsigned kind = mt_entry_kind(e);
+    return kind == MT_KIND_NEW ? "delete" : kind == MT_KIND_NEW_ARRAY ? "delete[]" : "free";
+}
+
+MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
+{
+    size_t redzone = mt_cfg.redzone;
+    if (redzone) {
+        check_redzone(e, free_name(e));
+        mt_free_call_pad(c, redzone);
+    }
+    mt_stack_id free_stack = note_freed(e, false);
+    if (!mt_quarantine_on || mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
+        return true;
+    return !mt_quarantine_hold(e, free_stack, c);
+}
+
+MT_COLD bool mt_unheld(void *p)
+{
+    mt_quarantine_slot s;
+    int held = mt_quarantine_take((uintptr_t)p, &s);
+    if (held > 0)
+        mt_free_call_run(p, &s.call);
+    return held >= 0;
 }
 
 /* E moved away by a resize: mt_note_freed's, after mt_site_note_gone. */
@@ -229,13 +308,15 @@ void *mt_malloc(size_t size)
     if (MT_UNLIKELY(!traced && (mt_busy || !mt_real.malloc)))
         return mt_iheap_alloc(size, 16);
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, mt_real.malloc(size), size, MT_KIND_MALLOC);
+    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
+                  MT_GUARD_OR(traced, size, 0, mt_real.malloc(mt_padded(size, traced))), size,
+                  MT_KIND_MALLOC);
     return p;
 }
 
 void mt_free(void *ptr)
 {
-    MT_NEXT_FREE(MT_NEXT_PLAIN, ptr, MT_KIND_MALLOC, mt_real.free != NULL, mt_real.free(ptr));
+    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, mt_real.free != NULL, MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
 }
 
 void *mt_calloc(size_t n, size_t size)
@@ -253,7 +334,15 @@ void *mt_calloc(size_t n, size_t size)
             memset(p, 0, total);
         return p;
     }
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p, mt_real.calloc(n, size), total, MT_KIND_MALLOC);
+    /* calloc(1, padded): the redzone is zeroed, then filled */
+    if (traced && mt_cfg.redzone)
+        MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
+                      MT_GUARD_OR(traced, total, 0, mt_real.calloc(1, mt_padded(total, true))),
+                      total, MT_KIND_MALLOC);
+    else
+        MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
+                      MT_GUARD_OR(traced, total, 0, mt_real.calloc(n, size)), total,
+                      MT_KIND_MALLOC);
     return p;
 }
 
@@ -318,6 +407,32 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
     return q;
 }
 
+/* realloc of a freed block held in a ring another thread keeps busy
+ * (mt_unheld): the next allocator still has it as a live block and must
+ * not resize it; realloc fails. */
+static MT_COLD void *realloc_freed(void)
+{
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* realloc(PTR, 0) returned Q, a block (an allocator other than glibc's):
+ * Q is resized to the redzone's size so that it has one, and recorded as
+ * a 0-byte block; when that fails it goes back to the program untraced. */
+static MT_COLD void *realloc_zero_kept(void *(*fn)(void *, size_t), void *ptr, bool had,
+                                       const mt_live_entry *old, void *q)
+{
+    void *r;
+    MT_NEXT_CALL(MT_NEXT_PLAIN, r = fn(q, mt_cfg.redzone), r != NULL);
+    if (r == NULL) {
+        mt_resized(ptr, had, old, NULL, 0, true); /* freed, as realloc(p, 0) said */
+        mt_untraced_outside();
+        return q;
+    }
+    mt_resized(ptr, had, old, r, 0, true);
+    return r;
+}
+
 /* realloc through FN (see mt_realloc_next), inlined in both. */
 static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void *, size_t),
                                                                 void *ptr, size_t size)
@@ -326,6 +441,8 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
         return mt_malloc(size);
     if (MT_UNLIKELY(mt_iheap_owns(ptr)))
         return realloc_from_iheap(ptr, size);
+    if (MT_UNLIKELY(mt_guard_owns(ptr)))
+        return mt_guard_realloc(ptr, size);
     void *q = NULL;
     if (MT_UNLIKELY(mt_bypass()))
         return realloc_bypassed(fn, ptr, size);
@@ -335,7 +452,14 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
     MT_ASSERT(!had || old.ptr == (uintptr_t)ptr);
     if (MT_UNLIKELY(!had || mt_entry_kind(&old) != MT_KIND_MALLOC))
         mt_bad_free(ptr, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, had ? &old : NULL);
-    MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size), q != NULL);
+    if (MT_UNLIKELY(!had) && mt_quarantine_on && !mt_unheld(ptr))
+        return realloc_freed();
+    if (had)
+        mt_check_resized(&old, "realloc");
+    /* realloc(p, 0) as the next allocator does it (glibc's frees p) */
+    MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size ? mt_padded(size, true) : 0), q != NULL);
+    if (MT_UNLIKELY(size == 0 && q != NULL && mt_cfg.redzone))
+        return realloc_zero_kept(fn, ptr, had, &old, q);
     mt_resized(ptr, had, &old, q, size, true);
     return q;
 }
@@ -360,32 +484,118 @@ void *mt_reallocarray(void *ptr, size_t n, size_t size)
     return mt_realloc(ptr, total);
 }
 
+/* ---- the guard pages' blocks (guard.h) */
+
+/* The freed block of slot S leaves with its record E (if HAD): the site
+ * totals and the freed history as note_freed does, and the slot keeps
+ * both stacks for the fault handler, however long the history keeps
+ * them. */
+static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e)
+{
+    s->alloc_stack = s->free_stack = 0;
+    if (had) {
+        mt_site_end_block(e->stack, e->size, e->seq);
+        s->alloc_stack = e->stack;
+        s->alloc_seq = e->seq;
+        s->alloc_thread = mt_entry_thread(e);
+    }
+    if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
+        return;
+    mt_busy = 1;
+    s->free_stack = capture_stack();
+    s->free_thread = mt_thread_number();
+    s->free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    if (had && mt_freed_enabled()) {
+        mt_freed_record r = {
+            .ptr = e->ptr,
+            .size = e->size,
+            .alloc_seq = e->seq,
+            .free_seq = s->free_seq,
+            .alloc_stack = e->stack,
+            .free_stack = s->free_stack,
+            .alloc_thread = s->alloc_thread,
+            .free_thread = s->free_thread,
+        };
+        mt_freed_push(&r);
+    }
+    mt_busy = 0;
+}
+
+MT_COLD void mt_guard_free(void *p, unsigned kind)
+{
+    mt_live_entry e;
+    bool had = false;
+    /* As MT_NEXT_FREE: the record leaves while recording or paused. */
+    if (mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)
+        had = mt_unrecord(p, kind, &e);
+    mt_guard_block *s = mt_guard_claim(p);
+    if (!s)
+        return; /* freed already, or not a block's start: nothing to free */
+    size_t first, end, len;
+    if (had && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
+        mt_guard_slack(s, &first, &end, &len))
+        mt_heap_error_report(&(struct mt_heap_error){
+            .kind = MT_HEAP_OVERFLOW,
+            .ptr = e.ptr,
+            .size = e.size,
+            .offset = (int64_t)(e.size + first),
+            .bytes = end - first,
+            .at_least = end == len,
+            .alloc_seq = e.seq,
+            .alloc_stack = e.stack,
+            .alloc_thread = mt_entry_thread(&e),
+            .where = free_name(&e),
+        });
+    note_guard_freed(s, had, &e);
+    mt_guard_release(s);
+}
+
+MT_COLD void *mt_guard_realloc(void *p, size_t size)
+{
+    const mt_guard_block *b = mt_guard_live(p);
+    if (!b) {
+        /* Freed already, or inside a block: its page may be inaccessible,
+         * so nothing is copied; reported as a bad free, and refused. */
+        if (!mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY)
+            mt_bad_free(p, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, NULL);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (size == 0) {
+        mt_free(p);
+        return NULL;
+    }
+    size_t old = b->size;
+    void *q = mt_malloc(size);
+    if (q) {
+        memcpy(q, p, old < size ? old : size);
+        mt_free(p);
+    }
+    return q;
+}
+
 size_t mt_malloc_usable_size(void *ptr)
 {
     if (ptr == NULL)
         return 0;
     if (mt_iheap_owns(ptr))
         return mt_iheap_usable(ptr);
+    if (mt_guard_owns(ptr)) {
+        const mt_guard_block *b = mt_guard_live(ptr);
+        return b ? b->size : 0;
+    }
     if (!mt_real.malloc_usable_size)
         mt_start();
+    /* A recorded block's redzone is not the program's to use. */
+    mt_live_entry e;
+    bool unlocked = false;
+    if (mt_cfg.redzone && mt_live_find((uintptr_t)ptr, &e, &unlocked))
+        return e.size;
     return mt_real.malloc_usable_size ? mt_real.malloc_usable_size(ptr) : 0;
 }
 
 /* ---- C23's sized frees; and the frees of the other families that take
  * one or two words more (tcmalloc.c) */
-
-typedef void (*free_fn)(void *);
-typedef void (*free_a_fn)(void *, size_t);
-typedef void (*free_ab_fn)(void *, size_t, size_t);
-
-static inline void free_call(void *fn, void *ptr, size_t a, size_t b, int args)
-{
-    switch (args) {
-    case 0: ((free_fn)fn)(ptr); break;
-    case 1: ((free_a_fn)fn)(ptr, a); break;
-    default: ((free_ab_fn)fn)(ptr, a, b); break;
-    }
-}
 
 void mt_free_next(unsigned i, void *ptr, size_t a, size_t b, int args)
 {
@@ -394,7 +604,11 @@ void mt_free_next(unsigned i, void *ptr, size_t a, size_t b, int args)
         mt_free(ptr);
         return;
     }
-    MT_NEXT_FREE(MT_NEXT_SCOPED, ptr, MT_KIND_MALLOC, true, free_call(fn, ptr, a, b, args));
+    /* free_sized (ptr, size), free_aligned_sized (ptr, align, size), tc_free */
+    mt_free_call c = args == 0   ? MT_FREE_CALL(fn, MT_FC_P, 0, 0)
+                     : args == 1 ? MT_FREE_CALL(fn, MT_FC_PA | MT_FC_SIZE_A, a, 0)
+                                 : MT_FREE_CALL(fn, MT_FC_PAB | MT_FC_SIZE_B, a, b);
+    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, true, c);
 }
 
 void mt_free_sized(void *ptr, size_t size)

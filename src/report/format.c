@@ -412,6 +412,62 @@ void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writ
     mt_fmt_block_stack(out, put_stack, ctx, &b->alloc_stack);
 }
 
+/* ------------------------------------------------------------ heap errors */
+
+static const char *heap_kind_name(int kind)
+{
+    switch (kind) {
+    case MT_HEAP_OVERFLOW: return "heap-buffer-overflow";
+    case MT_HEAP_UNDERFLOW: return "heap-buffer-underflow";
+    case MT_HEAP_WRITE_AFTER_FREE: return "write-after-free";
+    default: return "use-after-free";
+    }
+}
+
+void mt_fmt_heap_error(mt_out *out, const mt_fmt_heap_error_report *e, mt_stack_writer *put_stack,
+                       void *ctx)
+{
+    unsigned long size = (unsigned long)e->size, start = (unsigned long)e->ptr;
+    unsigned long n = (unsigned long)e->bytes;
+    mt_out_printf(out, "memtrace: %s%s: %s%lu byte%s ", heap_kind_name(e->kind),
+                  e->access == MT_HEAP_READ ? " read" : e->access == MT_HEAP_WRITE ? " write" : "",
+                  e->at_least ? "at least " : "", n, n == 1 ? "" : "s");
+    if (e->kind == MT_HEAP_UNDERFLOW)
+        mt_out_printf(out, "before the start of a %lu-byte block at %#lx\n", size, start);
+    else if (e->kind == MT_HEAP_OVERFLOW && (uint64_t)e->offset == e->size)
+        mt_out_printf(out, "past the end of a %lu-byte block at %#lx\n", size, start);
+    else if (e->kind == MT_HEAP_OVERFLOW)
+    {
+        unsigned long past = (unsigned long)((uint64_t)e->offset - e->size);
+        mt_out_printf(out, "at offset %ld, %lu byte%s past the end of a %lu-byte block at %#lx\n",
+                      (long)e->offset, past, past == 1 ? "" : "s", size, start);
+    }
+    else
+        mt_out_printf(out, "at offset %ld of a freed %lu-byte block at %#lx\n", (long)e->offset,
+                      size, start);
+    mt_out_printf(out, "  allocated by ");
+    put_thread(out, &e->alloc_thread);
+    mt_out_printf(out, " (allocation #%lu) at:\n", (unsigned long)e->alloc_seq);
+    mt_fmt_block_stack(out, put_stack, ctx, &e->alloc_stack);
+    if (e->freed) {
+        mt_out_printf(out, "  freed by ");
+        put_thread(out, &e->free_thread);
+        mt_out_printf(out, " (after allocation #%lu) at:\n", (unsigned long)e->free_seq);
+        mt_fmt_block_stack(out, put_stack, ctx, &e->free_stack);
+    }
+    mt_out_printf(out, "  detected in %s", e->where);
+    if (e->thread.number) {
+        mt_out_printf(out, " by ");
+        put_thread(out, &e->thread);
+    }
+    if (e->stack.depth) {
+        mt_out_printf(out, " at:\n");
+        put_stack(ctx, out, e->stack.frames, e->stack.depth);
+    } else {
+        mt_out_printf(out, "\n");
+    }
+}
+
 /* ------------------------------------------------------------ leaks */
 
 void mt_fmt_leak_begin(mt_out *out, int pid, uint64_t blocks, uint64_t roots, double seconds)

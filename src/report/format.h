@@ -9,6 +9,7 @@
 #define MT_FORMAT_H
 
 #include "base/output.h"
+#include "base/upcalls.h"
 #include "symbolize/symbolize.h"
 
 #include <stdbool.h>
@@ -201,6 +202,50 @@ typedef struct {
 
 void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writer *put_stack,
                      void *ctx);
+
+/* ------------------------------------------------------------ heap errors */
+
+/* A damaged or misused block (issue 27), in one format for every kind and
+ * every detector (the redzone and quarantine checks in the process, the
+ * guard pages' faults, `memtrace check` out of process). The first line
+ * names the kind and is parsed by scripts:
+ *   "memtrace: heap-buffer-overflow: N bytes past the end of a S-byte block at START"
+ *   "memtrace: heap-buffer-overflow: N bytes at offset O, D bytes past the end of a ..."
+ *   "memtrace: heap-buffer-underflow: N bytes before the start of a S-byte block at START"
+ *   "memtrace: write-after-free: N bytes at offset O of a freed S-byte block at START"
+ *   "memtrace: use-after-free: N bytes at offset O of a freed S-byte block at START"
+ * ("1 byte"; "at least N bytes" when the damage reaches the last byte the
+ * detector sees). The kind is followed by " read" or " write" when the
+ * access itself was seen (a guard page's fault): "memtrace:
+ * heap-buffer-overflow write: 1 byte past the end of ...", "memtrace:
+ * use-after-free read: 1 byte at offset 8 of a freed ...". Then
+ * "  allocated by thread T (allocation #S) at:" and the block's stack; for
+ * a freed block "  freed by thread T (after allocation #S) at:" and its
+ * free's stack; last "  detected in WHERE by thread T at:" and the
+ * detecting stack ("  detected in WHERE" alone when there is no stack,
+ * out of process). */
+/* The kinds and accesses, MT_HEAP_*, are base/upcalls.h's (the hot path's
+ * checks name them too). */
+
+typedef struct {
+    int kind;         /* MT_HEAP_* */
+    int access;       /* MT_HEAP_ACCESS_UNSEEN (damage found afterwards), READ or WRITE */
+    uintptr_t ptr;    /* the block's start */
+    uint64_t size;    /* its size, as the program asked for it */
+    int64_t offset;   /* of the first bad byte from the start: >= size past
+                         the end, < 0 before the start */
+    uint64_t bytes;   /* bad bytes from there, at least 1 */
+    bool at_least;    /* the damage may go on past what the detector sees */
+    bool freed;       /* the block was freed: free_* are set */
+    uint64_t alloc_seq, free_seq;
+    mt_fmt_thread alloc_thread, free_thread, thread; /* thread: the detecting
+                                                        one, number 0 = none */
+    mt_fmt_stack_ref alloc_stack, free_stack, stack; /* stack: the detecting one */
+    const char *where; /* what found it: "free", "realloc", "exit", ... */
+} mt_fmt_heap_error_report;
+
+void mt_fmt_heap_error(mt_out *out, const mt_fmt_heap_error_report *e, mt_stack_writer *put_stack,
+                       void *ctx);
 
 /* ------------------------------------------------------------ leaks */
 

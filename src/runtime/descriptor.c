@@ -6,8 +6,12 @@
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/lock.h"
+#include "base/config.h"
 #include "capture/capture.h"
+#include "capture/guard.h"
+#include "capture/heap_check.h"
 #include "capture/tracer.h"
+#include "report/heap_error.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
@@ -96,6 +100,31 @@ void mt_descriptor_publish(void)
     s->seq_batch = MT_SEQ_BATCH;
     s->threads_seq_next = offsetof(mt_thread_info, seq_next);
     s->threads_seq_end = offsetof(mt_thread_info, seq_end);
+
+    s->redzone_size = mt_cfg.redzone;
+    s->redzone_byte = MT_REDZONE_BYTE;
+    s->freed_byte = MT_FREED_BYTE;
+    s->quarantine_rings = (uintptr_t)mt_quarantine_rings();
+    s->quarantine_ring_next = offsetof(mt_quarantine_ring, next);
+    s->quarantine_ring_owner = offsetof(mt_quarantine_ring, owner);
+    s->quarantine_ring_busy = offsetof(mt_quarantine_ring, busy);
+    s->quarantine_ring_cap = offsetof(mt_quarantine_ring, cap);
+    s->quarantine_ring_head = offsetof(mt_quarantine_ring, head);
+    s->quarantine_ring_tail = offsetof(mt_quarantine_ring, tail);
+    s->quarantine_ring_slots = offsetof(mt_quarantine_ring, slots);
+    s->quarantine_slot_size = sizeof(mt_quarantine_slot);
+    s->quarantine_slot_ptr = offsetof(mt_quarantine_slot, ptr);
+    s->quarantine_slot_size_field = offsetof(mt_quarantine_slot, size);
+    s->quarantine_slot_alloc_seq = offsetof(mt_quarantine_slot, alloc_seq);
+    s->quarantine_slot_free_seq = offsetof(mt_quarantine_slot, free_seq);
+    s->quarantine_slot_alloc_stack = offsetof(mt_quarantine_slot, alloc_stack);
+    s->quarantine_slot_free_stack = offsetof(mt_quarantine_slot, free_stack);
+    s->quarantine_slot_alloc_thread = offsetof(mt_quarantine_slot, alloc_thread);
+    s->quarantine_slot_free_thread = offsetof(mt_quarantine_slot, free_thread);
+    s->quarantine_slot_filled = offsetof(mt_quarantine_slot, filled);
+    s->heap_errors = (uintptr_t)mt_heap_errors_counter();
+    s->guard_pool = (uintptr_t)&mt_guard_lo;
+    s->guard_pool_size = (uintptr_t)&mt_guard_len;
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

@@ -101,6 +101,37 @@ struct memtrace_state {
      * threads of seq_end - seq_next (where not above seq_batch). */
     uint64_t seq_discarded; /* address of a uint64_t: numbers given up */
     uint64_t seq_batch, threads_seq_next, threads_seq_end;
+
+    /* Heap errors (capture/heap_check.h). Every live block (every record
+     * of the live table) is followed by redzone_size bytes (0: redzones
+     * off) that hold redzone_byte while nothing wrote past its end: the
+     * redzone is [ptr + size, ptr + size + redzone_size). Freed blocks wait
+     * in per-thread quarantine rings before they are freed for real:
+     * quarantine_rings is the address of a pointer to the first ring
+     * (NULL: none yet), each ring's pointer at quarantine_ring_next names
+     * the next (NULL ends the list). In a ring, 64-bit words cap (slots),
+     * head and tail (blocks pushed, taken out): slots tail .. head - 1,
+     * each at quarantine_ring_slots + (i % cap) * quarantine_slot_size,
+     * hold blocks (head - tail <= cap); owner (int32, kernel tid, 0 = the
+     * ring is free) and busy (int32, nonzero while a thread changes it:
+     * the ring may then be stale). A slot: the block's ptr and size
+     * (64-bit), alloc_seq and free_seq (64-bit), alloc_stack, free_stack,
+     * alloc_thread, free_thread (32-bit) and filled (64-bit): its first
+     * filled bytes hold freed_byte, its redzone redzone_byte, unless
+     * something wrote to it after its free. */
+    uint64_t redzone_size, redzone_byte, freed_byte;
+    uint64_t quarantine_rings, quarantine_ring_next, quarantine_ring_owner, quarantine_ring_busy;
+    uint64_t quarantine_ring_cap, quarantine_ring_head, quarantine_ring_tail;
+    uint64_t quarantine_ring_slots, quarantine_slot_size, quarantine_slot_ptr;
+    uint64_t quarantine_slot_size_field, quarantine_slot_alloc_seq, quarantine_slot_free_seq;
+    uint64_t quarantine_slot_alloc_stack, quarantine_slot_free_stack;
+    uint64_t quarantine_slot_alloc_thread, quarantine_slot_free_thread, quarantine_slot_filled;
+    uint64_t heap_errors; /* address of a uint64_t: heap errors reported so far */
+    /* The guard pages' pool (capture/guard.h): guard_pool is the address of
+     * a uint64_t holding the pool's first address, guard_pool_size of one
+     * holding its length in bytes (0: no pool). Blocks in it have no
+     * redzone, and its freed pages are inaccessible. */
+    uint64_t guard_pool, guard_pool_size;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -13,7 +13,8 @@
  *                that a block recorded while attached loses its record
  *                when it is freed later (attach.c)
  *   MT_IP_OTHER  memtrace's bookkeeping beside the allocator (dlclose,
- *                thread names, namespaces); redirected while attached
+ *                thread names, namespaces, SIGSEGV's action behind the
+ *                guard pages); redirected while attached
  *   MT_IP_EXEC   the exec family (MEMTRACE_CHILDREN): never redirected by
  *                attach (children of an attached process are not traced) */
 #ifndef MT_INTERPOSED_H
@@ -38,6 +39,8 @@ enum { MT_IP_ALLOC, MT_IP_FREE, MT_IP_OTHER, MT_IP_EXEC };
     X(unshare, MT_IP_OTHER)                                                   \
     X(setns, MT_IP_OTHER)                                                     \
     X(prctl, MT_IP_OTHER)                                                     \
+    X(sigaction, MT_IP_OTHER)                                                 \
+    X(signal, MT_IP_OTHER)                                                    \
     X(execve, MT_IP_EXEC)                                                     \
     X(execv, MT_IP_EXEC)                                                      \
     X(execvpe, MT_IP_EXEC)                                                    \

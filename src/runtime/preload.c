@@ -10,6 +10,7 @@
 #include "capture/real.h"
 #include "capture/tracer.h"
 #include "runtime/children.h"
+#include "runtime/guard_signal.h"
 #include "runtime/startup.h"
 #include "store/live_table.h"
 #include "store/modules.h"
@@ -37,6 +38,9 @@ MT_EXPORT int dlclose(void *handle) { return mt_dlclose(handle); }
 MT_EXPORT int pthread_setname_np(pthread_t thread, const char *name) { return mt_pthread_setname(thread, name); }
 MT_EXPORT int unshare(int flags) { return mt_unshare(flags); }
 MT_EXPORT int setns(int fd, int nstype) { return mt_setns(fd, nstype); }
+/* SIGSEGV's action is the program's behind the guard pages' handler (guard_signal.c). */
+MT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) { return mt_sigaction(sig, act, old); }
+MT_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) { return mt_signal(sig, handler); }
 /* Variadic as libc declares it; glibc's own reads four more words the same way. */
 MT_EXPORT int prctl(int option, ...)
 {

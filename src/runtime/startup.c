@@ -14,14 +14,17 @@
 #include "base/reentry.h"
 #include "base/upcalls.h"
 #include "capture/capture.h"
+#include "capture/heap_check.h"
 #include "runtime/attach.h"
 #include "capture/real.h"
 #include "leak/leak_check.h"
 #include "profile/profiler.h"
 #include "report/describe.h"
+#include "report/heap_error.h"
 #include "runtime/children.h"
 #include "runtime/descriptor.h"
 #include "runtime/record_end.h"
+#include "runtime/guard_signal.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
@@ -104,6 +107,7 @@ static void fork_child(void)
     fork_release();
     mt_modules_child_forget_unloads_in_progress();
     mt_tl_fork_child(); /* records nothing: the writer is the parent's */
+    mt_quarantine_fork_child();
     if (took_all) /* else the interrupted code's locks carry the old token */
         mt_lock_forget_token();
 }
@@ -270,9 +274,11 @@ MT_COLD void mt_start(void)
     mt_iheap_reserve();
     mt_os_stack_reserve(&mt_own_stack, MT_OWN_STACK_SIZE);
     mt_freed_init(mt_cfg.freed);
+    mt_quarantine_init();
     mt_thread_number();
     mt_descriptor_publish();
     mt_capture_init();
+    mt_guard_start();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     pthread_atfork(fork_prepare, fork_release, fork_child);
     /* Loaded by `memtrace attach`: off until memtrace_attach turns it on. */
@@ -283,8 +289,15 @@ MT_COLD void mt_start(void)
     mt_atomic_cas_acq_rel(&mt_phase, &expected, start ? MT_READY : MT_PAUSED);
     /* Before the profiler registers its exit report: the check then runs
      * after it, and its _exit (leaks found) cannot cut the report off. */
+    /* The heap errors' exit status before the leak check (it runs after
+     * it: the leak status wins), their check after it (it runs before the
+     * leak check's _exit). Here for that order, as the leak check: atexit
+     * allocates, with its lock held, only past its first 32 handlers, so
+     * the first allocation of the process is not atexit's own. */
+    mt_heap_errors_register_status();
     if (mt_cfg.leak_check)
         mt_leak_check_register();
+    mt_heap_errors_register_check();
     mt_profiler_start();
 }
 

@@ -290,6 +290,26 @@ void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, b
     }
 }
 
+unsigned mt_live_foreach_locked(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx)
+{
+    unsigned skipped = 0;
+    for (unsigned n = 0; n < MT_LIVE_SHARDS; n++) {
+        struct shard *sh = &shards[n];
+        if (!mt_lock_try_for(&sh->lock, READER_SPINS)) {
+            skipped++;
+            continue;
+        }
+        const struct slots *s = mt_atomic_load_acquire(&sh->slots);
+        unsigned log2cap = readable_log2cap(s);
+        size_t cap = log2cap ? (size_t)1 << log2cap : 0;
+        for (size_t i = 0; i < cap; i++)
+            if (s->e[i].ptr != 0)
+                fn(&s->e[i], ctx);
+        mt_lock_release(&sh->lock);
+    }
+    return skipped;
+}
+
 struct around {
     uintptr_t addr;
     mt_live_around *out;

@@ -93,6 +93,11 @@ bool mt_live_find_around(uintptr_t addr, mt_live_around *out, bool *unlocked);
  * table; a record may be stale where *UNLOCKED is set). */
 void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, bool *unlocked);
 
+/* The same over the shards it can lock (the same bounded wait), with the
+ * lock held: a record FN sees is live, its block not yet freed. Returns
+ * the shards skipped. */
+unsigned mt_live_foreach_locked(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx);
+
 /* Number of live records; exact when no thread is inside the table. */
 size_t mt_live_count(void);
 /* Sum of the sizes of the live records; exact when no thread is inside. */

@@ -30,6 +30,7 @@ run_gdb() {
     local prog=$1 preload=$2 out=$3 err=$4
     shift 4
     local args=(-q -batch -nx -ex "set env LD_PRELOAD=$preload" -ex "set breakpoint pending on"
+                -ex "set env MEMTRACE_QUARANTINE=${RUN_QUARANTINE:-4194304}"
                 -ex "dprintf mt_bad_free,\"@@ bad free %p %p\\n\", ptr, found" -ex "break checkpoint"
                 -ex "break checkpoint2" -ex "run 2>$err" -ex "source $helper")
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do
@@ -154,7 +155,8 @@ done
 
 # ---------------------------------------------------------------- jemalloc's API
 out=$work/je.out err=$work/je.err
-run_gdb "$tests/je_api" "$lib" "$out" "$err" g_q g_x g_r g_d
+# Without the quarantine, which would keep the freed address from mallocx.
+RUN_QUARANTINE=0 run_gdb "$tests/je_api" "$lib" "$out" "$err" g_q g_x g_r g_d
 check_grep "mallocx/sdallocx/mallocx: the same address" "$out" "je_api: same address yes"
 check_block "mallocx after sdallocx" "$out" "$err" g_q $J q 96
 # the live block's own frames, before the history of the address

@@ -97,9 +97,9 @@ aliases=$(make -C "$root" --no-print-directory -pn man 2>/dev/null |
               sed -n 's/^MAN3_ALIASES := //p')
 same "memtrace(3) is installed under each function's name (MAN3_ALIASES)" \
     "$(tr ' ' '\n' <<<"$aliases" | grep . | sort)" "$(sort <<<"$man_functions")"
-helper_commands=$(grep -oE '^#   \(gdb\) memtrace [a-z]+' "$root/gdb/memtrace.py" | awk '{print $4}')
+helper_commands=$(grep -oE '^#   \(gdb\) memtrace [a-z][a-z-]*' "$root/gdb/memtrace.py" | awk '{print $4}')
 man_commands=$(awk '/^== /{on = ($0 == "== GDB COMMANDS")} on' "$page1" |
-                   grep -oE '^\*memtrace [a-z]+\*' | tr -d '*' | awk '{print $2}')
+                   grep -oE '^\*memtrace [a-z][a-z-]*\*' | tr -d '*' | awk '{print $2}')
 compare "memtrace(1) GDB COMMANDS: gdb/memtrace.py's" "$man_commands" "$helper_commands" \
     "$PENDING_COMMANDS"
 
@@ -137,8 +137,10 @@ usr/share/gdb/auto-load/usr/lib/libmemtrace-profiler.so-gdb.py
 usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py
 usr/share/man/man1/memtrace.1
 usr/share/man/man3/memtrace.3
+usr/share/man/man3/memtrace_check.3
 usr/share/man/man3/memtrace_get_stats.3
 usr/share/man/man3/memtrace_get_stats_sized.3
+usr/share/man/man3/memtrace_on_error.3
 usr/share/man/man3/memtrace_print_trace.3
 usr/share/man/man3/memtrace_recording.3
 usr/share/man/man3/memtrace_report.3
@@ -199,8 +201,10 @@ share/gdb/auto-load$lib/libmemtrace-profiler.so-gdb.py
 share/gdb/auto-load$lib/libmemtrace.so-gdb.py
 share/man/man1/memtrace.1
 share/man/man3/memtrace.3
+share/man/man3/memtrace_check.3
 share/man/man3/memtrace_get_stats.3
 share/man/man3/memtrace_get_stats_sized.3
+share/man/man3/memtrace_on_error.3
 share/man/man3/memtrace_print_trace.3
 share/man/man3/memtrace_recording.3
 share/man/man3/memtrace_report.3

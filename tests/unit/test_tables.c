@@ -6,6 +6,9 @@
 #include "../../tools/tables.h"
 
 #include "capture/capture.h"
+#include "capture/guard.h"
+#include "capture/heap_check.h"
+#include "report/heap_error.h"
 #include "capture/tracer.h"
 #include "runtime/descriptor.h"
 #include "runtime/recording.h"
@@ -37,6 +40,23 @@ const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void)
 {
     return &fallbacks;
 }
+
+/* The heap errors' words: the quarantine's list (none), the error count
+ * (capture/quarantine.c, report/heap_error.c) and the guard pages' pool
+ * (capture/guard.c: none). */
+mt_quarantine_ring *const *mt_quarantine_rings(void)
+{
+    static mt_quarantine_ring *none;
+    return &none;
+}
+
+const uint64_t *mt_heap_errors_counter(void)
+{
+    static uint64_t errors;
+    return &errors;
+}
+
+uintptr_t mt_guard_lo, mt_guard_len;
 
 /* mt_tables_read_fn over this process's memory, as over a stopped one's:
  * an unmapped address reads as unreadable, not as a crash. */

@@ -1,0 +1,216 @@
+/* Heap errors on the hot path (issue 27): the redzone after every recorded
+ * block, the per-thread quarantine of freed blocks, and how a free that
+ * the quarantine defers is made later (mt_free_call).
+ *
+ * Redzone. Every block memtrace records (mt_record) was asked of the next
+ * allocator with mt_cfg.redzone bytes more than the program asked for
+ * (mt_padded); the record keeps the program's size, so the redzone is
+ * [ptr + size, ptr + size + redzone), filled with MT_REDZONE_BYTE when
+ * the block is recorded and checked when it is freed or resized, at exit
+ * and by memtrace_check(). Invariant: a block has a redzone exactly when
+ * it has a record (redzone > 0); blocks memtrace does not record
+ * (bypassed, in a pass-through scope, the internal heap, before start-up
+ * or attach) have none and are never checked. mt_cfg.redzone is set once
+ * at start-up, before any record.
+ *
+ * Quarantine. A traced free (phase READY) does not reach the next
+ * allocator at once: the block's first bytes (MT_QUARANTINE_FILL_MAX at
+ * most) are filled with MT_FREED_BYTE and the block waits in the freeing
+ * thread's ring, with its stacks and the call that frees it for real,
+ * until the ring holds more than mt_cfg.quarantine bytes or its slot
+ * count; then it is checked (fill and redzone) and freed, with the ring
+ * taken. A ring is used
+ * by one thread (owner), so the hot path shares no line with another
+ * thread; a checker from another thread (exit, memtrace_check) takes the
+ * ring's busy word, as the owner does around each change, and the owner
+ * that finds it taken frees at once. A slot whose ptr is 0 is a hole (a
+ * block taken out again, mt_quarantine_take). A thread's ring is flushed (checked
+ * and freed) when the thread exits and is then free for another thread;
+ * rings are never unmapped, and all of them are on one list (rings, from
+ * mt_quarantine_rings) that a reader out of process walks through the
+ * state descriptor. */
+#ifndef MT_HEAP_CHECK_H
+#define MT_HEAP_CHECK_H
+
+#include "base/atomic.h"
+#include "base/common.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The byte every redzone holds and the byte a quarantined block is filled
+ * with (published in the state descriptor). */
+#define MT_REDZONE_BYTE 0xfa
+#define MT_FREED_BYTE 0xfd
+/* A quarantined block is filled (and checked) from its start up to this
+ * many bytes: a write after free lands in a block's first fields far more
+ * often than past its first 128 bytes (two cache lines), and the fill and the check cost every
+ * free about an instruction per 32 bytes, and the cache what they touch. */
+#define MT_QUARANTINE_FILL_MAX 128
+/* A ring has this many slots (a power of two), more when
+ * MEMTRACE_QUARANTINE asks for more bytes than that many 4 KiB blocks (the
+ * power of two that holds them), MT_QUARANTINE_SLOTS_MAX at most. */
+#define MT_QUARANTINE_SLOTS_MIN 1024
+#define MT_QUARANTINE_SLOTS_MAX (1u << 20)
+
+/* ---- the checks */
+
+/* Where [P, P + LEN) differs from BYTE, found once it does: the first and
+ * last (exclusive) offsets from P. */
+static MT_COLD MT_NOINLINE void mt_pattern_find(const unsigned char *p, size_t len,
+                                                unsigned char byte, size_t *first, size_t *end)
+{
+    size_t i = 0, last = len;
+    while (i < len && p[i] == byte)
+        i++;
+    while (last > i && p[last - 1] == byte)
+        last--;
+    *first = i;
+    *end = last;
+}
+
+/* Whether [P, P + LEN) differs from BYTE anywhere (then *FIRST and *END,
+ * as mt_pattern_find). A redzone's few words are compared in line; a
+ * longer range by memcmp against itself one byte on (every byte equal to
+ * the first), which costs about an instruction per 32 bytes. */
+static inline bool mt_pattern_damage(const unsigned char *p, size_t len, unsigned char byte,
+                                     size_t *first, size_t *end)
+{
+    bool same;
+    if (len <= 32) {
+        uint64_t word = 0x0101010101010101ull * byte, diff = 0;
+        size_t i = 0;
+        for (; i + 8 <= len; i += 8) {
+            uint64_t v;
+            memcpy(&v, p + i, 8);
+            diff |= v ^ word;
+        }
+        for (; i < len; i++)
+            diff |= p[i] ^ byte;
+        same = diff == 0;
+    } else {
+        same = p[0] == byte && memcmp(p, p + 1, len - 1) == 0;
+    }
+    if (MT_LIKELY(same))
+        return false;
+    mt_pattern_find(p, len, byte, first, end);
+    return true;
+}
+
+/* ---- frees made later */
+
+/* A call that frees a block, as data: the quarantine makes it when the
+ * block leaves. FN takes the block and the arguments SHAPE says, A and B
+ * (a pointer or int argument passed in the word); SHAPE's MT_FC_SIZE_A or
+ * MT_FC_SIZE_B bit marks the argument that is the block's size, to which
+ * the redzone is added for a block that has one (a sized free must name
+ * the size the next allocator was asked for). MT_FC_REAL is mt_real.free,
+ * called directly; the others are next definitions, called in a
+ * pass-through scope (entry.h's MT_NEXT_SCOPED). */
+enum {
+    MT_FC_REAL,   /* mt_real.free(ptr) */
+    MT_FC_P,      /* fn(ptr) */
+    MT_FC_PA,     /* fn(ptr, a) */
+    MT_FC_PAB,    /* fn(ptr, a, b) */
+    MT_FC_PI,     /* fn(ptr, (int)a) */
+    MT_FC_PAI,    /* fn(ptr, a, (int)b) */
+    MT_FC_PP,     /* fn(ptr, (const void *)a) */
+    MT_FC_PAP,    /* fn(ptr, a, (const void *)b) */
+    MT_FC_SHAPE = 0xff,
+    MT_FC_SIZE_A = 0x100,
+    MT_FC_SIZE_B = 0x200,
+};
+
+typedef struct {
+    void *fn;
+    uintptr_t a, b;
+    unsigned shape;
+} mt_free_call;
+
+#define MT_FREE_CALL(fn_, shape_, a_, b_)                                                        \
+    ((mt_free_call){ .fn = (void *)(fn_), .a = (uintptr_t)(a_), .b = (uintptr_t)(b_),         \
+                     .shape = (shape_) })
+
+/* C's size argument, if it has one, made the size the next allocator was
+ * asked for: REDZONE more. */
+static inline void mt_free_call_pad(mt_free_call *c, size_t redzone)
+{
+    if (c->shape & MT_FC_SIZE_A)
+        c->a += redzone;
+    if (c->shape & MT_FC_SIZE_B)
+        c->b += redzone;
+}
+
+/* ---- the quarantine's rings (quarantine.c); the layout is published in
+ * the state descriptor (descriptor.h) */
+
+typedef struct {
+    uintptr_t ptr;       /* the block */
+    uint64_t size;       /* as the program asked for it; its redzone follows */
+    uint64_t alloc_seq;  /* its allocation number */
+    uint64_t free_seq;   /* the allocation number last handed out at its free */
+    uint32_t alloc_stack, free_stack;   /* stack ids (0: none) */
+    uint32_t alloc_thread, free_thread; /* thread numbers */
+    uint64_t filled;     /* bytes from ptr filled with MT_FREED_BYTE */
+    mt_free_call call;   /* frees it for real */
+} mt_quarantine_slot;
+
+typedef struct mt_quarantine_ring {
+    struct mt_quarantine_ring *next; /* the list of every ring, never unlinked */
+    mt_atomic(int) owner; /* kernel thread id of the thread using it; 0: free */
+    mt_atomic(int) busy;  /* 1 while the owner or a checker changes or reads it */
+    uint64_t cap;         /* slots, a power of two */
+    uint64_t head, tail;  /* blocks pushed, blocks taken out: slots tail..head-1
+                             (mod cap) hold blocks, head - tail <= cap */
+    uint64_t bytes;       /* their sizes, summed */
+    mt_quarantine_slot slots[];
+} mt_quarantine_ring;
+
+/* The head of the list of rings (for the state descriptor). */
+mt_quarantine_ring *const *mt_quarantine_rings(void);
+
+/* Whether the quarantine holds blocks (MEMTRACE_QUARANTINE > 0). Set at
+ * start-up (mt_quarantine_init), read by the hot path. */
+extern bool mt_quarantine_on MT_HIDDEN;
+
+/* Once at start-up, after mt_config_load. */
+void mt_quarantine_init(void);
+
+/* Holds the block of record E, freed by the call C, whose free's stack is
+ * FREE_STACK (0: none), in the calling thread's ring; false when it cannot
+ * (the ring is busy or cannot be mapped, the block is larger than the
+ * quarantine, the thread is exiting): the caller frees it at once. Blocks
+ * pushed out are checked and freed before it returns. Called with mt_busy
+ * clear. */
+struct mt_live_entry;
+bool mt_quarantine_hold(const struct mt_live_entry *e, uint32_t free_stack,
+                        const mt_free_call *c);
+
+/* For a free the live table cannot match (PTR must be a block the program
+ * may free: its first byte is read): when some ring holds PTR (a second
+ * free of it, or a realloc), its slot is taken out into *OUT and 1
+ * returned; the caller makes OUT's call (the first free, for real) before
+ * the program's own call meets the next allocator as it would without
+ * memtrace (glibc aborts on a double free). -1: held in a ring another
+ * thread keeps busy (the caller must not pass the call on); 0: held
+ * nowhere. A hole left in a ring is skipped when it leaves. */
+int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out);
+
+/* Checks every block held in every ring whose busy word it can take (a
+ * bounded wait); FN is called with each damaged slot and the damage's
+ * first and end offsets from the block's start. Returns the rings it
+ * could not check. Called inside memtrace or not; FN runs with the ring
+ * taken and must not free. A damaged block is filled again after FN: its
+ * damage is reported once. */
+unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
+                                        void *ctx),
+                             void *ctx);
+
+/* In a fork child: the one thread left keeps its own ring; the others'
+ * blocks are dropped (they stay allocated, in the child never freed) and
+ * their rings freed. */
+void mt_quarantine_fork_child(void);
+
+#endif

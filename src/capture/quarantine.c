@@ -1,0 +1,292 @@
+/* The quarantine of freed blocks (heap_check.h): a ring per thread, made
+ * on the thread's first traced free (or a free ring of an exited thread
+ * taken over), on the list of every ring. The owner changes its ring only
+ * with the ring's busy word taken (1); a checker from another thread takes
+ * it too (2), with a bounded wait, and the owner that finds it taken frees
+ * its block at once: nobody waits on the hot path, and no lock survives a
+ * fork in a state the child cannot undo (mt_quarantine_fork_child). */
+#include "capture/heap_check.h"
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "base/config.h"
+#include "base/lock.h"
+#include "base/reentry.h"
+#include "base/upcalls.h"
+#include "capture/entry.h"
+#include "capture/real.h"
+#include "store/live_table.h"
+#include "store/threads.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+
+bool mt_quarantine_on;
+static uint64_t limit; /* bytes a ring holds at most */
+static uint64_t slots; /* slots of a ring */
+static mt_atomic(mt_quarantine_ring *) rings;
+static pthread_key_t exit_key;
+static bool exit_key_made;
+static MT_TLS mt_quarantine_ring *mine;
+static MT_TLS bool exiting; /* the ring was flushed at thread exit: no more */
+
+enum { FREE = 0, OWNER = 1, CHECKER = 2 };
+
+mt_quarantine_ring *const *mt_quarantine_rings(void)
+{
+    return (mt_quarantine_ring *const *)&rings;
+}
+
+static void on_thread_exit(void *ring);
+
+void mt_quarantine_init(void)
+{
+    limit = mt_cfg.quarantine;
+    if (limit == 0)
+        return;
+    uint64_t n = limit / 4096;
+    for (slots = MT_QUARANTINE_SLOTS_MIN; slots < n && slots < MT_QUARANTINE_SLOTS_MAX;)
+        slots *= 2;
+    exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
+    mt_quarantine_on = true;
+}
+
+/* Takes R's busy word as WHO, trying TRIES times. */
+static bool take(mt_quarantine_ring *r, int who, unsigned tries)
+{
+    for (unsigned i = 0;; i++) {
+        int expected = FREE;
+        if (mt_atomic_load_relaxed(&r->busy) == FREE &&
+            mt_atomic_cas_acquire(&r->busy, &expected, who))
+            return true;
+        if (i + 1 >= tries)
+            return false;
+        if (i % 64 == 63)
+            sched_yield();
+        else
+            mt_cpu_relax();
+    }
+}
+
+static void give_back(mt_quarantine_ring *r)
+{
+    mt_atomic_store_release(&r->busy, FREE);
+}
+
+/* The calling thread's ring: a free one taken over, or a new one (not
+ * mt_os_map: failing to map it must not stop recording). NULL when the
+ * thread has flushed its ring at exit, or nothing can be mapped. */
+static MT_NOINLINE mt_quarantine_ring *claim(void)
+{
+    if (exiting)
+        return NULL;
+    int tid = mt_lock_token();
+    mt_quarantine_ring *r;
+    for (r = mt_atomic_load_acquire(&rings); r; r = r->next) {
+        int expected = 0;
+        if (mt_atomic_load_relaxed(&r->owner) == 0 &&
+            mt_atomic_cas_acq_rel(&r->owner, &expected, tid))
+            break;
+    }
+    if (!r) {
+        size_t bytes = sizeof(mt_quarantine_ring) + slots * sizeof(mt_quarantine_slot);
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            exiting = true; /* no ring for this thread: its frees go on */
+            return NULL;
+        }
+        r = p;
+        r->cap = slots;
+        mt_atomic_store_relaxed(&r->owner, tid);
+        mt_quarantine_ring *head = mt_atomic_load_relaxed(&rings);
+        do
+            r->next = head;
+        while (!mt_atomic_cas_weak_release(&rings, &head, r));
+    }
+    /* Flushed by on_thread_exit when the thread ends; pthread_setspecific
+     * may allocate (keys past the first 32): from the internal heap. */
+    if (exit_key_made) {
+        int was = mt_enter();
+        pthread_setspecific(exit_key, r);
+        mt_leave(was);
+    }
+    mine = r;
+    return r;
+}
+
+/* The block of slot S leaves the quarantine: checked, then freed for real
+ * (with its ring taken: the call may not come back into the quarantine,
+ * pass-through or mt_real.free, and a report runs inside memtrace). */
+static void release(const mt_quarantine_slot *s)
+{
+    if (s->ptr == 0)
+        return; /* taken out by mt_quarantine_take */
+    size_t first, end;
+    const unsigned char *p = (const unsigned char *)s->ptr;
+    bool bad = mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end);
+    if (!bad && mt_pattern_damage(p + s->size, mt_cfg.redzone, MT_REDZONE_BYTE, &first, &end)) {
+        bad = true;
+        first += s->size;
+        end += s->size;
+    }
+    if (bad && !mt_busy)
+        mt_heap_error_report(&(struct mt_heap_error){
+            .kind = MT_HEAP_WRITE_AFTER_FREE,
+            .ptr = s->ptr,
+            .size = s->size,
+            .offset = (int64_t)first,
+            .bytes = end - first,
+            .at_least = end == s->size + mt_cfg.redzone,
+            .freed = 1,
+            .alloc_seq = s->alloc_seq,
+            .free_seq = s->free_seq,
+            .alloc_stack = s->alloc_stack,
+            .free_stack = s->free_stack,
+            .alloc_thread = s->alloc_thread,
+            .free_thread = s->free_thread,
+            .where = "quarantine",
+        });
+    mt_free_call_run((void *)s->ptr, &s->call);
+}
+
+bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_free_call *c)
+{
+    if (e->size > limit)
+        return false;
+    mt_quarantine_ring *r = mine;
+    if (MT_UNLIKELY(!r) && !(r = claim()))
+        return false;
+    if (!take(r, OWNER, 1))
+        return false; /* a checker reads it: this block is freed now */
+    uint64_t mask = r->cap - 1;
+    while (r->head != r->tail && (r->head - r->tail > mask || r->bytes + e->size > limit)) {
+        mt_quarantine_slot *out = &r->slots[r->tail & mask];
+        release(out);
+        r->bytes -= out->size;
+        mt_atomic_store_relaxed(&r->tail, r->tail + 1);
+    }
+    mt_quarantine_slot *s = &r->slots[r->head & mask];
+    s->ptr = e->ptr;
+    s->size = e->size;
+    s->alloc_seq = e->seq;
+    s->free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    s->alloc_stack = e->stack;
+    s->free_stack = free_stack;
+    s->alloc_thread = mt_entry_thread(e);
+    s->free_thread = mt_thread_number();
+    s->call = *c;
+    /* Filled before it is seen held: a checker compares the fill. */
+    s->filled = e->size < MT_QUARANTINE_FILL_MAX ? e->size : MT_QUARANTINE_FILL_MAX;
+    memset((void *)e->ptr, MT_FREED_BYTE, s->filled);
+    r->bytes += e->size;
+    mt_atomic_store_release(&r->head, r->head + 1);
+    give_back(r);
+    return true;
+}
+
+int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out)
+{
+    /* A held block starts with its fill, or its redzone when it is empty;
+     * most frees that come here (blocks memtrace never recorded) do not,
+     * and need no walk. (A block written after its free at offset 0 and
+     * then freed again is missed.) */
+    unsigned char first = *(const unsigned char *)ptr;
+    if (first != MT_FREED_BYTE && first != MT_REDZONE_BYTE)
+        return 0;
+    for (mt_quarantine_ring *r = mt_atomic_load_acquire(&rings); r; r = r->next) {
+        bool taken = take(r, r == mine ? OWNER : CHECKER, r == mine ? 1 : 1u << 16);
+        uint64_t head = mt_atomic_load_relaxed(&r->head);
+        uint64_t tail = mt_atomic_load_relaxed(&r->tail);
+        int found = 0;
+        for (uint64_t i = tail; i != head && !found; i++) {
+            mt_quarantine_slot *s = &r->slots[i & (r->cap - 1)];
+            if (s->ptr != ptr)
+                continue;
+            found = taken ? 1 : -1;
+            if (taken) { /* out of the ring: a hole, skipped when it leaves */
+                *out = *s;
+                r->bytes -= s->size;
+                s->ptr = 0;
+                s->size = 0;
+            }
+        }
+        if (taken)
+            give_back(r);
+        if (found)
+            return found;
+    }
+    return 0;
+}
+
+unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
+                                        void *ctx),
+                             void *ctx)
+{
+    unsigned skipped = 0;
+    for (mt_quarantine_ring *r = mt_atomic_load_acquire(&rings); r; r = r->next) {
+        if (!take(r, CHECKER, 1u << 20)) {
+            skipped++;
+            continue;
+        }
+        for (uint64_t i = r->tail; i != r->head; i++) {
+            const mt_quarantine_slot *s = &r->slots[i & (r->cap - 1)];
+            const unsigned char *p = (const unsigned char *)s->ptr;
+            size_t first, end;
+            if (s->ptr == 0)
+                continue;
+            if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end))
+                fn(s, first, end, ctx);
+            else if (mt_pattern_damage(p + s->size, mt_cfg.redzone, MT_REDZONE_BYTE, &first,
+                                       &end))
+                fn(s, s->size + first, s->size + end, ctx);
+            else
+                continue;
+            /* Said once: the block's release must not find it again. */
+            memset((void *)s->ptr, MT_FREED_BYTE, s->filled);
+            memset((char *)s->ptr + s->size, MT_REDZONE_BYTE, mt_cfg.redzone);
+        }
+        give_back(r);
+    }
+    return skipped;
+}
+
+/* The thread ends: its blocks are checked and freed, its ring freed for
+ * another thread; its frees from now on (later destructors) go on at once. */
+static void on_thread_exit(void *ring)
+{
+    mt_quarantine_ring *r = ring;
+    exiting = true;
+    mine = NULL;
+    for (;;) {
+        if (!take(r, OWNER, 1u << 20))
+            return; /* a checker never let go: the ring stays this thread's */
+        if (r->head == r->tail) {
+            r->bytes = 0;
+            give_back(r);
+            break;
+        }
+        mt_quarantine_slot *out = &r->slots[r->tail & (r->cap - 1)];
+        release(out);
+        r->bytes -= out->size;
+        mt_atomic_store_relaxed(&r->tail, r->tail + 1);
+        give_back(r);
+    }
+    mt_atomic_store_release(&r->owner, 0);
+}
+
+void mt_quarantine_fork_child(void)
+{
+    for (mt_quarantine_ring *r = mt_atomic_load_acquire(&rings); r; r = r->next) {
+        if (r == mine) { /* a checker of the parent's held it: gone */
+            if (mt_atomic_load_relaxed(&r->busy) == CHECKER)
+                mt_atomic_store_relaxed(&r->busy, FREE);
+            continue;
+        }
+        r->tail = r->head;
+        r->bytes = 0;
+        mt_atomic_store_relaxed(&r->busy, FREE);
+        mt_atomic_store_relaxed(&r->owner, 0);
+    }
+}

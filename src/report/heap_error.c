@@ -1,0 +1,245 @@
+/* Heap errors (heap_error.h): the report, memtrace_on_error(), the check
+ * of every block and the exit status. A report is written on memtrace's
+ * stderr (mt_err_fd) by format.c's mt_fmt_heap_error, the stacks
+ * symbolized in the process (mt_describe_stack); the program then goes on
+ * unless MEMTRACE_ON_ERROR=abort. */
+#include "report/heap_error.h"
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "base/config.h"
+#include "base/lock.h"
+#include "base/output.h"
+#include "base/reentry.h"
+#include "capture/capture.h"
+#include "capture/guard.h"
+#include "capture/heap_check.h"
+#include "capture/real.h"
+#include "report/describe.h"
+#include "report/format.h"
+#include "store/live_table.h"
+#include "store/threads.h"
+
+#include "../../include/memtrace.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static mt_atomic(uint64_t) errors;
+
+const uint64_t *mt_heap_errors_counter(void)
+{
+    return (const uint64_t *)&errors;
+}
+
+MT_EXPORT MT_NOINLINE void memtrace_on_error(void)
+{
+    __asm__ volatile("" ::: "memory"); /* a call gdb can break on, never folded */
+}
+
+void mt_heap_error_report(const struct mt_heap_error *e)
+{
+    int was = mt_enter();
+    uintptr_t frames[MT_MAX_DEPTH];
+    const uintptr_t *stack = e->frames;
+    unsigned depth = e->depth;
+    if (!stack) {
+        depth = mt_capture(frames, mt_cfg.depth);
+        stack = frames;
+    }
+    mt_fmt_heap_error_report f = {
+        .kind = e->kind,
+        .access = e->access,
+        .ptr = e->ptr,
+        .size = e->size,
+        .offset = e->offset,
+        .bytes = e->bytes,
+        .at_least = e->at_least,
+        .freed = e->freed,
+        .alloc_seq = e->alloc_seq,
+        .free_seq = e->free_seq,
+        .alloc_thread = mt_describe_thread(e->alloc_thread),
+        .free_thread = mt_describe_thread(e->free_thread),
+        .thread = mt_describe_thread(mt_thread_number()),
+        .alloc_stack = mt_describe_stack_ref(e->alloc_stack),
+        .free_stack = mt_describe_stack_ref(e->free_stack),
+        .stack = { stack, depth },
+        .where = e->where,
+    };
+    int fd = mt_err_fd();
+    if (fd >= 0) {
+        /* write is a cancellation point (see bad_free.c's report). */
+        int cancel;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+        mt_out out;
+        mt_out_init(&out, fd);
+        mt_fmt_heap_error(&out, &f, mt_describe_stack, NULL);
+        mt_out_flush(&out);
+        pthread_setcancelstate(cancel, NULL);
+    }
+    mt_atomic_add_relaxed(&errors, 1);
+    mt_leave(was);
+    memtrace_on_error();
+    if (mt_cfg.on_error == MT_ON_ERROR_ABORT)
+        abort();
+}
+
+/* ------------------------------------------------------------ every block */
+
+/* The damaged blocks one check found, reported after the walk (the walk
+ * holds locks the report must not wait under); past DAMAGED_MAX they are
+ * counted only. */
+#define DAMAGED_MAX 64
+
+typedef struct {
+    unsigned n;
+    unsigned long more;
+    uint64_t untraced; /* records not newer than this may be stale: skipped */
+    struct mt_heap_error e[DAMAGED_MAX];
+} damaged;
+
+static void note(damaged *d, const struct mt_heap_error *e)
+{
+    if (d->n < DAMAGED_MAX)
+        d->e[d->n++] = *e;
+    else
+        d->more++;
+}
+
+static void check_live(const mt_live_entry *r, void *ctx)
+{
+    damaged *d = ctx;
+    size_t first, end, rz = mt_cfg.redzone;
+    if (r->seq <= d->untraced)
+        return;
+    if (mt_guard_owns((const void *)r->ptr)) {
+        /* On a guard page: no redzone, the rest of its page instead. */
+        const mt_guard_block *g = mt_guard_live((const void *)r->ptr);
+        if (!g || !mt_guard_slack(g, &first, &end, &rz))
+            return;
+    } else if (!mt_pattern_damage((const unsigned char *)r->ptr + r->size, rz, MT_REDZONE_BYTE,
+                                  &first, &end)) {
+        return;
+    }
+    note(d, &(struct mt_heap_error){
+                .kind = MT_HEAP_OVERFLOW,
+                .ptr = r->ptr,
+                .size = r->size,
+                .offset = (int64_t)(r->size + first),
+                .bytes = end - first,
+                .at_least = end == rz,
+                .alloc_seq = r->seq,
+                .alloc_stack = r->stack,
+                .alloc_thread = mt_entry_thread(r),
+            });
+    /* Said once: the block's free or the next check must not find it
+     * again. The shard's lock is held: the block is live. */
+    memset((char *)r->ptr + r->size, MT_REDZONE_BYTE, rz);
+}
+
+static void check_held(const mt_quarantine_slot *s, size_t first, size_t end, void *ctx)
+{
+    note(ctx, &(struct mt_heap_error){
+                  .kind = MT_HEAP_WRITE_AFTER_FREE,
+                  .ptr = s->ptr,
+                  .size = s->size,
+                  .offset = (int64_t)first,
+                  .bytes = end - first,
+                  .at_least = end == s->size + mt_cfg.redzone,
+                  .freed = 1,
+                  .alloc_seq = s->alloc_seq,
+                  .free_seq = s->free_seq,
+                  .alloc_stack = s->alloc_stack,
+                  .free_stack = s->free_stack,
+                  .alloc_thread = s->alloc_thread,
+                  .free_thread = s->free_thread,
+              });
+}
+
+unsigned long mt_heap_check_all(const char *where)
+{
+    int phase = mt_atomic_load_acquire(&mt_phase);
+    if (phase < MT_READY || mt_aside)
+        return 0;
+    /* One check at a time, with a bounded wait: a holder in a forked
+     * child's parent never returns. */
+    static damaged d;
+    static mt_lock one = MT_LOCK_INIT;
+    if (!mt_lock_try_for(&one, 1u << 24)) {
+        mt_warn("%s: another heap check is running; not checked", where);
+        return 0;
+    }
+    d.n = 0;
+    d.more = 0;
+    d.untraced = mt_atomic_load_relaxed(&mt_untraced_seq);
+    unsigned skipped = 0;
+    if (mt_cfg.redzone)
+        skipped = mt_live_foreach_locked(check_live, &d);
+    if (mt_quarantine_on)
+        skipped += mt_quarantine_check(check_held, &d);
+    uintptr_t frames[MT_MAX_DEPTH];
+    int was = mt_enter();
+    unsigned depth = mt_capture(frames, mt_cfg.depth);
+    mt_leave(was);
+    for (unsigned i = 0; i < d.n; i++) {
+        d.e[i].where = where;
+        d.e[i].frames = frames;
+        d.e[i].depth = depth;
+        mt_heap_error_report(&d.e[i]);
+    }
+    unsigned long found = d.n + d.more;
+    if (d.more)
+        mt_warn("%s: %lu more damaged blocks not reported", where, d.more);
+    if (skipped)
+        mt_warn("%s: %u parts of the tables were busy in other threads and not checked", where,
+                skipped);
+    if (d.more)
+        mt_atomic_add_relaxed(&errors, d.more);
+    mt_lock_release(&one);
+    return found;
+}
+
+MT_EXPORT int memtrace_check(void)
+{
+    int (*owner)(void) = mt_owner("memtrace_check");
+    if (owner)
+        return owner();
+    unsigned long n = mt_heap_check_all("memtrace_check");
+    return n > 1000000 ? 1000000 : (int)n;
+}
+
+/* ------------------------------------------------------------ at exit */
+
+static mt_atomic(pid_t) checked_by;
+
+static void check_at_exit(void)
+{
+    pid_t pid = getpid();
+    if (mt_atomic_exchange_acq_rel(&checked_by, pid) == pid)
+        return; /* each process once; a forked child checks for itself */
+    mt_heap_check_all("exit");
+}
+
+static void status_at_exit(void)
+{
+    if (mt_atomic_load_relaxed(&errors) == 0 || mt_cfg.error_exitcode == 0)
+        return;
+    /* As AddressSanitizer: the status says heap errors were found. What
+     * the program wrote to stdio buffers still goes out first. */
+    fflush(NULL);
+    _exit(mt_cfg.error_exitcode);
+}
+
+void mt_heap_errors_register_status(void)
+{
+    atexit(status_at_exit);
+}
+
+void mt_heap_errors_register_check(void)
+{
+    if (mt_cfg.redzone || mt_cfg.quarantine)
+        atexit(check_at_exit);
+}

@@ -1,0 +1,38 @@
+/* Heap errors (issue 27): the one report every detector uses
+ * (mt_heap_error_report, declared in base/upcalls.h since the hot path's
+ * checks call it: redzones and quarantine in capture/, the guard pages'
+ * fault handler), the exported memtrace_on_error(), the check of every
+ * live block and quarantined block (at exit, memtrace_check()) and the
+ * exit status after an error (MEMTRACE_ERROR_EXITCODE). */
+#ifndef MT_HEAP_ERROR_H
+#define MT_HEAP_ERROR_H
+
+#include "base/upcalls.h"
+
+#include <stdint.h>
+
+/* Exported, and called after every heap error report (before
+ * MEMTRACE_ON_ERROR=abort's abort): `break memtrace_on_error` in gdb
+ * stops at the moment of detection. Does nothing. */
+void memtrace_on_error(void);
+
+/* The address of the count of heap errors reported so far (for the state
+ * descriptor's heap_errors). */
+const uint64_t *mt_heap_errors_counter(void);
+
+/* Checks every live block's redzone and every quarantined block memtrace
+ * can read safely, reporting each damaged one (WHERE: "exit",
+ * "memtrace_check"); returns how many it reported. Called outside
+ * memtrace (mt_busy clear). */
+unsigned long mt_heap_check_all(const char *where);
+
+/* At start-up (runtime/startup.c), before the leak check registers its
+ * exit handler: the handler that makes the exit status
+ * MEMTRACE_ERROR_EXITCODE after a heap error (it runs after the leak
+ * check's, whose status wins when leaks were found). */
+void mt_heap_errors_register_status(void);
+/* After the leak check registers: the check of every block at exit (it
+ * runs before the leak check's handler, which may end the process). */
+void mt_heap_errors_register_check(void);
+
+#endif
