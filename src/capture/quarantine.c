@@ -39,6 +39,7 @@ mt_quarantine_ring *const *mt_quarantine_rings(void)
 }
 
 static void on_thread_exit(void *ring);
+static mt_quarantine_ring *claim(void);
 
 void mt_quarantine_init(void)
 {
@@ -50,6 +51,10 @@ void mt_quarantine_init(void)
         slots *= 2;
     exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
     mt_quarantine_on = true;
+    /* The starting thread's ring now, not at its first free: a mapping
+     * made later would take the place of one the program just unmapped
+     * (a library it dlclosed and opens again lands elsewhere). */
+    claim();
 }
 
 /* Takes R's busy word as WHO, trying TRIES times. */
