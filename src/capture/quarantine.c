@@ -227,7 +227,7 @@ int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out)
 
 unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
                                         void *ctx),
-                             void *ctx)
+                             bool (*mapped)(uintptr_t addr, size_t len), void *ctx)
 {
     unsigned skipped = 0;
     for (mt_quarantine_ring *r = mt_atomic_load_acquire(&rings); r; r = r->next) {
@@ -239,7 +239,8 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             const mt_quarantine_slot *s = &r->slots[i & (r->cap - 1)];
             const unsigned char *p = (const unsigned char *)s->ptr;
             size_t first, end;
-            if (s->ptr == 0)
+            if (s->ptr == 0 || s->size > PTRDIFF_MAX || s->filled > s->size ||
+                !mapped(s->ptr, s->size + mt_cfg.redzone))
                 continue;
             if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end))
                 fn(s, first, end, ctx);
