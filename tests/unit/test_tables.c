@@ -8,6 +8,7 @@
 #include "capture/capture.h"
 #include "capture/tracer.h"
 #include "runtime/descriptor.h"
+#include "capture/heap_check.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
@@ -34,6 +35,20 @@ const mt_atomic(uint64_t) *mt_seq_counter(void)
 const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void)
 {
     return &fallbacks;
+}
+
+/* And from the heap checks (capture/quarantine.c, report/heap_error.c). */
+static uint64_t heap_errors = 2;
+static mt_quarantine_ring *no_rings;
+
+const uint64_t *mt_heap_errors_counter(void)
+{
+    return &heap_errors;
+}
+
+mt_quarantine_ring *const *mt_quarantine_rings(void)
+{
+    return &no_rings;
 }
 
 /* mt_tables_read_fn over this process's memory, as over a stopped one's:
