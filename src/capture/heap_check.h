@@ -199,14 +199,15 @@ bool mt_quarantine_hold(const struct mt_live_entry *e, uint32_t free_stack,
 int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out);
 
 /* Checks every block held in every ring whose busy word it can take (a
- * bounded wait); FN is called with each damaged slot and the damage's
+ * bounded wait) and that MAPPED says lies in mapped memory (a slot a wild
+ * write damaged is skipped); FN is called with each damaged slot and the damage's
  * first and end offsets from the block's start. Returns the rings it
  * could not check. Called inside memtrace or not; FN runs with the ring
  * taken and must not free. A damaged block is filled again after FN: its
  * damage is reported once. */
 unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
                                         void *ctx),
-                             void *ctx);
+                             bool (*mapped)(uintptr_t addr, size_t len), void *ctx);
 
 /* In a fork child: the one thread left keeps its own ring; the others'
  * blocks are dropped (they stay allocated, in the child never freed) and

@@ -39,6 +39,7 @@ mt_quarantine_ring *const *mt_quarantine_rings(void)
 }
 
 static void on_thread_exit(void *ring);
+static mt_quarantine_ring *claim(void);
 
 void mt_quarantine_init(void)
 {
@@ -50,6 +51,10 @@ void mt_quarantine_init(void)
         slots *= 2;
     exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
     mt_quarantine_on = true;
+    /* The starting thread's ring now, not at its first free: a mapping
+     * made later would take the place of one the program just unmapped
+     * (a library it dlclosed and opens again lands elsewhere). */
+    claim();
 }
 
 /* Takes R's busy word as WHO, trying TRIES times. */
@@ -222,7 +227,7 @@ int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out)
 
 unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
                                         void *ctx),
-                             void *ctx)
+                             bool (*mapped)(uintptr_t addr, size_t len), void *ctx)
 {
     unsigned skipped = 0;
     for (mt_quarantine_ring *r = mt_atomic_load_acquire(&rings); r; r = r->next) {
@@ -234,7 +239,8 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             const mt_quarantine_slot *s = &r->slots[i & (r->cap - 1)];
             const unsigned char *p = (const unsigned char *)s->ptr;
             size_t first, end;
-            if (s->ptr == 0)
+            if (s->ptr == 0 || s->size > PTRDIFF_MAX || s->filled > s->size ||
+                !mapped(s->ptr, s->size + mt_cfg.redzone))
                 continue;
             if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end))
                 fn(s, first, end, ctx);

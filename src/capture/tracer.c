@@ -253,6 +253,8 @@ static MT_COLD void redzone_damaged(const mt_live_entry *e, size_t first, size_t
 static inline void check_redzone(const mt_live_entry *e, const char *who)
 {
     size_t first, end;
+    if (MT_UNLIKELY(e->size > PTRDIFF_MAX))
+        return; /* a record damaged by a wild write: its block is elsewhere */
     if (mt_pattern_damage((const unsigned char *)e->ptr + e->size, mt_cfg.redzone,
                           MT_REDZONE_BYTE, &first, &end) &&
         !mt_busy && e->seq > mt_atomic_load_relaxed(&mt_untraced_seq)) {

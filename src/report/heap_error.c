@@ -9,6 +9,7 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "base/lock.h"
+#include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/capture.h"
@@ -97,9 +98,55 @@ void mt_heap_error_report(const struct mt_heap_error *e)
 typedef struct {
     unsigned n;
     unsigned long more;
+    unsigned long unmapped; /* records whose redzone is in no writable mapping */
     uint64_t untraced; /* records not newer than this may be stale: skipped */
     struct mt_heap_error e[DAMAGED_MAX];
 } damaged;
+
+/* The process's writable mappings, read once per check (the maps parser:
+ * no heap), sorted as the kernel lists them: a record a wild write of the
+ * program damaged (a huge size, a pointer into nothing) must not make the
+ * check read where nothing is mapped (design.adoc, trap 15). */
+#define MAPPINGS_MAX 16384
+static struct {
+    uintptr_t start[MAPPINGS_MAX], end[MAPPINGS_MAX];
+    unsigned n;
+    char buf[8192];
+} maps;
+
+static bool read_maps(void)
+{
+    int fd = mt_os_maps_open_self();
+    if (fd < 0)
+        return false;
+    mt_os_maps m;
+    mt_os_maps_fd(&m, fd, maps.buf, sizeof maps.buf);
+    mt_os_mapping r;
+    maps.n = 0;
+    while (maps.n < MAPPINGS_MAX && mt_os_maps_next(&m, &r))
+        if (r.perms[0] == 'r' && r.perms[1] == 'w') {
+            maps.start[maps.n] = r.start;
+            maps.end[maps.n++] = r.end;
+        }
+    close(fd);
+    return !m.failed;
+}
+
+/* Whether [ADDR, ADDR + LEN) lies in one writable mapping. */
+static bool mapped(uintptr_t addr, size_t len)
+{
+    if (addr + len < addr)
+        return false;
+    unsigned lo = 0, hi = maps.n;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (maps.end[mid] <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < maps.n && maps.start[lo] <= addr && addr + len <= maps.end[lo];
+}
 
 static void note(damaged *d, const struct mt_heap_error *e)
 {
@@ -120,6 +167,9 @@ static void check_live(const mt_live_entry *r, void *ctx)
         const mt_guard_block *g = mt_guard_live((const void *)r->ptr);
         if (!g || !mt_guard_slack(g, &first, &end, &rz))
             return;
+    } else if (r->size > PTRDIFF_MAX || !mapped(r->ptr + r->size, rz)) {
+        d->unmapped++;
+        return;
     } else if (!mt_pattern_damage((const unsigned char *)r->ptr + r->size, rz, MT_REDZONE_BYTE,
                                   &first, &end)) {
         return;
@@ -174,12 +224,18 @@ unsigned long mt_heap_check_all(const char *where)
     }
     d.n = 0;
     d.more = 0;
+    d.unmapped = 0;
     d.untraced = mt_atomic_load_relaxed(&mt_untraced_seq);
     unsigned skipped = 0;
+    if (!read_maps()) {
+        mt_warn("%s: the process's mappings cannot be read; the heap is not checked", where);
+        mt_lock_release(&one);
+        return 0;
+    }
     if (mt_cfg.redzone)
         skipped = mt_live_foreach_locked(check_live, &d);
     if (mt_quarantine_on)
-        skipped += mt_quarantine_check(check_held, &d);
+        skipped += mt_quarantine_check(check_held, mapped, &d);
     uintptr_t frames[MT_MAX_DEPTH];
     int was = mt_enter();
     unsigned depth = mt_capture(frames, mt_cfg.depth);
@@ -193,6 +249,10 @@ unsigned long mt_heap_check_all(const char *where)
     unsigned long found = d.n + d.more;
     if (d.more)
         mt_warn("%s: %lu more damaged blocks not reported", where, d.more);
+    if (d.unmapped)
+        mt_warn("%s: %lu records of the live table name memory that is not mapped (damaged?): "
+                "not checked",
+                where, d.unmapped);
     if (skipped)
         mt_warn("%s: %u parts of the tables were busy in other threads and not checked", where,
                 skipped);

@@ -94,7 +94,7 @@ void mt_descriptor_publish(void)
     s->recording = (uintptr_t)&mt_recording_state;
     s->contended = (uintptr_t)&mt_contended;
     s->freed_blocks = (uintptr_t)mt_freed_pushed();
-    s->freed_block = mt_freed_block();
+    s->freed_block = mt_freed_block_size();
     s->freed_when = offsetof(mt_freed_record, when);
     s->seq_discarded = (uintptr_t)mt_seq_discarded();
     s->seq_batch = MT_SEQ_BATCH;

@@ -330,7 +330,7 @@ const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed)
     return rg;
 }
 
-uint64_t mt_freed_block(void)
+uint64_t mt_freed_block_size(void)
 {
     return block;
 }

@@ -21,7 +21,7 @@
  * only by one writer's compare-and-swap, and from there only to i + 1, by
  * that writer.
  *
- * Push numbers are handed out to threads in blocks of mt_freed_block()
+ * Push numbers are handed out to threads in blocks of mt_freed_block_size()
  * consecutive numbers (64 on a ring of at least 4,096 records, else 1):
  * a thread takes a block from the one shared count of blocks and pushes
  * into its own block's slots until it is used up, so two threads freeing
@@ -89,7 +89,7 @@ uint64_t mt_freed_each_since(uint64_t from, void (*fn)(const mt_freed_record *, 
 const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed);
 
 /* For the state descriptor: where the count of blocks of push numbers
- * handed out lives (times mt_freed_block(), the push numbers), so that a
+ * handed out lives (times mt_freed_block_size(), the push numbers), so that a
  * reader outside the process can read only the slots pushed so far. Push
  * numbers a writer took and gave up (above), or has not used yet, leave
  * their slot to another push, whose stamp then does not match: the reader
@@ -97,6 +97,6 @@ const mt_freed_record *mt_freed_ring(size_t *capacity, uint64_t *pushed);
 const uint64_t *mt_freed_pushed(void);
 
 /* Push numbers per block (see MT_FREED_WRITING); 1 before mt_freed_init. */
-uint64_t mt_freed_block(void);
+uint64_t mt_freed_block_size(void);
 
 #endif

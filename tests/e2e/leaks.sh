@@ -479,9 +479,11 @@ else
 fi
 
 # The same in gdb, live (stopped in checkpoint) and on a core: glibc's state is no root
-# there either.
+# there either. Without redzone and quarantine, so that the free chunk's
+# header lies in the record's last bytes and the chunk is in a bin.
 vout=$work/gdb_bins.out
 (cd "$work" && timeout 120 gdb -q -batch -nx "$vprog" -ex "set env LD_PRELOAD=$tracer" \
+    -ex "set env MEMTRACE_REDZONE=0" -ex "set env MEMTRACE_QUARANTINE=0" \
     -ex "break checkpoint" -ex "run bins 2>$work/gdb_bins.err" -ex "source $helper" \
     -ex "echo @@ leaks\n" -ex "memtrace leaks" -ex "echo @@ refs\n" \
     -ex "memtrace refs g_record ^ 0x5a5a5a5a5a5a5a5a" -ex "gcore $work/bins.core" \

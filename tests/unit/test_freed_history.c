@@ -277,7 +277,7 @@ static void *push_one(void *arg)
 Test(freed_history, blocks_newest_first_across_threads)
 {
     mt_freed_init(4096);
-    cr_assert_gt(mt_freed_block(), 1, "a ring this large is handed out in blocks");
+    cr_assert_gt(mt_freed_block_size(), 1, "a ring this large is handed out in blocks");
     push(0x1000, 16, 1); /* this thread's block: numbers 0, 1, ... */
     pthread_t t;
     pthread_create(&t, NULL, push_one, (void *)2); /* the next block */
@@ -352,7 +352,7 @@ static void *push_9000(void *arg)
 Test(freed_history, blocks_an_idle_thread_leaves_its_block)
 {
     mt_freed_init(16384);
-    uint64_t b = mt_freed_block();
+    uint64_t b = mt_freed_block_size();
     push(0x1000, 16, 1); /* this thread's block 0: number 0 */
     pthread_t t;
     pthread_create(&t, NULL, push_9000, NULL); /* blocks 1 to 141 */

@@ -11,6 +11,7 @@
 #include "report/heap_error.h"
 #include "capture/tracer.h"
 #include "runtime/descriptor.h"
+#include "capture/heap_check.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
@@ -44,16 +45,17 @@ const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void)
 /* The heap errors' words: the quarantine's list (none), the error count
  * (capture/quarantine.c, report/heap_error.c) and the guard pages' pool
  * (capture/guard.c: none). */
-mt_quarantine_ring *const *mt_quarantine_rings(void)
-{
-    static mt_quarantine_ring *none;
-    return &none;
-}
+static uint64_t heap_errors = 2;
+static mt_quarantine_ring *no_rings;
 
 const uint64_t *mt_heap_errors_counter(void)
 {
-    static uint64_t errors;
-    return &errors;
+    return &heap_errors;
+}
+
+mt_quarantine_ring *const *mt_quarantine_rings(void)
+{
+    return &no_rings;
 }
 
 uintptr_t mt_guard_lo, mt_guard_len;
