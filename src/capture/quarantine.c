@@ -176,7 +176,7 @@ bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_fr
     s->ptr = e->ptr;
     s->size = e->size;
     s->alloc_seq = e->seq;
-    s->free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    s->free_seq = mt_seq_seen(e->seq);
     s->alloc_stack = e->stack;
     s->free_stack = free_stack;
     s->alloc_thread = mt_entry_thread(e);

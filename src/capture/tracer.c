@@ -143,6 +143,11 @@ static inline uint64_t seq_seen(uint64_t alloc_seq)
     return last > alloc_seq ? last : alloc_seq;
 }
 
+uint64_t mt_seq_seen(uint64_t alloc_seq)
+{
+    return seq_seen(alloc_seq);
+}
+
 uint64_t mt_seq_last(void)
 {
     uint64_t last = mt_threads_seq_highest();
@@ -506,7 +511,7 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
     mt_busy = 1;
     s->free_stack = capture_stack();
     s->free_thread = mt_thread_number();
-    s->free_seq = mt_atomic_load_relaxed(&mt_next_seq) - 1;
+    s->free_seq = seq_seen(had ? e->seq : 0);
     if (had && mt_freed_enabled()) {
         mt_freed_record r = {
             .ptr = e->ptr,
