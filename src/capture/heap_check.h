@@ -34,6 +34,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/upcalls.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -167,6 +168,31 @@ typedef struct mt_quarantine_ring {
     uint64_t bytes;       /* their sizes, summed */
     mt_quarantine_slot slots[];
 } mt_quarantine_ring;
+
+/* The report of S's block, written to at [FIRST, END) of it after its
+ * free (past its size: its redzone of REDZONE bytes), where WHERE found it
+ * (NULL: memtrace check's list fills it in). */
+static inline struct mt_heap_error mt_quarantine_error(const mt_quarantine_slot *s, size_t first,
+                                                       size_t end, size_t redzone,
+                                                       const char *where)
+{
+    return (struct mt_heap_error){
+        .kind = MT_HEAP_WRITE_AFTER_FREE,
+        .ptr = s->ptr,
+        .size = s->size,
+        .offset = (int64_t)first,
+        .bytes = end - first,
+        .at_least = end == s->size + redzone,
+        .freed = 1,
+        .alloc_seq = s->alloc_seq,
+        .free_seq = s->free_seq,
+        .alloc_stack = s->alloc_stack,
+        .free_stack = s->free_stack,
+        .alloc_thread = s->alloc_thread,
+        .free_thread = s->free_thread,
+        .where = where,
+    };
+}
 
 /* The head of the list of rings (for the state descriptor). */
 mt_quarantine_ring *const *mt_quarantine_rings(void);

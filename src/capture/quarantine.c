@@ -136,23 +136,11 @@ static void release(const mt_quarantine_slot *s)
         first += s->size;
         end += s->size;
     }
-    if (bad && !mt_busy)
-        mt_heap_error_report(&(struct mt_heap_error){
-            .kind = MT_HEAP_WRITE_AFTER_FREE,
-            .ptr = s->ptr,
-            .size = s->size,
-            .offset = (int64_t)first,
-            .bytes = end - first,
-            .at_least = end == s->size + mt_cfg.redzone,
-            .freed = 1,
-            .alloc_seq = s->alloc_seq,
-            .free_seq = s->free_seq,
-            .alloc_stack = s->alloc_stack,
-            .free_stack = s->free_stack,
-            .alloc_thread = s->alloc_thread,
-            .free_thread = s->free_thread,
-            .where = "quarantine",
-        });
+    if (bad && !mt_busy) {
+        struct mt_heap_error report = mt_quarantine_error(s, first, end, mt_cfg.redzone,
+                                                          "quarantine");
+        mt_heap_error_report(&report);
+    }
     mt_free_call_run((void *)s->ptr, &s->call);
 }
 

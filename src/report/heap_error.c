@@ -192,21 +192,8 @@ static void check_live(const mt_live_entry *r, void *ctx)
 
 static void check_held(const mt_quarantine_slot *s, size_t first, size_t end, void *ctx)
 {
-    note(ctx, &(struct mt_heap_error){
-                  .kind = MT_HEAP_WRITE_AFTER_FREE,
-                  .ptr = s->ptr,
-                  .size = s->size,
-                  .offset = (int64_t)first,
-                  .bytes = end - first,
-                  .at_least = end == s->size + mt_cfg.redzone,
-                  .freed = 1,
-                  .alloc_seq = s->alloc_seq,
-                  .free_seq = s->free_seq,
-                  .alloc_stack = s->alloc_stack,
-                  .free_stack = s->free_stack,
-                  .alloc_thread = s->alloc_thread,
-                  .free_thread = s->free_thread,
-              });
+    struct mt_heap_error report = mt_quarantine_error(s, first, end, mt_cfg.redzone, NULL);
+    note(ctx, &report);
 }
 
 unsigned long mt_heap_check_all(const char *where)
