@@ -23,6 +23,7 @@
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/os.h"
+#include "base/pausable.h"
 #include "base/reentry.h"
 #include "store/threads.h"
 
@@ -52,16 +53,13 @@ static void on_signal(int sig)
 static mt_os_stack reporter_stack; /* the reporter thread's; reports made in
                                       the program's threads use mt_own_stack */
 static pthread_t reporter;
-static bool reporter_running;       /* under pause_lock once started */
+static bool reporter_running;       /* under pausable's lock once started */
 static pid_t reporter_pid;          /* the process that started it */
 static mt_atomic(int) reporter_tid; /* futex word: 0 until the thread has registered */
 static mt_atomic(int) reporter_stop; /* futex word: 1 asks the thread to return */
 static mt_atomic(int) main_exited;  /* the main thread called pthread_exit */
 static pthread_key_t main_key;
 static bool main_key_made;
-static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned pauses;             /* calls between pause and resume, under pause_lock */
-static bool paused_running;         /* the reporter ran when the first of them came */
 
 static void futex_wait(mt_atomic(int) *word, int val, const struct timespec *ts)
 {
@@ -199,15 +197,17 @@ static void stop_reporter(void)
     futex_wake(&reporter_stop);
     pthread_join(reporter, NULL);
     int tid = mt_atomic_load_relaxed(&reporter_tid);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d", tid);
-    for (int ms = 0; ms < 1000 && access(path, F_OK) == 0; ms++) {
-        struct timespec ts = { 0, 1000000 };
-        nanosleep(&ts, NULL);
-    }
+    mt_pausable_wait_gone(tid);
     mt_threads_own_remove(tid);
     reporter_running = false;
 }
+
+static bool reporter_runs(void)
+{
+    return reporter_running;
+}
+
+static mt_pausable pausable = MT_PAUSABLE(reporter_runs, stop_reporter, start_reporter);
 
 bool mt_profiler_pause(void)
 {
@@ -215,26 +215,13 @@ bool mt_profiler_pause(void)
      * reporter is not its to stop, nor a thread its to start. */
     if (getpid() != reporter_pid)
         return false;
-    int was = mt_enter();
-    pthread_mutex_lock(&pause_lock);
-    if (pauses++ == 0) {
-        paused_running = reporter_running;
-        if (reporter_running)
-            stop_reporter();
-    }
-    pthread_mutex_unlock(&pause_lock);
-    mt_leave(was);
+    mt_pausable_pause(&pausable);
     return true;
 }
 
 void mt_profiler_resume(void)
 {
-    int was = mt_enter();
-    pthread_mutex_lock(&pause_lock);
-    if (--pauses == 0 && paused_running)
-        start_reporter();
-    pthread_mutex_unlock(&pause_lock);
-    mt_leave(was);
+    mt_pausable_resume(&pausable, true);
 }
 
 void mt_prof_reporter_forked(void)
@@ -243,8 +230,7 @@ void mt_prof_reporter_forked(void)
      * child's main one. Its stack, a copy, is free to use again. */
     mt_threads_own_remove(mt_atomic_load_relaxed(&reporter_tid));
     reporter_running = false;
-    pthread_mutex_init(&pause_lock, NULL);
-    pauses = 0;
+    mt_pausable_forked(&pausable);
     mt_atomic_store_relaxed(&main_exited, 0);
     watch_main();
     if (reporter_needed())

@@ -13,6 +13,7 @@
 #include "base/config.h"
 #include "base/lock.h"
 #include "base/os.h"
+#include "base/pausable.h"
 #include "base/output.h"
 #include "base/reentry.h"
 #include "store/threads.h"
@@ -213,43 +214,28 @@ static void stop_writer(void)
     pthread_join(W.thread, NULL);
     mt_atomic_store_release(&W.running, 0);
     int tid = mt_atomic_load_relaxed(&writer_tid);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d", tid);
-    for (int ms = 0; ms < 1000 && access(path, F_OK) == 0; ms++) {
-        struct timespec ts = { 0, 1000000 };
-        nanosleep(&ts, NULL);
-    }
+    mt_pausable_wait_gone(tid);
     mt_threads_own_remove(tid);
 }
 
-static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
-static int pauses;
-static bool paused_running;
+static bool writer_running(void)
+{
+    return mt_atomic_load_acquire(&W.running);
+}
+
+static mt_pausable pausable = MT_PAUSABLE(writer_running, stop_writer, start_writer);
 
 bool mt_tl_pause(void)
 {
     if (!W.ready || W.finished || getpid() != W.pid) /* a vfork child: not its thread */
         return false;
-    int was = mt_enter();
-    pthread_mutex_lock(&pause_lock);
-    if (pauses++ == 0) {
-        paused_running = mt_atomic_load_acquire(&W.running);
-        if (paused_running)
-            stop_writer();
-    }
-    pthread_mutex_unlock(&pause_lock);
-    mt_leave(was);
+    mt_pausable_pause(&pausable);
     return true;
 }
 
 void mt_tl_resume(void)
 {
-    int was = mt_enter();
-    pthread_mutex_lock(&pause_lock);
-    if (--pauses == 0 && paused_running && !W.finished)
-        start_writer();
-    pthread_mutex_unlock(&pause_lock);
-    mt_leave(was);
+    mt_pausable_resume(&pausable, !W.finished);
 }
 
 /* The command line, NULs as spaces, into BUF; its length. */
@@ -305,7 +291,7 @@ void mt_tl_finish(mt_tl_symbolize_fn *symbolize)
 {
     if (!W.ready || W.finished || getpid() != W.pid)
         return;
-    pthread_mutex_lock(&pause_lock);
+    pthread_mutex_lock(&pausable.lock);
     W.finished = true;
     if (mt_atomic_load_acquire(&W.running)) {
         mt_atomic_store_release(&W.stop, 1);
@@ -313,7 +299,7 @@ void mt_tl_finish(mt_tl_symbolize_fn *symbolize)
         pthread_join(W.thread, NULL);
         mt_atomic_store_release(&W.running, 0);
     }
-    pthread_mutex_unlock(&pause_lock);
+    pthread_mutex_unlock(&pausable.lock);
     mt_lock_acquire(&W.lock);
     /* Appends racing with this end (another thread allocating during exit)
      * are dropped from here on. */
