@@ -61,19 +61,7 @@ if [ $# -ge 4 ]; then
 fi
 
 # ------------------------------------------------------------ workloads
-# heaptrack only traces the process it starts (it takes itself out of
-# LD_PRELOAD), so every workload starts the process that does the work:
-# the real python binary, not a pyenv shim; cc1plus, not the g++ driver.
-PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3)
-CC1PLUS=$(g++ -print-prog-name=cc1plus)
-declare -A CMD ENV
-WORKLOADS=(churn churn2 sqlite3 g++ python3)
-CMD[churn]="$BIN/churn 1 3000000 100000"
-CMD[churn2]="$BIN/churn 2 3000000 100000"
-CMD[sqlite3]="sqlite3 :memory: .read\ $SRC/sqlite.sql .read\ $SRC/sqlite.sql"
-CMD[g++]="$CC1PLUS -quiet -imultiarch x86_64-linux-gnu -D_GNU_SOURCE -O1 $SRC/templates.cpp -o /dev/null"
-CMD[python3]="$PYTHON $SRC/pyload.py"
-ENV[python3]="PYTHONMALLOC=malloc"
+. "$SRC/workloads.sh"
 
 VARIANTS=(native tracer profiler)
 if command -v heaptrack >/dev/null; then

@@ -273,18 +273,26 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
     return i != SIZE_MAX;
 }
 
+/* FN for every record of SH, whose lock the caller holds (or gave up
+ * waiting for: mt_live_foreach's UNLOCKED). */
+static void each_in_shard(const struct shard *sh, void (*fn)(const mt_live_entry *e, void *ctx),
+                          void *ctx)
+{
+    /* Pairs with the release in grow. */
+    const struct slots *s = mt_atomic_load_acquire(&sh->slots);
+    unsigned log2cap = readable_log2cap(s);
+    size_t cap = log2cap ? (size_t)1 << log2cap : 0;
+    for (size_t i = 0; i < cap; i++)
+        if (s->e[i].ptr != 0)
+            fn(&s->e[i], ctx);
+}
+
 void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, bool *unlocked)
 {
     for (unsigned n = 0; n < MT_LIVE_SHARDS; n++) {
         struct shard *sh = &shards[n];
         bool locked = lock_for_reader(sh, unlocked);
-        /* Pairs with the release in grow. */
-        const struct slots *s = mt_atomic_load_acquire(&sh->slots);
-        unsigned log2cap = readable_log2cap(s);
-        size_t cap = log2cap ? (size_t)1 << log2cap : 0;
-        for (size_t i = 0; i < cap; i++)
-            if (s->e[i].ptr != 0)
-                fn(&s->e[i], ctx);
+        each_in_shard(sh, fn, ctx);
         if (locked)
             mt_lock_release(&sh->lock);
     }
@@ -299,12 +307,7 @@ unsigned mt_live_foreach_locked(void (*fn)(const mt_live_entry *e, void *ctx), v
             skipped++;
             continue;
         }
-        const struct slots *s = mt_atomic_load_acquire(&sh->slots);
-        unsigned log2cap = readable_log2cap(s);
-        size_t cap = log2cap ? (size_t)1 << log2cap : 0;
-        for (size_t i = 0; i < cap; i++)
-            if (s->e[i].ptr != 0)
-                fn(&s->e[i], ctx);
+        each_in_shard(sh, fn, ctx);
         mt_lock_release(&sh->lock);
     }
     return skipped;
