@@ -220,7 +220,8 @@ $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
 $p/share/man/man1/memtrace.1
 $p/share/man/man3/memtrace.3
 $p/share/memtrace/memtrace.py
-$(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)"
+$(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)
+$(cd "$root/tools" && printf "$p/share/memtrace/%s\n" view/*.css view/*.js view/*.py)"
     has_line "make PROFILER=1 install: memtrace.pc links the profiler library" \
         "$work/d1$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -lmemtrace-profiler'
     id=$(readelf -n "$work/d1$prefix/lib/libmemtrace-profiler.so" 2>/dev/null |
@@ -253,7 +254,8 @@ $p/share/gdb/auto-load$prefix/lib/libmemtrace.so-gdb.py
 $p/share/man/man1/memtrace.1
 $p/share/man/man3/memtrace.3
 $p/share/memtrace/memtrace.py
-$(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)"
+$(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)
+$(cd "$root/tools" && printf "$p/share/memtrace/%s\n" view/*.css view/*.js view/*.py)"
     has_line "make install: memtrace.pc links the tracer library" \
         "$work/d2$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -lmemtrace'
 fi
