@@ -284,15 +284,18 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
 attach
 core
 detach
+export
 gdb
 run
 view"
     same "completion: memtrace run --<TAB>" "$(complete_line 'memtrace run --')" "--
+--check
 --help
 --leak-check
 --no-children
 --output
---profile"
+--profile
+--record"
     same "completion: memtrace run --leak-check ech<TAB> (a command)" \
         "$(complete_line 'memtrace run --leak-check ech' | grep -x echo)" "echo"
     same "completion: memtrace core -b<TAB> (gdb's options)" "$(complete_line 'memtrace core -b')" "-batch"
@@ -344,8 +347,10 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/gdb/auto-load/usr/lib/$multiarch/libmemtrace.so-gdb.py
 ./usr/share/man/man1/memtrace.1.gz
 ./usr/share/man/man3/memtrace.3.gz
+./usr/share/man/man3/memtrace_check.3.gz
 ./usr/share/man/man3/memtrace_get_stats.3.gz
 ./usr/share/man/man3/memtrace_get_stats_sized.3.gz
+./usr/share/man/man3/memtrace_on_error.3.gz
 ./usr/share/man/man3/memtrace_print_trace.3.gz
 ./usr/share/man/man3/memtrace_recording.3.gz
 ./usr/share/man/man3/memtrace_report.3.gz
