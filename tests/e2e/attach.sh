@@ -268,9 +268,12 @@ grep -q "^memtrace: attached to process $tpid (libmemtrace-profiler.so; it was s
     pass "attach --profile: its one line" || fail "attach --profile: its one line" "$(cat "$d/attach.err")"
 touch "$d/go"
 wait_line "$d/out" "@@ after-done"
-sleep 0.5
-finish_target "$d"
 report=$d/report.$tpid
+# A periodic report after the block's allocation names it (it is freed
+# before the exit report): up to 20 s for one, since a loaded machine may
+# run the reporter late.
+wait_line "$report" "  #0 main at $(at $T attach-after)"
+finish_target "$d"
 grep -q "^memtrace: report 1 (periodic), pid $tpid" "$report" 2>/dev/null &&
     pass "attach --profile: MEMTRACE_OUTPUT and MEMTRACE_INTERVAL_MS apply (a periodic report in the file)" ||
     fail "attach --profile: MEMTRACE_OUTPUT and MEMTRACE_INTERVAL_MS apply (a periodic report in the file)" "$(ls "$d")"
