@@ -166,6 +166,7 @@ static void describe(mt_tables *t, mt_sym_state *dwfl, const char *p, const char
     mt_answer a;
     bool known = mt_answer_begin(&a, out, addr, put_stack, dwfl);
     a.history = (unsigned)v[1];
+    a.sampled = t->d.sample_rate;
     if (known) {
         mt_answer_lookup(&a, d.live ? &d.block : NULL, d.unlocked);
         for (size_t i = 0; i < d.ncovering; i++)
