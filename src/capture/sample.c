@@ -3,11 +3,21 @@
 
 #include "base/atomic.h"
 
+#include <dlfcn.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 MT_TLS mt_sample_thread mt_sample_me;
 uint64_t mt_sample_key;
+bool mt_sample_glibc;
+
+/* Whether FN is defined by glibc's libc.so.6. */
+static bool in_libc(void *fn)
+{
+    Dl_info info;
+    return fn && dladdr(fn, &info) && info.dli_fname && strstr(info.dli_fname, "/libc.so.");
+}
 
 static uint64_t seed;
 /* Threads in the order of their first draw: thread N's generator starts
@@ -26,6 +36,8 @@ static uint64_t splitmix(uint64_t *x)
 void mt_sample_start(void)
 {
     mt_sample_rate = mt_cfg.sample;
+    mt_sample_glibc = in_libc((void *)mt_real.malloc) && in_libc((void *)mt_real.free) &&
+                      in_libc((void *)mt_real.malloc_usable_size);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
@@ -71,7 +83,7 @@ void mt_sample_sampled(void *p, size_t size)
 {
     if (mt_guard_owns(p))
         return;
-    size_t u = mt_real.malloc_usable_size(p);
+    size_t u = mt_sample_usable(p);
     if (u >= size + MT_TRAILER)
         mt_trailer_clear(p, u);
 }

@@ -92,11 +92,35 @@ typedef struct {
     unsigned kind;
 } mt_sample_block;
 
+/* True when the next allocator is glibc's (mt_sample_start): its usable
+ * sizes are then read inline from the chunk header. */
+extern bool mt_sample_glibc MT_HIDDEN;
+
+/* The next allocator's usable size of P, a block it handed out; 0 for a
+ * pointer that cannot be a block's start. glibc's: the size word before P
+ * (flags in its 3 low bits, 2 = mmapped) less the header word(s), as its
+ * malloc_usable_size computes it for a live chunk, without the call and
+ * without the read of the next chunk's header. A pointer that is no block
+ * (a bad free) gives 0 or a size whose trailer read stays within what
+ * glibc's own free of P reads (the next chunk's header). */
+static inline size_t mt_sample_usable(void *p)
+{
+    if (MT_LIKELY(mt_sample_glibc)) {
+        if ((uintptr_t)p & 15)
+            return 0;
+        size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7;
+        if (MT_UNLIKELY(sz < 32 || (sz & 15) || sz > ((size_t)1 << 44)))
+            return 0;
+        return h & 2 ? sz - 16 : sz - 8;
+    }
+    return mt_real.malloc_usable_size(p);
+}
+
 /* True when P (not NULL, the next allocator's) is an unsampled block: *B
  * says what its trailer says. */
 static inline bool mt_sample_unsampled(void *p, mt_sample_block *b)
 {
-    size_t u = mt_real.malloc_usable_size(p);
+    size_t u = mt_sample_usable(p);
     if (MT_UNLIKELY(u < MT_TRAILER))
         return false;
     uint64_t w[2];
@@ -148,7 +172,7 @@ static inline bool mt_sample_trail(void *p, size_t size, unsigned kind)
     int pending = mt_sample_me.pending;
     mt_sample_me.pending = MT_SAMPLE_NONE;
     if (MT_LIKELY(pending == MT_SAMPLE_NO) && !mt_guard_owns(p)) {
-        size_t u = mt_real.malloc_usable_size(p);
+        size_t u = mt_sample_usable(p);
         if (MT_LIKELY(u >= size + MT_TRAILER && u - MT_TRAILER - size <= MT_TRAILER_SLACK_MAX)) {
             uint64_t w[2];
             w[1] = mt_tag_alloc(size) | (uint64_t)kind << 32 |
