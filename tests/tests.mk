@@ -346,7 +346,7 @@ SAMPLE_PROGS := $(TEST_BUILD)/sample_prog
 $(TEST_BUILD)/sample_prog: tests/progs/sample_prog.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
-test-sample: all $(SAMPLE_PROGS)
+test-sample: all $(SAMPLE_PROGS) $(ALLOC_PROGS)
 	@bash tests/e2e/sample.sh
 
 # The recording and its exports (tests/e2e/timeline.sh): a program with

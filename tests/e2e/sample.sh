@@ -4,7 +4,7 @@
 # function; the one-line answer about an unsampled block; MEMTRACE_SAMPLE=1
 # (every byte sampled) gives the full mode's exit report; the estimates of
 # a program of known totals; seeded runs reproducible; bad settings; the
-# leak check's caveat. Prints one PASS/FAIL line per check and
+# leak check's caveat; C++ and jemalloc's API (allocators.sh's programs). Prints one PASS/FAIL line per check and
 # "sample: N passed, N failed" last. Takes a few seconds.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +23,20 @@ for rate in 4096 1 1000000000; do
     else
         fail "families at MEMTRACE_SAMPLE=$rate" "status $rc: $(head -5 "$work/fam.err")"
     fi
+done
+
+# C++'s new and delete in every form (sized, aligned, nothrow), with
+# glibc and with jemalloc as the next allocator, and jemalloc's *allocx:
+# frees of unsampled blocks go unreported, at a rate that mixes both kinds
+# and at one that samples nothing.
+for p in cxx_forms cxx_forms_je je_api; do
+    for rate in 64 1000000000; do
+        MEMTRACE_SAMPLE=$rate LD_PRELOAD=$lib "$tests/$p" >"$work/$p.out" 2>"$work/$p.err"
+        rc=$?
+        if [ $rc = 0 ] && ! grep -q '^memtrace' "$work/$p.err"; then
+            pass "$p at MEMTRACE_SAMPLE=$rate"
+        else fail "$p at MEMTRACE_SAMPLE=$rate" "status $rc: $(head -5 "$work/$p.err")"; fi
+    done
 done
 
 # print_trace on an unsampled block (a 16-byte block at a 1 GB rate: sampled
