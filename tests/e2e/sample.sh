@@ -47,6 +47,17 @@ want="memtrace: $p: no sampled block; sampling is on (MEMTRACE_SAMPLE=1000000000
 if [ "$(cat "$work/tr.err")" = "$want" ]; then pass "unsampled block's answer"; else
     fail "unsampled block's answer" "$(cat "$work/tr.err")"; fi
 
+# The same from gdb (memtrace-symbolize reads the tables from outside: the
+# rate comes from the state descriptor), and `memtrace top` says it
+# estimates.
+MEMTRACE_SAMPLE=1000000000 timeout 120 "$build/memtrace" gdb -batch -ex 'break print_trace' \
+    -ex run -ex up -ex 'memtrace p' -ex 'memtrace top 3' -- "$prog" trace >"$work/gdb.out" 2>&1
+p=$(sed -nE 's/^Breakpoint 1, print_trace \(ptr=(0x[0-9a-f]+)\).*/\1/p' "$work/gdb.out")
+has "memtrace EXPR on an unsampled block" "$work/gdb.out" \
+    "memtrace: ${p:-none}: no sampled block; sampling is on (MEMTRACE_SAMPLE=1000000000): it may be an unsampled heap block, whose stack is not kept"
+has "memtrace top says it estimates" "$work/gdb.out" \
+    "memtrace: sampled (MEMTRACE_SAMPLE=1000000000): bytes and blocks are estimates"
+
 # Every byte sampled: the block is traced, its stack at the site.
 MEMTRACE_SAMPLE=1 LD_PRELOAD=$lib "$prog" trace >"$work/tr1.out" 2>"$work/tr1.err"
 p=$(addr_of p "$work/tr1.out")
