@@ -101,6 +101,16 @@ for seed in 1 2; do
     within "live total's estimate, seed $seed" \
         "$(sed -nE 's/.*; ([0-9]+) bytes still live.*/\1/p' "$work/est$seed")" 12800000 15
 done
+# The tracer's pprof profile at exit: Go's convention, scaled values and
+# the rate as the period.
+if command -v go >/dev/null; then
+    MEMTRACE_SAMPLE=16384 MEMTRACE_SAMPLE_SEED=1 MEMTRACE_PPROF=$work/s.pb.gz LD_PRELOAD=$lib \
+        "$prog" sites 2000 >/dev/null 2>&1
+    HOME=$work PPROF_TMPDIR=$work timeout 120 go tool pprof -raw "$work/s.pb.gz" >"$work/raw" 2>&1
+    has "pprof's period is the rate" "$work/raw" "Period: 16384"
+    within "pprof's scaled in-use bytes" \
+        "$(awk '/^Samples:/ { on = 1; next } on && /: / { sub(/:$/, "", $2); print $2; exit }' "$work/raw")" 12800000 15
+fi
 report "$work/again1" 16384 1 2000
 if diff <(sites_of "$work/est1") <(sites_of "$work/again1") >/dev/null; then
     pass "a seeded run is reproducible"
