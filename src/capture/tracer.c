@@ -344,7 +344,7 @@ void *mt_calloc(size_t n, size_t size)
         return p;
     }
     /* calloc(1, padded): the redzone is zeroed, then filled */
-    if (traced && mt_cfg.redzone)
+    if (traced && (mt_cfg.redzone || mt_cfg.sample)) /* sample mode: the trailer too */
         MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
                       MT_GUARD_OR(traced, total, 0, mt_real.calloc(1, mt_padded(total, true))),
                       total, MT_KIND_MALLOC);
@@ -403,11 +403,21 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
 {
     mt_live_entry old;
     bool had = false;
-    if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
+    mt_sample_block b;
+    /* An unsampled block's trailer must not stay behind in memory the
+     * next allocator frees or moves (see mt_sample_realloc). */
+    bool trailed = mt_cfg.sample && !mt_busy && fn && mt_sample_unsampled(ptr, &b);
+    if (trailed)
+        mt_trailer_clear(ptr, b.usable);
+    else if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
         had = mt_unrecord(ptr, MT_KIND_MALLOC, &old);
     void *q = NULL;
     if (fn)
         MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size), q != NULL);
+    if (trailed && q == NULL && size != 0)
+        mt_trailer_restore(ptr, &b);
+    else if (trailed)
+        mt_tag_free(b.id, b.size);
     if (had && q == NULL && size != 0)
         mt_live_insert(&old);
     else if (had)
