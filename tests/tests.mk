@@ -8,11 +8,11 @@ UNIT_CORE  := src/store/live_table.c src/store/stack_store.c src/base/os.c src/b
               src/report/format_profile.c \
               src/base/config.c src/store/freed_history.c src/store/cfi.c src/scan/leak_scan.c \
               src/leak/suppressions.c src/leak/leak_report.c src/scan/leak_roots.c \
-              src/scan/leak_gather.c
+              src/scan/leak_gather.c src/store/sample_weight.c
 # -DMT_DEBUG: the MT_ASSERT checks (src/base/common.h) run in the unit tests.
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Isrc -DMT_DEBUG -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)
-UNIT_LIBS   := -lcriterion $(LIB_LIBS)
+UNIT_LIBS   := -lcriterion $(LIB_LIBS) -lm
 UNIT_TESTS  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_BINS   := $(UNIT_TESTS:%=$(TEST_BUILD)/unit/%) $(UNIT_TESTS:%=$(TEST_BUILD)/unit-san/%)
 
