@@ -134,6 +134,31 @@ leaks_core() {
     rm -f "$core"
 }
 
+# sampled_round ROUND (issue 30): every workload under the tracer with
+# MEMTRACE_SAMPLE=524288 (churn and churn2 with their tag scopes,
+# CHURN_TAGS=1), against native of the same round; and the estimates of
+# churn and g++ under the profiler, seed ROUND, against one full profiler
+# run of each (round 1; exact, so one is enough), sites ranked by bytes
+# allocated.
+sampled_round() {
+    local r=$1 name w
+    for name in "${WORKLOADS[@]}"; do
+        ENV[${name}_sampled]="MEMTRACE_SAMPLE=524288 ${ENV[$name]:-}"
+        case $name in churn | churn2) ENV[${name}_sampled]+=" CHURN_TAGS=1" ;; esac
+        read -a cmd <<< "${CMD[$name]}"
+        run_one "${name}_sampled" tracer "$r" "${cmd[@]}"
+    done
+    for w in churn g++; do
+        read -a cmd <<< "${CMD[$w]}"
+        if [ "$r" = 1 ]; then
+            ENV[${w}_exact]="MEMTRACE_INTERVAL_MS=0 MEMTRACE_TOP_BY=allocs MEMTRACE_EXIT_TOP=10 ${ENV[$w]:-}"
+            run_one "${w}_exact" profiler "$r" "${cmd[@]}"
+        fi
+        ENV[${w}_estimate]="MEMTRACE_SAMPLE=524288 MEMTRACE_SAMPLE_SEED=$r MEMTRACE_INTERVAL_MS=0 MEMTRACE_TOP_BY=allocs MEMTRACE_EXIT_TOP=1000000 ${ENV[$w]:-}"
+        run_one "${w}_estimate" profiler "$r" "${cmd[@]}"
+    done
+}
+
 # field FILE KEY: the value of KEY=value in FILE.
 field() {
     sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" 2>/dev/null
@@ -179,6 +204,7 @@ failures() { # failures NAME VARIANT: "FAILED 2/5 (signal_11)" or nothing
 
 # ------------------------------------------------------------ the rounds
 echo "memtrace bench: $ROUNDS rounds, variants: ${VARIANTS[*]}" >&2
+declare -A sampled_cpu
 for ((round = 1; round <= ROUNDS; round++)); do
     echo "round $round/$ROUNDS" >&2
     nv=${#VARIANTS[@]}
@@ -211,6 +237,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     ENV[churn_guard]="MEMTRACE_GUARD_SAMPLE=1000"
     read -a cmd <<< "${CMD[churn]}"
     run_one churn_guard tracer "$round" "${cmd[@]}"
+    sampled_round "$round"
     leaks_core "$round"
     # The pprof profiles written at exit for the g++ workload (tens of
     # thousands of sites): the profiler run again with MEMTRACE_PPROF. A
@@ -398,6 +425,37 @@ echo "  (each: from the file's creation to its last write, median over rounds); 
 echo "  over the profiler's without MEMTRACE_PPROF in the same round: $(case $pprof_cpu in -) echo - ;; *) printf '%+.2f' "$pprof_cpu" ;; esac) s (median; noisy) $(failures gxx_pprof profiler)"
 echo
 
+# Sampling (issue 30): CPU with MEMTRACE_SAMPLE=524288 against native, the
+# threads' scaling under it, the estimates' errors over the rounds' seeds.
+echo "sampled tracing, MEMTRACE_SAMPLE=524288 (churn and churn2 with CHURN_TAGS=1), CPU vs native (median of per-round ratios; target 1.03):"
+sampled_line=""
+for name in "${WORKLOADS[@]}"; do
+    sampled_cpu[$name]=$(ratios "${name}_sampled" tracer cpu "$name" native | median)
+    sampled_line+=" $name $(fmt "${sampled_cpu[$name]}")x $(failures "${name}_sampled" tracer)"
+done
+echo " $sampled_line"
+speedup_sampled=$(ratios churn_sampled tracer wall churn2_sampled tracer | median)
+echo "churn 2 threads vs 1 thread under sampling (wall speedup, median): $(fmt "$speedup_sampled")x, native $(fmt "$speedup_native")x"
+accuracy() { # accuracy WORKLOAD: sample_accuracy.py's line over the rounds' seeds
+    local est=() r
+    for ((r = 1; r <= ROUNDS; r++)); do
+        grep -q 'status=ok' "$WORK/res.$1_estimate.profiler.$r" 2>/dev/null && est+=("$WORK/log.$1_estimate.profiler.$r")
+    done
+    if grep -q 'status=ok' "$WORK/res.$1_exact.profiler.1" 2>/dev/null && [ ${#est[@]} -gt 0 ]; then
+        python3 "$SRC/sample_accuracy.py" "$WORK/log.$1_exact.profiler.1" "${est[@]}"
+    else
+        echo "sites_err=- live_err=- live_kind=- sites=0 runs=0"
+    fi
+}
+declare -A acc_sites acc_live
+for w in churn g++; do
+    a=$(accuracy "$w")
+    acc_sites[$w]=$(field <(echo "$a") sites_err)
+    acc_live[$w]=$(field <(echo "$a") live_err)
+    echo "estimates on $w, MEMTRACE_SAMPLE=524288, worst over $(field <(echo "$a") runs) seeds: top $(field <(echo "$a") sites) sites' allocated bytes off by at most $(fmt "${acc_sites[$w]}") (relative), live total ($(field <(echo "$a") live_kind)) by $(fmt "${acc_live[$w]}")"
+done
+echo
+
 # ------------------------------------------------------------ targets
 # check LABEL CONDITION TEXT VALUE...: a PASS/FAIL line; CONDITION is an awk
 # expression over the VALUEs as v1, v2, ...; any VALUE "-" gives NO DATA.
@@ -439,6 +497,15 @@ check "contention at 2 threads < 1,000 per million pairs" "v1 < 1000" \
 for name in "${WORKLOADS[@]}"; do
     p=$(ratios "$name" profiler cpu "$name" tracer | median)
     check "$name profiler CPU within 1.15x of tracer's" "v1 <= 1.15" "$(fmt "$p")x" "$p"
+done
+for name in "${WORKLOADS[@]}"; do
+    check "$name CPU with MEMTRACE_SAMPLE=524288 <= 1.03x native" "v1 <= 1.03" "$(fmt "${sampled_cpu[$name]}")x" "${sampled_cpu[$name]}"
+done
+check "2 threads scale under sampling as native (churn2 vs churn, within 10%)" "v1 >= 0.9 * v2" \
+    "sampled $(fmt "$speedup_sampled")x, native $(fmt "$speedup_native")x" "$speedup_sampled" "$speedup_native"
+for w in churn g++; do
+    check "$w top 10 sites' estimated allocated bytes within 10%" "v1 <= 0.10" "worst $(fmt "${acc_sites[$w]}")" "${acc_sites[$w]}"
+    check "$w estimated live total within 5%" "v1 <= 0.05" "worst $(fmt "${acc_live[$w]}")" "${acc_live[$w]}"
 done
 check "print_trace first call < 200 ms" "v1 < 200" "$(fmt "$first_ms") ms" "$first_ms"
 check "print_trace later calls < 5 ms" "v1 < 5" "$(fmt "$later_ms") ms" "$later_ms"

@@ -8,11 +8,11 @@ UNIT_CORE  := src/store/live_table.c src/store/stack_store.c src/base/os.c src/b
               src/report/format_profile.c \
               src/base/config.c src/store/freed_history.c src/store/cfi.c src/scan/leak_scan.c \
               src/leak/suppressions.c src/leak/leak_report.c src/scan/leak_roots.c \
-              src/scan/leak_gather.c
+              src/scan/leak_gather.c src/store/sample_weight.c
 # -DMT_DEBUG: the MT_ASSERT checks (src/base/common.h) run in the unit tests.
 UNIT_CFLAGS := -std=gnu11 $(WARN) -g -O1 -pthread -D_GNU_SOURCE -Isrc -DMT_DEBUG -Wno-missing-prototypes \
                $(shell pkg-config --cflags libdw 2>/dev/null)
-UNIT_LIBS   := -lcriterion $(LIB_LIBS)
+UNIT_LIBS   := -lcriterion $(LIB_LIBS) -lm
 UNIT_TESTS  := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_BINS   := $(UNIT_TESTS:%=$(TEST_BUILD)/unit/%) $(UNIT_TESTS:%=$(TEST_BUILD)/unit-san/%)
 
@@ -341,6 +341,14 @@ test-e2e: all $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) $(ALLOC_
 	@bash tests/e2e/launcher.sh
 	@bash tests/e2e/pprof.sh
 
+# Sampled tracing (tests/e2e/sample.sh): a few seconds.
+SAMPLE_PROGS := $(TEST_BUILD)/sample_prog
+$(TEST_BUILD)/sample_prog: tests/progs/sample_prog.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
+test-sample: all $(SAMPLE_PROGS) $(ALLOC_PROGS)
+	@bash tests/e2e/sample.sh
+
 # The recording and its exports (tests/e2e/timeline.sh): a program with
 # known phases under both libraries, heaptrack_print as the oracle of the
 # heaptrack export, a run killed mid-way, python3 with a million events.
@@ -398,7 +406,7 @@ CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NO
                 $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(GUARD_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
                 $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
                 $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
-                $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS)
+                $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS) $(SAMPLE_PROGS)
 JOBS := $(shell nproc 2>/dev/null || echo 1)
 
 # Runs in a sub-make so that deps are installed before anything is built.
@@ -414,6 +422,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-view
 	@$(MAKE) --no-print-directory test-timeline
 	@$(MAKE) --no-print-directory test-attach
+	@$(MAKE) --no-print-directory test-sample
 	@$(MAKE) --no-print-directory test-guard
 	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
@@ -428,7 +437,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-view test-timeline test-guard test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-sample test-view test-timeline test-guard test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

@@ -9,6 +9,7 @@
 #include "base/common.h"
 #include "report/format.h"
 #include "report/pprof.h"
+#include "store/sample_weight.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -166,6 +167,7 @@ static void describe(mt_tables *t, mt_sym_state *dwfl, const char *p, const char
     mt_answer a;
     bool known = mt_answer_begin(&a, out, addr, put_stack, dwfl);
     a.history = (unsigned)v[1];
+    a.sampled = t->d.sample_rate;
     if (known) {
         mt_answer_lookup(&a, d.live ? &d.block : NULL, d.unlocked);
         for (size_t i = 0; i < d.ncovering; i++)
@@ -251,7 +253,8 @@ static struct group *group_of(struct groups *s, uint64_t key)
     return &s->g[s->index[j]];
 }
 
-/* Every live block into S, by stack (BY_THREAD: by stack and thread). */
+/* Every live block into S, by stack (BY_THREAD: by stack and thread); in
+ * sample mode, each as the estimate it stands for (store/sample_weight.h). */
 static bool gather_groups(mt_tables *t, bool by_thread, struct groups *s)
 {
     for (size_t n = 0; n < mt_tables_shard_count(t); n++) {
@@ -269,10 +272,13 @@ static bool gather_groups(mt_tables *t, bool by_thread, struct groups *s)
                 group_of(s, by_thread ? (uint64_t)e[i].stack << 32 | e[i].thread : e[i].stack);
             g->stack = e[i].stack;
             g->thread = e[i].thread;
-            g->bytes += e[i].size;
-            g->blocks++;
-            s->bytes += e[i].size;
-            s->blocks++;
+            mt_sample_estimate est = { e[i].size, 1 };
+            if (t->d.sample_rate)
+                est = mt_sample_scale(e[i].size, t->d.sample_rate);
+            g->bytes += est.bytes;
+            g->blocks += est.blocks;
+            s->bytes += est.bytes;
+            s->blocks += est.blocks;
         }
     }
     return true;
@@ -319,6 +325,11 @@ static void top(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *lin
                       shown, s.n, s.bytes, s.blocks, blocks_word(s.blocks));
         if (s.unlocked)
             mt_out_write(out, UNLOCKED_SHARD, sizeof UNLOCKED_SHARD - 1);
+        if (t->d.sample_rate)
+            mt_out_printf(out,
+                          "memtrace: sampled (MEMTRACE_SAMPLE=%" PRIu64
+                          "): bytes and blocks are estimates\n",
+                          t->d.sample_rate);
         for (size_t i = 0; i < shown; i++) {
             mt_out_printf(out, "memtrace: site %zu: %" PRIu64 " bytes in %" PRIu64
                                " %s allocated at:\n",

@@ -198,6 +198,8 @@ void mt_config_load(void)
     mt_cfg.quarantine = (size_t)mt_setting_long(MT_SET_QUARANTINE);
     mt_cfg.on_error = setting_choice(MT_SET_ON_ERROR);
     mt_cfg.error_exitcode = (int)mt_setting_long(MT_SET_ERROR_EXITCODE);
+    mt_cfg.sample = (size_t)mt_setting_long(MT_SET_SAMPLE);
+    mt_cfg.sample_seed = (unsigned long)mt_setting_long(MT_SET_SAMPLE_SEED);
 }
 
 void mt_config_profiler(mt_profiler_config *out)

@@ -24,6 +24,8 @@ typedef struct {
     size_t quarantine; /* MEMTRACE_QUARANTINE: bytes of freed blocks held per thread, 0 = off */
     int on_error;      /* MEMTRACE_ON_ERROR: continue (default) or abort */
     int error_exitcode; /* MEMTRACE_ERROR_EXITCODE: exit status after a heap error, 0..255 */
+    size_t sample;      /* MEMTRACE_SAMPLE: mean bytes between samples, 0 = trace every block */
+    unsigned long sample_seed; /* MEMTRACE_SAMPLE_SEED: 0 = a new seed each run */
 } mt_config;
 
 extern mt_config mt_cfg;

@@ -21,6 +21,7 @@
 #include "capture/guard.h"
 #include "capture/heap_check.h"
 #include "capture/real.h"
+#include "capture/sample.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
 
@@ -120,7 +121,20 @@ static inline void mt_untraced_free(void)
  * (the call fails, nothing is recorded). */
 static inline size_t mt_padded(size_t size, bool traced)
 {
-    return traced && size <= PTRDIFF_MAX ? size + mt_cfg.redzone : size;
+    if (!traced || size > PTRDIFF_MAX)
+        return size;
+    if (MT_UNLIKELY(mt_cfg.sample)) /* and decides whether it is sampled */
+        return mt_sample_padded(size, mt_cfg.redzone);
+    return size + mt_cfg.redzone;
+}
+
+/* mt_record, or in sample mode the block's trailer when mt_padded decided
+ * it is not sampled (sample.h). */
+static inline void mt_record_block(void *p, size_t size, unsigned kind)
+{
+    if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_trail(p, size, kind))
+        return;
+    mt_record(p, size, kind);
 }
 
 /* ---- frees */
@@ -175,6 +189,10 @@ bool mt_unheld(void *p);
  * takes it on. True when C must be made now. */
 static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
 {
+    if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_free(p)) {
+        mt_free_call_pad(c, MT_TRAILER); /* a sized free: the size asked */
+        return true;
+    }
     mt_live_entry e;
     if (MT_LIKELY(mt_unrecord(p, kind, &e)))
         return mt_freed_block(&e, c);
@@ -229,7 +247,7 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
         if (MT_LIKELY(traced)) {                                             \
             MT_NEXT_CALL(how, (p) = (call), (p) != NULL);                    \
             if (MT_LIKELY((p) != NULL))                                      \
-                mt_record((p), (size), (kind));                              \
+                mt_record_block((p), (size), (kind));                        \
         } else {                                                             \
             MT_NEXT_CALL(how, (p) = (call), (p) != NULL);                    \
             if ((how) == MT_NEXT_PLAIN)                                      \
@@ -320,6 +338,11 @@ void *mt_realloc_next(void *(*fn)(void *, size_t), void *ptr, size_t size);
  * words more, A and B (free_sized, free_aligned_sized, tc_free_sized...),
  * or by free when there is none (tracer.c). */
 void mt_free_next(unsigned i, void *ptr, size_t a, size_t b, int args);
+
+/* realloc through FN of PTR, the unsampled block B (tracer.c): its tag
+ * count leaves, the new block is sampled or not as any allocation. */
+void *mt_sample_realloc(void *(*fn)(void *, size_t), void *ptr, size_t size,
+                        const mt_sample_block *b);
 
 /* posix_memalign through FN (aligned.c): glibc's or tc_posix_memalign. */
 int mt_posix_memalign_next(int (*fn)(void **, size_t, size_t), void **out, size_t align,

@@ -95,6 +95,20 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
         mt_untraced_entry(q);
         return q;
     }
+    mt_sample_block b;
+    if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_unsampled(ptr, &b)) {
+        /* as mt_sample_realloc; rallocx never frees, keeps PTR on failure */
+        mt_trailer_clear(ptr, b.usable);
+        MT_NEXT_CALL(MT_NEXT_SCOPED, q = fn(ptr, mt_padded(size, true), flags), q != NULL);
+        if (q == NULL) {
+            mt_sample_me.pending = MT_SAMPLE_NONE;
+            mt_trailer_restore(ptr, &b);
+            return NULL;
+        }
+        mt_tag_free(b.id, b.size);
+        mt_record_block(q, size, MT_KIND_MALLOC);
+        return q;
+    }
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
     if (MT_UNLIKELY(!had) && mt_quarantine_on && !mt_unheld(ptr))
@@ -160,6 +174,11 @@ size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
             resized_in_place(ptr, size, extra, real);
         return real;
     }
+    /* Sample mode: a block's trailer sits at the end of its usable size,
+     * which a resize in place would move; memtrace's blocks are not
+     * resized in place (xallocx may always fail to), their size stays. */
+    if (mt_cfg.sample)
+        return mt_malloc_usable_size(ptr);
     mt_live_entry e;
     if (mt_cfg.redzone && !mt_busy && !mt_passthrough &&
         mt_atomic_load_acquire(&mt_phase) >= MT_READY && mt_live_remove((uintptr_t)ptr, &e)) {
@@ -177,6 +196,8 @@ size_t mt_sallocx(const void *ptr, int flags)
     size_t (*fn)(const void *, int) = (size_t (*)(const void *, int))mt_ext_get(MT_X_SALLOCX);
     if (!fn || mt_iheap_owns(ptr) || mt_guard_owns(ptr))
         return mt_malloc_usable_size((void *)ptr);
+    if (mt_cfg.sample) /* the trailer is not the program's either */
+        return mt_malloc_usable_size((void *)ptr);
     mt_live_entry e;
     bool unlocked = false;
     if (mt_cfg.redzone && mt_live_find((uintptr_t)ptr, &e, &unlocked))
@@ -189,7 +210,7 @@ size_t mt_nallocx(size_t size, int flags)
     size_t (*fn)(size_t, int) = (size_t (*)(size_t, int))mt_ext_get(MT_X_NALLOCX);
     /* mallocx(SIZE) gives at least SIZE usable bytes, exactly SIZE with a
      * redzone after them; 0 where it would fail */
-    if (fn && !mt_cfg.redzone)
+    if (fn && !mt_cfg.redzone && !mt_cfg.sample)
         return fn(size, flags);
     return size > PTRDIFF_MAX ? 0 : size;
 }

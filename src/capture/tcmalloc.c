@@ -44,7 +44,7 @@ void *mt_tc_calloc(size_t n, size_t size)
     bool traced = !mt_bypass();
     void *p;
     /* calloc(1, padded): the redzone is zeroed, then filled */
-    if (traced && mt_cfg.redzone)
+    if (traced && (mt_cfg.redzone || mt_cfg.sample)) /* sample mode: the trailer too */
         MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p, fn(1, mt_padded(total, true)), total,
                       MT_KIND_MALLOC);
     else

@@ -288,6 +288,8 @@ MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
         check_redzone(e, free_name(e));
         mt_free_call_pad(c, redzone);
     }
+    if (mt_cfg.sample)
+        mt_free_call_pad(c, MT_TRAILER);
     mt_stack_id free_stack = note_freed(e, false);
     if (!mt_quarantine_on || mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
         return true;
@@ -342,7 +344,7 @@ void *mt_calloc(size_t n, size_t size)
         return p;
     }
     /* calloc(1, padded): the redzone is zeroed, then filled */
-    if (traced && mt_cfg.redzone)
+    if (traced && (mt_cfg.redzone || mt_cfg.sample)) /* sample mode: the trailer too */
         MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
                       MT_GUARD_OR(traced, total, 0, mt_real.calloc(1, mt_padded(total, true))),
                       total, MT_KIND_MALLOC);
@@ -381,7 +383,7 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
         mt_site_note_gone(old->stack, old->seq);
     }
     if (q != NULL)
-        mt_record(q, size, MT_KIND_MALLOC);
+        mt_record_block(q, size, MT_KIND_MALLOC);
     if (had && (q != NULL || (zero_frees && size == 0))) {
         if (q != NULL && q != ptr)
             note_moved(old);
@@ -401,11 +403,21 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
 {
     mt_live_entry old;
     bool had = false;
-    if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
+    mt_sample_block b;
+    /* An unsampled block's trailer must not stay behind in memory the
+     * next allocator frees or moves (see mt_sample_realloc). */
+    bool trailed = mt_cfg.sample && !mt_busy && fn && mt_sample_unsampled(ptr, &b);
+    if (trailed)
+        mt_trailer_clear(ptr, b.usable);
+    else if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
         had = mt_unrecord(ptr, MT_KIND_MALLOC, &old);
     void *q = NULL;
     if (fn)
         MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size), q != NULL);
+    if (trailed && q == NULL && size != 0)
+        mt_trailer_restore(ptr, &b);
+    else if (trailed)
+        mt_tag_free(b.id, b.size);
     if (had && q == NULL && size != 0)
         mt_live_insert(&old);
     else if (had)
@@ -440,6 +452,26 @@ static MT_COLD void *realloc_zero_kept(void *(*fn)(void *, size_t), void *ptr, b
     return r;
 }
 
+void *mt_sample_realloc(void *(*fn)(void *, size_t), void *ptr, size_t size,
+                        const mt_sample_block *b)
+{
+    /* Cleared first: once the next allocator has freed or moved PTR, its
+     * trailer must not stay behind to match a later block. */
+    mt_trailer_clear(ptr, b->usable);
+    mt_sample_me.pending = MT_SAMPLE_NONE; /* size 0 asks mt_padded nothing */
+    void *q;
+    MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size ? mt_padded(size, true) : 0), q != NULL);
+    if (q == NULL && size != 0) { /* failed: PTR intact, unsampled still */
+        mt_sample_me.pending = MT_SAMPLE_NONE;
+        mt_trailer_restore(ptr, b);
+        return NULL;
+    }
+    mt_tag_free(b->id, b->size);
+    if (q != NULL)
+        mt_record_block(q, size, MT_KIND_MALLOC);
+    return q;
+}
+
 /* realloc through FN (see mt_realloc_next), inlined in both. */
 static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void *, size_t),
                                                                 void *ptr, size_t size)
@@ -453,6 +485,11 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
     void *q = NULL;
     if (MT_UNLIKELY(mt_bypass()))
         return realloc_bypassed(fn, ptr, size);
+    if (MT_UNLIKELY(mt_cfg.sample)) {
+        mt_sample_block b;
+        if (mt_sample_unsampled(ptr, &b))
+            return mt_sample_realloc(fn, ptr, size, &b);
+    }
     /* The old record goes first, for the same reason as in mt_free. */
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
@@ -464,6 +501,8 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
     if (had)
         mt_check_resized(&old, "realloc");
     /* realloc(p, 0) as the next allocator does it (glibc's frees p) */
+    if (size == 0)
+        mt_sample_me.pending = MT_SAMPLE_NONE;
     MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size ? mt_padded(size, true) : 0), q != NULL);
     if (MT_UNLIKELY(size == 0 && q != NULL && mt_cfg.redzone))
         return realloc_zero_kept(fn, ptr, had, &old, q);
@@ -593,10 +632,14 @@ size_t mt_malloc_usable_size(void *ptr)
     }
     if (!mt_real.malloc_usable_size)
         mt_start();
-    /* A recorded block's redzone is not the program's to use. */
+    /* A recorded block's redzone is not the program's to use; nor is a
+     * trailer (sample mode). */
+    mt_sample_block b;
+    if (mt_cfg.sample && mt_real.malloc_usable_size && mt_sample_unsampled(ptr, &b))
+        return b.size;
     mt_live_entry e;
     bool unlocked = false;
-    if (mt_cfg.redzone && mt_live_find((uintptr_t)ptr, &e, &unlocked))
+    if ((mt_cfg.redzone || mt_cfg.sample) && mt_live_find((uintptr_t)ptr, &e, &unlocked))
         return e.size;
     return mt_real.malloc_usable_size ? mt_real.malloc_usable_size(ptr) : 0;
 }

@@ -208,6 +208,14 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
     /* Blocks allocated while recording was off are not in the scan: say so
      * first, the summary line stays last. */
     mt_recording_say(&o);
+    /* Sample mode: what the verdicts can and cannot say, before them. */
+    if (mt_cfg.sample)
+        mt_out_printf(&o,
+                      "memtrace: leak check of sampled blocks only (MEMTRACE_SAMPLE=%lu): "
+                      "unsampled blocks are neither checked nor scanned, so a block reached "
+                      "only through one is reported lost; \"definitely lost\" means lost or "
+                      "held by unsampled blocks\n",
+                      (unsigned long)mt_cfg.sample);
     uint64_t lost = mt_leak_report(&o, &in);
     mt_report_close(&o, own);
     if (sup)

@@ -106,6 +106,7 @@ static void describe(const void *ptr, mt_out *out)
     if (!mt_answer_begin(&a, out, addr, mt_describe_stack, NULL))
         return;
     a.history = mt_cfg.history;
+    a.sampled = mt_cfg.sample;
     mt_live_entry e;
     mt_live_around around = { 0 };
     bool unlocked = false;

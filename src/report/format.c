@@ -321,6 +321,13 @@ bool mt_answer_end(mt_answer *a)
                       a->nhidden);
     if (a->live || a->nfreed || a->nnear)
         return true;
+    if (a->sampled) {
+        mt_out_printf(a->out,
+                      "memtrace: %#lx: no sampled block; sampling is on (MEMTRACE_SAMPLE=%lu): "
+                      "it may be an unsampled heap block, whose stack is not kept\n",
+                      (unsigned long)a->addr, (unsigned long)a->sampled);
+        return false;
+    }
     mt_out_printf(a->out, "memtrace: %#lx: not a live heap block known to memtrace%s\n",
                   (unsigned long)a->addr,
                   a->unlocked ? " (a table shard was read without its lock: a "

@@ -114,6 +114,7 @@ typedef struct {
     void *stack_ctx;
     bool live;       /* a live block was found */
     bool unlocked;   /* the live table was read without a lock somewhere */
+    uint64_t sampled; /* MEMTRACE_SAMPLE's rate, 0 = every block traced */
     unsigned history; /* a live block's freed records shown at most; set
                          after mt_answer_begin (MT_HISTORY_DEFAULT) */
     unsigned nfreed; /* freed records covering the address given */

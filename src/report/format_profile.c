@@ -7,6 +7,7 @@
 #include "scan/leak_scan.h"
 
 #include "base/config.h"
+#include "store/sample_weight.h"
 
 #include <string.h>
 
@@ -95,6 +96,17 @@ static const char *rank_end(int top_by)
     return top_by == MT_TOP_BY_LIVE || top_by == MT_TOP_BY_PEAK ? "largest" : "most";
 }
 
+/* In sample mode, the line after a report's first: its figures are
+ * estimates (store/sample_weight.h). */
+static void put_sampled(mt_out *out)
+{
+    if (mt_sample_rate)
+        mt_out_printf(out,
+                      "memtrace: sampled (MEMTRACE_SAMPLE=%lu): bytes and blocks are "
+                      "estimates\n",
+                      (unsigned long)mt_sample_rate);
+}
+
 void mt_fmt_prof_report_begin(mt_out *out, const mt_fmt_prof_report *r)
 {
     static const char *const why_name[] = { "periodic", "on request", "signal" };
@@ -104,6 +116,7 @@ void mt_fmt_prof_report_begin(mt_out *out, const mt_fmt_prof_report *r)
     mt_out_printf(out, ": %lu bytes live at %zu sites, peak %lu bytes; top %zu sites%s, %s last\n",
                   (unsigned long)r->live, r->sites, (unsigned long)r->peak, r->shown,
                   rank_name(r->top_by, false), rank_end(r->top_by));
+    put_sampled(out);
 }
 
 void mt_fmt_prof_report_end(mt_out *out, unsigned number)
@@ -125,6 +138,7 @@ void mt_fmt_prof_exit_begin(mt_out *out, const mt_fmt_prof_exit *e)
                   (unsigned long)e->peak, (unsigned long)e->peak_ms, (unsigned long)e->live,
                   (unsigned long)e->live_blocks, e->sites, e->top_by == MT_TOP_BY_LIVE ? "" : ";",
                   rank_name(e->top_by, true), rank_end(e->top_by));
+    put_sampled(out);
 }
 
 /* The end of a "not shown" line: the setting that limits the list, or why

@@ -54,6 +54,7 @@ struct mapping {
 struct mt_pprof {
     mt_pprof_heap heap;
     bool with_alloc;
+    uint64_t period; /* mt_pprof_set_period: 0 = 1 */
     bool failed; /* out of memory while writing */
 
     struct sample *samples;
@@ -95,6 +96,11 @@ mt_pprof *mt_pprof_new(const mt_pprof_heap *heap, bool with_alloc)
     p->heap = *heap;
     p->with_alloc = with_alloc;
     return p;
+}
+
+void mt_pprof_set_period(mt_pprof *p, uint64_t bytes)
+{
+    p->period = bytes;
 }
 
 size_t mt_pprof_samples(const mt_pprof *p)
@@ -623,7 +629,9 @@ static void tree_profile(mt_pprof *p, struct tree *t, unsigned ntypes, int64_t d
     pr->time_nanos = time_ns;
     pr->duration_nanos = duration_ns;
     pr->period_type = &t->period_type;
-    pr->period = 1; /* every allocation is counted: no sampling */
+    /* Go's convention for a sampled heap profile: the values are scaled
+     * already, the period is the sampling rate. */
+    pr->period = p->period ? (int64_t)p->period : 1;
     pr->default_sample_type = default_type;
 }
 

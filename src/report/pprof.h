@@ -67,6 +67,11 @@ void mt_pprof_main(mt_pprof *p, uintptr_t addr);
 /* Number of samples added. */
 size_t mt_pprof_samples(const mt_pprof *p);
 
+/* A sampled profile (MEMTRACE_SAMPLE): its values are estimates, already
+ * scaled, and the profile's period is BYTES, the sampling rate, as Go's
+ * heap profiles say it; unset (0), the period is 1. */
+void mt_pprof_set_period(mt_pprof *p, uint64_t bytes);
+
 void mt_pprof_free(mt_pprof *p);
 
 #endif

@@ -4,6 +4,7 @@
  * wait. Files are created 0600 and never through a symbolic link, as the
  * profiler's reports are: they show the program's functions and sources. */
 #include "report/pprof_out.h"
+#include "store/sample_weight.h"
 
 #include "base/common.h"
 #include "base/config.h"
@@ -96,7 +97,10 @@ bool mt_pprof_out_every_report(void)
 
 mt_pprof *mt_pprof_out_new(bool with_alloc)
 {
-    return mt_pprof_new(&internal_heap, with_alloc);
+    mt_pprof *p = mt_pprof_new(&internal_heap, with_alloc);
+    if (p)
+        mt_pprof_set_period(p, mt_sample_rate);
+    return p;
 }
 
 /* The file of WHEN into PATH (PATH_BYTES); false when the name does not
@@ -224,7 +228,10 @@ static void write_live_at_exit(void)
             const uintptr_t *frames = &none; /* for a stack of depth 0 */
             unsigned depth = mt_stack_get(v.b[i].stack, &frames);
             mt_fmt_thread t = { v.b[i].thread, mt_threads_name(v.b[i].thread) };
-            mt_pprof_values val = { 0, 0, 1, v.b[i].size };
+            mt_sample_estimate est = { v.b[i].size, 1 }; /* sample mode: scaled */
+            if (mt_sample_rate)
+                est = mt_sample_scale(v.b[i].size, mt_sample_rate);
+            mt_pprof_values val = { 0, 0, est.blocks, est.bytes };
             uint64_t key = (uint64_t)v.b[i].stack << 32 | v.b[i].thread;
             if (!mt_pprof_add(p, key, frames, depth, t.number ? &t : NULL, &val)) {
                 mt_pprof_free(p);

@@ -125,6 +125,7 @@ void mt_descriptor_publish(void)
     s->heap_errors = (uintptr_t)mt_heap_errors_counter();
     s->guard_pool = (uintptr_t)&mt_guard_lo;
     s->guard_pool_size = (uintptr_t)&mt_guard_len;
+    s->sample_rate = mt_cfg.sample;
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

@@ -132,6 +132,11 @@ struct memtrace_state {
      * holding its length in bytes (0: no pool). Blocks in it have no
      * redzone, and its freed pages are inaccessible. */
     uint64_t guard_pool, guard_pool_size;
+    /* Sampling (MEMTRACE_SAMPLE, capture/sample.h): the mean bytes between
+     * sampled blocks, 0 when every block is traced. Only sampled blocks
+     * are in the live table; an estimate scales a sampled block of SIZE
+     * bytes by 1 / (1 - exp(-SIZE / sample_rate)). */
+    uint64_t sample_rate;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -17,6 +17,7 @@
 #include "capture/heap_check.h"
 #include "runtime/attach.h"
 #include "capture/real.h"
+#include "capture/sample.h"
 #include "leak/leak_check.h"
 #include "profile/profiler.h"
 #include "report/describe.h"
@@ -268,6 +269,7 @@ MT_COLD void mt_start(void)
      * files there). */
     mt_err_keep();
     mt_config_load();
+    mt_sample_start();
     mt_tl_arm();
     /* What the answers and reports need, taken while there is address
      * space: a program may fill it later (ulimit -v). */

@@ -7,6 +7,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "store/sample_weight.h"
 #include "store/stack_store.h"
 
 #include <stddef.h>
@@ -110,10 +111,13 @@ static inline void mt_site_alloc(mt_stack_id id, size_t size)
 #ifdef MEMTRACE_PROFILER
     mt_site_counters *c = mt_stack_site(id);
     if (c) {
+        mt_sample_estimate est = { size, 1 }; /* sample mode: what the block stands for */
+        if (MT_UNLIKELY(mt_sample_rate))
+            est = mt_sample_scale(size, mt_sample_rate);
         mt_site_touch(c);
-        mt_atomic_add_relaxed(&c->alloc_bytes, size);
-        mt_atomic_add_relaxed(&c->alloc_blocks, 1);
-        uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, size) + size;
+        mt_atomic_add_relaxed(&c->alloc_bytes, est.bytes);
+        mt_atomic_add_relaxed(&c->alloc_blocks, est.blocks);
+        uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, est.bytes) + est.bytes;
         if (MT_UNLIKELY(live > mt_atomic_load_relaxed(&mt_site_peak_total)))
             mt_site_new_peak(live);
     }
@@ -129,10 +133,13 @@ static inline void mt_site_free(mt_stack_id id, size_t size)
 #ifdef MEMTRACE_PROFILER
     mt_site_counters *c = mt_stack_site(id);
     if (c) {
+        mt_sample_estimate est = { size, 1 };
+        if (MT_UNLIKELY(mt_sample_rate))
+            est = mt_sample_scale(size, mt_sample_rate);
         mt_site_touch(c);
-        mt_atomic_add_relaxed(&c->freed_bytes, size);
-        mt_atomic_add_relaxed(&c->freed_blocks, 1);
-        mt_atomic_sub_relaxed(&mt_site_live_total, size);
+        mt_atomic_add_relaxed(&c->freed_bytes, est.bytes);
+        mt_atomic_add_relaxed(&c->freed_blocks, est.blocks);
+        mt_atomic_sub_relaxed(&mt_site_live_total, est.bytes);
     }
 #else
     (void)id;

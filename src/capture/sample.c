@@ -1,0 +1,97 @@
+/* Sampled tracing's slow path (sample.h): the draws, start-up. */
+#include "capture/sample.h"
+
+#include "base/atomic.h"
+
+#include <dlfcn.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+MT_TLS mt_sample_thread mt_sample_me;
+uint64_t mt_sample_key;
+bool mt_sample_glibc;
+
+/* Whether FN is defined by glibc's libc.so.6. */
+static bool in_libc(void *fn)
+{
+    Dl_info info;
+    return fn && dladdr(fn, &info) && info.dli_fname && strstr(info.dli_fname, "/libc.so.");
+}
+
+static uint64_t seed;
+/* Threads in the order of their first draw: thread N's generator starts
+ * from the seed and N, so that a seeded single-threaded run samples the
+ * same blocks each time. */
+static mt_atomic(uint64_t) threads_drawn;
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void mt_sample_start(void)
+{
+    mt_sample_rate = mt_cfg.sample;
+    mt_sample_glibc = in_libc((void *)mt_real.malloc) && in_libc((void *)mt_real.free) &&
+                      in_libc((void *)mt_real.malloc_usable_size);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
+                 (uintptr_t)&x;
+    mt_sample_key = splitmix(&x);
+    seed = mt_cfg.sample_seed ? mt_cfg.sample_seed : splitmix(&x);
+}
+
+/* An interval: exponential, of mean mt_sample_rate bytes, at least 1. */
+static int64_t next_interval(mt_sample_thread *me)
+{
+    uint64_t r = me->rng; /* xorshift64* */
+    r ^= r >> 12;
+    r ^= r << 25;
+    r ^= r >> 27;
+    me->rng = r;
+    /* 53 random bits, as U in (0, 1] */
+    double u = (double)(((r * 0x2545F4914F6CDD1Dull) >> 11) + 1) / 9007199254740992.0;
+    double bytes = mt_neg_log(u) * (double)mt_sample_rate;
+    return bytes < 1 ? 1 : bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+}
+
+bool mt_sample_draw(size_t size)
+{
+    mt_sample_thread *me = &mt_sample_me;
+    if (MT_UNLIKELY(me->rng == 0)) {
+        uint64_t x = seed ^ (mt_atomic_add_relaxed(&threads_drawn, 1) * 0xD1B54A32D192ED03ull);
+        do
+            me->rng = splitmix(&x);
+        while (me->rng == 0);
+        me->left = next_interval(me);
+        int64_t left = me->left - (int64_t)size;
+        if (left > 0) {
+            me->left = left;
+            return false;
+        }
+    }
+    me->left = next_interval(me);
+    return true;
+}
+
+void mt_sample_sampled(void *p, size_t size)
+{
+    if (mt_guard_owns(p))
+        return;
+    size_t u = mt_sample_usable(p);
+    if (u >= size + MT_TRAILER)
+        mt_trailer_clear(p, u);
+}
+
+void mt_trailer_restore(void *p, const mt_sample_block *b)
+{
+    uint64_t w[2];
+    w[1] = b->id | (uint64_t)b->kind << 32 | (uint64_t)(b->usable - MT_TRAILER - b->size) << 34;
+    w[0] = mt_trailer_check(p, w[1]);
+    memcpy((char *)p + b->usable - MT_TRAILER, w, sizeof w);
+}

@@ -1,0 +1,189 @@
+/* Sampled tracing (MEMTRACE_SAMPLE=RATE, issue 30): the hot path's side.
+ *
+ * Which blocks: each thread counts down the bytes it allocates from an
+ * interval drawn from an exponential distribution of mean RATE (its own
+ * generator, no shared state); the allocation that reaches zero is sampled
+ * and a new interval drawn: tcmalloc's and Go's Poisson process, so that a
+ * block of SIZE bytes is sampled with probability 1 - exp(-SIZE/RATE)
+ * (store/sample_weight.h scales the samples back up).
+ *
+ * A sampled block is traced as in full mode (unwound, recorded, redzone,
+ * quarantine). An unsampled one is not recorded anywhere shared: it carries
+ * a trailer, the last MT_TRAILER bytes of its usable size (the next
+ * allocator's malloc_usable_size), that the next allocator was asked for on
+ * top of SIZE (and of the redzone, for a sampled block):
+ *   info  = tag id | kind << 32 | slack << 34 (slack: usable - MT_TRAILER - SIZE)
+ *   check = ((P ^ key) * K) ^ info, key a random word of the process.
+ * A free reads the usable size and the trailer; a check that matches says
+ * "unsampled" (a block memtrace did not hand out, or a sampled one, matches
+ * by chance with probability 2^-64): the tag count is taken off, the check
+ * cleared (a stale trailer must not match a later block at the address)
+ * and the block freed, all in the freeing thread's own lines. A sampled
+ * block's check word is cleared when it is recorded, for the same reason.
+ *
+ * The decision is taken in mt_padded (before the next allocator's call,
+ * which must get the padding) and kept for mt_record_block, after the call,
+ * in a thread-local word: nothing between the two allocates traced. */
+#ifndef MT_SAMPLE_H
+#define MT_SAMPLE_H
+
+#include "base/common.h"
+#include "base/config.h"
+#include "capture/guard.h"
+#include "capture/real.h"
+#include "store/sample_weight.h"
+#include "tags/tags.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MT_TRAILER 16
+#define MT_TRAILER_K 0x9E3779B97F4A7C15ull
+#define MT_TRAILER_SLACK_MAX ((UINT64_C(1) << 30) - 1)
+
+/* What mt_sample_padded decided for the allocation under way. */
+enum { MT_SAMPLE_NONE, MT_SAMPLE_NO, MT_SAMPLE_YES };
+
+typedef struct {
+    int64_t left;     /* bytes before the next sample; <= 0 until the first draw */
+    uint64_t rng;     /* xorshift64* state; 0 until the thread's first draw */
+    int pending;      /* MT_SAMPLE_*: mt_sample_padded's last decision */
+} mt_sample_thread;
+
+extern MT_TLS mt_sample_thread mt_sample_me MT_HIDDEN;
+extern uint64_t mt_sample_key MT_HIDDEN;
+
+/* Reads the settings' rate and seed (start-up, before any traced call). */
+void mt_sample_start(void);
+
+/* The slow path of mt_sample_take: the thread's first draw, or a sample. */
+bool mt_sample_draw(size_t size);
+
+/* Whether the next SIZE bytes this thread allocates hold a sample. */
+static inline bool mt_sample_take(size_t size)
+{
+    int64_t left = mt_sample_me.left - (int64_t)size;
+    if (MT_LIKELY(left > 0)) {
+        mt_sample_me.left = left;
+        return false;
+    }
+    return mt_sample_draw(size);
+}
+
+/* mt_padded in sample mode: SIZE (<= PTRDIFF_MAX) with the trailer, and
+ * the redzone too when the block is sampled. */
+static inline size_t mt_sample_padded(size_t size, size_t redzone)
+{
+    bool yes = mt_sample_take(size);
+    mt_sample_me.pending = yes ? MT_SAMPLE_YES : MT_SAMPLE_NO;
+    return size + MT_TRAILER + (yes ? redzone : 0);
+}
+
+static inline uint64_t mt_trailer_check(const void *p, uint64_t info)
+{
+    return (((uintptr_t)p ^ mt_sample_key) * MT_TRAILER_K) ^ info;
+}
+
+/* An unsampled block as its trailer describes it. */
+typedef struct {
+    size_t size, usable;
+    uint32_t id;
+    unsigned kind;
+} mt_sample_block;
+
+/* True when the next allocator is glibc's (mt_sample_start): its usable
+ * sizes are then read inline from the chunk header. */
+extern bool mt_sample_glibc MT_HIDDEN;
+
+/* The next allocator's usable size of P, a block it handed out; 0 for a
+ * pointer that cannot be a block's start. glibc's: the size word before P
+ * (flags in its 3 low bits, 2 = mmapped) less the header word(s), as its
+ * malloc_usable_size computes it for a live chunk, without the call and
+ * without the read of the next chunk's header. A pointer that is no block
+ * (a bad free) gives 0 or a size whose trailer read stays within what
+ * glibc's own free of P reads (the next chunk's header). */
+static inline size_t mt_sample_usable(void *p)
+{
+    if (MT_LIKELY(mt_sample_glibc)) {
+        if ((uintptr_t)p & 15)
+            return 0;
+        size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7;
+        if (MT_UNLIKELY(sz < 32 || (sz & 15) || sz > ((size_t)1 << 44)))
+            return 0;
+        return h & 2 ? sz - 16 : sz - 8;
+    }
+    return mt_real.malloc_usable_size(p);
+}
+
+/* True when P (not NULL, the next allocator's) is an unsampled block: *B
+ * says what its trailer says. */
+static inline bool mt_sample_unsampled(void *p, mt_sample_block *b)
+{
+    size_t u = mt_sample_usable(p);
+    if (MT_UNLIKELY(u < MT_TRAILER))
+        return false;
+    uint64_t w[2];
+    memcpy(w, (char *)p + u - MT_TRAILER, sizeof w);
+    if (w[0] != mt_trailer_check(p, w[1]))
+        return false;
+    b->usable = u;
+    b->id = (uint32_t)w[1];
+    b->kind = (unsigned)(w[1] >> 32) & 3;
+    b->size = u - MT_TRAILER - (size_t)(w[1] >> 34);
+    return true;
+}
+
+/* Clears the check of the trailer slot of P, usable size U. */
+static inline void mt_trailer_clear(void *p, size_t u)
+{
+    uint64_t zero = 0;
+    memcpy((char *)p + u - MT_TRAILER, &zero, sizeof zero);
+}
+
+/* The free of P in sample mode: true when P was an unsampled block, now
+ * counted freed (its tag), its trailer cleared; the caller frees it. */
+static inline bool mt_sample_free(void *p)
+{
+    mt_sample_block b;
+    if (MT_LIKELY(mt_sample_unsampled(p, &b))) {
+        mt_tag_free(b.id, b.size);
+        mt_trailer_clear(p, b.usable);
+        return true;
+    }
+    return false;
+}
+
+/* Writes B's trailer back into P (a resize that failed after
+ * mt_trailer_clear). */
+void mt_trailer_restore(void *p, const mt_sample_block *b);
+
+/* A block the caller records (sampled, on a guard page, or not padded
+ * for a trailer): its trailer slot, if it has room for one, is cleared. */
+void mt_sample_sampled(void *p, size_t size);
+
+/* A block P of SIZE bytes and family KIND just allocated traced in sample
+ * mode: true when it is unsampled and now carries its trailer (counted in
+ * its tag); false when the caller must record it (sampled, or its slack
+ * too large for the trailer: then recorded as a sample, which only adds
+ * to the estimates' noise). */
+static inline bool mt_sample_trail(void *p, size_t size, unsigned kind)
+{
+    int pending = mt_sample_me.pending;
+    mt_sample_me.pending = MT_SAMPLE_NONE;
+    if (MT_LIKELY(pending == MT_SAMPLE_NO) && !mt_guard_owns(p)) {
+        size_t u = mt_sample_usable(p);
+        if (MT_LIKELY(u >= size + MT_TRAILER && u - MT_TRAILER - size <= MT_TRAILER_SLACK_MAX)) {
+            uint64_t w[2];
+            w[1] = mt_tag_alloc(size) | (uint64_t)kind << 32 |
+                   (uint64_t)(u - MT_TRAILER - size) << 34;
+            w[0] = mt_trailer_check(p, w[1]);
+            memcpy((char *)p + u - MT_TRAILER, w, sizeof w);
+            return true;
+        }
+    }
+    mt_sample_sampled(p, size);
+    return false;
+}
+
+#endif
