@@ -438,7 +438,7 @@ check "contention at 2 threads < 1,000 per million pairs" "v1 < 1000" \
     "$(fmt "$contended") per million pairs" "$contended"
 for name in "${WORKLOADS[@]}"; do
     p=$(ratios "$name" profiler cpu "$name" tracer | median)
-    check "$name profiler CPU within 1.15x of tracer's" "v1 <= 1.15" "$(fmt "$p")x" "$p"
+    check "$name profiler CPU within 1.10x of tracer's" "v1 <= 1.10" "$(fmt "$p")x" "$p"
 done
 check "print_trace first call < 200 ms" "v1 < 200" "$(fmt "$first_ms") ms" "$first_ms"
 check "print_trace later calls < 5 ms" "v1 < 5" "$(fmt "$later_ms") ms" "$later_ms"
