@@ -496,7 +496,7 @@ check "contention at 2 threads < 1,000 per million pairs" "v1 < 1000" \
     "$(fmt "$contended") per million pairs" "$contended"
 for name in "${WORKLOADS[@]}"; do
     p=$(ratios "$name" profiler cpu "$name" tracer | median)
-    check "$name profiler CPU within 1.15x of tracer's" "v1 <= 1.15" "$(fmt "$p")x" "$p"
+    check "$name profiler CPU within 1.10x of tracer's" "v1 <= 1.10" "$(fmt "$p")x" "$p"
 done
 for name in "${WORKLOADS[@]}"; do
     check "$name CPU with MEMTRACE_SAMPLE=524288 <= 1.03x native" "v1 <= 1.03" "$(fmt "${sampled_cpu[$name]}")x" "${sampled_cpu[$name]}"

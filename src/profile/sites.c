@@ -124,18 +124,13 @@ static struct mt_prof_site *site_of(mt_stack_id id, const uintptr_t *frames, uns
 static void walk_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
 {
     struct mt_prof_walk *w = ctx;
-    const mt_site_counters *c = mt_stack_site(id);
-    struct mt_prof_site *s = c ? site_of(id, frames, depth) : NULL;
+    mt_site_counters c;
+    if (!mt_site_read(id, &c))
+        return;
+    struct mt_prof_site *s = site_of(id, frames, depth);
     if (!s)
         return;
-    /* Frees first: a block freed after this read still has its allocation
-     * counted, so live never reads below what it was. */
-    s->now.temp_blocks = mt_atomic_load_relaxed(&c->temp_blocks);
-    s->now.freed_bytes = mt_atomic_load_relaxed(&c->freed_bytes);
-    s->now.freed_blocks = mt_atomic_load_relaxed(&c->freed_blocks);
-    s->now.alloc_bytes = mt_atomic_load_relaxed(&c->alloc_bytes);
-    s->now.alloc_blocks = mt_atomic_load_relaxed(&c->alloc_blocks);
-    mt_site_peak_of(c, &s->now.peak_bytes, &s->now.peak_blocks);
+    s->now = c;
     uint64_t live = mt_prof_live_bytes(&s->now);
     w->sum_live += live;
     w->sum_blocks += mt_prof_live_blocks(&s->now);

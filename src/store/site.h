@@ -10,12 +10,15 @@
 #include "store/sample_weight.h"
 #include "store/stack_store.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Monotonic counts since start; live = alloc - freed. Updated with relaxed
- * atomics by every thread; a reader (the profiler's walk) reads frees
- * before allocations, so live never reads below what it was.
+/* Monotonic counts since start; live = alloc - freed. One set per site in
+ * each table (mt_site_table below): a thread's own, written by that thread
+ * alone with plain adds, or the shared one, with relaxed atomics; a reader
+ * sums them (mt_site_read), frees before allocations, so live never reads
+ * below what it was.
  *
  * temp_blocks: allocations of the site whose free was the allocating
  * thread's next allocation or free, with none of either in between
@@ -31,7 +34,8 @@
  * with the epoch (release; pairs with the acquire in mt_site_peak_of).
  * One thread saves per epoch: it claims the site by compare-and-swap of
  * peak_epoch to the epoch with MT_SITE_PEAK_SAVING set, after reading the
- * counts (site.c's mt_site_save_peak). */
+ * counts (site.c's mt_site_save_peak). In a thread's own table the owner
+ * alone saves, with no claim (mt_site_own_save). */
 typedef struct {
     uint64_t alloc_bytes, alloc_blocks;
     uint64_t freed_bytes, freed_blocks;
@@ -40,10 +44,29 @@ typedef struct {
     uint64_t peak_bytes, peak_blocks;
 } mt_site_counters;
 
-#define mt_stack_site(id) ((mt_site_counters *)mt_stack_site_words(id))
-_Static_assert(MT_STACK_SITE_WORDS == 0 ||
-                   MT_STACK_SITE_WORDS * sizeof(uint64_t) == sizeof(mt_site_counters),
-               "the stack store keeps room for exactly the counters");
+/* Where the counters live. Every thread that changes a site's counts
+ * writes them in its own table (mt_site_table), on lines no other thread
+ * writes, with plain adds (no locked instruction); a report sums the
+ * tables (mt_site_read). A table is a thread's until the thread ends, then
+ * free for the next thread that starts: its counts stay in it, so nothing
+ * moves and nothing is counted twice or lost. A thread that has no table
+ * (its exit destructor ran, or no memory for one) updates the shared table
+ * with atomics, as every thread did before.
+ *
+ * An entry is found by the site's number (its stack's ordinal in the stack
+ * store, mt_stack_site_number): chunk N >> MT_SITE_CHUNK_BITS, slot
+ * N & MT_SITE_CHUNK_MASK; chunks are mapped (without reserve) when first
+ * used and never moved, so a reader needs no lock. */
+#define MT_SITE_CHUNK_BITS 16
+#define MT_SITE_CHUNK_MASK ((UINT32_C(1) << MT_SITE_CHUNK_BITS) - 1)
+#define MT_SITE_CHUNKS (UINT32_C(1) << 15) /* 2^31 sites: more than the store can hold */
+typedef struct mt_site_table {
+    mt_atomic(int) owner;       /* the writer's lock token; 0 = free; -1 = the shared table */
+    struct mt_site_table *next; /* set before the table is published, never after */
+    mt_atomic(mt_site_counters *) chunks[MT_SITE_CHUNKS];
+} mt_site_table;
+_Static_assert(MT_STACK_SITE_WORDS == 0 || MT_STACK_SITE_WORDS == 1,
+               "the stack store keeps the site's number");
 
 /* In peak_epoch: a thread is saving the site's counts for that epoch. */
 #define MT_SITE_PEAK_SAVING (UINT64_C(1) << 63)
@@ -95,13 +118,70 @@ typedef void mt_site_peak_fn(mt_stack_id id, const uintptr_t *frames, unsigned d
                              uint64_t bytes, uint64_t blocks, void *ctx);
 void mt_site_peak_foreach(mt_site_peak_fn *fn, void *ctx);
 
-/* Before the first change to C since the latest peak: save its value. */
+/* Before the first change to C (the shared table's) since the latest
+ * peak: save its value. */
 static inline void mt_site_touch(mt_site_counters *c)
 {
     uint64_t epoch = mt_atomic_load_relaxed(&mt_site_peak_epoch);
     if (MT_UNLIKELY(mt_atomic_load_relaxed(&c->peak_epoch) != epoch))
         mt_site_save_peak(c, epoch);
 }
+
+/* The calling thread's table, NULL until its first change to a site and
+ * again once it has ended. Initial-exec TLS, like mt_busy. */
+extern MT_TLS mt_site_table *mt_site_mine MT_HIDDEN;
+/* The shared table (see mt_site_table), and every thread's, newest first. */
+extern mt_site_table mt_site_shared MT_HIDDEN;
+extern mt_atomic(mt_site_table *) mt_site_tables MT_HIDDEN;
+
+/* Entry N of the calling thread's table, mapping its table or chunk when
+ * missing (cold); NULL when the thread can have none: then the shared
+ * table takes the change. */
+mt_site_counters *mt_site_own_slow(uint32_t n);
+static inline mt_site_counters *mt_site_own(uint32_t n)
+{
+    mt_site_table *t = mt_site_mine;
+    if (MT_LIKELY(t != NULL)) {
+        mt_site_counters *chunk = mt_atomic_load_relaxed(&t->chunks[n >> MT_SITE_CHUNK_BITS]);
+        if (MT_LIKELY(chunk != NULL))
+            return &chunk[n & MT_SITE_CHUNK_MASK];
+    }
+    return mt_site_own_slow(n);
+}
+
+/* *P += X for a word only the calling thread writes: one instruction, so
+ * that a signal handler that changes the same word on this thread cannot
+ * be lost in between, but no locked one (no other thread writes it; a
+ * reader's aligned load of it is atomic). */
+static inline void mt_site_local_add(uint64_t *p, uint64_t x)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("addq %1, %0" : "+m"(*p) : "er"(x));
+#else
+    mt_atomic_add_relaxed(p, x);
+#endif
+}
+
+/* Saves the calling thread's entry C as its peak snapshot for EPOCH (cold;
+ * the owner alone writes it, so no claim: the counts, then the tag with
+ * release). */
+void mt_site_own_save(mt_site_counters *c, uint64_t epoch);
+static inline void mt_site_own_touch(mt_site_counters *c)
+{
+    uint64_t epoch = mt_atomic_load_relaxed(&mt_site_peak_epoch);
+    if (MT_UNLIKELY(mt_atomic_load_relaxed(&c->peak_epoch) != epoch))
+        mt_site_own_save(c, epoch);
+}
+
+/* The shared table's changes (cold): a thread without a table of its own. */
+void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed);
+
+/* Site ID's counts summed over every table, into OUT: frees read before
+ * allocations (so live never reads below what it was at the first read),
+ * the peak fields are its live bytes and blocks at the latest peak
+ * (mt_site_peak_of, per table). False for an id with no site. Takes no lock;
+ * safe while other threads change the counts. */
+bool mt_site_read(mt_stack_id id, mt_site_counters *out);
 #endif
 
 /* A block of SIZE bytes at stack ID enters the totals (a new block, or one
@@ -109,18 +189,23 @@ static inline void mt_site_touch(mt_site_counters *c)
 static inline void mt_site_alloc(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
-    mt_site_counters *c = mt_stack_site(id);
-    if (c) {
-        mt_sample_estimate est = { size, 1 }; /* sample mode: what the block stands for */
-        if (MT_UNLIKELY(mt_sample_rate))
-            est = mt_sample_scale(size, mt_sample_rate);
-        mt_site_touch(c);
-        mt_atomic_add_relaxed(&c->alloc_bytes, est.bytes);
-        mt_atomic_add_relaxed(&c->alloc_blocks, est.blocks);
-        uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, est.bytes) + est.bytes;
-        if (MT_UNLIKELY(live > mt_atomic_load_relaxed(&mt_site_peak_total)))
-            mt_site_new_peak(live);
+    mt_sample_estimate est = { size, 1 }; /* sample mode: what the block stands for */
+    if (MT_UNLIKELY(mt_sample_rate))
+        est = mt_sample_scale(size, mt_sample_rate);
+    uint32_t n = mt_stack_site_number(id);
+    if (n == UINT32_MAX)
+        return;
+    mt_site_counters *c = mt_site_own(n);
+    if (MT_LIKELY(c != NULL)) {
+        mt_site_own_touch(c);
+        mt_site_local_add(&c->alloc_bytes, est.bytes);
+        mt_site_local_add(&c->alloc_blocks, est.blocks);
+    } else {
+        mt_site_shared_add(n, est.bytes, est.blocks, false);
     }
+    uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, est.bytes) + est.bytes;
+    if (MT_UNLIKELY(live > mt_atomic_load_relaxed(&mt_site_peak_total)))
+        mt_site_new_peak(live);
 #else
     (void)id;
     (void)size;
@@ -131,16 +216,21 @@ static inline void mt_site_alloc(mt_stack_id id, size_t size)
 static inline void mt_site_free(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
-    mt_site_counters *c = mt_stack_site(id);
-    if (c) {
-        mt_sample_estimate est = { size, 1 };
-        if (MT_UNLIKELY(mt_sample_rate))
-            est = mt_sample_scale(size, mt_sample_rate);
-        mt_site_touch(c);
-        mt_atomic_add_relaxed(&c->freed_bytes, est.bytes);
-        mt_atomic_add_relaxed(&c->freed_blocks, est.blocks);
-        mt_atomic_sub_relaxed(&mt_site_live_total, est.bytes);
+    mt_sample_estimate est = { size, 1 }; /* sample mode: what the block stands for */
+    if (MT_UNLIKELY(mt_sample_rate))
+        est = mt_sample_scale(size, mt_sample_rate);
+    uint32_t n = mt_stack_site_number(id);
+    if (n == UINT32_MAX)
+        return;
+    mt_site_counters *c = mt_site_own(n);
+    if (MT_LIKELY(c != NULL)) {
+        mt_site_own_touch(c);
+        mt_site_local_add(&c->freed_bytes, est.bytes);
+        mt_site_local_add(&c->freed_blocks, est.blocks);
+    } else {
+        mt_site_shared_add(n, est.bytes, est.blocks, true);
     }
+    mt_atomic_sub_relaxed(&mt_site_live_total, est.bytes);
 #else
     (void)id;
     (void)size;

@@ -2,7 +2,8 @@
  * open-addressed index of {hash, id} words.
  *
  * Invariants:
- * - a record is [header word][MT_STACK_SITE_WORDS counter words][depth frame
+ * - a record is [header word][MT_STACK_SITE_WORDS site words: the stack's
+ *   ordinal, written before the header][depth frame
  *   words] and never crosses a chunk; the header is hash32 << 32 |
  *   PRESENT | depth, and a zero header ends a chunk's records; id = chunk << CHUNK_BITS | word offset, and
  *   chunk 0 word 0 is never used, so id 0 is free to mean "none";
@@ -218,6 +219,8 @@ static MT_NOINLINE mt_stack_id intern_locked(const uintptr_t *frames, unsigned d
         MT_ASSERT((id & (CHUNK_WORDS - 1)) + FRAMES_AT + depth <= CHUNK_WORDS);
         MT_ASSERT((header & 0xffff) == depth && depth <= MT_MAX_DEPTH && (header & PRESENT));
         memcpy(r + FRAMES_AT, frames, depth * sizeof *frames);
+        if (MT_STACK_SITE_WORDS)
+            r[1] = mt_atomic_load_relaxed(&num_stacks);
         /* Pairs with the acquire loads of headers in record_matches,
          * mt_stack_get and mt_stack_foreach: they see the frames. */
         mt_atomic_store_release(&r[0], header);
@@ -266,6 +269,12 @@ void *mt_stack_site_words(mt_stack_id id)
         return NULL;
     uint64_t *r = (uint64_t *)record_of(id);
     return r ? r + 1 : NULL; /* an id handed out always has its chunk */
+}
+
+uint32_t mt_stack_site_number(mt_stack_id id)
+{
+    const uint64_t *w = mt_stack_site_words(id);
+    return w ? (uint32_t)*w : UINT32_MAX;
 }
 
 void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *), void *ctx)

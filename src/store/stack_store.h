@@ -24,10 +24,10 @@ mt_stack_id mt_stack_intern(const uintptr_t *frames, unsigned depth);
  * handed out. Lock-free. */
 unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames);
 
-/* Words stored with every stack for its site counters (site.h): the
- * profiler build's eight, none in the tracer build. */
+/* Words stored with every stack for its site (site.h): the profiler
+ * build's one, the site's number, none in the tracer build. */
 #ifdef MEMTRACE_PROFILER
-#define MT_STACK_SITE_WORDS 8
+#define MT_STACK_SITE_WORDS 1
 #else
 #define MT_STACK_SITE_WORDS 0
 #endif
@@ -35,6 +35,11 @@ unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames);
 /* The MT_STACK_SITE_WORDS words stored with stack ID, or NULL for id 0 or
  * in a build without them. */
 void *mt_stack_site_words(mt_stack_id id);
+
+/* The site number of stack ID: its ordinal among the stored stacks (0 for
+ * the first; so numbers are dense and never reused), UINT32_MAX for id 0
+ * or in a build without site words. */
+uint32_t mt_stack_site_number(mt_stack_id id);
 
 /* Calls FN for every stored stack, in the order they were stored. Safe
  * while other threads intern: it sees the stacks stored before it began

@@ -123,20 +123,38 @@ static MT_COLD MT_NOINLINE bool wait_room(mt_tl_ring *r, uint64_t end)
     }
 }
 
-static inline __attribute__((always_inline)) void put(const uint64_t *w, unsigned n)
+/* Room for N more words in the calling thread's ring: the index of the
+ * first, or -1 when the record is dropped (no ring, recording over). */
+static inline __attribute__((always_inline)) int64_t room(mt_tl_ring **rp, uint64_t *hp, unsigned n)
 {
     mt_tl_ring *r = mine;
     if (MT_UNLIKELY(!r) && !(r = ring_new()))
-        return;
+        return -1;
     uint64_t h = mt_atomic_load_relaxed(&r->head);
     if (MT_UNLIKELY(h + n - r->tail_seen > MT_TL_RING_WORDS)) {
         /* pairs with the drain's release of tail: its reads are done */
         r->tail_seen = mt_atomic_load_acquire(&r->tail);
         if (h + n - r->tail_seen > MT_TL_RING_WORDS && !wait_room(r, h + n))
-            return;
+            return -1;
     }
-    for (unsigned i = 0; i < n; i++)
-        r->words[(h + i) & (MT_TL_RING_WORDS - 1)] = w[i];
+    *rp = r;
+    *hp = h;
+    return (int64_t)(h & (MT_TL_RING_WORDS - 1));
+}
+
+/* Words W[0..N) at R's head H (ring index AT), then published. Only a
+ * record that starts in the ring's last words wraps: it alone takes the
+ * loop that masks each index. */
+static inline __attribute__((always_inline)) void put(mt_tl_ring *r, uint64_t h, int64_t at,
+                                                      const uint64_t *w, unsigned n)
+{
+    if (MT_LIKELY((uint64_t)at + n <= MT_TL_RING_WORDS)) {
+        for (unsigned i = 0; i < n; i++)
+            r->words[at + i] = w[i];
+    } else {
+        for (unsigned i = 0; i < n; i++)
+            r->words[(h + i) & (MT_TL_RING_WORDS - 1)] = w[i];
+    }
     mt_atomic_store_release(&r->head, h + n); /* pairs with the drain's acquire */
 }
 
@@ -147,12 +165,24 @@ static inline uint64_t now_word(unsigned tag)
 
 void mt_tl_put_alloc(uintptr_t p, size_t size, mt_stack_id stack)
 {
-    uint64_t w[MT_TL_ALLOC_WORDS] = { now_word('A'), p, size, stack };
-    put(w, MT_TL_ALLOC_WORDS);
+    uint64_t t = now_word('A'); /* before a wait for room */
+    mt_tl_ring *r;
+    uint64_t h;
+    int64_t at = room(&r, &h, MT_TL_ALLOC_WORDS);
+    if (at < 0)
+        return;
+    const uint64_t w[MT_TL_ALLOC_WORDS] = { t, p, size, stack };
+    put(r, h, at, w, MT_TL_ALLOC_WORDS);
 }
 
 void mt_tl_put_free(uintptr_t p)
 {
-    uint64_t w[MT_TL_FREE_WORDS] = { now_word('F'), p };
-    put(w, MT_TL_FREE_WORDS);
+    uint64_t t = now_word('F');
+    mt_tl_ring *r;
+    uint64_t h;
+    int64_t at = room(&r, &h, MT_TL_FREE_WORDS);
+    if (at < 0)
+        return;
+    const uint64_t w[MT_TL_FREE_WORDS] = { t, p };
+    put(r, h, at, w, MT_TL_FREE_WORDS);
 }

@@ -112,6 +112,17 @@ check "8 threads: the thread site since start" \
     "57600 800 | 1152000 bytes in 16000 blocks allocated, 1094400 bytes in 15200 blocks freed | $(frame_of thread)" \
     "$(profiler_report "$err" exit | entries | strip_col | grep alloc_thread)"
 
+# Threads that end leave their counts to the threads that take over their
+# tables (site.c); a block freed in another thread than its allocation's.
+err=$work/handover.err
+env LD_PRELOAD="$plib" MEMTRACE_TOP=1000 "$prog" handover 2>"$err"
+check "handover: exit code" 0 "$?"
+check "handover: the site's counts on request" "44160 1120 $(frame_of handover)" \
+    "$(profiler_report "$err" 1 | entries | strip_col | grep alloc_handover | awk -F' \\| ' '{print $1, $3}')"
+check "handover: the site since start" \
+    "44160 1120 | 76960 bytes in 2420 blocks allocated, 32800 bytes in 1300 blocks freed | $(frame_of handover)" \
+    "$(profiler_report "$err" exit | entries | strip_col | grep alloc_handover)"
+
 # ---------------------------------------------------------------- fork
 env LD_PRELOAD="$plib" MEMTRACE_OUTPUT="$work/fork.%p.out" MEMTRACE_TOP=1000 \
     "$prog" fork 2>"$work/fork.err"

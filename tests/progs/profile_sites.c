@@ -8,6 +8,8 @@
  *   profile_sites demand     three reports with known contents, then leaks
  *   profile_sites periodic   5 changes 400 ms apart, then 1 s of quiet
  *   profile_sites threads    8 threads churn a site, then one report
+ *   profile_sites handover   threads end, later ones take over their counts
+ *                            and free their blocks, then one report
  *   profile_sites fork       parent and child each report their own heap
  *   profile_sites signal F   raises MEMTRACE_SIGNAL, waits for "signal" in F */
 #include <dlfcn.h>
@@ -44,6 +46,11 @@ __attribute__((noinline)) static void *alloc_leak(size_t n)
 __attribute__((noinline)) static void *alloc_thread(size_t n)
 {
     return malloc(n); /* SITE:thread */
+}
+
+__attribute__((noinline)) static void *alloc_handover(size_t n)
+{
+    return malloc(n); /* SITE:handover */
 }
 
 __attribute__((noinline)) static void *alloc_child(size_t n)
@@ -127,6 +134,48 @@ static int threads(void)
     return 0;
 }
 
+/* The profiler's per-thread counts (site.c's tables) when threads end:
+ * 4 threads allocate 300 blocks of 24 bytes each and end; 4 more free
+ * those (a free in another thread than the allocation's) and allocate 300
+ * of 40 bytes each; then 20 threads one after another allocate one block
+ * of 8 bytes each (each takes over an ended thread's table); main frees
+ * 100 of the 40-byte blocks. The site: 76960 bytes in 2420 blocks
+ * allocated, 32800 bytes in 1300 blocks freed, 44160 in 1120 live. */
+static void *handover_blocks[8][300];
+
+static void *handover_main(void *arg)
+{
+    long i = (long)arg;
+    if (i >= 4 && i < 8)
+        for (int k = 0; k < 300; k++)
+            free(handover_blocks[i - 4][k]);
+    /* One calling line: one stack. */
+    int n = i < 8 ? 300 : 1;
+    size_t size = i < 4 ? 24 : i < 8 ? 40 : 8;
+    for (int k = 0; k < n; k++)
+        *(i < 8 ? &handover_blocks[i][k] : &handover_blocks[0][i - 8]) = alloc_handover(size);
+    return NULL;
+}
+
+static int handover(void)
+{
+    pthread_t t[4];
+    for (long wave = 0; wave < 2; wave++) {
+        for (long i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, handover_main, (void *)(wave * 4 + i));
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+    }
+    for (long i = 8; i < 28; i++) {
+        pthread_create(&t[0], NULL, handover_main, (void *)i);
+        pthread_join(t[0], NULL);
+    }
+    for (int k = 0; k < 100; k++)
+        free(handover_blocks[4][k]);
+    ask_report();
+    return 0;
+}
+
 /* Parent: big 3 * 1000. Child: frees one of them, adds child 2 * 500,
  * reports and exits (its exit report: big 2000/2, child 1000/2). Parent,
  * after the child: reports (big 3000/3, no child site) and exits. */
@@ -185,6 +234,8 @@ int main(int argc, char **argv)
         return periodic();
     if (strcmp(mode, "threads") == 0)
         return threads();
+    if (strcmp(mode, "handover") == 0)
+        return handover();
     if (strcmp(mode, "fork") == 0)
         return forking();
     if (strcmp(mode, "signal") == 0 && argc > 2)
