@@ -41,7 +41,7 @@ import sys
 # Bottom-up; each folder of src/ is in one layer.
 LAYERS = [
     ("base", "base"),
-    ("stores", "store scan timeline"),
+    ("stores", "store scan timeline tags"),
     ("hot path", "capture"),
     ("slow path", "symbolize report leak profile runtime"),
 ]
