@@ -4,6 +4,8 @@
  * Only what the answer shows is read (a hidden freed record's stacks are
  * not), so a damage elsewhere does not stop it. */
 #include "table_answers.h"
+
+#include "tags/tags_format.h"
 #include "request.h"
 
 #include "base/common.h"
@@ -470,6 +472,25 @@ static void pprof(mt_tables *t, mt_sym_state *dwfl, const char *p, mt_out *out)
     free_groups(&s);
 }
 
+/* "tags text|json|dot PID" */
+static void tags(mt_tables *t, const char *p, const char *line, mt_out *out)
+{
+    static const char *const names[] = { "text ", "json ", "dot " };
+    unsigned f = 0;
+    while (f < 3 && strncmp(p, names[f], strlen(names[f])) != 0)
+        f++;
+    uint64_t pid;
+    if (f == 3)
+        mt_request_malformed(line);
+    p += strlen(names[f]);
+    if (!mt_request_numbers(&p, &pid, 1))
+        mt_request_malformed(line);
+    if (mt_table_tags(t, (enum mt_tag_format)f, (int)pid, out))
+        ok(out);
+    else
+        failed(t, out);
+}
+
 /* ------------------------------------------------------------ the requests */
 
 bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out *out,
@@ -491,7 +512,8 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
     }
     bool known = strncmp(line, "describe ", 9) == 0 || strncmp(line, "top ", 4) == 0 ||
                  strcmp(line, "stats\n") == 0 || strcmp(line, "recording\n") == 0 ||
-                 strncmp(line, "live-block ", 11) == 0 || strncmp(line, "pprof ", 6) == 0;
+                 strncmp(line, "live-block ", 11) == 0 || strncmp(line, "pprof ", 6) == 0 ||
+                 strncmp(line, "tags ", 5) == 0;
     if (!known)
         return false;
     mt_tables_clear_error(t);
@@ -511,6 +533,8 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
             failed(t, out);
     } else if (strncmp(line, "live-block ", 11) == 0) {
         live_block(t, line + 11, line, out);
+    } else if (strncmp(line, "tags ", 5) == 0) {
+        tags(t, line + 5, line, out);
     } else {
         pprof(t, dwfl, line + 6, out);
     }
