@@ -96,28 +96,47 @@ MT_COLD uint32_t mt_tag_thread_root(void)
     return id;
 }
 
+/* Whether NAME is a node's name A: read up to the first difference or
+ * NUL only (NAME may be shorter than A's array). */
+static inline bool same_name(const char *a, const char *name)
+{
+    for (unsigned i = 0; i <= MT_TAG_NAME_MAX; i++) {
+        if (a[i] != name[i])
+            return false;
+        if (a[i] == '\0')
+            return true;
+    }
+    return false;
+}
+
+/* The scope is looked up among the current node's children before the
+ * name is checked: a name found there was checked when it was made. */
 const char *mt_tag_push(const char *name)
 {
     if (name == NULL)
         return "memtrace_tag_push(NULL): a scope needs a name; nothing changed";
-    size_t len = strnlen(name, MT_TAG_NAME_MAX + 1);
-    if (len == 0)
-        return "memtrace_tag_push(\"\"): a scope needs a name; nothing changed";
-    if (len > MT_TAG_NAME_MAX)
-        return "memtrace_tag_push: name longer than 47 bytes; nothing changed";
-    if (!table_ready())
-        return "memtrace_tag_push: no memory for the tag scopes; nothing changed";
-    uint32_t cur = mt_tag_cur ? mt_tag_cur : mt_tag_thread_root();
-    if (cur == 0)
-        return "memtrace_tag_push: the tag table is full; nothing changed";
+    uint32_t cur = mt_tag_cur;
+    if (MT_UNLIKELY(cur == 0)) {
+        if (!table_ready())
+            return "memtrace_tag_push: no memory for the tag scopes; nothing changed";
+        if ((cur = mt_tag_thread_root()) == 0)
+            return "memtrace_tag_push: the tag table is full; nothing changed";
+    }
     const mt_tag_node *c = &mt_tag_nodes[cur];
     if (c->depth >= MT_TAG_DEPTH_MAX)
         return "memtrace_tag_push: scopes nested more than 64 deep; nothing changed";
     uint32_t id = mt_atomic_load_relaxed(&c->first_child);
-    while (id && memcmp(mt_tag_nodes[id].name, name, len + 1) != 0)
+    while (id && !same_name(mt_tag_nodes[id].name, name))
         id = mt_atomic_load_relaxed(&mt_tag_nodes[id].next_sibling);
-    if (id == 0 && (id = new_node(cur, name, len)) == 0)
-        return "memtrace_tag_push: the tag table is full; nothing changed";
+    if (id == 0) {
+        size_t len = strnlen(name, MT_TAG_NAME_MAX + 1);
+        if (len == 0)
+            return "memtrace_tag_push(\"\"): a scope needs a name; nothing changed";
+        if (len > MT_TAG_NAME_MAX)
+            return "memtrace_tag_push: name longer than 47 bytes; nothing changed";
+        if ((id = new_node(cur, name, len)) == 0)
+            return "memtrace_tag_push: the tag table is full; nothing changed";
+    }
     mt_tag_cur = id;
     return NULL;
 }
