@@ -212,7 +212,7 @@ static void live_block(mt_tables *t, const char *p, const char *line, mt_out *ou
  * (shard by shard, slot by slot). */
 struct group {
     uint64_t key, bytes, blocks;
-    uint32_t stack, thread;
+    uint32_t stack, thread, tag;
 };
 
 struct groups {
@@ -267,10 +267,13 @@ static bool gather_groups(mt_tables *t, bool by_thread, struct groups *s)
             return false;
         s->unlocked |= locked;
         for (size_t i = 0; i < k; i++) {
-            struct group *g =
-                group_of(s, by_thread ? (uint64_t)e[i].stack << 32 | e[i].thread : e[i].stack);
+            /* By thread: and by tag node, whose thread is the block's
+             * (bit 31: a node's id; thread numbers have 24 bits). */
+            uint32_t low = e[i].tag ? 0x80000000u | e[i].tag : e[i].thread;
+            struct group *g = group_of(s, by_thread ? (uint64_t)e[i].stack << 32 | low : e[i].stack);
             g->stack = e[i].stack;
             g->thread = e[i].thread;
+            g->tag = by_thread ? e[i].tag : 0;
             g->bytes += e[i].size;
             g->blocks++;
             s->bytes += e[i].size;
@@ -402,7 +405,10 @@ static const char *write_profile(mt_tables *t, mt_sym_state *dwfl, const struct 
         stack_ref(t, g->stack, &st); /* read before: cannot fail */
         mt_tables_thread_name(t, g->thread, &th.name);
         mt_pprof_values val = { 0, 0, g->blocks, g->bytes };
-        if (!mt_pprof_add(prof, i, st.frames, st.depth, th.number ? &th : NULL, &val))
+        char tag[256];
+        mt_table_tag_path(t, g->tag, tag, sizeof tag);
+        if (!mt_pprof_add(prof, i, st.frames, st.depth, th.number ? &th : NULL, &val) ||
+            !mt_pprof_tag(prof, i, tag))
             why = "out of memory";
     }
     int fd = -1;

@@ -28,4 +28,8 @@ bool mt_table_recording_line(mt_tables *t, mt_out *out);
 enum mt_tag_format;
 bool mt_table_tags(mt_tables *t, enum mt_tag_format format, int pid, mt_out *out);
 
+/* The path of tag node ID ("parser/lexer") into BUF; "" for 0, a root,
+ * or a node that cannot be read. */
+void mt_table_tag_path(mt_tables *t, uint32_t id, char *buf, size_t size);
+
 #endif

@@ -106,3 +106,60 @@ bool mt_table_tags(mt_tables *t, enum mt_tag_format format, int pid, mt_out *out
     free(scratch);
     return good;
 }
+
+/* ---- a node's path, read a node at a time */
+
+struct path_reader {
+    mt_tables *t;
+    uint64_t array;
+    char name[MT_TAG_NAME_MAX + 1];
+};
+
+static const char *node_name(void *ctx, uint32_t id)
+{
+    struct path_reader *r = ctx;
+    const struct memtrace_state *d = &r->t->d;
+    const char *raw = mt_tables_read_at(r->t, r->array + id * d->tag_node_size + d->tag_name,
+                                        d->tag_name_size);
+    r->name[0] = '\0';
+    if (raw) {
+        memcpy(r->name, raw, d->tag_name_size);
+        r->name[d->tag_name_size - 1] = '\0';
+    }
+    return r->name;
+}
+
+static uint32_t node_parent(void *ctx, uint32_t id)
+{
+    struct path_reader *r = ctx;
+    const struct memtrace_state *d = &r->t->d;
+    const char *raw = mt_tables_read_at(r->t, r->array + id * d->tag_node_size + d->tag_parent, 4);
+    uint32_t parent = 0;
+    if (raw)
+        memcpy(&parent, raw, 4);
+    return parent;
+}
+
+void mt_table_tag_path(mt_tables *t, uint32_t id, char *buf, size_t size)
+{
+    const struct memtrace_state *d = &t->d;
+    if (size)
+        buf[0] = '\0';
+    if (id == 0 || !d->tag_nodes || d->tag_name_size < 2 ||
+        d->tag_name_size > MT_TAG_NAME_MAX + 1 || d->tag_node_size > 4096 ||
+        d->tag_name + d->tag_name_size > d->tag_node_size || d->tag_parent + 4 > d->tag_node_size)
+        return;
+    const void *p = mt_tables_read_at(t, d->tag_nodes, 8), *c = NULL;
+    uint64_t array;
+    uint32_t n;
+    if (!p)
+        return;
+    memcpy(&array, p, 8);
+    if (!array || !(c = mt_tables_read_at(t, d->tag_count, 4)))
+        return;
+    memcpy(&n, c, 4);
+    if (n > d->tag_max)
+        return;
+    struct path_reader r = { t, array, "" };
+    mt_tag_path_of(id, n, node_name, node_parent, &r, buf, size);
+}

@@ -48,6 +48,31 @@ void mt_tag_view_of(const mt_tag_node *n, mt_tag_view *out)
     out->name[MT_TAG_NAME_MAX] = '\0';
 }
 
+void mt_tag_path_of(uint32_t id, uint32_t n, const char *(*name)(void *ctx, uint32_t id),
+                    uint32_t (*parent)(void *ctx, uint32_t id), void *ctx, char *buf,
+                    size_t size)
+{
+    uint32_t chain[MT_TAG_DEPTH_MAX + 1];
+    unsigned depth = 0;
+    /* A parent's id is below its child's: the walk ends, even on a core. */
+    for (uint32_t at = id; at && at < n && depth <= MT_TAG_DEPTH_MAX;) {
+        uint32_t up = parent(ctx, at);
+        if (up == 0 || up >= at)
+            break; /* the root (no name in the path), or damaged */
+        chain[depth++] = at;
+        at = up;
+    }
+    size_t len = 0;
+    if (size)
+        buf[0] = '\0';
+    while (depth-- > 0 && len + 1 < size) {
+        int w = snprintf(buf + len, size - len, "%s%s", len ? "/" : "", name(ctx, chain[depth]));
+        if (w < 0)
+            break;
+        len += (size_t)w < size - len ? (size_t)w : size - len - 1;
+    }
+}
+
 size_t mt_tag_scratch_bytes(uint32_t n)
 {
     return 2 * ((size_t)n + 2) * sizeof(slot);

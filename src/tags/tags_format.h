@@ -28,6 +28,15 @@ typedef void mt_tag_emit_fn(void *ctx, const char *s, size_t len);
 /* Thread NUMBER's name, "" for none. */
 typedef const char *mt_tag_thread_name_fn(void *ctx, uint32_t number);
 
+/* The path of node ID from its thread's root, names joined by '/', into
+ * BUF (SIZE bytes, cut to fit; "" for 0 and for a root), over nodes read
+ * by NAME(CTX, ID) and PARENT(CTX, ID), ids below N (tags.c's mt_tag_path,
+ * tools/table_tags.c). Ends on a damaged chain (a parent not below its
+ * child). */
+void mt_tag_path_of(uint32_t id, uint32_t n, const char *(*name)(void *ctx, uint32_t id),
+                    uint32_t (*parent)(void *ctx, uint32_t id), void *ctx, char *buf,
+                    size_t size);
+
 /* Bytes of scratch memory mt_tag_write needs for N views. */
 size_t mt_tag_scratch_bytes(uint32_t n);
 

@@ -21,7 +21,7 @@ check "without memtrace: every call returns 0, nothing said" \
     "pop-empty 0 push-null 0 push-empty 0 push-long 0 push-47 0 pop-47 0 deep 100 popped 100 " "$out"
 
 # ---------------------------------------------------------------- the files
-(cd "$work" && timeout 30 env LD_PRELOAD="$lib" MEMTRACE_TAGS="$work/t" "$prog" \
+(cd "$work" && timeout 30 env LD_PRELOAD="$lib" MEMTRACE_TAGS="$work/t" MEMTRACE_PPROF="$work/exit.pb.gz" "$prog" \
     >"$work/run.out" 2>"$work/run.err")
 RC=$?
 status "under memtrace" 0
@@ -101,7 +101,8 @@ gdb_tags() { # OUT [core]
     else
         (cd "$work" && timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" \
             -ex "break checkpoint" -ex "run" -ex "source $helper" -ex "memtrace tags" \
-            -ex "memtrace tags json" -ex "gcore $work/tags.core" -ex "kill" "$prog" >"$1" 2>&1)
+            -ex "memtrace tags json" -ex "memtrace pprof $work/gdb.pb.gz" \
+            -ex "gcore $work/tags.core" -ex "kill" "$prog" >"$1" 2>&1)
     fi
 }
 # The text trees and the JSON line, without gdb's own lines.
@@ -125,5 +126,22 @@ if [ -n "$(answer "$work/live.out")" ] && [ "$(answer "$work/core.out")" = "$(an
 else
     fail "gdb core" "$(diff <(answer "$work/live.out") <(answer "$work/core.out") | head -20)"
 fi
+
+# ---------------------------------------------------------------- pprof labels
+# The in-use profiles (the tracer's at exit, gdb's `memtrace pprof`) label
+# each sample with its tag scope's path and thread: -tagfocus keeps the
+# scope's live bytes exactly.
+export HOME=$work/home PPROF_TMPDIR=$work/pprof-tmp
+mkdir -p "$HOME" "$PPROF_TMPDIR"
+focus() { # PROFILE FILTER: the bytes the filter keeps
+    timeout 120 go tool pprof -sample_index=inuse_space -unit=B -tagfocus="$2" -top "$1" 2>&1 |
+        sed -n 's/^Showing nodes accounting for \([0-9]*\)B,.*/\1/p'
+}
+for prof in exit gdb; do
+    check "pprof ($prof): -tagfocus=tag=^io\$ (both threads' io)" 220 "$(focus "$work/$prof.pb.gz" 'tag=^io$')"
+    check "pprof ($prof): -tagfocus=tag=main_work (and parse)" 7200 \
+        "$(focus "$work/$prof.pb.gz" 'tag=^main_work')"
+    check "pprof ($prof): -tagfocus=thread=alpha" 107 "$(focus "$work/$prof.pb.gz" 'thread=alpha')"
+done
 
 finish tags
