@@ -269,7 +269,7 @@ test-guard: all $(GUARD_PROGS)
 # weak declarations), run as is and under the library.
 $(TEST_BUILD)/tags: tests/progs/tags.cpp include/memtrace.h
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -Iinclude $(LDFLAGS) -pthread -o $@ $<
+	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -Iinclude $(LDFLAGS) -pthread -o $@ $< -ldl
 TAGS_PROGS := $(TEST_BUILD)/tags
 
 test-tags: all $(TAGS_PROGS)

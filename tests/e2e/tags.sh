@@ -75,6 +75,20 @@ fi
 check "DOT: fill by self bytes" '#ff0000 #ffeeee #ff0000' \
     "$(grep -E '^  t[0-9]+ \[label="(io|read)"' "$work/t.dot" | grep -o '#ff[0-9a-f]*' | tr '\n' ' ' | sed 's/ $//')"
 
+# The profiler writes the files with a report too (PATH.1.json for report
+# 1), and at exit.
+(cd "$work" && timeout 30 env LD_PRELOAD="$build/libmemtrace-profiler.so" MEMTRACE_INTERVAL_MS=0 \
+    MEMTRACE_TAGS="$work/p" "$prog" report >/dev/null 2>"$work/prof.err")
+if [ -s "$work/p.1.json" ] && flat "$work/p.1.json" >"$work/p1.flat" 2>&1 &&
+    flat "$work/p.json" >"$work/p.flat" 2>&1; then
+    pass "profiler: PATH.1.json with report 1, PATH.json at exit"
+else
+    fail "profiler: PATH.1.json" "$(ls "$work"; cat "$work/p1.flat")"
+fi
+check "profiler: report 1's merged io" "merged /io self 220/4/7/3 total 227/5/8/3" \
+    "$(grep '^merged /io ' "$work/p1.flat")"
+check "profiler: report 1's .dot" "yes" "$([ -s "$work/p.1.dot" ] && echo yes)"
+
 # ---------------------------------------------------------------- refused calls
 (cd "$work" && timeout 30 env LD_PRELOAD="$lib" MEMTRACE_TAGS="$work/bad" "$prog" bad \
     >"$work/bad.out" 2>"$work/bad.err")

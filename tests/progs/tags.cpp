@@ -9,8 +9,12 @@
 //            from another thread); io/read: 1 x 7
 // "beta"     io: 3 x new char[60], 1 deleted (the C++ RAII scope)
 //
-// `tags bad` makes the refused calls instead and prints their results.
+// `tags bad` makes the refused calls instead and prints their results;
+// `tags report` asks the profiler for a report at checkpoint() (through
+// dlsym: the program is not linked with memtrace).
 #include "memtrace.h"
+
+#include <dlfcn.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -102,6 +106,11 @@ int main(int argc, char **argv)
     free(handed[0]);
     free(handed[1]);
     checkpoint();
+    if (argc > 1 && strcmp(argv[1], "report") == 0) {
+        void (*report)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "memtrace_report");
+        if (report)
+            report();
+    }
     printf("done %d\n", nkept);
     return 0;
 }
