@@ -14,7 +14,7 @@
 #include "store/live_table.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
-#include "tags/tags.h"
+#include "tags/tags_out.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,6 @@
 
 #include "base/os.h"
 #include "base/output.h"
-#include "tags/tags_format.h"
 #include "store/threads.h"
 
 #include <string.h>
@@ -149,28 +148,6 @@ const char *mt_tag_pop(void)
         return "memtrace_tag_pop: no scope entered on this thread; nothing changed";
     mt_tag_cur = mt_tag_nodes[cur].parent;
     return NULL;
-}
-
-static const char *own_name(void *ctx, uint32_t id)
-{
-    return ((const mt_tag_node *)ctx)[id].name;
-}
-
-static uint32_t own_parent(void *ctx, uint32_t id)
-{
-    return ((const mt_tag_node *)ctx)[id].parent;
-}
-
-void mt_tag_path(uint32_t id, char *buf, size_t size)
-{
-    uint32_t n;
-    const mt_tag_node *t = mt_tag_table(&n);
-    if (!t || id == 0) {
-        if (size)
-            buf[0] = '\0';
-        return;
-    }
-    mt_tag_path_of(id, n, own_name, own_parent, (void *)t, buf, size);
 }
 
 const mt_tag_node *mt_tag_table(uint32_t *count)

@@ -133,10 +133,6 @@ bool mt_tags_start(void);
  * and 0 before tags came into use). */
 const mt_tag_node *mt_tag_table(uint32_t *count);
 
-/* The path of node ID from its thread's root, names joined by '/'
- * ("parser/lexer"), into BUF (SIZE bytes, cut to fit); "" for 0 and for
- * a root. Never fails. */
-void mt_tag_path(uint32_t id, char *buf, size_t size);
 
 /* For the state descriptor: the addresses of the node array's pointer and
  * of the count of ids handed out (a uint32_t: ids below it are made, or

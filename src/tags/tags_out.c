@@ -88,6 +88,28 @@ static void write_file(const char *base, const char *suffix, enum mt_tag_format 
         mt_warn("MEMTRACE_TAGS: %.1024s not written whole (%s)", path, strerror(errno));
 }
 
+static const char *own_name(void *ctx, uint32_t id)
+{
+    return ((const mt_tag_node *)ctx)[id].name;
+}
+
+static uint32_t own_parent(void *ctx, uint32_t id)
+{
+    return ((const mt_tag_node *)ctx)[id].parent;
+}
+
+void mt_tag_path(uint32_t id, char *buf, size_t size)
+{
+    uint32_t n;
+    const mt_tag_node *t = mt_tag_table(&n);
+    if (!t || id == 0) {
+        if (size)
+            buf[0] = '\0';
+        return;
+    }
+    mt_tag_path_of(id, n, own_name, own_parent, (void *)t, buf, size);
+}
+
 void mt_tags_out_write(unsigned report)
 {
     if (!pattern[0])
