@@ -25,7 +25,9 @@ static mt_atomic(uint32_t) next_id = 1;      /* ids handed out, plus one */
  * and puts tags in use. */
 static bool table_ready(void)
 {
-    if (mt_atomic_load_acquire(&nodes_word))
+    /* Acquire: pairs with the release below; mt_tag_nodes is set. (Not
+     * nodes_word: it is published before mt_tag_nodes is.) */
+    if (mt_atomic_load_acquire(&mt_tags_used))
         return true;
     mt_tag_node *p = mt_os_map(TABLE_BYTES, "tag scopes");
     if (!p)
@@ -35,7 +37,7 @@ static bool table_ready(void)
         munmap(p, TABLE_BYTES);
         p = expected;
     }
-    mt_tag_nodes = p;
+    mt_tag_nodes = p; /* a loser of the race writes the same value */
     /* Release: pairs with the acquire in mt_tag_thread_root; a thread that
      * sees tags in use sees the array. */
     mt_atomic_store_release(&mt_tags_used, 1);
@@ -85,9 +87,9 @@ MT_COLD uint32_t mt_tag_thread_root(void)
 {
     if (mt_tag_root)
         return mt_tag_root;
+    /* Acquire: pairs with table_ready's release; mt_tag_nodes is set. */
     if (!mt_atomic_load_acquire(&mt_tags_used))
         return 0;
-    mt_tag_nodes = mt_atomic_load_relaxed(&nodes_word);
     uint32_t id = new_node(0, "", 0);
     if (id) {
         mt_tag_root = id;
