@@ -151,19 +151,13 @@ bool mt_pprof_tag(mt_pprof *p, uint64_t key, const char *tag)
     struct mt_pprof_index *ix = &p->sample_ix;
     if (!ix->cap || !tag || !*tag)
         return true;
-    for (size_t at = mt_pprof_mix(key) & (ix->cap - 1); ix->slot[at]; at = (at + 1) & (ix->cap - 1)) {
-        struct sample *s = &p->samples[ix->slot[at] - 1];
-        if (s->key != key)
-            continue;
-        if (!s->tag) {
-            size_t len = strlen(tag);
-            if (!(s->tag = p->heap.alloc(len + 1)))
-                return false;
-            memcpy(s->tag, tag, len + 1);
-        }
-        return true;
-    }
-    return true;
+    size_t at = mt_pprof_mix(key) & (ix->cap - 1), len = strlen(tag);
+    while (ix->slot[at] && p->samples[ix->slot[at] - 1].key != key)
+        at = (at + 1) & (ix->cap - 1);
+    struct sample *s = ix->slot[at] ? &p->samples[ix->slot[at] - 1] : NULL;
+    if (s && !s->tag && (s->tag = p->heap.alloc(len + 1)) != NULL)
+        memcpy(s->tag, tag, len + 1);
+    return !s || s->tag != NULL;
 }
 
 /* ------------------------------------------------------------ interning */
@@ -502,26 +496,20 @@ static void sample_values(mt_pprof *p, struct tree *t, size_t i, unsigned ntypes
     m->n_value = ntypes;
     for (unsigned k = 0; k < ntypes; k++)
         m->value[k] = (int64_t)all[4 - ntypes + k];
+    char text[1100]; /* a number and a name of up to 1024 bytes */
+    const char *str[2] = { s->thread ? thread_text(text, sizeof text, s->thread, s->thread_name)
+                                     : NULL, s->tag };
     m->label = &t->label_ptrs[*nlabels];
-    if (s->thread) {
-        char text[1100]; /* a number and a name of up to 1024 bytes */
+    for (unsigned k = 0; k < 2; k++) {
+        if (!str[k])
+            continue;
         Perftools__Profiles__Label *l = &t->labels[*nlabels];
         *l = (Perftools__Profiles__Label)PERFTOOLS__PROFILES__LABEL__INIT;
-        l->key = keys[0];
-        l->str = intern_string(p, thread_text(text, sizeof text, s->thread, s->thread_name));
+        l->key = keys[k];
+        l->str = intern_string(p, str[k]);
         t->label_ptrs[(*nlabels)++] = l;
         m->n_label++;
     }
-    if (s->tag) {
-        Perftools__Profiles__Label *l = &t->labels[*nlabels];
-        *l = (Perftools__Profiles__Label)PERFTOOLS__PROFILES__LABEL__INIT;
-        l->key = keys[1];
-        l->str = intern_string(p, s->tag);
-        t->label_ptrs[(*nlabels)++] = l;
-        m->n_label++;
-    }
-    if (!m->n_label)
-        m->label = NULL;
 }
 
 /* The samples into T: symbolizing happens here, through the Locations.
