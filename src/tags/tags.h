@@ -64,7 +64,11 @@ uint32_t mt_tag_thread_root(void);
 /* Counts an allocation of SIZE bytes in the calling thread's current scope
  * node and returns that node's id (0 while tags are not in use: no scope
  * was ever entered and MEMTRACE_TAGS is unset). O(1), no lock, no line
- * written by another thread (but for a free from there, see above). */
+ * written by another thread (but for a free from there, see above). A
+ * thread's first call with tags in use makes its root (cold: one id from
+ * the shared counter, mt_thread_number; no heap, no lock). Not from a
+ * signal handler that interrupted this thread's own counting (the
+ * owner's counters are plain read-then-write). */
 static inline uint32_t mt_tag_alloc(size_t size)
 {
     uint32_t id = mt_tag_cur;
