@@ -209,7 +209,7 @@ $(BUILD)/man/%: doc/%.adoc Makefile
 # memtrace(3) under the name of each function it documents (man print_trace).
 MAN3_ALIASES := print_trace memtrace_print_trace memtrace_get_stats memtrace_get_stats_sized memtrace_report \
                 memtrace_set_recording memtrace_recording memtrace_version memtrace_check \
-                memtrace_on_error
+                memtrace_on_error memtrace_tag_push memtrace_tag_pop
 
 # ---------------------------------------------------------------- install
 # The gdb helper's copies, named after each library, that gdb loads with it.

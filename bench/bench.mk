@@ -31,7 +31,7 @@ $(BENCH_BUILD)/measure: bench/measure.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $<
 
-$(BENCH_BUILD)/churn: bench/churn.c src/runtime/descriptor.h
+$(BENCH_BUILD)/churn: bench/churn.c src/runtime/descriptor.h include/memtrace.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -pthread $(LDFLAGS) -o $@ $<
 

@@ -10,7 +10,13 @@
  *
  * With CHURN_WAIT=FILE (bench/attach.sh), waits for FILE to exist before
  * the work (so that `memtrace attach` can come first) and prints the
- * work's wall time to stderr: "churn: work N.NNN s". */
+ * work's wall time to stderr: "churn: work N.NNN s".
+ *
+ * With CHURN_TAGS=1, each allocating call of a step runs in a tag scope
+ * (memtrace_tag_push/pop, the public API's weak references, so churn
+ * still runs without memtrace), named after the call chain's depth
+ * ("d1" to "d8"): the cost of tags in use (issue 30's bench line). */
+#include "../include/memtrace.h"
 #include "../src/runtime/descriptor.h"
 
 #include <dlfcn.h>
@@ -47,12 +53,19 @@ __attribute__((noinline)) static char *allocate_at_depth(int depth, size_t size)
     return p;
 }
 
+static int use_tags; /* CHURN_TAGS=1 */
+
 static char *new_block(uint64_t *rng)
 {
+    static const char *const scope[] = { "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8" };
     uint64_t r = next_random(rng);
     size_t size = 16 + (r % 513);
     int depth = 1 + (int)((r >> 32) % 8);
+    if (use_tags)
+        memtrace_tag_push(scope[depth - 1]);
     char *p = allocate_at_depth(depth, size);
+    if (use_tags)
+        memtrace_tag_pop();
     if (!p) {
         fputs("churn: out of memory\n", stderr);
         exit(1);
@@ -102,6 +115,8 @@ int main(int argc, char **argv)
     struct job job[64];
     pthread_t tid[64];
     const char *wait_file = getenv("CHURN_WAIT");
+    const char *tags = getenv("CHURN_TAGS");
+    use_tags = tags && strcmp(tags, "1") == 0;
     struct timespec t0, t1, nap = { 0, 2 * 1000 * 1000 };
     if (wait_file) {
         fprintf(stderr, "churn: waiting\n");

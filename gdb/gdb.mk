@@ -25,7 +25,8 @@ all: $(GDB_TOOLS) $(VIEW_FILES)
 HELPER_SRCS := $(wildcard tools/*.c src/symbolize/*.c src/scan/*.c) \
                $(addprefix src/report/,format.c pprof.c pprof_gzip.c pprof_index.c) \
                $(addprefix src/leak/,leak_report.c suppressions.c) \
-               $(addprefix src/base/,output.c lock.c os.c config.c) src/store/sample_weight.c
+               $(addprefix src/base/,output.c lock.c os.c config.c) src/store/sample_weight.c \
+               src/tags/tags_format.c
 $(BUILD)/memtrace-symbolize: $(HELPER_SRCS) $(BUILD)/symbolize-pb/profile.pb-c.o \
                              $(wildcard src/*/*.h tools/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
 	@mkdir -p $(@D)

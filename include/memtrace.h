@@ -104,8 +104,60 @@ int memtrace_check(void);
  * detection. Does nothing itself. */
 void memtrace_on_error(void);
 
+/* Tag scopes: named scopes a thread enters and leaves, nesting into a
+ * tree per thread; memtrace counts every allocation in the current scope
+ * of the thread that makes it (bytes and blocks live, allocations and
+ * frees; a free counts against the scope the block was allocated in,
+ * whichever thread frees it). MEMTRACE_TAGS=PATH writes the trees to
+ * PATH.json and PATH.dot; `memtrace tags` in gdb prints them.
+ *
+ * memtrace_tag_push(NAME) enters scope NAME (1 to 47 bytes; copied) under
+ * the thread's current one; memtrace_tag_pop() leaves it. Each returns 0,
+ * or -1 after one "memtrace:" line on stderr when the call is refused and
+ * nothing changed: a NULL, empty or longer name, more than 64 scopes open
+ * on the thread, a pop with no scope entered, the table full (65,535
+ * scopes in all). Safe from any thread; never allocates from the traced
+ * heap; not from a signal handler.
+ *
+ * A program that may run without memtrace: both are declared weak here
+ * and the macros below call them only when they are defined, so a program
+ * built with this header links without -lmemtrace and runs as ever (each
+ * call returns 0 and does nothing) until it runs under memtrace
+ * (LD_PRELOAD, the launcher), when they are memtrace's. Built with
+ * -lmemtrace, they are memtrace's always. Define MEMTRACE_NO_WEAK before
+ * the include for plain declarations (the program must then link with
+ * -lmemtrace). */
+#if defined(MEMTRACE_DEFINING) || defined(MEMTRACE_NO_WEAK)
+#define MEMTRACE_TAG_WEAK_
+#else
+#define MEMTRACE_TAG_WEAK_ __attribute__((weak))
+#endif
+int memtrace_tag_push(const char *name) MEMTRACE_TAG_WEAK_;
+int memtrace_tag_pop(void) MEMTRACE_TAG_WEAK_;
+#if !defined(MEMTRACE_DEFINING) && !defined(MEMTRACE_NO_WEAK)
+#define memtrace_tag_push(name) (memtrace_tag_push ? (memtrace_tag_push)(name) : 0)
+#define memtrace_tag_pop() (memtrace_tag_pop ? (memtrace_tag_pop)() : 0)
+#endif
+
 #ifdef __cplusplus
 }
+
+namespace memtrace {
+/* The scope NAME for the life of the object:
+ *     { memtrace::tag_scope scope("parser"); parse(text); }
+ * enters it when made and leaves it when destroyed (a scope that was
+ * refused is not left). */
+class tag_scope {
+public:
+    explicit tag_scope(const char *name) noexcept : entered_(memtrace_tag_push(name) == 0) {}
+    ~tag_scope() { if (entered_) memtrace_tag_pop(); }
+    tag_scope(const tag_scope &) = delete;
+    tag_scope &operator=(const tag_scope &) = delete;
+
+private:
+    bool entered_;
+};
+} // namespace memtrace
 #endif
 
 #endif

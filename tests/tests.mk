@@ -43,9 +43,22 @@ $(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) $(UNIT_LIBS)
 
+# Tag scopes: the nodes, the thread registry and the formatter linked in.
+TAGS_UNIT := src/tags/tags.c src/tags/tags_format.c src/store/threads.c
+$(TEST_BUILD)/unit/tags: tests/unit/test_tags.c tests/unit/sym_fixture.c $(TAGS_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
+	  -o $@ $< tests/unit/sym_fixture.c $(TAGS_UNIT) $(UNIT_CORE) $(UNIT_LIBS)
+
+$(TEST_BUILD)/unit-san/tags: tests/unit/test_tags.c tests/unit/sym_fixture.c $(TAGS_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c $(TAGS_UNIT) $(UNIT_CORE) $(UNIT_LIBS)
+
 # The reader of the tables out of process (tools/tables.c) against the
 # stores and the descriptor this process publishes.
-TABLES_UNIT := tools/tables.c tools/tables_layout.c src/runtime/descriptor.c src/store/threads.c
+TABLES_UNIT := tools/tables.c tools/tables_layout.c src/runtime/descriptor.c src/store/threads.c \
+               src/tags/tags.c src/tags/tags_format.c
 $(TEST_BUILD)/unit/tables: tests/unit/test_tables.c tests/unit/sym_fixture.c $(TABLES_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h tools/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' $(LDFLAGS) \
@@ -264,6 +277,16 @@ test-guard: all $(GUARD_PROGS)
 	@bash tests/e2e/guard.sh
 	@bash tests/e2e/heap_check.sh
 
+# Tag scopes (tests/e2e/tags.sh): built without -lmemtrace (the header's
+# weak declarations), run as is and under the library.
+$(TEST_BUILD)/tags: tests/progs/tags.cpp include/memtrace.h
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -Iinclude $(LDFLAGS) -pthread -o $@ $< -ldl
+TAGS_PROGS := $(TEST_BUILD)/tags
+
+test-tags: all $(TAGS_PROGS)
+	@bash tests/e2e/tags.sh
+
 # The leak check at exit (tests/e2e/leaks.sh): -O0, so that every local the
 # program keeps a block with is in its frame.
 $(TEST_BUILD)/leaks: tests/progs/leaks.c
@@ -403,7 +426,7 @@ test-unwind-check: $(TRACER_LIB) $(UNWIND_CHECK_PROGS)
 # suites themselves run one at a time: several are timing-sensitive).
 # Recursive (=): the lists are complete once the whole makefile is read.
 CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) \
-                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(GUARD_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
+                $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(GUARD_PROGS) $(TAGS_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
                 $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
                 $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
                 $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS) $(SAMPLE_PROGS)
@@ -424,6 +447,7 @@ check: deps
 	@$(MAKE) --no-print-directory test-attach
 	@$(MAKE) --no-print-directory test-sample
 	@$(MAKE) --no-print-directory test-guard
+	@$(MAKE) --no-print-directory test-tags
 	@$(MAKE) --no-print-directory test-leak-oracle
 	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-reliability
@@ -437,7 +461,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-sample test-view test-timeline test-guard test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-sample test-view test-timeline test-guard test-tags test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

@@ -43,6 +43,8 @@
  *   top N              the N call sites holding the most live bytes, then
  *                      the recording line
  *   stats              the totals, then the recording line
+ *   tags FORMAT PID    the tag scopes' trees (text, json or dot) of process
+ *                      PID (hex), by tags/tags_format.c (tools/table_tags.c)
  *   recording          the line that says since when memtrace records
  *                      (mt_fmt_recording; nothing when it was never off)
  *   pprof PATH [MAIN]  writes the in-use profile (the live blocks by

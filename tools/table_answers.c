@@ -4,6 +4,8 @@
  * Only what the answer shows is read (a hidden freed record's stacks are
  * not), so a damage elsewhere does not stop it. */
 #include "table_answers.h"
+
+#include "tags/tags_format.h"
 #include "request.h"
 
 #include "base/common.h"
@@ -212,7 +214,7 @@ static void live_block(mt_tables *t, const char *p, const char *line, mt_out *ou
  * (shard by shard, slot by slot). */
 struct group {
     uint64_t key, bytes, blocks;
-    uint32_t stack, thread;
+    uint32_t stack, thread, tag;
 };
 
 struct groups {
@@ -268,13 +270,16 @@ static bool gather_groups(mt_tables *t, bool by_thread, struct groups *s)
             return false;
         s->unlocked |= locked;
         for (size_t i = 0; i < k; i++) {
-            struct group *g =
-                group_of(s, by_thread ? (uint64_t)e[i].stack << 32 | e[i].thread : e[i].stack);
+            /* By thread: and by tag node, whose thread is the block's
+             * (bit 31: a node's id; thread numbers have 24 bits). */
+            uint32_t low = e[i].tag ? 0x80000000u | e[i].tag : e[i].thread;
+            struct group *g = group_of(s, by_thread ? (uint64_t)e[i].stack << 32 | low : e[i].stack);
             g->stack = e[i].stack;
             g->thread = e[i].thread;
             mt_sample_estimate est = { e[i].size, 1 };
             if (t->d.sample_rate)
                 est = mt_sample_scale(e[i].size, t->d.sample_rate);
+            g->tag = by_thread ? e[i].tag : 0;
             g->bytes += est.bytes;
             g->blocks += est.blocks;
             s->bytes += est.bytes;
@@ -411,7 +416,10 @@ static const char *write_profile(mt_tables *t, mt_sym_state *dwfl, const struct 
         stack_ref(t, g->stack, &st); /* read before: cannot fail */
         mt_tables_thread_name(t, g->thread, &th.name);
         mt_pprof_values val = { 0, 0, g->blocks, g->bytes };
-        if (!mt_pprof_add(prof, i, st.frames, st.depth, th.number ? &th : NULL, &val))
+        char tag[256];
+        mt_table_tag_path(t, g->tag, tag, sizeof tag);
+        if (!mt_pprof_add(prof, i, st.frames, st.depth, th.number ? &th : NULL, &val) ||
+            !mt_pprof_tag(prof, i, tag))
             why = "out of memory";
     }
     int fd = -1;
@@ -481,6 +489,25 @@ static void pprof(mt_tables *t, mt_sym_state *dwfl, const char *p, mt_out *out)
     free_groups(&s);
 }
 
+/* "tags text|json|dot PID" */
+static void tags(mt_tables *t, const char *p, const char *line, mt_out *out)
+{
+    static const char *const names[] = { "text ", "json ", "dot " };
+    unsigned f = 0;
+    while (f < 3 && strncmp(p, names[f], strlen(names[f])) != 0)
+        f++;
+    uint64_t pid;
+    if (f == 3)
+        mt_request_malformed(line);
+    p += strlen(names[f]);
+    if (!mt_request_numbers(&p, &pid, 1))
+        mt_request_malformed(line);
+    if (mt_table_tags(t, (enum mt_tag_format)f, (int)pid, out))
+        ok(out);
+    else
+        failed(t, out);
+}
+
 /* ------------------------------------------------------------ the requests */
 
 bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out *out,
@@ -502,7 +529,8 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
     }
     bool known = strncmp(line, "describe ", 9) == 0 || strncmp(line, "top ", 4) == 0 ||
                  strcmp(line, "stats\n") == 0 || strcmp(line, "recording\n") == 0 ||
-                 strncmp(line, "live-block ", 11) == 0 || strncmp(line, "pprof ", 6) == 0;
+                 strncmp(line, "live-block ", 11) == 0 || strncmp(line, "pprof ", 6) == 0 ||
+                 strncmp(line, "tags ", 5) == 0;
     if (!known)
         return false;
     mt_tables_clear_error(t);
@@ -522,6 +550,8 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
             failed(t, out);
     } else if (strncmp(line, "live-block ", 11) == 0) {
         live_block(t, line + 11, line, out);
+    } else if (strncmp(line, "tags ", 5) == 0) {
+        tags(t, line + 5, line, out);
     } else {
         pprof(t, dwfl, line + 6, out);
     }

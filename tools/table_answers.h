@@ -22,4 +22,14 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
  * error set, when it cannot be read. */
 bool mt_table_recording_line(mt_tables *t, mt_out *out);
 
+/* "tags FORMAT PID" (table_tags.c): the tag scopes' trees of process PID
+ * in FORMAT (tags/tags_format.h) into OUT; false, with T's error set, when
+ * the tables cannot be read. */
+enum mt_tag_format;
+bool mt_table_tags(mt_tables *t, enum mt_tag_format format, int pid, mt_out *out);
+
+/* The path of tag node ID ("parser/lexer") into BUF; "" for 0, a root,
+ * or a node that cannot be read. */
+void mt_table_tag_path(mt_tables *t, uint32_t id, char *buf, size_t size);
+
 #endif

@@ -207,6 +207,11 @@ static void decode_entry(const mt_tables *t, const char *raw, mt_tables_entry *e
     memcpy(&e->ptr, raw + t->d.entry_ptr, 8);
     memcpy(&e->size, raw + t->d.entry_size_field, 8);
     memcpy(&e->seq, raw + t->d.entry_seq, 8);
+    e->tag = 0;
+    if (t->d.entry_seq_bits && t->d.entry_seq_bits < 64) { /* the tag node id above */
+        e->tag = (uint32_t)(e->seq >> t->d.entry_seq_bits);
+        e->seq &= ((uint64_t)1 << t->d.entry_seq_bits) - 1;
+    }
     memcpy(&e->stack, raw + t->d.entry_stack, 4);
     memcpy(&e->thread, raw + t->d.entry_thread, 4);
     e->thread &= t->thread_mask;

@@ -30,6 +30,7 @@ typedef const void *mt_tables_read_fn(void *ctx, uintptr_t addr, size_t len);
 typedef struct {
     uint64_t ptr, size, seq;
     uint32_t stack, thread;
+    uint32_t tag; /* the block's tag scope node id (tags/tags.h), 0: none */
 } mt_tables_entry;
 
 /* A freed-history record. */

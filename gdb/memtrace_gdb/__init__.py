@@ -8,7 +8,7 @@
 #   session      the tables and symbolizer kept between commands
 #   handles      the heap pointer inside a Vec, a std::vector, a struct
 #   expressions  EXPR to an address, never calling into the program
-#   reports      memtrace EXPR, top, stats, version, pprof
+#   reports      memtrace EXPR, top, stats, version, pprof, tags
 #   leaks        memtrace leaks and refs
 #   heap         memtrace check and break-on-error
 #   commands     the gdb command and its subcommands

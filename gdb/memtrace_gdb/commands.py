@@ -10,7 +10,7 @@ import gdb
 from .common import _fail
 from .heap import break_on_error, check
 from .leaks import leaks, refs_expr
-from .reports import _HISTORY_ALL, describe_expr, pprof, stats, top, version
+from .reports import _HISTORY_ALL, describe_expr, pprof, stats, tags, top, version
 from .target import _core_problem
 
 
@@ -41,6 +41,7 @@ Usage: memtrace EXPR
        memtrace refs EXPR
        memtrace pprof FILE
        memtrace check
+       memtrace tags [text|json|dot]
        memtrace break-on-error
        memtrace version
 
@@ -56,7 +57,12 @@ newest 3 of those (MEMTRACE_HISTORY=N or all, read from gdb's own
 environment) and a line counting the others; memtrace --all EXPR shows
 them all.  An address neither live nor
 in the history, or a null one, is an error.  To ask about a variable named
-like a subcommand (top, stats, leaks, refs, pprof, check, version), write `memtrace (top)'.
+like a subcommand (top, stats, leaks, refs, pprof, check, tags, version), write `memtrace (top)'.
+
+memtrace tags prints the tag scopes' trees (memtrace_tag_push): each
+thread's, then all threads' merged by path, with every scope's live bytes
+and blocks and its allocations and frees, self and total; `json' and `dot'
+print the same trees as MEMTRACE_TAGS's files (doc/tags.adoc).
 
 EXPR is parsed in the current frame's language.  A value that owns a heap
 block through a pointer inside it is asked about through that pointer, and
@@ -137,6 +143,7 @@ found implausible instead of reading further."""
         if not arg:
             _fail("usage: memtrace [--all] EXPR | memtrace top [N] | memtrace stats | "
                   "memtrace leaks [N] | memtrace refs EXPR | memtrace pprof FILE | memtrace check | "
+                  "memtrace tags [text|json|dot] | "
                   "memtrace break-on-error | memtrace version "
                   "(see `help memtrace')")
         word, rest = (arg.split(None, 1) + [""])[:2]
@@ -148,6 +155,8 @@ found implausible instead of reading further."""
             if rest.strip():
                 _fail("stats takes no argument")
             _guard(stats)
+        elif word == "tags":
+            _guard(tags, rest.strip())
         elif word == "leaks":
             _guard(leaks, rest.strip())
         elif word == "refs":

@@ -87,6 +87,17 @@ def stats():
     return sym.answer("stats\n")
 
 
+def tags(arg):
+    """`memtrace tags [text|json|dot]`: the tag scopes' per-thread and
+    merged trees, read from the tables (live or on a core)."""
+    fmt = arg or "text"
+    if fmt not in ("text", "json", "dot"):
+        _fail("usage: memtrace tags [text|json|dot]")
+    _, sym = _session.get()
+    pid = gdb.selected_inferior().pid or 0
+    return sym.answer("tags %s %x\n" % (fmt, pid))
+
+
 def version():
     st, _ = _session.get()
     v = st.version()

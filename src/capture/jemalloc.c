@@ -13,6 +13,7 @@
 #include "store/internal_heap.h"
 #include "store/live_table.h"
 #include "store/site.h"
+#include "tags/tags.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -134,9 +135,13 @@ static void resized_in_place(void *ptr, size_t size, size_t extra, size_t real)
     if (!mt_live_remove((uintptr_t)ptr, &e))
         return;
     mt_site_free(e.stack, e.size);
+    size_t was = e.size;
     e.size = real < want ? real : want;
+    mt_tag_resized(e.tag, was, e.size);
     if (mt_live_insert(&e))
         mt_site_alloc(e.stack, e.size);
+    else
+        mt_tag_free(e.tag, e.size);
 }
 
 /* xallocx through FN on a recorded block, whose record E has left the
@@ -154,13 +159,17 @@ static size_t xallocx_recorded(size_t (*fn)(void *, size_t, size_t, int), void *
         want = SIZE_MAX;
     if (real >= size + rz && size <= PTRDIFF_MAX) {
         mt_site_free(e->stack, e->size);
+        size_t was = e->size;
         e->size = real - rz < want ? real - rz : want;
+        mt_tag_resized(e->tag, was, e->size);
         if (rz)
             memset((char *)ptr + e->size, MT_REDZONE_BYTE, rz);
         mt_site_alloc(e->stack, e->size);
     }
-    if (!mt_live_insert(e))
+    if (!mt_live_insert(e)) {
         mt_site_free(e->stack, e->size);
+        mt_tag_free(e->tag, e->size);
+    }
     return e->size;
 }
 

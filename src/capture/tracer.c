@@ -34,6 +34,7 @@
 #include "store/site.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
+#include "tags/tags.h"
 #include "timeline/timeline.h"
 
 #include <errno.h>
@@ -188,9 +189,12 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
         .stack = capture_stack(),
         .thread = mt_entry_thread_word(thread, kind),
     };
+    e.tag = mt_tag_alloc(size);
     if (mt_live_insert(&e)) { /* a block not recorded must not count as live */
         mt_site_new_block(e.stack, size, e.seq);
         mt_tl_alloc(e.ptr, size, e.stack);
+    } else {
+        mt_tag_free(e.tag, size);
     }
     mt_busy = 0;
 }
@@ -203,6 +207,7 @@ static inline __attribute__((always_inline)) mt_stack_id note_freed(const mt_liv
                                                                     bool gone_noted)
 {
     mt_tl_free(e->ptr);
+    mt_tag_free(e->tag, e->size);
     if (gone_noted)
         mt_site_free(e->stack, e->size);
     else
@@ -379,6 +384,7 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
         mt_site_note_gone(old->stack, old->seq);
         mt_site_free(old->stack, old->size); /* totals before the new one enters */
         mt_tl_free(old->ptr);
+        mt_tag_free(old->tag, old->size);
     } else if (had && q != NULL) {
         mt_site_note_gone(old->stack, old->seq);
     }
@@ -541,6 +547,7 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
     s->alloc_stack = s->free_stack = 0;
     if (had) {
         mt_site_end_block(e->stack, e->size, e->seq);
+        mt_tag_free(e->tag, e->size);
         s->alloc_stack = e->stack;
         s->alloc_seq = e->seq;
         s->alloc_thread = mt_entry_thread(e);

@@ -10,6 +10,7 @@
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
+#include "tags/tags_out.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -61,6 +62,8 @@ static void report_locked(int why)
         mt_prof_print_entry(&o, i + 1, top[i], false);
     if (mt_pprof_out_every_report())
         mt_prof_write_pprof(MT_PPROF_AT_REPORT, &o);
+    if (why != MT_PROF_PERIODIC && mt_tags_out_enabled())
+        mt_tags_out_write(mt_prof_reports);
     mt_fmt_prof_report_end(&o, mt_prof_reports);
     mt_report_close(&o, own);
     for (size_t i = 0; i < mt_prof_nsites; i++)

@@ -26,6 +26,7 @@ struct sample {
     unsigned depth;
     uint32_t thread;   /* 0: no single thread */
     char *thread_name; /* NULL: none */
+    char *tag;         /* the tag scope's path, "tag" label; NULL: none */
     mt_pprof_values v;
 };
 
@@ -149,6 +150,20 @@ bool mt_pprof_add(mt_pprof *p, uint64_t key, const uintptr_t *frames, unsigned d
     ix->slot[at] = (uint32_t)++p->nsamples;
     ix->count++;
     return true;
+}
+
+bool mt_pprof_tag(mt_pprof *p, uint64_t key, const char *tag)
+{
+    struct mt_pprof_index *ix = &p->sample_ix;
+    if (!ix->cap || !tag || !*tag)
+        return true;
+    size_t at = mt_pprof_mix(key) & (ix->cap - 1), len = strlen(tag);
+    while (ix->slot[at] && p->samples[ix->slot[at] - 1].key != key)
+        at = (at + 1) & (ix->cap - 1);
+    struct sample *s = ix->slot[at] ? &p->samples[ix->slot[at] - 1] : NULL;
+    if (s && !s->tag && (s->tag = p->heap.alloc(len + 1)) != NULL)
+        memcpy(s->tag, tag, len + 1);
+    return !s || s->tag != NULL;
 }
 
 /* ------------------------------------------------------------ interning */
@@ -473,10 +488,11 @@ static unsigned tree_types(mt_pprof *p, struct tree *t)
     return ntypes;
 }
 
-/* Sample I's values (the last NTYPES of the four) and its thread label
- * (string THREAD_KEY), the next of T's labels when it has one. */
+/* Sample I's values (the last NTYPES of the four) and its labels, thread
+ * (string KEYS[0]) and tag (KEYS[1]), the next of T's labels when it has
+ * them. */
 static void sample_values(mt_pprof *p, struct tree *t, size_t i, unsigned ntypes,
-                          int64_t thread_key, size_t *nlabels)
+                          const int64_t keys[2], size_t *nlabels)
 {
     const struct sample *s = &p->samples[i];
     Perftools__Profiles__Sample *m = &t->samples[i];
@@ -486,15 +502,19 @@ static void sample_values(mt_pprof *p, struct tree *t, size_t i, unsigned ntypes
     m->n_value = ntypes;
     for (unsigned k = 0; k < ntypes; k++)
         m->value[k] = (int64_t)all[4 - ntypes + k];
-    if (s->thread) {
-        char text[1100]; /* a number and a name of up to 1024 bytes */
+    char text[1100]; /* a number and a name of up to 1024 bytes */
+    const char *str[2] = { s->thread ? thread_text(text, sizeof text, s->thread, s->thread_name)
+                                     : NULL, s->tag };
+    m->label = &t->label_ptrs[*nlabels];
+    for (unsigned k = 0; k < 2; k++) {
+        if (!str[k])
+            continue;
         Perftools__Profiles__Label *l = &t->labels[*nlabels];
         *l = (Perftools__Profiles__Label)PERFTOOLS__PROFILES__LABEL__INIT;
-        l->key = thread_key;
-        l->str = intern_string(p, thread_text(text, sizeof text, s->thread, s->thread_name));
-        t->label_ptrs[*nlabels] = l;
-        m->label = &t->label_ptrs[(*nlabels)++];
-        m->n_label = 1;
+        l->key = keys[k];
+        l->str = intern_string(p, str[k]);
+        t->label_ptrs[(*nlabels)++] = l;
+        m->n_label++;
     }
 }
 
@@ -504,12 +524,12 @@ static void sample_values(mt_pprof *p, struct tree *t, size_t i, unsigned ntypes
  * it only once it is complete (their offsets meanwhile in ID_AT). Out of
  * memory: p->failed. */
 static void tree_samples(mt_pprof *p, mt_sym_state *dwfl, bool refresh, struct tree *t,
-                         unsigned ntypes, int64_t thread_key)
+                         unsigned ntypes, const int64_t keys[2])
 {
     t->samples = alloc_array(p, p->nsamples, sizeof *t->samples);
     t->sample_ptrs = alloc_array(p, p->nsamples, sizeof *t->sample_ptrs);
-    t->labels = alloc_array(p, p->nsamples, sizeof *t->labels);
-    t->label_ptrs = alloc_array(p, p->nsamples, sizeof *t->label_ptrs);
+    t->labels = alloc_array(p, 2 * p->nsamples, sizeof *t->labels);
+    t->label_ptrs = alloc_array(p, 2 * p->nsamples, sizeof *t->label_ptrs);
     t->values = alloc_array(p, p->nsamples * ntypes, sizeof *t->values);
     size_t *id_at = alloc_array(p, p->nsamples, sizeof *id_at);
     uint64_t *scratch = alloc_array(p, (size_t)MT_MAX_DEPTH * (1 + MT_SYM_TAIL_MAX),
@@ -527,7 +547,7 @@ static void tree_samples(mt_pprof *p, mt_sym_state *dwfl, bool refresh, struct t
         memcpy(t->location_ids + used_ids, scratch, m->n_location_id * sizeof *scratch);
         id_at[i] = used_ids;
         used_ids += m->n_location_id;
-        sample_values(p, t, i, ntypes, thread_key, &nlabels);
+        sample_values(p, t, i, ntypes, keys, &nlabels);
         t->sample_ptrs[i] = m;
     }
     for (size_t i = 0; i < p->nsamples && !p->failed; i++)
@@ -641,9 +661,12 @@ const char *mt_pprof_write(mt_pprof *p, mt_sym_state *dwfl, bool refresh, int fd
     struct tree t;
     memset(&t, 0, sizeof t);
     unsigned ntypes = tree_types(p, &t);
-    int64_t thread_key = intern_string(p, "thread");
+    bool tagged = false;
+    for (size_t i = 0; i < p->nsamples && !tagged; i++)
+        tagged = p->samples[i].tag != NULL;
+    int64_t keys[2] = { intern_string(p, "thread"), tagged ? intern_string(p, "tag") : 0 };
     int64_t default_type = intern_string(p, "inuse_space");
-    tree_samples(p, dwfl, refresh, &t, ntypes, thread_key);
+    tree_samples(p, dwfl, refresh, &t, ntypes, keys);
     if (!tree_tables(p, dwfl, &t)) {
         tree_free(p, &t);
         return "out of memory";
@@ -662,6 +685,7 @@ void mt_pprof_free(mt_pprof *p)
     for (size_t i = 0; i < p->nsamples; i++) {
         h->free(p->samples[i].frames);
         h->free(p->samples[i].thread_name);
+        h->free(p->samples[i].tag);
     }
     for (size_t i = 0; i < p->nstrings; i++)
         h->free(p->strings[i]);

@@ -38,6 +38,12 @@ mt_pprof *mt_pprof_new(const mt_pprof_heap *heap, bool with_alloc);
 bool mt_pprof_add(mt_pprof *p, uint64_t key, const uintptr_t *frames, unsigned depth,
                   const mt_fmt_thread *thread, const mt_pprof_values *values);
 
+/* Labels the sample of KEY (added already) with TAG, its tag scope's path
+ * ("parser/lexer"), as the string label "tag" (go tool pprof -tagfocus);
+ * the first call for KEY wins; "" or NULL: none. False when out of
+ * memory. */
+bool mt_pprof_tag(mt_pprof *p, uint64_t key, const char *tag);
+
 /* Symbolizes the samples' stacks through DWFL (NULL: addresses only; see
  * mt_sym_frames for REFRESH; the caller holds the symbolizer's lock, as for
  * mt_sym_frames) and writes the gzipped profile to FD. TIME_NS: when the

@@ -15,6 +15,7 @@
 #include "store/live_table.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
+#include "tags/tags_out.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -191,7 +192,7 @@ void mt_pprof_out_write(mt_pprof *p, enum mt_pprof_when when, unsigned report, m
 /* One live block, copied out of the live table. */
 struct block {
     uint64_t size;
-    uint32_t stack, thread;
+    uint32_t stack, thread, tag;
 };
 
 struct blocks {
@@ -206,7 +207,7 @@ static void copy_block(const mt_live_entry *e, void *ctx)
 {
     struct blocks *v = ctx;
     if (v->n < v->cap)
-        v->b[v->n++] = (struct block){ e->size, e->stack, mt_entry_thread(e) };
+        v->b[v->n++] = (struct block){ e->size, e->stack, mt_entry_thread(e), e->tag };
 }
 
 /* The tracer build's in-use profile at exit: the live blocks grouped by
@@ -232,8 +233,15 @@ static void write_live_at_exit(void)
             if (mt_sample_rate)
                 est = mt_sample_scale(v.b[i].size, mt_sample_rate);
             mt_pprof_values val = { 0, 0, est.blocks, est.bytes };
-            uint64_t key = (uint64_t)v.b[i].stack << 32 | v.b[i].thread;
-            if (!mt_pprof_add(p, key, frames, depth, t.number ? &t : NULL, &val)) {
+            /* By stack and thread, or by stack and tag node (whose
+             * thread is the block's): bit 31 tells them apart, thread
+             * numbers having 24 bits. */
+            uint64_t key = (uint64_t)v.b[i].stack << 32 |
+                           (v.b[i].tag ? 0x80000000u | v.b[i].tag : v.b[i].thread);
+            char tag[256];
+            mt_tag_path(v.b[i].tag, tag, sizeof tag);
+            if (!mt_pprof_add(p, key, frames, depth, t.number ? &t : NULL, &val) ||
+                !mt_pprof_tag(p, key, tag)) {
                 mt_pprof_free(p);
                 p = NULL;
                 break;

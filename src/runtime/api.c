@@ -3,6 +3,7 @@
  * that stands aside (mt_owner) passes each call to the copy in charge. */
 #include "base/common.h"
 #include "base/reentry.h"
+#include "base/output.h"
 #include "base/upcalls.h"
 #include "capture/capture.h"
 #include "capture/real.h"
@@ -11,7 +12,9 @@
 #include "store/freed_history.h"
 #include "store/live_table.h"
 #include "store/stack_store.h"
+#include "tags/tags.h"
 
+#define MEMTRACE_DEFINING /* the tag functions' definitions: not weak */
 #include "../../include/memtrace.h"
 
 #include <stddef.h>
@@ -86,4 +89,34 @@ MT_EXPORT int memtrace_recording(void)
 MT_EXPORT const char *memtrace_version(void)
 {
     return MEMTRACE_VERSION;
+}
+
+/* Tag scopes (tags/tags.h): the header's macros of the same names call
+ * these when they are defined (weak references), so the parentheses. A
+ * refused call says why in one line and changes nothing. */
+MT_EXPORT int(memtrace_tag_push)(const char *name)
+{
+    int (*owner)(const char *) = mt_owner("memtrace_tag_push");
+    if (owner)
+        return owner(name);
+    int was = mt_enter();
+    const char *why = mt_tag_push(name);
+    if (why)
+        mt_warn("%s", why);
+    mt_leave(was);
+    return why ? -1 : 0;
+}
+
+MT_EXPORT int(memtrace_tag_pop)(void)
+{
+    int (*owner)(void) = mt_owner("memtrace_tag_pop");
+    if (owner)
+        return owner();
+    const char *why = mt_tag_pop();
+    if (why) {
+        int was = mt_enter();
+        mt_warn("%s", why);
+        mt_leave(was);
+    }
+    return why ? -1 : 0;
 }

@@ -17,6 +17,7 @@
 #include "store/live_table.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
+#include "tags/tags.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -53,7 +54,7 @@ void mt_descriptor_publish(void)
     s->entry_size = sizeof(mt_live_entry);
     s->entry_ptr = offsetof(mt_live_entry, ptr);
     s->entry_size_field = offsetof(mt_live_entry, size);
-    s->entry_seq = offsetof(mt_live_entry, seq);
+    s->entry_seq = offsetof(mt_live_entry, seq_word);
     s->entry_stack = offsetof(mt_live_entry, stack);
     s->entry_thread = offsetof(mt_live_entry, thread);
     s->entry_thread_bits = MT_ENTRY_THREAD_BITS;
@@ -126,6 +127,22 @@ void mt_descriptor_publish(void)
     s->guard_pool = (uintptr_t)&mt_guard_lo;
     s->guard_pool_size = (uintptr_t)&mt_guard_len;
     s->sample_rate = mt_cfg.sample;
+    s->entry_seq_bits = MT_ENTRY_SEQ_BITS;
+    s->tag_nodes = (uintptr_t)mt_tag_nodes_word();
+    s->tag_count = (uintptr_t)mt_tag_count_word();
+    s->tag_max = MT_TAG_MAX;
+    s->tag_node_size = sizeof(mt_tag_node);
+    s->tag_name_size = MT_TAG_NAME_MAX + 1;
+    s->tag_allocs = offsetof(mt_tag_node, allocs);
+    s->tag_alloc_bytes = offsetof(mt_tag_node, alloc_bytes);
+    s->tag_frees = offsetof(mt_tag_node, frees);
+    s->tag_free_bytes = offsetof(mt_tag_node, free_bytes);
+    s->tag_remote_frees = offsetof(mt_tag_node, remote_frees);
+    s->tag_remote_free_bytes = offsetof(mt_tag_node, remote_free_bytes);
+    s->tag_parent = offsetof(mt_tag_node, parent);
+    s->tag_root = offsetof(mt_tag_node, root);
+    s->tag_thread = offsetof(mt_tag_node, thread);
+    s->tag_name = offsetof(mt_tag_node, name);
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

@@ -137,6 +137,21 @@ struct memtrace_state {
      * are in the live table; an estimate scales a sampled block of SIZE
      * bytes by 1 / (1 - exp(-SIZE / sample_rate)). */
     uint64_t sample_rate;
+    /* Tag scopes (tags/tags.h). A live record's seq word holds the
+     * allocation number in its low entry_seq_bits bits (0: all 64) and the
+     * block's tag node id above them. tag_nodes is the address of a
+     * pointer to the node array (NULL: tags never in use), tag_count of a
+     * uint32_t: ids below it are handed out (at most tag_max). Node ID is
+     * at array + ID * tag_node_size: 64-bit allocs, alloc_bytes, frees and
+     * free_bytes (the owner's), remote_frees and remote_free_bytes (other
+     * threads'); 32-bit parent (0: a thread's root), root (0: not filled
+     * in yet), thread (number); a NUL-terminated name of at most
+     * tag_name_size bytes ("" for a root). A node's live bytes are
+     * alloc_bytes - free_bytes - remote_free_bytes. */
+    uint64_t entry_seq_bits;
+    uint64_t tag_nodes, tag_count, tag_max, tag_node_size, tag_name_size;
+    uint64_t tag_allocs, tag_alloc_bytes, tag_frees, tag_free_bytes;
+    uint64_t tag_remote_frees, tag_remote_free_bytes, tag_parent, tag_root, tag_thread, tag_name;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -35,6 +35,7 @@
 #include "store/threads.h"
 #include "symbolize/symbolize.h"
 #include "timeline/timeline.h"
+#include "tags/tags_out.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -301,6 +302,7 @@ MT_COLD void mt_start(void)
         mt_leak_check_register();
     mt_heap_errors_register_check();
     mt_profiler_start();
+    mt_tags_out_start();
 }
 
 __attribute__((constructor)) static void mt_constructor(void)

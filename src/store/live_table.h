@@ -21,11 +21,24 @@ enum { MT_KIND_MALLOC = 0, MT_KIND_NEW = 1, MT_KIND_NEW_ARRAY = 2 };
  * entry_thread_bits). */
 #define MT_ENTRY_THREAD_BITS MT_THREAD_NUMBER_BITS
 #define MT_ENTRY_THREAD_MASK ((1u << MT_ENTRY_THREAD_BITS) - 1)
+#define MT_ENTRY_SEQ_BITS 48
 
 typedef struct mt_live_entry {
     uintptr_t ptr; /* 0 marks an empty slot */
     uint64_t size;
-    uint64_t seq;    /* global allocation number, from 1 */
+    /* The seq word: the global allocation number (from 1) in its low
+     * MT_ENTRY_SEQ_BITS bits, the block's tag-scope node id (tags/tags.h,
+     * 0: none) above them; published to readers outside the process (the
+     * state descriptor's entry_seq_bits). Bit-fields, so that every reader
+     * in the process reads e->seq as before; seq_word names the whole
+     * word (offsetof). 2^48 allocations are 9 years at a million a second. */
+    union {
+        uint64_t seq_word;
+        struct {
+            uint64_t seq : 48;
+            uint64_t tag : 16;
+        };
+    };
     uint32_t stack;  /* mt_stack_id */
     uint32_t thread; /* memtrace's thread number (main thread = 1) | kind */
 } mt_live_entry;

@@ -4,31 +4,144 @@
  * public push/pop API, the outputs) lives behind them.
  *
  * A block carries the id mt_tag_alloc returned from its allocation to its
- * free: in the live-table record for a traced block, and by whatever means
- * the sampling mode chooses for an unsampled one. Id 0 means "counted
- * nowhere" (tags were never used when the block was allocated): its free
- * counts nothing. */
+ * free: in the live-table record for a traced block (the top bits of its
+ * seq word, live_table.h), and by whatever means the sampling mode chooses
+ * for an unsampled one. Id 0 means "counted nowhere" (tags were not in use
+ * when the block was allocated): its free counts nothing.
+ *
+ * The nodes: one array of MT_TAG_MAX nodes, mapped once (MAP_NORESERVE-like:
+ * untouched pages cost nothing) when tags come into use, never moved or
+ * freed; a node's id is its index, 1 .. count - 1, handed out in creation
+ * order, so a parent's id is below its children's. A node belongs to the
+ * thread whose tree it is in (its root): that thread alone creates its
+ * nodes, links them and writes the counters of its first line, with plain
+ * relaxed loads and stores (no read-modify-write, no lock). A free by
+ * another thread adds to the node's second line with an atomic add (the
+ * remote counters): the one line two threads write, and only for blocks
+ * freed away from their thread. A reader (the outputs, gdb) adds the two.
+ * Nothing is ever unlinked: a thread that ends leaves its tree. */
 #ifndef MT_TAGS_H
 #define MT_TAGS_H
 
+#include "base/atomic.h"
+#include "base/common.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#define MT_TAG_ID_BITS 16
+#define MT_TAG_MAX (1u << MT_TAG_ID_BITS) /* ids 1 .. MT_TAG_MAX - 1 */
+#define MT_TAG_NAME_MAX 47                /* bytes of a scope's name */
+#define MT_TAG_DEPTH_MAX 64               /* scopes open at once on a thread */
+
+typedef struct mt_tag_node {
+    /* Line 1: written by the owning thread only. */
+    mt_atomic(uint64_t) allocs, alloc_bytes, frees, free_bytes;
+    uint32_t parent; /* 0 for a thread's root */
+    uint32_t root;   /* the id of the root of this node's tree */
+    mt_atomic(uint32_t) first_child, next_sibling; /* release-published links */
+    uint32_t thread; /* memtrace's thread number of the owner */
+    uint32_t depth;  /* 0 for a root */
+    uint32_t pad[2];
+    /* Line 2: the frees of other threads (atomic adds), and the name,
+     * written before the node is linked. */
+    mt_atomic(uint64_t) remote_frees, remote_free_bytes;
+    char name[MT_TAG_NAME_MAX + 1]; /* "" for a root */
+} __attribute__((aligned(MT_CACHELINE))) mt_tag_node;
+
+_Static_assert(sizeof(mt_tag_node) == 2 * MT_CACHELINE, "a node is two lines");
+
+extern MT_TLS uint32_t mt_tag_cur MT_HIDDEN;  /* this thread's current node; 0 = none yet */
+extern MT_TLS uint32_t mt_tag_root MT_HIDDEN; /* this thread's root; 0 = none yet */
+extern mt_atomic(int) mt_tags_used MT_HIDDEN; /* read-mostly: set once, never cleared */
+extern mt_tag_node *mt_tag_nodes MT_HIDDEN;   /* set before mt_tags_used */
+
+/* This thread's root, made on its first counted allocation once tags are
+ * in use; 0 when the node table is full. */
+uint32_t mt_tag_thread_root(void);
+
 /* Counts an allocation of SIZE bytes in the calling thread's current scope
- * node and returns that node's id (0 while no scope was ever entered in the
- * process). O(1), no lock, no line written by another thread. */
+ * node and returns that node's id (0 while tags are not in use: no scope
+ * was ever entered and MEMTRACE_TAGS is unset). O(1), no lock, no line
+ * written by another thread (but for a free from there, see above). A
+ * thread's first call with tags in use makes its root (cold: one id from
+ * the shared counter, mt_thread_number; no heap, no lock). Not from a
+ * signal handler that interrupted this thread's own counting (the
+ * owner's counters are plain read-then-write). */
 static inline uint32_t mt_tag_alloc(size_t size)
 {
-    (void)size;
-    return 0;
+    uint32_t id = mt_tag_cur;
+    if (MT_LIKELY(id == 0)) {
+        if (MT_LIKELY(!mt_atomic_load_relaxed(&mt_tags_used)))
+            return 0;
+        id = mt_tag_thread_root();
+        if (id == 0)
+            return 0;
+    }
+    mt_tag_node *n = &mt_tag_nodes[id];
+    mt_atomic_store_relaxed(&n->allocs, mt_atomic_load_relaxed(&n->allocs) + 1);
+    mt_atomic_store_relaxed(&n->alloc_bytes, mt_atomic_load_relaxed(&n->alloc_bytes) + size);
+    return id;
 }
 
 /* Counts the free of a SIZE-byte block allocated in node ID (from
- * mt_tag_alloc), whichever thread frees it. O(1), no lock. */
+ * mt_tag_alloc), whichever thread frees it. O(1), no lock: the owner's
+ * plain counters from the owner, an atomic add on the node's second line
+ * from another thread. */
 static inline void mt_tag_free(uint32_t id, size_t size)
 {
-    (void)id;
-    (void)size;
+    mt_tag_node *nodes = mt_tag_nodes;
+    if (MT_LIKELY(id == 0) || nodes == NULL)
+        return;
+    mt_tag_node *n = &nodes[id & (MT_TAG_MAX - 1)];
+    if (MT_LIKELY(n->root == mt_tag_root)) {
+        mt_atomic_store_relaxed(&n->frees, mt_atomic_load_relaxed(&n->frees) + 1);
+        mt_atomic_store_relaxed(&n->free_bytes, mt_atomic_load_relaxed(&n->free_bytes) + size);
+    } else {
+        mt_atomic_add_relaxed(&n->remote_frees, 1);
+        mt_atomic_add_relaxed(&n->remote_free_bytes, size);
+    }
 }
+
+/* A block of node ID resized in place from OLD to NEW bytes (jemalloc's
+ * xallocx): its node's live bytes follow, as a free of OLD - NEW bytes
+ * (negative when it grew; the counters wrap), counted where mt_tag_free
+ * counts; no free or allocation is counted. */
+static inline void mt_tag_resized(uint32_t id, size_t old, size_t new_size)
+{
+    mt_tag_node *nodes = mt_tag_nodes;
+    if (id == 0 || nodes == NULL)
+        return;
+    mt_tag_node *n = &nodes[id & (MT_TAG_MAX - 1)];
+    uint64_t delta = (uint64_t)old - (uint64_t)new_size;
+    if (n->root == mt_tag_root)
+        mt_atomic_store_relaxed(&n->free_bytes, mt_atomic_load_relaxed(&n->free_bytes) + delta);
+    else
+        mt_atomic_add_relaxed(&n->remote_free_bytes, delta);
+}
+
+/* Enters scope NAME on the calling thread (a child of its current node,
+ * made on first entry). Returns NULL, or why nothing changed (a "memtrace:
+ * ..." line without the prefix and newline). */
+const char *mt_tag_push(const char *name);
+/* Leaves the current scope; NULL, or why nothing changed. */
+const char *mt_tag_pop(void);
+
+/* Puts tags in use from now (MEMTRACE_TAGS set at start-up): every thread's
+ * allocations are counted, in its root until it enters a scope. False
+ * when the node table cannot be mapped. */
+bool mt_tags_start(void);
+
+/* The nodes made so far: ids 1 .. *COUNT - 1 of the returned array (NULL
+ * and 0 before tags came into use). */
+const mt_tag_node *mt_tag_table(uint32_t *count);
+
+
+/* For the state descriptor: the addresses of the node array's pointer and
+ * of the count of ids handed out (a uint32_t: ids below it are made, or
+ * being made: a node whose root is 0 is not filled in yet). */
+const void *mt_tag_nodes_word(void);
+const void *mt_tag_count_word(void);
 
 #endif

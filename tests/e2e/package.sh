@@ -145,6 +145,10 @@ usr/share/man/man3/memtrace_print_trace.3
 usr/share/man/man3/memtrace_recording.3
 usr/share/man/man3/memtrace_report.3
 usr/share/man/man3/memtrace_set_recording.3
+share/man/man3/memtrace_tag_pop.3
+share/man/man3/memtrace_tag_push.3
+usr/share/man/man3/memtrace_tag_pop.3
+usr/share/man/man3/memtrace_tag_push.3
 usr/share/man/man3/memtrace_version.3
 usr/share/man/man3/print_trace.3
 usr/share/memtrace/memtrace.py
@@ -209,6 +213,8 @@ share/man/man3/memtrace_print_trace.3
 share/man/man3/memtrace_recording.3
 share/man/man3/memtrace_report.3
 share/man/man3/memtrace_set_recording.3
+share/man/man3/memtrace_tag_pop.3
+share/man/man3/memtrace_tag_push.3
 share/man/man3/memtrace_version.3
 share/man/man3/print_trace.3
 share/memtrace/memtrace.py
@@ -355,6 +361,8 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/man/man3/memtrace_recording.3.gz
 ./usr/share/man/man3/memtrace_report.3.gz
 ./usr/share/man/man3/memtrace_set_recording.3.gz
+./usr/share/man/man3/memtrace_tag_pop.3.gz
+./usr/share/man/man3/memtrace_tag_push.3.gz
 ./usr/share/man/man3/memtrace_version.3.gz
 ./usr/share/man/man3/print_trace.3.gz
 ./usr/share/memtrace/memtrace.py

@@ -92,7 +92,8 @@ static void teardown(void)
 
 static void insert(uintptr_t ptr, uint64_t size, uint64_t s, mt_stack_id stack, uint32_t thread)
 {
-    mt_live_entry e = { ptr, size, s, stack, mt_entry_thread_word(thread, MT_KIND_NEW) };
+    mt_live_entry e = { .ptr = ptr, .size = size, .seq = s, .stack = stack,
+                        .thread = mt_entry_thread_word(thread, MT_KIND_NEW) };
     cr_assert(mt_live_insert(&e));
 }
 
