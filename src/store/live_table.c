@@ -4,7 +4,7 @@
  *
  * Invariants, per shard, whenever its lock is free:
  * - every live block the program owns and memtrace recorded is in exactly
- *   one slot, of the shard named by the top bits of its address hash;
+ *   one slot, of the shard shard_of names (live_table.h);
  * - count <= cap * 3/4, cap a power of two;
  * - no empty slot lies between a record's home slot and its slot (what
  *   backward-shift deletion preserves and lookups rely on).
@@ -32,8 +32,8 @@
 #include "base/os.h"
 
 #define INITIAL_LOG2 8
-/* home_of takes the slot from the hash bits below the shard bits. */
-#define MAX_LOG2 (64 - MT_LIVE_SHARD_BITS)
+/* home_of takes the slot from the hash bits below the group bits. */
+#define MAX_LOG2 (64 - MT_LIVE_GROUP_BITS)
 
 /* A mapped record: log2cap is written before the mapping is published and
  * never again (a retired mapping reads 0); every access goes through the
@@ -86,9 +86,10 @@ static inline uint64_t hash_ptr(uintptr_t p)
     return (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
 }
 
-static inline struct shard *shard_of(uint64_t h)
+static inline struct shard *shard_of(uintptr_t p, uint64_t h)
 {
-    return &shards[h >> (64 - MT_LIVE_SHARD_BITS)];
+    return &shards[((p >> MT_LIVE_REGION_SHIFT) << MT_LIVE_GROUP_BITS |
+                    h >> (64 - MT_LIVE_GROUP_BITS)) & (MT_LIVE_SHARDS - 1)];
 }
 
 /* The shift count is masked so that no LOG2CAP is undefined behaviour; it
@@ -96,7 +97,7 @@ static inline struct shard *shard_of(uint64_t h)
  * capacity a live mapping has: under the lock, or from readable_log2cap. */
 static inline size_t home_of(uint64_t h, unsigned log2cap)
 {
-    return (size_t)((h << MT_LIVE_SHARD_BITS) >> ((64 - log2cap) & 63));
+    return (size_t)((h << MT_LIVE_GROUP_BITS) >> ((64 - log2cap) & 63));
 }
 
 static size_t slots_bytes(unsigned log2cap)
@@ -186,7 +187,7 @@ static MT_COLD struct slots *grow(struct shard *sh)
 bool mt_live_insert(const mt_live_entry *e)
 {
     uint64_t h = hash_ptr(e->ptr);
-    struct shard *sh = shard_of(h);
+    struct shard *sh = shard_of(e->ptr, h);
     mt_lock_acquire(&sh->lock);
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
     size_t count = mt_atomic_load_relaxed(&sh->count);
@@ -225,7 +226,7 @@ static void erase(struct slots *s, unsigned log2cap, size_t i)
 bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
 {
     uint64_t h = hash_ptr(ptr);
-    struct shard *sh = shard_of(h);
+    struct shard *sh = shard_of(ptr, h);
     mt_lock_acquire(&sh->lock);
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
     unsigned log2cap = s ? log2cap_of(sh) : 0;
@@ -260,7 +261,7 @@ static bool lock_for_reader(struct shard *sh, bool *unlocked)
 bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
 {
     uint64_t h = hash_ptr(ptr);
-    struct shard *sh = shard_of(h);
+    struct shard *sh = shard_of(ptr, h);
     bool locked = lock_for_reader(sh, unlocked);
     /* Pairs with the release in grow. */
     const struct slots *s = mt_atomic_load_acquire(&sh->slots);
@@ -371,20 +372,20 @@ void mt_live_describe(mt_live_layout *out)
     };
 }
 
-_Static_assert(MT_LIVE_SHARDS <= 64, "mt_live_lock_all returns one bit per shard");
+_Static_assert(MT_LIVE_SHARDS % 64 == 0, "mt_live_taken: whole words");
 
-uint64_t mt_live_lock_all(void)
+mt_live_taken mt_live_lock_all(void)
 {
-    uint64_t taken = 0;
+    mt_live_taken taken = { { 0 } };
     for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
         if (mt_lock_acquire_unless_mine(&shards[i].lock))
-            taken |= (uint64_t)1 << i;
+            taken.bits[i / 64] |= (uint64_t)1 << (i % 64);
     return taken;
 }
 
-void mt_live_unlock_all(uint64_t taken)
+void mt_live_unlock_all(const mt_live_taken *taken)
 {
     for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
-        if (taken & ((uint64_t)1 << i))
+        if (taken->bits[i / 64] & ((uint64_t)1 << (i % 64)))
             mt_lock_release(&shards[i].lock);
 }
