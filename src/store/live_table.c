@@ -5,7 +5,7 @@
  * Invariants, per shard, whenever its lock is free:
  * - every live block the program owns and memtrace recorded is in exactly
  *   one slot, of the shard shard_of names (live_table.h);
- * - count <= cap * 3/4, cap a power of two;
+ * - count <= cap * MAX_LOAD_NUM / MAX_LOAD_DEN, cap a power of two;
  * - no empty slot lies between a record's home slot and its slot (what
  *   backward-shift deletion preserves and lookups rely on).
  * A shard's slots and capacity live in one mapping published through one
@@ -32,6 +32,15 @@
 #include "base/os.h"
 
 #define INITIAL_LOG2 8
+/* The most records a shard holds per slot before it doubles: 4/5. With
+ * doubling, the load runs from half of it to all of it; at 4/5 rather than
+ * 3/4 the mapping is 58 bytes per record on average instead of 62 (over
+ * counts spread evenly on a log scale) and at most 80 instead of 85, and
+ * an insert probes 4.2 slots on average instead of 3.4 (linear probing's
+ * 1/2 + 1/(2 * (1 - load)^2)), 13 at the top instead of 8.5: more entries
+ * of the lines it mostly reads already (two entries a line). */
+#define MAX_LOAD_NUM 4
+#define MAX_LOAD_DEN 5
 /* home_of takes the slot from the hash bits below the group bits. */
 #define MAX_LOG2 (64 - MT_LIVE_GROUP_BITS)
 
@@ -191,12 +200,13 @@ bool mt_live_insert(const mt_live_entry *e)
     mt_lock_acquire(&sh->lock);
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
     size_t count = mt_atomic_load_relaxed(&sh->count);
-    if (MT_UNLIKELY(!s || (count + 1) * 4 > ((size_t)3 << log2cap_of(sh))))
+    if (MT_UNLIKELY(!s ||
+                    (count + 1) * MAX_LOAD_DEN > ((size_t)MAX_LOAD_NUM << log2cap_of(sh))))
         s = grow(sh);
     if (MT_LIKELY(s != NULL)) {
         mt_live_entry old = put(s, log2cap_of(sh), e, h);
         count += old.ptr == 0;
-        MT_ASSERT(count * 4 <= ((size_t)3 << log2cap_of(sh)));
+        MT_ASSERT(count * MAX_LOAD_DEN <= ((size_t)MAX_LOAD_NUM << log2cap_of(sh)));
         mt_atomic_store_relaxed(&sh->count, count);
         mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) + e->size -
                                                 (old.ptr ? old.size : 0));
