@@ -267,8 +267,14 @@ bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **ent
 int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool *locked)
 {
     uint64_t h = (uint64_t)(addr >> D(live_hash_shift)) * D(live_hash_multiplier);
+    /* BITS: the top bits of h that choose the shard (descriptor.h). */
     unsigned bits = (unsigned)D(live_shard_bits);
     size_t n = bits ? (size_t)(h >> (64 - bits)) : 0;
+    if (D(live_region_shift)) {
+        bits = (unsigned)D(live_group_bits);
+        n = (size_t)(((addr >> D(live_region_shift)) << bits | (bits ? h >> (64 - bits) : 0)) &
+                     (D(live_shard_count) - 1));
+    }
     if (!check_slots(t, n))
         return -1;
     const mt_tables_shard *s = &t->shards[n];

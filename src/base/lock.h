@@ -40,8 +40,10 @@ static inline void mt_lock_forget_token(void)
 }
 
 /* Contention met on the hot path, over the process: lock acquisitions
- * that found the lock held (mt_lock_acquire's wait) and failed
- * compare-and-swaps of the hot path's lock-free stores. Counted only when
+ * that found the lock held (mt_lock_acquire's wait) and compare-and-swaps
+ * of the hot path's lock-free stores that failed on another thread's
+ * claim (not those that only guessed a slot's old value wrong, where no
+ * other thread was: freed_history.c says which). Counted only when
  * they happen, so the count's line is written only by a thread that has
  * just met another on a line anyway; memtrace_get_stats reports it (the
  * bench's contention line). */

@@ -51,6 +51,8 @@ void mt_descriptor_publish(void)
     s->live_entries_offset = live.entries_offset;
     s->live_hash_shift = MT_LIVE_HASH_SHIFT;
     s->live_hash_multiplier = MT_LIVE_HASH_MULTIPLIER;
+    s->live_region_shift = MT_LIVE_REGION_SHIFT;
+    s->live_group_bits = MT_LIVE_GROUP_BITS;
     s->entry_size = sizeof(mt_live_entry);
     s->entry_ptr = offsetof(mt_live_entry, ptr);
     s->entry_size_field = offsetof(mt_live_entry, size);

@@ -25,7 +25,9 @@ struct memtrace_state {
      * slots mapping: a log2 capacity word then 1 << log2cap entries. Slot
      * of address P: h = (P >> hash_shift) * hash_multiplier (mod 2^64);
      * shard = h >> (64 - shard_bits); home = (h << shard_bits) >> (64 -
-     * log2cap); linear probing; ptr 0 is an empty slot. */
+     * log2cap); linear probing; ptr 0 is an empty slot. A library with
+     * live_region_shift (at the end) nonzero chooses the shard by region
+     * instead: see there. */
     uint64_t live_shards, live_shard_count, live_shard_bits, live_shard_size;
     uint64_t live_lock_offset, live_count_offset, live_slots_offset;
     uint64_t live_log2cap_offset, live_entries_offset;
@@ -152,6 +154,11 @@ struct memtrace_state {
     uint64_t tag_nodes, tag_count, tag_max, tag_node_size, tag_name_size;
     uint64_t tag_allocs, tag_alloc_bytes, tag_frees, tag_free_bytes;
     uint64_t tag_remote_frees, tag_remote_free_bytes, tag_parent, tag_root, tag_thread, tag_name;
+    /* The live table's shards by address region (0: by hash alone, as at
+     * the top): with g = live_group_bits, shard = ((P >> live_region_shift)
+     * << g | h >> (64 - g)) mod live_shard_count (h >> 64 is 0) and home =
+     * (h << g) >> (64 - log2cap). */
+    uint64_t live_region_shift, live_group_bits;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

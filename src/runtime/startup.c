@@ -73,7 +73,7 @@ static bool set_up(void)
  * it releases them itself once the handler returns, in both processes. */
 static MT_TLS struct {
     bool modules, iheap, stack, unwind;
-    uint64_t shards;
+    mt_live_taken shards;
 } fork_took;
 
 static void fork_prepare(void)
@@ -91,7 +91,7 @@ static void fork_release(void)
 {
     mt_fork_window--;
     mt_passthrough--;
-    mt_live_unlock_all(fork_took.shards);
+    mt_live_unlock_all(&fork_took.shards);
     if (fork_took.stack)
         mt_stack_unlock();
     if (fork_took.iheap)
@@ -105,7 +105,7 @@ static void fork_release(void)
 static void fork_child(void)
 {
     bool took_all = fork_took.modules && fork_took.unwind && fork_took.iheap && fork_took.stack &&
-                    fork_took.shards == UINT64_MAX;
+                    mt_live_took_all(&fork_took.shards);
     fork_release();
     mt_modules_child_forget_unloads_in_progress();
     mt_tl_fork_child(); /* records nothing: the writer is the parent's */

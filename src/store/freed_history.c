@@ -161,20 +161,25 @@ void mt_freed_push(const mt_freed_record *r)
                 write_record(slot, r, i);
                 return;
             }
-            mt_contended_note();
             /* A later push holds the slot or has filled it: the ring has
              * lapped this thread's block, whose numbers are older than
              * every record it keeps now. Leave the block. */
             if ((seen & ~MT_FREED_WRITING) > i + 1) {
+                mt_contended_note();
                 if (block == 1)
                     return; /* then it was only this record's number */
                 mine.next = mine.end;
                 break;
             }
             /* A slower writer, an earlier push, still holds it. */
-            if (seen & MT_FREED_WRITING)
+            if (seen & MT_FREED_WRITING) {
+                mt_contended_note();
                 break;
-            /* An older record, committed (its successor gave up): claim it. */
+            }
+            /* An older record, committed, or none: the push a lap ago was
+             * dropped or its block left unused (a thread leaves its block
+             * when it falls STALE_PUSHES behind, as a descheduled one
+             * does). No other thread met here: not contention. Claim it. */
         }
     }
 }

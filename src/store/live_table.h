@@ -1,7 +1,7 @@
 /* The live table: every live heap block memtrace recorded, keyed by its
  * address, with the size, the allocating stack, thread and sequence number.
- * Split into independent shards by a hash of the address, each with its own
- * lock and its own growth, so threads rarely meet. */
+ * Split into independent shards by the address's region and hash, each with
+ * its own lock and its own growth, so threads rarely meet. */
 #ifndef MT_LIVE_TABLE_H
 #define MT_LIVE_TABLE_H
 
@@ -60,12 +60,29 @@ static inline uint32_t mt_entry_thread_word(uint64_t thread, unsigned kind)
     return mt_thread_wrap(thread) | (uint32_t)kind << MT_ENTRY_THREAD_BITS;
 }
 
-#define MT_LIVE_SHARD_BITS 6
+/* Shards: MT_LIVE_SHARDS, each with its own lock. The shard of address P
+ * is chosen by P's region (P >> MT_LIVE_REGION_SHIFT) and, within the
+ * region's group of 1 << MT_LIVE_GROUP_BITS consecutive shards, by the
+ * address hash:
+ *   h = (P >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER (mod 2^64);
+ *   shard = ((P >> MT_LIVE_REGION_SHIFT) << MT_LIVE_GROUP_BITS |
+ *            h >> (64 - MT_LIVE_GROUP_BITS)) mod MT_LIVE_SHARDS;
+ *   home slot = the log2cap bits of h below its top MT_LIVE_GROUP_BITS.
+ * A region is 64 MiB, glibc's per-thread heap (HEAP_MAX_SIZE, aligned to
+ * its size): a thread on its own arena allocates from its own regions,
+ * and the arenas' heaps, mapped one after another, take consecutive
+ * regions, hence distinct groups, so two threads share no shard lock unless
+ * their regions are MT_LIVE_SHARDS >> MT_LIVE_GROUP_BITS apart (the brk
+ * heap of the main arena meets a given thread heap's group by chance, 1
+ * in 64). The group spreads a big region over 16 shards: one shard's
+ * growth copies a sixteenth of it, and threads that share a region (more
+ * threads than arenas, another allocator) still meet on one lock in 16
+ * (in 64 when the shard was the hash's alone). Readers outside the process
+ * (the state descriptor) compute the same. */
+#define MT_LIVE_SHARD_BITS 10
 #define MT_LIVE_SHARDS (1u << MT_LIVE_SHARD_BITS)
-/* The address hash: h = (P >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER
- * (mod 2^64); the top MT_LIVE_SHARD_BITS bits of h name the shard, the next
- * log2cap bits the home slot. Readers outside the process (the state
- * descriptor) compute the same. */
+#define MT_LIVE_GROUP_BITS 4
+#define MT_LIVE_REGION_SHIFT 26
 #define MT_LIVE_HASH_SHIFT 4
 #define MT_LIVE_HASH_MULTIPLIER 0x9E3779B97F4A7C15ull
 
@@ -129,8 +146,20 @@ void mt_live_describe(mt_live_layout *out);
 
 /* Held across fork: takes every shard lock this thread does not hold
  * already (see mt_lock_acquire_unless_mine) and returns the set taken, bit
- * N for shard N; unlock releases that set. */
-uint64_t mt_live_lock_all(void);
-void mt_live_unlock_all(uint64_t taken);
+ * N % 64 of word N / 64 for shard N; unlock releases that set. */
+typedef struct {
+    uint64_t bits[MT_LIVE_SHARDS / 64];
+} mt_live_taken;
+mt_live_taken mt_live_lock_all(void);
+void mt_live_unlock_all(const mt_live_taken *taken);
+
+/* Whether TAKEN holds every shard. */
+static inline bool mt_live_took_all(const mt_live_taken *taken)
+{
+    for (unsigned i = 0; i < MT_LIVE_SHARDS / 64; i++)
+        if (taken->bits[i] != UINT64_MAX)
+            return false;
+    return true;
+}
 
 #endif

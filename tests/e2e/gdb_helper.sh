@@ -566,7 +566,8 @@ big=1099511627776 # 1 << 40
 corrupt() { echo "memtrace: memtrace_state looks corrupted ($1)"; }
 dargs=("${qargs[@]}" -ex 'set var $saved = memtrace_state'
        -ex 'set var $h = ((unsigned long)g_block >> memtrace_state.live_hash_shift) * memtrace_state.live_hash_multiplier'
-       -ex 'set var $shard = $h >> (64 - memtrace_state.live_shard_bits)'
+       -ex 'set var $g = memtrace_state.live_group_bits'
+       -ex 'set var $shard = ((((unsigned long)g_block >> memtrace_state.live_region_shift) << $g) | ($g ? $h >> (64 - $g) : 0)) & (memtrace_state.live_shard_count - 1)'
        -ex 'set var $slotsp = (unsigned long *)(memtrace_state.live_shards + $shard * memtrace_state.live_shard_size + memtrace_state.live_slots_offset)'
        -ex 'set var $slots = *$slotsp'
        -ex 'set var $log2p = (unsigned long *)($slots + memtrace_state.live_log2cap_offset)'

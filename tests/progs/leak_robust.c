@@ -42,15 +42,18 @@ static char *entry_of(void *p)
     if (!st || memcmp(st->magic, MT_STATE_MAGIC, 8) != 0)
         return NULL;
     uint64_t h = ((uint64_t)(uintptr_t)p >> st->live_hash_shift) * st->live_hash_multiplier;
-    const char *shard = (const char *)(uintptr_t)st->live_shards +
-                        (h >> (64 - st->live_shard_bits)) * st->live_shard_size;
+    /* The shard by region (descriptor.h's live_region_shift). */
+    unsigned g = (unsigned)st->live_group_bits;
+    uint64_t n = (((uintptr_t)p >> st->live_region_shift) << g | (g ? h >> (64 - g) : 0)) &
+                 (st->live_shard_count - 1);
+    const char *shard = (const char *)(uintptr_t)st->live_shards + n * st->live_shard_size;
     char *slots = *(char *const *)(shard + st->live_slots_offset);
     if (!slots)
         return NULL;
     uint64_t log2cap = *(const uint64_t *)(slots + st->live_log2cap_offset);
     uint64_t cap = (uint64_t)1 << log2cap;
     char *entries = slots + st->live_entries_offset;
-    uint64_t i = log2cap ? (h << st->live_shard_bits) >> (64 - log2cap) : 0;
+    uint64_t i = log2cap ? (h << g) >> (64 - log2cap) : 0;
     for (uint64_t probed = 0; probed < cap; probed++, i = (i + 1) & (cap - 1)) {
         char *e = entries + i * st->entry_size;
         uint64_t ptr;
