@@ -175,10 +175,12 @@ static inline mt_stack_id capture_stack(void)
 MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
 {
     MT_ASSERT(!mt_busy); /* mt_bypass() sent the thread's own calls elsewhere */
-    /* Before the record: a checker that finds the record finds the redzone.
-     * A block on a guard page has none: the page after it is its redzone. */
-    if (mt_cfg.redzone && !mt_guard_owns(p))
-        memset((char *)p + size, MT_REDZONE_BYTE, mt_cfg.redzone);
+    /* The redzone's line is usually one the program has not touched yet
+     * (the block's end): fetched now, written after the stack's capture,
+     * so that the miss overlaps the unwinding instead of stalling it. */
+    bool redzone = mt_cfg.redzone && !mt_guard_owns(p);
+    if (redzone)
+        __builtin_prefetch((char *)p + size, 1);
     mt_busy = 1;
     uint32_t thread = mt_thread_number(); /* registers it: next_seq's slot */
     mt_live_entry e = {
@@ -188,6 +190,10 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
         .stack = capture_stack(),
         .thread = mt_entry_thread_word(thread, kind),
     };
+    /* Before the record: a checker that finds the record finds the redzone.
+     * A block on a guard page has none: the page after it is its redzone. */
+    if (redzone)
+        mt_pattern_fill((unsigned char *)p + size, mt_cfg.redzone, MT_REDZONE_BYTE);
     if (mt_live_insert(&e)) { /* a block not recorded must not count as live */
         mt_site_new_block(e.stack, size, e.seq);
         mt_tl_alloc(e.ptr, size, e.stack);
@@ -283,12 +289,17 @@ static const char *free_name(const mt_live_entry *e)
 
 MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
 {
+    /* The redzone's line (the block's end, seldom touched since its
+     * allocation) is fetched now and checked after the free's stack is
+     * captured: the miss overlaps the unwinding. */
     size_t redzone = mt_cfg.redzone;
+    if (redzone)
+        __builtin_prefetch((const char *)e->ptr + e->size);
+    mt_stack_id free_stack = note_freed(e, false);
     if (redzone) {
         check_redzone(e, free_name(e));
         mt_free_call_pad(c, redzone);
     }
-    mt_stack_id free_stack = note_freed(e, false);
     if (!mt_quarantine_on || mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
         return true;
     return !mt_quarantine_hold(e, free_stack, c);
