@@ -201,6 +201,24 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
     mt_busy = 0;
 }
 
+/* E's free, by FREE_THREAD at FREE_STACK after allocation FREE_SEQ, into
+ * the freed history (enabled; with mt_busy set). */
+static void push_freed(const mt_live_entry *e, mt_stack_id free_stack, uint64_t free_seq,
+                       uint32_t free_thread)
+{
+    mt_freed_record r = {
+        .ptr = e->ptr,
+        .size = e->size,
+        .alloc_seq = e->seq,
+        .free_seq = free_seq,
+        .alloc_stack = e->stack,
+        .free_stack = free_stack,
+        .alloc_thread = mt_entry_thread(e),
+        .free_thread = free_thread,
+    };
+    mt_freed_push(&r);
+}
+
 /* mt_note_freed's work; GONE_NOTED: mt_site_note_gone was called for E
  * already (a resize that moved it, before the new block became the
  * thread's latest allocation). Returns the free's stack, when it was
@@ -218,21 +236,8 @@ static inline __attribute__((always_inline)) mt_stack_id note_freed(const mt_liv
         return 0;
     mt_busy = 1;
     mt_stack_id free_stack = capture_stack();
-    if (!mt_freed_enabled()) {
-        mt_busy = 0;
-        return free_stack;
-    }
-    mt_freed_record r = {
-        .ptr = e->ptr,
-        .size = e->size,
-        .alloc_seq = e->seq,
-        .free_seq = seq_seen(e->seq),
-        .alloc_stack = e->stack,
-        .free_stack = free_stack,
-        .alloc_thread = mt_entry_thread(e),
-        .free_thread = mt_thread_number(),
-    };
-    mt_freed_push(&r);
+    if (mt_freed_enabled())
+        push_freed(e, free_stack, seq_seen(e->seq), mt_thread_number());
     mt_busy = 0;
     return free_stack;
 }
@@ -523,19 +528,8 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
     s->free_stack = capture_stack();
     s->free_thread = mt_thread_number();
     s->free_seq = seq_seen(had ? e->seq : 0);
-    if (had && mt_freed_enabled()) {
-        mt_freed_record r = {
-            .ptr = e->ptr,
-            .size = e->size,
-            .alloc_seq = e->seq,
-            .free_seq = s->free_seq,
-            .alloc_stack = e->stack,
-            .free_stack = s->free_stack,
-            .alloc_thread = s->alloc_thread,
-            .free_thread = s->free_thread,
-        };
-        mt_freed_push(&r);
-    }
+    if (had && mt_freed_enabled())
+        push_freed(e, s->free_stack, s->free_seq, s->free_thread);
     mt_busy = 0;
 }
 
@@ -547,8 +541,18 @@ MT_COLD void mt_guard_free(void *p, unsigned kind)
     if (mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)
         had = mt_unrecord(p, kind, &e);
     mt_guard_block *s = mt_guard_claim(p);
-    if (!s)
-        return; /* freed already, or not a block's start: nothing to free */
+    if (!s) {
+        /* A double free (reported above, by mt_unrecord) ends the program
+         * as it would without memtrace, whose allocator aborts on it;
+         * anything else (not a block's start, the pool's lock lost in a
+         * fork) has nothing to free. */
+        if (mt_guard_freed(p)) {
+            mt_warn("a block of the guard pages freed twice: aborting, as the allocator "
+                    "would");
+            abort();
+        }
+        return;
+    }
     size_t first, end, len;
     if (had && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
         mt_guard_slack(s, &first, &end, &len))
