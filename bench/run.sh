@@ -231,6 +231,18 @@ for ((round = 1; round <= ROUNDS; round++)); do
     ENV[churn_nocheck]="MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0"
     read -a cmd <<< "${CMD[churn]}"
     run_one churn_nocheck tracer "$round" "${cmd[@]}"
+    # Their cost split (redzones only, quarantine only), and on two real
+    # programs: python3 and sqlite3 without them, against the tracer's
+    # runs above (about 20 s a round here).
+    ENV[churn_rz]="MEMTRACE_QUARANTINE=0"
+    run_one churn_rz tracer "$round" "${cmd[@]}"
+    ENV[churn_q]="MEMTRACE_REDZONE=0"
+    run_one churn_q tracer "$round" "${cmd[@]}"
+    for w in python3 sqlite3; do
+        ENV[${w}_nocheck]="${ENV[$w]:-} MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0"
+        read -a cmd <<< "${CMD[$w]}"
+        run_one ${w}_nocheck tracer "$round" "${cmd[@]}"
+    done
     # Guard pages at the rate meant to be left on: churn under the tracer
     # with MEMTRACE_GUARD_SAMPLE=1000, against the tracer's churn run of the
     # same round (target: at most 2% more CPU).
@@ -334,6 +346,10 @@ echo
 # Heap checks: the tracer's churn with redzones and the quarantine at their
 # defaults against both off, in the same round.
 echo "churn under the tracer, heap checks (redzones + quarantine) at their defaults vs off (median ratio): CPU $(fmt "$(ratios churn tracer cpu churn_nocheck tracer | median)"), peak RSS $(fmt "$(ratios churn tracer rss_kb churn_nocheck tracer | median)")"
+echo "  split, against both off: redzones only CPU $(fmt "$(ratios churn_rz tracer cpu churn_nocheck tracer | median)"), quarantine only CPU $(fmt "$(ratios churn_q tracer cpu churn_nocheck tracer | median)") $(failures churn_rz tracer)$(failures churn_q tracer)"
+for w in python3 sqlite3; do
+    echo "$w under the tracer, heap checks at their defaults vs off: CPU $(fmt "$(ratios $w tracer cpu ${w}_nocheck tracer | median)"), peak RSS $(fmt "$(ratios $w tracer rss_kb ${w}_nocheck tracer | median)") (target: CPU 1.05) $(failures ${w}_nocheck tracer)"
+done
 guard_cpu=$(ratios churn_guard tracer cpu churn tracer | median)
 echo "guard pages, MEMTRACE_GUARD_SAMPLE=1000, on churn: CPU $(fmt "$guard_cpu")x the tracer's without them (median of per-round ratios; target 1.02) $(failures churn_guard tracer)"
 

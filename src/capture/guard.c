@@ -188,6 +188,15 @@ const mt_guard_block *mt_guard_live(const void *p)
     return s->state == MT_GUARD_LIVE && s->start == (uintptr_t)p ? s : NULL;
 }
 
+bool mt_guard_freed(const void *p)
+{
+    size_t i = slot_of((uintptr_t)p);
+    if (i == SIZE_MAX)
+        return false;
+    const mt_guard_block *s = &pool.slots[i];
+    return (s->state == MT_GUARD_FREED || s->state == FREEING) && s->start == (uintptr_t)p;
+}
+
 bool mt_guard_block_at(uintptr_t addr, mt_guard_block *out)
 {
     if (!mt_guard_owns((void *)addr))

@@ -100,6 +100,10 @@ void mt_guard_release(mt_guard_block *s);
  * for), or NULL: P is no live block's start in the pool. */
 const mt_guard_block *mt_guard_live(const void *p);
 
+/* Whether P is the start of a freed block of the pool (being freed or
+ * freed, its slot not reused yet): a second free of it. */
+bool mt_guard_freed(const void *p);
+
 /* Sets the pool up (runtime/guard_signal.c, at start-up, after the
  * settings): EVERY (MEMTRACE_GUARD_SAMPLE) > 0 and SLOTS slots. False,
  * with the guard off, when the pool cannot be mapped. */

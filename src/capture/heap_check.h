@@ -17,9 +17,10 @@
  * allocator at once: the block's first bytes (MT_QUARANTINE_FILL_MAX at
  * most) are filled with MT_FREED_BYTE and the block waits in the freeing
  * thread's ring, with its stacks and the call that frees it for real,
- * until the ring holds more than mt_cfg.quarantine bytes or its slot
- * count; then it is checked (fill and redzone) and freed, with the ring
- * taken. A ring is used
+ * until the ring holds more than mt_cfg.quarantine bytes (then the oldest
+ * leave one by one) or its slot count (then the MT_QUARANTINE_BATCH
+ * oldest at once); a block that leaves is checked (fill and redzone) and
+ * freed, with the ring taken. A ring is used
  * by one thread (owner), so the hot path shares no line with another
  * thread; a checker from another thread (exit, memtrace_check) takes the
  * ring's busy word, as the owner does around each change, and the owner
@@ -55,6 +56,10 @@
  * power of two that holds them), MT_QUARANTINE_SLOTS_MAX at most. */
 #define MT_QUARANTINE_SLOTS_MIN 1024
 #define MT_QUARANTINE_SLOTS_MAX (1u << 20)
+/* A full ring gives back this many of its oldest blocks at once (their
+ * cache misses overlap): it holds at least MT_QUARANTINE_SLOTS_MIN - 16
+ * = 1,008 blocks once full, above the issue's 1,000. */
+#define MT_QUARANTINE_BATCH 16
 
 /* ---- the checks */
 
@@ -72,24 +77,48 @@ static MT_COLD MT_NOINLINE void mt_pattern_find(const unsigned char *p, size_t l
     *end = last;
 }
 
+/* 16 bytes as one value: the checks and the fill below load and store a
+ * range in such pieces, straight code for the few a redzone or a
+ * quarantine fill has (no call, no rep prefix, which costs more than the
+ * work on ranges this short). */
+typedef unsigned char mt_pattern_v16 __attribute__((vector_size(16)));
+
+static inline mt_pattern_v16 mt_pattern_load(const unsigned char *p)
+{
+    mt_pattern_v16 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 /* Whether [P, P + LEN) differs from BYTE anywhere (then *FIRST and *END,
- * as mt_pattern_find). A redzone's few words are compared in line; a
- * longer range by memcmp against itself one byte on (every byte equal to
- * the first), which costs about an instruction per 32 bytes. */
+ * as mt_pattern_find). Up to 128 bytes (a redzone, a quarantine fill) in
+ * line, by 16-byte pieces (the last one overlapping the one before) or
+ * one or two words for less; longer by memcmp against itself one byte on
+ * (every byte equal to the first). */
 static inline bool mt_pattern_damage(const unsigned char *p, size_t len, unsigned char byte,
                                      size_t *first, size_t *end)
 {
     bool same;
-    if (len <= 32) {
-        uint64_t word = 0x0101010101010101ull * byte, diff = 0;
-        size_t i = 0;
-        for (; i + 8 <= len; i += 8) {
-            uint64_t v;
-            memcpy(&v, p + i, 8);
+    if (len >= 16 && len <= 128) {
+        mt_pattern_v16 want = (mt_pattern_v16){ 0 } + byte, diff = (mt_pattern_v16){ 0 };
+        for (size_t i = 0; i + 16 < len; i += 16)
+            diff |= mt_pattern_load(p + i) ^ want;
+        diff |= mt_pattern_load(p + len - 16) ^ want;
+        uint64_t lo, hi;
+        memcpy(&lo, &diff, 8);
+        memcpy(&hi, (const char *)&diff + 8, 8);
+        same = (lo | hi) == 0;
+    } else if (len < 16) {
+        uint64_t word = 0x0101010101010101ull * byte, diff = 0, v;
+        if (len >= 8) {
+            memcpy(&v, p, 8);
+            diff = v ^ word;
+            memcpy(&v, p + len - 8, 8);
             diff |= v ^ word;
+        } else {
+            for (size_t i = 0; i < len; i++)
+                diff |= p[i] ^ byte;
         }
-        for (; i < len; i++)
-            diff |= p[i] ^ byte;
         same = diff == 0;
     } else {
         same = p[0] == byte && memcmp(p, p + 1, len - 1) == 0;
@@ -98,6 +127,34 @@ static inline bool mt_pattern_damage(const unsigned char *p, size_t len, unsigne
         return false;
     mt_pattern_find(p, len, byte, first, end);
     return true;
+}
+
+/* Fills [P, P + LEN) with BYTE, as mt_pattern_damage reads it (in line up
+ * to 128 bytes). */
+static inline void mt_pattern_fill(unsigned char *p, size_t len, unsigned char byte)
+{
+    if (len >= 16 && len <= 128) {
+        /* The pieces before the last, written out: a loop would be made
+         * a memset again (a rep stos). */
+        mt_pattern_v16 v = (mt_pattern_v16){ 0 } + byte;
+        switch ((len - 1) / 16) {
+        case 7: memcpy(p + 96, &v, 16); /* fall through */
+        case 6: memcpy(p + 80, &v, 16); /* fall through */
+        case 5: memcpy(p + 64, &v, 16); /* fall through */
+        case 4: memcpy(p + 48, &v, 16); /* fall through */
+        case 3: memcpy(p + 32, &v, 16); /* fall through */
+        case 2: memcpy(p + 16, &v, 16); /* fall through */
+        case 1: memcpy(p, &v, 16); /* fall through */
+        default: break;
+        }
+        memcpy(p + len - 16, &v, 16);
+    } else if (len >= 8 && len < 16) {
+        uint64_t word = 0x0101010101010101ull * byte;
+        memcpy(p, &word, 8);
+        memcpy(p + len - 8, &word, 8);
+    } else {
+        memset(p, byte, len);
+    }
 }
 
 /* ---- frees made later */

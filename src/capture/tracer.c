@@ -176,10 +176,12 @@ static inline mt_stack_id capture_stack(void)
 MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
 {
     MT_ASSERT(!mt_busy); /* mt_bypass() sent the thread's own calls elsewhere */
-    /* Before the record: a checker that finds the record finds the redzone.
-     * A block on a guard page has none: the page after it is its redzone. */
-    if (mt_cfg.redzone && !mt_guard_owns(p))
-        memset((char *)p + size, MT_REDZONE_BYTE, mt_cfg.redzone);
+    /* The redzone's line is usually one the program has not touched yet
+     * (the block's end): fetched now, written after the stack's capture,
+     * so that the miss overlaps the unwinding instead of stalling it. */
+    bool redzone = mt_cfg.redzone && !mt_guard_owns(p);
+    if (redzone)
+        __builtin_prefetch((char *)p + size, 1);
     mt_busy = 1;
     uint32_t thread = mt_thread_number(); /* registers it: next_seq's slot */
     mt_live_entry e = {
@@ -190,6 +192,10 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
         .thread = mt_entry_thread_word(thread, kind),
     };
     e.tag = mt_tag_alloc(size);
+    /* Before the record: a checker that finds the record finds the redzone.
+     * A block on a guard page has none: the page after it is its redzone. */
+    if (redzone)
+        mt_pattern_fill((unsigned char *)p + size, mt_cfg.redzone, MT_REDZONE_BYTE);
     if (mt_live_insert(&e)) { /* a block not recorded must not count as live */
         mt_site_new_block(e.stack, size, e.seq);
         mt_tl_alloc(e.ptr, size, e.stack);
@@ -197,6 +203,24 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
         mt_tag_free(e.tag, size);
     }
     mt_busy = 0;
+}
+
+/* E's free, by FREE_THREAD at FREE_STACK after allocation FREE_SEQ, into
+ * the freed history (enabled; with mt_busy set). */
+static void push_freed(const mt_live_entry *e, mt_stack_id free_stack, uint64_t free_seq,
+                       uint32_t free_thread)
+{
+    mt_freed_record r = {
+        .ptr = e->ptr,
+        .size = e->size,
+        .alloc_seq = e->seq,
+        .free_seq = free_seq,
+        .alloc_stack = e->stack,
+        .free_stack = free_stack,
+        .alloc_thread = mt_entry_thread(e),
+        .free_thread = free_thread,
+    };
+    mt_freed_push(&r);
 }
 
 /* mt_note_freed's work; GONE_NOTED: mt_site_note_gone was called for E
@@ -217,21 +241,8 @@ static inline __attribute__((always_inline)) mt_stack_id note_freed(const mt_liv
         return 0;
     mt_busy = 1;
     mt_stack_id free_stack = capture_stack();
-    if (!mt_freed_enabled()) {
-        mt_busy = 0;
-        return free_stack;
-    }
-    mt_freed_record r = {
-        .ptr = e->ptr,
-        .size = e->size,
-        .alloc_seq = e->seq,
-        .free_seq = seq_seen(e->seq),
-        .alloc_stack = e->stack,
-        .free_stack = free_stack,
-        .alloc_thread = mt_entry_thread(e),
-        .free_thread = mt_thread_number(),
-    };
-    mt_freed_push(&r);
+    if (mt_freed_enabled())
+        push_freed(e, free_stack, seq_seen(e->seq), mt_thread_number());
     mt_busy = 0;
     return free_stack;
 }
@@ -288,14 +299,19 @@ static const char *free_name(const mt_live_entry *e)
 
 MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
 {
+    /* The redzone's line (the block's end, seldom touched since its
+     * allocation) is fetched now and checked after the free's stack is
+     * captured: the miss overlaps the unwinding. */
     size_t redzone = mt_cfg.redzone;
+    if (redzone)
+        __builtin_prefetch((const char *)e->ptr + e->size);
+    mt_stack_id free_stack = note_freed(e, false);
     if (redzone) {
         check_redzone(e, free_name(e));
         mt_free_call_pad(c, redzone);
     }
     if (mt_cfg.sample)
         mt_free_call_pad(c, MT_TRAILER);
-    mt_stack_id free_stack = note_freed(e, false);
     if (!mt_quarantine_on || mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
         return true;
     return !mt_quarantine_hold(e, free_stack, c);
@@ -558,19 +574,8 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
     s->free_stack = capture_stack();
     s->free_thread = mt_thread_number();
     s->free_seq = seq_seen(had ? e->seq : 0);
-    if (had && mt_freed_enabled()) {
-        mt_freed_record r = {
-            .ptr = e->ptr,
-            .size = e->size,
-            .alloc_seq = e->seq,
-            .free_seq = s->free_seq,
-            .alloc_stack = e->stack,
-            .free_stack = s->free_stack,
-            .alloc_thread = s->alloc_thread,
-            .free_thread = s->free_thread,
-        };
-        mt_freed_push(&r);
-    }
+    if (had && mt_freed_enabled())
+        push_freed(e, s->free_stack, s->free_seq, s->free_thread);
     mt_busy = 0;
 }
 
@@ -582,8 +587,18 @@ MT_COLD void mt_guard_free(void *p, unsigned kind)
     if (mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)
         had = mt_unrecord(p, kind, &e);
     mt_guard_block *s = mt_guard_claim(p);
-    if (!s)
-        return; /* freed already, or not a block's start: nothing to free */
+    if (!s) {
+        /* A double free (reported above, by mt_unrecord) ends the program
+         * as it would without memtrace, whose allocator aborts on it;
+         * anything else (not a block's start, the pool's lock lost in a
+         * fork) has nothing to free. */
+        if (mt_guard_freed(p)) {
+            mt_warn("a block of the guard pages freed twice: aborting, as the allocator "
+                    "would");
+            abort();
+        }
+        return;
+    }
     size_t first, end, len;
     if (had && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
         mt_guard_slack(s, &first, &end, &len))

@@ -192,6 +192,16 @@ has "signal: its output" "$work/signal.out" "guard: the program's signal() handl
 first_line signal "memtrace: use-after-free write: 1 byte at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
 
 # ---------------------------------------------------------------- the pool's blocks as the allocator's
+# ---------------------------------------------------------------- double free
+# Reported as every double free (bad_frees.sh), then the program ends as
+# without memtrace: glibc aborts on the second free (status 134).
+run double_free double_free
+first_line double_free "memtrace: double free of a 64-byte block at 0x[0-9a-f]+"
+status "double_free: aborts as glibc does without memtrace" 134
+check "double_free: the program does not go on" "" "$(cat "$work/double_free.out")"
+(cd "$work" && ulimit -c 0 && timeout 60 "$prog" double_free >/dev/null 2>&1) 2>/dev/null
+check "double_free: natively, glibc's abort too" 134 "$?"
+
 run api api
 status "api: realloc, calloc, alignment, malloc_usable_size on pool blocks" 0
 has "api: its output" "$work/api.out" "guard: api ok"

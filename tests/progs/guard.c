@@ -121,6 +121,12 @@ int main(int argc, char **argv)
         char *p = block(64, 0);
         free(p); /* SITE:free_signal */
         write_at(p, 8);
+    } else if (strcmp(c, "double_free") == 0) {
+        /* glibc aborts on the second free (tcache's double free check). */
+        char *p = block(64, 0);
+        free(p); /* SITE:guard_first_free */
+        free(p); /* SITE:guard_double_free */
+        printf("guard: went on\n");
     } else if (strcmp(c, "api") == 0) {
         /* No error: the pool's blocks behave as the allocator's. */
         char *p = block(100, 0);

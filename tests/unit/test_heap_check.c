@@ -1,6 +1,6 @@
 /* Heap errors' pure parts: the pattern check of redzones and quarantined
- * blocks (capture/heap_check.h's mt_pattern_damage, both its in-line and
- * its memcmp path) and the report's text (format.c's mt_fmt_heap_error)
+ * blocks (capture/heap_check.h's mt_pattern_damage, its word, 16-byte and
+ * memcmp paths, and mt_pattern_fill) and the report's text (format.c's mt_fmt_heap_error)
  * for every kind. The e2e suite (tests/e2e/heap_errors.sh) checks the
  * real thing against AddressSanitizer. */
 #include "capture/heap_check.h"
@@ -26,9 +26,9 @@ Test(heap_check, clean_ranges_of_every_length)
 Test(heap_check, damage_found_exactly)
 {
     unsigned char buf[300];
-    /* Every length on both sides of the in-line path's 32 bytes, damage
-     * of 1 to 3 bytes at every position. */
-    for (size_t len = 1; len <= 80; len++)
+    /* Every length on both sides of the paths' bounds (8, 16, 128 bytes),
+     * damage of 1 to 3 bytes at every position. */
+    for (size_t len = 1; len <= 140; len++)
         for (size_t at = 0; at < len; at++)
             for (size_t n = 1; n <= 3 && at + n <= len; n++) {
                 memset(buf, 0xfd, sizeof buf);
@@ -52,6 +52,20 @@ Test(heap_check, damage_spans_first_to_last)
     cr_assert_eq(first, 5);
     cr_assert_eq(end, 151);
     cr_assert(!mt_pattern_damage(buf + 6, 144, 0xfd, &first, &end), "only the damage");
+}
+
+Test(heap_check, fill_writes_exactly_its_range)
+{
+    unsigned char buf[200];
+    for (size_t len = 0; len <= 140; len++) {
+        memset(buf, 0, sizeof buf);
+        mt_pattern_fill(buf + 8, len, 0xfd);
+        size_t first, end;
+        cr_assert(!mt_pattern_damage(buf + 8, len, 0xfd, &first, &end), "len %zu", len);
+        for (size_t i = 0; i < sizeof buf; i++)
+            if (i < 8 || i >= 8 + len)
+                cr_assert_eq(buf[i], 0, "len %zu: byte %zu outside the range written", len, i);
+    }
 }
 
 Test(heap_check, free_call_padding)
