@@ -63,6 +63,20 @@ check "merged: io of both threads" "merged /io self 220/4/7/3 total 227/5/8/3" \
     "$(grep '^merged /io ' "$work/flat")"
 check "merged: every scope once" "4" "$(grep -c '^merged ' "$work/flat")"
 
+# Sampled or not, every allocation counts in its scope: with almost every
+# block unsampled (its tag id in its trailer) the counts are the full
+# mode's, exactly.
+(cd "$work" && timeout 30 env LD_PRELOAD="$lib" MEMTRACE_TAGS="$work/ts" MEMTRACE_SAMPLE=100000000 \
+    MEMTRACE_SAMPLE_SEED=7 "$prog" >/dev/null 2>"$work/sampled.err")
+RC=$?
+status "sampled" 0
+if [ -s "$work/ts.json" ] && flat "$work/ts.json" >"$work/flat.sampled" 2>>"$work/sampled.err"; then
+    check "sampled: every scope's counts as in the full mode" "$(cat "$work/flat")" \
+        "$(cat "$work/flat.sampled")"
+else
+    fail "sampled: PATH.json" "$(cat "$work/sampled.err")"
+fi
+
 if timeout 30 dot -Tsvg "$work/t.dot" >"$work/t.svg" 2>"$work/dot.err" &&
     grep -q '<svg' "$work/t.svg" && grep -q '>main_work<' "$work/t.svg"; then
     pass "dot -Tsvg renders PATH.dot"
