@@ -184,26 +184,40 @@ void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed)
 bool mt_site_read(mt_stack_id id, mt_site_counters *out);
 #endif
 
+#ifdef MEMTRACE_PROFILER
+/* One block of SIZE bytes at stack ID counted in its site, allocated or
+ * FREED, in the calling thread's table (the shared one when it has none):
+ * as many bytes and blocks as it stands for (sample mode: scaled). Returns
+ * those bytes, the live total's change; 0 for an id with no site. */
+static inline uint64_t mt_site_count(mt_stack_id id, size_t size, bool freed)
+{
+    mt_sample_estimate est = { size, 1 };
+    if (MT_UNLIKELY(mt_sample_rate))
+        est = mt_sample_scale(size, mt_sample_rate);
+    uint32_t n = mt_stack_site_number(id);
+    if (n == UINT32_MAX)
+        return 0;
+    mt_site_counters *c = mt_site_own(n);
+    if (MT_LIKELY(c != NULL)) {
+        mt_site_own_touch(c);
+        mt_site_local_add(freed ? &c->freed_bytes : &c->alloc_bytes, est.bytes);
+        mt_site_local_add(freed ? &c->freed_blocks : &c->alloc_blocks, est.blocks);
+    } else {
+        mt_site_shared_add(n, est.bytes, est.blocks, freed);
+    }
+    return est.bytes;
+}
+#endif
+
 /* A block of SIZE bytes at stack ID enters the totals (a new block, or one
  * resized in place). */
 static inline void mt_site_alloc(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
-    mt_sample_estimate est = { size, 1 }; /* sample mode: what the block stands for */
-    if (MT_UNLIKELY(mt_sample_rate))
-        est = mt_sample_scale(size, mt_sample_rate);
-    uint32_t n = mt_stack_site_number(id);
-    if (n == UINT32_MAX)
+    uint64_t bytes = mt_site_count(id, size, false);
+    if (bytes == 0)
         return;
-    mt_site_counters *c = mt_site_own(n);
-    if (MT_LIKELY(c != NULL)) {
-        mt_site_own_touch(c);
-        mt_site_local_add(&c->alloc_bytes, est.bytes);
-        mt_site_local_add(&c->alloc_blocks, est.blocks);
-    } else {
-        mt_site_shared_add(n, est.bytes, est.blocks, false);
-    }
-    uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, est.bytes) + est.bytes;
+    uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, bytes) + bytes;
     if (MT_UNLIKELY(live > mt_atomic_load_relaxed(&mt_site_peak_total)))
         mt_site_new_peak(live);
 #else
@@ -216,21 +230,9 @@ static inline void mt_site_alloc(mt_stack_id id, size_t size)
 static inline void mt_site_free(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
-    mt_sample_estimate est = { size, 1 }; /* sample mode: what the block stands for */
-    if (MT_UNLIKELY(mt_sample_rate))
-        est = mt_sample_scale(size, mt_sample_rate);
-    uint32_t n = mt_stack_site_number(id);
-    if (n == UINT32_MAX)
-        return;
-    mt_site_counters *c = mt_site_own(n);
-    if (MT_LIKELY(c != NULL)) {
-        mt_site_own_touch(c);
-        mt_site_local_add(&c->freed_bytes, est.bytes);
-        mt_site_local_add(&c->freed_blocks, est.blocks);
-    } else {
-        mt_site_shared_add(n, est.bytes, est.blocks, true);
-    }
-    mt_atomic_sub_relaxed(&mt_site_live_total, est.bytes);
+    uint64_t bytes = mt_site_count(id, size, true);
+    if (bytes)
+        mt_atomic_sub_relaxed(&mt_site_live_total, bytes);
 #else
     (void)id;
     (void)size;
