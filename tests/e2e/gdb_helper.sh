@@ -82,7 +82,7 @@ else
     fail "live session" "exit $rc (124 = hung): $(tail -20 "$out")"
 fi
 spin=$(awk '/^@@ spinner stack/ { on = 1; next } /^@@ end/ { on = 0 } on' "$out")
-if grep -q "mt_live_insert" <<<"$spin" && grep -qE " in (malloc|mt_malloc) " <<<"$spin"; then
+if grep -q "mt_live_insert" <<<"$spin" && grep -qE "(^#[0-9]+ +| in )(malloc|mt_malloc) " <<<"$spin"; then
     pass "live: the spinner thread was stopped inside malloc (memtrace's record)"
 else
     fail "live: spinner inside malloc" "$spin"
