@@ -145,8 +145,6 @@ usr/share/man/man3/memtrace_print_trace.3
 usr/share/man/man3/memtrace_recording.3
 usr/share/man/man3/memtrace_report.3
 usr/share/man/man3/memtrace_set_recording.3
-share/man/man3/memtrace_tag_pop.3
-share/man/man3/memtrace_tag_push.3
 usr/share/man/man3/memtrace_tag_pop.3
 usr/share/man/man3/memtrace_tag_push.3
 usr/share/man/man3/memtrace_version.3
