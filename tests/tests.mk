@@ -422,8 +422,10 @@ UNWIND_CHECK_PROGS := $(filter-out $(TEST_BUILD)/tsan_tables,$(PROGS) $(RELIABIL
 test-unwind-check: $(TRACER_LIB) $(UNWIND_CHECK_PROGS)
 	@bash tests/e2e/unwind_check.sh
 
-# Everything the suites below run, built first with one job per core (the
-# suites themselves run one at a time: several are timing-sensitive).
+# Everything the suites below run, built first with one job per core. The
+# suites that time things (intervals, signals, attach, stress) run alone;
+# the ones whose every check is deterministic run two at a time, paired so
+# that make check stays under 15 minutes. Each step says how long it took.
 # Recursive (=): the lists are complete once the whole makefile is read.
 CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NOPIE_PROGS) \
                 $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(GUARD_PROGS) $(TAGS_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
@@ -432,6 +434,10 @@ CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NO
                 $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS) $(SAMPLE_PROGS)
 JOBS := $(shell nproc 2>/dev/null || echo 1)
 
+# $(call timed,MAKE-ARGS): a sub-make of check, then "time: MAKE-ARGS: N s".
+timed = @t=$$(date +%s); $(MAKE) --no-print-directory $(1) && \
+  echo "time: $(strip $(1)): $$(( $$(date +%s) - t )) s"
+
 # Runs in a sub-make so that deps are installed before anything is built.
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(CHECK_PREREQS)
@@ -439,20 +445,16 @@ check: deps
 	  $(DEBUG_BUILD)/libmemtrace-profiler.so
 	@$(MAKE) --no-print-directory test-static
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory test-build
-	@$(MAKE) --no-print-directory test-unit
-	@$(MAKE) --no-print-directory test-e2e
-	@$(MAKE) --no-print-directory test-view
-	@$(MAKE) --no-print-directory test-timeline
-	@$(MAKE) --no-print-directory test-attach
-	@$(MAKE) --no-print-directory test-sample
-	@$(MAKE) --no-print-directory test-guard
-	@$(MAKE) --no-print-directory test-tags
-	@$(MAKE) --no-print-directory test-leak-oracle
-	@$(MAKE) --no-print-directory test-rust
-	@$(MAKE) --no-print-directory test-reliability
-	@$(MAKE) --no-print-directory test-unwind-check
-	@$(MAKE) --no-print-directory test-debug
+	$(call timed,-j2 test-build test-unit)
+	$(call timed,test-e2e)
+	$(call timed,-j2 test-view test-leak-oracle)
+	$(call timed,test-timeline)
+	$(call timed,test-attach)
+	$(call timed,-j2 test-sample test-guard)
+	$(call timed,-j2 test-tags test-rust)
+	$(call timed,test-reliability)
+	$(call timed,test-unwind-check)
+	$(call timed,test-debug)
 
 # Installation and the Debian package (tests/e2e/package.sh): make install
 # and uninstall, the man pages, pkg-config, completion, make deb, lintian,
