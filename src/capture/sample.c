@@ -90,8 +90,5 @@ void mt_sample_sampled(void *p, size_t size)
 
 void mt_trailer_restore(void *p, const mt_sample_block *b)
 {
-    uint64_t w[2];
-    w[1] = b->id | (uint64_t)b->kind << 32 | (uint64_t)(b->usable - MT_TRAILER - b->size) << 34;
-    w[0] = mt_trailer_check(p, w[1]);
-    memcpy((char *)p + b->usable - MT_TRAILER, w, sizeof w);
+    mt_trailer_write(p, b->usable, b->size, b->id, b->kind);
 }

@@ -154,6 +154,18 @@ static inline bool mt_sample_free(void *p)
     return false;
 }
 
+/* Writes the trailer of P (usable size USABLE >= SIZE + MT_TRAILER, slack
+ * at most MT_TRAILER_SLACK_MAX): a SIZE-byte block of family KIND counted
+ * in tag node ID. */
+static inline void mt_trailer_write(void *p, size_t usable, size_t size, uint32_t id,
+                                    unsigned kind)
+{
+    uint64_t w[2];
+    w[1] = id | (uint64_t)kind << 32 | (uint64_t)(usable - MT_TRAILER - size) << 34;
+    w[0] = mt_trailer_check(p, w[1]);
+    memcpy((char *)p + usable - MT_TRAILER, w, sizeof w);
+}
+
 /* Writes B's trailer back into P (a resize that failed after
  * mt_trailer_clear). */
 void mt_trailer_restore(void *p, const mt_sample_block *b);
@@ -174,11 +186,7 @@ static inline bool mt_sample_trail(void *p, size_t size, unsigned kind)
     if (MT_LIKELY(pending == MT_SAMPLE_NO) && !mt_guard_owns(p)) {
         size_t u = mt_sample_usable(p);
         if (MT_LIKELY(u >= size + MT_TRAILER && u - MT_TRAILER - size <= MT_TRAILER_SLACK_MAX)) {
-            uint64_t w[2];
-            w[1] = mt_tag_alloc(size) | (uint64_t)kind << 32 |
-                   (uint64_t)(u - MT_TRAILER - size) << 34;
-            w[0] = mt_trailer_check(p, w[1]);
-            memcpy((char *)p + u - MT_TRAILER, w, sizeof w);
+            mt_trailer_write(p, u, size, mt_tag_alloc(size), kind);
             return true;
         }
     }
