@@ -10,7 +10,8 @@
  * and the faulting instruction runs again, so the process ends by the
  * signal with a core where the limit allows. The handler is installed
  * only with MEMTRACE_GUARD_SAMPLE > 0; a program that sets its own later
- * (sigaction, signal) sets the action memtrace calls after its report. */
+ * (sigaction, signal, bsd_signal, sysv_signal) sets the action memtrace
+ * calls after its report. */
 #define UNW_LOCAL_ONLY
 #include "runtime/guard_signal.h"
 
@@ -225,28 +226,54 @@ int mt_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     return 0;
 }
 
-__sighandler_t mt_signal(int sig, __sighandler_t handler)
+/* signal and its variants for SIGSEGV while the handler is installed:
+ * libc's semantics (FLAGS, and SIG in its own mask unless SA_NODEFER), the
+ * action kept as the program's. Otherwise libc's own NAME, with its
+ * results and errno. */
+static __sighandler_t signal_as(const char *name, signal_fn **real, int flags, int sig,
+                                __sighandler_t handler)
 {
     if (MT_LIKELY(!installed || sig != SIGSEGV)) {
-        if (!real_signal)
-            real_signal = (signal_fn *)dlsym(RTLD_NEXT, "signal");
-        if (!real_signal) {
+        if (!*real)
+            *real = (signal_fn *)dlsym(RTLD_NEXT, name);
+        if (!*real) {
             errno = ENOSYS;
             return SIG_ERR;
         }
-        return real_signal(sig, handler);
+        return (*real)(sig, handler);
     }
     if (handler == SIG_ERR) {
         errno = EINVAL;
         return SIG_ERR;
     }
-    /* glibc's signal: BSD semantics. */
     struct sigaction act, old;
     memset(&act, 0, sizeof act);
     act.sa_handler = handler;
-    act.sa_flags = SA_RESTART;
+    act.sa_flags = flags;
     sigemptyset(&act.sa_mask);
-    sigaddset(&act.sa_mask, sig);
+    if (!(flags & SA_NODEFER))
+        sigaddset(&act.sa_mask, sig);
     mt_sigaction(sig, &act, &old);
     return old.sa_handler;
+}
+
+/* glibc's signal and bsd_signal: BSD semantics. */
+__sighandler_t mt_signal(int sig, __sighandler_t handler)
+{
+    return signal_as("signal", &real_signal, SA_RESTART, sig, handler);
+}
+
+__sighandler_t mt_bsd_signal(int sig, __sighandler_t handler)
+{
+    static signal_fn *real;
+    return signal_as("bsd_signal", &real, SA_RESTART, sig, handler);
+}
+
+/* sysv_signal, and __sysv_signal, which strict ISO C's signal is
+ * (glibc's signal.h without _DEFAULT_SOURCE): the handler is reset to the
+ * default when it is called, and not blocked while it runs. */
+__sighandler_t mt_sysv_signal(int sig, __sighandler_t handler)
+{
+    static signal_fn *real;
+    return signal_as("sysv_signal", &real, SA_RESETHAND | SA_NODEFER, sig, handler);
 }

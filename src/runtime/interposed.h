@@ -41,6 +41,9 @@ enum { MT_IP_ALLOC, MT_IP_FREE, MT_IP_OTHER, MT_IP_EXEC };
     X(prctl, MT_IP_OTHER)                                                     \
     X(sigaction, MT_IP_OTHER)                                                 \
     X(signal, MT_IP_OTHER)                                                    \
+    X(bsd_signal, MT_IP_OTHER)                                                \
+    X(sysv_signal, MT_IP_OTHER)                                               \
+    X(__sysv_signal, MT_IP_OTHER)                                             \
     X(execve, MT_IP_EXEC)                                                     \
     X(execv, MT_IP_EXEC)                                                      \
     X(execvpe, MT_IP_EXEC)                                                    \

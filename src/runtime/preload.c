@@ -41,6 +41,11 @@ MT_EXPORT int setns(int fd, int nstype) { return mt_setns(fd, nstype); }
 /* SIGSEGV's action is the program's behind the guard pages' handler (guard_signal.c). */
 MT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) { return mt_sigaction(sig, act, old); }
 MT_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) { return mt_signal(sig, handler); }
+/* signal.h declares bsd_signal only for old X/Open levels. */
+__sighandler_t bsd_signal(int sig, __sighandler_t handler);
+MT_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t handler) { return mt_bsd_signal(sig, handler); }
+MT_EXPORT __sighandler_t sysv_signal(int sig, __sighandler_t handler) { return mt_sysv_signal(sig, handler); }
+MT_EXPORT __sighandler_t __sysv_signal(int sig, __sighandler_t handler) { return mt_sysv_signal(sig, handler); }
 /* Variadic as libc declares it; glibc's own reads four more words the same way. */
 MT_EXPORT int prctl(int option, ...)
 {

@@ -121,6 +121,20 @@ int main(int argc, char **argv)
         char *p = block(64, 0);
         free(p); /* SITE:free_signal */
         write_at(p, 8);
+    } else if (strcmp(c, "bsd_signal") == 0 || strcmp(c, "sysv_signal") == 0 ||
+               strcmp(c, "iso_signal") == 0) {
+        /* signal's other names: the last is what signal() is in strict
+         * ISO C (-std=c11: glibc's signal.h redirects it). */
+        extern __sighandler_t bsd_signal(int, __sighandler_t);
+        if (c[0] == 'b')
+            bsd_signal(SIGSEGV, on_segv_plain);
+        else if (c[0] == 's')
+            sysv_signal(SIGSEGV, on_segv_plain);
+        else
+            __sysv_signal(SIGSEGV, on_segv_plain);
+        char *p = block(64, 0);
+        free(p);
+        write_at(p, 8);
     } else if (strcmp(c, "double_free") == 0) {
         /* glibc aborts on the second free (tcache's double free check). */
         char *p = block(64, 0);
