@@ -16,6 +16,7 @@
 #include <string.h>
 
 #define MAX_LOG2CAP 40u       /* a shard's capacity */
+#define MAX_CAP ((uint64_t)1 << MAX_LOG2CAP)
 #define PROBE_BATCH 64u /* slots read at once by a hash probe */
 
 #define CORRUPT "memtrace_state looks corrupted ("
@@ -25,9 +26,9 @@
 struct mt_tables_shard {
     bool locked;
     uint64_t slots;       /* the slots mapping; 0: none yet */
-    bool slots_checked;   /* BASE and LOG2CAP are known */
+    bool slots_checked;   /* BASE and CAP are known */
     uint64_t base;        /* the first entry */
-    unsigned log2cap;
+    uint64_t cap;         /* slots in the mapping */
     mt_tables_entry *entries; /* its records, once decoded */
     size_t n;
     bool decoded;
@@ -173,19 +174,26 @@ static bool check_slots(mt_tables *t, size_t n)
     mt_tables_shard *s = &t->shards[n];
     if (s->slots_checked || !s->slots)
         return true;
-    uint64_t log2cap;
-    if (!read_u64(t, s->slots + D(live_log2cap_offset), &log2cap))
+    /* A library with live_cap_offset publishes the capacity itself, an
+     * older one its log2. */
+    uint64_t word, cap;
+    bool counts = D(live_cap_offset) != 0;
+    if (!read_u64(t, s->slots + (counts ? D(live_cap_offset) : D(live_log2cap_offset)), &word))
         return FAIL(CORRUPT "live shard %zu: slots at %#" PRIx64 " unreadable)", n, s->slots);
-    if (log2cap > MAX_LOG2CAP)
+    if (counts && (word == 0 || word > MAX_CAP))
+        return FAIL(CORRUPT "live shard %zu: capacity %" PRIu64 ", not 1 to %" PRIu64 ")", n,
+                     word, MAX_CAP);
+    if (!counts && word > MAX_LOG2CAP)
         return FAIL(CORRUPT "live shard %zu: log2 capacity %" PRIu64 ", more than %u)", n,
-                     log2cap, MAX_LOG2CAP);
-    uint64_t base = s->slots + D(live_entries_offset), bytes = D(entry_size) << log2cap;
+                     word, MAX_LOG2CAP);
+    cap = counts ? word : (uint64_t)1 << word;
+    uint64_t base = s->slots + D(live_entries_offset), bytes = D(entry_size) * cap;
     if (base < s->slots || base > UINT64_MAX - bytes + 1 ||
         !mt_tables_read_at(t, base + bytes - 8, 8))
         return FAIL(CORRUPT "live shard %zu: %" PRIu64 " slots at %#" PRIx64
-                                " not all readable)", n, (uint64_t)1 << log2cap, base);
+                                " not all readable)", n, cap, base);
     s->base = base;
-    s->log2cap = (unsigned)log2cap;
+    s->cap = cap;
     s->slots_checked = true;
     return true;
 }
@@ -198,7 +206,7 @@ bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *co
     const mt_tables_shard *s = &t->shards[n];
     *locked = s->locked;
     *base = s->slots ? s->base : 0;
-    *count = s->slots ? (uint64_t)1 << s->log2cap : 0;
+    *count = s->slots ? s->cap : 0;
     return true;
 }
 
@@ -234,7 +242,7 @@ bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **ent
         return false;
     mt_tables_shard *s = &t->shards[n];
     if (!s->decoded && s->slots) {
-        uint64_t es = D(entry_size), cap = (uint64_t)1 << s->log2cap;
+        uint64_t es = D(entry_size), cap = s->cap;
         uint64_t per_read = MT_TABLES_READ_MAX / es;
         size_t room = 0;
         for (uint64_t first = 0; first < cap; first += per_read) {
@@ -281,8 +289,9 @@ int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool 
     *locked = s->locked;
     if (!s->slots)
         return 0;
-    uint64_t cap = (uint64_t)1 << s->log2cap, es = D(entry_size);
-    uint64_t i = s->log2cap ? (bits < 64 ? h << bits : 0) >> (64 - s->log2cap) : 0;
+    uint64_t cap = s->cap, es = D(entry_size), above = bits < 64 ? h << bits : 0;
+    uint64_t i = D(live_cap_offset) ? (uint64_t)(((unsigned __int128)above * cap) >> 64)
+                                    : cap > 1 ? above >> (64 - __builtin_ctzll(cap)) : 0;
     for (uint64_t probed = 0; probed < cap;) {
         uint64_t batch = PROBE_BATCH;
         if (batch > cap - i)
@@ -303,7 +312,7 @@ int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool 
                 return 0;
         }
         probed += batch;
-        i = (i + batch) & (cap - 1);
+        i = i + batch == cap ? 0 : i + batch;
     }
     return 0;
 }

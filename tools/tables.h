@@ -85,7 +85,7 @@ void mt_tables_clear_error(mt_tables *t);
 /* The number of shards (after mt_tables_open). */
 size_t mt_tables_shard_count(const mt_tables *t);
 
-/* Shard N's slots: *BASE (the first entry) and *COUNT (1 << log2cap), 0
+/* Shard N's slots: *BASE (the first entry) and *COUNT (the capacity), 0
  * when the shard has no slots mapping yet; *LOCKED if a stopped thread
  * held its lock. False on a failed read. */
 bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *count,

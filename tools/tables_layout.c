@@ -85,7 +85,8 @@ static bool check_live(mt_tables *t)
            FIELD(entry_size_field, 8, entry_size) && FIELD(entry_seq, 8, entry_size) &&
            FIELD(entry_stack, 4, entry_size) && FIELD(entry_thread, 4, entry_size) &&
            AT_MOST(entry_thread_bits, 32, 0) && AT_MOST(live_region_shift, 63, 0) &&
-           AT_MOST(live_group_bits, D(live_shard_bits), 0);
+           AT_MOST(live_group_bits, D(live_shard_bits), 0) &&
+           AT_MOST(live_cap_offset, MAX_HEADER, 0);
 }
 
 static bool check_stacks(mt_tables *t)

@@ -47,7 +47,7 @@ void mt_descriptor_publish(void)
     s->live_lock_offset = live.lock_offset;
     s->live_count_offset = live.count_offset;
     s->live_slots_offset = live.slots_offset;
-    s->live_log2cap_offset = live.log2cap_offset;
+    s->live_log2cap_offset = live.cap_offset;
     s->live_entries_offset = live.entries_offset;
     s->live_hash_shift = MT_LIVE_HASH_SHIFT;
     s->live_hash_multiplier = MT_LIVE_HASH_MULTIPLIER;
@@ -145,6 +145,7 @@ void mt_descriptor_publish(void)
     s->tag_root = offsetof(mt_tag_node, root);
     s->tag_thread = offsetof(mt_tag_node, thread);
     s->tag_name = offsetof(mt_tag_node, name);
+    s->live_cap_offset = live.cap_offset;
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

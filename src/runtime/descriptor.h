@@ -27,7 +27,8 @@ struct memtrace_state {
      * shard = h >> (64 - shard_bits); home = (h << shard_bits) >> (64 -
      * log2cap); linear probing; ptr 0 is an empty slot. A library with
      * live_region_shift (at the end) nonzero chooses the shard by region
-     * instead: see there. */
+     * instead: see there; one with live_cap_offset (at the end) nonzero
+     * gives capacities as counts, with their own home: see there. */
     uint64_t live_shards, live_shard_count, live_shard_bits, live_shard_size;
     uint64_t live_lock_offset, live_count_offset, live_slots_offset;
     uint64_t live_log2cap_offset, live_entries_offset;
@@ -159,6 +160,13 @@ struct memtrace_state {
      * << g | h >> (64 - g)) mod live_shard_count (h >> 64 is 0) and home =
      * (h << g) >> (64 - log2cap). */
     uint64_t live_region_shift, live_group_bits;
+    /* Nonzero: a slots mapping holds any number of entries, cap, the
+     * 64-bit word at live_cap_offset (live_log2cap_offset names the same
+     * word, so a reader of log2 capacities finds a value past any it
+     * accepts); home = ((h << g) * cap) >> 64, the high half of the 128-bit
+     * product (g: live_group_bits, or live_shard_bits without regions),
+     * and the probe goes on from cap - 1 to 0. */
+    uint64_t live_cap_offset;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

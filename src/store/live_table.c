@@ -5,7 +5,8 @@
  * Invariants, per shard, whenever its lock is free:
  * - every live block the program owns and memtrace recorded is in exactly
  *   one slot, of the shard shard_of names (live_table.h);
- * - count <= cap * MAX_LOAD_NUM / MAX_LOAD_DEN, cap a power of two;
+ * - count <= cap * MAX_LOAD_NUM / MAX_LOAD_DEN, INITIAL_CAP <= cap <=
+ *   MAX_CAP (any count: a shard grows by a quarter, see grow);
  * - no empty slot lies between a record's home slot and its slot (what
  *   backward-shift deletion preserves and lookups rely on).
  * A shard's slots and capacity live in one mapping published through one
@@ -13,7 +14,7 @@
  * retires the old mapping without unmapping it (its pages go back to the
  * kernel and read as zeros): a report reading without the lock, because the
  * holder did not move for a millisecond, may load the pointer just before
- * the holder grows the shard and then probe zeros. It reads log2cap once
+ * the holder grows the shard and then probe zeros. It reads cap once
  * and treats a value no live mapping has (0, from a retired one) as an
  * empty table, so it may miss records but never faults. Retired ranges cost
  * address space only, less in all than the live mapping.
@@ -31,29 +32,40 @@
 #include "base/lock.h"
 #include "base/os.h"
 
-#define INITIAL_LOG2 8
-/* The most records a shard holds per slot before it doubles: 4/5. With
- * doubling, the load runs from half of it to all of it; at 4/5 rather than
- * 3/4 the mapping is 58 bytes per record on average instead of 62 (over
- * counts spread evenly on a log scale) and at most 80 instead of 85, and
- * an insert probes 4.2 slots on average instead of 3.4 (linear probing's
- * 1/2 + 1/(2 * (1 - load)^2)), 13 at the top instead of 8.5: more entries
- * of the lines it mostly reads already (two entries a line). */
+/* The first mapping of a shard: two pages (the header and 255 entries). */
+#define INITIAL_BYTES 8192
+#define INITIAL_CAP ((INITIAL_BYTES - sizeof(struct slots)) / sizeof(mt_live_entry))
+/* The most records a shard holds per slot before it grows: 4/5. A shard
+ * grows by a quarter (GROW_NUM / GROW_DEN of its mapping, in whole pages),
+ * not by doubling, so its load runs from 64% to 80%: the mapping is 40 to
+ * 50 bytes per record (doubling: 40 to 80, which the peak of a program
+ * whose count just crossed a threshold pays in full). Each record is then
+ * copied about 4 times over a shard's growth instead of once: a sequential
+ * read and a scattered write per copy, rare next to the inserts. An insert
+ * probes 4.2 slots on average (linear probing's 1/2 + 1/(2 * (1 -
+ * load)^2)), 13 at the top: more entries of the lines it mostly reads
+ * already (two entries a line). */
 #define MAX_LOAD_NUM 4
 #define MAX_LOAD_DEN 5
-/* home_of takes the slot from the hash bits below the group bits. */
-#define MAX_LOG2 (64 - MT_LIVE_GROUP_BITS)
+#define GROW_NUM 5
+#define GROW_DEN 4
+/* The readers' bound (tools/tables.c); far past any mapping that succeeds. */
+#define MAX_CAP ((size_t)1 << 40)
 
-/* A mapped record: log2cap is written before the mapping is published and
+/* A mapping of slots: cap is written before the mapping is published and
  * never again (a retired mapping reads 0); every access goes through the
  * atomic macros, relaxed, since the publication orders it. The header is
  * padded to one entry so that entries start 32-byte aligned in the
- * page-aligned mapping: none straddles two cache lines. */
+ * page-aligned mapping: none straddles two cache lines. cap is not the
+ * first word, so that the state descriptor's live_cap_offset, nonzero,
+ * also says that capacities are counts (descriptor.h). */
 struct slots {
-    size_t log2cap;
-    size_t pad[sizeof(mt_live_entry) / sizeof(size_t) - 1];
+    size_t unused;
+    size_t cap;
+    size_t pad[sizeof(mt_live_entry) / sizeof(size_t) - 2];
     mt_live_entry e[];
 };
+_Static_assert(offsetof(struct slots, cap) != 0, "live_cap_offset: nonzero");
 _Static_assert(offsetof(struct slots, e) % sizeof(mt_live_entry) == 0 &&
                    (sizeof(mt_live_entry) & (sizeof(mt_live_entry) - 1)) == 0 &&
                    MT_CACHELINE % sizeof(mt_live_entry) == 0,
@@ -67,15 +79,15 @@ struct shard {
     mt_atomic(size_t) count;
     mt_atomic(uint64_t) bytes; /* sum of the sizes of the shard's records */
     /* Published with release by grow; readers without the lock load it with
-     * acquire (pairs with that release: they see the mapping's log2cap and
+     * acquire (pairs with that release: they see the mapping's cap and
      * the entries copied into it). A stale pointer is a retired mapping:
-     * readable_log2cap makes it an empty table. */
+     * readable_cap makes it an empty table. */
     mt_atomic(struct slots *) slots;
-    /* The lock holder's copy of slots->log2cap (0 while slots is NULL),
+    /* The lock holder's copy of slots->cap (0 while slots is NULL),
      * written with slots under the lock: the common path then reads no
      * line of the mapping but the entries it probes. Readers without the
      * lock never use it (they read the mapping's own, see above). */
-    unsigned log2cap;
+    size_t cap;
 } __attribute__((aligned(MT_CACHELINE)));
 
 static struct shard shards[MT_LIVE_SHARDS];
@@ -101,43 +113,49 @@ static inline struct shard *shard_of(uintptr_t p, uint64_t h)
                     h >> (64 - MT_LIVE_GROUP_BITS)) & (MT_LIVE_SHARDS - 1)];
 }
 
-/* The shift count is masked so that no LOG2CAP is undefined behaviour; it
- * costs nothing (x86 shifts mask the count anyway). Callers pass a
- * capacity a live mapping has: under the lock, or from readable_log2cap. */
-static inline size_t home_of(uint64_t h, unsigned log2cap)
+/* The hash bits below the group bits, scaled to CAP: the high half of a
+ * 64 x 64-bit product, so that any capacity spreads the homes evenly.
+ * Callers pass a capacity a live mapping has: under the lock, or from
+ * readable_cap. */
+static inline size_t home_of(uint64_t h, size_t cap)
 {
-    return (size_t)((h << MT_LIVE_GROUP_BITS) >> ((64 - log2cap) & 63));
+    return (size_t)(((unsigned __int128)(h << MT_LIVE_GROUP_BITS) * cap) >> 64);
 }
 
-static size_t slots_bytes(unsigned log2cap)
+/* The slot after I in a table of CAP slots (the probe wraps). */
+static inline size_t next_slot(size_t i, size_t cap)
 {
-    return sizeof(struct slots) + ((size_t)1 << log2cap) * sizeof(mt_live_entry);
+    return i + 1 == cap ? 0 : i + 1;
 }
 
-/* For the lock holder: the log2cap of SH's live mapping, from the shard's
+static size_t slots_bytes(size_t cap)
+{
+    return sizeof(struct slots) + cap * sizeof(mt_live_entry);
+}
+
+/* For the lock holder: the capacity of SH's live mapping, from the shard's
  * own line. */
-static inline unsigned log2cap_of(const struct shard *sh)
+static inline size_t cap_of(const struct shard *sh)
 {
     MT_ASSERT(mt_lock_is_mine(&sh->lock));
-    MT_ASSERT(sh->log2cap >= INITIAL_LOG2 && sh->log2cap <= MAX_LOG2 &&
-              sh->log2cap == mt_atomic_load_relaxed(&mt_atomic_load_relaxed(&sh->slots)->log2cap));
-    return sh->log2cap;
+    MT_ASSERT(sh->cap >= INITIAL_CAP && sh->cap <= MAX_CAP &&
+              sh->cap == mt_atomic_load_relaxed(&mt_atomic_load_relaxed(&sh->slots)->cap));
+    return sh->cap;
 }
 
-/* For a reader that may not hold the lock: S's log2cap, read once, or 0 if S
- * is NULL or retired (zeros) or the value is one no live mapping has; 0
+/* For a reader that may not hold the lock: S's capacity, read once, or 0 if
+ * S is NULL or retired (zeros) or the value is one no live mapping has; 0
  * means an empty table. */
-static unsigned readable_log2cap(const struct slots *s)
+static size_t readable_cap(const struct slots *s)
 {
-    size_t log2cap = s ? mt_atomic_load_relaxed(&s->log2cap) : 0;
-    return log2cap >= INITIAL_LOG2 && log2cap <= MAX_LOG2 ? (unsigned)log2cap : 0;
+    size_t cap = s ? mt_atomic_load_relaxed(&s->cap) : 0;
+    return cap >= INITIAL_CAP && cap <= MAX_CAP ? cap : 0;
 }
 
-/* Index of PTR in S, whose capacity is 1 << LOG2CAP, or SIZE_MAX. */
-static size_t find_slot(const struct slots *s, unsigned log2cap, uintptr_t ptr, uint64_t h)
+/* Index of PTR in S, whose capacity is CAP, or SIZE_MAX. */
+static size_t find_slot(const struct slots *s, size_t cap, uintptr_t ptr, uint64_t h)
 {
-    size_t mask = ((size_t)1 << log2cap) - 1;
-    for (size_t i = home_of(h, log2cap), n = 0; n <= mask; i = (i + 1) & mask, n++) {
+    for (size_t i = home_of(h, cap), n = 0; n < cap; i = next_slot(i, cap), n++) {
         uintptr_t p = s->e[i].ptr;
         if (p == ptr)
             return i;
@@ -150,43 +168,46 @@ static size_t find_slot(const struct slots *s, unsigned log2cap, uintptr_t ptr, 
 /* Stores E; returns the record it replaced (ptr 0 if it took an empty
  * slot). */
 static inline __attribute__((always_inline)) mt_live_entry
-put(struct slots *s, unsigned log2cap, const mt_live_entry *e, uint64_t h)
+put(struct slots *s, size_t cap, const mt_live_entry *e, uint64_t h)
 {
-    size_t mask = ((size_t)1 << log2cap) - 1;
-    size_t i = home_of(h, log2cap);
+    size_t i = home_of(h, cap);
     while (s->e[i].ptr != 0 && s->e[i].ptr != e->ptr)
-        i = (i + 1) & mask;
+        i = next_slot(i, cap);
     mt_live_entry old = s->e[i];
     s->e[i] = *e;
     return old;
 }
 
-/* Under the shard lock: a table with room for one more record, or NULL. */
+/* Under the shard lock: a table with room for one more record, or NULL.
+ * The new mapping is a quarter larger than the old one, in whole pages
+ * (the entries fill its last page). */
 static MT_COLD struct slots *grow(struct shard *sh)
 {
     MT_ASSERT(mt_lock_is_mine(&sh->lock));
     struct slots *old = mt_atomic_load_relaxed(&sh->slots);
-    unsigned old_log2cap = old ? log2cap_of(sh) : 0;
-    unsigned log2cap = old ? old_log2cap + 1 : INITIAL_LOG2;
-    if (log2cap > MAX_LOG2)
+    size_t old_cap = old ? cap_of(sh) : 0;
+    size_t bytes = INITIAL_BYTES;
+    if (old) {
+        size_t page = mt_os_page_size();
+        bytes = (slots_bytes(old_cap) / GROW_DEN * GROW_NUM + page - 1) / page * page;
+    }
+    size_t cap = (bytes - sizeof(struct slots)) / sizeof(mt_live_entry);
+    if (cap > MAX_CAP)
         return NULL;
-    struct slots *s = mt_os_map(slots_bytes(log2cap), "live table");
+    struct slots *s = mt_os_map(slots_bytes(cap), "live table");
     if (!s)
         return NULL;
-    mt_atomic_store_relaxed(&s->log2cap, (size_t)log2cap);
-    if (old) {
-        size_t cap = (size_t)1 << old_log2cap;
-        for (size_t i = 0; i < cap; i++)
-            if (old->e[i].ptr)
-                put(s, log2cap, &old->e[i], hash_ptr(old->e[i].ptr));
-    }
+    mt_atomic_store_relaxed(&s->cap, cap);
+    for (size_t i = 0; i < old_cap; i++)
+        if (old->e[i].ptr)
+            put(s, cap, &old->e[i], hash_ptr(old->e[i].ptr));
     /* Pairs with the acquire loads in mt_live_find and
      * mt_live_find_around. */
     mt_atomic_store_release(&sh->slots, s);
-    sh->log2cap = log2cap;
-    mt_atomic_add_relaxed(&mapped_bytes, slots_bytes(log2cap));
+    sh->cap = cap;
+    mt_atomic_add_relaxed(&mapped_bytes, slots_bytes(cap));
     if (old) {
-        size_t old_bytes = slots_bytes(old_log2cap);
+        size_t old_bytes = slots_bytes(old_cap);
         mt_os_retire(old, old_bytes);
         mt_atomic_sub_relaxed(&mapped_bytes, old_bytes);
     }
@@ -201,12 +222,12 @@ bool mt_live_insert(const mt_live_entry *e)
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
     size_t count = mt_atomic_load_relaxed(&sh->count);
     if (MT_UNLIKELY(!s ||
-                    (count + 1) * MAX_LOAD_DEN > ((size_t)MAX_LOAD_NUM << log2cap_of(sh))))
+                    (count + 1) * MAX_LOAD_DEN > MAX_LOAD_NUM * cap_of(sh)))
         s = grow(sh);
     if (MT_LIKELY(s != NULL)) {
-        mt_live_entry old = put(s, log2cap_of(sh), e, h);
+        mt_live_entry old = put(s, cap_of(sh), e, h);
         count += old.ptr == 0;
-        MT_ASSERT(count * MAX_LOAD_DEN <= ((size_t)MAX_LOAD_NUM << log2cap_of(sh)));
+        MT_ASSERT(count * MAX_LOAD_DEN <= MAX_LOAD_NUM * cap_of(sh));
         mt_atomic_store_relaxed(&sh->count, count);
         mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) + e->size -
                                                 (old.ptr ? old.size : 0));
@@ -216,16 +237,21 @@ bool mt_live_insert(const mt_live_entry *e)
 }
 
 /* Backward-shift deletion of slot I. */
-static void erase(struct slots *s, unsigned log2cap, size_t i)
+/* The cyclic distance from slot A forward to slot B in a table of CAP. */
+static inline size_t ahead(size_t a, size_t b, size_t cap)
 {
-    size_t mask = ((size_t)1 << log2cap) - 1;
-    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+    return b >= a ? b - a : b + cap - a;
+}
+
+static void erase(struct slots *s, size_t cap, size_t i)
+{
+    for (size_t j = next_slot(i, cap);; j = next_slot(j, cap)) {
         uintptr_t p = s->e[j].ptr;
         if (p == 0)
             break;
-        size_t k = home_of(hash_ptr(p), log2cap);
+        size_t k = home_of(hash_ptr(p), cap);
         /* Slot j may move to i iff its home k is not cyclically in (i, j]. */
-        if (((j - k) & mask) >= ((j - i) & mask)) {
+        if (ahead(k, j, cap) >= ahead(i, j, cap)) {
             s->e[i] = s->e[j];
             i = j;
         }
@@ -239,8 +265,8 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
     struct shard *sh = shard_of(ptr, h);
     mt_lock_acquire(&sh->lock);
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
-    unsigned log2cap = s ? log2cap_of(sh) : 0;
-    size_t i = s ? find_slot(s, log2cap, ptr, h) : SIZE_MAX;
+    size_t cap = s ? cap_of(sh) : 0;
+    size_t i = s ? find_slot(s, cap, ptr, h) : SIZE_MAX;
     bool found = i != SIZE_MAX;
     if (found) {
         if (out)
@@ -249,7 +275,7 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
         size_t count = mt_atomic_load_relaxed(&sh->count);
         MT_ASSERT(count > 0 && bytes >= s->e[i].size);
         mt_atomic_store_relaxed(&sh->bytes, bytes - s->e[i].size);
-        erase(s, log2cap, i);
+        erase(s, cap, i);
         mt_atomic_store_relaxed(&sh->count, count - 1);
     }
     mt_lock_release(&sh->lock);
@@ -275,8 +301,8 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
     bool locked = lock_for_reader(sh, unlocked);
     /* Pairs with the release in grow. */
     const struct slots *s = mt_atomic_load_acquire(&sh->slots);
-    unsigned log2cap = readable_log2cap(s);
-    size_t i = log2cap ? find_slot(s, log2cap, ptr, h) : SIZE_MAX;
+    size_t cap = readable_cap(s);
+    size_t i = cap ? find_slot(s, cap, ptr, h) : SIZE_MAX;
     if (i != SIZE_MAX)
         *out = s->e[i];
     if (locked)
@@ -291,8 +317,7 @@ static void each_in_shard(const struct shard *sh, void (*fn)(const mt_live_entry
 {
     /* Pairs with the release in grow. */
     const struct slots *s = mt_atomic_load_acquire(&sh->slots);
-    unsigned log2cap = readable_log2cap(s);
-    size_t cap = log2cap ? (size_t)1 << log2cap : 0;
+    size_t cap = readable_cap(s);
     for (size_t i = 0; i < cap; i++)
         if (s->e[i].ptr != 0)
             fn(&s->e[i], ctx);
@@ -377,7 +402,7 @@ void mt_live_describe(mt_live_layout *out)
         .lock_offset = offsetof(struct shard, lock),
         .count_offset = offsetof(struct shard, count),
         .slots_offset = offsetof(struct shard, slots),
-        .log2cap_offset = offsetof(struct slots, log2cap),
+        .cap_offset = offsetof(struct slots, cap),
         .entries_offset = offsetof(struct slots, e),
     };
 }

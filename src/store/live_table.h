@@ -67,7 +67,9 @@ static inline uint32_t mt_entry_thread_word(uint64_t thread, unsigned kind)
  *   h = (P >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER (mod 2^64);
  *   shard = ((P >> MT_LIVE_REGION_SHIFT) << MT_LIVE_GROUP_BITS |
  *            h >> (64 - MT_LIVE_GROUP_BITS)) mod MT_LIVE_SHARDS;
- *   home slot = the log2cap bits of h below its top MT_LIVE_GROUP_BITS.
+ *   home slot = ((h << MT_LIVE_GROUP_BITS) * cap) >> 64 (the high half of
+ *   the 128-bit product: the bits below the group's scaled to the shard's
+ *   capacity cap, any count), probing on from cap - 1 to 0.
  * A region is 64 MiB, glibc's per-thread heap (HEAP_MAX_SIZE, aligned to
  * its size): a thread on its own arena allocates from its own regions,
  * and the arenas' heaps, mapped one after another, take consecutive
@@ -140,7 +142,7 @@ size_t mt_live_mapped_bytes(void);
 typedef struct {
     const void *shards;
     uint32_t shard_size, lock_offset, count_offset, slots_offset;
-    uint32_t log2cap_offset, entries_offset; /* within a slots mapping */
+    uint32_t cap_offset, entries_offset; /* within a slots mapping */
 } mt_live_layout;
 void mt_live_describe(mt_live_layout *out);
 

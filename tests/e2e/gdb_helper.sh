@@ -570,12 +570,12 @@ dargs=("${qargs[@]}" -ex 'set var $saved = memtrace_state'
        -ex 'set var $shard = ((((unsigned long)g_block >> memtrace_state.live_region_shift) << $g) | ($g ? $h >> (64 - $g) : 0)) & (memtrace_state.live_shard_count - 1)'
        -ex 'set var $slotsp = (unsigned long *)(memtrace_state.live_shards + $shard * memtrace_state.live_shard_size + memtrace_state.live_slots_offset)'
        -ex 'set var $slots = *$slotsp'
-       -ex 'set var $log2p = (unsigned long *)($slots + memtrace_state.live_log2cap_offset)'
-       -ex 'set var $log2 = *$log2p' -ex 'printf "@@ shard %lu %#lx\n", $shard, $slots')
+       -ex 'set var $capp = (unsigned long *)($slots + memtrace_state.live_cap_offset)'
+       -ex 'set var $cap = *$capp' -ex 'printf "@@ shard %lu %#lx\n", $shard, $slots')
 damage() { # SET... COMMAND: damage with the SETs, ask COMMAND, put the bytes back
     local a
     for a in "$@"; do dargs+=(-ex "$a"); done
-    dargs+=(-ex 'set var memtrace_state = $saved' -ex 'set var *$slotsp = $slots' -ex 'set var *$log2p = $log2')
+    dargs+=(-ex 'set var memtrace_state = $saved' -ex 'set var *$slotsp = $slots' -ex 'set var *$capp = $cap')
 }
 damage "set var memtrace_state.live_shard_count = $big" "memtrace top 1"
 damage "set var memtrace_state.live_shard_bits = 60" "memtrace g_block"
@@ -590,7 +590,7 @@ damage "set var memtrace_state.threads_name_size = $big" "memtrace g_block"
 damage "set var memtrace_state.threads_max = $big" "memtrace g_block"
 damage "set var memtrace_state.seq_counter = 16" "memtrace stats"
 damage "set var memtrace_state.size = 8" "memtrace stats"
-damage 'set var *$log2p = 47' "memtrace g_block"
+damage "set var *\$capp = $((2 * big))" "memtrace g_block"
 damage 'set var *$slotsp = 16' "memtrace top 1"
 damage "set var memtrace_state.magic[0] = 'X'" "gcore $work/magic.core"
 damage "set var memtrace_state.live_shard_count = $big" "gcore $work/shards.core"
@@ -612,7 +612,7 @@ for c in "live_shard_count $big, not 1 << live_shard_bits" \
          "threads_max $big, more than 1048576" \
          "allocation counter at 0x10 unreadable" \
          "size 8, less than 368" \
-         "live shard $shard: log2 capacity 47, more than 40" \
+         "live shard $shard: capacity $((2 * big)), not 1 to $big" \
          "live shard $shard: slots at 0x10 unreadable"; do
     check_line "damaged: ${c%%,*}" "$out11" "$(corrupt "$c")"
 done

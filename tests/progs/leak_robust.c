@@ -50,11 +50,11 @@ static char *entry_of(void *p)
     char *slots = *(char *const *)(shard + st->live_slots_offset);
     if (!slots)
         return NULL;
-    uint64_t log2cap = *(const uint64_t *)(slots + st->live_log2cap_offset);
-    uint64_t cap = (uint64_t)1 << log2cap;
+    /* Capacities are counts (descriptor.h's live_cap_offset). */
+    uint64_t cap = *(const uint64_t *)(slots + st->live_cap_offset);
     char *entries = slots + st->live_entries_offset;
-    uint64_t i = log2cap ? (h << g) >> (64 - log2cap) : 0;
-    for (uint64_t probed = 0; probed < cap; probed++, i = (i + 1) & (cap - 1)) {
+    uint64_t i = (uint64_t)(((unsigned __int128)(h << g) * cap) >> 64);
+    for (uint64_t probed = 0; probed < cap; probed++, i = i + 1 == cap ? 0 : i + 1) {
         char *e = entries + i * st->entry_size;
         uint64_t ptr;
         memcpy(&ptr, e + st->entry_ptr, 8);

@@ -73,6 +73,42 @@ Test(live_table, grows_and_keeps_everything)
     cr_assert_leq(mt_live_mapped_bytes(), (size_t)N * 80 + MT_LIVE_SHARDS * 32);
 }
 
+/* One shard filled record by record: its mapping never holds more than 50
+ * bytes a record once past its first, however close to a growth the count
+ * stands (a shard grows by a quarter at 4/5 full, so its load stays at 64%
+ * or more; doubling would leave 80 bytes a record just after a growth),
+ * plus a page for the rounding. Every record stays findable across the
+ * growths (probes that wrap from the last slot to the first included). */
+Test(live_table, a_grown_shard_holds_at_least_64_percent)
+{
+    enum { N = 60000 };
+    size_t worst_at = 0, over = 0, lost = 0, count = 0;
+    for (uintptr_t p = 16; count < N; p += 16) {
+        uint64_t h = (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
+        if (h >> (64 - MT_LIVE_GROUP_BITS) != 0) /* shard 0 of region 0 only */
+            continue;
+        mt_live_entry e = entry(p, 1, 1);
+        lost += !mt_live_insert(&e);
+        size_t mapped = mt_live_mapped_bytes();
+        if (++count > 8192 / 32 && mapped > count * 50 + 4096 && !over++)
+            worst_at = count;
+    }
+    cr_assert_eq(lost, 0);
+    cr_assert_eq(over, 0, "%zu counts over 50 bytes a record, first at %zu records", over,
+                 worst_at);
+    count = 0;
+    for (uintptr_t p = 16; count < N; p += 16) {
+        uint64_t h = (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
+        if (h >> (64 - MT_LIVE_GROUP_BITS) != 0)
+            continue;
+        mt_live_entry out;
+        bool unlocked = false;
+        lost += !mt_live_find(p, &out, &unlocked) || out.ptr != p;
+        count++;
+    }
+    cr_assert_eq(lost, 0, "%zu records not found after the growths", lost);
+}
+
 /* Random inserts and removes checked against a plain array, so a wrong
  * backward shift (an entry moved past its home, or left unreachable) shows. */
 Test(live_table, random_churn_matches_model)
@@ -194,7 +230,7 @@ Test(live_table, many_threads_exact_count)
 /* A report reading a shard without its lock (the holder looks stopped) may
  * load the shard's slots pointer just before the holder, resumed, grows the
  * shard and retires that mapping: the reader then probes a zeroed table
- * (log2cap 0). It must find nothing, and neither fault nor shift by 64.
+ * (capacity 0). It must find nothing, and neither fault nor shift by 64.
  * Deterministic: grow shard 0, then put its retired mapping back in the
  * shard, and a token of a thread that is not there in its lock, while the
  * lookups run. */
@@ -225,9 +261,9 @@ Test(live_table, reader_of_retired_mapping_finds_nothing)
         cr_assert(mt_live_insert(&e));
         memcpy(&now, shard0 + l.slots_offset, sizeof now);
     } while (now == first);
-    size_t log2cap;
-    memcpy(&log2cap, (char *)first + l.log2cap_offset, sizeof log2cap);
-    cr_assert_eq(log2cap, 0, "the grown-out mapping reads as zeros");
+    size_t cap;
+    memcpy(&cap, (char *)first + l.cap_offset, sizeof cap);
+    cr_assert_eq(cap, 0, "the grown-out mapping reads as zeros");
 
     /* The reader's view: lock held by a thread that will not release it,
      * slots pointer loaded before the growth. */
