@@ -108,7 +108,24 @@ typedef struct memo {
     mt_cfi_rule rule[MT_MAX_DEPTH];
 } memo;
 
+/* The thread's own copy of the rules it used lately: direct-mapped, a
+ * rule copied from the table (never one `learn` did not keep), the whole
+ * cache cleared when `forgets` moves. Between two flushes the table maps
+ * a return address to one rule for good (a slot is only ever cleared by
+ * forget_all), so a copy is the table's answer; it saves the probe into a
+ * table too large to stay in cache, which the frames a memo cannot give
+ * (the innermost ones, whose depth moves) would pay. */
+enum { RULE_CACHE = 512 };
+typedef struct {
+    unsigned long forgets; /* `forgets` its rules were copied under */
+    struct {
+        uintptr_t ret;
+        mt_cfi_rule rule;
+    } s[RULE_CACHE];
+} rule_cache;
+
 static MT_TLS memo *memo_old, *memo_new;
+static MT_TLS rule_cache *rules_mine;
 static MT_TLS bool walking, memo_gone;
 static memo *memo_free; /* under lock */
 static pthread_key_t memo_key;
@@ -298,7 +315,7 @@ static MT_NOINLINE bool memo_get(void)
     }
     mt_lock_release(&lock);
     if (!m)
-        m = mt_os_map(2 * sizeof(memo), "unwind memo");
+        m = mt_os_map(2 * sizeof(memo) + sizeof(rule_cache), "unwind memo");
     if (!m) {
         memo_gone = true;
         return false;
@@ -307,6 +324,7 @@ static MT_NOINLINE bool memo_get(void)
     m[0].next_free = &m[1];
     memo_old = &m[0];
     memo_new = &m[1];
+    rules_mine = (rule_cache *)&m[2];
     if (memo_key_made) {
         int was = mt_enter();
         pthread_setspecific(memo_key, m);
@@ -321,6 +339,7 @@ static void memo_release(void *pair)
     memo *m = pair;
     memo_gone = true;
     memo_old = memo_new = NULL;
+    rules_mine = NULL;
     m[0].next_free = &m[1];
     mt_lock_acquire(&lock);
     m[1].next_free = memo_free;
@@ -397,6 +416,11 @@ static inline __attribute__((always_inline)) int walk(uintptr_t *frames, unsigne
      * (both walks go up the stack); ON frames in all, 0 if stale. */
     unsigned j = 0, on = old && old->forgets == forgets_now ? old->n : 0;
     const table *t = mt_atomic_load_acquire(&rules);
+    rule_cache *mine = old ? rules_mine : NULL;
+    if (mine && MT_UNLIKELY(mine->forgets != forgets_now)) {
+        memset(mine->s, 0, sizeof mine->s);
+        mine->forgets = forgets_now;
+    }
     while (s.n < max) {
         while (j < on && old->sp[j] < s.sp)
             j++;
@@ -406,10 +430,19 @@ static inline __attribute__((always_inline)) int walk(uintptr_t *frames, unsigne
             j++; /* S is the memo's state J, unwound afresh */
             continue;
         }
-        mt_cfi_rule r = t ? lookup(t, s.ret) : 0;
-        if (MT_UNLIKELY(r == 0)) {
-            r = learn(s.ret);
-            t = mt_atomic_load_acquire(&rules);
+        mt_cfi_rule r;
+        size_t c = (size_t)((s.ret * 0x9e3779b97f4a7c15ull) >> 55) & (RULE_CACHE - 1);
+        if (mine && mine->s[c].ret == s.ret) {
+            r = mine->s[c].rule;
+        } else {
+            r = t ? lookup(t, s.ret) : 0;
+            if (MT_UNLIKELY(r == 0)) {
+                r = learn(s.ret);
+                t = mt_atomic_load_acquire(&rules);
+            } else if (mine) {
+                mine->s[c].ret = s.ret;
+                mine->s[c].rule = r;
+            }
         }
         keep(frames, nw, &s, r);
         if (MT_UNLIKELY(mt_cfi_kind(r) != MT_CFI_STANDARD)) {
