@@ -66,7 +66,7 @@ static mt_cfi_module *modules; /* MAX_MODULES, mapped on first use; under lock *
 static unsigned module_count;
 static mt_atomic(unsigned long) fallbacks;
 /* Times the table was flushed (forget_all): a thread's memo of its last
- * walk holds only while this has not moved. */
+ * walk and its rule cache (below) hold only while this has not moved. */
 static mt_atomic(unsigned long) forgets;
 
 /* ------------------------------------------- the thread's last walk
@@ -99,7 +99,8 @@ static mt_atomic(unsigned long) forgets;
  * The memo is the thread's alone: a capture runs with the re-entrancy flag
  * set, and `walking` keeps a capture that interrupts another (a signal
  * handler's report) off it. Two buffers: the walk reads the old one and
- * writes the new one, and they swap when it succeeds. */
+ * writes the new one, and they swap when it succeeds; the thread's rule
+ * cache follows them in the same mapping. */
 typedef struct memo {
     struct memo *next_free; /* of a thread that ended, for another */
     unsigned long forgets;  /* `forgets` when this walk began */
@@ -303,6 +304,9 @@ static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
     return r;
 }
 
+/* Gives the calling thread its memo buffers and rule cache: a thread's
+ * that ended, else newly mapped. False, for good, when none can be had or
+ * the thread is past its exit destructor. */
 static MT_NOINLINE bool memo_get(void)
 {
     if (memo_gone)
@@ -333,7 +337,8 @@ static MT_NOINLINE bool memo_get(void)
     return true;
 }
 
-/* The thread ends: its two buffers go to the next thread that needs them. */
+/* The thread ends: its buffers go to the next thread that needs them (a
+ * capture from a later destructor walks without them). */
 static void memo_release(void *pair)
 {
     memo *m = pair;
@@ -504,9 +509,7 @@ MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
     }
     if (MT_UNLIKELY(fp < low || fp > base - 16))
         return -1;
-    if (MT_UNLIKELY(!memo_old) && !memo_get())
-        return walk(frames, max, fp, ret, NULL);
-    if (MT_UNLIKELY(walking || max > MT_MAX_DEPTH))
+    if (MT_UNLIKELY(walking || max > MT_MAX_DEPTH || (!memo_old && !memo_get())))
         return walk(frames, max, fp, ret, NULL);
     walking = true;
     int n = walk(frames, max, fp, ret, memo_old);
