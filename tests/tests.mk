@@ -425,9 +425,13 @@ test-debug: $(TEST_BUILD)/stress_api $(TEST_BUILD)/stress_fork $(TEST_BUILD)/sig
 # two unwinders disagree fails. The tracer library only; tsan_tables links
 # memtrace's files instead of preloading them.
 UNWIND_CHECK_PROGS := $(filter-out $(TEST_BUILD)/tsan_tables,$(PROGS) $(RELIABILITY_PROGS)) \
-                      $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet
+                      $(TEST_BUILD)/gdb_sites $(TEST_BUILD)/gdb_quiet $(TEST_BUILD)/unwind_memo
 test-unwind-check: $(TRACER_LIB) $(UNWIND_CHECK_PROGS)
 	@bash tests/e2e/unwind_check.sh
+# -O0: frame pointers everywhere, so rbp-based CFA rules.
+$(TEST_BUILD)/unwind_memo: tests/progs/unwind_memo.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -pthread $(LDFLAGS) -o $@ $<
 
 # Everything the suites below run, built first with one job per core. The
 # suites that time things (intervals, signals, attach, stress) run alone;

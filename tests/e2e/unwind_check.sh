@@ -197,6 +197,10 @@ run "profile_cxx (std::function and a lambda)" 0 "$tests/profile_cxx"
 # quarantine (on by default) would hold it back.
 run "gdb_sites (a named thread and a spinning one)" 0 MEMTRACE_QUARANTINE=0 "$tests/gdb_sites"
 run "gdb_quiet" 0 "$tests/gdb_quiet"
+# The cfi unwinder's memo of the thread's last walk: stacks that share a
+# frame's place and return address with the last one, not what is above.
+run "unwind_memo (other callers, alloca, a signal handler, longjmp, threads)" 0 \
+    "$tests/unwind_memo"
 run "gdb_quiet oddname" 0 "$tests/gdb_quiet" oddname
 run "gdb_quiet reuse (1,000 frees at one address, 20-frame stacks)" 0 "$tests/gdb_quiet" reuse
 
