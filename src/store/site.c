@@ -292,10 +292,18 @@ static const mt_site_counters *entry_of(const mt_site_table *t, uint32_t n)
  * thread made it. */
 bool mt_site_read(mt_stack_id id, mt_site_counters *out)
 {
-    *out = (mt_site_counters){ 0 };
     uint32_t n = mt_stack_site_number(id);
-    if (n == UINT32_MAX)
+    if (n == UINT32_MAX) {
+        *out = (mt_site_counters){ 0 };
         return false;
+    }
+    mt_site_read_number(n, out);
+    return true;
+}
+
+void mt_site_read_number(uint32_t n, mt_site_counters *out)
+{
+    *out = (mt_site_counters){ 0 };
     EACH_TABLE(t) {
         const mt_site_counters *c = entry_of(t, n);
         if (!c)
@@ -316,7 +324,6 @@ bool mt_site_read(mt_stack_id id, mt_site_counters *out)
         out->peak_bytes += bytes;
         out->peak_blocks += blocks;
     }
-    return true;
 }
 
 static void peak_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)

@@ -182,6 +182,9 @@ void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed)
  * (mt_site_peak_of, per table). False for an id with no site. Takes no lock;
  * safe while other threads change the counts. */
 bool mt_site_read(mt_stack_id id, mt_site_counters *out);
+/* mt_site_read of the site numbered N (mt_stack_site_number), for a reader
+ * that knows it: the stack's record is not read. */
+void mt_site_read_number(uint32_t n, mt_site_counters *out);
 #endif
 
 #ifdef MEMTRACE_PROFILER

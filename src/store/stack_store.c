@@ -294,6 +294,40 @@ void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void 
     }
 }
 
+/* A zero header at the cursor is either the end of its chunk's records or
+ * a record not yet published. Once the next chunk exists it is the end:
+ * records are appended in order under store_lock, and every record of
+ * chunk C was published before chunk C + 1 was (the acquire load of that
+ * chunk pairs with its release store in arena_alloc). */
+void mt_stack_foreach_new(mt_stack_cursor *at,
+                          bool (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *), void *ctx)
+{
+    for (uint32_t c = at->chunk; c < MAX_CHUNKS; c++) {
+        const uint64_t *chunk = mt_atomic_load_acquire(&chunks[c]);
+        if (!chunk)
+            return;
+        uint32_t w = c == at->chunk ? at->word : 0;
+        if (c == 0 && w == 0)
+            w = 1;
+        while (w < CHUNK_WORDS) {
+            uint64_t header = mt_atomic_load_acquire(&chunk[w]);
+            if (!(header & PRESENT)) {
+                if (c + 1 >= MAX_CHUNKS || !mt_atomic_load_acquire(&chunks[c + 1]))
+                    return; /* not published yet: offered next time */
+                header = mt_atomic_load_acquire(&chunk[w]);
+                if (!(header & PRESENT))
+                    break; /* the end of this chunk's records */
+            }
+            unsigned depth = (unsigned)(header & 0xffff);
+            if (!fn(c << CHUNK_BITS | w, (const uintptr_t *)(chunk + w + FRAMES_AT), depth, ctx))
+                return;
+            w += FRAMES_AT + depth;
+            *at = (mt_stack_cursor){ c, w };
+        }
+        *at = (mt_stack_cursor){ c + 1, 0 };
+    }
+}
+
 uint32_t mt_stack_count(void)
 {
     return mt_atomic_load_relaxed(&num_stacks);

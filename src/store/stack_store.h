@@ -48,6 +48,23 @@ void mt_stack_foreach(void (*fn)(mt_stack_id id, const uintptr_t *frames, unsign
                                  void *ctx),
                       void *ctx);
 
+/* Where mt_stack_foreach_new resumes: the place of the next record to
+ * visit. Zeroed: the store's start. */
+typedef struct {
+    uint32_t chunk, word;
+} mt_stack_cursor;
+
+/* Calls FN, in the order they were stored, for every stack stored from *AT
+ * on whose record is published, moving *AT past each stack FN accepts
+ * (returns true); stops at the first it refuses, so that the next call
+ * offers it again. Lock-free like mt_stack_foreach, but a walk repeated
+ * with the same cursor reads only the records added since (a report's
+ * walk must not read the whole store each time). */
+void mt_stack_foreach_new(mt_stack_cursor *at,
+                          bool (*fn)(mt_stack_id id, const uintptr_t *frames, unsigned depth,
+                                     void *ctx),
+                          void *ctx);
+
 /* Number of distinct stacks stored. */
 uint32_t mt_stack_count(void);
 /* Bytes mapped for the store (frames and index). */
