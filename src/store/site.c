@@ -137,12 +137,14 @@ static mt_site_counters *shared_entry(uint32_t n, bool make)
     return chunk ? &chunk[n & MT_SITE_CHUNK_MASK] : NULL;
 }
 
-MT_COLD void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed)
+MT_COLD void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed, bool temp)
 {
     mt_site_counters *c = shared_entry(n, true);
     if (!c)
         return; /* no memory at all: the change is not counted */
     mt_site_touch(c);
+    if (temp)
+        mt_atomic_add_relaxed(&c->temp_blocks, 1);
     mt_atomic_add_relaxed(freed ? &c->freed_bytes : &c->alloc_bytes, bytes);
     mt_atomic_add_relaxed(freed ? &c->freed_blocks : &c->alloc_blocks, blocks);
 }
