@@ -22,15 +22,15 @@ $(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) 
 	  -o $@ $< tests/unit/sym_fixture.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # The profiler's site counters: the core built as the profiler library is.
-$(TEST_BUILD)/unit/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/store/site.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER $(LDFLAGS) \
-	  -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/base/reentry.c $(UNIT_CORE) $(UNIT_LIBS)
+	  -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c src/base/reentry.c $(UNIT_CORE) $(UNIT_LIBS)
 
-$(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/store/site.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
+$(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/base/reentry.c $(UNIT_CORE) $(UNIT_LIBS)
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c src/base/reentry.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # Thread numbers: the registry linked in (it takes mt_busy from the test).
 $(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)

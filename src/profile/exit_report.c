@@ -133,7 +133,8 @@ static void exit_report_locked(pid_t pid)
     mt_prof_walk_sites(&w);
     mt_prof_exiting = 1;
     size_t n;
-    struct mt_prof_site **ranked = mt_prof_largest(mt_prof_set.top_by, SIZE_MAX, true, &n);
+    struct mt_prof_site **ranked =
+        mt_prof_largest(mt_prof_set.top_by, (size_t)mt_prof_set.exit_top, true, &n);
     size_t shown = n < (size_t)mt_prof_set.exit_top ? n : (size_t)mt_prof_set.exit_top;
     mt_fmt_prof_site rest;
     size_t count = ranked_rest(ranked, shown, &rest);

@@ -82,6 +82,7 @@ void mt_prof_unlock(void);
 struct mt_prof_site {
     mt_stack_id id;
     unsigned depth;
+    uint32_t number;          /* the stack's site number (mt_stack_site_number) */
     const uintptr_t *frames;  /* in the stack store: never freed */
     mt_site_counters last;    /* counters at the last printed report */
     mt_site_counters now;     /* counters read by the current walk; its
@@ -113,7 +114,8 @@ struct mt_prof_walk {
     uint64_t events;    /* alloc + free blocks since start, over all sites */
     size_t nlive;       /* sites holding memory */
 };
-/* Reads every stored stack's counters into its site (added if new). */
+/* Reads every stored stack's counters into its site (added if new: only
+ * the stacks stored since the last walk are read from the store). */
 void mt_prof_walk_sites(struct mt_prof_walk *w);
 
 /* S's numbers for the formatter: live and at the peak after the last walk,

@@ -1,8 +1,9 @@
-/* The profiler's site table: one entry per stored stack, found by stack id
- * through an open-addressed index (count * 2 <= cap), filled by a walk of
- * the stack store that reads each stack's counters (site.h), and ranked
- * for the reports. All of it under mt_prof_report_lock, inside memtrace:
- * its memory is the internal heap's. */
+/* The profiler's site table: one entry per stored stack, in the order the
+ * stacks were stored, filled by walks that read each stack's counters
+ * (site.h), and ranked for the reports. A walk reads from the stack store
+ * only the stacks stored since the last one (mt_stack_foreach_new); the
+ * known sites' counters are read by their site numbers. All of it under
+ * mt_prof_report_lock, inside memtrace: its memory is the internal heap's. */
 #include "profile/prof_internal.h"
 
 #include "base/atomic.h"
@@ -30,24 +31,8 @@ void mt_prof_unlock(void)
 struct mt_prof_site *mt_prof_sites;
 size_t mt_prof_nsites;
 static size_t sites_cap;
-static uint32_t *site_index; /* slot: site number + 1, 0 = empty */
-static size_t index_cap;
-
-static uint32_t hash_id(mt_stack_id id)
-{
-    return (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32);
-}
-
-static void index_put(uint32_t n)
-{
-    size_t mask = index_cap - 1;
-    for (size_t i = hash_id(mt_prof_sites[n].id) & mask;; i = (i + 1) & mask) {
-        if (site_index[i] == 0) {
-            site_index[i] = n + 1;
-            return;
-        }
-    }
-}
+/* Every stack stored before it has its site, in mt_prof_sites. */
+static mt_stack_cursor walked;
 
 /* The site table's first capacity (mt_prof_reserve_sites). */
 #define SITES_FIRST 1024
@@ -66,82 +51,53 @@ void mt_prof_reserve_sites(void)
     if (!rank_buf)
         return;
     mt_prof_sites = malloc(SITES_FIRST * sizeof *mt_prof_sites);
-    site_index = calloc(SITES_FIRST * 2, sizeof *site_index);
-    if (!mt_prof_sites || !site_index) {
-        free(mt_prof_sites);
-        free(site_index);
+    if (!mt_prof_sites) {
         free(rank_buf);
-        mt_prof_sites = NULL;
-        site_index = NULL;
         rank_buf = NULL;
         return;
     }
     sites_cap = SITES_FIRST;
-    index_cap = SITES_FIRST * 2;
 }
 
-/* The site of stack ID, added if new; NULL when the internal heap is full. */
-static struct mt_prof_site *site_of(mt_stack_id id, const uintptr_t *frames, unsigned depth)
+/* A site for stack ID, the next stored; false when the internal heap is
+ * full (the walk stops there, and the next one offers it again). */
+static bool add_site(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
 {
-    if (index_cap) {
-        size_t mask = index_cap - 1;
-        for (size_t i = hash_id(id) & mask; site_index[i]; i = (i + 1) & mask)
-            if (mt_prof_sites[site_index[i] - 1].id == id)
-                return &mt_prof_sites[site_index[i] - 1];
-    }
+    (void)ctx;
     if (mt_prof_nsites == sites_cap) {
         size_t cap = sites_cap ? sites_cap * 2 : SITES_FIRST;
         struct ranked *rb = realloc(rank_buf, cap * sizeof *rb);
         if (!rb)
-            return NULL;
+            return false;
         rank_buf = rb;
         struct mt_prof_site *s = realloc(mt_prof_sites, cap * sizeof *s);
         if (!s)
-            return NULL;
+            return false;
         mt_prof_sites = s;
         sites_cap = cap;
     }
-    if ((mt_prof_nsites + 1) * 2 > index_cap) {
-        size_t cap = index_cap ? index_cap * 2 : SITES_FIRST * 2;
-        uint32_t *ix = calloc(cap, sizeof *ix);
-        if (!ix)
-            return NULL;
-        free(site_index);
-        site_index = ix;
-        index_cap = cap;
-        for (uint32_t n = 0; n < mt_prof_nsites; n++)
-            index_put(n);
-    }
-    struct mt_prof_site *s = &mt_prof_sites[mt_prof_nsites];
+    struct mt_prof_site *s = &mt_prof_sites[mt_prof_nsites++];
     memset(s, 0, sizeof *s);
     s->id = id;
     s->frames = frames;
     s->depth = depth;
-    index_put((uint32_t)mt_prof_nsites++);
-    return s;
-}
-
-static void walk_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
-{
-    struct mt_prof_walk *w = ctx;
-    mt_site_counters c;
-    if (!mt_site_read(id, &c))
-        return;
-    struct mt_prof_site *s = site_of(id, frames, depth);
-    if (!s)
-        return;
-    s->now = c;
-    uint64_t live = mt_prof_live_bytes(&s->now);
-    w->sum_live += live;
-    w->sum_blocks += mt_prof_live_blocks(&s->now);
-    w->events += s->now.alloc_blocks + s->now.freed_blocks;
-    w->nlive += live > 0;
+    s->number = mt_stack_site_number(id);
+    return true;
 }
 
 void mt_prof_walk_sites(struct mt_prof_walk *w)
 {
     memset(w, 0, sizeof *w);
-    mt_stack_foreach(walk_one, w);
+    mt_stack_foreach_new(&walked, add_site, NULL);
+    for (size_t i = 0; i < mt_prof_nsites; i++) {
+        struct mt_prof_site *s = &mt_prof_sites[i];
+        mt_site_read_number(s->number, &s->now);
+        uint64_t live = mt_prof_live_bytes(&s->now);
+        w->sum_live += live;
+        w->sum_blocks += mt_prof_live_blocks(&s->now);
+        w->events += s->now.alloc_blocks + s->now.freed_blocks;
+        w->nlive += live > 0;
+    }
 }
 
 void mt_prof_row(const struct mt_prof_site *s, bool since_start, mt_fmt_prof_site *row)
@@ -196,21 +152,63 @@ static int by_key_desc(const void *a, const void *b)
     return x->site < y->site ? -1 : x->site > y->site;
 }
 
-/* In rank_buf. */
+/* The heap of mt_prof_largest's bounded selection: R[0] ranks last of
+ * the N kept (by_key_desc), as does every entry against its children. */
+static void heap_down(struct ranked *r, size_t n, size_t i)
+{
+    for (;;) {
+        size_t last = i, c = 2 * i + 1;
+        if (c < n && by_key_desc(&r[c], &r[last]) > 0)
+            last = c;
+        if (c + 1 < n && by_key_desc(&r[c + 1], &r[last]) > 0)
+            last = c + 1;
+        if (last == i)
+            return;
+        struct ranked t = r[i];
+        r[i] = r[last];
+        r[last] = t;
+        i = last;
+    }
+}
+
+static void heap_up(struct ranked *r, size_t i)
+{
+    while (i > 0 && by_key_desc(&r[i], &r[(i - 1) / 2]) > 0) {
+        struct ranked t = r[i];
+        r[i] = r[(i - 1) / 2];
+        r[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+/* In rank_buf. by_key_desc is a total order, so keeping the MAX first in
+ * a heap and sorting them gives the same entries in the same order as
+ * sorting them all, in O(sites log MAX): a periodic report ranks tens of
+ * thousands of sites for its ten. */
 struct mt_prof_site **mt_prof_largest(int by, size_t max, bool since_start, size_t *n)
 {
     *n = 0;
     struct ranked *r = rank_buf;
     if (!r)
         return NULL;
+    if (max == 0)
+        return (struct mt_prof_site **)(void *)r;
+    bool bounded = max < mt_prof_nsites;
     for (size_t i = 0; i < mt_prof_nsites; i++) {
         uint64_t key = mt_prof_rank_key(by, &mt_prof_sites[i], since_start);
-        if (key > 0)
-            r[(*n)++] = (struct ranked){ key, &mt_prof_sites[i] };
+        if (key == 0)
+            continue;
+        struct ranked e = { key, &mt_prof_sites[i] };
+        if (!bounded || *n < max) {
+            r[(*n)++] = e;
+            if (bounded)
+                heap_up(r, *n - 1);
+        } else if (by_key_desc(&e, &r[0]) < 0) {
+            r[0] = e;
+            heap_down(r, *n, 0);
+        }
     }
     qsort(r, *n, sizeof *r, by_key_desc);
-    if (*n > max)
-        *n = max;
     /* In place: v[i] overlaps r[i / 2], which has been read already. */
     struct mt_prof_site **v = (struct mt_prof_site **)(void *)r;
     for (size_t i = 0; i < *n; i++)

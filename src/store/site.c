@@ -137,12 +137,14 @@ static mt_site_counters *shared_entry(uint32_t n, bool make)
     return chunk ? &chunk[n & MT_SITE_CHUNK_MASK] : NULL;
 }
 
-MT_COLD void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed)
+MT_COLD void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed, bool temp)
 {
     mt_site_counters *c = shared_entry(n, true);
     if (!c)
         return; /* no memory at all: the change is not counted */
     mt_site_touch(c);
+    if (temp)
+        mt_atomic_add_relaxed(&c->temp_blocks, 1);
     mt_atomic_add_relaxed(freed ? &c->freed_bytes : &c->alloc_bytes, bytes);
     mt_atomic_add_relaxed(freed ? &c->freed_blocks : &c->alloc_blocks, blocks);
 }
@@ -292,10 +294,18 @@ static const mt_site_counters *entry_of(const mt_site_table *t, uint32_t n)
  * thread made it. */
 bool mt_site_read(mt_stack_id id, mt_site_counters *out)
 {
-    *out = (mt_site_counters){ 0 };
     uint32_t n = mt_stack_site_number(id);
-    if (n == UINT32_MAX)
+    if (n == UINT32_MAX) {
+        *out = (mt_site_counters){ 0 };
         return false;
+    }
+    mt_site_read_number(n, out);
+    return true;
+}
+
+void mt_site_read_number(uint32_t n, mt_site_counters *out)
+{
+    *out = (mt_site_counters){ 0 };
     EACH_TABLE(t) {
         const mt_site_counters *c = entry_of(t, n);
         if (!c)
@@ -316,7 +326,6 @@ bool mt_site_read(mt_stack_id id, mt_site_counters *out)
         out->peak_bytes += bytes;
         out->peak_blocks += blocks;
     }
-    return true;
 }
 
 static void peak_one(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)

@@ -174,7 +174,7 @@ static inline void mt_site_own_touch(mt_site_counters *c)
 }
 
 /* The shared table's changes (cold): a thread without a table of its own. */
-void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed);
+void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed, bool temp);
 
 /* Site ID's counts summed over every table, into OUT: frees read before
  * allocations (so live never reads below what it was at the first read),
@@ -182,14 +182,18 @@ void mt_site_shared_add(uint32_t n, uint64_t bytes, uint64_t blocks, bool freed)
  * (mt_site_peak_of, per table). False for an id with no site. Takes no lock;
  * safe while other threads change the counts. */
 bool mt_site_read(mt_stack_id id, mt_site_counters *out);
+/* mt_site_read of the site numbered N (mt_stack_site_number), for a reader
+ * that knows it: the stack's record is not read. */
+void mt_site_read_number(uint32_t n, mt_site_counters *out);
 #endif
 
 #ifdef MEMTRACE_PROFILER
 /* One block of SIZE bytes at stack ID counted in its site, allocated or
- * FREED, in the calling thread's table (the shared one when it has none):
- * as many bytes and blocks as it stands for (sample mode: scaled). Returns
- * those bytes, the live total's change; 0 for an id with no site. */
-static inline uint64_t mt_site_count(mt_stack_id id, size_t size, bool freed)
+ * FREED (and with TEMP, a free only, one more temporary allocation), in the
+ * calling thread's table (the shared one when it has none): as many bytes
+ * and blocks as it stands for (sample mode: scaled). Returns those bytes,
+ * the live total's change; 0 for an id with no site. */
+static inline uint64_t mt_site_count(mt_stack_id id, size_t size, bool freed, bool temp)
 {
     mt_sample_estimate est = { size, 1 };
     if (MT_UNLIKELY(mt_sample_rate))
@@ -200,10 +204,12 @@ static inline uint64_t mt_site_count(mt_stack_id id, size_t size, bool freed)
     mt_site_counters *c = mt_site_own(n);
     if (MT_LIKELY(c != NULL)) {
         mt_site_own_touch(c);
+        if (temp)
+            mt_site_local_add(&c->temp_blocks, 1);
         mt_site_local_add(freed ? &c->freed_bytes : &c->alloc_bytes, est.bytes);
         mt_site_local_add(freed ? &c->freed_blocks : &c->alloc_blocks, est.blocks);
     } else {
-        mt_site_shared_add(n, est.bytes, est.blocks, freed);
+        mt_site_shared_add(n, est.bytes, est.blocks, freed, temp);
     }
     return est.bytes;
 }
@@ -214,7 +220,7 @@ static inline uint64_t mt_site_count(mt_stack_id id, size_t size, bool freed)
 static inline void mt_site_alloc(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
-    uint64_t bytes = mt_site_count(id, size, false);
+    uint64_t bytes = mt_site_count(id, size, false, false);
     if (bytes == 0)
         return;
     uint64_t live = mt_atomic_add_relaxed(&mt_site_live_total, bytes) + bytes;
@@ -230,7 +236,7 @@ static inline void mt_site_alloc(mt_stack_id id, size_t size)
 static inline void mt_site_free(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
-    uint64_t bytes = mt_site_count(id, size, true);
+    uint64_t bytes = mt_site_count(id, size, true, false);
     if (bytes)
         mt_atomic_sub_relaxed(&mt_site_live_total, bytes);
 #else
@@ -269,11 +275,21 @@ static inline void mt_site_note_gone(mt_stack_id id, uint64_t seq)
 }
 
 /* This thread freed block SEQ of SIZE bytes at ID: mt_site_note_gone and
- * mt_site_free. */
+ * mt_site_free, with the site's entry found once (a third of the frees in
+ * sqlite end a temporary allocation). */
 static inline void mt_site_end_block(mt_stack_id id, size_t size, uint64_t seq)
 {
-    mt_site_note_gone(id, seq);
-    mt_site_free(id, size);
+#ifdef MEMTRACE_PROFILER
+    bool temp = seq == mt_site_last_seq;
+    mt_site_last_seq = UINT64_MAX;
+    uint64_t bytes = mt_site_count(id, size, true, temp);
+    if (bytes)
+        mt_atomic_sub_relaxed(&mt_site_live_total, bytes);
+#else
+    (void)id;
+    (void)size;
+    (void)seq;
+#endif
 }
 
 #endif

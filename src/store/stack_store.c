@@ -30,7 +30,7 @@
 
 #include <string.h>
 
-#define CHUNK_BITS 19
+#define CHUNK_BITS MT_STACK_CHUNK_BITS
 #define CHUNK_WORDS ((uint32_t)1 << CHUNK_BITS)
 #define MAX_CHUNKS ((uint32_t)1 << (32 - CHUNK_BITS))
 #define INITIAL_INDEX 4096
@@ -51,7 +51,7 @@ static mt_lock store_lock = MT_LOCK_INIT;
  * reader got its id through an index slot or a header published after the
  * chunk, so it never sees NULL for a chunk that holds its record; for an id
  * from elsewhere NULL means "no stack". */
-static mt_atomic(uint64_t *) chunks[MAX_CHUNKS];
+mt_atomic(uint64_t *) mt_stack_chunks[MAX_CHUNKS];
 static uint32_t cur_chunk;    /* store_lock */
 static uint32_t cur_word = 1; /* store_lock; id 0 stays unused */
 /* Published with release by index_make_room; mt_stack_intern's lock-free
@@ -104,7 +104,7 @@ static inline uint64_t hash_frames(const uintptr_t *frames, unsigned depth)
 static const uint64_t *record_of(mt_stack_id id)
 {
     uint32_t c = id >> CHUNK_BITS, w = id & (CHUNK_WORDS - 1);
-    const uint64_t *chunk = mt_atomic_load_acquire(&chunks[c]);
+    const uint64_t *chunk = mt_atomic_load_acquire(&mt_stack_chunks[c]);
     return chunk ? chunk + w : NULL;
 }
 
@@ -185,7 +185,7 @@ static bool index_make_room(void)
 static mt_stack_id arena_alloc(uint32_t words)
 {
     MT_ASSERT(mt_lock_is_mine(&store_lock));
-    bool have = mt_atomic_load_relaxed(&chunks[cur_chunk]) != NULL;
+    bool have = mt_atomic_load_relaxed(&mt_stack_chunks[cur_chunk]) != NULL;
     if (!have || cur_word + words > CHUNK_WORDS) {
         uint32_t c = have ? cur_chunk + 1 : cur_chunk;
         if (c >= MAX_CHUNKS)
@@ -195,7 +195,7 @@ static mt_stack_id arena_alloc(uint32_t words)
             return 0;
         add_mapped(CHUNK_WORDS * sizeof(uint64_t));
         /* Pairs with the acquire loads in record_of and mt_stack_foreach. */
-        mt_atomic_store_release(&chunks[c], chunk);
+        mt_atomic_store_release(&mt_stack_chunks[c], chunk);
         cur_chunk = c;
         cur_word = c == 0 ? 1 : 0;
     }
@@ -271,16 +271,10 @@ void *mt_stack_site_words(mt_stack_id id)
     return r ? r + 1 : NULL; /* an id handed out always has its chunk */
 }
 
-uint32_t mt_stack_site_number(mt_stack_id id)
-{
-    const uint64_t *w = mt_stack_site_words(id);
-    return w ? (uint32_t)*w : UINT32_MAX;
-}
-
 void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *), void *ctx)
 {
     for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
-        const uint64_t *chunk = mt_atomic_load_acquire(&chunks[c]);
+        const uint64_t *chunk = mt_atomic_load_acquire(&mt_stack_chunks[c]);
         if (!chunk)
             return;
         for (uint32_t w = c == 0 ? 1 : 0; w < CHUNK_WORDS;) {
@@ -291,6 +285,40 @@ void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void 
             fn(c << CHUNK_BITS | w, (const uintptr_t *)(chunk + w + FRAMES_AT), depth, ctx);
             w += FRAMES_AT + depth;
         }
+    }
+}
+
+/* A zero header at the cursor is either the end of its chunk's records or
+ * a record not yet published. Once the next chunk exists it is the end:
+ * records are appended in order under store_lock, and every record of
+ * chunk C was published before chunk C + 1 was (the acquire load of that
+ * chunk pairs with its release store in arena_alloc). */
+void mt_stack_foreach_new(mt_stack_cursor *at,
+                          bool (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *), void *ctx)
+{
+    for (uint32_t c = at->chunk; c < MAX_CHUNKS; c++) {
+        const uint64_t *chunk = mt_atomic_load_acquire(&mt_stack_chunks[c]);
+        if (!chunk)
+            return;
+        uint32_t w = c == at->chunk ? at->word : 0;
+        if (c == 0 && w == 0)
+            w = 1;
+        while (w < CHUNK_WORDS) {
+            uint64_t header = mt_atomic_load_acquire(&chunk[w]);
+            if (!(header & PRESENT)) {
+                if (c + 1 >= MAX_CHUNKS || !mt_atomic_load_acquire(&mt_stack_chunks[c + 1]))
+                    return; /* not published yet: offered next time */
+                header = mt_atomic_load_acquire(&chunk[w]);
+                if (!(header & PRESENT))
+                    break; /* the end of this chunk's records */
+            }
+            unsigned depth = (unsigned)(header & 0xffff);
+            if (!fn(c << CHUNK_BITS | w, (const uintptr_t *)(chunk + w + FRAMES_AT), depth, ctx))
+                return;
+            w += FRAMES_AT + depth;
+            *at = (mt_stack_cursor){ c, w };
+        }
+        *at = (mt_stack_cursor){ c + 1, 0 };
     }
 }
 
@@ -307,7 +335,7 @@ size_t mt_stack_mapped_bytes(void)
 void mt_stack_describe(mt_stack_layout *out)
 {
     *out = (mt_stack_layout){
-        .chunks = (const void *)chunks,
+        .chunks = (const void *)mt_stack_chunks,
         .count = (const uint32_t *)&num_stacks,
         .max_chunks = MAX_CHUNKS,
         .chunk_bits = CHUNK_BITS,

@@ -4,6 +4,7 @@
 #ifndef MT_STACK_STORE_H
 #define MT_STACK_STORE_H
 
+#include "base/atomic.h"
 #include "base/common.h"
 
 #include <stdbool.h>
@@ -36,10 +37,25 @@ unsigned mt_stack_get(mt_stack_id id, const uintptr_t **frames);
  * in a build without them. */
 void *mt_stack_site_words(mt_stack_id id);
 
+/* The chunk table (stack_store.c): entry C goes once from NULL to chunk C,
+ * of 2^MT_STACK_CHUNK_BITS words. Here for mt_stack_site_number only. */
+#define MT_STACK_CHUNK_BITS 19
+extern mt_atomic(uint64_t *) mt_stack_chunks[] MT_HIDDEN;
+
 /* The site number of stack ID: its ordinal among the stored stacks (0 for
  * the first; so numbers are dense and never reused), UINT32_MAX for id 0
- * or in a build without site words. */
-uint32_t mt_stack_site_number(mt_stack_id id);
+ * or in a build without site words. Inline: the profiler reads it on every
+ * allocation and free (a handed-out id always has its chunk; the acquire
+ * load pairs with the chunk's release store, as in mt_stack_get). */
+static inline uint32_t mt_stack_site_number(mt_stack_id id)
+{
+    if (MT_STACK_SITE_WORDS == 0 || id == 0)
+        return UINT32_MAX;
+    const uint64_t *chunk = mt_atomic_load_acquire(&mt_stack_chunks[id >> MT_STACK_CHUNK_BITS]);
+    if (!chunk)
+        return UINT32_MAX;
+    return (uint32_t)chunk[(id & ((UINT32_C(1) << MT_STACK_CHUNK_BITS) - 1)) + 1];
+}
 
 /* Calls FN for every stored stack, in the order they were stored. Safe
  * while other threads intern: it sees the stacks stored before it began
@@ -47,6 +63,23 @@ uint32_t mt_stack_site_number(mt_stack_id id);
 void mt_stack_foreach(void (*fn)(mt_stack_id id, const uintptr_t *frames, unsigned depth,
                                  void *ctx),
                       void *ctx);
+
+/* Where mt_stack_foreach_new resumes: the place of the next record to
+ * visit. Zeroed: the store's start. */
+typedef struct {
+    uint32_t chunk, word;
+} mt_stack_cursor;
+
+/* Calls FN, in the order they were stored, for every stack stored from *AT
+ * on whose record is published, moving *AT past each stack FN accepts
+ * (returns true); stops at the first it refuses, so that the next call
+ * offers it again. Lock-free like mt_stack_foreach, but a walk repeated
+ * with the same cursor reads only the records added since (a report's
+ * walk must not read the whole store each time). */
+void mt_stack_foreach_new(mt_stack_cursor *at,
+                          bool (*fn)(mt_stack_id id, const uintptr_t *frames, unsigned depth,
+                                     void *ctx),
+                          void *ctx);
 
 /* Number of distinct stacks stored. */
 uint32_t mt_stack_count(void);

@@ -63,3 +63,35 @@ Test(site, a_claim_left_by_a_fork_is_claimed_over)
     cr_assert_eq(mt_atomic_load_relaxed(&c.peak_epoch), now);
     cr_assert_eq(mt_atomic_load_relaxed(&c.peak_bytes), 10);
 }
+
+/* ------------------------------------------------------------ the ranking
+ * src/profile/sites.c, linked in: a report's top N (a bounded heap) are the
+ * N first of the whole ranking, in its order, ties by store order. */
+#include "base/config.h"
+#include "profile/prof_internal.h"
+
+Test(site, the_top_n_are_the_ranking_s_first)
+{
+    enum { STACKS = 3000, TOP = 10 };
+    for (uintptr_t i = 0; i < STACKS; i++) {
+        uintptr_t f[2] = { 0x5000, i };
+        mt_stack_id id = mt_stack_intern(f, 2);
+        /* Many equal keys: their order is the order stored. */
+        mt_site_alloc(id, (size_t)((i * 7919) % 61) * 8);
+    }
+    mt_prof_reserve_sites();
+    struct mt_prof_walk w;
+    mt_prof_walk_sites(&w);
+    cr_assert_eq(mt_prof_nsites, STACKS);
+    for (size_t top = 1; top <= 300; top += top < TOP ? 1 : 37) {
+        size_t n, all;
+        struct mt_prof_site *got[300];
+        struct mt_prof_site **v = mt_prof_largest(MT_TOP_BY_LIVE, top, true, &n);
+        cr_assert_eq(n, top);
+        memcpy(got, v, n * sizeof *v);
+        v = mt_prof_largest(MT_TOP_BY_LIVE, SIZE_MAX, true, &all);
+        cr_assert_gt(all, top);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_eq(got[i], v[i], "top %zu: entry %zu is not the ranking's", top, i);
+    }
+}

@@ -118,3 +118,50 @@ Test(stack_store, foreach_visits_every_stack_once)
     cr_assert_eq(visited, 30000);
     cr_assert_eq(visited_depth, total);
 }
+
+/* A walk resumed at its cursor: batches of stacks stored between walks,
+ * across chunk ends, each stack offered in the order stored, once accepted
+ * never again, and a refused one offered again by the next walk. */
+enum { RESUMED = 60000 };
+static mt_stack_id resumed_ids[RESUMED];
+static unsigned resumed_next, resumed_wrong, resumed_refusals;
+
+static bool take(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
+{
+    (void)frames;
+    (void)depth;
+    unsigned *stored = ctx;
+    /* Refuse every 7,000th stack the first time it is offered. */
+    if (resumed_next % 7000 == 6999 && resumed_refusals < resumed_next / 7000 + 1) {
+        resumed_refusals++;
+        return false;
+    }
+    resumed_wrong += resumed_next >= *stored || id != resumed_ids[resumed_next];
+    resumed_next++;
+    return true;
+}
+
+Test(stack_store, foreach_new_resumes_where_it_stopped)
+{
+    uintptr_t f[40];
+    mt_stack_cursor at = { 0, 0 };
+    unsigned stored = 0, walks = 0;
+    while (stored < RESUMED) {
+        unsigned batch = 1 + (stored * 2654435761u) % 5000;
+        for (unsigned b = 0; b < batch && stored < RESUMED; b++, stored++) {
+            unsigned d = 1 + stored % 40;
+            for (unsigned k = 0; k < d; k++)
+                f[k] = stored * 64 + k;
+            resumed_ids[stored] = mt_stack_intern(f, d);
+        }
+        mt_stack_foreach_new(&at, take, &stored);
+        walks++;
+    }
+    while (resumed_next < RESUMED && walks++ < 100)
+        mt_stack_foreach_new(&at, take, &stored);
+    cr_assert_eq(resumed_refusals, RESUMED / 7000);
+    cr_assert_eq(resumed_wrong, 0, "%u stacks offered out of order", resumed_wrong);
+    cr_assert_eq(resumed_next, RESUMED);
+    mt_stack_foreach_new(&at, take, &stored);
+    cr_assert_eq(resumed_next, RESUMED, "a walk with nothing new offers nothing");
+}
