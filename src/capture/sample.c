@@ -2,6 +2,8 @@
 #include "capture/sample.h"
 
 #include "base/atomic.h"
+#include "capture/entry.h"
+#include "capture/sample_fast.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -91,4 +93,10 @@ void mt_sample_sampled(void *p, size_t size)
 void mt_trailer_restore(void *p, const mt_sample_block *b)
 {
     mt_trailer_write(p, b->usable, b->size, b->id, b->kind);
+}
+
+MT_COLD void mt_fast_record(void *p, size_t size, unsigned kind)
+{
+    mt_sample_sampled(p, size);
+    mt_record(p, size, kind);
 }

@@ -8,6 +8,7 @@
  * (tests/static/interposed.py checks). */
 #include "base/common.h"
 #include "capture/real.h"
+#include "capture/sample_fast.h"
 #include "capture/tracer.h"
 #include "runtime/children.h"
 #include "runtime/guard_signal.h"
@@ -23,9 +24,26 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-MT_EXPORT void *malloc(size_t size) { return mt_malloc(size); }
-MT_EXPORT void free(void *ptr) { mt_free(ptr); }
-MT_EXPORT void *calloc(size_t n, size_t size) { return mt_calloc(n, size); }
+/* Sample mode's fast path first (capture/sample_fast.h), then the general one. */
+MT_EXPORT void *malloc(size_t size)
+{
+    if (MT_LIKELY(mt_fast_alloc_ok(size)))
+        return mt_fast_trail(mt_real.malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
+    return mt_malloc(size);
+}
+MT_EXPORT void free(void *ptr)
+{
+    if (MT_LIKELY(mt_fast_free(ptr)))
+        return;
+    mt_free(ptr);
+}
+MT_EXPORT void *calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (MT_LIKELY(!__builtin_mul_overflow(n, size, &total) && mt_fast_alloc_ok(total)))
+        return mt_fast_trail(mt_real.calloc(1, total + MT_TRAILER), total, MT_KIND_MALLOC);
+    return mt_calloc(n, size);
+}
 MT_EXPORT void *realloc(void *ptr, size_t size) { return mt_realloc(ptr, size); }
 MT_EXPORT void *reallocarray(void *ptr, size_t n, size_t size) { return mt_reallocarray(ptr, n, size); }
 MT_EXPORT int posix_memalign(void **out, size_t align, size_t size) { return mt_posix_memalign(out, align, size); }
