@@ -94,6 +94,16 @@ static inline __attribute__((always_inline)) void *mt_fast_trail(void *p, size_t
     return p;
 }
 
+/* True when the next operators new and delete in their plain, nothrow and
+ * sized forms are libstdc++'s and the next malloc glibc's: libstdc++'s new
+ * is malloc (of 1 byte for 0) with, when it fails, the new_handler loop or
+ * std::bad_alloc; its delete is free. Set by mt_sample_ext_found, once the
+ * next definitions are known (before mt_ext_ready); never cleared. */
+extern bool mt_sample_cxx MT_HIDDEN;
+
+/* Sets mt_sample_cxx from mt_ext (called by mt_ext_lookup). */
+void mt_sample_ext_found(void);
+
 /* True when the free of PTR was made here (see above). */
 static inline bool mt_fast_free(void *ptr)
 {
@@ -107,6 +117,24 @@ static inline bool mt_fast_free(void *ptr)
         return false;
     mt_real.free(ptr);
     return true;
+}
+
+/* operator new of SIZE bytes, family KIND, in one of the forms mt_sample_cxx
+ * covers: the block, or NULL when the general path must make the call (also
+ * when malloc failed here: the next operator new's call there runs the
+ * new_handler loop or throws; the countdowns were consumed twice then). */
+static inline __attribute__((always_inline)) void *mt_fast_new(size_t size, unsigned kind)
+{
+    if (MT_LIKELY(mt_sample_cxx) && mt_fast_alloc_ok(size))
+        return mt_fast_trail(mt_real.malloc(size + MT_TRAILER), size, kind);
+    return NULL;
+}
+
+/* operator delete of PTR in one of the forms mt_sample_cxx covers: true
+ * when the free was made here. */
+static inline bool mt_fast_delete(void *ptr)
+{
+    return MT_LIKELY(mt_sample_cxx) && mt_fast_free(ptr);
 }
 
 #endif
