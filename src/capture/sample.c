@@ -2,8 +2,7 @@
 #include "capture/sample.h"
 
 #include "base/atomic.h"
-#include "capture/entry.h"
-#include "capture/sample_fast.h"
+#include "store/live_bytes.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -19,26 +18,6 @@ static bool in_libc(void *fn)
 {
     Dl_info info;
     return fn && dladdr(fn, &info) && info.dli_fname && strstr(info.dli_fname, "/libc.so.");
-}
-
-bool mt_sample_cxx;
-
-/* Whether FN is defined by libstdc++.so. */
-static bool in_libstdcxx(void *fn)
-{
-    Dl_info info;
-    return fn && dladdr(fn, &info) && info.dli_fname && strstr(info.dli_fname, "/libstdc++.so.");
-}
-
-void mt_sample_ext_found(void)
-{
-    static const unsigned forms[] = { MT_X_NEW,  MT_X_NEW_NT,  MT_X_NEWA,   MT_X_NEWA_NT,
-                                      MT_X_DEL,  MT_X_DEL_SZ,  MT_X_DEL_NT, MT_X_DELA,
-                                      MT_X_DELA_SZ, MT_X_DELA_NT };
-    bool all = mt_sample_glibc;
-    for (size_t i = 0; all && i < sizeof forms / sizeof forms[0]; i++)
-        all = in_libstdcxx(mt_atomic_load_relaxed(&mt_ext[forms[i]]));
-    mt_sample_cxx = all;
 }
 
 static uint64_t seed;
@@ -90,6 +69,7 @@ bool mt_sample_draw(size_t size)
         do
             me->rng = splitmix(&x);
         while (me->rng == 0);
+        mt_live_thread_start();
         me->left = next_interval(me);
         int64_t left = me->left - (int64_t)size;
         if (left > 0) {
@@ -113,10 +93,4 @@ void mt_sample_sampled(void *p, size_t size)
 void mt_trailer_restore(void *p, const mt_sample_block *b)
 {
     mt_trailer_write(p, b->usable, b->size, b->id, b->kind);
-}
-
-MT_COLD void mt_fast_record(void *p, size_t size, unsigned kind)
-{
-    mt_sample_sampled(p, size);
-    mt_record(p, size, kind);
 }
