@@ -118,7 +118,8 @@ static inline size_t mt_sample_usable(void *p)
 
 /* True when P (not NULL, the next allocator's) is an unsampled block: *B
  * says what its trailer says. */
-static inline bool mt_sample_unsampled(void *p, mt_sample_block *b)
+static inline __attribute__((always_inline)) bool mt_sample_unsampled(void *p,
+                                                                mt_sample_block *b)
 {
     size_t u = mt_sample_usable(p);
     if (MT_UNLIKELY(u < MT_TRAILER))
@@ -143,7 +144,7 @@ static inline void mt_trailer_clear(void *p, size_t u)
 
 /* The free of P in sample mode: true when P was an unsampled block, now
  * counted freed (its tag), its trailer cleared; the caller frees it. */
-static inline bool mt_sample_free(void *p)
+static inline __attribute__((always_inline)) bool mt_sample_free(void *p)
 {
     mt_sample_block b;
     if (MT_LIKELY(mt_sample_unsampled(p, &b))) {

@@ -105,7 +105,7 @@ extern bool mt_sample_cxx MT_HIDDEN;
 void mt_sample_ext_found(void);
 
 /* True when the free of PTR was made here (see above). */
-static inline bool mt_fast_free(void *ptr)
+static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 {
     if (MT_UNLIKELY(!mt_cfg.sample) || MT_UNLIKELY(ptr == NULL))
         return false;
