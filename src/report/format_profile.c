@@ -106,7 +106,8 @@ static void put_sampled(mt_out *out)
                       "memtrace: sampled (MEMTRACE_SAMPLE=%lu): bytes and blocks are "
                       "estimates\n"
                       "memtrace: sampled, but exact, every block counted: the total bytes live and "
-                      "the peak above (the peak within %lu bytes per thread)\n",
+                      "the peak above (the peak within %lu bytes per thread; its time an "
+                      "estimate)\n",
                       (unsigned long)mt_sample_rate, (unsigned long)MT_LIVE_FLUSH);
 }
 

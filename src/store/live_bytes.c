@@ -2,10 +2,10 @@
 #include "store/live_bytes.h"
 
 #include "base/atomic.h"
-#include "base/os.h"
 #include "base/reentry.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 
 MT_TLS mt_live_thread mt_live_me;
 
@@ -13,7 +13,6 @@ MT_TLS mt_live_thread mt_live_me;
  * flush. */
 static struct {
     mt_atomic(int64_t) total, peak;
-    mt_atomic(uint64_t) peak_ns;
 } __attribute__((aligned(MT_CACHELINE))) shared;
 
 void mt_live_flush(void)
@@ -24,21 +23,16 @@ void mt_live_flush(void)
     int64_t before = mt_atomic_add_relaxed(&shared.total, d);
     int64_t top = before + (hi > d ? hi : d);
     int64_t peak = mt_atomic_load_relaxed(&shared.peak);
-    while (peak < top) {
-        if (mt_atomic_cas_weak_relaxed(&shared.peak, &peak, top)) {
-            mt_atomic_store_relaxed(&shared.peak_ns, mt_os_now_ns());
-            break;
-        }
+    while (peak < top && !mt_atomic_cas_weak_relaxed(&shared.peak, &peak, top)) {
     }
 }
 
-void mt_live_read(uint64_t *live, uint64_t *peak, uint64_t *peak_ns)
+void mt_live_read(uint64_t *live, uint64_t *peak)
 {
     mt_live_flush();
     int64_t t = mt_atomic_load_relaxed(&shared.total), p = mt_atomic_load_relaxed(&shared.peak);
     *live = t > 0 ? (uint64_t)t : 0;
     *peak = p > t ? (uint64_t)p : *live;
-    *peak_ns = mt_atomic_load_relaxed(&shared.peak_ns);
 }
 
 static pthread_key_t key;

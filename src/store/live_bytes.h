@@ -58,9 +58,9 @@ static inline void mt_live_free(size_t size)
 }
 
 /* The shared total and peak after the caller's flush (0 for a total
- * that the threads' unflushed frees would make negative), and when the
- * peak was reached (mt_os_now_ns at the flush that raised it). */
-void mt_live_read(uint64_t *live, uint64_t *peak, uint64_t *peak_ns);
+ * that the threads' unflushed frees would make negative). When the peak
+ * was reached is not kept: a flush can come long after. */
+void mt_live_read(uint64_t *live, uint64_t *peak);
 
 /* The calling thread's delta is flushed when it ends, too (once per
  * thread; no heap but the internal heap's). */
