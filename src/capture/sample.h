@@ -144,7 +144,7 @@ static inline void mt_trailer_clear(void *p, size_t u)
 
 /* The free of P in sample mode: true when P was an unsampled block, now
  * counted freed (its tag), its trailer cleared; the caller frees it. */
-static inline __attribute__((always_inline)) bool mt_sample_free(void *p)
+static inline bool mt_sample_free(void *p)
 {
     mt_sample_block b;
     if (MT_LIKELY(mt_sample_unsampled(p, &b))) {

@@ -31,3 +31,13 @@ MT_COLD void mt_fast_record(void *p, size_t size, unsigned kind)
     mt_sample_sampled(p, size);
     mt_record(p, size, kind);
 }
+
+void *mt_fast_malloc(size_t size)
+{
+    return mt_fast_trail(mt_real.malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
+}
+
+void *mt_fast_calloc(size_t total)
+{
+    return mt_fast_trail(mt_real.calloc(1, total + MT_TRAILER), total, MT_KIND_MALLOC);
+}

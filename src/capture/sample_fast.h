@@ -104,6 +104,12 @@ extern bool mt_sample_cxx MT_HIDDEN;
 /* Sets mt_sample_cxx from mt_ext (called by mt_ext_lookup). */
 void mt_sample_ext_found(void);
 
+/* malloc's and calloc's fast path once mt_fast_alloc_ok said yes (out of
+ * line, so that an entry point that goes on to the general path does so
+ * by a bare jump, with no frame to set up). */
+void *mt_fast_malloc(size_t size);
+void *mt_fast_calloc(size_t total);
+
 /* True when the free of PTR was made here (see above). */
 static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 {
@@ -113,8 +119,11 @@ static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
         return false;
     if (MT_UNLIKELY(mt_passthrough || mt_atomic_load_acquire(&mt_phase) != MT_READY))
         return false;
-    if (!mt_sample_free(ptr))
+    mt_sample_block b; /* mt_sample_free, inlined whole here */
+    if (!mt_sample_unsampled(ptr, &b))
         return false;
+    mt_tag_free(b.id, b.size);
+    mt_trailer_clear(ptr, b.usable);
     mt_real.free(ptr);
     return true;
 }

@@ -28,7 +28,7 @@
 MT_EXPORT void *malloc(size_t size)
 {
     if (MT_LIKELY(mt_fast_alloc_ok(size)))
-        return mt_fast_trail(mt_real.malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
+        return mt_fast_malloc(size);
     return mt_malloc(size);
 }
 MT_EXPORT void free(void *ptr)
@@ -41,7 +41,7 @@ MT_EXPORT void *calloc(size_t n, size_t size)
 {
     size_t total;
     if (MT_LIKELY(!__builtin_mul_overflow(n, size, &total) && mt_fast_alloc_ok(total)))
-        return mt_fast_trail(mt_real.calloc(1, total + MT_TRAILER), total, MT_KIND_MALLOC);
+        return mt_fast_calloc(total);
     return mt_calloc(n, size);
 }
 MT_EXPORT void *realloc(void *ptr, size_t size) { return mt_realloc(ptr, size); }
