@@ -159,6 +159,12 @@ struct memtrace_state {
      * << g | h >> (64 - g)) mod live_shard_count (h >> 64 is 0) and home =
      * (h << g) >> (64 - log2cap). */
     uint64_t live_region_shift, live_group_bits;
+    /* The exact live total and peak (store/live_bytes.h), in bytes of every
+     * traced block, sampled or not: live_exact and live_exact_peak are the
+     * addresses of int64_t words, the sums the threads have flushed; each
+     * thread still running may hold up to live_exact_slack bytes more or
+     * less, not flushed yet. */
+    uint64_t live_exact, live_exact_peak, live_exact_slack;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,
