@@ -156,6 +156,9 @@ sampled_round() {
         fi
         ENV[${w}_estimate]="MEMTRACE_SAMPLE=524288 MEMTRACE_SAMPLE_SEED=$r MEMTRACE_INTERVAL_MS=0 MEMTRACE_TOP_BY=allocs MEMTRACE_EXIT_TOP=1000000 ${ENV[$w]:-}"
         run_one "${w}_estimate" profiler "$r" "${cmd[@]}"
+        # The same at a finer rate: the estimator converging as 1/sqrt(K).
+        ENV[${w}_fine]="MEMTRACE_SAMPLE=16384 MEMTRACE_SAMPLE_SEED=$r MEMTRACE_INTERVAL_MS=0 MEMTRACE_TOP_BY=allocs MEMTRACE_EXIT_TOP=1000000 ${ENV[$w]:-}"
+        run_one "${w}_fine" profiler "$r" "${cmd[@]}"
     done
 }
 
@@ -452,23 +455,25 @@ done
 echo " $sampled_line"
 speedup_sampled=$(ratios churn_sampled tracer wall churn2_sampled tracer | median)
 echo "churn 2 threads vs 1 thread under sampling (wall speedup, median): $(fmt "$speedup_sampled")x, native $(fmt "$speedup_native")x"
-accuracy() { # accuracy WORKLOAD: sample_accuracy.py's line over the rounds' seeds
+accuracy() { # accuracy WORKLOAD RUN RATE: sample_accuracy.py's line over the rounds' seeds
     local est=() r
     for ((r = 1; r <= ROUNDS; r++)); do
-        grep -q 'status=ok' "$WORK/res.$1_estimate.profiler.$r" 2>/dev/null && est+=("$WORK/log.$1_estimate.profiler.$r")
+        grep -q 'status=ok' "$WORK/res.$1_$2.profiler.$r" 2>/dev/null && est+=("$WORK/log.$1_$2.profiler.$r")
     done
     if grep -q 'status=ok' "$WORK/res.$1_exact.profiler.1" 2>/dev/null && [ ${#est[@]} -gt 0 ]; then
-        python3 "$SRC/sample_accuracy.py" "$WORK/log.$1_exact.profiler.1" "${est[@]}"
+        python3 "$SRC/sample_accuracy.py" --rate "$3" "$WORK/log.$1_exact.profiler.1" "${est[@]}"
     else
-        echo "sites_err=- live_err=- live_kind=- sites=0 runs=0"
+        echo "sites_err=- expected_err=- live_err=- live_kind=- sites=0 runs=0"
     fi
 }
 declare -A acc_sites acc_live
 for w in churn g++; do
-    a=$(accuracy "$w")
+    a=$(accuracy "$w" estimate 524288)
     acc_sites[$w]=$(field <(echo "$a") sites_err)
     acc_live[$w]=$(field <(echo "$a") live_err)
-    echo "estimates on $w, MEMTRACE_SAMPLE=524288, worst over $(field <(echo "$a") runs) seeds: top $(field <(echo "$a") sites) sites' allocated bytes off by at most $(fmt "${acc_sites[$w]}") (relative), live total ($(field <(echo "$a") live_kind)) by $(fmt "${acc_live[$w]}")"
+    echo "estimates on $w, MEMTRACE_SAMPLE=524288, worst over $(field <(echo "$a") runs) seeds: top $(field <(echo "$a") sites) sites' allocated bytes off by at most $(fmt "${acc_sites[$w]}") (relative; one standard deviation 1/sqrt(K) of the top's smallest: $(fmt "$(field <(echo "$a") expected_err)")), live total ($(field <(echo "$a") live_kind), counted exactly) by $(fmt "${acc_live[$w]}")"
+    a=$(accuracy "$w" fine 16384)
+    echo "estimates on $w, MEMTRACE_SAMPLE=16384, worst over $(field <(echo "$a") runs) seeds: top $(field <(echo "$a") sites) sites' allocated bytes off by at most $(fmt "$(field <(echo "$a") sites_err)") (relative; one standard deviation 1/sqrt(K) of the top's smallest: $(fmt "$(field <(echo "$a") expected_err)"))"
 done
 echo
 

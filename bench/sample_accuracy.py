@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sampling's estimates against a full run (bench/run.sh, issue 30).
 
-    sample_accuracy.py FULL_REPORT SAMPLED_REPORT...
+    sample_accuracy.py [--rate BYTES] FULL_REPORT SAMPLED_REPORT...
 
 Each REPORT is a profiler exit report (stderr of a run with
 MEMTRACE_TOP_BY=allocs). The sites are matched by their stack's text. For
@@ -9,8 +9,12 @@ the full run's 10 sites that allocated the most bytes, prints the largest
 relative error of a sampled run's estimate of their allocated bytes, over
 all the SAMPLED_REPORTs (one per seed), and the same for the live total:
 the bytes still live at exit, or the peak when under 1 MiB is live at exit
-(a program that frees everything). One line:
-    sites_err=0.043 live_err=0.012 live_kind=exit sites=10 runs=3"""
+(a program that frees everything). In sample mode the live total and the
+peak are counted exactly (live_err 0 expected). With --rate, the error
+expected of one site's estimate, 1/sqrt(K) for K = its bytes / BYTES
+samples (one standard deviation), of the top 10's smallest (the largest
+expected error), as expected_err. One line:
+    sites_err=0.043 expected_err=0.031 live_err=0 live_kind=exit sites=10 runs=3"""
 import re
 import sys
 
@@ -43,15 +47,20 @@ def parse(path):
 
 
 def main():
-    full, peak, live = parse(sys.argv[1])
+    args = sys.argv[1:]
+    rate = None
+    if args[:1] == ["--rate"]:
+        rate, args = int(args[1]), args[2:]
+    full, peak, live = parse(args[0])
     if not full or peak is None:
-        print("sites_err=- live_err=- live_kind=- sites=0 runs=0")
+        print("sites_err=- expected_err=- live_err=- live_kind=- sites=0 runs=0")
         return
     top = sorted(full, key=lambda k: -full[k])[:10]
+    expected = "%.4f" % max((rate / full[k]) ** 0.5 for k in top) if rate else "-"
     kind = "exit" if live >= 1 << 20 else "peak"
     exact_live = live if kind == "exit" else peak
     sites_err, live_err, runs = 0.0, 0.0, 0
-    for path in sys.argv[2:]:
+    for path in args[1:]:
         est, epeak, elive = parse(path)
         if epeak is None:
             continue
@@ -61,10 +70,11 @@ def main():
         e = elive if kind == "exit" else epeak
         live_err = max(live_err, abs(e - exact_live) / exact_live)
     if runs == 0:
-        print("sites_err=- live_err=- live_kind=%s sites=%d runs=0" % (kind, len(top)))
+        print("sites_err=- expected_err=%s live_err=- live_kind=%s sites=%d runs=0"
+              % (expected, kind, len(top)))
         return
-    print("sites_err=%.4f live_err=%.4f live_kind=%s sites=%d runs=%d"
-          % (sites_err, live_err, kind, len(top), runs))
+    print("sites_err=%.4f expected_err=%s live_err=%.4f live_kind=%s sites=%d runs=%d"
+          % (sites_err, expected, live_err, kind, len(top), runs))
 
 
 main()

@@ -308,6 +308,23 @@ static int by_bytes(const void *a, const void *b)
 }
 
 /* "top N": the N call sites holding the most live bytes. */
+/* In sample mode, the exact totals (descriptor's live_exact words) as the
+ * threads have flushed them; nothing from a process without them. */
+static void put_exact(mt_tables *t, mt_out *out)
+{
+    const void *live = t->d.live_exact ? mt_tables_read_at(t, t->d.live_exact, 8) : NULL;
+    const void *peak = t->d.live_exact_peak ? mt_tables_read_at(t, t->d.live_exact_peak, 8) : NULL;
+    if (!t->d.sample_rate || !live || !peak)
+        return;
+    int64_t l, p;
+    memcpy(&l, live, 8);
+    memcpy(&p, peak, 8);
+    mt_out_printf(out, "memtrace: sampled, but exact, every block counted: %" PRId64
+                       " bytes live, peak %" PRId64 " bytes (as the threads last flushed "
+                       "them: within %" PRIu64 " bytes per thread still running)\n",
+                  l, p > l ? p : l, t->d.live_exact_slack);
+}
+
 static void top(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *line, mt_out *out)
 {
     uint64_t n;
@@ -335,6 +352,7 @@ static void top(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *lin
                           "memtrace: sampled (MEMTRACE_SAMPLE=%" PRIu64
                           "): bytes and blocks are estimates\n",
                           t->d.sample_rate);
+        put_exact(t, out);
         for (size_t i = 0; i < shown; i++) {
             mt_out_printf(out, "memtrace: site %zu: %" PRIu64 " bytes in %" PRIu64
                                " %s allocated at:\n",
@@ -366,6 +384,7 @@ static void stats(mt_tables *t, mt_out *out)
     }
     mt_out_printf(out, "memtrace: %" PRIu64 " live blocks, %" PRIu64 " live bytes, %zu call "
                        "sites with live blocks\n", s.blocks, s.bytes, s.n);
+    put_exact(t, out);
     mt_out_printf(out, "memtrace: %" PRIu64 " distinct stacks, %" PRIu64 " allocations "
                        "recorded, %" PRIu64 " threads seen\n", nstacks, allocations, threads);
     mt_out_printf(out, "memtrace: %zu freed-history records (capacity %" PRIu64 "%s)\n", nfreed,

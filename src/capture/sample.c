@@ -2,6 +2,7 @@
 #include "capture/sample.h"
 
 #include "base/atomic.h"
+#include "store/live_bytes.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -68,6 +69,7 @@ bool mt_sample_draw(size_t size)
         do
             me->rng = splitmix(&x);
         while (me->rng == 0);
+        mt_live_thread_start();
         me->left = next_interval(me);
         int64_t left = me->left - (int64_t)size;
         if (left > 0) {

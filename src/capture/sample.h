@@ -118,7 +118,8 @@ static inline size_t mt_sample_usable(void *p)
 
 /* True when P (not NULL, the next allocator's) is an unsampled block: *B
  * says what its trailer says. */
-static inline bool mt_sample_unsampled(void *p, mt_sample_block *b)
+static inline __attribute__((always_inline)) bool mt_sample_unsampled(void *p,
+                                                                mt_sample_block *b)
 {
     size_t u = mt_sample_usable(p);
     if (MT_UNLIKELY(u < MT_TRAILER))

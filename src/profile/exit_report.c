@@ -149,6 +149,8 @@ static void exit_report_locked(pid_t pid)
                               .live = mt_atomic_load_relaxed(&mt_site_live_total),
                               .live_blocks = w.sum_blocks, .sites = w.nlive,
                               .top_by = mt_prof_set.top_by };
+    if (mt_sample_rate) /* the totals exact, not the records' estimates; the time the latter's */
+        mt_live_read(&head.live, &head.peak);
     mt_fmt_prof_exit_begin(&o, &head);
     mt_prof_say_recording(&o);
     if (count > shown)

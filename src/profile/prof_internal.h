@@ -20,6 +20,8 @@
 #include "base/output.h"
 #include "report/format_profile.h"
 #include "report/pprof_out.h"
+#include "store/live_bytes.h"
+#include "store/sample_weight.h"
 #include "store/site.h"
 #include "store/stack_store.h"
 

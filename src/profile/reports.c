@@ -56,6 +56,8 @@ static void report_locked(int why)
     mt_fmt_prof_report head = { .number = ++mt_prof_reports, .why = why, .pid = (int)getpid(),
                                 .ms = mt_prof_ms(mt_os_now_ns()), .live = total, .peak = peak,
                                 .sites = w.nlive, .shown = n, .top_by = mt_prof_set.top_by };
+    if (mt_sample_rate) /* the totals exact, not the records' estimates */
+        mt_live_read(&head.live, &head.peak);
     mt_fmt_prof_report_begin(&o, &head);
     mt_prof_say_recording(&o);
     for (size_t i = n; i-- > 0;)

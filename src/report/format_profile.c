@@ -7,6 +7,7 @@
 #include "scan/leak_scan.h"
 
 #include "base/config.h"
+#include "store/live_bytes.h"
 #include "store/sample_weight.h"
 
 #include <string.h>
@@ -103,8 +104,11 @@ static void put_sampled(mt_out *out)
     if (mt_sample_rate)
         mt_out_printf(out,
                       "memtrace: sampled (MEMTRACE_SAMPLE=%lu): bytes and blocks are "
-                      "estimates\n",
-                      (unsigned long)mt_sample_rate);
+                      "estimates\n"
+                      "memtrace: sampled, but exact, every block counted: the total bytes live and "
+                      "the peak above (the peak within %lu bytes per thread; its time an "
+                      "estimate)\n",
+                      (unsigned long)mt_sample_rate, (unsigned long)MT_LIVE_FLUSH);
 }
 
 void mt_fmt_prof_report_begin(mt_out *out, const mt_fmt_prof_report *r)

@@ -14,6 +14,7 @@
 #include "report/heap_error.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
+#include "store/live_bytes.h"
 #include "store/live_table.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
@@ -53,6 +54,9 @@ void mt_descriptor_publish(void)
     s->live_hash_multiplier = MT_LIVE_HASH_MULTIPLIER;
     s->live_region_shift = MT_LIVE_REGION_SHIFT;
     s->live_group_bits = MT_LIVE_GROUP_BITS;
+    s->live_exact = (uintptr_t)mt_live_total_word();
+    s->live_exact_peak = (uintptr_t)mt_live_peak_word();
+    s->live_exact_slack = MT_LIVE_FLUSH;
     s->entry_size = sizeof(mt_live_entry);
     s->entry_ptr = offsetof(mt_live_entry, ptr);
     s->entry_size_field = offsetof(mt_live_entry, size);

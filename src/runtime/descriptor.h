@@ -167,6 +167,12 @@ struct memtrace_state {
      * product (g: live_group_bits, or live_shard_bits without regions),
      * and the probe goes on from cap - 1 to 0. */
     uint64_t live_cap_offset;
+    /* The exact live total and peak (store/live_bytes.h), in bytes of every
+     * traced block, sampled or not: live_exact and live_exact_peak are the
+     * addresses of int64_t words, the sums the threads have flushed; each
+     * thread still running may hold up to live_exact_slack bytes more or
+     * less, not flushed yet. */
+    uint64_t live_exact, live_exact_peak, live_exact_slack;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -8,6 +8,7 @@
  * (tests/static/interposed.py checks). */
 #include "base/common.h"
 #include "capture/real.h"
+#include "capture/sample_fast.h"
 #include "capture/tracer.h"
 #include "runtime/children.h"
 #include "runtime/guard_signal.h"
@@ -23,9 +24,26 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-MT_EXPORT void *malloc(size_t size) { return mt_malloc(size); }
-MT_EXPORT void free(void *ptr) { mt_free(ptr); }
-MT_EXPORT void *calloc(size_t n, size_t size) { return mt_calloc(n, size); }
+/* Sample mode's fast path first (capture/sample_fast.h), then the general one. */
+MT_EXPORT void *malloc(size_t size)
+{
+    if (MT_LIKELY(mt_fast_alloc_ok(size)))
+        return mt_fast_malloc(size);
+    return mt_malloc(size);
+}
+MT_EXPORT void free(void *ptr)
+{
+    if (MT_LIKELY(mt_fast_free(ptr)))
+        return;
+    mt_free(ptr);
+}
+MT_EXPORT void *calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (MT_LIKELY(!__builtin_mul_overflow(n, size, &total) && mt_fast_alloc_ok(total)))
+        return mt_fast_calloc(total);
+    return mt_calloc(n, size);
+}
 MT_EXPORT void *realloc(void *ptr, size_t size) { return mt_realloc(ptr, size); }
 MT_EXPORT void *reallocarray(void *ptr, size_t n, size_t size) { return mt_reallocarray(ptr, n, size); }
 MT_EXPORT int posix_memalign(void **out, size_t align, size_t size) { return mt_posix_memalign(out, align, size); }
@@ -165,26 +183,27 @@ void tc_deletearray_nothrow(void *p, const void *nt);
 void tc_deletearray_aligned_nothrow(void *p, size_t al, const void *nt);
 
 /* C++ operator new, new[], delete, delete[]: std::align_val_t is passed as
- * a size_t, const std::nothrow_t & as a pointer. */
-MT_EXPORT void *_Znwm(size_t n) { return mt_new(n, 0, NULL, MT_OP(MT_X_NEW, 0, MT_KIND_NEW)); }
-MT_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { return mt_new(n, 0, nt, MT_OP(MT_X_NEW_NT, MT_FORM_NOTHROW, MT_KIND_NEW)); }
+ * a size_t, const std::nothrow_t & as a pointer. The forms that are
+ * libstdc++'s malloc and free take sample mode's fast path first. */
+MT_EXPORT void *_Znwm(size_t n) { void *p = mt_fast_new(n, MT_KIND_NEW); return p ? p : mt_new(n, 0, NULL, MT_OP(MT_X_NEW, 0, MT_KIND_NEW)); }
+MT_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { void *p = mt_fast_new(n, MT_KIND_NEW); return p ? p : mt_new(n, 0, nt, MT_OP(MT_X_NEW_NT, MT_FORM_NOTHROW, MT_KIND_NEW)); }
 MT_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al) { return mt_new(n, al, NULL, MT_OP(MT_X_NEW_AL, MT_FORM_ALIGNED, MT_KIND_NEW)); }
 MT_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { return mt_new(n, al, nt, MT_OP(MT_X_NEW_AL_NT, MT_FORM_ALIGNED | MT_FORM_NOTHROW, MT_KIND_NEW)); }
-MT_EXPORT void *_Znam(size_t n) { return mt_new(n, 0, NULL, MT_OP(MT_X_NEWA, 0, MT_KIND_NEW_ARRAY)); }
-MT_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt) { return mt_new(n, 0, nt, MT_OP(MT_X_NEWA_NT, MT_FORM_NOTHROW, MT_KIND_NEW_ARRAY)); }
+MT_EXPORT void *_Znam(size_t n) { void *p = mt_fast_new(n, MT_KIND_NEW_ARRAY); return p ? p : mt_new(n, 0, NULL, MT_OP(MT_X_NEWA, 0, MT_KIND_NEW_ARRAY)); }
+MT_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt) { void *p = mt_fast_new(n, MT_KIND_NEW_ARRAY); return p ? p : mt_new(n, 0, nt, MT_OP(MT_X_NEWA_NT, MT_FORM_NOTHROW, MT_KIND_NEW_ARRAY)); }
 MT_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al) { return mt_new(n, al, NULL, MT_OP(MT_X_NEWA_AL, MT_FORM_ALIGNED, MT_KIND_NEW_ARRAY)); }
 MT_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { return mt_new(n, al, nt, MT_OP(MT_X_NEWA_AL_NT, MT_FORM_ALIGNED | MT_FORM_NOTHROW, MT_KIND_NEW_ARRAY)); }
-MT_EXPORT void _ZdlPv(void *p) { mt_delete(p, 0, 0, NULL, MT_OP(MT_X_DEL, 0, MT_KIND_NEW)); }
-MT_EXPORT void _ZdlPvm(void *p, size_t n) { mt_delete(p, n, 0, NULL, MT_OP(MT_X_DEL_SZ, MT_FORM_SIZED, MT_KIND_NEW)); }
+MT_EXPORT void _ZdlPv(void *p) { if (!mt_fast_delete(p)) mt_delete(p, 0, 0, NULL, MT_OP(MT_X_DEL, 0, MT_KIND_NEW)); }
+MT_EXPORT void _ZdlPvm(void *p, size_t n) { if (!mt_fast_delete(p)) mt_delete(p, n, 0, NULL, MT_OP(MT_X_DEL_SZ, MT_FORM_SIZED, MT_KIND_NEW)); }
 MT_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al) { mt_delete(p, 0, al, NULL, MT_OP(MT_X_DEL_AL, MT_FORM_ALIGNED, MT_KIND_NEW)); }
 MT_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { mt_delete(p, n, al, NULL, MT_OP(MT_X_DEL_SZ_AL, MT_FORM_SIZED | MT_FORM_ALIGNED, MT_KIND_NEW)); }
-MT_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { mt_delete(p, 0, 0, nt, MT_OP(MT_X_DEL_NT, MT_FORM_NOTHROW, MT_KIND_NEW)); }
+MT_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { if (!mt_fast_delete(p)) mt_delete(p, 0, 0, nt, MT_OP(MT_X_DEL_NT, MT_FORM_NOTHROW, MT_KIND_NEW)); }
 MT_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { mt_delete(p, 0, al, nt, MT_OP(MT_X_DEL_AL_NT, MT_FORM_ALIGNED | MT_FORM_NOTHROW, MT_KIND_NEW)); }
-MT_EXPORT void _ZdaPv(void *p) { mt_delete(p, 0, 0, NULL, MT_OP(MT_X_DELA, 0, MT_KIND_NEW_ARRAY)); }
-MT_EXPORT void _ZdaPvm(void *p, size_t n) { mt_delete(p, n, 0, NULL, MT_OP(MT_X_DELA_SZ, MT_FORM_SIZED, MT_KIND_NEW_ARRAY)); }
+MT_EXPORT void _ZdaPv(void *p) { if (!mt_fast_delete(p)) mt_delete(p, 0, 0, NULL, MT_OP(MT_X_DELA, 0, MT_KIND_NEW_ARRAY)); }
+MT_EXPORT void _ZdaPvm(void *p, size_t n) { if (!mt_fast_delete(p)) mt_delete(p, n, 0, NULL, MT_OP(MT_X_DELA_SZ, MT_FORM_SIZED, MT_KIND_NEW_ARRAY)); }
 MT_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al) { mt_delete(p, 0, al, NULL, MT_OP(MT_X_DELA_AL, MT_FORM_ALIGNED, MT_KIND_NEW_ARRAY)); }
 MT_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { mt_delete(p, n, al, NULL, MT_OP(MT_X_DELA_SZ_AL, MT_FORM_SIZED | MT_FORM_ALIGNED, MT_KIND_NEW_ARRAY)); }
-MT_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { mt_delete(p, 0, 0, nt, MT_OP(MT_X_DELA_NT, MT_FORM_NOTHROW, MT_KIND_NEW_ARRAY)); }
+MT_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { if (!mt_fast_delete(p)) mt_delete(p, 0, 0, nt, MT_OP(MT_X_DELA_NT, MT_FORM_NOTHROW, MT_KIND_NEW_ARRAY)); }
 MT_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { mt_delete(p, 0, al, nt, MT_OP(MT_X_DELA_AL_NT, MT_FORM_ALIGNED | MT_FORM_NOTHROW, MT_KIND_NEW_ARRAY)); }
 
 /* jemalloc */

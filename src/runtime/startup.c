@@ -17,6 +17,7 @@
 #include "capture/heap_check.h"
 #include "runtime/attach.h"
 #include "capture/real.h"
+#include "capture/sample_fast.h"
 #include "capture/sample.h"
 #include "leak/leak_check.h"
 #include "profile/profiler.h"
@@ -177,6 +178,7 @@ MT_COLD void mt_ext_lookup(void)
     int was = mt_enter();
     for (int i = 0; i < MT_EXT_COUNT; i++)
         mt_atomic_store_relaxed(&mt_ext[i], next_symbol(ext_names[i]));
+    mt_sample_ext_found();
     mt_leave(was);
     mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in capture/entry.h's mt_ext_get() */
 }

@@ -19,12 +19,16 @@
  * another thread adds to the node's second line with an atomic add (the
  * remote counters): the one line two threads write, and only for blocks
  * freed away from their thread. A reader (the outputs, gdb) adds the two.
- * Nothing is ever unlinked: a thread that ends leaves its tree. */
+ * Nothing is ever unlinked: a thread that ends leaves its tree.
+ *
+ * The two calls also keep the exact live total and peak of every traced
+ * block, tags in use or not (store/live_bytes.h). */
 #ifndef MT_TAGS_H
 #define MT_TAGS_H
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "store/live_bytes.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,6 +75,7 @@ uint32_t mt_tag_thread_root(void);
  * owner's counters are plain read-then-write). */
 static inline uint32_t mt_tag_alloc(size_t size)
 {
+    mt_live_alloc(size); /* every traced block passes here: live_bytes.h */
     uint32_t id = mt_tag_cur;
     if (MT_LIKELY(id == 0)) {
         if (MT_LIKELY(!mt_atomic_load_relaxed(&mt_tags_used)))
@@ -91,6 +96,7 @@ static inline uint32_t mt_tag_alloc(size_t size)
  * from another thread. */
 static inline void mt_tag_free(uint32_t id, size_t size)
 {
+    mt_live_free(size);
     mt_tag_node *nodes = mt_tag_nodes;
     if (MT_LIKELY(id == 0) || nodes == NULL)
         return;
@@ -110,6 +116,8 @@ static inline void mt_tag_free(uint32_t id, size_t size)
  * counts; no free or allocation is counted. */
 static inline void mt_tag_resized(uint32_t id, size_t old, size_t new_size)
 {
+    mt_live_free(old);
+    mt_live_alloc(new_size);
     mt_tag_node *nodes = mt_tag_nodes;
     if (id == 0 || nodes == NULL)
         return;

@@ -58,6 +58,17 @@ has "memtrace EXPR on an unsampled block" "$work/gdb.out" \
 has "memtrace top says it estimates" "$work/gdb.out" \
     "memtrace: sampled (MEMTRACE_SAMPLE=1000000000): bytes and blocks are estimates"
 
+# gdb's `memtrace stats` gives the exact totals as the threads last
+# flushed them: after sites 2000 (12800000 bytes kept; the peak 4000 more),
+# each within 262144 bytes (one thread's unflushed count).
+MEMTRACE_SAMPLE=16384 MEMTRACE_SAMPLE_SEED=1 timeout 120 "$build/memtrace" gdb -batch \
+    -ex 'break sites' -ex run -ex finish -ex 'memtrace stats' -- "$prog" sites 2000 >"$work/gdbx.out" 2>&1
+exact=$(sed -nE 's/^memtrace: sampled, but exact, every block counted: ([0-9]+) bytes live, peak ([0-9]+) bytes \(as the threads last flushed them: within 262144 bytes per thread still running\)$/\1 \2/p' "$work/gdbx.out")
+if [ -n "$exact" ] && awk -v l="${exact% *}" -v p="${exact#* }" 'function abs(x) { return x < 0 ? -x : x }
+        BEGIN { exit !(abs(l - 12800000) < 262144 && abs(p - 12804000) < 262144) }'; then
+    pass "memtrace stats: exact totals within a flush ($exact)"
+else fail "memtrace stats: exact totals within a flush" "$(grep '^memtrace' "$work/gdbx.out" | head -5)"; fi
+
 # Every byte sampled: the block is traced, its stack at the site.
 MEMTRACE_SAMPLE=1 LD_PRELOAD=$lib "$prog" trace >"$work/tr1.out" 2>"$work/tr1.err"
 p=$(addr_of p "$work/tr1.out")
@@ -98,8 +109,10 @@ for seed in 1 2; do
     report "$work/est$seed" 16384 $seed 2000
     within "kept site's estimate, seed $seed" "$(site_alloc "$work/est$seed" kept)" 12800000 15
     within "freed site's estimate, seed $seed" "$(site_alloc "$work/est$seed" freed)" 80000000 15
-    within "live total's estimate, seed $seed" \
-        "$(sed -nE 's/.*; ([0-9]+) bytes still live.*/\1/p' "$work/est$seed")" 12800000 15
+    # The totals are not estimates: every block is counted (kept's
+    # 12800000 bytes live at exit; at the peak, one of freed's 4000 more).
+    check "exact live total and peak, seed $seed" "peak 12804000; 12800000 still live" \
+        "$(sed -nE 's/^memtrace: exit report, .*: peak ([0-9]+) bytes live at [0-9]+ ms; ([0-9]+) bytes still live .*/peak \1; \2 still live/p' "$work/est$seed")"
 done
 # The tracer's pprof profile at exit: Go's convention, scaled values and
 # the rate as the period.

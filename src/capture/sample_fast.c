@@ -1,0 +1,43 @@
+/* Sample mode's fast path (sample_fast.h): its cold side. */
+#include "capture/sample_fast.h"
+
+#include "capture/entry.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+bool mt_sample_cxx;
+
+/* Whether FN is defined by libstdc++.so. */
+static bool in_libstdcxx(void *fn)
+{
+    Dl_info info;
+    return fn && dladdr(fn, &info) && info.dli_fname && strstr(info.dli_fname, "/libstdc++.so.");
+}
+
+void mt_sample_ext_found(void)
+{
+    static const unsigned forms[] = { MT_X_NEW,  MT_X_NEW_NT,  MT_X_NEWA,   MT_X_NEWA_NT,
+                                      MT_X_DEL,  MT_X_DEL_SZ,  MT_X_DEL_NT, MT_X_DELA,
+                                      MT_X_DELA_SZ, MT_X_DELA_NT };
+    bool all = mt_sample_glibc;
+    for (size_t i = 0; all && i < sizeof forms / sizeof forms[0]; i++)
+        all = in_libstdcxx(mt_atomic_load_relaxed(&mt_ext[forms[i]]));
+    mt_sample_cxx = all;
+}
+
+MT_COLD void mt_fast_record(void *p, size_t size, unsigned kind)
+{
+    mt_sample_sampled(p, size);
+    mt_record(p, size, kind);
+}
+
+void *mt_fast_malloc(size_t size)
+{
+    return mt_fast_trail(mt_real.malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
+}
+
+void *mt_fast_calloc(size_t total)
+{
+    return mt_fast_trail(mt_real.calloc(1, total + MT_TRAILER), total, MT_KIND_MALLOC);
+}

@@ -1,0 +1,149 @@
+/* Sample mode's fast path (issue 30): the entry points' first test, taken
+ * before everything else they do (runtime/preload.c calls these ahead of
+ * tracer.c's and cxx.c's entry points).
+ *
+ * An allocation whose block will not be sampled is made here, with its
+ * trailer (sample.h), when nothing else needs the general path:
+ *   - the thread's sample countdown (mt_sample_me.left) stays above zero
+ *     after SIZE: the block is not sampled. The countdown is above zero
+ *     only in sample mode, after the thread's first draw: it is the test
+ *     that sample mode is on (sample.c alone writes it, and only from the
+ *     sample-mode paths);
+ *   - SIZE is at most MT_FAST_MAX (so SIZE + MT_TRAILER cannot overflow and
+ *     the slack fits the trailer);
+ *   - the thread is not inside memtrace (mt_busy) and in no pass-through
+ *     scope (mt_passthrough, raised also through a fork window);
+ *   - the phase is READY (not start-up, paused, stopped or standing aside);
+ *   - the guard pages' countdown (mt_guard_left) does not run out here.
+ * Each test is one thread-local or read-mostly load; the two countdowns
+ * are consumed only once every test passed, so that a call that falls
+ * through to the general path draws exactly what it would have drawn
+ * without the fast path (a seeded run samples the same blocks).
+ *
+ * A free takes the fast path when its block carries a matching trailer
+ * and the general path would do nothing more than mt_sample_free: sample
+ * mode, the phase READY, no pass-through scope, and PTR neither the
+ * internal heap's nor the guard pool's (their blocks have no glibc header
+ * to read). Everything else (a sampled block, a bad free, NULL) goes on to
+ * the general path, which tests again what it needs. */
+#ifndef MT_SAMPLE_FAST_H
+#define MT_SAMPLE_FAST_H
+
+#include "base/atomic.h"
+#include "base/common.h"
+#include "base/config.h"
+#include "base/reentry.h"
+#include "capture/guard.h"
+#include "capture/real.h"
+#include "capture/sample.h"
+#include "store/internal_heap.h"
+#include "tags/tags.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_FAST_MAX ((size_t)1 << 28)
+
+/* True when an allocation of SIZE bytes takes the fast path; the two
+ * countdowns are then consumed. */
+static inline bool mt_fast_alloc_ok(size_t size)
+{
+    int64_t left = mt_sample_me.left - (int64_t)size;
+    if (MT_UNLIKELY(left <= 0 || size > MT_FAST_MAX))
+        return false;
+    if (MT_UNLIKELY(mt_busy | mt_passthrough))
+        return false;
+    if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_phase) != MT_READY))
+        return false;
+    uint32_t guard = mt_guard_left;
+    if (MT_UNLIKELY(guard == 0))
+        return false;
+    mt_guard_left = guard - 1;
+    mt_sample_me.left = left;
+    return true;
+}
+
+/* P, from the fast path's call for SIZE + MT_TRAILER bytes, recorded as a
+ * sample because its slack does not fit the trailer (sample.c). */
+MT_COLD void mt_fast_record(void *p, size_t size, unsigned kind);
+
+/* The next allocator's usable size of P, a block it has just handed out:
+ * mt_sample_usable without the checks that a pointer from elsewhere needs. */
+static inline __attribute__((always_inline)) size_t mt_fast_usable(void *p)
+{
+    if (MT_LIKELY(mt_sample_glibc)) {
+        size_t h = ((const size_t *)p)[-1];
+        return (h & ~(size_t)7) - (h & 2 ? 16 : 8);
+    }
+    return mt_real.malloc_usable_size(p);
+}
+
+/* P (NULL when the next allocator failed), a SIZE-byte block of family
+ * KIND the fast path allocated: its trailer written, counted in its tag. */
+static inline __attribute__((always_inline)) void *mt_fast_trail(void *p, size_t size,
+                                                                 unsigned kind)
+{
+    if (MT_UNLIKELY(p == NULL))
+        return p;
+    size_t u = mt_fast_usable(p);
+    if (MT_LIKELY(u >= size + MT_TRAILER && u - MT_TRAILER - size <= MT_TRAILER_SLACK_MAX))
+        mt_trailer_write(p, u, size, mt_tag_alloc(size), kind);
+    else
+        mt_fast_record(p, size, kind);
+    return p;
+}
+
+/* True when the next operators new and delete in their plain, nothrow and
+ * sized forms are libstdc++'s and the next malloc glibc's: libstdc++'s new
+ * is malloc (of 1 byte for 0) with, when it fails, the new_handler loop or
+ * std::bad_alloc; its delete is free. Set by mt_sample_ext_found, once the
+ * next definitions are known (before mt_ext_ready); never cleared. */
+extern bool mt_sample_cxx MT_HIDDEN;
+
+/* Sets mt_sample_cxx from mt_ext (called by mt_ext_lookup). */
+void mt_sample_ext_found(void);
+
+/* malloc's and calloc's fast path once mt_fast_alloc_ok said yes (out of
+ * line, so that an entry point that goes on to the general path does so
+ * by a bare jump, with no frame to set up). */
+void *mt_fast_malloc(size_t size);
+void *mt_fast_calloc(size_t total);
+
+/* True when the free of PTR was made here (see above). */
+static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
+{
+    if (MT_UNLIKELY(!mt_cfg.sample) || MT_UNLIKELY(ptr == NULL))
+        return false;
+    if (MT_UNLIKELY(mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
+        return false;
+    if (MT_UNLIKELY(mt_passthrough || mt_atomic_load_acquire(&mt_phase) != MT_READY))
+        return false;
+    mt_sample_block b; /* mt_sample_free, inlined whole here */
+    if (!mt_sample_unsampled(ptr, &b))
+        return false;
+    mt_tag_free(b.id, b.size);
+    mt_trailer_clear(ptr, b.usable);
+    mt_real.free(ptr);
+    return true;
+}
+
+/* operator new of SIZE bytes, family KIND, in one of the forms mt_sample_cxx
+ * covers: the block, or NULL when the general path must make the call (also
+ * when malloc failed here: the next operator new's call there runs the
+ * new_handler loop or throws; the countdowns were consumed twice then). */
+static inline __attribute__((always_inline)) void *mt_fast_new(size_t size, unsigned kind)
+{
+    if (MT_LIKELY(mt_sample_cxx) && mt_fast_alloc_ok(size))
+        return mt_fast_trail(mt_real.malloc(size + MT_TRAILER), size, kind);
+    return NULL;
+}
+
+/* operator delete of PTR in one of the forms mt_sample_cxx covers: true
+ * when the free was made here. */
+static inline bool mt_fast_delete(void *ptr)
+{
+    return MT_LIKELY(mt_sample_cxx) && mt_fast_free(ptr);
+}
+
+#endif
