@@ -44,7 +44,7 @@ $(TEST_BUILD)/unit-san/threads: tests/unit/test_threads.c tests/unit/sym_fixture
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # Tag scopes: the nodes, the thread registry and the formatter linked in.
-TAGS_UNIT := src/tags/tags.c src/tags/tags_format.c src/store/threads.c
+TAGS_UNIT := src/tags/tags.c src/tags/tags_format.c src/store/threads.c src/store/live_bytes.c
 $(TEST_BUILD)/unit/tags: tests/unit/test_tags.c tests/unit/sym_fixture.c $(TAGS_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
@@ -58,7 +58,7 @@ $(TEST_BUILD)/unit-san/tags: tests/unit/test_tags.c tests/unit/sym_fixture.c $(T
 # The reader of the tables out of process (tools/tables.c) against the
 # stores and the descriptor this process publishes.
 TABLES_UNIT := tools/tables.c tools/tables_layout.c src/runtime/descriptor.c src/store/threads.c \
-               src/tags/tags.c src/tags/tags_format.c
+               src/tags/tags.c src/tags/tags_format.c src/store/live_bytes.c
 $(TEST_BUILD)/unit/tables: tests/unit/test_tables.c tests/unit/sym_fixture.c $(TABLES_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h tools/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' $(LDFLAGS) \
