@@ -33,6 +33,13 @@ static MT_TLS bool exiting; /* the ring was flushed at thread exit: no more */
 
 enum { FREE = 0, OWNER = 1, CHECKER = 2 };
 
+/* A ring starts this far into its mapping, not at a page boundary: the
+ * header's line (busy, head, tail), touched on every free, otherwise
+ * shares its L1 set (address bits 6-11) with the other page-aligned hot
+ * lines (thread-local blocks, table headers) and is evicted between two
+ * frees (cachegrind on churn: 3 misses fewer per malloc/free pair). */
+#define RING_COLOR 1472
+
 mt_quarantine_ring *const *mt_quarantine_rings(void)
 {
     return (mt_quarantine_ring *const *)&rings;
@@ -95,14 +102,14 @@ static MT_NOINLINE mt_quarantine_ring *claim(void)
             break;
     }
     if (!r) {
-        size_t bytes = sizeof(mt_quarantine_ring) + slots * sizeof(mt_quarantine_slot);
+        size_t bytes = RING_COLOR + sizeof(mt_quarantine_ring) + slots * sizeof(mt_quarantine_slot);
         void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) {
             exiting = true; /* no ring for this thread: its frees go on */
             return NULL;
         }
-        r = p;
+        r = (mt_quarantine_ring *)((char *)p + RING_COLOR);
         r->cap = slots;
         mt_atomic_store_relaxed(&r->owner, tid);
         mt_quarantine_ring *head = mt_atomic_load_relaxed(&rings);
