@@ -151,24 +151,28 @@ static void release(const mt_quarantine_slot *s)
     mt_free_call_run((void *)s->ptr, &s->call);
 }
 
-/* The N oldest blocks of R, owned, leave it. Their lines (the chunk
- * header the next allocator reads, the fill, the redzone), cold since
- * their free, are fetched all at once first, so that their misses overlap
- * instead of coming one after the other. */
-static void release_oldest(mt_quarantine_ring *r, uint64_t n)
+/* The oldest block of R, owned and not empty, leaves it. */
+static void release_oldest(mt_quarantine_ring *r)
+{
+    mt_quarantine_slot *out = &r->slots[r->tail & (r->cap - 1)];
+    release(out);
+    r->bytes -= out->size;
+    mt_atomic_store_relaxed(&r->tail, r->tail + 1);
+}
+
+/* R is full: fetches the lines the block that leaves MT_QUARANTINE_AHEAD
+ * frees from now reads (the chunk header the allocator reads before it
+ * and the fill), cold since its free, and the slot twice as far, whose
+ * ptr that prefetch will read. Prefetches never fault: a hole's ptr (0)
+ * does no harm. */
+static inline void prefetch_ahead(const mt_quarantine_ring *r)
 {
     uint64_t mask = r->cap - 1;
-    for (uint64_t i = r->tail; i != r->tail + n; i++) {
-        const mt_quarantine_slot *s = &r->slots[i & mask];
-        __builtin_prefetch((const char *)s->ptr - 8); /* never faults */
-        __builtin_prefetch((const char *)s->ptr + s->size);
-    }
-    for (; n > 0; n--) {
-        mt_quarantine_slot *out = &r->slots[r->tail & mask];
-        release(out);
-        r->bytes -= out->size;
-        mt_atomic_store_relaxed(&r->tail, r->tail + 1);
-    }
+    const mt_quarantine_slot *next = &r->slots[(r->tail + MT_QUARANTINE_AHEAD) & mask];
+    const mt_quarantine_slot *later = &r->slots[(r->tail + 2 * MT_QUARANTINE_AHEAD) & mask];
+    __builtin_prefetch((const char *)next->ptr - 8);
+    __builtin_prefetch(later);
+    __builtin_prefetch((const char *)(later + 1) - 1);
 }
 
 bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_free_call *c)
@@ -181,12 +185,12 @@ bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_fr
     if (!take(r, OWNER, 1))
         return false; /* a checker reads it: this block is freed now */
     uint64_t mask = r->cap - 1;
-    /* A full ring gives back its MT_QUARANTINE_BATCH oldest blocks at
-     * once; the byte limit, one block at a time. */
-    if (r->head - r->tail > mask)
-        release_oldest(r, MT_QUARANTINE_BATCH);
+    if (r->head - r->tail > mask) {
+        prefetch_ahead(r);
+        release_oldest(r);
+    }
     while (r->head != r->tail && r->bytes + e->size > limit)
-        release_oldest(r, 1);
+        release_oldest(r);
     mt_quarantine_slot *s = &r->slots[r->head & mask];
     s->ptr = e->ptr;
     s->size = e->size;
