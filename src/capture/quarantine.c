@@ -202,7 +202,7 @@ bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_fr
     s->free_thread = mt_thread_number();
     s->call = *c;
     /* Filled before it is seen held: a checker compares the fill. */
-    s->filled = e->size < MT_QUARANTINE_FILL_MAX ? e->size : MT_QUARANTINE_FILL_MAX;
+    s->filled = mt_quarantine_fill(e->ptr, e->size);
     mt_pattern_fill((unsigned char *)e->ptr, s->filled, MT_FREED_BYTE);
     r->bytes += e->size;
     mt_atomic_store_release(&r->head, r->head + 1);
