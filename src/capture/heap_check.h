@@ -14,13 +14,14 @@
  * at start-up, before any record.
  *
  * Quarantine. A traced free (phase READY) does not reach the next
- * allocator at once: the block's first bytes (MT_QUARANTINE_FILL_MAX at
- * most) are filled with MT_FREED_BYTE and the block waits in the freeing
- * thread's ring, with its stacks and the call that frees it for real,
- * until the ring holds more than mt_cfg.quarantine bytes (then the oldest
- * leave one by one) or its slot count (then the MT_QUARANTINE_BATCH
- * oldest at once); a block that leaves is checked (fill and redzone) and
- * freed, with the ring taken. A ring is used
+ * allocator at once: the block's head (mt_quarantine_fill: its bytes up to
+ * the end of its first cache line) is filled with MT_FREED_BYTE and the
+ * block waits in the freeing thread's ring, with its stacks and the call
+ * that frees it for real, until the ring holds more than mt_cfg.quarantine
+ * bytes or all its slots are taken: then the oldest leave, one per free
+ * once the ring is full. A block that leaves is checked (its fill; its
+ * redzone was checked at its free and is checked again only by
+ * mt_quarantine_check) and freed, with the ring taken. A ring is used
  * by one thread (owner), so the hot path shares no line with another
  * thread; a checker from another thread (exit, memtrace_check) takes the
  * ring's busy word, as the owner does around each change, and the owner
