@@ -157,19 +157,17 @@ static void release_oldest(mt_quarantine_ring *r)
     mt_atomic_store_relaxed(&r->tail, r->tail + 1);
 }
 
-/* R is full: fetches the lines the block that leaves MT_QUARANTINE_AHEAD
- * frees from now reads (the chunk header the allocator reads before it
- * and the fill), cold since its free, and the slot twice as far, whose
- * ptr that prefetch will read. Prefetches never fault: a hole's ptr (0)
- * does no harm. */
-static inline void prefetch_ahead(const mt_quarantine_ring *r)
+/* R is full: its MT_QUARANTINE_BATCH oldest blocks leave it. Their head
+ * lines (the chunk header the allocator reads, the fill), cold since
+ * their free, are fetched all at once first, so that their misses
+ * overlap instead of coming one after the other. */
+static void release_batch(mt_quarantine_ring *r)
 {
     uint64_t mask = r->cap - 1;
-    const mt_quarantine_slot *next = &r->slots[(r->tail + MT_QUARANTINE_AHEAD) & mask];
-    const mt_quarantine_slot *later = &r->slots[(r->tail + 2 * MT_QUARANTINE_AHEAD) & mask];
-    __builtin_prefetch((const char *)next->ptr - 8);
-    __builtin_prefetch(later);
-    __builtin_prefetch((const char *)(later + 1) - 1);
+    for (uint64_t i = r->tail; i != r->tail + MT_QUARANTINE_BATCH; i++)
+        __builtin_prefetch((const char *)r->slots[i & mask].ptr - 8); /* never faults */
+    for (unsigned n = 0; n < MT_QUARANTINE_BATCH; n++)
+        release_oldest(r);
 }
 
 bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_free_call *c)
@@ -182,10 +180,8 @@ bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_fr
     if (!take(r, OWNER, 1))
         return false; /* a checker reads it: this block is freed now */
     uint64_t mask = r->cap - 1;
-    if (r->head - r->tail > mask) {
-        prefetch_ahead(r);
-        release_oldest(r);
-    }
+    if (r->head - r->tail > mask)
+        release_batch(r);
     while (r->head != r->tail && r->bytes + e->size > limit)
         release_oldest(r);
     mt_quarantine_slot *s = &r->slots[r->head & mask];
