@@ -19,9 +19,10 @@
  * block waits in the freeing thread's ring, with its stacks and the call
  * that frees it for real, until the ring holds more than mt_cfg.quarantine
  * bytes (then the oldest leave one by one) or all its slots are taken
- * (then the MT_QUARANTINE_BATCH oldest at once). A block that leaves is checked (its fill; its
- * redzone was checked at its free and is checked again only by
- * mt_quarantine_check) and freed, with the ring taken. A ring is used
+ * (then the MT_QUARANTINE_BATCH oldest at once). A block that leaves is
+ * checked (its fill; its redzone was checked at its free and is checked
+ * again only by mt_quarantine_check) and freed, with the ring taken. A
+ * ring is used
  * by one thread (owner), so the hot path shares no line with another
  * thread; a checker from another thread (exit, memtrace_check) takes the
  * ring's busy word, as the owner does around each change, and the owner
@@ -62,6 +63,7 @@ static inline uint64_t mt_quarantine_fill(uintptr_t ptr, uint64_t size)
     uint64_t room = MT_QUARANTINE_LINE - (ptr & (MT_QUARANTINE_LINE - 1));
     return size < room ? size : room;
 }
+
 /* A ring has this many slots (a power of two), more when
  * MEMTRACE_QUARANTINE asks for more bytes than that many 4 KiB blocks (the
  * power of two that holds them), MT_QUARANTINE_SLOTS_MAX at most. */
