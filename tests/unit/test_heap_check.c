@@ -68,6 +68,25 @@ Test(heap_check, fill_writes_exactly_its_range)
     }
 }
 
+Test(heap_check, quarantine_fill_is_the_head_line)
+{
+    /* A 16-aligned block's head: to the end of its 64-byte line, never past
+     * its size (the quarantine fills and checks only that line). */
+    static const struct {
+        uintptr_t ptr;
+        uint64_t size, filled;
+    } cases[] = {
+        { 0x10000, 200, 64 }, { 0x10010, 200, 48 }, { 0x10020, 200, 32 },
+        { 0x10030, 200, 16 }, { 0x10030, 16, 16 },  { 0x10030, 10, 10 },
+        { 0x10000, 64, 64 },  { 0x10000, 40, 40 },  { 0x10008, 100, 56 },
+        { 0x10000, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_assert_eq(mt_quarantine_fill(cases[i].ptr, cases[i].size), cases[i].filled,
+                     "block at %#lx of %lu bytes", (unsigned long)cases[i].ptr,
+                     (unsigned long)cases[i].size);
+}
+
 Test(heap_check, free_call_padding)
 {
     mt_free_call c = MT_FREE_CALL(NULL, MT_FC_PAB | MT_FC_SIZE_B, 64, 100);
