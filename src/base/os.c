@@ -92,12 +92,16 @@ int mt_os_commit(void *p, size_t size, const char *what)
     return 0;
 }
 
+/* Any thread may be the first to ask: each stores the same value. */
 size_t mt_os_page_size(void)
 {
-    static size_t page;
-    if (!page)
-        page = (size_t)sysconf(_SC_PAGESIZE);
-    return page;
+    static mt_atomic(size_t) page;
+    size_t p = mt_atomic_load_relaxed(&page);
+    if (!p) {
+        p = (size_t)sysconf(_SC_PAGESIZE);
+        mt_atomic_store_relaxed(&page, p);
+    }
+    return p;
 }
 
 mt_os_stack mt_own_stack;
