@@ -143,8 +143,9 @@ static inline void mt_trailer_clear(void *p, size_t u)
 }
 
 /* The free of P in sample mode: true when P was an unsampled block, now
- * counted freed (its tag), its trailer cleared; the caller frees it. */
-static inline bool mt_sample_free(void *p)
+ * counted freed (its tag), its trailer cleared; the caller frees it.
+ * Inlined whole: it is the fast path's free (sample_fast.h). */
+static inline __attribute__((always_inline)) bool mt_sample_free(void *p)
 {
     mt_sample_block b;
     if (MT_LIKELY(mt_sample_unsampled(p, &b))) {
@@ -167,6 +168,19 @@ static inline void mt_trailer_write(void *p, size_t usable, size_t size, uint32_
     memcpy((char *)p + usable - MT_TRAILER, w, sizeof w);
 }
 
+/* Writes the trailer of P, a block of the next allocator's with usable
+ * size U, for a SIZE-byte block of family KIND, and counts it in the
+ * current tag: true, or false when U leaves no room for the trailer or a
+ * slack it cannot hold (the caller then records the block as a sample). */
+static inline __attribute__((always_inline)) bool mt_trailer_try(void *p, size_t u, size_t size,
+                                                                 unsigned kind)
+{
+    if (MT_UNLIKELY(u < size + MT_TRAILER || u - MT_TRAILER - size > MT_TRAILER_SLACK_MAX))
+        return false;
+    mt_trailer_write(p, u, size, mt_tag_alloc(size), kind);
+    return true;
+}
+
 /* Writes B's trailer back into P (a resize that failed after
  * mt_trailer_clear). */
 void mt_trailer_restore(void *p, const mt_sample_block *b);
@@ -184,13 +198,9 @@ static inline bool mt_sample_trail(void *p, size_t size, unsigned kind)
 {
     int pending = mt_sample_me.pending;
     mt_sample_me.pending = MT_SAMPLE_NONE;
-    if (MT_LIKELY(pending == MT_SAMPLE_NO) && !mt_guard_owns(p)) {
-        size_t u = mt_sample_usable(p);
-        if (MT_LIKELY(u >= size + MT_TRAILER && u - MT_TRAILER - size <= MT_TRAILER_SLACK_MAX)) {
-            mt_trailer_write(p, u, size, mt_tag_alloc(size), kind);
-            return true;
-        }
-    }
+    if (MT_LIKELY(pending == MT_SAMPLE_NO) && !mt_guard_owns(p) &&
+        mt_trailer_try(p, mt_sample_usable(p), size, kind))
+        return true;
     mt_sample_sampled(p, size);
     return false;
 }

@@ -86,10 +86,7 @@ static inline __attribute__((always_inline)) void *mt_fast_trail(void *p, size_t
 {
     if (MT_UNLIKELY(p == NULL))
         return p;
-    size_t u = mt_fast_usable(p);
-    if (MT_LIKELY(u >= size + MT_TRAILER && u - MT_TRAILER - size <= MT_TRAILER_SLACK_MAX))
-        mt_trailer_write(p, u, size, mt_tag_alloc(size), kind);
-    else
+    if (MT_UNLIKELY(!mt_trailer_try(p, mt_fast_usable(p), size, kind)))
         mt_fast_record(p, size, kind);
     return p;
 }
@@ -119,11 +116,8 @@ static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
         return false;
     if (MT_UNLIKELY(mt_passthrough || mt_atomic_load_acquire(&mt_phase) != MT_READY))
         return false;
-    mt_sample_block b; /* mt_sample_free, inlined whole here */
-    if (!mt_sample_unsampled(ptr, &b))
+    if (!mt_sample_free(ptr))
         return false;
-    mt_tag_free(b.id, b.size);
-    mt_trailer_clear(ptr, b.usable);
     mt_real.free(ptr);
     return true;
 }
