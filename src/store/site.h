@@ -232,13 +232,22 @@ static inline void mt_site_alloc(mt_stack_id id, size_t size)
 #endif
 }
 
+#ifdef MEMTRACE_PROFILER
+/* A block of SIZE bytes at ID (with TEMP, a temporary allocation) leaves
+ * its site's totals and the live total. */
+static inline void mt_site_leaves(mt_stack_id id, size_t size, bool temp)
+{
+    uint64_t bytes = mt_site_count(id, size, true, temp);
+    if (bytes)
+        mt_atomic_sub_relaxed(&mt_site_live_total, bytes);
+}
+#endif
+
 /* A block of SIZE bytes at stack ID leaves the totals. */
 static inline void mt_site_free(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
-    uint64_t bytes = mt_site_count(id, size, true, false);
-    if (bytes)
-        mt_atomic_sub_relaxed(&mt_site_live_total, bytes);
+    mt_site_leaves(id, size, false);
 #else
     (void)id;
     (void)size;
@@ -282,9 +291,7 @@ static inline void mt_site_end_block(mt_stack_id id, size_t size, uint64_t seq)
 #ifdef MEMTRACE_PROFILER
     bool temp = seq == mt_site_last_seq;
     mt_site_last_seq = UINT64_MAX;
-    uint64_t bytes = mt_site_count(id, size, true, temp);
-    if (bytes)
-        mt_atomic_sub_relaxed(&mt_site_live_total, bytes);
+    mt_site_leaves(id, size, temp);
 #else
     (void)id;
     (void)size;
