@@ -271,21 +271,25 @@ void *mt_stack_site_words(mt_stack_id id)
     return r ? r + 1 : NULL; /* an id handed out always has its chunk */
 }
 
+struct foreach_all {
+    void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *);
+    void *ctx;
+};
+
+static bool visit_all(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
+{
+    const struct foreach_all *a = ctx;
+    a->fn(id, frames, depth, a->ctx);
+    return true;
+}
+
+/* The walk of mt_stack_foreach_new from the store's start, every stack
+ * accepted. */
 void mt_stack_foreach(void (*fn)(mt_stack_id, const uintptr_t *, unsigned, void *), void *ctx)
 {
-    for (uint32_t c = 0; c < MAX_CHUNKS; c++) {
-        const uint64_t *chunk = mt_atomic_load_acquire(&mt_stack_chunks[c]);
-        if (!chunk)
-            return;
-        for (uint32_t w = c == 0 ? 1 : 0; w < CHUNK_WORDS;) {
-            uint64_t header = mt_atomic_load_acquire(&chunk[w]);
-            if (!(header & PRESENT))
-                break;
-            unsigned depth = (unsigned)(header & 0xffff);
-            fn(c << CHUNK_BITS | w, (const uintptr_t *)(chunk + w + FRAMES_AT), depth, ctx);
-            w += FRAMES_AT + depth;
-        }
-    }
+    mt_stack_cursor at = { 0, 0 };
+    struct foreach_all a = { fn, ctx };
+    mt_stack_foreach_new(&at, visit_all, &a);
 }
 
 /* A zero header at the cursor is either the end of its chunk's records or
