@@ -14,6 +14,7 @@
 
 MT_TLS uint32_t mt_tag_cur;
 MT_TLS uint32_t mt_tag_root;
+MT_TLS uint32_t mt_tag_cache[MT_TAG_CACHE_SLOTS];
 mt_atomic(int) mt_tags_used;
 mt_tag_node *mt_tag_nodes;
 static mt_atomic(mt_tag_node *) nodes_word; /* mt_tag_nodes, as published */
@@ -98,23 +99,13 @@ MT_COLD uint32_t mt_tag_thread_root(void)
     return id;
 }
 
-/* Whether NAME is a node's name A: read up to the first difference or
- * NUL only (NAME may be shorter than A's array). */
-static inline bool same_name(const char *a, const char *name)
-{
-    for (unsigned i = 0; i <= MT_TAG_NAME_MAX; i++) {
-        if (a[i] != name[i])
-            return false;
-        if (a[i] == '\0')
-            return true;
-    }
-    return false;
-}
-
-/* The scope is looked up among the current node's children before the
- * name is checked: a name found there was checked when it was made. */
+/* The cache is tried first; a miss looks the scope up among the current
+ * node's children before the name is checked: a name found there was
+ * checked when it was made. */
 const char *mt_tag_push(const char *name)
 {
+    if (mt_tag_push_known(name))
+        return NULL;
     if (name == NULL)
         return "memtrace_tag_push(NULL): a scope needs a name; nothing changed";
     uint32_t cur = mt_tag_cur;
@@ -128,7 +119,7 @@ const char *mt_tag_push(const char *name)
     if (c->depth >= MT_TAG_DEPTH_MAX)
         return "memtrace_tag_push: scopes nested more than 64 deep; nothing changed";
     uint32_t id = mt_atomic_load_relaxed(&c->first_child);
-    while (id && !same_name(mt_tag_nodes[id].name, name))
+    while (id && !mt_tag_named(&mt_tag_nodes[id], name))
         id = mt_atomic_load_relaxed(&mt_tag_nodes[id].next_sibling);
     if (id == 0) {
         size_t len = strnlen(name, MT_TAG_NAME_MAX + 1);
@@ -139,16 +130,8 @@ const char *mt_tag_push(const char *name)
         if ((id = new_node(cur, name, len)) == 0)
             return "memtrace_tag_push: the tag table is full; nothing changed";
     }
+    mt_tag_cache[mt_tag_slot(cur, name)] = id;
     mt_tag_cur = id;
-    return NULL;
-}
-
-const char *mt_tag_pop(void)
-{
-    uint32_t cur = mt_tag_cur;
-    if (cur == 0 || cur == mt_tag_root)
-        return "memtrace_tag_pop: no scope entered on this thread; nothing changed";
-    mt_tag_cur = mt_tag_nodes[cur].parent;
     return NULL;
 }
 

@@ -131,10 +131,71 @@ static inline void mt_tag_resized(uint32_t id, size_t old, size_t new_size)
 
 /* Enters scope NAME on the calling thread (a child of its current node,
  * made on first entry). Returns NULL, or why nothing changed (a "memtrace:
- * ..." line without the prefix and newline). */
+ * ..." line without the prefix and newline). Found through the thread's
+ * cache (mt_tag_push_known) or else among the current node's children,
+ * and then remembered there. */
 const char *mt_tag_push(const char *name);
-/* Leaves the current scope; NULL, or why nothing changed. */
-const char *mt_tag_pop(void);
+
+/* Each thread's cache of the children it entered, so that entering a
+ * scope again is O(1) (malloc-tag's scopes are entered in loops): slot
+ * mt_tag_slot(CUR, NAME) holds the id of the node a push of NAME (its
+ * address) found or made under CUR, or 0. Written and read by its thread
+ * alone. A hint, never trusted: the bytes at NAME may have changed since
+ * and two (node, address) pairs may share a slot, so a hit is checked
+ * (the node's parent is the current node, its name NAME's bytes); nodes
+ * never move and are never unlinked, so nothing is ever invalidated. */
+#define MT_TAG_CACHE_BITS 6
+#define MT_TAG_CACHE_SLOTS (1u << MT_TAG_CACHE_BITS)
+extern MT_TLS uint32_t mt_tag_cache[MT_TAG_CACHE_SLOTS] MT_HIDDEN;
+
+static inline unsigned mt_tag_slot(uint32_t cur, const char *name)
+{
+    uint64_t key = (uint64_t)(uintptr_t)name ^ ((uint64_t)cur << 32);
+    return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> (64 - MT_TAG_CACHE_BITS));
+}
+
+/* Whether node N is named NAME (not NULL). Reads NAME up to the first
+ * difference or NUL only: a node's name ends within its array. */
+static inline bool mt_tag_named(const mt_tag_node *n, const char *name)
+{
+    for (const char *a = n->name;; a++, name++) {
+        if (*a != *name)
+            return false;
+        if (*a == '\0')
+            return true;
+    }
+}
+
+/* mt_tag_push(NAME) when the cache knows the child: enters it and returns
+ * true (no call, no lock, no write but mt_tag_cur, nothing to say);
+ * false changes nothing, and mt_tag_push decides (every refused NAME is
+ * a miss: NULL is tested, and no child is named "" or longer than
+ * MT_TAG_NAME_MAX; a child exists only below MT_TAG_DEPTH_MAX). An empty
+ * slot holds 0, and node 0 (never handed out) is no one's child. */
+static inline bool mt_tag_push_known(const char *name)
+{
+    uint32_t cur = mt_tag_cur;
+    if (MT_UNLIKELY(cur == 0 || name == NULL))
+        return false;
+    uint32_t id = mt_tag_cache[mt_tag_slot(cur, name)];
+    const mt_tag_node *n = &mt_tag_nodes[id];
+    if (n->parent != cur || !mt_tag_named(n, name))
+        return false;
+    mt_tag_cur = id;
+    return true;
+}
+
+/* Leaves the current scope; NULL, or why nothing changed. mt_tag_cur is 0
+ * only while mt_tag_root is (they are set together), and no scope is
+ * entered when it is the root. */
+static inline const char *mt_tag_pop(void)
+{
+    uint32_t cur = mt_tag_cur;
+    if (MT_UNLIKELY(cur == mt_tag_root))
+        return "memtrace_tag_pop: no scope entered on this thread; nothing changed";
+    mt_tag_cur = mt_tag_nodes[cur].parent;
+    return NULL;
+}
 
 /* Puts tags in use from now (MEMTRACE_TAGS set at start-up): every thread's
  * allocations are counted, in its root until it enters a scope. False

@@ -5,8 +5,9 @@
 # construction (the program's comment), are checked exactly against
 # PATH.json, per thread (a free from another thread counted against the
 # allocating scope) and merged; dot -Tsvg renders PATH.dot; the refused
-# calls each get their one line and change nothing; `memtrace tags` in gdb
-# says the same live and on a core. A few seconds.
+# calls each get their one line and change nothing; the push cache is
+# checked, not trusted; `memtrace tags` in gdb says the same live and on a
+# core. A few seconds.
 set -u
 . "$(dirname "$0")/lib.sh"
 lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
@@ -120,6 +121,25 @@ memtrace: memtrace_tag_pop: no scope entered on this thread; nothing changed" \
 flat "$work/bad.json" >"$work/bad.flat" 2>&1
 check "refused calls changed nothing: the 47-byte scope and 64 nested d's only" \
     "65 1" "$(grep -c '^thread1 ' "$work/bad.flat") $(grep -c '^thread1 /x' "$work/bad.flat")"
+
+# ---------------------------------------------------------------- the push cache
+# A push found in the thread's cache is checked (the node's parent and
+# name): a buffer rewritten between pushes, and the same name under more
+# parents than the cache has slots (the program's comment).
+(cd "$work" && timeout 30 env LD_PRELOAD="$lib" MEMTRACE_TAGS="$work/cache" "$prog" cache \
+    >"$work/cache.out" 2>"$work/cache.err")
+RC=$?
+status "push cache: runs" 0
+check "push cache: its 202 blocks, nothing on stderr" "cache 202" "$(cat "$work/cache.out" "$work/cache.err")"
+flat "$work/cache.json" >"$work/cache.flat" 2>&1
+check "push cache: one buffer as a, then as b: two nodes" \
+    "thread1 /a self 11/1/1/0 total 11/1/1/0
+thread1 /b self 13/1/1/0 total 13/1/1/0" "$(grep -E '^thread1 /(a|b) ' "$work/cache.flat" | sort)"
+for i in $(seq 0 99); do
+    echo "thread1 /p$i/c self $((2 * i + 2))/2/2/0 total $((2 * i + 2))/2/2/0"
+done | sort >"$work/cache.want"
+check "push cache: c under each of 100 parents counts its own 2 blocks (the lines that differ)" "" \
+    "$(grep '^thread1 /p[0-9]*/c ' "$work/cache.flat" | sort | diff "$work/cache.want" - | grep '^[<>]' | head -6)"
 
 # ---------------------------------------------------------------- gdb, live and core
 gdb_tags() { # OUT [core]

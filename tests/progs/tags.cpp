@@ -9,6 +9,14 @@
 //            from another thread); io/read: 1 x 7
 // "beta"     io: 3 x new char[60], 1 deleted (the C++ RAII scope)
 //
+// `tags cache` checks that the push cache (tags.h) is only a hint: one
+// buffer pushed as "a" (11 bytes) and, rewritten, as "b" (13 bytes) under
+// the same node, so at the same address in the same cache slot, must reach
+// two nodes; 100 parents p0 .. p99 (one buffer again) each enter "c" and
+// allocate i + 1 bytes there, twice round: 100 (parent, "c") pairs share
+// the cache's 64 slots, so the second round finds other parents' c's in
+// some slots and must still count in each parent's own c.
+//
 // `tags bad` makes the refused calls instead and prints their results;
 // `tags report` asks the profiler for a report at checkpoint() (through
 // dlsym: the program is not linked with memtrace).
@@ -81,10 +89,38 @@ static int bad(void)
     return 0;
 }
 
+static void *blocks[2 + 2 * 100]; // cache()'s, kept to the end
+
+static int cache(void)
+{
+    int n = 0;
+    char buf[8] = "a";
+    memtrace_tag_push(buf);
+    blocks[n++] = malloc(11);
+    memtrace_tag_pop();
+    buf[0] = 'b';
+    memtrace_tag_push(buf);
+    blocks[n++] = malloc(13);
+    memtrace_tag_pop();
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 100; i++) {
+            snprintf(buf, sizeof buf, "p%d", i);
+            memtrace_tag_push(buf);
+            memtrace_tag_push("c");
+            blocks[n++] = malloc(i + 1);
+            memtrace_tag_pop();
+            memtrace_tag_pop();
+        }
+    printf("cache %d\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "bad") == 0)
         return bad();
+    if (argc > 1 && strcmp(argv[1], "cache") == 0)
+        return cache();
     pthread_t t;
     pthread_create(&t, NULL, alpha, NULL);
     pthread_join(t, NULL);

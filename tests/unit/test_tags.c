@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 MT_TLS int mt_busy; /* threads.c's re-entrancy flag (base/reentry.c in the library) */
@@ -87,6 +88,48 @@ Test(tags, refused_calls_change_nothing)
         deep--;
     cr_assert_eq(deep, 0);
     cr_assert_eq(mt_tag_cur, before);
+}
+
+/* The push cache (tags.h) is a hint, checked on every use: the same
+ * address with other bytes, and the same name under more parents than the
+ * cache has slots (so that some share one), each reach their own node;
+ * and a scope entered again is found in the cache. */
+Test(tags, push_cache_is_checked)
+{
+    cr_assert(mt_tags_start());
+    uint32_t root = mt_tag_thread_root();
+    char buf[8] = "ka";
+    cr_assert_null(mt_tag_push(buf));
+    uint32_t ka = mt_tag_cur;
+    cr_assert_null(mt_tag_pop());
+    cr_assert(mt_tag_push_known(buf), "entered again: a hit");
+    cr_assert_eq(mt_tag_cur, ka);
+    cr_assert_null(mt_tag_pop());
+    buf[1] = 'b';
+    cr_assert_not(mt_tag_push_known(buf), "the same address, other bytes: a miss");
+    cr_assert_eq(mt_tag_cur, root);
+    cr_assert_null(mt_tag_push(buf));
+    cr_assert_neq(mt_tag_cur, ka);
+    cr_assert_str_eq(view_of(mt_tag_cur).name, "kb");
+    cr_assert_null(mt_tag_pop());
+
+    enum { N = MT_TAG_CACHE_SLOTS + 1 };
+    static uint32_t child[N];
+    const char *c = "c";
+    for (int round = 0; round < 2; round++)
+        for (unsigned i = 0; i < N; i++) {
+            snprintf(buf, sizeof buf, "q%u", i);
+            cr_assert_null(mt_tag_push(buf));
+            uint32_t parent = mt_tag_cur;
+            cr_assert_null(mt_tag_push(c));
+            if (round == 0)
+                child[i] = mt_tag_cur;
+            cr_assert_eq(mt_tag_cur, child[i], "q%u's c in round %d", i, round);
+            cr_assert_eq(view_of(child[i]).parent, parent);
+            cr_assert_null(mt_tag_pop());
+            cr_assert_null(mt_tag_pop());
+        }
+    cr_assert_eq(mt_tag_cur, root);
 }
 
 struct text {
