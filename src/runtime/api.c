@@ -93,8 +93,12 @@ MT_EXPORT const char *memtrace_version(void)
 
 /* Tag scopes (tags/tags.h): the header's macros of the same names call
  * these when they are defined (weak references), so the parentheses. A
- * refused call says why in one line and changes nothing. */
-MT_EXPORT int(memtrace_tag_push)(const char *name)
+ * refused call says why in one line and changes nothing. The calls a
+ * program makes in its loops, a push of a scope the thread's cache knows
+ * and a pop, neither allocate nor say anything: they run inline, without
+ * mt_enter; everything else (a copy standing aside, a miss, a refusal)
+ * is the slow functions', which decide again from the start. */
+static MT_COLD int push_slow(const char *name)
 {
     int (*owner)(const char *) = mt_owner("memtrace_tag_push");
     if (owner)
@@ -107,7 +111,15 @@ MT_EXPORT int(memtrace_tag_push)(const char *name)
     return why ? -1 : 0;
 }
 
-MT_EXPORT int(memtrace_tag_pop)(void)
+MT_EXPORT int(memtrace_tag_push)(const char *name)
+{
+    /* mt_aside: mt_owner's test, without its call. */
+    if (MT_LIKELY(!mt_aside) && MT_LIKELY(mt_tag_push_known(name)))
+        return 0;
+    return push_slow(name);
+}
+
+static MT_COLD int pop_slow(void)
 {
     int (*owner)(void) = mt_owner("memtrace_tag_pop");
     if (owner)
@@ -119,4 +131,11 @@ MT_EXPORT int(memtrace_tag_pop)(void)
         mt_leave(was);
     }
     return why ? -1 : 0;
+}
+
+MT_EXPORT int(memtrace_tag_pop)(void)
+{
+    if (MT_LIKELY(!mt_aside) && MT_LIKELY(mt_tag_pop() == NULL))
+        return 0;
+    return pop_slow();
 }
