@@ -282,7 +282,14 @@ test-guard: all $(GUARD_PROGS)
 $(TEST_BUILD)/tags: tests/progs/tags.cpp include/memtrace.h
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -Iinclude $(LDFLAGS) -pthread -o $@ $< -ldl
-TAGS_PROGS := $(TEST_BUILD)/tags
+# The same linked with -lmemtrace, under the preloaded profiler: two
+# copies, of which the linked one must stand aside although libstdc++'s
+# initializer reaches it through the profiler before its constructor runs.
+$(TEST_BUILD)/tags_linked: tests/progs/tags.cpp include/memtrace.h $(TRACER_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -Iinclude $(LDFLAGS) -pthread -o $@ $< -ldl \
+	  -L$(BUILD) -Wl,--no-as-needed -lmemtrace -Wl,-rpath,'$$ORIGIN/..'
+TAGS_PROGS := $(TEST_BUILD)/tags $(TEST_BUILD)/tags_linked
 
 test-tags: all $(TAGS_PROGS)
 	@bash tests/e2e/tags.sh

@@ -235,20 +235,6 @@ static bool another_owns_malloc(void)
            theirs.dli_fbase != ours.dli_fbase && owner_state.dli_fbase == theirs.dli_fbase;
 }
 
-/* This copy stands aside (see another_owns_malloc): its entry points, if
- * anything calls them directly, pass every call to the real allocator
- * untraced, as during start-up (the phase stays INITIALIZING). */
-static void stand_aside(void)
-{
-    int expected = MT_UNINIT;
-    if (!mt_atomic_cas_acq_rel(&mt_phase, &expected, MT_INITIALIZING))
-        return;
-    int was = mt_enter();
-    find_real();
-    mt_aside = true;
-    mt_leave(was);
-}
-
 /* Runs on the first allocation of the process, before any thread but the
  * main one exists; a call from another thread meanwhile sees INITIALIZING
  * and is served by the internal heap. */
@@ -259,6 +245,18 @@ MT_COLD void mt_start(void)
         return;
     int was = mt_enter();
     find_real();
+    /* Decided here, not in the constructor alone: the other copy may call
+     * this one's entry points before this one's constructor runs (its next
+     * malloc is this copy's when this one is linked and the other
+     * preloaded, and libstdc++ allocates in its own initializer). Standing
+     * aside, this copy's entry points pass every call to the real
+     * allocator untraced, as during start-up: the phase stays
+     * INITIALIZING, and nothing else here runs. */
+    if (another_owns_malloc()) {
+        mt_aside = true;
+        mt_leave(was);
+        return;
+    }
     if (!mt_real.malloc || !mt_real.free || !mt_real.calloc || !mt_real.realloc ||
         !mt_real.posix_memalign) {
         /* Without a real allocator there is nothing to forward to: stay in
@@ -309,16 +307,10 @@ MT_COLD void mt_start(void)
 
 __attribute__((constructor)) static void mt_constructor(void)
 {
-    if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT) {
-        int was = mt_enter();
-        bool other = another_owns_malloc();
-        mt_leave(was);
-        if (other) {
-            stand_aside();
-            return;
-        }
+    if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT)
         mt_start();
-    }
+    if (mt_aside)
+        return;
     /* Here, not in mt_start: that may run inside the program's first
      * malloc, which may be atexit's own (its lock held), or dlsym's. */
     if (set_up()) {

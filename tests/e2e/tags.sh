@@ -141,6 +141,23 @@ done | sort >"$work/cache.want"
 check "push cache: c under each of 100 parents counts its own 2 blocks (the lines that differ)" "" \
     "$(grep '^thread1 /p[0-9]*/c ' "$work/cache.flat" | sort | diff "$work/cache.want" - | grep '^[<>]' | head -6)"
 
+# ---------------------------------------------------------------- two copies
+# Linked with -lmemtrace and run under the preloaded profiler: the linked
+# copy stands aside, although libstdc++'s initializer reaches its malloc
+# (the profiler's next malloc) before its own constructor runs. One set of
+# files with the counts above, one exit report, and no word from the copy
+# aside (no "malloc here is", no warning about the profiler's settings, no
+# false double free from two copies tracing the same blocks).
+(cd "$work" && timeout 30 env LD_PRELOAD="$build/libmemtrace-profiler.so" MEMTRACE_TAGS="$work/two" \
+    MEMTRACE_INTERVAL_MS=0 "$tests/tags_linked" >"$work/copies.out" 2>"$work/copies.err")
+RC=$?
+status "two copies: runs" 0
+check "two copies: one set of files" "two.dot two.json" "$(cd "$work" && echo two.*)"
+flat "$work/two.json" >"$work/two.flat" 2>&1
+check "two copies: every scope's counts as with one copy" "$(cat "$work/flat")" "$(cat "$work/two.flat")"
+check "two copies: one exit report, nothing from the copy aside" "1 0" \
+    "$(grep -c '^memtrace: exit report' "$work/copies.err") $(grep -c -E 'malloc here is|double free|no effect in' "$work/copies.err")"
+
 # ---------------------------------------------------------------- gdb, live and core
 gdb_tags() { # OUT [core]
     if [ $# -gt 1 ]; then
