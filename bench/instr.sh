@@ -11,7 +11,9 @@
 #     under valgrind the cached-CFI unwinder does not know the main
 #     thread's stack and libunwind, much slower, would unwind the samples
 #     there), sqlite3 (one .read), python3 (pyload.py 20000, a smaller run
-#     of the same shape); g++ is left out (about 5 minutes an arm);
+#     of the same shape); g++ is left out (about 5 minutes an arm); and
+#     churn under bench/floor.c, an interposer that does nothing but forward:
+#     the least any preloaded library costs there;
 #   - instructions and first-level data-cache misses (cachegrind's
 #     simulation), churn on 2 threads under the tracer: heap checks at their
 #     defaults against both off, and MEMTRACE_GUARD_SAMPLE=1000 against
@@ -76,8 +78,9 @@ sampled=(MEMTRACE_SAMPLE=524288 MEMTRACE_SAMPLE_SEED=1)
 line="instructions (callgrind, one run an arm), MEMTRACE_SAMPLE=524288 vs native:"
 n=$(count callgrind CHURN_TAGS=1 -- "$CHURN")
 s=$(count callgrind CHURN_TAGS=1 LD_PRELOAD="$tracer" "${sampled[@]}" -- "$CHURN")
+f=$(count callgrind CHURN_TAGS=1 LD_PRELOAD="$BIN/floor.so" -- "$CHURN")
 churn_pct=$(pct "$s" "$n")
-line+=" churn (2 threads, tag scopes) ${churn_pct}%,"
+line+=" churn (2 threads, tag scopes) ${churn_pct}% (an empty interposer, bench/floor.c: $(pct "$f" "$n")%),"
 n=$(count callgrind -- "$SQLITE")
 s=$(count callgrind LD_PRELOAD="$tracer" "${sampled[@]}" -- "$SQLITE")
 sqlite_pct=$(pct "$s" "$n")
