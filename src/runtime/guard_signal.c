@@ -10,8 +10,9 @@
  * and the faulting instruction runs again, so the process ends by the
  * signal with a core where the limit allows. The handler is installed
  * only with MEMTRACE_GUARD_SAMPLE > 0; a program that sets its own later
- * (sigaction, signal, bsd_signal, sysv_signal) sets the action memtrace
- * calls after its report. */
+ * (sigaction, signal, bsd_signal, sysv_signal, sigset, sigignore: libc's
+ * own call its internal sigaction, which no interposition sees) sets the
+ * action memtrace calls after its report. */
 #define UNW_LOCAL_ONLY
 #include "runtime/guard_signal.h"
 
@@ -276,4 +277,66 @@ __sighandler_t mt_sysv_signal(int sig, __sighandler_t handler)
 {
     static signal_fn *real;
     return signal_as("sysv_signal", &real, SA_RESETHAND | SA_NODEFER, sig, handler);
+}
+
+/* SysV's sigset: DISP SIG_HOLD blocks SIG and answers its action (SIG_HOLD
+ * if it was blocked already); any other DISP becomes SIG's action (no
+ * flags, an empty mask) and SIG is unblocked; the answer is the action it
+ * replaced, or SIG_HOLD if SIG was blocked. glibc's, for SIGSEGV while the
+ * handler is installed, with the action kept as the program's. */
+__sighandler_t mt_sigset(int sig, __sighandler_t disp)
+{
+    if (MT_LIKELY(!installed || sig != SIGSEGV)) {
+        static signal_fn *real;
+        if (!real)
+            real = (signal_fn *)dlsym(RTLD_NEXT, "sigset");
+        if (!real) {
+            errno = ENOSYS;
+            return SIG_ERR;
+        }
+        return real(sig, disp);
+    }
+    sigset_t one, was;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    struct sigaction act, old;
+    if (disp == SIG_HOLD) {
+        if (pthread_sigmask(SIG_BLOCK, &one, &was) != 0)
+            return SIG_ERR;
+        if (sigismember(&was, sig))
+            return SIG_HOLD;
+        mt_sigaction(sig, NULL, &old);
+        return old.sa_handler;
+    }
+    if (disp == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    memset(&act, 0, sizeof act);
+    act.sa_handler = disp;
+    sigemptyset(&act.sa_mask);
+    mt_sigaction(sig, &act, &old);
+    if (pthread_sigmask(SIG_UNBLOCK, &one, &was) != 0)
+        return SIG_ERR;
+    return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+/* SysV's sigignore: SIG_IGN becomes SIG's action (0, or -1 and errno). */
+int mt_sigignore(int sig)
+{
+    if (MT_LIKELY(!installed || sig != SIGSEGV)) {
+        static int (*real)(int);
+        if (!real)
+            real = (int (*)(int))dlsym(RTLD_NEXT, "sigignore");
+        if (!real) {
+            errno = ENOSYS;
+            return -1;
+        }
+        return real(sig);
+    }
+    struct sigaction act;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = SIG_IGN;
+    sigemptyset(&act.sa_mask);
+    return mt_sigaction(sig, &act, NULL);
 }

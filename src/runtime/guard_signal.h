@@ -20,5 +20,7 @@ int mt_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 __sighandler_t mt_signal(int sig, __sighandler_t handler);
 __sighandler_t mt_bsd_signal(int sig, __sighandler_t handler);
 __sighandler_t mt_sysv_signal(int sig, __sighandler_t handler);
+__sighandler_t mt_sigset(int sig, __sighandler_t disp);
+int mt_sigignore(int sig);
 
 #endif

@@ -64,6 +64,11 @@ __sighandler_t bsd_signal(int sig, __sighandler_t handler);
 MT_EXPORT __sighandler_t bsd_signal(int sig, __sighandler_t handler) { return mt_bsd_signal(sig, handler); }
 MT_EXPORT __sighandler_t sysv_signal(int sig, __sighandler_t handler) { return mt_sysv_signal(sig, handler); }
 MT_EXPORT __sighandler_t __sysv_signal(int sig, __sighandler_t handler) { return mt_sysv_signal(sig, handler); }
+/* signal.h declares these for X/Open only (and as deprecated). */
+__sighandler_t sigset(int sig, __sighandler_t disp);
+int sigignore(int sig);
+MT_EXPORT __sighandler_t sigset(int sig, __sighandler_t disp) { return mt_sigset(sig, disp); }
+MT_EXPORT int sigignore(int sig) { return mt_sigignore(sig); }
 /* Variadic as libc declares it; glibc's own reads four more words the same way. */
 MT_EXPORT int prctl(int option, ...)
 {

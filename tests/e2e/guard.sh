@@ -8,7 +8,8 @@
 # with -fsanitize=address) reports the same error at the same sites. Then
 # the fault takes its course: SIGSEGV's default (status 139, a core), or
 # the program's own handler, set with sigaction, signal or signal's other
-# names (bsd_signal, sysv_signal, strict ISO C's __sysv_signal). Blocks of the
+# names (bsd_signal, sysv_signal, strict ISO C's __sysv_signal, SysV's
+# sigset; sigignore's SIG_IGN ends in the default action). Blocks of the
 # pool behave as the allocator's (realloc, calloc, alignment,
 # malloc_usable_size), and with the guard off nothing changes. The report
 # is the heap errors' (report/format.h's mt_fmt_heap_error); the guard
@@ -191,11 +192,15 @@ run signal signal
 status "signal: the program's signal() handler ran after the report" 43
 has "signal: its output" "$work/signal.out" "guard: the program's signal() handler ran"
 first_line signal "memtrace: use-after-free write: 1 byte at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
-for how in bsd_signal sysv_signal iso_signal; do # signal's other names
+for how in bsd_signal sysv_signal iso_signal sigset; do # signal's other names
     run "$how" "$how"
     status "$how: the program's handler ran after the report" 43
     first_line "$how" "memtrace: use-after-free write: 1 byte at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
 done
+
+run sigignore sigignore
+first_line sigignore "memtrace: use-after-free write: 1 byte at offset 8 of a freed 64-byte block at 0x[0-9a-f]+"
+default_end sigignore
 
 # ---------------------------------------------------------------- the pool's blocks as the allocator's
 # ---------------------------------------------------------------- double free

@@ -135,6 +135,27 @@ int main(int argc, char **argv)
         char *p = block(64, 0);
         free(p);
         write_at(p, 8);
+    } else if (strcmp(c, "sigset") == 0) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* the point: old programs call them */
+        /* SysV's: libc's own sets the action with its internal sigaction,
+         * past any interposition. The answer is the action replaced. */
+        extern __sighandler_t sigset(int, __sighandler_t);
+        if (sigset(SIGSEGV, on_segv_plain) != SIG_DFL || sigset(SIGSEGV, on_segv_plain) != on_segv_plain)
+            return 7;
+        char *p = block(64, 0);
+        free(p);
+        write_at(p, 8);
+    } else if (strcmp(c, "sigignore") == 0) {
+        /* SIG_IGN: the kernel does not honour it for a fault; the default
+         * action ends the process, as without memtrace. */
+        extern int sigignore(int);
+        if (sigignore(SIGSEGV) != 0)
+            return 8;
+#pragma GCC diagnostic pop
+        char *p = block(64, 0);
+        free(p);
+        write_at(p, 8);
     } else if (strcmp(c, "double_free") == 0) {
         /* glibc aborts on the second free (tcache's double free check). */
         char *p = block(64, 0);
