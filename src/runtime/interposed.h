@@ -44,6 +44,8 @@ enum { MT_IP_ALLOC, MT_IP_FREE, MT_IP_OTHER, MT_IP_EXEC };
     X(bsd_signal, MT_IP_OTHER)                                                \
     X(sysv_signal, MT_IP_OTHER)                                               \
     X(__sysv_signal, MT_IP_OTHER)                                             \
+    X(sigset, MT_IP_OTHER)                                                    \
+    X(sigignore, MT_IP_OTHER)                                                 \
     X(execve, MT_IP_EXEC)                                                     \
     X(execv, MT_IP_EXEC)                                                      \
     X(execvpe, MT_IP_EXEC)                                                    \
