@@ -64,31 +64,44 @@ static inline bool mt_fast_alloc_ok(size_t size)
     return true;
 }
 
-/* P, from the fast path's call for SIZE + MT_TRAILER bytes, recorded as a
- * sample because its slack does not fit the trailer (sample.c). */
-MT_COLD void mt_fast_record(void *p, size_t size, unsigned kind);
+/* P (NULL when the next allocator failed), a SIZE-byte block of family
+ * KIND the fast path allocated: its trailer written, counted in its tag;
+ * recorded as a sample when its slack does not fit the trailer. The
+ * general form of mt_fast_trail (out of line, cold). */
+MT_COLD void *mt_fast_trail_call(void *p, size_t size, unsigned kind);
 
-/* The next allocator's usable size of P, a block it has just handed out:
- * mt_sample_usable without the checks that a pointer from elsewhere needs. */
-static inline __attribute__((always_inline)) size_t mt_fast_usable(void *p)
+/* mt_fast_trail_call without a call: true when P's trailer is written and
+ * counted; false, with nothing changed, when that needs a call or more
+ * (P NULL, an allocator other than glibc, an mmapped chunk, a slack that
+ * does not fit, the thread's tag root to make, a live-bytes flush). P is a
+ * block glibc has just handed out: its header word needs none of
+ * mt_glibc_usable's checks. */
+static inline __attribute__((always_inline)) bool mt_fast_trail_leaf(void *p, size_t size,
+                                                                     unsigned kind)
 {
-    if (MT_LIKELY(mt_sample_glibc)) {
-        size_t h = ((const size_t *)p)[-1];
-        return (h & ~(size_t)7) - (h & 2 ? 16 : 8);
-    }
-    return mt_real.malloc_usable_size(p);
+    if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(!mt_sample_glibc))
+        return false;
+    size_t h = ((const size_t *)p)[-1];
+    if (MT_UNLIKELY(h & 2)) /* mmapped: two header words */
+        return false;
+    size_t u = (h & ~(size_t)7) - 8;
+    uint32_t id;
+    if (MT_UNLIKELY(!mt_trailer_fits(u, size)) || MT_UNLIKELY(!mt_tag_alloc_try(size, &id)))
+        return false;
+    mt_trailer_write(p, u, size, id, kind);
+    return true;
 }
 
 /* P (NULL when the next allocator failed), a SIZE-byte block of family
- * KIND the fast path allocated: its trailer written, counted in its tag. */
+ * KIND the fast path allocated, as mt_fast_trail_call leaves it. Its
+ * usual case makes no call: a caller that makes the next allocator's call
+ * keeps only SIZE across it, and tail-calls the general form. */
 static inline __attribute__((always_inline)) void *mt_fast_trail(void *p, size_t size,
                                                                  unsigned kind)
 {
-    if (MT_UNLIKELY(p == NULL))
+    if (MT_LIKELY(mt_fast_trail_leaf(p, size, kind)))
         return p;
-    if (MT_UNLIKELY(!mt_trailer_try(p, mt_fast_usable(p), size, kind)))
-        mt_fast_record(p, size, kind);
-    return p;
+    return mt_fast_trail_call(p, size, kind);
 }
 
 /* True when the next operators new and delete in their plain, nothrow and
@@ -107,7 +120,8 @@ void mt_sample_ext_found(void);
 void *mt_fast_malloc(size_t size);
 void *mt_fast_calloc(size_t total);
 
-/* True when the free of PTR was made here (see above). */
+/* True when the free of PTR was made here (see above): a leaf that
+ * tail-calls the next free. */
 static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 {
     if (MT_UNLIKELY(!mt_cfg.sample) || MT_UNLIKELY(ptr == NULL))
@@ -116,7 +130,7 @@ static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
         return false;
     if (MT_UNLIKELY(mt_passthrough || mt_atomic_load_acquire(&mt_phase) != MT_READY))
         return false;
-    if (!mt_sample_free(ptr))
+    if (!mt_sample_free_try(ptr))
         return false;
     mt_real.free(ptr);
     return true;
