@@ -92,7 +92,8 @@ typedef struct {
     unsigned kind;
 } mt_sample_block;
 
-/* True when the next allocator is glibc's (mt_sample_start): its usable
+/* True in sample mode when the next allocator is glibc's (mt_sample_start;
+ * false outside sample mode, so that one test says both): its usable
  * sizes are then read inline from the chunk header. */
 extern bool mt_sample_glibc MT_HIDDEN;
 
@@ -166,15 +167,15 @@ static inline bool mt_sample_free(void *p)
     return false;
 }
 
-/* mt_sample_free without a call, inlined whole: it is the fast path's
- * free (sample_fast.h), a leaf. False, with nothing changed, when P is no
- * unsampled block or when its free needs a call (the next allocator is
- * not glibc's, the live bytes flush): the caller then calls
- * mt_sample_free, or the general path, which does. */
+/* mt_sample_free without a call, when mt_sample_glibc is true, inlined
+ * whole: it is the fast path's free (sample_fast.h), a leaf. False, with
+ * nothing changed, when P is no unsampled block or when its free needs a
+ * call (the live bytes flush): the caller then calls mt_sample_free, or
+ * the general path, which does. */
 static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
 {
     mt_sample_block b;
-    if (MT_UNLIKELY(!mt_sample_glibc) || !mt_trailer_read(p, mt_glibc_usable(p), &b) ||
+    if (!mt_trailer_read(p, mt_glibc_usable(p), &b) ||
         MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
         return false;
     mt_trailer_clear(p, b.usable);

@@ -22,10 +22,17 @@
  *
  * A free takes the fast path when its block carries a matching trailer
  * and the general path would do nothing more than mt_sample_free: sample
- * mode, the phase READY, no pass-through scope, and PTR neither the
- * internal heap's nor the guard pool's (their blocks have no glibc header
- * to read). Everything else (a sampled block, a bad free, NULL) goes on to
- * the general path, which tests again what it needs. */
+ * mode with glibc's allocator next, the phase READY, no pass-through
+ * scope, and PTR neither the internal heap's nor the guard pool's (their
+ * blocks have no glibc header to read). Everything else (a sampled block,
+ * a bad free, NULL, a free whose count would flush the live bytes) goes on
+ * to the general path, which tests again what it needs.
+ *
+ * Both fast paths make no call but the next allocator's (the free is a
+ * leaf that tail-calls the next free; the malloc keeps one register across
+ * its call): what would need a call is refused by the try forms of the
+ * counts (mt_tag_alloc_try, mt_sample_free_try), changing nothing, and
+ * taken by the general form. */
 #ifndef MT_SAMPLE_FAST_H
 #define MT_SAMPLE_FAST_H
 
@@ -107,7 +114,7 @@ static inline __attribute__((always_inline)) void *mt_fast_trail(void *p, size_t
 /* True when the next operators new and delete in their plain, nothrow and
  * sized forms are libstdc++'s and the next malloc glibc's: libstdc++'s new
  * is malloc (of 1 byte for 0) with, when it fails, the new_handler loop or
- * std::bad_alloc; its delete is free. Set by mt_sample_ext_found, once the
+ * std::bad_alloc; its delete is free. False outside sample mode. Set by mt_sample_ext_found, once the
  * next definitions are known (before mt_ext_ready); never cleared. */
 extern bool mt_sample_cxx MT_HIDDEN;
 
@@ -124,7 +131,7 @@ void *mt_fast_calloc(size_t total);
  * tail-calls the next free. */
 static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 {
-    if (MT_UNLIKELY(!mt_cfg.sample) || MT_UNLIKELY(ptr == NULL))
+    if (MT_UNLIKELY(!mt_sample_glibc) || MT_UNLIKELY(ptr == NULL))
         return false;
     if (MT_UNLIKELY(mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
         return false;
