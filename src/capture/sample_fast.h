@@ -63,10 +63,10 @@ static inline bool mt_fast_alloc_ok(size_t size)
         return false;
     if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_phase) != MT_READY))
         return false;
-    uint32_t guard = mt_guard_left;
-    if (MT_UNLIKELY(guard == 0))
+    uint32_t guard;
+    if (MT_UNLIKELY(__builtin_sub_overflow(mt_guard_left, 1u, &guard))) /* it was 0 */
         return false;
-    mt_guard_left = guard - 1;
+    mt_guard_left = guard;
     mt_sample_me.left = left;
     return true;
 }
