@@ -46,7 +46,8 @@
 enum { MT_SAMPLE_NONE, MT_SAMPLE_NO, MT_SAMPLE_YES };
 
 typedef struct {
-    int64_t left;     /* bytes before the next sample; <= 0 until the first draw */
+    int64_t left;     /* bytes before the next sample; 0 until the first draw,
+                       * never negative (sample_fast.h compares it unsigned) */
     uint64_t rng;     /* xorshift64* state; 0 until the thread's first draw */
     int pending;      /* MT_SAMPLE_*: mt_sample_padded's last decision */
 } mt_sample_thread;

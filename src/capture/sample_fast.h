@@ -9,8 +9,9 @@
  *     only in sample mode, after the thread's first draw: it is the test
  *     that sample mode is on (sample.c alone writes it, and only from the
  *     sample-mode paths);
- *   - SIZE is at most MT_FAST_MAX (so SIZE + MT_TRAILER cannot overflow and
- *     the slack fits the trailer);
+ *     Compared unsigned, the countdown never being negative: SIZE is then
+ *     below 2^63, so SIZE + MT_TRAILER cannot overflow (the slack's fit is
+ *     mt_fast_trail_leaf's test);
  *   - the thread is not inside memtrace (mt_busy) and in no pass-through
  *     scope (mt_passthrough, raised also through a fork window);
  *   - the phase is READY (not start-up, paused, stopped or standing aside);
@@ -50,14 +51,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MT_FAST_MAX ((size_t)1 << 28)
-
 /* True when an allocation of SIZE bytes takes the fast path; the two
  * countdowns are then consumed. */
 static inline bool mt_fast_alloc_ok(size_t size)
 {
-    int64_t left = mt_sample_me.left - (int64_t)size;
-    if (MT_UNLIKELY(left <= 0 || size > MT_FAST_MAX))
+    uint64_t left = (uint64_t)mt_sample_me.left; /* >= 0 */
+    if (MT_UNLIKELY(size >= left)) /* sampled, or no draw yet (0) */
         return false;
     if (MT_UNLIKELY(mt_busy | mt_passthrough))
         return false;
@@ -67,7 +66,7 @@ static inline bool mt_fast_alloc_ok(size_t size)
     if (MT_UNLIKELY(__builtin_sub_overflow(mt_guard_left, 1u, &guard))) /* it was 0 */
         return false;
     mt_guard_left = guard;
-    mt_sample_me.left = left;
+    mt_sample_me.left = (int64_t)(left - size);
     return true;
 }
 
