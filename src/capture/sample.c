@@ -37,8 +37,8 @@ static uint64_t splitmix(uint64_t *x)
 void mt_sample_start(void)
 {
     mt_sample_rate = mt_cfg.sample;
-    mt_sample_glibc = in_libc((void *)mt_real.malloc) && in_libc((void *)mt_real.free) &&
-                      in_libc((void *)mt_real.malloc_usable_size);
+    mt_sample_glibc = mt_cfg.sample && in_libc((void *)mt_real.malloc) &&
+                      in_libc((void *)mt_real.free) && in_libc((void *)mt_real.malloc_usable_size);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^

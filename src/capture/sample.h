@@ -46,7 +46,8 @@
 enum { MT_SAMPLE_NONE, MT_SAMPLE_NO, MT_SAMPLE_YES };
 
 typedef struct {
-    int64_t left;     /* bytes before the next sample; <= 0 until the first draw */
+    int64_t left;     /* bytes before the next sample; 0 until the first draw,
+                       * never negative (sample_fast.h compares it unsigned) */
     uint64_t rng;     /* xorshift64* state; 0 until the thread's first draw */
     int pending;      /* MT_SAMPLE_*: mt_sample_padded's last decision */
 } mt_sample_thread;
@@ -92,7 +93,8 @@ typedef struct {
     unsigned kind;
 } mt_sample_block;
 
-/* True when the next allocator is glibc's (mt_sample_start): its usable
+/* True in sample mode when the next allocator is glibc's (mt_sample_start;
+ * false outside sample mode, so that one test says both): its usable
  * sizes are then read inline from the chunk header. */
 extern bool mt_sample_glibc MT_HIDDEN;
 
@@ -103,25 +105,28 @@ extern bool mt_sample_glibc MT_HIDDEN;
  * without the read of the next chunk's header. A pointer that is no block
  * (a bad free) gives 0 or a size whose trailer read stays within what
  * glibc's own free of P reads (the next chunk's header). */
+static inline size_t mt_glibc_usable(void *p)
+{
+    if ((uintptr_t)p & 15)
+        return 0;
+    size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7;
+    if (MT_UNLIKELY(sz < 32 || (sz & 15) || sz > ((size_t)1 << 44)))
+        return 0;
+    return h & 2 ? sz - 16 : sz - 8;
+}
+
 static inline size_t mt_sample_usable(void *p)
 {
-    if (MT_LIKELY(mt_sample_glibc)) {
-        if ((uintptr_t)p & 15)
-            return 0;
-        size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7;
-        if (MT_UNLIKELY(sz < 32 || (sz & 15) || sz > ((size_t)1 << 44)))
-            return 0;
-        return h & 2 ? sz - 16 : sz - 8;
-    }
+    if (MT_LIKELY(mt_sample_glibc))
+        return mt_glibc_usable(p);
     return mt_real.malloc_usable_size(p);
 }
 
-/* True when P (not NULL, the next allocator's) is an unsampled block: *B
- * says what its trailer says. */
-static inline __attribute__((always_inline)) bool mt_sample_unsampled(void *p,
-                                                                mt_sample_block *b)
+/* True when P, of usable size U (mt_sample_usable's), is an unsampled
+ * block: *B says what its trailer says. */
+static inline __attribute__((always_inline)) bool mt_trailer_read(void *p, size_t u,
+                                                                  mt_sample_block *b)
 {
-    size_t u = mt_sample_usable(p);
     if (MT_UNLIKELY(u < MT_TRAILER))
         return false;
     uint64_t w[2];
@@ -135,6 +140,14 @@ static inline __attribute__((always_inline)) bool mt_sample_unsampled(void *p,
     return true;
 }
 
+/* True when P (not NULL, the next allocator's) is an unsampled block: *B
+ * says what its trailer says. */
+static inline __attribute__((always_inline)) bool mt_sample_unsampled(void *p,
+                                                                mt_sample_block *b)
+{
+    return mt_trailer_read(p, mt_sample_usable(p), b);
+}
+
 /* Clears the check of the trailer slot of P, usable size U. */
 static inline void mt_trailer_clear(void *p, size_t u)
 {
@@ -143,9 +156,8 @@ static inline void mt_trailer_clear(void *p, size_t u)
 }
 
 /* The free of P in sample mode: true when P was an unsampled block, now
- * counted freed (its tag), its trailer cleared; the caller frees it.
- * Inlined whole: it is the fast path's free (sample_fast.h). */
-static inline __attribute__((always_inline)) bool mt_sample_free(void *p)
+ * counted freed (its tag), its trailer cleared; the caller frees it. */
+static inline bool mt_sample_free(void *p)
 {
     mt_sample_block b;
     if (MT_LIKELY(mt_sample_unsampled(p, &b))) {
@@ -154,6 +166,21 @@ static inline __attribute__((always_inline)) bool mt_sample_free(void *p)
         return true;
     }
     return false;
+}
+
+/* mt_sample_free without a call, when mt_sample_glibc is true, inlined
+ * whole: it is the fast path's free (sample_fast.h), a leaf. False, with
+ * nothing changed, when P is no unsampled block or when its free needs a
+ * call (the live bytes flush): the caller then calls mt_sample_free, or
+ * the general path, which does. */
+static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
+{
+    mt_sample_block b;
+    if (!mt_trailer_read(p, mt_glibc_usable(p), &b) ||
+        MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
+        return false;
+    mt_trailer_clear(p, b.usable);
+    return true;
 }
 
 /* Writes the trailer of P (usable size USABLE >= SIZE + MT_TRAILER, slack
@@ -168,14 +195,24 @@ static inline void mt_trailer_write(void *p, size_t usable, size_t size, uint32_
     memcpy((char *)p + usable - MT_TRAILER, w, sizeof w);
 }
 
+/* True when usable size U holds SIZE bytes and the trailer with a slack
+ * the trailer can hold (SIZE + MT_TRAILER does not overflow). */
+static inline bool mt_trailer_fits(size_t u, size_t size)
+{
+    /* one test for both: a U below SIZE + MT_TRAILER makes the slack wrap
+     * to above MT_TRAILER_SLACK_MAX */
+    return MT_LIKELY(u - MT_TRAILER - size <= MT_TRAILER_SLACK_MAX);
+}
+
 /* Writes the trailer of P, a block of the next allocator's with usable
- * size U, for a SIZE-byte block of family KIND, and counts it in the
- * current tag: true, or false when U leaves no room for the trailer or a
- * slack it cannot hold (the caller then records the block as a sample). */
+ * size U, for a SIZE-byte block of family KIND (SIZE + MT_TRAILER does not
+ * overflow), and counts it in the current tag: true, or false when U
+ * leaves no room for the trailer or a slack it cannot hold (the caller
+ * then records the block as a sample). */
 static inline __attribute__((always_inline)) bool mt_trailer_try(void *p, size_t u, size_t size,
                                                                  unsigned kind)
 {
-    if (MT_UNLIKELY(u < size + MT_TRAILER || u - MT_TRAILER - size > MT_TRAILER_SLACK_MAX))
+    if (MT_UNLIKELY(!mt_trailer_fits(u, size)))
         return false;
     mt_trailer_write(p, u, size, mt_tag_alloc(size), kind);
     return true;

@@ -9,8 +9,9 @@
  *     only in sample mode, after the thread's first draw: it is the test
  *     that sample mode is on (sample.c alone writes it, and only from the
  *     sample-mode paths);
- *   - SIZE is at most MT_FAST_MAX (so SIZE + MT_TRAILER cannot overflow and
- *     the slack fits the trailer);
+ *     Compared unsigned, the countdown never being negative: SIZE is then
+ *     below 2^63, so SIZE + MT_TRAILER cannot overflow (the slack's fit is
+ *     mt_fast_trail_leaf's test);
  *   - the thread is not inside memtrace (mt_busy) and in no pass-through
  *     scope (mt_passthrough, raised also through a fork window);
  *   - the phase is READY (not start-up, paused, stopped or standing aside);
@@ -22,10 +23,17 @@
  *
  * A free takes the fast path when its block carries a matching trailer
  * and the general path would do nothing more than mt_sample_free: sample
- * mode, the phase READY, no pass-through scope, and PTR neither the
- * internal heap's nor the guard pool's (their blocks have no glibc header
- * to read). Everything else (a sampled block, a bad free, NULL) goes on to
- * the general path, which tests again what it needs. */
+ * mode with glibc's allocator next, the phase READY, no pass-through
+ * scope, and PTR neither the internal heap's nor the guard pool's (their
+ * blocks have no glibc header to read). Everything else (a sampled block,
+ * a bad free, NULL, a free whose count would flush the live bytes) goes on
+ * to the general path, which tests again what it needs.
+ *
+ * Both fast paths make no call but the next allocator's (the free is a
+ * leaf that tail-calls the next free; the malloc keeps one register across
+ * its call): what would need a call is refused by the try forms of the
+ * counts (mt_tag_alloc_try, mt_sample_free_try), changing nothing, and
+ * taken by the general form. */
 #ifndef MT_SAMPLE_FAST_H
 #define MT_SAMPLE_FAST_H
 
@@ -43,58 +51,69 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MT_FAST_MAX ((size_t)1 << 28)
-
 /* True when an allocation of SIZE bytes takes the fast path; the two
  * countdowns are then consumed. */
 static inline bool mt_fast_alloc_ok(size_t size)
 {
-    int64_t left = mt_sample_me.left - (int64_t)size;
-    if (MT_UNLIKELY(left <= 0 || size > MT_FAST_MAX))
+    uint64_t left = (uint64_t)mt_sample_me.left; /* >= 0 */
+    if (MT_UNLIKELY(size >= left)) /* sampled, or no draw yet (0) */
         return false;
     if (MT_UNLIKELY(mt_busy | mt_passthrough))
         return false;
     if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_phase) != MT_READY))
         return false;
-    uint32_t guard = mt_guard_left;
-    if (MT_UNLIKELY(guard == 0))
+    uint32_t guard;
+    if (MT_UNLIKELY(__builtin_sub_overflow(mt_guard_left, 1u, &guard))) /* it was 0 */
         return false;
-    mt_guard_left = guard - 1;
-    mt_sample_me.left = left;
+    mt_guard_left = guard;
+    mt_sample_me.left = (int64_t)(left - size);
     return true;
 }
 
-/* P, from the fast path's call for SIZE + MT_TRAILER bytes, recorded as a
- * sample because its slack does not fit the trailer (sample.c). */
-MT_COLD void mt_fast_record(void *p, size_t size, unsigned kind);
+/* P (NULL when the next allocator failed), a SIZE-byte block of family
+ * KIND the fast path allocated: its trailer written, counted in its tag;
+ * recorded as a sample when its slack does not fit the trailer. The
+ * general form of mt_fast_trail (out of line, cold). */
+MT_COLD void *mt_fast_trail_call(void *p, size_t size, unsigned kind);
 
-/* The next allocator's usable size of P, a block it has just handed out:
- * mt_sample_usable without the checks that a pointer from elsewhere needs. */
-static inline __attribute__((always_inline)) size_t mt_fast_usable(void *p)
+/* mt_fast_trail_call without a call: true when P's trailer is written and
+ * counted; false, with nothing changed, when that needs a call or more
+ * (P NULL, an allocator other than glibc, an mmapped chunk, a slack that
+ * does not fit, the thread's tag root to make, a live-bytes flush). P is a
+ * block glibc has just handed out: its header word needs none of
+ * mt_glibc_usable's checks. */
+static inline __attribute__((always_inline)) bool mt_fast_trail_leaf(void *p, size_t size,
+                                                                     unsigned kind)
 {
-    if (MT_LIKELY(mt_sample_glibc)) {
-        size_t h = ((const size_t *)p)[-1];
-        return (h & ~(size_t)7) - (h & 2 ? 16 : 8);
-    }
-    return mt_real.malloc_usable_size(p);
+    if (MT_UNLIKELY(p == NULL) || MT_UNLIKELY(!mt_sample_glibc))
+        return false;
+    size_t h = ((const size_t *)p)[-1];
+    if (MT_UNLIKELY(h & 2)) /* mmapped: two header words */
+        return false;
+    size_t u = (h & ~(size_t)7) - 8;
+    uint32_t id;
+    if (MT_UNLIKELY(!mt_trailer_fits(u, size)) || MT_UNLIKELY(!mt_tag_alloc_try(size, &id)))
+        return false;
+    mt_trailer_write(p, u, size, id, kind);
+    return true;
 }
 
 /* P (NULL when the next allocator failed), a SIZE-byte block of family
- * KIND the fast path allocated: its trailer written, counted in its tag. */
+ * KIND the fast path allocated, as mt_fast_trail_call leaves it. Its
+ * usual case makes no call: a caller that makes the next allocator's call
+ * keeps only SIZE across it, and tail-calls the general form. */
 static inline __attribute__((always_inline)) void *mt_fast_trail(void *p, size_t size,
                                                                  unsigned kind)
 {
-    if (MT_UNLIKELY(p == NULL))
+    if (MT_LIKELY(mt_fast_trail_leaf(p, size, kind)))
         return p;
-    if (MT_UNLIKELY(!mt_trailer_try(p, mt_fast_usable(p), size, kind)))
-        mt_fast_record(p, size, kind);
-    return p;
+    return mt_fast_trail_call(p, size, kind);
 }
 
 /* True when the next operators new and delete in their plain, nothrow and
  * sized forms are libstdc++'s and the next malloc glibc's: libstdc++'s new
  * is malloc (of 1 byte for 0) with, when it fails, the new_handler loop or
- * std::bad_alloc; its delete is free. Set by mt_sample_ext_found, once the
+ * std::bad_alloc; its delete is free. False outside sample mode. Set by mt_sample_ext_found, once the
  * next definitions are known (before mt_ext_ready); never cleared. */
 extern bool mt_sample_cxx MT_HIDDEN;
 
@@ -107,16 +126,17 @@ void mt_sample_ext_found(void);
 void *mt_fast_malloc(size_t size);
 void *mt_fast_calloc(size_t total);
 
-/* True when the free of PTR was made here (see above). */
+/* True when the free of PTR was made here (see above): a leaf that
+ * tail-calls the next free. */
 static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 {
-    if (MT_UNLIKELY(!mt_cfg.sample) || MT_UNLIKELY(ptr == NULL))
+    if (MT_UNLIKELY(!mt_sample_glibc) || MT_UNLIKELY(ptr == NULL))
         return false;
     if (MT_UNLIKELY(mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
         return false;
     if (MT_UNLIKELY(mt_passthrough || mt_atomic_load_acquire(&mt_phase) != MT_READY))
         return false;
-    if (!mt_sample_free(ptr))
+    if (!mt_sample_free_try(ptr))
         return false;
     mt_real.free(ptr);
     return true;

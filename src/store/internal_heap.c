@@ -101,8 +101,8 @@ static bool ensure_reserved(void)
         spare_end = limit + spare;
         mt_atomic_store_relaxed(&spare_next, limit);
     }
-    mt_iheap_range.size = size;
     mt_atomic_store_release(&mt_iheap_range.base, (uintptr_t)p);
+    mt_atomic_store_release(&mt_iheap_range.size, size); /* last: mt_iheap_owns */
     return true;
 }
 
@@ -255,9 +255,10 @@ void *mt_iheap_realloc(void *p, size_t size)
  * (and said) at the reservation only. */
 size_t mt_iheap_capacity(void)
 {
-    if (!mt_atomic_load_acquire(&mt_iheap_range.base))
+    size_t size = mt_atomic_load_acquire(&mt_iheap_range.size); /* set after base */
+    if (!size)
         return reserve_failed ? 0 : RESERVE_SIZE;
-    return mt_iheap_range.size;
+    return size;
 }
 
 size_t mt_iheap_headroom(void)

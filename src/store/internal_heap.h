@@ -17,18 +17,20 @@
  * that would not leave the program three quarters of its limit. */
 #define MT_IHEAP_RESERVE ((uintptr_t)4 << 30)
 
-/* base is 0 until the range is reserved; both are set once, size before
- * base (a release store, paired with the acquire in mt_iheap_owns: a thread
- * that sees base sees size), and never change. */
+/* Both are 0 until the range is reserved; both are set once, base
+ * before size (a release store, paired with the acquire in mt_iheap_owns:
+ * a thread that sees size sees base), and never change. While size reads
+ * 0 the range owns nothing, whatever base reads: so mt_iheap_owns is one
+ * range test, with no test of base first (the fast free's, issue 30). */
 extern struct mt_iheap_range {
     mt_atomic(uintptr_t) base;
-    uintptr_t size;
+    mt_atomic(uintptr_t) size;
 } mt_iheap_range MT_HIDDEN;
 
 static inline bool mt_iheap_owns(const void *p)
 {
-    uintptr_t base = mt_atomic_load_acquire(&mt_iheap_range.base);
-    return base != 0 && (uintptr_t)p - base < mt_iheap_range.size;
+    uintptr_t size = mt_atomic_load_acquire(&mt_iheap_range.size);
+    return (uintptr_t)p - mt_atomic_load_relaxed(&mt_iheap_range.base) < size;
 }
 
 /* Reserves the range now (start-up), not on first use: a program that

@@ -23,6 +23,7 @@
 
 #include "base/common.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,23 +39,46 @@ extern MT_TLS mt_live_thread mt_live_me MT_HIDDEN;
 /* Adds the calling thread's delta to the shared total and peak. */
 void mt_live_flush(void);
 
-static inline void mt_live_alloc(size_t size)
+/* mt_live_alloc and mt_live_free without the flush's call, for a caller
+ * that makes no call on its fast path (capture/sample_fast.h): false,
+ * with nothing changed, when this count would flush (the caller then
+ * calls mt_live_alloc or mt_live_free, which count it with the flush). */
+static inline bool mt_live_alloc_try(size_t size)
 {
     int64_t d = mt_live_me.delta + (int64_t)size;
-    mt_live_me.delta = d;
     if (MT_UNLIKELY(d > mt_live_me.hi)) {
-        mt_live_me.hi = d;
         if (MT_UNLIKELY(d >= MT_LIVE_FLUSH))
-            mt_live_flush();
+            return false;
+        mt_live_me.hi = d;
+    }
+    mt_live_me.delta = d;
+    return true;
+}
+
+static inline bool mt_live_free_try(size_t size)
+{
+    int64_t d = mt_live_me.delta - (int64_t)size;
+    if (MT_UNLIKELY(d <= -MT_LIVE_FLUSH))
+        return false;
+    mt_live_me.delta = d;
+    return true;
+}
+
+static inline void mt_live_alloc(size_t size)
+{
+    if (MT_UNLIKELY(!mt_live_alloc_try(size))) {
+        mt_live_me.delta += (int64_t)size;
+        mt_live_me.hi = mt_live_me.delta;
+        mt_live_flush();
     }
 }
 
 static inline void mt_live_free(size_t size)
 {
-    int64_t d = mt_live_me.delta - (int64_t)size;
-    mt_live_me.delta = d;
-    if (MT_UNLIKELY(d <= -MT_LIVE_FLUSH))
+    if (MT_UNLIKELY(!mt_live_free_try(size))) {
+        mt_live_me.delta -= (int64_t)size;
         mt_live_flush();
+    }
 }
 
 /* The shared total and peak after the caller's flush (0 for a total

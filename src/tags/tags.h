@@ -65,6 +65,15 @@ extern mt_tag_node *mt_tag_nodes MT_HIDDEN;   /* set before mt_tags_used */
  * in use; 0 when the node table is full. */
 uint32_t mt_tag_thread_root(void);
 
+/* The node side of mt_tag_alloc: an allocation of SIZE bytes in node ID
+ * (not 0), one of the calling thread's. */
+static inline void mt_tag_count_alloc(uint32_t id, size_t size)
+{
+    mt_tag_node *n = &mt_tag_nodes[id];
+    mt_atomic_store_relaxed(&n->allocs, mt_atomic_load_relaxed(&n->allocs) + 1);
+    mt_atomic_store_relaxed(&n->alloc_bytes, mt_atomic_load_relaxed(&n->alloc_bytes) + size);
+}
+
 /* Counts an allocation of SIZE bytes in the calling thread's current scope
  * node and returns that node's id (0 while tags are not in use: no scope
  * was ever entered and MEMTRACE_TAGS is unset). O(1), no lock, no line
@@ -84,19 +93,30 @@ static inline uint32_t mt_tag_alloc(size_t size)
         if (id == 0)
             return 0;
     }
-    mt_tag_node *n = &mt_tag_nodes[id];
-    mt_atomic_store_relaxed(&n->allocs, mt_atomic_load_relaxed(&n->allocs) + 1);
-    mt_atomic_store_relaxed(&n->alloc_bytes, mt_atomic_load_relaxed(&n->alloc_bytes) + size);
+    mt_tag_count_alloc(id, size);
     return id;
 }
 
-/* Counts the free of a SIZE-byte block allocated in node ID (from
- * mt_tag_alloc), whichever thread frees it. O(1), no lock: the owner's
- * plain counters from the owner, an atomic add on the node's second line
- * from another thread. */
-static inline void mt_tag_free(uint32_t id, size_t size)
+/* mt_tag_alloc for a caller that makes no call on its fast path
+ * (capture/sample_fast.h): true with *ID set, or false with nothing
+ * counted when mt_tag_alloc would make a call (the thread's root to make,
+ * a live-bytes flush): the caller then calls mt_tag_alloc. */
+static inline bool mt_tag_alloc_try(size_t size, uint32_t *id)
 {
-    mt_live_free(size);
+    uint32_t cur = mt_tag_cur;
+    if (cur == 0 && MT_UNLIKELY(mt_atomic_load_relaxed(&mt_tags_used)))
+        return false;
+    if (MT_UNLIKELY(!mt_live_alloc_try(size)))
+        return false;
+    if (cur != 0)
+        mt_tag_count_alloc(cur, size);
+    *id = cur;
+    return true;
+}
+
+/* The node side of mt_tag_free (its live bytes aside). */
+static inline void mt_tag_count_free(uint32_t id, size_t size)
+{
     mt_tag_node *nodes = mt_tag_nodes;
     if (MT_LIKELY(id == 0) || nodes == NULL)
         return;
@@ -108,6 +128,26 @@ static inline void mt_tag_free(uint32_t id, size_t size)
         mt_atomic_add_relaxed(&n->remote_frees, 1);
         mt_atomic_add_relaxed(&n->remote_free_bytes, size);
     }
+}
+
+/* Counts the free of a SIZE-byte block allocated in node ID (from
+ * mt_tag_alloc), whichever thread frees it. O(1), no lock: the owner's
+ * plain counters from the owner, an atomic add on the node's second line
+ * from another thread. */
+static inline void mt_tag_free(uint32_t id, size_t size)
+{
+    mt_live_free(size);
+    mt_tag_count_free(id, size);
+}
+
+/* mt_tag_free without a call: false, with nothing counted, when it would
+ * flush the live bytes (the caller then calls mt_tag_free). */
+static inline bool mt_tag_free_try(uint32_t id, size_t size)
+{
+    if (MT_UNLIKELY(!mt_live_free_try(size)))
+        return false;
+    mt_tag_count_free(id, size);
+    return true;
 }
 
 /* A block of node ID resized in place from OLD to NEW bytes (jemalloc's

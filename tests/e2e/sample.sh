@@ -3,7 +3,8 @@
 # unsampled blocks freed and resized quietly through every C allocator's
 # function; the one-line answer about an unsampled block; MEMTRACE_SAMPLE=1
 # (every byte sampled) gives the full mode's exit report; the estimates of
-# a program of known totals; seeded runs reproducible; bad settings; the
+# a program of known totals; the exact live total after frees (in-process,
+# from memtrace_state); seeded runs reproducible; bad settings; the
 # leak check's caveat; C++ and jemalloc's API (allocators.sh's programs). Prints one PASS/FAIL line per check and
 # "sample: N passed, N failed" last. Takes a few seconds.
 set -u
@@ -57,6 +58,17 @@ has "memtrace EXPR on an unsampled block" "$work/gdb.out" \
     "memtrace: ${p:-none}: no sampled block; sampling is on (MEMTRACE_SAMPLE=1000000000): it may be an unsampled heap block, whose stack is not kept"
 has "memtrace top says it estimates" "$work/gdb.out" \
     "memtrace: sampled (MEMTRACE_SAMPLE=1000000000): bytes and blocks are estimates"
+
+# The shared live total follows frees as it follows allocations: 4000
+# unsampled blocks of 1000 bytes made, then freed (sample mode's fast path),
+# the word memtrace_state publishes read in-process after each phase, each
+# within 262144 bytes (the thread's unflushed count) of 4000000, then of 0.
+MEMTRACE_SAMPLE=1000000000 LD_PRELOAD=$lib "$prog" drain >"$work/drain.out" 2>"$work/drain.err"
+drain=$(sed -nE 's/^@@ live (-?[0-9]+) (-?[0-9]+)$/\1 \2/p' "$work/drain.out")
+if [ -n "$drain" ] && awk -v f="${drain% *}" -v e="${drain#* }" 'function abs(x) { return x < 0 ? -x : x }
+        BEGIN { exit !(abs(f - 4000000) < 262144 && abs(e) < 262144) }'; then
+    pass "live total after frees within a flush ($drain)"
+else fail "live total after frees within a flush" "${drain:-no line}: $(head -3 "$work/drain.err")"; fi
 
 # gdb's `memtrace stats` gives the exact totals as the threads last
 # flushed them: after sites 2000 (12800000 bytes kept; the peak 4000 more),

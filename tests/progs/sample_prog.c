@@ -8,7 +8,14 @@
  *                          sizes (sampled and unsampled blocks meet in
  *                          realloc): contents kept, malloc_usable_size is
  *                          the size asked; exit status 1 on a mismatch
+ *   sample_prog drain      4000 blocks of 1000 bytes made, then freed:
+ *                          "@@ live FULL EMPTY", the exact live total as
+ *                          memtrace_state's word shows it (what the threads
+ *                          flushed) after each phase; -1 without memtrace
  * Frames name the "SITE:" markers' lines. */
+#include "../../src/runtime/descriptor.h"
+
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,7 +112,36 @@ static void families(void)
         free(al);
         free(pm);
     }
+    /* Above glibc's mmap threshold (128 KiB until a mmapped chunk is
+     * freed) and below the live bytes' flush (256 KiB): a chunk with two
+     * header words, made by sample mode's fast path when unsampled. */
+    void *big = malloc(200000);
+    expect_size("malloc", big, 200000);
+    memset(big, 1, 200000);
+    free(big);
     resizes();
+}
+
+/* The shared live total, as a reader outside the threads sees it (no
+ * flush of the caller's count, unlike memtrace's own answers). */
+static long long live_flushed(void)
+{
+    const struct memtrace_state *s = dlsym(RTLD_DEFAULT, "memtrace_state");
+    if (!s || memcmp(s->magic, MT_STATE_MAGIC, 8) != 0 ||
+        s->size < offsetof(struct memtrace_state, live_exact) + 8 || !s->live_exact)
+        return -1;
+    return (long long)__atomic_load_n((const int64_t *)(uintptr_t)s->live_exact, __ATOMIC_RELAXED);
+}
+
+static void drain(void)
+{
+    static void *block[4000];
+    for (int i = 0; i < 4000; i++)
+        block[i] = malloc(1000);
+    long long full = live_flushed();
+    for (int i = 0; i < 4000; i++)
+        free(block[i]);
+    printf("@@ live %lld %lld\n", full, live_flushed());
 }
 
 int main(int argc, char **argv)
@@ -121,8 +157,10 @@ int main(int argc, char **argv)
         free(p);
     } else if (argc > 1 && strcmp(argv[1], "families") == 0) {
         families();
+    } else if (argc > 1 && strcmp(argv[1], "drain") == 0) {
+        drain();
     } else {
-        fputs("usage: sample_prog sites N | trace | families\n", stderr);
+        fputs("usage: sample_prog sites N | trace | families | drain\n", stderr);
         return 2;
     }
     return bad;
