@@ -159,31 +159,39 @@ static mt_quarantine_slot unpack(const mt_quarantine_ring *r, uint64_t i)
     };
 }
 
+/* The write after free found in the block of R's slot I, at [FIRST, END). */
+static MT_COLD void report_damage(const mt_quarantine_ring *r, uint64_t i, size_t first,
+                                   size_t end)
+{
+    mt_quarantine_slot s = unpack(r, i);
+    struct mt_heap_error report = mt_quarantine_error(&s, first, end, mt_cfg.redzone,
+                                                      "quarantine");
+    mt_heap_error_report(&report);
+}
+
 /* The block of R's slot I (I < cap) leaves the quarantine: its fill
  * checked, then freed for real (with its ring taken: the call may not
  * come back into the quarantine, pass-through or mt_real.free, and a
  * report runs inside memtrace). Its redzone is not read here: it was
  * checked at the free, and reading it again would cost a miss on a line
  * nothing else touches (mt_quarantine_check reads it). */
-static void release(const mt_quarantine_ring *r, uint64_t i)
+static inline __attribute__((always_inline)) void release(const mt_quarantine_ring *r,
+                                                          uint64_t i)
 {
     const mt_quarantine_held *h = &r->slots[i];
     if (h->ptr == 0)
         return; /* taken out by mt_quarantine_take */
     size_t first, end;
     const unsigned char *p = (const unsigned char *)h->ptr;
-    if (mt_pattern_damage(p, h->filled, MT_FREED_BYTE, &first, &end) && !mt_busy) {
-        mt_quarantine_slot s = unpack(r, i);
-        struct mt_heap_error report = mt_quarantine_error(&s, first, end, mt_cfg.redzone,
-                                                          "quarantine");
-        mt_heap_error_report(&report);
-    }
+    if (mt_pattern_damage(p, h->filled, MT_FREED_BYTE, &first, &end) && !mt_busy)
+        report_damage(r, i, first, end);
     mt_free_call c = call_of(r, i);
     mt_free_call_run((void *)h->ptr, &c);
 }
 
-/* The oldest block of R, owned and not empty, leaves it. */
-static void release_oldest(mt_quarantine_ring *r)
+/* The oldest block of R, owned and not empty, leaves it (in line, as
+ * release: once a free, in make_room's loops). */
+static inline __attribute__((always_inline)) void release_oldest(mt_quarantine_ring *r)
 {
     uint64_t i = r->tail & (r->cap - 1);
     release(r, i);
@@ -204,6 +212,18 @@ static void release_batch(mt_quarantine_ring *r)
         release_oldest(r);
 }
 
+/* Blocks leave R until it has a free slot and room for SIZE bytes more
+ * (or is empty): out of line, once in MT_QUARANTINE_BATCH frees when the
+ * slots are what runs out, so that the common free saves no registers
+ * for it. */
+static MT_NOINLINE void make_room(mt_quarantine_ring *r, uint64_t size)
+{
+    if (r->head - r->tail > r->cap - 1)
+        release_batch(r);
+    while (r->head != r->tail && r->bytes + size > limit)
+        release_oldest(r);
+}
+
 bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_free_call *c)
 {
     if (e->size > limit)
@@ -214,10 +234,8 @@ bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_fr
     if (!take(r, OWNER, 1))
         return false; /* a checker reads it: this block is freed now */
     uint64_t mask = r->cap - 1;
-    if (r->head - r->tail > mask)
-        release_batch(r);
-    while (r->head != r->tail && r->bytes + e->size > limit)
-        release_oldest(r);
+    if (MT_UNLIKELY(r->head - r->tail > mask || r->bytes + e->size > limit))
+        make_room(r, e->size);
     uint64_t i = r->head & mask;
     mt_quarantine_held *s = &r->slots[i];
     s->ptr = e->ptr;
