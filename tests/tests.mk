@@ -100,7 +100,7 @@ $(TEST_BUILD)/sites_cxx: tests/progs/sites_cxx.cpp
 	$(CXX) $(CPPFLAGS) -O0 -g $(LDFLAGS) -o $@ $<
 # Allocators below memtrace and their APIs (tests/e2e/allocators.sh).
 ALLOC_PROGS := $(TEST_BUILD)/cxx_forms $(TEST_BUILD)/cxx_forms_je $(TEST_BUILD)/je_api \
-               $(TEST_BUILD)/alloc_probe
+               $(TEST_BUILD)/alloc_probe $(TEST_BUILD)/next_args $(TEST_BUILD)/libnext_args.so
 $(TEST_BUILD)/cxx_forms: tests/progs/cxx_forms.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -std=c++17 -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
@@ -113,6 +113,12 @@ $(TEST_BUILD)/je_api: tests/progs/je_api.c
 $(TEST_BUILD)/alloc_probe: tests/progs/alloc_probe.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/next_args: tests/progs/next_args.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra $(LDFLAGS) -o $@ $<
+$(TEST_BUILD)/libnext_args.so: tests/progs/next_args_lib.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -shared -fPIC $(LDFLAGS) -o $@ $< -ldl
 # Tail calls (tests/e2e/tail_calls.sh): -O2 is what makes them.
 $(TEST_BUILD)/tail_calls: tests/progs/tail_calls.c
 	@mkdir -p $(@D)

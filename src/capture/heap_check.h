@@ -231,6 +231,23 @@ typedef struct {
     mt_free_call call;   /* frees it for real */
 } mt_quarantine_slot;
 
+/* A slot as a ring stores it: one cache line. The ring is written at
+ * every free and read when the block leaves, 1,024 slots at least (more
+ * than L1 holds), so each line of a slot costs a miss a free. The call is
+ * kept apart, in the ring's calls (slot i's at calls[i]), written and read
+ * only for a call that is not mt_real.free (MT_FC_REAL: C's free, every
+ * free of a C program), so that such a free touches one line of the ring
+ * (the whole record was 88 bytes, 1.4 lines). */
+typedef struct {
+    uintptr_t ptr;
+    uint64_t size;
+    uint64_t alloc_seq, free_seq;
+    uint32_t alloc_stack, free_stack;
+    uint32_t alloc_thread, free_thread;
+    uint64_t filled;
+    uint32_t shape; /* the call's: its fn, a and b in calls[i] unless MT_FC_REAL */
+} __attribute__((aligned(64))) mt_quarantine_held;
+
 typedef struct mt_quarantine_ring {
     struct mt_quarantine_ring *next; /* the list of every ring, never unlinked */
     mt_atomic(int) owner; /* kernel thread id of the thread using it; 0: free */
@@ -239,7 +256,8 @@ typedef struct mt_quarantine_ring {
     uint64_t head, tail;  /* blocks pushed, blocks taken out: slots tail..head-1
                              (mod cap) hold blocks, head - tail <= cap */
     uint64_t bytes;       /* their sizes, summed */
-    mt_quarantine_slot slots[];
+    mt_free_call *calls;  /* cap of them, after the slots */
+    mt_quarantine_held slots[];
 } mt_quarantine_ring;
 
 /* The report of S's block, written to at [FIRST, END) of it after its

@@ -39,6 +39,9 @@ enum { FREE = 0, OWNER = 1, CHECKER = 2 };
  * lines (thread-local blocks, table headers) and is evicted between two
  * frees (cachegrind on churn: 3 misses fewer per malloc/free pair). */
 #define RING_COLOR 1472
+_Static_assert(RING_COLOR % 64 == 0 && sizeof(mt_quarantine_held) == 64 &&
+                   offsetof(mt_quarantine_ring, slots) % 64 == 0,
+               "a ring's slots are on lines of their own");
 
 mt_quarantine_ring *const *mt_quarantine_rings(void)
 {
@@ -102,7 +105,8 @@ static MT_NOINLINE mt_quarantine_ring *claim(void)
             break;
     }
     if (!r) {
-        size_t bytes = RING_COLOR + sizeof(mt_quarantine_ring) + slots * sizeof(mt_quarantine_slot);
+        size_t bytes = RING_COLOR + sizeof(mt_quarantine_ring) +
+                       slots * (sizeof(mt_quarantine_held) + sizeof(mt_free_call));
         void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) {
@@ -111,6 +115,7 @@ static MT_NOINLINE mt_quarantine_ring *claim(void)
         }
         r = (mt_quarantine_ring *)((char *)p + RING_COLOR);
         r->cap = slots;
+        r->calls = (mt_free_call *)(r->slots + slots);
         mt_atomic_store_relaxed(&r->owner, tid);
         mt_quarantine_ring *head = mt_atomic_load_relaxed(&rings);
         do
@@ -128,45 +133,98 @@ static MT_NOINLINE mt_quarantine_ring *claim(void)
     return r;
 }
 
-/* The block of slot S leaves the quarantine: its fill checked, then freed
- * for real (with its ring taken: the call may not come back into the
- * quarantine, pass-through or mt_real.free, and a report runs inside
- * memtrace). Its redzone is not read here: it was checked at the free,
- * and reading it again would cost a miss on a line nothing else touches
- * (mt_quarantine_check reads it). */
-static void release(const mt_quarantine_slot *s)
+/* The call that frees the block of R's slot I (I < cap). */
+static inline mt_free_call call_of(const mt_quarantine_ring *r, uint64_t i)
 {
-    if (s->ptr == 0)
-        return; /* taken out by mt_quarantine_take */
-    size_t first, end;
-    const unsigned char *p = (const unsigned char *)s->ptr;
-    if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end) && !mt_busy) {
-        struct mt_heap_error report = mt_quarantine_error(s, first, end, mt_cfg.redzone,
-                                                          "quarantine");
-        mt_heap_error_report(&report);
-    }
-    mt_free_call_run((void *)s->ptr, &s->call);
+    if ((r->slots[i].shape & MT_FC_SHAPE) == MT_FC_REAL)
+        return MT_FREE_CALL(NULL, r->slots[i].shape, 0, 0);
+    return r->calls[i];
 }
 
-/* The oldest block of R, owned and not empty, leaves it. */
-static void release_oldest(mt_quarantine_ring *r)
+/* R's slot I (I < cap) as a whole record. */
+static mt_quarantine_slot unpack(const mt_quarantine_ring *r, uint64_t i)
 {
-    mt_quarantine_slot *out = &r->slots[r->tail & (r->cap - 1)];
-    release(out);
-    r->bytes -= out->size;
+    const mt_quarantine_held *h = &r->slots[i];
+    return (mt_quarantine_slot){
+        .ptr = h->ptr,
+        .size = h->size,
+        .alloc_seq = h->alloc_seq,
+        .free_seq = h->free_seq,
+        .alloc_stack = h->alloc_stack,
+        .free_stack = h->free_stack,
+        .alloc_thread = h->alloc_thread,
+        .free_thread = h->free_thread,
+        .filled = h->filled,
+        .call = call_of(r, i),
+    };
+}
+
+/* The write after free found in the block of R's slot I, at [FIRST, END). */
+static MT_COLD void report_damage(const mt_quarantine_ring *r, uint64_t i, size_t first,
+                                   size_t end)
+{
+    mt_quarantine_slot s = unpack(r, i);
+    struct mt_heap_error report = mt_quarantine_error(&s, first, end, mt_cfg.redzone,
+                                                      "quarantine");
+    mt_heap_error_report(&report);
+}
+
+/* The block of R's slot I (I < cap) leaves the quarantine: its fill
+ * checked, then freed for real (with its ring taken: the call may not
+ * come back into the quarantine, pass-through or mt_real.free, and a
+ * report runs inside memtrace). Its redzone is not read here: it was
+ * checked at the free, and reading it again would cost a miss on a line
+ * nothing else touches (mt_quarantine_check reads it). */
+static inline __attribute__((always_inline)) void release(const mt_quarantine_ring *r,
+                                                          uint64_t i)
+{
+    const mt_quarantine_held *h = &r->slots[i];
+    if (h->ptr == 0)
+        return; /* taken out by mt_quarantine_take */
+    size_t first, end;
+    const unsigned char *p = (const unsigned char *)h->ptr;
+    if (mt_pattern_damage(p, h->filled, MT_FREED_BYTE, &first, &end) && !mt_busy)
+        report_damage(r, i, first, end);
+    mt_free_call c = call_of(r, i);
+    mt_free_call_run((void *)h->ptr, &c);
+}
+
+/* The oldest block of R, owned and not empty, leaves it (in line, as
+ * release: once a free, in make_room's loops). */
+static inline __attribute__((always_inline)) void release_oldest(mt_quarantine_ring *r)
+{
+    uint64_t i = r->tail & (r->cap - 1);
+    release(r, i);
+    r->bytes -= r->slots[i].size;
     mt_atomic_store_relaxed(&r->tail, r->tail + 1);
 }
 
 /* R is full: its MT_QUARANTINE_BATCH oldest blocks leave it. Their head
  * lines (the chunk header the allocator reads, the fill), cold since
  * their free, are fetched all at once first, so that their misses
- * overlap instead of coming one after the other. */
+ * overlap instead of coming one after the other. (Fetching also the
+ * live-table entries their next mallocs insert at, cold since their
+ * frees' removes, cost 48M instructions more on python3 under cachegrind,
+ * which does not model prefetches, and timings could not tell it from
+ * none: not kept.) */
 static void release_batch(mt_quarantine_ring *r)
 {
     uint64_t mask = r->cap - 1;
     for (uint64_t i = r->tail; i != r->tail + MT_QUARANTINE_BATCH; i++)
         __builtin_prefetch((const char *)r->slots[i & mask].ptr - 8); /* never faults */
     for (unsigned n = 0; n < MT_QUARANTINE_BATCH; n++)
+        release_oldest(r);
+}
+
+/* Blocks leave R until it has a free slot and room for SIZE bytes more
+ * (or is empty): out of line, once in MT_QUARANTINE_BATCH frees when the
+ * slots are what runs out, so that the common free saves no registers
+ * for it. */
+static MT_NOINLINE void make_room(mt_quarantine_ring *r, uint64_t size)
+{
+    if (r->head - r->tail > r->cap - 1)
+        release_batch(r);
+    while (r->head != r->tail && r->bytes + size > limit)
         release_oldest(r);
 }
 
@@ -180,11 +238,10 @@ bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_fr
     if (!take(r, OWNER, 1))
         return false; /* a checker reads it: this block is freed now */
     uint64_t mask = r->cap - 1;
-    if (r->head - r->tail > mask)
-        release_batch(r);
-    while (r->head != r->tail && r->bytes + e->size > limit)
-        release_oldest(r);
-    mt_quarantine_slot *s = &r->slots[r->head & mask];
+    if (MT_UNLIKELY(r->head - r->tail > mask || r->bytes + e->size > limit))
+        make_room(r, e->size);
+    uint64_t i = r->head & mask;
+    mt_quarantine_held *s = &r->slots[i];
     s->ptr = e->ptr;
     s->size = e->size;
     s->alloc_seq = e->seq;
@@ -193,7 +250,9 @@ bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_fr
     s->free_stack = free_stack;
     s->alloc_thread = mt_entry_thread(e);
     s->free_thread = mt_thread_number();
-    s->call = *c;
+    s->shape = c->shape;
+    if ((c->shape & MT_FC_SHAPE) != MT_FC_REAL)
+        r->calls[i] = *c;
     /* Filled before it is seen held: a checker compares the fill. */
     s->filled = mt_quarantine_fill(e->ptr, e->size);
     mt_pattern_fill((unsigned char *)e->ptr, s->filled, MT_FREED_BYTE);
@@ -218,12 +277,12 @@ int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out)
         uint64_t tail = mt_atomic_load_relaxed(&r->tail);
         int found = 0;
         for (uint64_t i = tail; i != head && !found; i++) {
-            mt_quarantine_slot *s = &r->slots[i & (r->cap - 1)];
+            mt_quarantine_held *s = &r->slots[i & (r->cap - 1)];
             if (s->ptr != ptr)
                 continue;
             found = taken ? 1 : -1;
             if (taken) { /* out of the ring: a hole, skipped when it leaves */
-                *out = *s;
+                *out = unpack(r, i & (r->cap - 1));
                 r->bytes -= s->size;
                 s->ptr = 0;
                 s->size = 0;
@@ -248,17 +307,18 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             continue;
         }
         for (uint64_t i = r->tail; i != r->head; i++) {
-            const mt_quarantine_slot *s = &r->slots[i & (r->cap - 1)];
+            const mt_quarantine_held *s = &r->slots[i & (r->cap - 1)];
             const unsigned char *p = (const unsigned char *)s->ptr;
             size_t first, end;
             if (s->ptr == 0 || s->size > PTRDIFF_MAX || s->filled > s->size ||
                 !mapped(s->ptr, s->size + mt_cfg.redzone))
                 continue;
+            mt_quarantine_slot whole = unpack(r, i & (r->cap - 1));
             if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end))
-                fn(s, first, end, ctx);
+                fn(&whole, first, end, ctx);
             else if (mt_pattern_damage(p + s->size, mt_cfg.redzone, MT_REDZONE_BYTE, &first,
                                        &end))
-                fn(s, s->size + first, s->size + end, ctx);
+                fn(&whole, s->size + first, s->size + end, ctx);
             else
                 continue;
             /* Said once: the block's release must not find it again. */
@@ -285,10 +345,7 @@ static void on_thread_exit(void *ring)
             give_back(r);
             break;
         }
-        mt_quarantine_slot *out = &r->slots[r->tail & (r->cap - 1)];
-        release(out);
-        r->bytes -= out->size;
-        mt_atomic_store_relaxed(&r->tail, r->tail + 1);
+        release_oldest(r);
         give_back(r);
     }
     mt_atomic_store_release(&r->owner, 0);

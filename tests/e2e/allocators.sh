@@ -3,6 +3,7 @@
 # delete on glibc, with jemalloc linked and with tcmalloc preloaded after
 # memtrace; jemalloc's extended API; programs that probe for jemalloc,
 # tcmalloc, C23 and operator new with weak symbols and find only memtrace;
+# C23's sized frees passed on with their arguments, at once or deferred;
 # the start-up word when an allocator comes before memtrace in LD_PRELOAD.
 # Frames must name the exact file:line of the "SITE:<name>" markers. Prints
 # one PASS/FAIL line per check and "allocators: N passed, N failed" last.
@@ -197,6 +198,19 @@ for below in none tcmalloc; do
     else
         fail "probe under memtrace, below it $below" "exit $rc: $got"
     fi
+done
+
+# ---------------------------------------------------------------- frees with arguments, deferred
+# The allocator below memtrace gets the program's arguments (the size with
+# the redzone added), whether the free is made at once or when the block
+# leaves the quarantine (the ring keeps the call apart from the slot).
+for q in 0 4194304; do
+    got=$(MEMTRACE_REDZONE=16 MEMTRACE_QUARANTINE=$q \
+          LD_PRELOAD="$lib $tests/libnext_args.so" "$tests/next_args" 2>&1)
+    check "free_sized, free_aligned_sized with MEMTRACE_QUARANTINE=$q: the arguments below" \
+        "next_args: free_sized 116 0
+next_args: free_aligned_sized 64 144
+next_args: done" "$got"
 done
 
 # ---------------------------------------------------------------- memtrace not first
