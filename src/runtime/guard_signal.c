@@ -36,17 +36,26 @@
 typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
 typedef __sighandler_t signal_fn(int, __sighandler_t);
 
-static sigaction_fn *real_sigaction;
-static signal_fn *real_signal;
+static void *real_sigaction; /* libc's sigaction, once looked up */
 static bool installed;
 static mt_lock program_lock;
 static struct sigaction program_act; /* the program's SIGSEGV action */
 
+/* libc's NAME, the next definition, looked up once into *SLOT; NULL, with
+ * errno ENOSYS, when there is none. */
+static void *next_libc(const char *name, void **slot)
+{
+    if (!*slot)
+        *slot = dlsym(RTLD_NEXT, name);
+    if (!*slot)
+        errno = ENOSYS;
+    return *slot;
+}
+
+/* libc's sigaction (NULL, errno ENOSYS, when there is none). */
 static sigaction_fn *get_sigaction(void)
 {
-    if (!real_sigaction)
-        real_sigaction = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
-    return real_sigaction;
+    return (sigaction_fn *)next_libc("sigaction", &real_sigaction);
 }
 
 /* The faulting access's stack: its pc first (as a return address, pc + 1,
@@ -199,7 +208,7 @@ void mt_guard_start(void)
     act.sa_sigaction = on_segv;
     act.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&act.sa_mask);
-    if (real_sigaction(SIGSEGV, &act, &program_act) != 0) {
+    if (get_sigaction()(SIGSEGV, &act, &program_act) != 0) {
         mt_warn("MEMTRACE_GUARD_SAMPLE=%ld: SIGSEGV's handler cannot be installed (%s); no "
                 "report of a fault on a guard page",
                 every, strerror(errno));
@@ -212,11 +221,7 @@ int mt_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     if (MT_LIKELY(!installed || sig != SIGSEGV)) {
         sigaction_fn *fn = get_sigaction();
-        if (!fn) {
-            errno = ENOSYS;
-            return -1;
-        }
-        return fn(sig, act, old);
+        return fn ? fn(sig, act, old) : -1;
     }
     mt_lock_acquire(&program_lock);
     if (old)
@@ -227,46 +232,49 @@ int mt_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     return 0;
 }
 
-/* signal and its variants for SIGSEGV while the handler is installed:
- * libc's semantics (FLAGS, and SIG in its own mask unless SA_NODEFER), the
- * action kept as the program's. Otherwise libc's own NAME, with its
- * results and errno. */
-static __sighandler_t signal_as(const char *name, signal_fn **real, int flags, int sig,
-                                __sighandler_t handler)
+/* HANDLER with FLAGS becomes the program's SIGSEGV action (installed),
+ * SIGSEGV in its mask when SELF: the handler it replaces. */
+static __sighandler_t program_handler(__sighandler_t handler, int flags, bool self)
 {
-    if (MT_LIKELY(!installed || sig != SIGSEGV)) {
-        if (!*real)
-            *real = (signal_fn *)dlsym(RTLD_NEXT, name);
-        if (!*real) {
-            errno = ENOSYS;
-            return SIG_ERR;
-        }
-        return (*real)(sig, handler);
-    }
-    if (handler == SIG_ERR) {
-        errno = EINVAL;
-        return SIG_ERR;
-    }
     struct sigaction act, old;
     memset(&act, 0, sizeof act);
     act.sa_handler = handler;
     act.sa_flags = flags;
     sigemptyset(&act.sa_mask);
-    if (!(flags & SA_NODEFER))
-        sigaddset(&act.sa_mask, sig);
-    mt_sigaction(sig, &act, &old);
+    if (self)
+        sigaddset(&act.sa_mask, SIGSEGV);
+    mt_sigaction(SIGSEGV, &act, &old);
     return old.sa_handler;
+}
+
+/* signal and its variants for SIGSEGV while the handler is installed:
+ * libc's semantics (FLAGS, and SIG in its own mask unless SA_NODEFER), the
+ * action kept as the program's. Otherwise libc's own NAME (*REAL), with
+ * its results and errno. */
+static __sighandler_t signal_as(const char *name, void **real, int flags, int sig,
+                                __sighandler_t handler)
+{
+    if (MT_LIKELY(!installed || sig != SIGSEGV)) {
+        signal_fn *fn = (signal_fn *)next_libc(name, real);
+        return fn ? fn(sig, handler) : SIG_ERR;
+    }
+    if (handler == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    return program_handler(handler, flags, !(flags & SA_NODEFER));
 }
 
 /* glibc's signal and bsd_signal: BSD semantics. */
 __sighandler_t mt_signal(int sig, __sighandler_t handler)
 {
-    return signal_as("signal", &real_signal, SA_RESTART, sig, handler);
+    static void *real;
+    return signal_as("signal", &real, SA_RESTART, sig, handler);
 }
 
 __sighandler_t mt_bsd_signal(int sig, __sighandler_t handler)
 {
-    static signal_fn *real;
+    static void *real;
     return signal_as("bsd_signal", &real, SA_RESTART, sig, handler);
 }
 
@@ -275,7 +283,7 @@ __sighandler_t mt_bsd_signal(int sig, __sighandler_t handler)
  * default when it is called, and not blocked while it runs. */
 __sighandler_t mt_sysv_signal(int sig, __sighandler_t handler)
 {
-    static signal_fn *real;
+    static void *real;
     return signal_as("sysv_signal", &real, SA_RESETHAND | SA_NODEFER, sig, handler);
 }
 
@@ -287,24 +295,19 @@ __sighandler_t mt_sysv_signal(int sig, __sighandler_t handler)
 __sighandler_t mt_sigset(int sig, __sighandler_t disp)
 {
     if (MT_LIKELY(!installed || sig != SIGSEGV)) {
-        static signal_fn *real;
-        if (!real)
-            real = (signal_fn *)dlsym(RTLD_NEXT, "sigset");
-        if (!real) {
-            errno = ENOSYS;
-            return SIG_ERR;
-        }
-        return real(sig, disp);
+        static void *real;
+        signal_fn *fn = (signal_fn *)next_libc("sigset", &real);
+        return fn ? fn(sig, disp) : SIG_ERR;
     }
     sigset_t one, was;
     sigemptyset(&one);
     sigaddset(&one, sig);
-    struct sigaction act, old;
     if (disp == SIG_HOLD) {
         if (pthread_sigmask(SIG_BLOCK, &one, &was) != 0)
             return SIG_ERR;
         if (sigismember(&was, sig))
             return SIG_HOLD;
+        struct sigaction old;
         mt_sigaction(sig, NULL, &old);
         return old.sa_handler;
     }
@@ -312,31 +315,20 @@ __sighandler_t mt_sigset(int sig, __sighandler_t disp)
         errno = EINVAL;
         return SIG_ERR;
     }
-    memset(&act, 0, sizeof act);
-    act.sa_handler = disp;
-    sigemptyset(&act.sa_mask);
-    mt_sigaction(sig, &act, &old);
+    __sighandler_t old = program_handler(disp, 0, false);
     if (pthread_sigmask(SIG_UNBLOCK, &one, &was) != 0)
         return SIG_ERR;
-    return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+    return sigismember(&was, sig) ? SIG_HOLD : old;
 }
 
 /* SysV's sigignore: SIG_IGN becomes SIG's action (0, or -1 and errno). */
 int mt_sigignore(int sig)
 {
     if (MT_LIKELY(!installed || sig != SIGSEGV)) {
-        static int (*real)(int);
-        if (!real)
-            real = (int (*)(int))dlsym(RTLD_NEXT, "sigignore");
-        if (!real) {
-            errno = ENOSYS;
-            return -1;
-        }
-        return real(sig);
+        static void *real;
+        int (*fn)(int) = (int (*)(int))next_libc("sigignore", &real);
+        return fn ? fn(sig) : -1;
     }
-    struct sigaction act;
-    memset(&act, 0, sizeof act);
-    act.sa_handler = SIG_IGN;
-    sigemptyset(&act.sa_mask);
-    return mt_sigaction(sig, &act, NULL);
+    program_handler(SIG_IGN, 0, false);
+    return 0;
 }
