@@ -26,22 +26,12 @@ void mt_sample_ext_found(void)
     mt_sample_cxx = all;
 }
 
-/* The next allocator's usable size of P, a block it has just handed out:
- * mt_sample_usable without the checks that a pointer from elsewhere needs. */
-static size_t fast_usable(void *p)
-{
-    if (MT_LIKELY(mt_sample_glibc)) {
-        size_t h = ((const size_t *)p)[-1];
-        return (h & ~(size_t)7) - (h & 2 ? 16 : 8);
-    }
-    return mt_real.malloc_usable_size(p);
-}
-
 MT_COLD void *mt_fast_trail_call(void *p, size_t size, unsigned kind)
 {
     if (MT_UNLIKELY(p == NULL))
         return p;
-    if (!mt_trailer_try(p, fast_usable(p), size, kind)) {
+    /* mt_sample_usable's checks all pass for a block just handed out. */
+    if (!mt_trailer_try(p, mt_sample_usable(p), size, kind)) {
         mt_sample_sampled(p, size);
         mt_record(p, size, kind);
     }
