@@ -313,14 +313,16 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             if (s->ptr == 0 || s->size > PTRDIFF_MAX || s->filled > s->size ||
                 !mapped(s->ptr, s->size + mt_cfg.redzone))
                 continue;
-            mt_quarantine_slot whole = unpack(r, i & (r->cap - 1));
+            size_t at; /* where the damaged run starts: the head, or the redzone */
             if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end))
-                fn(&whole, first, end, ctx);
+                at = 0;
             else if (mt_pattern_damage(p + s->size, mt_cfg.redzone, MT_REDZONE_BYTE, &first,
                                        &end))
-                fn(&whole, s->size + first, s->size + end, ctx);
+                at = s->size;
             else
                 continue;
+            mt_quarantine_slot whole = unpack(r, i & (r->cap - 1));
+            fn(&whole, at + first, at + end, ctx);
             /* Said once: the block's release must not find it again. */
             memset((void *)s->ptr, MT_FREED_BYTE, s->filled);
             memset((char *)s->ptr + s->size, MT_REDZONE_BYTE, mt_cfg.redzone);
