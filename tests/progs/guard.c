@@ -42,6 +42,15 @@ static __attribute__((noinline)) void write_at(char *p, long i)
     p[i] = 'y'; /* SITE:write */
 }
 
+/* A 64-byte block freed, then written at offset 8: the cases that check
+ * where the fault goes after its report. */
+static void write_after_free(void)
+{
+    char *p = block(64, 0);
+    free(p);
+    write_at(p, 8);
+}
+
 static void *freer(void *p)
 {
     pthread_setname_np(pthread_self(), "gw-freer");
@@ -132,9 +141,7 @@ int main(int argc, char **argv)
             sysv_signal(SIGSEGV, on_segv_plain);
         else
             __sysv_signal(SIGSEGV, on_segv_plain);
-        char *p = block(64, 0);
-        free(p);
-        write_at(p, 8);
+        write_after_free();
     } else if (strcmp(c, "sigset") == 0) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* the point: old programs call them */
@@ -143,9 +150,7 @@ int main(int argc, char **argv)
         extern __sighandler_t sigset(int, __sighandler_t);
         if (sigset(SIGSEGV, on_segv_plain) != SIG_DFL || sigset(SIGSEGV, on_segv_plain) != on_segv_plain)
             return 7;
-        char *p = block(64, 0);
-        free(p);
-        write_at(p, 8);
+        write_after_free();
     } else if (strcmp(c, "sigignore") == 0) {
         /* SIG_IGN: the kernel does not honour it for a fault; the default
          * action ends the process, as without memtrace. */
@@ -153,9 +158,7 @@ int main(int argc, char **argv)
         if (sigignore(SIGSEGV) != 0)
             return 8;
 #pragma GCC diagnostic pop
-        char *p = block(64, 0);
-        free(p);
-        write_at(p, 8);
+        write_after_free();
     } else if (strcmp(c, "double_free") == 0) {
         /* glibc aborts on the second free (tcache's double free check). */
         char *p = block(64, 0);
