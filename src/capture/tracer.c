@@ -177,11 +177,13 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
 {
     MT_ASSERT(!mt_busy); /* mt_bypass() sent the thread's own calls elsewhere */
     /* The redzone's line is usually one the program has not touched yet
-     * (the block's end): fetched now, written after the stack's capture,
-     * so that the miss overlaps the unwinding instead of stalling it. */
+     * (the block's end), and the live table's lines for P cold (an address
+     * reused long after its free): fetched now, written after the stack's
+     * capture, so that the misses overlap the unwinding. */
     bool redzone = mt_cfg.redzone && !mt_guard_owns(p);
     if (redzone)
         __builtin_prefetch((char *)p + size, 1);
+    mt_live_prefetch((uintptr_t)p);
     mt_busy = 1;
     uint32_t thread = mt_thread_number(); /* registers it: next_seq's slot */
     mt_live_entry e = {

@@ -86,8 +86,9 @@ struct shard {
     /* The lock holder's copy of slots->cap (0 while slots is NULL),
      * written with slots under the lock: the common path then reads no
      * line of the mapping but the entries it probes. Readers without the
-     * lock never use it (they read the mapping's own, see above). */
-    size_t cap;
+     * lock use it only to aim a prefetch (mt_live_prefetch); they read the
+     * mapping's own (see above). */
+    mt_atomic(size_t) cap;
 } __attribute__((aligned(MT_CACHELINE)));
 
 static struct shard shards[MT_LIVE_SHARDS];
@@ -138,9 +139,10 @@ static size_t slots_bytes(size_t cap)
 static inline size_t cap_of(const struct shard *sh)
 {
     MT_ASSERT(mt_lock_is_mine(&sh->lock));
-    MT_ASSERT(sh->cap >= INITIAL_CAP && sh->cap <= MAX_CAP &&
-              sh->cap == mt_atomic_load_relaxed(&mt_atomic_load_relaxed(&sh->slots)->cap));
-    return sh->cap;
+    size_t cap = mt_atomic_load_relaxed(&sh->cap);
+    MT_ASSERT(cap >= INITIAL_CAP && cap <= MAX_CAP &&
+              cap == mt_atomic_load_relaxed(&mt_atomic_load_relaxed(&sh->slots)->cap));
+    return cap;
 }
 
 /* For a reader that may not hold the lock: S's capacity, read once, or 0 if
@@ -204,7 +206,7 @@ static MT_COLD struct slots *grow(struct shard *sh)
     /* Pairs with the acquire loads in mt_live_find and
      * mt_live_find_around. */
     mt_atomic_store_release(&sh->slots, s);
-    sh->cap = cap;
+    mt_atomic_store_relaxed(&sh->cap, cap);
     mt_atomic_add_relaxed(&mapped_bytes, slots_bytes(cap));
     if (old) {
         size_t old_bytes = slots_bytes(old_cap);
@@ -212,6 +214,19 @@ static MT_COLD struct slots *grow(struct shard *sh)
         mt_atomic_sub_relaxed(&mapped_bytes, old_bytes);
     }
     return s;
+}
+
+void mt_live_prefetch(uintptr_t ptr)
+{
+    uint64_t h = hash_ptr(ptr);
+    struct shard *sh = shard_of(ptr, h);
+    __builtin_prefetch(sh, 1);
+    /* Without the lock: a pointer and capacity from two mappings (a grow
+     * in between) aim at a wrong address, which a prefetch may do. */
+    struct slots *s = mt_atomic_load_relaxed(&sh->slots);
+    size_t cap = mt_atomic_load_relaxed(&sh->cap);
+    if (s)
+        __builtin_prefetch(&s->e[home_of(h, cap)], 1);
 }
 
 bool mt_live_insert(const mt_live_entry *e)

@@ -93,6 +93,13 @@ static inline uint32_t mt_entry_thread_word(uint64_t thread, unsigned kind)
  * block is then simply not recorded. */
 bool mt_live_insert(const mt_live_entry *e);
 
+/* Fetches the lines an insert or remove of PTR starts with (its shard's
+ * and its home slot's), without the lock: for a caller with other work to
+ * do before it, so that the misses overlap that work (mt_record: the
+ * stack's capture). The entry of an address reused long after its free
+ * (the quarantine) is otherwise a miss nothing else hides. */
+void mt_live_prefetch(uintptr_t ptr);
+
 /* Removes the record of PTR into *OUT; false if PTR is not recorded. */
 bool mt_live_remove(uintptr_t ptr, mt_live_entry *out);
 
