@@ -19,9 +19,9 @@
  * empty table, so it may miss records but never faults. Retired ranges cost
  * address space only, less in all than the live mapping.
  *
- * Words read without the lock (mt_atomic): a shard's slots pointer, count
- * and bytes, and mapped_bytes; the lock holder alone writes the first three
- * and reads them relaxed. The entries themselves are plain: a reader
+ * Words read without the lock (mt_atomic): a shard's slots pointer, cap,
+ * count and bytes, and mapped_bytes; the lock holder alone writes the
+ * first four and reads them relaxed. The entries themselves are plain: a reader
  * without the lock reads them only while the holder looks stopped, so a
  * torn entry (the holder was merely slow) is possible and the report says
  * its answer may be stale. */
