@@ -117,38 +117,36 @@ static inline mt_pattern_v16 mt_pattern_xor(const unsigned char *p, mt_pattern_v
  * against itself one byte on (every byte equal to the first). */
 static inline bool mt_pattern_differs(const unsigned char *p, size_t len, unsigned char byte)
 {
-    if (len >= 16 && len <= 128) {
-        mt_pattern_v16 want = (mt_pattern_v16){ 0 } + byte, diff;
-        if (len == 16) {
-            diff = mt_pattern_xor(p, want);
-        } else if (len <= 64) {
-            size_t last = len - 16, at16 = last < 16 ? last : 16, at32 = last < 32 ? last : 32;
-            diff = mt_pattern_xor(p, want) | mt_pattern_xor(p + at16, want) |
-                   mt_pattern_xor(p + at32, want) | mt_pattern_xor(p + last, want);
-        } else {
-            diff = mt_pattern_xor(p + len - 16, want);
-            for (size_t i = 0; i + 16 < len; i += 16)
-                diff |= mt_pattern_xor(p + i, want);
-        }
-        uint64_t lo, hi;
-        memcpy(&lo, &diff, 8);
-        memcpy(&hi, (const char *)&diff + 8, 8);
-        return (lo | hi) != 0;
-    }
-    if (len < 16) {
-        uint64_t word = 0x0101010101010101ull * byte, diff = 0, v;
+    mt_pattern_v16 want = (mt_pattern_v16){ 0 } + byte, diff;
+    if (len == 16) {
+        diff = mt_pattern_xor(p, want);
+    } else if (len > 16 && len <= 64) {
+        size_t last = len - 16, at16 = last < 16 ? last : 16, at32 = last < 32 ? last : 32;
+        diff = mt_pattern_xor(p, want) | mt_pattern_xor(p + at16, want) |
+               mt_pattern_xor(p + at32, want) | mt_pattern_xor(p + last, want);
+    } else if (len > 64 && len <= 128) {
+        diff = mt_pattern_xor(p + len - 16, want);
+        for (size_t i = 0; i + 16 < len; i += 16)
+            diff |= mt_pattern_xor(p + i, want);
+    } else if (len < 16) {
+        uint64_t word = 0x0101010101010101ull * byte, d = 0, v;
         if (len >= 8) {
             memcpy(&v, p, 8);
-            diff = v ^ word;
+            d = v ^ word;
             memcpy(&v, p + len - 8, 8);
-            diff |= v ^ word;
+            d |= v ^ word;
         } else {
             for (size_t i = 0; i < len; i++)
-                diff |= p[i] ^ byte;
+                d |= p[i] ^ byte;
         }
-        return diff != 0;
+        return d != 0;
+    } else {
+        return p[0] != byte || memcmp(p, p + 1, len - 1) != 0;
     }
-    return p[0] != byte || memcmp(p, p + 1, len - 1) != 0;
+    uint64_t lo, hi;
+    memcpy(&lo, &diff, 8);
+    memcpy(&hi, (const char *)&diff + 8, 8);
+    return (lo | hi) != 0;
 }
 
 /* Whether [P, P + LEN) differs from BYTE anywhere (then *FIRST and *END,
@@ -166,18 +164,16 @@ static inline bool mt_pattern_damage(const unsigned char *p, size_t len, unsigne
  * line up to 128 bytes). */
 static inline void mt_pattern_fill(unsigned char *p, size_t len, unsigned char byte)
 {
-    if (len >= 16 && len <= 128) {
-        mt_pattern_v16 v = (mt_pattern_v16){ 0 } + byte;
-        if (len <= 64) {
-            size_t last = len - 16, at16 = last < 16 ? last : 16, at32 = last < 32 ? last : 32;
-            memcpy(p + last, &v, 16);
-            if (len > 16) {
-                memcpy(p, &v, 16);
-                memcpy(p + at16, &v, 16);
-                memcpy(p + at32, &v, 16);
-            }
-            return;
-        }
+    mt_pattern_v16 v = (mt_pattern_v16){ 0 } + byte;
+    if (len == 16) {
+        memcpy(p, &v, 16);
+    } else if (len > 16 && len <= 64) {
+        size_t last = len - 16, at16 = last < 16 ? last : 16, at32 = last < 32 ? last : 32;
+        memcpy(p, &v, 16);
+        memcpy(p + at16, &v, 16);
+        memcpy(p + at32, &v, 16);
+        memcpy(p + last, &v, 16);
+    } else if (len > 64 && len <= 128) {
         /* The pieces before the last, written out: a loop would be made
          * a memset again (a rep stos). */
         switch ((len - 1) / 16) {
@@ -239,6 +235,8 @@ typedef struct {
  * asked for: REDZONE more. */
 static inline void mt_free_call_pad(mt_free_call *c, size_t redzone)
 {
+    if (!(c->shape & (MT_FC_SIZE_A | MT_FC_SIZE_B)))
+        return; /* the common case, told by one test */
     if (c->shape & MT_FC_SIZE_A)
         c->a += redzone;
     if (c->shape & MT_FC_SIZE_B)

@@ -43,6 +43,18 @@ _Static_assert(RING_COLOR % 64 == 0 && sizeof(mt_quarantine_held) == 64 &&
                    offsetof(mt_quarantine_ring, slots) % 64 == 0,
                "a ring's slots are on lines of their own");
 
+/* A held slot's fields from ptr to free_thread are a freed record's, in the
+ * same order from its ptr on: put copies them at once. */
+#define HELD_AS_FREED offsetof(mt_quarantine_held, filled)
+#define SAME_AT(field)                                                                            \
+    (offsetof(mt_quarantine_held, field) == offsetof(mt_freed_record, field) -                   \
+                                                offsetof(mt_freed_record, ptr))
+_Static_assert(SAME_AT(ptr) && SAME_AT(size) && SAME_AT(alloc_seq) && SAME_AT(free_seq) &&
+                   SAME_AT(alloc_stack) && SAME_AT(free_stack) && SAME_AT(alloc_thread) &&
+                   SAME_AT(free_thread) &&
+                   HELD_AS_FREED == offsetof(mt_quarantine_held, free_thread) + 4,
+               "a held slot starts as a freed record from its ptr");
+
 mt_quarantine_ring *const *mt_quarantine_rings(void)
 {
     return (mt_quarantine_ring *const *)&rings;
@@ -233,23 +245,16 @@ static inline __attribute__((always_inline)) void put(mt_quarantine_ring *r,
                                                       const mt_freed_record *f,
                                                       const mt_free_call *c)
 {
-    uint64_t i = r->head & (r->cap - 1);
+    uint64_t i = r->head & (r->cap - 1), size = f->size;
     mt_quarantine_held *s = &r->slots[i];
-    s->ptr = f->ptr;
-    s->size = f->size;
-    s->alloc_seq = f->alloc_seq;
-    s->free_seq = f->free_seq;
-    s->alloc_stack = f->alloc_stack;
-    s->free_stack = f->free_stack;
-    s->alloc_thread = f->alloc_thread;
-    s->free_thread = f->free_thread;
+    memcpy(s, &f->ptr, HELD_AS_FREED); /* ptr to free_thread */
     s->shape = c->shape;
     if ((c->shape & MT_FC_SHAPE) != MT_FC_REAL)
         r->calls[i] = *c;
     /* Filled before it is seen held: a checker compares the fill. */
-    s->filled = mt_quarantine_fill(f->ptr, f->size);
+    s->filled = mt_quarantine_fill(f->ptr, size);
     mt_pattern_fill((unsigned char *)f->ptr, s->filled, MT_FREED_BYTE);
-    r->bytes += f->size;
+    r->bytes += size;
     mt_atomic_store_release(&r->head, r->head + 1);
     give_back(r);
 }
