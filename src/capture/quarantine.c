@@ -217,6 +217,7 @@ static inline __attribute__((always_inline)) void leave(mt_quarantine_ring *r, u
     mt_atomic_store_relaxed(&r->tail, t + 1);
 }
 
+/* The oldest block of R (owned, not empty) leaves it. */
 static inline __attribute__((always_inline)) void release_oldest(mt_quarantine_ring *r)
 {
     leave(r, r->tail, r->cap - 1);
