@@ -43,6 +43,18 @@ _Static_assert(RING_COLOR % 64 == 0 && sizeof(mt_quarantine_held) == 64 &&
                    offsetof(mt_quarantine_ring, slots) % 64 == 0,
                "a ring's slots are on lines of their own");
 
+/* A held slot's fields from ptr to free_thread are a freed record's, in the
+ * same order from its ptr on: put copies them at once. */
+#define HELD_AS_FREED offsetof(mt_quarantine_held, filled)
+#define SAME_AT(field)                                                                            \
+    (offsetof(mt_quarantine_held, field) == offsetof(mt_freed_record, field) -                   \
+                                                offsetof(mt_freed_record, ptr))
+_Static_assert(SAME_AT(ptr) && SAME_AT(size) && SAME_AT(alloc_seq) && SAME_AT(free_seq) &&
+                   SAME_AT(alloc_stack) && SAME_AT(free_stack) && SAME_AT(alloc_thread) &&
+                   SAME_AT(free_thread) &&
+                   HELD_AS_FREED == offsetof(mt_quarantine_held, free_thread) + 4,
+               "a held slot starts as a freed record from its ptr");
+
 mt_quarantine_ring *const *mt_quarantine_rings(void)
 {
     return (mt_quarantine_ring *const *)&rings;
@@ -159,10 +171,15 @@ static mt_quarantine_slot unpack(const mt_quarantine_ring *r, uint64_t i)
     };
 }
 
-/* The write after free found in the block of R's slot I, at [FIRST, END). */
-static MT_COLD void report_damage(const mt_quarantine_ring *r, uint64_t i, size_t first,
-                                   size_t end)
+/* The block of R's slot I differs from its fill: the write after free
+ * reported (outside memtrace only). */
+static MT_COLD MT_NOINLINE void report_damage(const mt_quarantine_ring *r, uint64_t i)
 {
+    if (mt_busy)
+        return;
+    size_t first, end;
+    mt_pattern_find((const unsigned char *)r->slots[i].ptr, r->slots[i].filled, MT_FREED_BYTE,
+                    &first, &end);
     mt_quarantine_slot s = unpack(r, i);
     struct mt_heap_error report = mt_quarantine_error(&s, first, end, mt_cfg.redzone,
                                                       "quarantine");
@@ -181,22 +198,29 @@ static inline __attribute__((always_inline)) void release(const mt_quarantine_ri
     const mt_quarantine_held *h = &r->slots[i];
     if (h->ptr == 0)
         return; /* taken out by mt_quarantine_take */
-    size_t first, end;
-    const unsigned char *p = (const unsigned char *)h->ptr;
-    if (mt_pattern_damage(p, h->filled, MT_FREED_BYTE, &first, &end) && !mt_busy)
-        report_damage(r, i, first, end);
-    mt_free_call c = call_of(r, i);
-    mt_free_call_run((void *)h->ptr, &c);
+    void *p = (void *)h->ptr;
+    if (MT_UNLIKELY(mt_pattern_differs(p, h->filled, MT_FREED_BYTE)))
+        report_damage(r, i);
+    if ((h->shape & MT_FC_SHAPE) == MT_FC_REAL)
+        mt_real.free(p);
+    else
+        mt_free_call_run(p, &r->calls[i]);
 }
 
-/* The oldest block of R, owned and not empty, leaves it (in line, as
- * release: once a free, in make_room's loops). */
+/* The block of R's slot T & MASK leaves it, T being R's tail (R owned and
+ * not empty; MASK its cap - 1). In line, as release: once a free. */
+static inline __attribute__((always_inline)) void leave(mt_quarantine_ring *r, uint64_t t,
+                                                        uint64_t mask)
+{
+    release(r, t & mask);
+    r->bytes -= r->slots[t & mask].size;
+    mt_atomic_store_relaxed(&r->tail, t + 1);
+}
+
+/* The oldest block of R (owned, not empty) leaves it. */
 static inline __attribute__((always_inline)) void release_oldest(mt_quarantine_ring *r)
 {
-    uint64_t i = r->tail & (r->cap - 1);
-    release(r, i);
-    r->bytes -= r->slots[i].size;
-    mt_atomic_store_relaxed(&r->tail, r->tail + 1);
+    leave(r, r->tail, r->cap - 1);
 }
 
 /* R is full: its MT_QUARANTINE_BATCH oldest blocks leave it. Their head
@@ -209,56 +233,67 @@ static inline __attribute__((always_inline)) void release_oldest(mt_quarantine_r
  * none: not kept.) */
 static void release_batch(mt_quarantine_ring *r)
 {
-    uint64_t mask = r->cap - 1;
-    for (uint64_t i = r->tail; i != r->tail + MT_QUARANTINE_BATCH; i++)
-        __builtin_prefetch((const char *)r->slots[i & mask].ptr - 8); /* never faults */
-    for (unsigned n = 0; n < MT_QUARANTINE_BATCH; n++)
-        release_oldest(r);
+    uint64_t mask = r->cap - 1, tail = r->tail;
+    for (uint64_t t = tail; t != tail + MT_QUARANTINE_BATCH; t++)
+        __builtin_prefetch((const char *)r->slots[t & mask].ptr - 8); /* never faults */
+    for (uint64_t t = tail; t != tail + MT_QUARANTINE_BATCH; t++)
+        leave(r, t, mask);
 }
 
-/* Blocks leave R until it has a free slot and room for SIZE bytes more
- * (or is empty): out of line, once in MT_QUARANTINE_BATCH frees when the
- * slots are what runs out, so that the common free saves no registers
- * for it. */
-static MT_NOINLINE void make_room(mt_quarantine_ring *r, uint64_t size)
+/* F's block into R (owned and taken, with a free slot and room for it);
+ * R is given back. */
+static inline __attribute__((always_inline)) void put(mt_quarantine_ring *r,
+                                                      const mt_freed_record *f,
+                                                      const mt_free_call *c)
 {
-    if (r->head - r->tail > r->cap - 1)
-        release_batch(r);
-    while (r->head != r->tail && r->bytes + size > limit)
-        release_oldest(r);
-}
-
-bool mt_quarantine_hold(const mt_live_entry *e, uint32_t free_stack, const mt_free_call *c)
-{
-    if (e->size > limit)
-        return false;
-    mt_quarantine_ring *r = mine;
-    if (MT_UNLIKELY(!r) && !(r = claim()))
-        return false;
-    if (!take(r, OWNER, 1))
-        return false; /* a checker reads it: this block is freed now */
-    uint64_t mask = r->cap - 1;
-    if (MT_UNLIKELY(r->head - r->tail > mask || r->bytes + e->size > limit))
-        make_room(r, e->size);
-    uint64_t i = r->head & mask;
+    uint64_t i = r->head & (r->cap - 1), size = f->size;
     mt_quarantine_held *s = &r->slots[i];
-    s->ptr = e->ptr;
-    s->size = e->size;
-    s->alloc_seq = e->seq;
-    s->free_seq = mt_seq_seen(e->seq);
-    s->alloc_stack = e->stack;
-    s->free_stack = free_stack;
-    s->alloc_thread = mt_entry_thread(e);
-    s->free_thread = mt_thread_number();
+    memcpy(s, &f->ptr, HELD_AS_FREED); /* ptr to free_thread */
     s->shape = c->shape;
     if ((c->shape & MT_FC_SHAPE) != MT_FC_REAL)
         r->calls[i] = *c;
     /* Filled before it is seen held: a checker compares the fill. */
-    s->filled = mt_quarantine_fill(e->ptr, e->size);
-    mt_pattern_fill((unsigned char *)e->ptr, s->filled, MT_FREED_BYTE);
-    r->bytes += e->size;
+    s->filled = mt_quarantine_fill(f->ptr, size);
+    mt_pattern_fill((unsigned char *)f->ptr, s->filled, MT_FREED_BYTE);
+    r->bytes += size;
     mt_atomic_store_release(&r->head, r->head + 1);
     give_back(r);
+}
+
+/* mt_quarantine_hold when R (owned and taken) has no free slot or no room
+ * for F's block: blocks leave it until it has both (or is empty), then
+ * F's goes in. Out of line, as hold_claiming, so that the common free
+ * makes no call and saves no registers; the slots run out once in
+ * MT_QUARANTINE_BATCH frees. */
+static MT_NOINLINE bool hold_making_room(mt_quarantine_ring *r, const mt_freed_record *f,
+                                         const mt_free_call *c)
+{
+    if (r->head - r->tail > r->cap - 1)
+        release_batch(r);
+    while (r->head != r->tail && r->bytes + f->size > limit)
+        release_oldest(r);
+    put(r, f, c);
+    return true;
+}
+
+/* mt_quarantine_hold for a thread without a ring yet. */
+static MT_COLD MT_NOINLINE bool hold_claiming(const mt_freed_record *f, const mt_free_call *c)
+{
+    return claim() && mt_quarantine_hold(f, c);
+}
+
+bool mt_quarantine_hold(const mt_freed_record *f, const mt_free_call *c)
+{
+    if (f->size > limit)
+        return false;
+    mt_quarantine_ring *r = mine;
+    if (MT_UNLIKELY(!r))
+        return hold_claiming(f, c);
+    if (!take(r, OWNER, 1))
+        return false; /* a checker reads it: this block is freed now */
+    if (MT_UNLIKELY(r->head - r->tail > r->cap - 1 || r->bytes + f->size > limit))
+        return hold_making_room(r, f, c);
+    put(r, f, c);
     return true;
 }
 

@@ -164,11 +164,6 @@ extern mt_atomic(uint64_t) mt_untraced_seq MT_HIDDEN;
  * the value read before. */
 extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;
 
-/* A free's free_seq ("freed after allocation #N"): the greatest
- * allocation number the calling thread has handed out, or ALLOC_SEQ, the
- * freed block's own, if greater. */
-uint64_t mt_seq_seen(uint64_t alloc_seq);
-
 /* The greatest allocation number handed out so far (0 for none): the
  * last allocation made, in a single-threaded program. Exact when no
  * other thread is allocating. */

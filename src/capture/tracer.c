@@ -144,11 +144,6 @@ static inline uint64_t seq_seen(uint64_t alloc_seq)
     return last > alloc_seq ? last : alloc_seq;
 }
 
-uint64_t mt_seq_seen(uint64_t alloc_seq)
-{
-    return seq_seen(alloc_seq);
-}
-
 uint64_t mt_seq_last(void)
 {
     uint64_t last = mt_threads_seq_highest();
@@ -207,30 +202,24 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
     mt_busy = 0;
 }
 
-/* E's free, by FREE_THREAD at FREE_STACK after allocation FREE_SEQ, into
- * the freed history (enabled; with mt_busy set). */
-static void push_freed(const mt_live_entry *e, mt_stack_id free_stack, uint64_t free_seq,
-                       uint32_t free_thread)
+/* E's free, by FREE_THREAD at FREE_STACK after allocation FREE_SEQ, as the
+ * freed history keeps it. */
+static inline mt_freed_record freed_record(const mt_live_entry *e, mt_stack_id free_stack,
+                                           uint64_t free_seq, uint32_t free_thread)
 {
-    mt_freed_record r = {
-        .ptr = e->ptr,
-        .size = e->size,
-        .alloc_seq = e->seq,
-        .free_seq = free_seq,
-        .alloc_stack = e->stack,
-        .free_stack = free_stack,
-        .alloc_thread = mt_entry_thread(e),
-        .free_thread = free_thread,
-    };
-    mt_freed_push(&r);
+    return (mt_freed_record){ .ptr = e->ptr, .size = e->size, .alloc_seq = e->seq,
+                              .free_seq = free_seq, .alloc_stack = e->stack,
+                              .free_stack = free_stack, .alloc_thread = mt_entry_thread(e),
+                              .free_thread = free_thread };
 }
 
 /* mt_note_freed's work; GONE_NOTED: mt_site_note_gone was called for E
  * already (a resize that moved it, before the new block became the
- * thread's latest allocation). Returns the free's stack, when it was
- * captured (for the freed history or the quarantine), else 0. */
-static inline __attribute__((always_inline)) mt_stack_id note_freed(const mt_live_entry *e,
-                                                                    bool gone_noted)
+ * thread's latest allocation). Outside memtrace and recording, the free
+ * is captured, for the freed history (pushed when enabled) or the
+ * quarantine, into *R (then true). */
+static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry *e,
+                                                             bool gone_noted, mt_freed_record *r)
 {
     mt_tl_free(e->ptr);
     mt_tag_free(e->tag, e->size);
@@ -238,26 +227,41 @@ static inline __attribute__((always_inline)) mt_stack_id note_freed(const mt_liv
         mt_site_free(e->stack, e->size);
     else
         mt_site_end_block(e->stack, e->size, e->seq);
+    bool history;
     if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY ||
-        !(mt_freed_enabled() || mt_quarantine_on))
-        return 0;
+        !((history = mt_freed_enabled()) || mt_quarantine_on))
+        return false;
     mt_busy = 1;
     mt_stack_id free_stack = capture_stack();
-    if (mt_freed_enabled())
-        push_freed(e, free_stack, seq_seen(e->seq), mt_thread_number());
+    *r = freed_record(e, free_stack, seq_seen(e->seq), mt_thread_number());
+    if (history)
+        mt_freed_push(r);
     mt_busy = 0;
-    return free_stack;
+    return true;
 }
 
 MT_NOINLINE void mt_note_freed(const mt_live_entry *e)
 {
-    note_freed(e, false);
+    mt_freed_record r;
+    note_freed(e, false, &r);
 }
 
-/* E's redzone damaged: the report, as WHO (the free or resize) found it. */
-static MT_COLD void redzone_damaged(const mt_live_entry *e, size_t first, size_t end,
-                                    const char *who)
+static const char *free_name(const mt_live_entry *e)
 {
+    unsigned kind = mt_entry_kind(e);
+    return kind == MT_KIND_NEW ? "delete" : kind == MT_KIND_NEW_ARRAY ? "delete[]" : "free";
+}
+
+/* E's redzone differs from its pattern: reported as WHO (the resize; NULL:
+ * E's free) found it, outside memtrace only (a report needs it), and for
+ * a block recorded since the last untraced window. */
+static MT_COLD MT_NOINLINE void redzone_damaged(const mt_live_entry *e, const char *who)
+{
+    size_t first, end;
+    mt_pattern_find((const unsigned char *)e->ptr + e->size, mt_cfg.redzone, MT_REDZONE_BYTE,
+                    &first, &end);
+    if (mt_busy || e->seq <= mt_atomic_load_relaxed(&mt_untraced_seq))
+        return;
     mt_heap_error_report(&(struct mt_heap_error){
         .kind = MT_HEAP_OVERFLOW,
         .ptr = e->ptr,
@@ -268,35 +272,27 @@ static MT_COLD void redzone_damaged(const mt_live_entry *e, size_t first, size_t
         .alloc_seq = e->seq,
         .alloc_stack = e->stack,
         .alloc_thread = mt_entry_thread(e),
-        .where = who,
+        .where = who ? who : free_name(e),
     });
+    /* Said once: the quarantine must not find it again. */
+    memset((char *)e->ptr + e->size, MT_REDZONE_BYTE, mt_cfg.redzone);
 }
 
-/* Checks E's redzone as WHO; outside memtrace only (a report needs it). */
-static inline void check_redzone(const mt_live_entry *e, const char *who)
+/* Checks E's redzone as WHO (redzone_damaged's). */
+static inline __attribute__((always_inline)) void check_redzone(const mt_live_entry *e,
+                                                                const char *who)
 {
-    size_t first, end;
     if (MT_UNLIKELY(e->size > PTRDIFF_MAX))
         return; /* a record damaged by a wild write: its block is elsewhere */
-    if (mt_pattern_damage((const unsigned char *)e->ptr + e->size, mt_cfg.redzone,
-                          MT_REDZONE_BYTE, &first, &end) &&
-        !mt_busy && e->seq > mt_atomic_load_relaxed(&mt_untraced_seq)) {
-        redzone_damaged(e, first, end, who);
-        /* Said once: the quarantine must not find it again. */
-        memset((char *)e->ptr + e->size, MT_REDZONE_BYTE, mt_cfg.redzone);
-    }
+    if (MT_UNLIKELY(mt_pattern_differs((const unsigned char *)e->ptr + e->size, mt_cfg.redzone,
+                                       MT_REDZONE_BYTE)))
+        redzone_damaged(e, who);
 }
 
 void mt_check_resized(const mt_live_entry *e, const char *who)
 {
     if (mt_cfg.redzone)
         check_redzone(e, who);
-}
-
-static const char *free_name(const mt_live_entry *e)
-{
-    unsigned kind = mt_entry_kind(e);
-    return kind == MT_KIND_NEW ? "delete" : kind == MT_KIND_NEW_ARRAY ? "delete[]" : "free";
 }
 
 MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
@@ -307,16 +303,17 @@ MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
     size_t redzone = mt_cfg.redzone;
     if (redzone)
         __builtin_prefetch((const char *)e->ptr + e->size);
-    mt_stack_id free_stack = note_freed(e, false);
+    mt_freed_record r;
+    bool noted = note_freed(e, false, &r);
     if (redzone) {
-        check_redzone(e, free_name(e));
+        check_redzone(e, NULL);
         mt_free_call_pad(c, redzone);
     }
     if (mt_cfg.sample)
         mt_free_call_pad(c, MT_TRAILER);
-    if (!mt_quarantine_on || mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
+    if (!mt_quarantine_on || !noted)
         return true;
-    return !mt_quarantine_hold(e, free_stack, c);
+    return !mt_quarantine_hold(&r, c);
 }
 
 MT_COLD bool mt_unheld(void *p)
@@ -331,7 +328,8 @@ MT_COLD bool mt_unheld(void *p)
 /* E moved away by a resize: mt_note_freed's, after mt_site_note_gone. */
 static MT_NOINLINE void note_moved(const mt_live_entry *e)
 {
-    note_freed(e, true);
+    mt_freed_record r;
+    note_freed(e, true, &r);
 }
 
 void *mt_malloc(size_t size)
@@ -576,8 +574,10 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
     s->free_stack = capture_stack();
     s->free_thread = mt_thread_number();
     s->free_seq = seq_seen(had ? e->seq : 0);
-    if (had && mt_freed_enabled())
-        push_freed(e, s->free_stack, s->free_seq, s->free_thread);
+    if (had && mt_freed_enabled()) {
+        mt_freed_record r = freed_record(e, s->free_stack, s->free_seq, s->free_thread);
+        mt_freed_push(&r);
+    }
     mt_busy = 0;
 }
 

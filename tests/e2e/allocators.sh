@@ -213,6 +213,22 @@ next_args: free_aligned_sized 64 144
 next_args: done" "$got"
 done
 
+# ---------------------------------------------------------------- overflows found at delete
+# A redzone damaged when delete[] or delete frees the block: the report
+# names the call that found it.
+LD_PRELOAD="$lib" "$tests/cxx_forms" overflow >/dev/null 2>"$work/overflow.err"
+RC=$?
+status "overflows found at delete" 1
+for form in "delete[]:overflow_arr" "delete:overflow_one"; do
+    call=${form%%:*}
+    got=$(grep -A1 -F -x "  detected in $call by thread 1 at:" "$work/overflow.err" | sed -n 2p)
+    if grep -qE "^  #0 .* at (.*/)?tests/progs/cxx_forms.cpp:$(site_line tests/progs/cxx_forms.cpp "${form#*:}")(:|\$)" <<<"$got"; then
+        pass "overflow found at $call: 'detected in $call', #0 at its line"
+    else
+        fail "overflow found at $call" "$(cat "$work/overflow.err")"
+    fi
+done
+
 # ---------------------------------------------------------------- memtrace not first
 LD_PRELOAD="$jemalloc $lib" "$tests/cxx_forms" >"$work/late.out" 2>"$work/late.err"
 check_grep "jemalloc before memtrace: one word at start-up" "$work/late.err" \

@@ -5,8 +5,11 @@
 // eight calls in a row get consecutive allocation numbers (each block is
 // recorded once, not again by the malloc that libstdc++'s new calls). At
 // checkpoint2() every block has been freed by one of the twelve delete forms.
+// With the argument "overflow": a block of new[] and one of new written one
+// byte past their end, found in their redzones by delete[] and delete.
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <new>
 
 struct alignas(64) Line {
@@ -35,8 +38,21 @@ extern "C" __attribute__((noinline)) void checkpoint2()
 
 static const std::align_val_t A64{64};
 
-int main()
+static int overflow()
 {
+    char *volatile arr = new char[10];
+    arr[10] = 1;
+    delete[] arr; // SITE:overflow_arr
+    char *volatile one = static_cast<char *>(::operator new(12));
+    one[12] = 1;
+    ::operator delete(one); // SITE:overflow_one
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && std::strcmp(argv[1], "overflow") == 0)
+        return overflow();
     g_new = ::operator new(301);                          // SITE:new
     g_new_nt = ::operator new(302, std::nothrow);         // SITE:new_nt
     g_new_al = ::operator new(303, A64);                  // SITE:new_al
