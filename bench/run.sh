@@ -229,29 +229,28 @@ for ((round = 1; round <= ROUNDS; round++)); do
     ENV[contention]="CHURN_CONTENDED=1"
     read -a cmd <<< "${CMD[churn2]}"
     run_one contention tracer "$round" "${cmd[@]}"
-    # The heap checks' cost (issue 27): churn under the tracer with
-    # redzones and the quarantine off, against the defaults above.
-    ENV[churn_nocheck]="MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0"
-    read -a cmd <<< "${CMD[churn]}"
-    run_one churn_nocheck tracer "$round" "${cmd[@]}"
-    # Their cost split (redzones only, quarantine only), and on two real
-    # programs: python3 and sqlite3 without them, against the tracer's
-    # runs above (about 20 s a round here).
+    # The heap checks' cost (issue 27) and the guard pages' (at the rate
+    # meant to be left on), each against a run without them made just
+    # before or after it (the order swapped every round): the tracer's
+    # runs above are minutes away, and this machine's load drifts by more
+    # than the few percent measured (the same python3 run took 4.8 s and
+    # 6.7 s in two rounds). _check: the defaults; _nocheck: redzones and
+    # the quarantine off; churn_rz, churn_q: one of them only;
+    # churn_guard: MEMTRACE_GUARD_SAMPLE=1000, against churn_check.
     ENV[churn_rz]="MEMTRACE_QUARANTINE=0"
-    run_one churn_rz tracer "$round" "${cmd[@]}"
     ENV[churn_q]="MEMTRACE_REDZONE=0"
-    run_one churn_q tracer "$round" "${cmd[@]}"
-    for w in python3 sqlite3; do
+    ENV[churn_guard]="MEMTRACE_GUARD_SAMPLE=1000"
+    for w in churn python3 sqlite3; do
+        ENV[${w}_check]="${ENV[$w]:-}"
         ENV[${w}_nocheck]="${ENV[$w]:-} MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0"
         read -a cmd <<< "${CMD[$w]}"
-        run_one ${w}_nocheck tracer "$round" "${cmd[@]}"
+        arms=(check nocheck)
+        [ "$w" = churn ] && arms=(check guard nocheck rz q)
+        ((round % 2)) || arms=($(printf '%s\n' "${arms[@]}" | tac))
+        for arm in "${arms[@]}"; do
+            run_one ${w}_$arm tracer "$round" "${cmd[@]}"
+        done
     done
-    # Guard pages at the rate meant to be left on: churn under the tracer
-    # with MEMTRACE_GUARD_SAMPLE=1000, against the tracer's churn run of the
-    # same round (target: at most 2% more CPU).
-    ENV[churn_guard]="MEMTRACE_GUARD_SAMPLE=1000"
-    read -a cmd <<< "${CMD[churn]}"
-    run_one churn_guard tracer "$round" "${cmd[@]}"
     sampled_round "$round"
     leaks_core "$round"
     # The pprof profiles written at exit for the g++ workload (tens of
@@ -348,13 +347,13 @@ echo "contention, churn on 2 threads (tracer): $(fmt "$contended") contended loc
 echo
 # Heap checks: the tracer's churn with redzones and the quarantine at their
 # defaults against both off, in the same round.
-echo "churn under the tracer, heap checks (redzones + quarantine) at their defaults vs off (median ratio): CPU $(fmt "$(ratios churn tracer cpu churn_nocheck tracer | median)"), peak RSS $(fmt "$(ratios churn tracer rss_kb churn_nocheck tracer | median)")"
+echo "churn under the tracer, heap checks (redzones + quarantine) at their defaults vs off, back to back (median ratio): CPU $(fmt "$(ratios churn_check tracer cpu churn_nocheck tracer | median)"), peak RSS $(fmt "$(ratios churn_check tracer rss_kb churn_nocheck tracer | median)") $(failures churn_check tracer)$(failures churn_nocheck tracer)"
 echo "  split, against both off: redzones only CPU $(fmt "$(ratios churn_rz tracer cpu churn_nocheck tracer | median)"), quarantine only CPU $(fmt "$(ratios churn_q tracer cpu churn_nocheck tracer | median)") $(failures churn_rz tracer)$(failures churn_q tracer)"
 for w in python3 sqlite3; do
-    echo "$w under the tracer, heap checks at their defaults vs off: CPU $(fmt "$(ratios $w tracer cpu ${w}_nocheck tracer | median)"), peak RSS $(fmt "$(ratios $w tracer rss_kb ${w}_nocheck tracer | median)") (target: CPU 1.05) $(failures ${w}_nocheck tracer)"
+    echo "$w under the tracer, heap checks at their defaults vs off, back to back: CPU $(fmt "$(ratios ${w}_check tracer cpu ${w}_nocheck tracer | median)"), peak RSS $(fmt "$(ratios ${w}_check tracer rss_kb ${w}_nocheck tracer | median)") (target: CPU 1.05) $(failures ${w}_check tracer)$(failures ${w}_nocheck tracer)"
 done
-guard_cpu=$(ratios churn_guard tracer cpu churn tracer | median)
-echo "guard pages, MEMTRACE_GUARD_SAMPLE=1000, on churn: CPU $(fmt "$guard_cpu")x the tracer's without them (median of per-round ratios; target 1.02) $(failures churn_guard tracer)"
+guard_cpu=$(ratios churn_guard tracer cpu churn_check tracer | median)
+echo "guard pages, MEMTRACE_GUARD_SAMPLE=1000, on churn: CPU $(fmt "$guard_cpu")x the tracer's without them, back to back (median of per-round ratios; target 1.02) $(failures churn_guard tracer)"
 
 # Metadata: (RSS with memtrace - RSS native) / 1,000,000 live blocks.
 per_block() {
