@@ -3,7 +3,8 @@
  * tcmalloc's). Each forwards to its own real function when the next
  * allocator has it (they differ in what they accept), else to
  * posix_memalign with the alignment it implies; before the real allocator
- * is known and inside memtrace, the internal heap serves. */
+ * is known and inside memtrace, the internal heap serves. And C23's sized
+ * frees, through mt_free_next, which tcmalloc.c's frees share. */
 #include "capture/tracer.h"
 
 #include "base/common.h"
@@ -136,4 +137,31 @@ void *mt_pvalloc(size_t size)
      * lets the program use. */
     return mt_aligned_next(mt_real.pvalloc ? pvalloc_adapter : NULL, page,
                            mt_real.pvalloc && !mt_cfg.redzone ? size : rounded);
+}
+
+/* ---- C23's sized frees; and the frees of the other families that take
+ * one or two words more (tcmalloc.c) */
+
+void mt_free_next(unsigned i, void *ptr, size_t a, size_t b, int args)
+{
+    void *fn = mt_ext_get(i);
+    if (fn == NULL) {
+        mt_free(ptr);
+        return;
+    }
+    /* free_sized (ptr, size), free_aligned_sized (ptr, align, size), tc_free */
+    mt_free_call c = args == 0   ? MT_FREE_CALL(fn, MT_FC_P, 0, 0)
+                     : args == 1 ? MT_FREE_CALL(fn, MT_FC_PA | MT_FC_SIZE_A, a, 0)
+                                 : MT_FREE_CALL(fn, MT_FC_PAB | MT_FC_SIZE_B, a, b);
+    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, true, c);
+}
+
+void mt_free_sized(void *ptr, size_t size)
+{
+    mt_free_next(MT_X_FREE_SIZED, ptr, size, 0, 1);
+}
+
+void mt_free_aligned_sized(void *ptr, size_t align, size_t size)
+{
+    mt_free_next(MT_X_FREE_ALIGNED_SIZED, ptr, align, size, 2);
 }

@@ -39,10 +39,19 @@ void mt_record(void *p, size_t size, unsigned kind);
 
 /* The record E of a block being freed by the call C has left the table:
  * its redzone is checked (a report if damaged), C's size argument padded,
- * the record noted freed (mt_note_freed) and, recording, the block held
- * in the thread's quarantine. True when C must be made now, false when
- * the quarantine makes it later. */
-bool mt_freed_block(const mt_live_entry *e, mt_free_call *c);
+ * the record noted freed (mt_note_freed, with EARLY as the free's stack
+ * when not 0) and, recording, the block held in the thread's quarantine.
+ * True when C must be made now, false when the quarantine makes it
+ * later. */
+bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stack_id early);
+
+/* The stack of a free of P about to take P's record out of the table,
+ * captured first, with the table's lines for P fetched meanwhile: a block
+ * freed was seldom touched in the table lately, and the miss then
+ * overlaps the unwinding instead of stalling the remove. 0 when the free
+ * would not be captured (inside memtrace, not recording, neither the
+ * freed history nor the quarantine on). */
+mt_stack_id mt_free_stack_first(void *p);
 
 /* The block of record E is about to be resized by WHO ("realloc",
  * "rallocx"): its redzone is checked, a report if damaged. */
@@ -194,8 +203,9 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
         return true;
     }
     mt_live_entry e;
+    mt_stack_id early = mt_free_stack_first(p);
     if (MT_LIKELY(mt_unrecord(p, kind, &e)))
-        return mt_freed_block(&e, c);
+        return mt_freed_block(&e, c, early);
     return !mt_quarantine_on || mt_unheld(p);
 }
 

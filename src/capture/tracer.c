@@ -216,10 +216,11 @@ static inline mt_freed_record freed_record(const mt_live_entry *e, mt_stack_id f
 /* mt_note_freed's work; GONE_NOTED: mt_site_note_gone was called for E
  * already (a resize that moved it, before the new block became the
  * thread's latest allocation). Outside memtrace and recording, the free
- * is captured, for the freed history (pushed when enabled) or the
- * quarantine, into *R (then true). */
+ * (its stack EARLY, captured here when 0) is recorded, for the freed
+ * history (pushed when enabled) or the quarantine, into *R (then true). */
 static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry *e,
-                                                             bool gone_noted, mt_freed_record *r)
+                                                             bool gone_noted, mt_stack_id early,
+                                                             mt_freed_record *r)
 {
     mt_tl_free(e->ptr);
     mt_tag_free(e->tag, e->size);
@@ -232,7 +233,7 @@ static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry
         !((history = mt_freed_enabled()) || mt_quarantine_on))
         return false;
     mt_busy = 1;
-    mt_stack_id free_stack = capture_stack();
+    mt_stack_id free_stack = early ? early : capture_stack();
     *r = freed_record(e, free_stack, seq_seen(e->seq), mt_thread_number());
     if (history)
         mt_freed_push(r);
@@ -243,7 +244,7 @@ static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry
 MT_NOINLINE void mt_note_freed(const mt_live_entry *e)
 {
     mt_freed_record r;
-    note_freed(e, false, &r);
+    note_freed(e, false, 0, &r);
 }
 
 static const char *free_name(const mt_live_entry *e)
@@ -295,16 +296,29 @@ void mt_check_resized(const mt_live_entry *e, const char *who)
         check_redzone(e, who);
 }
 
-MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c)
+mt_stack_id mt_free_stack_first(void *p)
+{
+    mt_live_prefetch((uintptr_t)p);
+    if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY ||
+        !(mt_quarantine_on || mt_freed_enabled()))
+        return 0;
+    mt_busy = 1;
+    mt_stack_id s = capture_stack();
+    mt_busy = 0;
+    return s;
+}
+
+MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stack_id early)
 {
     /* The redzone's line (the block's end, seldom touched since its
-     * allocation) is fetched now and checked after the free's stack is
-     * captured: the miss overlaps the unwinding. */
+     * allocation) is fetched now and checked after the free's bookkeeping:
+     * the miss overlaps that (the stack was captured before the record
+     * left the table, mt_free_stack_first). */
     size_t redzone = mt_cfg.redzone;
     if (redzone)
         __builtin_prefetch((const char *)e->ptr + e->size);
     mt_freed_record r;
-    bool noted = note_freed(e, false, &r);
+    bool noted = note_freed(e, false, early, &r);
     if (redzone) {
         check_redzone(e, NULL);
         mt_free_call_pad(c, redzone);
@@ -329,7 +343,7 @@ MT_COLD bool mt_unheld(void *p)
 static MT_NOINLINE void note_moved(const mt_live_entry *e)
 {
     mt_freed_record r;
-    note_freed(e, true, &r);
+    note_freed(e, true, 0, &r);
 }
 
 void *mt_malloc(size_t size)
@@ -666,31 +680,4 @@ size_t mt_malloc_usable_size(void *ptr)
     if ((mt_cfg.redzone || mt_cfg.sample) && mt_live_find((uintptr_t)ptr, &e, &unlocked))
         return e.size;
     return mt_real.malloc_usable_size ? mt_real.malloc_usable_size(ptr) : 0;
-}
-
-/* ---- C23's sized frees; and the frees of the other families that take
- * one or two words more (tcmalloc.c) */
-
-void mt_free_next(unsigned i, void *ptr, size_t a, size_t b, int args)
-{
-    void *fn = mt_ext_get(i);
-    if (fn == NULL) {
-        mt_free(ptr);
-        return;
-    }
-    /* free_sized (ptr, size), free_aligned_sized (ptr, align, size), tc_free */
-    mt_free_call c = args == 0   ? MT_FREE_CALL(fn, MT_FC_P, 0, 0)
-                     : args == 1 ? MT_FREE_CALL(fn, MT_FC_PA | MT_FC_SIZE_A, a, 0)
-                                 : MT_FREE_CALL(fn, MT_FC_PAB | MT_FC_SIZE_B, a, b);
-    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, true, c);
-}
-
-void mt_free_sized(void *ptr, size_t size)
-{
-    mt_free_next(MT_X_FREE_SIZED, ptr, size, 0, 1);
-}
-
-void mt_free_aligned_sized(void *ptr, size_t align, size_t size)
-{
-    mt_free_next(MT_X_FREE_ALIGNED_SIZED, ptr, align, size, 2);
 }
