@@ -213,6 +213,14 @@ static inline mt_freed_record freed_record(const mt_live_entry *e, mt_stack_id f
                               .free_thread = free_thread };
 }
 
+/* Whether this free is captured (its stack, for the freed history or the
+ * quarantine): outside memtrace, recording, and one of those on. */
+static inline bool free_captured(void)
+{
+    return !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
+           (mt_quarantine_on || mt_freed_enabled());
+}
+
 /* mt_note_freed's work; GONE_NOTED: mt_site_note_gone was called for E
  * already (a resize that moved it, before the new block became the
  * thread's latest allocation). Outside memtrace and recording, the free
@@ -228,14 +236,12 @@ static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry
         mt_site_free(e->stack, e->size);
     else
         mt_site_end_block(e->stack, e->size, e->seq);
-    bool history;
-    if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY ||
-        !((history = mt_freed_enabled()) || mt_quarantine_on))
+    if (!free_captured())
         return false;
     mt_busy = 1;
     mt_stack_id free_stack = early ? early : capture_stack();
     *r = freed_record(e, free_stack, seq_seen(e->seq), mt_thread_number());
-    if (history)
+    if (mt_freed_enabled())
         mt_freed_push(r);
     mt_busy = 0;
     return true;
@@ -299,8 +305,7 @@ void mt_check_resized(const mt_live_entry *e, const char *who)
 mt_stack_id mt_free_stack_first(void *p)
 {
     mt_live_prefetch((uintptr_t)p);
-    if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY ||
-        !(mt_quarantine_on || mt_freed_enabled()))
+    if (!free_captured())
         return 0;
     mt_busy = 1;
     mt_stack_id s = capture_stack();
