@@ -95,8 +95,8 @@ bool mt_live_insert(const mt_live_entry *e);
 
 /* Fetches the lines an insert or remove of PTR starts with (its shard's
  * and its home slot's), without the lock: for a caller with other work to
- * do before it, so that the misses overlap that work (mt_record: the
- * stack's capture). The entry of an address reused long after its free
+ * do before it, so that the misses overlap that work (mt_record and
+ * mt_free_stack_first: the stack's capture). The entry of an address reused long after its free
  * (the quarantine) is otherwise a miss nothing else hides. */
 void mt_live_prefetch(uintptr_t ptr);
 
