@@ -196,6 +196,26 @@ $(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/store/live_table.c src/s
 test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
 	@bash tests/e2e/reliability.sh
 
+# Trust (tests/e2e/trust_*.sh): privilege, hangs, crashes, lost files and
+# false reports off the tested road. Each script is a suite of its own, run
+# two at a time; its programs are tests/progs/trust_*.c / .cpp, built -O0 -g
+# (a script that needs other flags builds its variants itself, in $work).
+TRUST_SUITES := $(patsubst tests/e2e/trust_%.sh,%,$(wildcard tests/e2e/trust_*.sh))
+TRUST_PROGS  := $(patsubst tests/progs/trust_%.c,$(TEST_BUILD)/trust_%,$(wildcard tests/progs/trust_*.c)) \
+                $(patsubst tests/progs/trust_%.cpp,$(TEST_BUILD)/trust_%,$(wildcard tests/progs/trust_*.cpp))
+$(TEST_BUILD)/trust_%: tests/progs/trust_%.c include/memtrace.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread -Iinclude $(LDFLAGS) -o $@ $< -ldl
+$(TEST_BUILD)/trust_%: tests/progs/trust_%.cpp include/memtrace.h
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread -Iinclude $(LDFLAGS) -o $@ $< -ldl
+# Named by this explicit rule, the programs are not intermediate files.
+test-trust: $(TRUST_PROGS) $(TRUST_SUITES:%=test-trust-%)
+test-trust-%: all $(PROGS) $(TRUST_PROGS)
+	@bash tests/e2e/trust_$*.sh
+# (test-trust-% stays off .PHONY: make skips pattern rules for phony targets.)
+.PHONY: test-trust
+
 # The gdb helper's tests (tests/e2e/gdb_helper.sh).
 $(TEST_BUILD)/gdb_sites: tests/progs/gdb_sites.c
 	@mkdir -p $(@D)
@@ -455,7 +475,8 @@ CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NO
                 $(ALLOC_PROGS) $(BAD_FREE_PROGS) $(HEAP_ERROR_PROGS) $(GUARD_PROGS) $(TAGS_PROGS) $(LEAK_PROGS) $(LAUNCHER_PROGS) $(ATTACH_PROGS) \
                 $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
                 $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
-                $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS) $(SAMPLE_PROGS)
+                $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS) $(SAMPLE_PROGS) \
+                $(TRUST_PROGS)
 JOBS := $(shell nproc 2>/dev/null || echo 1)
 
 # $(call timed,MAKE-ARGS): a sub-make of check, then "time: MAKE-ARGS: N s".
@@ -477,6 +498,7 @@ check: deps
 	$(call timed,-j2 test-sample test-guard)
 	$(call timed,-j2 test-tags test-rust)
 	$(call timed,test-reliability)
+	$(call timed,-j2 test-trust)
 	$(call timed,test-unwind-check)
 	$(call timed,test-debug)
 
