@@ -187,6 +187,29 @@ check_gdb() {
         die 1 "cannot find gdb (${GDB:-gdb}); install it, or set GDB to one"
 }
 
+# proc_state CMD PID: refuses (one line, status 1, the process untouched)
+# a process that gdb is not to call into: exited (a zombie: no memory
+# left, only its status), stopped (SIGSTOP, job control: its user holds
+# it still, and gdb's calls would run it), or traced by another program
+# (one tracer at a time). From /proc, no ptrace: the state letter follows
+# the last ") " of each thread's stat (the name before may hold
+# anything).
+proc_state() {
+    states=$(cat "/proc/$2"/task/*/stat 2>/dev/null | sed -n 's/.*) \(.\) .*/\1/p' | tr -d '\n')
+    [ -n "$states" ] || die 1 "$1: no process $2"
+    case $states in
+    *[!ZX]*) ;;
+    *) die 1 "$1: process $2 has exited (a zombie, not yet waited for by its parent): there is nothing to trace" ;;
+    esac
+    tracer=$(cat "/proc/$2"/task/*/status 2>/dev/null |
+        awk '$1 == "TracerPid:" && $2 != 0 { print $2; exit }')
+    [ -z "$tracer" ] ||
+        die 1 "$1: process $2 is traced by process $tracer already (a debugger, strace: one tracer at a time); it was left as it was"
+    case $states in
+    *[Tt]*) die 1 "$1: process $2 is stopped (SIGSTOP, job control): let it run (kill -CONT $2) and $1 again; it was left as it was" ;;
+    esac
+}
+
 # memtrace attach/detach (attach_pid CMD PID PROFILE). The checks that
 # need no ptrace come first, each with one line and status 1, the target
 # untouched; then gdb attaches, picks a thread stopped where it holds no
@@ -198,6 +221,7 @@ attach_pid() {
     esac
     pid=$2
     { [ "$pid" != 0 ] && [ -d "/proc/$pid" ]; } || die 1 "$1: no process $pid"
+    proc_state "$1" "$pid"
     maps=$(cat "/proc/$pid/maps" 2>/dev/null) && [ -n "$maps" ] ||
         die 1 "$1: not permitted to trace process $pid (another user's: run as that user, or root)"
     # Yama: 1 lets gdb try (the process may have allowed it with

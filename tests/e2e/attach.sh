@@ -8,8 +8,8 @@
 # MEMTRACE_SAMPLE, so that blocks carry trailers across the attach and the
 # detach); a python3 loop is attached the same way, and sqlite3 in a long
 # query; bad input gets one memtrace: line, status 1 (2 for usage) and
-# leaves the process as it was. Skips, saying why, where ptrace is not
-# permitted.
+# leaves the process as it was, also a process stopped, traced by another
+# program or exited. Skips, saying why, where ptrace is not permitted.
 # Prints one PASS/FAIL line per check and "attach: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -260,6 +260,70 @@ bad "attach: statically linked" 1 \
 touch "$d/go" "$d/late" "$d/stop"
 wait "$spid"
 check "statically linked: its exit status" "$?" 7
+
+# ---------------------------------------------------------------- stopped, traced, exited
+# (issue 39) A process stopped (kill -STOP), traced by another program or
+# exited (a zombie) is refused with one line and status 1, before gdb
+# touches it: a stopped one goes on, once continued, to its own output
+# and status (gdb's calls into it used to leave it to die of SIGSEGV).
+state_of() { sed -n 's/.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null; }
+wait_state() { # PID LETTER: waits up to 20 s for the process's state LETTER
+    for _ in $(seq 400); do
+        [ "$(state_of "$1")" = "$2" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+d=$work/stopped
+start_target "$d"
+kill -STOP "$tpid"
+wait_state "$tpid" T
+bad "attach: a stopped process" 1 \
+    "memtrace: attach: process $tpid is stopped (SIGSTOP, job control): let it run (kill -CONT $tpid) and attach again; it was left as it was" \
+    "$mt" attach "$tpid"
+check "attach: a stopped process: nothing loaded" 0 "$(grep -c libmemtrace "/proc/$tpid/maps")"
+check "attach: a stopped process: still stopped" T "$(state_of "$tpid")"
+kill -CONT "$tpid"
+rc=0
+"$mt" attach "$tpid" 2>/dev/null || rc=$?
+check "attach: continued, then attached" 0 "$rc"
+kill -STOP "$tpid"
+wait_state "$tpid" T
+bad "detach: a stopped process" 1 \
+    "memtrace: detach: process $tpid is stopped (SIGSTOP, job control): let it run (kill -CONT $tpid) and detach again; it was left as it was" \
+    "$mt" detach "$tpid"
+kill -CONT "$tpid"
+rc=0
+"$mt" detach "$tpid" 2>/dev/null || rc=$?
+check "detach: continued, then detached" 0 "$rc"
+# Held by another tracer (gdb, stopped in a shell command until told).
+gdb -q -nx -batch -p "$tpid" -ex "shell while [ ! -e '$d/release' ]; do sleep 0.05; done" \
+    </dev/null >"$d/gdb.out" 2>&1 &
+gpid=$!
+for _ in $(seq 400); do
+    grep -q "^TracerPid:[[:space:]]*$gpid\$" "/proc/$tpid/status" 2>/dev/null && break
+    sleep 0.05
+done
+bad "attach: a process traced by another program" 1 \
+    "memtrace: attach: process $tpid is traced by process $gpid already (a debugger, strace: one tracer at a time); it was left as it was" \
+    "$mt" attach "$tpid"
+touch "$d/release"
+wait "$gpid"
+finish_target "$d"
+check "stopped, refused, continued (and traced by gdb meanwhile): the output and status of an unattached run" \
+    "$expected" "$(result "$d")"
+# A zombie: a child that exits once its parent has become a program that
+# does not wait.
+bash -c 'sleep 0.2 & echo $! >"$1"; exec sleep 60' _ "$work/zpid" &
+zparent=$!
+for _ in $(seq 400); do [ -s "$work/zpid" ] && break; sleep 0.05; done
+zpid=$(cat "$work/zpid")
+wait_state "$zpid" Z
+bad "attach: a zombie" 1 \
+    "memtrace: attach: process $zpid has exited (a zombie, not yet waited for by its parent): there is nothing to trace" \
+    "$mt" attach "$zpid"
+kill "$zparent"
+wait "$zparent" 2>/dev/null
 
 # ---------------------------------------------------------------- --profile, settings
 d=$work/prof
