@@ -193,7 +193,8 @@ check_gdb() {
 # it still, and gdb's calls would run it), or traced by another program
 # (one tracer at a time). From /proc, no ptrace: the state letter follows
 # the last ") " of each thread's stat (the name before may hold
-# anything).
+# anything). A process stopped after this check is attached all the same
+# and stays stopped (attach_script's signal handling).
 proc_state() {
     states=$(cat "/proc/$2"/task/*/stat 2>/dev/null | sed -n 's/.*) \(.\) .*/\1/p' | tr -d '\n')
     [ -n "$states" ] || die 1 "$1: no process $2"
@@ -289,8 +290,20 @@ def cstr(s):
         c = chr(b)
         out += c if 32 <= b < 127 and c not in '"\\' else "\\%03o" % b
     return '"' + out + '"'
+# A call into the process cut short by a signal gdb stopped for in the
+# calling thread, and unwound (unwindonsignal): the process is as it was
+# before the call, which can be made again.
+UNWOUND = "GDB has restored the context to what it was before the call"
 def call(expr):
-    return int(gdb.parse_and_eval(expr))
+    """EXPR's value, called in the chosen thread; a call unwound is made
+    again, 10 times at most."""
+    for _ in range(10):
+        try:
+            return int(gdb.parse_and_eval(expr))
+        except gdb.error as e:
+            if UNWOUND not in str(e):
+                raise
+    raise gdb.error("a call into the process was cut short by signals 10 times: " + expr)
 def string_at(p):
     return gdb.parse_and_eval("(char *)%d" % p).string() if p else None
 def maps():
@@ -343,6 +356,16 @@ def main():
     run("set pagination off")
     run("set confirm off")
     run("set auto-solib-add off")
+    # Every signal the program gets goes to it, gdb not stopping: its
+    # handlers run as they would (also on the calling thread's stack,
+    # during a call). A stop for a signal in another thread would abandon
+    # the call on its thread's stack, a frame returning into nothing
+    # once gdb has gone (and gdb 13 muddles the threads' registers
+    # then); one in the calling thread is unwound (unwindonsignal), the
+    # process left as before the call. That leaves gdb's own SIGTRAP and
+    # SIGINT; a fault in a call goes to the program as any fault would.
+    run("handle all nostop noprint pass")
+    run("set unwindonsignal on")
     # The pause is the time gdb holds the process: no debug information.
     run("set debug-file-directory /nonexistent")
     try:
