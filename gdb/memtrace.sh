@@ -187,6 +187,30 @@ check_gdb() {
         die 1 "cannot find gdb (${GDB:-gdb}); install it, or set GDB to one"
 }
 
+# proc_state CMD PID: refuses (one line, status 1, the process untouched)
+# a process that gdb is not to call into: exited (a zombie: no memory
+# left, only its status), stopped (SIGSTOP, job control: its user holds
+# it still, and gdb's calls would run it), or traced by another program
+# (one tracer at a time). From /proc, no ptrace: the state letter follows
+# the last ") " of each thread's stat (the name before may hold
+# anything). A process stopped after this check is attached all the same
+# and stays stopped (attach_script's signal handling).
+proc_state() {
+    states=$(cat "/proc/$2"/task/*/stat 2>/dev/null | sed -n 's/.*) \(.\) .*/\1/p' | tr -d '\n')
+    [ -n "$states" ] || die 1 "$1: no process $2"
+    case $states in
+    *[!ZX]*) ;;
+    *) die 1 "$1: process $2 has exited (a zombie, not yet waited for by its parent): there is nothing to trace" ;;
+    esac
+    tracer=$(cat "/proc/$2"/task/*/status 2>/dev/null |
+        awk '$1 == "TracerPid:" && $2 != 0 { print $2; exit }')
+    [ -z "$tracer" ] ||
+        die 1 "$1: process $2 is traced by process $tracer already (a debugger, strace: one tracer at a time); it was left as it was"
+    case $states in
+    *[Tt]*) die 1 "$1: process $2 is stopped (SIGSTOP, job control): let it run (kill -CONT $2) and $1 again; it was left as it was" ;;
+    esac
+}
+
 # memtrace attach/detach (attach_pid CMD PID PROFILE). The checks that
 # need no ptrace come first, each with one line and status 1, the target
 # untouched; then gdb attaches, picks a thread stopped where it holds no
@@ -198,6 +222,7 @@ attach_pid() {
     esac
     pid=$2
     { [ "$pid" != 0 ] && [ -d "/proc/$pid" ]; } || die 1 "$1: no process $pid"
+    proc_state "$1" "$pid"
     maps=$(cat "/proc/$pid/maps" 2>/dev/null) && [ -n "$maps" ] ||
         die 1 "$1: not permitted to trace process $pid (another user's: run as that user, or root)"
     # Yama: 1 lets gdb try (the process may have allowed it with
@@ -265,8 +290,20 @@ def cstr(s):
         c = chr(b)
         out += c if 32 <= b < 127 and c not in '"\\' else "\\%03o" % b
     return '"' + out + '"'
+# A call into the process cut short by a signal gdb stopped for in the
+# calling thread, and unwound (unwindonsignal): the process is as it was
+# before the call, which can be made again.
+UNWOUND = "GDB has restored the context to what it was before the call"
 def call(expr):
-    return int(gdb.parse_and_eval(expr))
+    """EXPR's value, called in the chosen thread; a call unwound is made
+    again, 10 times at most."""
+    for _ in range(10):
+        try:
+            return int(gdb.parse_and_eval(expr))
+        except gdb.error as e:
+            if UNWOUND not in str(e):
+                raise
+    raise gdb.error("a call into the process was cut short by signals 10 times: " + expr)
 def string_at(p):
     return gdb.parse_and_eval("(char *)%d" % p).string() if p else None
 def maps():
@@ -319,6 +356,16 @@ def main():
     run("set pagination off")
     run("set confirm off")
     run("set auto-solib-add off")
+    # Every signal the program gets goes to it, gdb not stopping: its
+    # handlers run as they would (also on the calling thread's stack,
+    # during a call). A stop for a signal in another thread would abandon
+    # the call on its thread's stack, a frame returning into nothing
+    # once gdb has gone (and gdb 13 muddles the threads' registers
+    # then); one in the calling thread is unwound (unwindonsignal), the
+    # process left as before the call. That leaves gdb's own SIGTRAP and
+    # SIGINT; a fault in a call goes to the program as any fault would.
+    run("handle all nostop noprint pass")
+    run("set unwindonsignal on")
     # The pause is the time gdb holds the process: no debug information.
     run("set debug-file-directory /nonexistent")
     try:

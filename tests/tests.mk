@@ -374,7 +374,8 @@ $(TEST_BUILD)/attach_linked: tests/progs/attach_target.c $(TRACER_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g -Wall -Wextra -pthread $(LDFLAGS) -o $@ $< \
 	  -L$(BUILD) -Wl,--no-as-needed -lmemtrace -Wl,-rpath,'$$ORIGIN/..'
-ATTACH_PROGS := $(TEST_BUILD)/attach_target $(TEST_BUILD)/attach_static $(TEST_BUILD)/attach_linked
+ATTACH_PROGS := $(TEST_BUILD)/attach_target $(TEST_BUILD)/attach_static $(TEST_BUILD)/attach_linked \
+                $(TEST_BUILD)/trust_attach_signals
 
 test-attach: all $(ATTACH_PROGS)
 	@bash tests/e2e/attach.sh

@@ -8,8 +8,9 @@
 # MEMTRACE_SAMPLE, so that blocks carry trailers across the attach and the
 # detach); a python3 loop is attached the same way, and sqlite3 in a long
 # query; bad input gets one memtrace: line, status 1 (2 for usage) and
-# leaves the process as it was. Skips, saying why, where ptrace is not
-# permitted.
+# leaves the process as it was, also a process stopped, traced by another
+# program or exited; a program signalled every millisecond is attached and
+# detached. Skips, saying why, where ptrace is not permitted.
 # Prints one PASS/FAIL line per check and "attach: N passed, N failed".
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -260,6 +261,115 @@ bad "attach: statically linked" 1 \
 touch "$d/go" "$d/late" "$d/stop"
 wait "$spid"
 check "statically linked: its exit status" "$?" 7
+
+# ---------------------------------------------------------------- stopped, traced, exited, signalled
+# (issue 39) A process stopped (kill -STOP), traced by another program or
+# exited (a zombie) is refused with one line and status 1, before gdb
+# touches it: a stopped one goes on, once continued, to its own output
+# and status (gdb's calls into it used to leave it to die of SIGSEGV).
+state_of() { sed -n 's/.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null; }
+wait_state() { # PID LETTER: waits up to 20 s for the process's state LETTER
+    for _ in $(seq 400); do
+        [ "$(state_of "$1")" = "$2" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+d=$work/stopped
+start_target "$d"
+kill -STOP "$tpid"
+wait_state "$tpid" T
+bad "attach: a stopped process" 1 \
+    "memtrace: attach: process $tpid is stopped (SIGSTOP, job control): let it run (kill -CONT $tpid) and attach again; it was left as it was" \
+    "$mt" attach "$tpid"
+check "attach: a stopped process: nothing loaded" 0 "$(grep -c libmemtrace "/proc/$tpid/maps")"
+check "attach: a stopped process: still stopped" T "$(state_of "$tpid")"
+kill -CONT "$tpid"
+rc=0
+"$mt" attach "$tpid" 2>/dev/null || rc=$?
+check "attach: continued, then attached" 0 "$rc"
+kill -STOP "$tpid"
+wait_state "$tpid" T
+bad "detach: a stopped process" 1 \
+    "memtrace: detach: process $tpid is stopped (SIGSTOP, job control): let it run (kill -CONT $tpid) and detach again; it was left as it was" \
+    "$mt" detach "$tpid"
+kill -CONT "$tpid"
+rc=0
+"$mt" detach "$tpid" 2>/dev/null || rc=$?
+check "detach: continued, then detached" 0 "$rc"
+# Held by another tracer (gdb, stopped in a shell command until told).
+gdb -q -nx -batch -p "$tpid" -ex "shell while [ ! -e '$d/release' ]; do sleep 0.05; done" \
+    </dev/null >"$d/gdb.out" 2>&1 &
+gpid=$!
+for _ in $(seq 400); do
+    grep -q "^TracerPid:[[:space:]]*$gpid\$" "/proc/$tpid/status" 2>/dev/null && break
+    sleep 0.05
+done
+bad "attach: a process traced by another program" 1 \
+    "memtrace: attach: process $tpid is traced by process $gpid already (a debugger, strace: one tracer at a time); it was left as it was" \
+    "$mt" attach "$tpid"
+touch "$d/release"
+wait "$gpid"
+finish_target "$d"
+check "stopped, refused, continued (and traced by gdb meanwhile): the output and status of an unattached run" \
+    "$expected" "$(result "$d")"
+# A zombie: a child that exits once its parent has become a program that
+# does not wait.
+bash -c 'sleep 0.2 & echo $! >"$1"; exec sleep 60' _ "$work/zpid" &
+zparent=$!
+for _ in $(seq 400); do [ -s "$work/zpid" ] && break; sleep 0.05; done
+zpid=$(cat "$work/zpid")
+wait_state "$zpid" Z
+bad "attach: a zombie" 1 \
+    "memtrace: attach: process $zpid has exited (a zombie, not yet waited for by its parent): there is nothing to trace" \
+    "$mt" attach "$zpid"
+kill "$zparent"
+wait "$zparent" 2>/dev/null
+
+# SIGUSR1 every millisecond, with a handler that counts and works
+# (trust_attach_signals): attached, asked, detached, it runs to its own
+# output and status (its handler's sums intact). gdb stopped for each
+# signal, and the call it was making was left on the stack.
+S=tests/progs/trust_attach_signals.c
+sig_ok=0
+sig_runs=${ATTACH_SIGNAL_RUNS:-3}
+for i in $(seq "$sig_runs"); do
+    d=$work/signals$i
+    mkdir -p "$d"
+    ("$tests/trust_attach_signals" "$d" >"$d/out" 2>"$d/err" & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
+    wait_line "$d/out" "@@ before"
+    spid=$(cat "$d/pid")
+    arc=0
+    "$mt" attach "$spid" 2>"$d/attach.err" || arc=$?
+    touch "$d/go"
+    wait_line "$d/out" "@@ after"
+    after=$(addr_of after "$d/out")
+    gdb -q -nx -batch -p "$spid" -ex "source $helper" -ex "memtrace $after" </dev/null >"$d/ask" 2>&1
+    drc=0
+    "$mt" detach "$spid" 2>"$d/detach.err" || drc=$?
+    touch "$d/stop"
+    for _ in $(seq 400); do [ -s "$d/rc" ] && break; sleep 0.05; done
+    [ -s "$d/rc" ] || { kill -9 "$spid" 2>/dev/null; echo timeout >"$d/rc"; }
+    got="attach $arc: $(cat "$d/attach.err")
+detach $drc: $(cat "$d/detach.err")
+$(block_of "$after" "$d/ask" | sed -n 2p | sed 's/^  #0 main at \([^ ]*:[0-9]*:\)[0-9]*$/\1/')
+$(grep -v '^@@' "$d/out")
+status $(cat "$d/rc")"
+    want="attach 0: $(ok_line "attached to" "$spid") X ms)
+detach 0: $(ok_line "detached from" "$spid") X ms)
+$(at $S trust-attach-after)
+handler: called
+handler: its work intact
+status 7"
+    got=$(echo "$got" | sed 's/stopped for [0-9]* ms)$/stopped for X ms)/')
+    if [ "$got" = "$want" ]; then
+        sig_ok=$((sig_ok + 1))
+    else
+        echo "signals run $i: $got"
+    fi
+done
+check "SIGUSR1 every ms: $sig_runs runs attached (the block allocated after answers its line), detached, exit status 7, handler's work intact" \
+    "$sig_runs" "$sig_ok"
 
 # ---------------------------------------------------------------- --profile, settings
 d=$work/prof
