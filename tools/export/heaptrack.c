@@ -225,17 +225,18 @@ bool export_heaptrack(const rec_file *r, const char *path)
         return false;
     }
     static sink s;
+    int fd = export_open(path);
+    if (fd < 0)
+        return false;
     if (gz)
-        s.gz = gzopen(path, "wb6");
-    else if ((s.f = fopen(path, "wb"))) {
+        s.gz = gzdopen(fd, "wb6");
+    else if ((s.f = fdopen(fd, "wb"))) {
         s.z = ZSTD_createCCtx();
         s.zcap = ZSTD_CStreamOutSize();
         s.zout = xrealloc(NULL, s.zcap);
     }
-    if (!s.gz && !s.f) {
-        fprintf(stderr, "memtrace-export: %s: cannot be written\n", path);
-        return false;
-    }
+    if (!s.gz && !s.f)
+        die_oom();
     defs d = { .s = &s, .r = r };
     d.strs = xrealloc(NULL, sizeof *d.strs);
     out(&s, "v 10400 2\n# memtrace export of a recording%s\n", r->truncated ? " (truncated)" : "");

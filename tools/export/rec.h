@@ -97,6 +97,10 @@ bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples);
 bool export_json(const rec_file *r, const rec_timeline *t, FILE *out);
 bool export_heaptrack(const rec_file *r, const char *out_path);
 
+/* OUT_PATH created (or truncated) for writing, mode 0600, a symbolic link
+ * not followed (main.c); -1 with one line said. */
+int export_open(const char *out_path);
+
 void die_oom(void) __attribute__((noreturn));
 void *xrealloc(void *p, size_t n);
 

@@ -427,23 +427,37 @@ def main(argv):
     path = args[0]
     out = out or path + ".html"
     try:
-        html = page(load(path))
-        tmp = "%s.tmp%d" % (out, os.getpid())
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(html)
-            os.replace(tmp, out)
-        except OSError as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise Bad("%s: not written (%s)" % (out, e.strerror))
+        write_page(out, page(load(path)))
     except Bad as e:
         sys.stderr.write("memtrace: %s\n" % e)
         return 1
     sys.stderr.write("memtrace: view: %s written\n" % out)
     return 0
+
+
+def write_page(out, html):
+    """HTML as OUT, whole or not at all: a temporary file of its directory
+    (mkstemp: a name no one can plant, mode 0600 as every memtrace output)
+    renamed over it. OUT that is a symbolic link is not replaced, as the
+    library does not follow one (O_NOFOLLOW): the page shows the program's
+    data, and a link planted at a predictable name (FILE.html) in a shared
+    directory is not the user's."""
+    if os.path.islink(out):
+        raise Bad("%s: not written (a symbolic link; not followed)" % out)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(out), suffix=".tmp",
+                                   dir=os.path.dirname(out) or ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(html)
+        os.replace(tmp, out)
+    except OSError as e:
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise Bad("%s: not written (%s)" % (out, e.strerror))
 
 
 def usage_error(msg):
