@@ -42,6 +42,7 @@ typedef struct {
 } rec_stack;
 
 typedef struct {
+    const char *path; /* as given to rec_read */
     /* the head */
     uint64_t pid, start_unix_ns, cull_ns, duration_ns;
     char *command;
