@@ -110,6 +110,8 @@ typedef struct {
     char **strs; /* the strings written, for their numbers (a sorted copy would do too) */
     map str_index, ips, traces, kinds, stack_trace;
     uint64_t nstrs, nips, ntraces, nkinds;
+    uint64_t *kind_size, *kind_trace; /* by kind number + 1, KIND_CAP of each */
+    size_t kind_cap;
 } defs;
 
 static uint64_t hash_str(const char *p)
@@ -197,15 +199,31 @@ static uint64_t trace(defs *d, uint32_t stack)
     return *(slot(&d->stack_trace, (uint64_t)stack + 1)) = parent;
 }
 
+/* The allocation kind of (SIZE, STACK's trace), numbered from 0 and
+ * written first if new. Kinds are told apart by a 64-bit hash of both
+ * (a size takes all 64 bits) and compared on a hit, probing on as
+ * string() does. */
 static uint64_t kind(defs *d, uint64_t size, uint32_t stack)
 {
     uint64_t tr = trace(d, stack);
-    uint64_t *v = slot(&d->kinds, (size << 32 | tr) + 1);
-    if (!*v) {
+    uint64_t h = (size * 0x9e3779b97f4a7c15ull ^ tr) * 0xff51afd7ed558ccdull;
+    for (h |= 1;; h = (h + 2) | 1) {
+        uint64_t *v = slot(&d->kinds, h);
+        if (*v && d->kind_size[*v] == size && d->kind_trace[*v] == tr)
+            return *v - 1;
+        if (*v)
+            continue;
         *v = ++d->nkinds;
+        if (d->nkinds >= d->kind_cap) {
+            d->kind_cap = d->kind_cap ? 2 * d->kind_cap : 1024;
+            d->kind_size = xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
+            d->kind_trace = xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
+        }
+        d->kind_size[*v] = size;
+        d->kind_trace[*v] = tr;
         out(d->s, "a %lx %lx\n", (unsigned long)size, (unsigned long)tr);
+        return *v - 1;
     }
-    return *v - 1;
 }
 
 /* ---- the events */
