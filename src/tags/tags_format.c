@@ -8,6 +8,7 @@
 #include "tags/tags_format.h"
 
 #include "base/json_str.h"
+#include "base/output.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -187,8 +188,9 @@ static const char *name_of(const writer *w, const slot *t, uint32_t id)
 static void text_node(writer *w, const slot *t, uint32_t id, unsigned depth)
 {
     const slot *s = &t[id];
-    char root[32];
-    const char *name = name_of(w, t, id);
+    char root[32], esc[4 * MT_TAG_NAME_MAX + 1]; /* escaped as reports are (base/output.h) */
+    const char *name = esc;
+    mt_text_escape(esc, sizeof esc, name_of(w, t, id));
     if (t == w->own && !s->parent) {
         snprintf(root, sizeof root, "thread %u", s->thread);
         name = root;
@@ -215,7 +217,8 @@ static void write_text(writer *w, int pid)
     for (uint32_t id = 1; id < w->n; id++) {
         if (w->v[id].root != id)
             continue;
-        const char *tn = w->names ? w->names(w->ctx, w->v[id].thread) : "";
+        char tn[4 * MT_TAG_NAME_MAX + 1];
+        mt_text_escape(tn, sizeof tn, w->names ? w->names(w->ctx, w->v[id].thread) : "");
         say(w, "thread %u%s%s%s:\n", w->v[id].thread, *tn ? " \"" : "", tn, *tn ? "\"" : "");
         text_node(w, w->own, id, 1);
     }
