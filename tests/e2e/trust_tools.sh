@@ -9,7 +9,8 @@
 #  - item 3: a thread's name, a tag scope's name and a source file's name
 #    (from the debug information) with escape sequences and a newline are
 #    printed escaped ("\xHH") by the library's reports, the gdb command on a
-#    live process and on a core, and `memtrace tags`;
+#    live process and on a core (the helper's own lines too), and
+#    `memtrace tags`;
 #  - item 8: a descriptor whose quarantine slot offsets are damaged is
 #    refused with its one line, on a live process and on a core, where
 #    memtrace-symbolize crashed;
@@ -197,6 +198,7 @@ no_escape "double free: no ESC byte reaches stderr" "$work/double.err"
 damaged_line="memtrace: memtrace_state looks corrupted (quarantine_slot_filled 1099511627776, not an 8-byte field inside quarantine_slot_size 64)"
 timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$lib" -ex "break checkpoint" -ex "run keep" \
     -ex "source $helper" -ex "memtrace g_named" -ex "memtrace tags" -ex "memtrace check" \
+    -ex $'memtrace nosuch\033[2J' \
     -ex "gcore $work/clean.core" \
     -ex "set var memtrace_state.quarantine_slot_filled = 0x10000000000" \
     -ex "gcore $work/damaged.core" -ex "memtrace check" -ex "kill" "$prog" >"$work/gdb.out" 2>&1
@@ -211,6 +213,9 @@ check "gdb, memtrace tags: the scope's lines" 2 \
 check "gdb, live: memtrace check before the damage" \
     "memtrace: check: 0 damaged blocks; 3 live blocks and 4 quarantined blocks checked" \
     "$(grep '^memtrace: check:' "$work/gdb.out")"
+check "gdb, live: the helper's own line (gdb's error) escaped too" \
+    "memtrace: cannot evaluate 'nosuch\x1b[2J': Invalid character '\x1b' in expression." \
+    "$(grep "^memtrace: cannot evaluate 'nosuch" "$work/gdb.out")"
 no_escape "gdb, live: no ESC byte reaches gdb's output" "$work/gdb.out"
 timeout 120 "$memtrace" core -batch -ex "memtrace g_named" -- "$prog" "$work/clean.core" \
     >"$work/core.out" 2>&1
