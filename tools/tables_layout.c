@@ -24,6 +24,8 @@
 #define MAX_THREAD_ENTRY 4096u
 #define MAX_NAME 256u
 #define MAX_SEQ_BATCH ((uint64_t)1 << 20)
+#define MIN_QUARANTINE_SLOT 64u   /* bytes of a quarantine slot (heap_check.c reads it whole) */
+#define MAX_QUARANTINE_SLOT 4096u
 
 #define CORRUPT "memtrace_state looks corrupted ("
 
@@ -145,6 +147,33 @@ static bool check_rest(mt_tables *t)
            address(t, D(seq_counter), "allocation counter");
 }
 
+/* The quarantine's rings and slots (heap_check.c's read_ring): every
+ * field of a slot inside the slot, as the live table's entries are; a
+ * ring's words at bounded offsets. Nothing to check without rings (an
+ * older library, or redzones off: quarantine_rings 0). */
+static bool check_quarantine(mt_tables *t)
+{
+    if (!D(quarantine_rings))
+        return true;
+    return AT_MOST(quarantine_ring_next, MAX_HEADER, 0) &&
+           AT_MOST(quarantine_ring_owner, MAX_HEADER, 0) &&
+           AT_MOST(quarantine_ring_busy, MAX_HEADER, 0) &&
+           AT_MOST(quarantine_ring_cap, MAX_HEADER, 0) &&
+           AT_MOST(quarantine_ring_head, MAX_HEADER, 0) &&
+           AT_MOST(quarantine_ring_tail, MAX_HEADER, 0) &&
+           AT_MOST(quarantine_ring_slots, MAX_HEADER, 0) &&
+           AT_MOST(quarantine_slot_size, MAX_QUARANTINE_SLOT, MIN_QUARANTINE_SLOT) &&
+           FIELD(quarantine_slot_ptr, 8, quarantine_slot_size) &&
+           FIELD(quarantine_slot_size_field, 8, quarantine_slot_size) &&
+           FIELD(quarantine_slot_alloc_seq, 8, quarantine_slot_size) &&
+           FIELD(quarantine_slot_free_seq, 8, quarantine_slot_size) &&
+           FIELD(quarantine_slot_filled, 8, quarantine_slot_size) &&
+           FIELD(quarantine_slot_alloc_stack, 4, quarantine_slot_size) &&
+           FIELD(quarantine_slot_free_stack, 4, quarantine_slot_size) &&
+           FIELD(quarantine_slot_alloc_thread, 4, quarantine_slot_size) &&
+           FIELD(quarantine_slot_free_thread, 4, quarantine_slot_size);
+}
+
 static bool read_state(mt_tables *t)
 {
     const char *head = mt_tables_read_at(t, t->addr, 16);
@@ -188,5 +217,6 @@ static bool read_state(mt_tables *t)
 
 bool mt_tables_read_layout(mt_tables *t)
 {
-    return read_state(t) && check_live(t) && check_stacks(t) && check_rest(t);
+    return read_state(t) && check_live(t) && check_stacks(t) && check_rest(t) &&
+           check_quarantine(t);
 }

@@ -7,7 +7,7 @@ import struct
 
 import gdb
 
-from .common import _fail
+from .common import _fail, _text
 from .heap import break_on_error, check
 from .leaks import leaks, refs_expr
 from .reports import _HISTORY_ALL, describe_expr, pprof, stats, tags, top, version
@@ -15,11 +15,13 @@ from .target import _core_problem
 
 
 def _guard(fn, *args):
-    """Runs FN; anything but a gdb error becomes one line, never a traceback."""
+    """Runs FN; anything but a gdb error becomes one line, never a traceback.
+    What it writes, and a gdb error's message, has its control characters
+    escaped (_text)."""
     try:
-        gdb.write(fn(*args))
-    except gdb.GdbError:
-        raise
+        gdb.write(_text(fn(*args)))
+    except gdb.GdbError as e:
+        raise gdb.GdbError(_text(str(e)))
     except KeyboardInterrupt:
         raise gdb.GdbError("memtrace: interrupted")
     except (gdb.MemoryError, struct.error) as e:

@@ -1,10 +1,33 @@
 # What every module of the helper uses: its one-line errors and a gdb
 # setting changed for a while.
 
+import re
+
 import gdb
 
 # An address or a register: 64 bits.
 _M64 = (1 << 64) - 1
+
+# What a terminal could act on, as the library's reports escape it
+# (src/base/output.h, mt_text_escape): C0 controls but the newline that
+# ends a line, DEL, C1 controls, and bytes that were not UTF-8 (decoded
+# as surrogate escapes).
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\udc80-\udcff]")
+
+
+def _escape_one(m):
+    c = ord(m.group())
+    if 0x80 <= c <= 0x9f:  # in UTF-8, two bytes: 0xc2 and C
+        return "\\xc2\\x%02x" % c
+    return "\\x%02x" % (c & 0xff)
+
+
+def _text(s):
+    """S with every control character but the newline as \\xHH: the
+    helper's own lines hold names from the program and its debug
+    information (types, fields), which must not act on the terminal.
+    Text from memtrace-symbolize is already escaped and passes as it is."""
+    return _CONTROL.sub(_escape_one, s)
 
 
 def _fail(message):

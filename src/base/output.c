@@ -2,6 +2,7 @@
  * stopped anywhere: no locks, no heap. */
 #include "base/atomic.h"
 #include "base/output.h"
+#include "base/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -140,6 +141,42 @@ void mt_out_printf(mt_out *o, const char *fmt, ...)
     va_end(ap);
     if (n >= 0)
         mt_out_write(o, line, (size_t)n);
+}
+
+size_t mt_text_escape(char *dst, size_t cap, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    size_t len = 0;
+    while (p < end) {
+        size_t n = mt_utf8_len(p, end);
+        /* C1 controls in UTF-8: U+0080-U+009F are 0xc2 0x80-0x9f */
+        bool plain = n > 1 ? !(p[0] == 0xc2 && p[1] < 0xa0) : n == 1 && p[0] >= 0x20 && p[0] != 0x7f;
+        if (!plain && n == 0)
+            n = 1;
+        size_t need = plain ? n : 4 * n;
+        if (len + need >= cap)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            if (plain) {
+                dst[len++] = (char)p[i];
+            } else {
+                dst[len++] = '\\';
+                dst[len++] = 'x';
+                dst[len++] = hex[p[i] >> 4];
+                dst[len++] = hex[p[i] & 15];
+            }
+        }
+        p += n;
+    }
+    dst[len] = '\0';
+    return len;
+}
+
+void mt_out_text(mt_out *o, const char *s)
+{
+    char line[MT_LINE_MAX];
+    mt_out_write(o, line, mt_text_escape(line, sizeof line, s));
 }
 
 /* The private copy of the start-up stderr: err_fd, -1 when there is none

@@ -52,6 +52,22 @@ static inline void mt_out_write(mt_out *o, const char *s, size_t len)
 }
 void mt_out_printf(mt_out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Text that is not memtrace's own (a thread's name, a function, file or
+ * module name from the program or its debug information, a user's
+ * pattern) as a report prints it: a byte that a terminal could act on is
+ * written as "\xHH" (two lowercase hex digits), so that no name can clear
+ * the screen, retitle the window or split a report line. Those bytes: the
+ * C0 controls (0x00-0x1f, newline and tab included) and DEL (0x7f); the C1
+ * controls U+0080-U+009F encoded in UTF-8 (each of their two bytes); and a
+ * byte 0x80-0xff that is no part of a valid UTF-8 sequence. Everything
+ * else, valid UTF-8 included, is copied. S is escaped into DST (CAP > 0
+ * bytes, NUL-terminated), cut before an escape or character that does not
+ * fit; returns the length written. */
+size_t mt_text_escape(char *dst, size_t cap, const char *s);
+/* S escaped (mt_text_escape) and appended, cut to MT_LINE_MAX - 1 bytes as
+ * every piece is. */
+void mt_out_text(mt_out *o, const char *s);
 void mt_out_flush(mt_out *o);
 
 /* One line "memtrace: <message>" on memtrace's stderr (mt_err_fd); nothing

@@ -1,6 +1,10 @@
 /* The formatter (see format.h). Pieces are written with one mt_out_printf
  * each, as they always were: a piece longer than MT_LINE_MAX - 1 bytes (a
- * huge C++ name) is cut the same way wherever it is printed. */
+ * huge C++ name) is cut the same way wherever it is printed. Every name
+ * that is not memtrace's own (functions, files, modules, threads, the
+ * user's patterns) goes out through mt_out_text, its control bytes
+ * escaped as "\xHH": a report line stays one line, and nothing in it acts
+ * on the terminal. */
 #include "report/format.h"
 #include "scan/leak_scan.h"
 
@@ -26,19 +30,25 @@ static void put_rows(mt_out *out, unsigned n, const mt_frame *rows, unsigned cou
         else
             mt_out_printf(out, "     inlined into ");
         if (f->function)
-            mt_out_printf(out, "%s", f->function);
+            mt_out_text(out, f->function);
         else if (f->from_symtab && !f->file)
             /* Beside MODULE+OFFSET, the address of the same byte: the
              * call's last (ret - 1), which OFFSET names in the file. */
             mt_out_printf(out, "0x%lx", (unsigned long)f->ret - 1);
         else
             mt_out_printf(out, "0x%lx", (unsigned long)f->ret);
-        if (f->file && f->column > 0)
-            mt_out_printf(out, " at %s:%d:%d", f->file, f->line, f->column);
-        else if (f->file)
-            mt_out_printf(out, " at %s:%d", f->file, f->line);
-        else if (f->from_symtab)
-            mt_out_printf(out, " in %s+0x%lx", f->module, (unsigned long)f->offset);
+        if (f->file) {
+            mt_out_write(out, " at ", 4);
+            mt_out_text(out, f->file);
+            if (f->column > 0)
+                mt_out_printf(out, ":%d:%d", f->line, f->column);
+            else
+                mt_out_printf(out, ":%d", f->line);
+        } else if (f->from_symtab) {
+            mt_out_write(out, " in ", 4);
+            mt_out_text(out, f->module);
+            mt_out_printf(out, "+0x%lx", (unsigned long)f->offset);
+        }
         mt_out_printf(out, "%s%s\n", i == 0 && f->unloaded ? " (library unloaded since)" : "",
                       i == 0 && tail ? " (tail call)" : "");
     }
@@ -102,6 +112,16 @@ void mt_fmt_raw_stack(mt_out *out, const uintptr_t *frames, unsigned depth)
         mt_out_printf(out, "  #%u 0x%lx\n", i, (unsigned long)frames[i]);
 }
 
+/* The length of NAME's first run of plain ASCII (no ';', control or
+ * byte >= 0x80): all of it for nearly every name. */
+static size_t plain_len(const char *name)
+{
+    const unsigned char *p = (const unsigned char *)name;
+    while (*p >= 0x20 && *p < 0x7f && *p != ';')
+        p++;
+    return (size_t)(p - (const unsigned char *)name);
+}
+
 static void put_folded(const mt_frame *rows, unsigned count, void *arg)
 {
     mt_out *out = arg;
@@ -110,19 +130,21 @@ static void put_folded(const mt_frame *rows, unsigned count, void *arg)
         const char *name = rows[i].function;
         size_t len;
         if (name) {
-            len = strcspn(name, ";");
-            if (name[len] == ';' || len > sizeof buf - 1) { /* rare */
-                len = strnlen(name, sizeof buf - 1);
-                memcpy(buf, name, len);
+            len = plain_len(name);
+            if (name[len] || len > sizeof buf - 1) { /* rare: escaped as reports are */
+                len = mt_text_escape(buf, sizeof buf, name);
                 for (size_t k = 0; k < len; k++)
                     if (buf[k] == ';')
                         buf[k] = ':';
                 name = buf;
             }
         } else if (rows[i].module) {
-            int w = snprintf(buf, sizeof buf, "%s+0x%lx", rows[i].module,
-                             (unsigned long)rows[i].offset);
-            len = w < 0 ? 0 : (size_t)w < sizeof buf ? (size_t)w : sizeof buf - 1;
+            len = mt_text_escape(buf, sizeof buf - 20, rows[i].module);
+            int w = snprintf(buf + len, sizeof buf - len, "+0x%lx", (unsigned long)rows[i].offset);
+            len += w < 0 ? 0 : (size_t)w < sizeof buf - len ? (size_t)w : sizeof buf - len - 1;
+            for (size_t k = 0; k < len; k++)
+                if (buf[k] == ';')
+                    buf[k] = ':';
             name = buf;
         } else {
             len = (size_t)snprintf(buf, sizeof buf, "0x%lx", (unsigned long)rows[i].ret);
@@ -149,9 +171,11 @@ void mt_fmt_folded_frame(mt_out *out, mt_sym_state *dwfl, bool refresh, const ui
 
 static void put_thread(mt_out *out, const mt_fmt_thread *t)
 {
-    if (t->name)
-        mt_out_printf(out, "thread %u \"%s\"", t->number, t->name);
-    else
+    if (t->name) {
+        mt_out_printf(out, "thread %u \"", t->number);
+        mt_out_text(out, t->name);
+        mt_out_write(out, "\"", 1);
+    } else
         mt_out_printf(out, "thread %u", t->number);
 }
 
@@ -539,8 +563,9 @@ void mt_fmt_leak_incomplete(mt_out *out)
 
 void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks)
 {
-    mt_out_printf(out, "memtrace: leaks: suppressed by leak:%s: %lu bytes in %lu blocks\n",
-                  pattern, (unsigned long)bytes, (unsigned long)blocks);
+    mt_out_printf(out, "memtrace: leaks: suppressed by leak:");
+    mt_out_text(out, pattern);
+    mt_out_printf(out, ": %lu bytes in %lu blocks\n", (unsigned long)bytes, (unsigned long)blocks);
 }
 
 void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,
@@ -577,8 +602,9 @@ void mt_fmt_refs_begin(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offse
 
 void mt_fmt_ref_place(mt_out *out, const char *what, uintptr_t at, uint64_t to)
 {
-    mt_out_printf(out, "  %#lx: %s, to offset %lu\n", (unsigned long)at, what,
-                  (unsigned long)to);
+    mt_out_printf(out, "  %#lx: ", (unsigned long)at);
+    mt_out_text(out, what);
+    mt_out_printf(out, ", to offset %lu\n", (unsigned long)to);
 }
 
 void mt_fmt_ref_register(mt_out *out, uint32_t thread, uint32_t tid, const char *reg,

@@ -7,6 +7,9 @@
  * MT_TAG_DEPTH_MAX + 1 deep. */
 #include "tags/tags_format.h"
 
+#include "base/json_str.h"
+#include "base/output.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -90,21 +93,20 @@ static void say(writer *w, const char *fmt, ...)
         w->emit(w->ctx, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
 }
 
-/* NAME quoted for JSON and DOT alike: ", \ and control bytes escaped. */
+/* Bytes of a name say_quoted takes: a scope's name (MT_TAG_NAME_MAX) or a
+ * DOT cluster's label (write_dot: under 80). */
+#define QUOTED_MAX 80
+
+/* NAME quoted for JSON and DOT alike, valid JSON for any bytes
+ * (base/json_str.h). */
 static void say_quoted(writer *w, const char *name)
 {
-    char buf[4 * (MT_TAG_NAME_MAX + 1) + 3], *p = buf;
+    char buf[MT_JSON_CHAR_MAX * QUOTED_MAX + 3], *p = buf;
+    size_t len = strnlen(name, QUOTED_MAX);
+    const unsigned char *s = (const unsigned char *)name, *end = s + len;
     *p++ = '"';
-    for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
-        if (*s == '"' || *s == '\\') {
-            *p++ = '\\';
-            *p++ = (char)*s;
-        } else if (*s < 0x20 || *s == 0x7f) {
-            p += sprintf(p, "\\u%04x", *s);
-        } else {
-            *p++ = (char)*s;
-        }
-    }
+    while (s < end)
+        p += mt_json_char(&s, end, p);
     *p++ = '"';
     w->emit(w->ctx, buf, (size_t)(p - buf));
 }
@@ -186,8 +188,9 @@ static const char *name_of(const writer *w, const slot *t, uint32_t id)
 static void text_node(writer *w, const slot *t, uint32_t id, unsigned depth)
 {
     const slot *s = &t[id];
-    char root[32];
-    const char *name = name_of(w, t, id);
+    char root[32], esc[4 * MT_TAG_NAME_MAX + 1]; /* escaped as reports are (base/output.h) */
+    const char *name = esc;
+    mt_text_escape(esc, sizeof esc, name_of(w, t, id));
     if (t == w->own && !s->parent) {
         snprintf(root, sizeof root, "thread %u", s->thread);
         name = root;
@@ -214,7 +217,8 @@ static void write_text(writer *w, int pid)
     for (uint32_t id = 1; id < w->n; id++) {
         if (w->v[id].root != id)
             continue;
-        const char *tn = w->names ? w->names(w->ctx, w->v[id].thread) : "";
+        char tn[4 * MT_TAG_NAME_MAX + 1];
+        mt_text_escape(tn, sizeof tn, w->names ? w->names(w->ctx, w->v[id].thread) : "");
         say(w, "thread %u%s%s%s:\n", w->v[id].thread, *tn ? " \"" : "", tn, *tn ? "\"" : "");
         text_node(w, w->own, id, 1);
     }

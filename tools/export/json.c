@@ -4,6 +4,8 @@
  * run's start; frames innermost first, one per row of an inline chain. */
 #include "rec.h"
 
+#include "base/json_str.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +17,10 @@ static void str(FILE *f, const char *s)
         return;
     }
     putc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            putc(*p, f);
-    }
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    char buf[MT_JSON_CHAR_MAX];
+    while (p < end)
+        fwrite(buf, 1, mt_json_char(&p, end, buf), f);
     putc('"', f);
 }
 

@@ -8,8 +8,31 @@
  * as it goes, with one line saying so. */
 #include "rec.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The output files are created 0600 (before the umask), as the library's
+ * are (src/profile/report_file.c): they hold the program's command line,
+ * functions and sources, the recording's owner's business. The last
+ * component of PATH is never followed if it is a symbolic link
+ * (O_NOFOLLOW): a link planted at a predictable name (REC.json) in a shared
+ * directory would otherwise make the export overwrite any file its user
+ * can write. -1 with the one line said. */
+int export_open(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        struct stat st;
+        bool link = errno == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+        fprintf(stderr, "memtrace export: %s: cannot be written (%s)\n", path,
+                link ? "a symbolic link; not followed" : strerror(errno));
+    }
+    return fd;
+}
 
 static void usage(void)
 {
@@ -58,10 +81,13 @@ int main(int argc, char **argv)
     if (strcmp(what, "json") == 0) {
         rec_timeline t;
         rec_replay(&r, &t, 2000);
-        FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
-        if (!f) {
-            fprintf(stderr, "memtrace export: %s: cannot be written\n", out);
-            return 1;
+        FILE *f = stdout;
+        if (strcmp(out, "-") != 0) {
+            int fd = export_open(out);
+            if (fd < 0)
+                return 1;
+            if (!(f = fdopen(fd, "w")))
+                die_oom();
         }
         ok = export_json(&r, &t, f);
         ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;

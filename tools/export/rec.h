@@ -42,6 +42,7 @@ typedef struct {
 } rec_stack;
 
 typedef struct {
+    const char *path; /* as given to rec_read */
     /* the head */
     uint64_t pid, start_unix_ns, cull_ns, duration_ns;
     char *command;
@@ -96,6 +97,10 @@ bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples);
 /* The exports: false (one line said) when OUT cannot be written. */
 bool export_json(const rec_file *r, const rec_timeline *t, FILE *out);
 bool export_heaptrack(const rec_file *r, const char *out_path);
+
+/* OUT_PATH created (or truncated) for writing, mode 0600, a symbolic link
+ * not followed (main.c); -1 with one line said. */
+int export_open(const char *out_path);
 
 void die_oom(void) __attribute__((noreturn));
 void *xrealloc(void *p, size_t n);

@@ -197,6 +197,7 @@ static int by_addr(const void *a, const void *b)
 bool rec_read(const char *path, rec_file *r)
 {
     memset(r, 0, sizeof *r);
+    r->path = path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {

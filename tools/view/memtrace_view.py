@@ -137,7 +137,11 @@ def varint(buf, i):
 
 
 def fields(buf):
-    """(field number, value) of a message: an int, or bytes for wire type 2."""
+    """(field number, value) of a message: an int, or bytes for wire type 2.
+    BUF must be bytes: a field that should hold a message but was written
+    with another wire type is an error of the file."""
+    if not isinstance(buf, bytes):
+        raise Bad("a message field of wire type 0, 1 or 5")
     i, n = 0, len(buf)
     while i < n:
         key, i = varint(buf, i)
@@ -179,6 +183,8 @@ def from_pprof(raw, name, m=None, role=None):
     strings, types, samples, locs, funcs, maps = [], [], [], {}, {}, {}
     for f, v in fields(raw):
         if f == 6:
+            if not isinstance(v, bytes):
+                raise Bad("a string of wire type 0, 1 or 5")
             strings.append(v.decode("utf-8", "replace"))
         elif f == 1:
             t = dict(fields(v))
@@ -228,12 +234,14 @@ def from_pprof(raw, name, m=None, role=None):
             if fr is None:
                 loc = locs.get(lid, {"lines": []})
                 module = s(maps.get(loc.get(2), {}).get(5))
-                addr = "0x%x" % loc[3] if 3 in loc else None
+                addr = "0x%x" % loc[3] if isinstance(loc.get(3), int) else None
                 fr = []
                 for ln in loc["lines"]:
                     fn = funcs.get(ln.get(1), {})
+                    line = ln.get(2)
                     fr.append(m.frame(s(fn.get(2)) or None, s(fn.get(4)) or None,
-                                      ln.get(2) or None, module or None, addr))
+                                      line if isinstance(line, int) and line else None,
+                                      module or None, addr))
                 if not fr:
                     fr.append(m.frame(None, None, None, module or None, addr))
                 loc_frames[lid] = fr
@@ -266,6 +274,7 @@ def from_pprof(raw, name, m=None, role=None):
 
 # ------------------------------------------------------------ folded
 FOLDED = re.compile(r"^(.+) (\d+)$")
+MAX_COUNT_DIGITS = 20  # a count is a uint64_t (MEMTRACE_FOLDED's writer)
 
 
 def from_folded(text, name, m=None, role=None):
@@ -281,6 +290,8 @@ def from_folded(text, name, m=None, role=None):
         g = FOLDED.match(line)
         if not g:
             raise Bad("%s:%d: not a folded-stacks line (FRAME;FRAME;... COUNT)" % (name, n))
+        if len(g.group(2)) > MAX_COUNT_DIGITS:
+            raise Bad("%s:%d: a count of %d digits" % (name, n, len(g.group(2))))
         stack = tuple(m.frame(f) for f in reversed(g.group(1).split(";")))
         site = by_stack.get(stack)
         if site is None:
@@ -293,12 +304,10 @@ def from_folded(text, name, m=None, role=None):
 
 def is_folded(raw):
     """Text whose first line is a folded-stacks line (a later line that is
-    not is an error of the file, said with its number)."""
-    try:
-        first = next((ln for ln in raw[:65536].decode("utf-8", "strict").splitlines()
-                      if ln.strip()), "")
-    except UnicodeDecodeError:
-        return False
+    not is an error of the file, said with its number). A byte that is not
+    UTF-8 (a function's name is the program's bytes) reads as U+FFFD."""
+    first = next((ln for ln in raw[:65536].decode("utf-8", "replace").splitlines()
+                  if ln.strip()), "")
     return bool(FOLDED.match(first))
 
 
@@ -324,7 +333,10 @@ def load_recording(path):
                       % (path, " (%s)" % err.splitlines()[0] if err else ""))
         if err:  # a readable prefix, say: the export says so, and so do we
             sys.stderr.write(err + "\n")
-        return json.loads(read(out))
+        try:
+            return json.loads(read(out))
+        except (ValueError, RecursionError) as e:
+            raise Bad("%s: its export is not valid JSON (%s)" % (path, e))
 
 
 def peak_companion(path):
@@ -350,14 +362,14 @@ def load(path):
     if raw.lstrip()[:1] == b"{":
         try:
             doc = json.loads(raw)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise Bad("%s: not valid JSON (%s)" % (path, e))
         if not isinstance(doc, dict):
             raise Bad("%s: not a memtrace timeline" % path)
         return from_timeline(doc, path)
     if is_folded(raw):
         other, role = peak_companion(path)
-        m = from_folded(raw.decode("utf-8"), path, None, role)
+        m = from_folded(raw.decode("utf-8", "replace"), path, None, role)
         if os.path.isfile(other):
             from_folded(read(other).decode("utf-8", "replace"), other, m,
                         "exit" if role == "peak" else "peak")
@@ -378,6 +390,9 @@ def load_pprof_pair(path, raw, name):
             m.data["file"] = "%s and %s" % (name, os.path.basename(other))
     except (Bad, OSError, EOFError, zlib.error, UnicodeDecodeError) as e:
         raise Bad("%s: not a pprof profile (%s)" % (path, e))
+    except (TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
+        # a field of an unexpected type the checks above did not foresee
+        raise Bad("%s: not a pprof profile (a field of the wrong type: %s)" % (path, e))
     m.data["no_timeline"] = "a pprof profile holds one moment"
     return m
 
@@ -388,7 +403,12 @@ def page(model):
         js = f.read()
     with open(os.path.join(HERE, "page.css"), encoding="utf-8") as f:
         css = f.read()
-    data = json.dumps(model.data, separators=(",", ":")).replace("</", "<\\/")
+    # Inside <script>, "<!--" then "<script" makes the parser look for two
+    # "</script>"s ("double escaped" state) and the page's own script is
+    # swallowed: no <, > or & of the program's data (names, arguments) may
+    # reach the page as such. Outside strings, JSON has none of them.
+    data = (json.dumps(model.data, separators=(",", ":")).replace("<", "\\u003c")
+            .replace(">", "\\u003e").replace("&", "\\u0026"))
     title = "memtrace: " + model.data["file"]
     esc = title.replace("&", "&amp;").replace("<", "&lt;")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -427,23 +447,37 @@ def main(argv):
     path = args[0]
     out = out or path + ".html"
     try:
-        html = page(load(path))
-        tmp = "%s.tmp%d" % (out, os.getpid())
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(html)
-            os.replace(tmp, out)
-        except OSError as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise Bad("%s: not written (%s)" % (out, e.strerror))
+        write_page(out, page(load(path)))
     except Bad as e:
         sys.stderr.write("memtrace: %s\n" % e)
         return 1
     sys.stderr.write("memtrace: view: %s written\n" % out)
     return 0
+
+
+def write_page(out, html):
+    """HTML as OUT, whole or not at all: a temporary file of its directory
+    (mkstemp: a name no one can plant, mode 0600 as every memtrace output)
+    renamed over it. OUT that is a symbolic link is not replaced, as the
+    library does not follow one (O_NOFOLLOW): the page shows the program's
+    data, and a link planted at a predictable name (FILE.html) in a shared
+    directory is not the user's."""
+    if os.path.islink(out):
+        raise Bad("%s: not written (a symbolic link; not followed)" % out)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(out), suffix=".tmp",
+                                   dir=os.path.dirname(out) or ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(html)
+        os.replace(tmp, out)
+    except OSError as e:
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise Bad("%s: not written (%s)" % (out, e.strerror))
 
 
 def usage_error(msg):
