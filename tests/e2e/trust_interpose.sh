@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What memtrace interposes, and how, off the tested road (issue 39): a
+# moving realloc's free in the recording before another thread's reuse of
+# the address; glibc's __libc_* allocator names; a program's own operator
+# new and delete; the program after `memtrace detach`; the warning about a
+# malloc that is not memtrace's. Prints one PASS/FAIL line per check and
+# "trust_interpose: N passed, N failed" last.
+set -u
+. "$(dirname "$0")/lib.sh"
+ulimit -c 0
+lib=$build/libmemtrace.so
+unset MEMTRACE_OUTPUT MEMTRACE_FOLDED MEMTRACE_PPROF MEMTRACE_RECORD MEMTRACE_RECORD_CULL_MS
+
+# ---- 14: a moving realloc's free is stamped before the real realloc.
+# One arena and no tcache: the address a realloc frees is soon another
+# thread's new block. The replay then ends the old block at that
+# allocation (a free missed) unless the free came first; a program that
+# frees all it allocates leaves allocations = frees + leaked blocks.
+rec=$work/race.rec
+RC=0
+timeout 60 env GLIBC_TUNABLES=glibc.malloc.arena_max=1:glibc.malloc.tcache_count=0 \
+    MEMTRACE_RECORD="$rec" LD_PRELOAD="$lib" "$tests/trust_interpose_realloc_race" 1.5 \
+    >"$work/race.out" 2>&1 || RC=$?
+status "realloc race: the program" 0
+if "$build/memtrace-export" --json "$rec" -o "$work/race.json" 2>"$work/race.err"; then
+    missed=$(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["totals"]
+print(t["allocations"] - t["frees"] - t["leaked_blocks"], t["allocations"])' "$work/race.json")
+    set -- $missed
+    if [ "$2" -gt 100000 ]; then pass "realloc race: $2 allocations recorded"; else fail "realloc race: allocations" "only $2"; fi
+    check "realloc race: no free missed by the replay" 0 "$1"
+else
+    fail "realloc race: export" "$(cat "$work/race.err")"
+fi
+
+finish trust_interpose
