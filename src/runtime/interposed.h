@@ -34,6 +34,13 @@ enum { MT_IP_ALLOC, MT_IP_FREE, MT_IP_OTHER, MT_IP_EXEC };
     X(valloc, MT_IP_ALLOC)                                                    \
     X(pvalloc, MT_IP_ALLOC)                                                   \
     X(malloc_usable_size, MT_IP_ALLOC)                                        \
+    X(__libc_malloc, MT_IP_ALLOC)                                             \
+    X(__libc_free, MT_IP_FREE)                                                \
+    X(__libc_calloc, MT_IP_ALLOC)                                             \
+    X(__libc_realloc, MT_IP_FREE)                                             \
+    X(__libc_memalign, MT_IP_ALLOC)                                           \
+    X(__libc_valloc, MT_IP_ALLOC)                                             \
+    X(__libc_pvalloc, MT_IP_ALLOC)                                            \
     X(dlclose, MT_IP_OTHER)                                                   \
     X(pthread_setname_np, MT_IP_OTHER)                                        \
     X(unshare, MT_IP_OTHER)                                                   \

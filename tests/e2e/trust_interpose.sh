@@ -10,6 +10,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 ulimit -c 0
 lib=$build/libmemtrace.so
+# traced CMD...: CMD under the library, bounded (timeout itself untraced).
+traced() { timeout 60 env LD_PRELOAD="$lib" "$@"; }
 unset MEMTRACE_OUTPUT MEMTRACE_FOLDED MEMTRACE_PPROF MEMTRACE_RECORD MEMTRACE_RECORD_CULL_MS
 
 # ---- 14: a moving realloc's free is stamped before the real realloc.
@@ -34,5 +36,26 @@ print(t["allocations"] - t["frees"] - t["leaked_blocks"], t["allocations"])' "$w
 else
     fail "realloc race: export" "$(cat "$work/race.err")"
 fi
+
+# ---- 16: glibc's __libc_* names are interposed: a block from
+# __libc_malloc freed by free (and the reverse) is no bad free, and its
+# leak is seen, at its site.
+P=tests/progs/trust_interpose_libc_names.c
+RC=0
+traced "$tests/trust_interpose_libc_names" >"$work/libc.out" 2>"$work/libc.err" || RC=$?
+status "__libc_* names mixed with free and malloc" 0
+check "__libc_* names: no report" "" "$(cat "$work/libc.err")"
+check "__libc_* names: the program's output" done "$(cat "$work/libc.out")"
+RC=0
+MEMTRACE_LEAK_CHECK=1 traced "$tests/trust_interpose_libc_names" leak \
+    >"$work/libc_leak.out" 2>"$work/libc_leak.err" || RC=$?
+status "__libc_malloc leak: the leak check's status" 23
+has "__libc_malloc leak: 77 bytes lost" "$work/libc_leak.err" \
+    "memtrace: 77 (77 direct, 0 indirect) bytes in 1 blocks are definitely lost"
+frame=$(grep -A1 'bytes in 1 blocks are definitely lost' "$work/libc_leak.err" | sed -n 2p)
+case $frame in
+"  #0 main at $(at "$P" libc_leak)"*) pass "__libc_malloc leak: at its site" ;;
+*) fail "__libc_malloc leak: at its site" "'$frame', not at $(at "$P" libc_leak)" ;;
+esac
 
 finish trust_interpose
