@@ -27,6 +27,7 @@
 #include "runtime/descriptor.h"
 #include "runtime/record_end.h"
 #include "runtime/guard_signal.h"
+#include "runtime/plt_entry.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
@@ -196,6 +197,8 @@ static void warn_if_not_first(void)
     if (!used || !dladdr((void *)warn_if_not_first, &ours))
         return;
     if (dladdr(used, &theirs) && theirs.dli_fbase == ours.dli_fbase)
+        return;
+    if (mt_is_canonical_plt(used, "malloc")) /* a non-PIE program's &malloc */
         return;
     const char *who = theirs.dli_fname && theirs.dli_fname[0] ? theirs.dli_fname
                                                               : "the program itself";

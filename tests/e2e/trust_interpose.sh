@@ -58,4 +58,33 @@ case $frame in
 *) fail "__libc_malloc leak: at its site" "'$frame', not at $(at "$P" libc_leak)" ;;
 esac
 
+# ---- 20: a non-PIE executable's canonical PLT entry for malloc (taking
+# its address) is no malloc of its own: no warning; one that defines
+# malloc still gets it.
+P=tests/progs/trust_interpose_malloc_address.c
+gcc -O0 -g -no-pie -fno-pie -o "$work/malloc_address" "$root/$P"
+gcc -O0 -g -no-pie -fno-pie -DOWN_MALLOC -o "$work/own_malloc" "$root/$P"
+warning="not memtrace's: the program's allocations go untraced"
+RC=0
+traced "$work/malloc_address" >"$work/maddr.out" 2>"$work/maddr.err" || RC=$?
+status "non-PIE &malloc" 0
+check "non-PIE &malloc: its output" 7 "$(cat "$work/maddr.out")"
+check "non-PIE &malloc: no warning" "" "$(cat "$work/maddr.err")"
+RC=0
+traced "$work/own_malloc" >"$work/mown.out" 2>"$work/mown.err" || RC=$?
+status "own malloc" 0
+check "own malloc: the warning" \
+    "memtrace: malloc here is $work/own_malloc's, $warning; put libmemtrace.so first in LD_PRELOAD (LD_PRELOAD=\"$lib ...\")" \
+    "$(cat "$work/mown.err")"
+for cmd in "python3 -c pass" "node -e 0"; do
+    if ! command -v "${cmd%% *}" >/dev/null; then
+        fail "$cmd: no warning" "${cmd%% *} is not installed (make deps)"
+        continue
+    fi
+    RC=0
+    timeout 60 "$build/memtrace" run $cmd >"$work/real.out" 2>"$work/real.err" || RC=$?
+    status "memtrace run $cmd" 0
+    lacks "memtrace run $cmd: no warning" "$work/real.err" "$warning"
+done
+
 finish trust_interpose
