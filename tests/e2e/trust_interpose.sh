@@ -58,6 +58,16 @@ case $frame in
 *) fail "__libc_malloc leak: at its site" "'$frame', not at $(at "$P" libc_leak)" ;;
 esac
 
+# ---- 17: a program's own operator new and unsized delete: the runtime's
+# sized and array forms reach them through memtrace's, which must call
+# them at once (no quarantine) and report no mismatch (the blocks are the
+# program's mallocs).
+RC=0
+traced "$tests/trust_interpose_own_new" >"$work/own_new.out" 2>"$work/own_new.err" || RC=$?
+status "own operator new and delete" 0
+check "own operator new and delete: its count" "live 0" "$(cat "$work/own_new.out")"
+check "own operator new and delete: no report" "" "$(cat "$work/own_new.err")"
+
 # ---- 20: a non-PIE executable's canonical PLT entry for malloc (taking
 # its address) is no malloc of its own: no warning; one that defines
 # malloc still gets it.
