@@ -219,7 +219,10 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
     mt_stack_id early = mt_free_stack_first(p);
     if (MT_LIKELY(mt_unrecord(p, kind, &e)))
         return mt_freed_block(&e, c, early);
-    return !mt_quarantine_on || mt_unheld(p);
+    if (!mt_quarantine_on)
+        return true;
+    mt_quarantine_idle_free(); /* after a detach, most frees come here */
+    return mt_unheld(p);
 }
 
 /* ---- the next allocator */

@@ -334,8 +334,12 @@ MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stac
     }
     if (mt_cfg.sample)
         mt_free_call_pad(c, MT_TRAILER);
-    if (!mt_quarantine_on || !noted)
+    if (!mt_quarantine_on)
         return true;
+    if (MT_UNLIKELY(!noted)) {
+        mt_quarantine_idle_free(); /* recording went off: what it held goes */
+        return true;
+    }
     return !mt_quarantine_hold(&r, c);
 }
 
