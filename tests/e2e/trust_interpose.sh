@@ -68,6 +68,98 @@ status "own operator new and delete" 0
 check "own operator new and delete: its count" "live 0" "$(cat "$work/own_new.out")"
 check "own operator new and delete: no report" "" "$(cat "$work/own_new.err")"
 
+# ---- 18: after memtrace detach (and recording turned off).
+# Recording off by memtrace_set_recording(0): the quarantine lets go.
+RC=0
+MEMTRACE_QUARANTINE=4194304 traced "$tests/trust_interpose_detach" off "$work" \
+    >"$work/off.out" 2>"$work/off.err" || RC=$?
+status "recording off: the program" 0
+check "recording off: the quarantine's blocks released" "in use: released
+destructor ran" "$(cat "$work/off.out")"
+
+# wait_line FILE PREFIX: waits up to 30 s for a line starting with PREFIX.
+wait_line() {
+    for _ in $(seq 600); do
+        grep -q "^$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# start DIR MODE [PROGRAM ARGS...]: starts the program (default
+# trust_interpose_detach MODE DIR, whose waits are bounded) untraced, its output in DIR/out and
+# DIR/err, its status in DIR/rc once it exits; waits for its first line;
+# sets tpid.
+start() {
+    local d=$1 mode=$2
+    shift 2
+    mkdir -p "$d"
+    [ $# = 0 ] && set -- "$tests/trust_interpose_detach" "$mode" "$d"
+    ("$@" >"$d/out" 2>"$d/err" & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
+    wait_line "$d/out" "@@ "
+    tpid=$(cat "$d/pid")
+}
+# ended DIR: waits up to 60 s for its status.
+ended() {
+    for _ in $(seq 1200); do
+        [ -s "$1/rc" ] && return 0
+        sleep 0.05
+    done
+    kill -9 "$(cat "$1/pid")" 2>/dev/null
+    echo timeout >"$1/rc"
+}
+sleep 30 &
+probe=$!
+if ! gdb -q -nx -batch -p "$probe" </dev/null >"$work/probe" 2>&1 ||
+    grep -q "ptrace: Operation not permitted\|Could not attach" "$work/probe"; then
+    kill "$probe"
+    fail "detach" "ptrace is not permitted here ($(grep -m1 -i "ptrace\|attach" "$work/probe"))"
+else
+    kill "$probe"
+    wait "$probe" 2>/dev/null
+    # Writes up to malloc_usable_size after the detach, and the quarantine.
+    d=$work/usable
+    start "$d" usable
+    "$build/memtrace" attach "$tpid" 2>"$d/attach.err" && touch "$d/attached"
+    wait_line "$d/out" "@@ attached-done"
+    "$build/memtrace" detach "$tpid" 2>"$d/detach.err" && touch "$d/detached"
+    ended "$d"
+    check "detach, malloc_usable_size: status" 0 "$(cat "$d/rc")"
+    check "detach, malloc_usable_size: the block's own size, and the quarantine let go" \
+        "usable 13
+in use: released
+destructor ran" "$(grep -v '^@@' "$d/out")"
+    check "detach, malloc_usable_size: no report" "" "$(cat "$d/err")"
+    # A heap error while attached: the status says so, and the program's
+    # atexit handler and destructor still run.
+    d=$work/atexit
+    start "$d" atexit
+    "$build/memtrace" attach "$tpid" 2>"$d/attach.err" && touch "$d/attached"
+    ended "$d"
+    check "heap error while attached: status" 1 "$(cat "$d/rc")"
+    check "heap error while attached: atexit handler and destructor ran" "atexit ran
+destructor ran" "$(grep -v '^@@' "$d/out")"
+    has "heap error while attached: the report" "$d/err" "memtrace: heap-buffer-overflow: 1 byte past the end of a 13-byte block"
+    # Detached and attached again, 5 times, while 8 threads allocate and
+    # free at full speed (attach_target): no report (a block the real
+    # allocator handed out while recording was on but the entries not
+    # redirected, freed through memtrace's free, was a "double free").
+    d=$work/cycles
+    start "$d" "" "$tests/attach_target" 8 "$d"
+    cycles=0
+    for _ in 1 2 3 4 5; do
+        "$build/memtrace" attach "$tpid" 2>>"$d/launcher.err" || break
+        sleep 0.3
+        "$build/memtrace" detach "$tpid" 2>>"$d/launcher.err" || break
+        sleep 0.2
+        cycles=$((cycles + 1))
+    done
+    touch "$d/go" "$d/late" "$d/stop"
+    ended "$d"
+    check "5 detach/attach cycles on 8 threads: all made" 5 "$cycles"
+    check "5 detach/attach cycles on 8 threads: status" 7 "$(cat "$d/rc")"
+    check "5 detach/attach cycles on 8 threads: no report" "" "$(cat "$d/err")"
+fi
+
 # ---- 20: a non-PIE executable's canonical PLT entry for malloc (taking
 # its address) is no malloc of its own: no warning; one that defines
 # malloc still gets it.
