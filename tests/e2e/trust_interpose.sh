@@ -178,7 +178,10 @@ status "own malloc" 0
 check "own malloc: the warning" \
     "memtrace: malloc here is $work/own_malloc's, $warning; put libmemtrace.so first in LD_PRELOAD (LD_PRELOAD=\"$lib ...\")" \
     "$(cat "$work/mown.err")"
-for cmd in "python3 -c pass" "node -e 0"; do
+# Debian's python3 (not a shim of pyenv's, say, earlier in PATH) is non-PIE.
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+for cmd in "$py -c pass" "node -e 0"; do
     if ! command -v "${cmd%% *}" >/dev/null; then
         fail "$cmd: no warning" "${cmd%% *} is not installed (make deps)"
         continue
