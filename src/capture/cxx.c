@@ -4,7 +4,9 @@
  * std::bad_alloc may unwind (built with -fexceptions). A form that no
  * object after memtrace defines is emulated on the real malloc family
  * (README: "Entry points"), since the program may have found memtrace's
- * definition by probing for it. */
+ * definition by probing for it. When the program replaces an operator
+ * (mt_cxx_replaced), memtrace's only forward, untraced: the malloc and
+ * free inside the program's are what is recorded. */
 #include "capture/tracer.h"
 
 #include "base/common.h"
@@ -16,6 +18,14 @@
 #include "store/internal_heap.h"
 
 #include <stdlib.h>
+
+bool mt_cxx_replaced;
+
+/* MT_X_NEW to MT_X_DELA_AL_NT: the C++ operators (not tcmalloc's tc_*). */
+static inline bool cxx_operator(unsigned op)
+{
+    return MT_OP_FN(op) <= MT_X_DELA_AL_NT;
+}
 
 static MT_COLD MT_NOINLINE void new_failed_without_runtime(size_t size)
 {
@@ -70,6 +80,8 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
     void *fn = mt_ext_get(MT_OP_FN(op));
     unsigned form = MT_OP_FORM(op);
     void *p;
+    if (MT_UNLIKELY(mt_cxx_replaced) && fn && cxx_operator(op))
+        return new_call(fn, form, size, align, nothrow); /* its malloc is traced */
     if (MT_LIKELY(fn != NULL))
         MT_NEXT_ALLOC(MT_NEXT_SCOPED, traced, p,
                       MT_GUARD_OR(traced, size, (form & MT_FORM_ALIGNED) ? align : 0,
@@ -102,6 +114,12 @@ void mt_delete(void *ptr, size_t size, size_t align, const void *nothrow, unsign
     if (MT_UNLIKELY(ptr == NULL))
         return;
     void *fn = mt_ext_get(MT_OP_FN(op));
+    if (MT_UNLIKELY(mt_cxx_replaced) && fn && cxx_operator(op)) {
+        /* at once: it may be the program's, which counts, and frees with free */
+        mt_free_call c = delete_call(fn, MT_OP_FORM(op), size, align, nothrow);
+        mt_free_call_scoped(ptr, &c);
+        return;
+    }
     if (MT_LIKELY(fn != NULL))
         MT_NEXT_FREE(ptr, MT_OP_KIND(op), true,
                      delete_call(fn, MT_OP_FORM(op), size, align, nothrow));

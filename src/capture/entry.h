@@ -24,6 +24,7 @@
 #include "capture/sample.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
+#include "timeline/timeline.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,10 +64,22 @@ void mt_check_resized(const mt_live_entry *e, const char *who);
  * from there). (mt_resized says when a resize moved a block away.) */
 void mt_note_freed(const mt_live_entry *e);
 
-/* The records around a resize: OLD (if HAD) was removed before the next
- * allocator's call, whose result is Q. The new block is recorded; the old
- * one leaves (moved, or freed by a size of 0 when ZERO_FREES) or, if the
- * call failed, comes back (the old block is then intact). */
+/* Before a resize's call to the next allocator: the old block OLD (if
+ * HAD), whose record was removed, is stamped freed in the recording
+ * (MEMTRACE_RECORD) now. Once the call has freed it, another thread may be
+ * handed its address and record that allocation: the recording must have
+ * the free first. mt_resized takes the stamp back if the call fails. */
+static inline void mt_resize_stamp(bool had, const mt_live_entry *old)
+{
+    if (had)
+        mt_tl_free(old->ptr);
+}
+
+/* The records around a resize: OLD (if HAD) was removed, and stamped freed
+ * (mt_resize_stamp), before the next allocator's call, whose result is Q.
+ * The new block is recorded; the old one leaves (moved, or freed by a size
+ * of 0 when ZERO_FREES) or, if the call failed, comes back (the old block
+ * is then intact, and allocated again in the recording). */
 void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t size,
                 bool zero_frees);
 
@@ -206,7 +219,10 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
     mt_stack_id early = mt_free_stack_first(p);
     if (MT_LIKELY(mt_unrecord(p, kind, &e)))
         return mt_freed_block(&e, c, early);
-    return !mt_quarantine_on || mt_unheld(p);
+    if (!mt_quarantine_on)
+        return true;
+    mt_quarantine_idle_free(); /* after a detach, most frees come here */
+    return mt_unheld(p);
 }
 
 /* ---- the next allocator */

@@ -365,6 +365,21 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
                                         void *ctx),
                              bool (*mapped)(uintptr_t addr, size_t len), void *ctx);
 
+/* Recording went off (turned off, or detached): the blocks held are to be
+ * released, since no free is held from now on and they would otherwise
+ * stay for good. Only a flag (async-signal-safe: the recording's toggle
+ * is a signal handler; a detach may run in a thread stopped inside the
+ * allocator); the next free that is not held, outside memtrace, releases
+ * them (mt_quarantine_idle_free). */
+void mt_quarantine_release_soon(void);
+
+/* A free outside memtrace that the quarantine does not hold (recording is
+ * off, or the block was not recorded): if a release is due
+ * (mt_quarantine_release_soon) and recording is still off, every ring's
+ * blocks (those whose busy word it can take) are checked and freed. One
+ * load when none is due. */
+void mt_quarantine_idle_free(void);
+
 /* In a fork child: the one thread left keeps its own ring; the others'
  * blocks are dropped (they stay allocated, in the child never freed) and
  * their rings freed. */

@@ -116,6 +116,7 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
         return NULL; /* held in another thread's busy ring: jemalloc has it, live */
     if (had)
         mt_check_resized(&old, "rallocx");
+    mt_resize_stamp(had, &old);
     MT_NEXT_CALL(MT_NEXT_SCOPED, q = fn(ptr, mt_padded(size, true), flags), q != NULL);
     mt_resized(ptr, had, &old, q, size, false); /* rallocx never frees */
     return q;

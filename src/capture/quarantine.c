@@ -367,6 +367,49 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
     return skipped;
 }
 
+/* A release of every ring is due (mt_quarantine_release_soon). */
+static mt_atomic(int) release_due;
+
+void mt_quarantine_release_soon(void)
+{
+    if (mt_quarantine_on)
+        mt_atomic_store_release(&release_due, 1);
+}
+
+/* R's blocks are checked and freed, R taken as WHO; false when it could
+ * not be taken. */
+static bool release_ring(mt_quarantine_ring *r, int who)
+{
+    if (!take(r, who, who == OWNER ? 1 : 1u << 16))
+        return false;
+    while (r->head != r->tail)
+        release_oldest(r);
+    r->bytes = 0;
+    give_back(r);
+    return true;
+}
+
+static MT_COLD MT_NOINLINE void release_all(void)
+{
+    bool all = true;
+    for (mt_quarantine_ring *r = mt_atomic_load_acquire(&rings); r; r = r->next) {
+        if (mt_atomic_load_acquire(&mt_phase) == MT_READY)
+            return; /* on again: its frees are held again */
+        all &= release_ring(r, r == mine ? OWNER : CHECKER);
+    }
+    if (!all) /* a ring was busy: the next free tries again */
+        mt_atomic_store_release(&release_due, 1);
+}
+
+void mt_quarantine_idle_free(void)
+{
+    if (MT_LIKELY(mt_atomic_load_relaxed(&release_due) == 0) || mt_busy ||
+        mt_atomic_load_acquire(&mt_phase) == MT_READY)
+        return;
+    if (mt_atomic_exchange_acq_rel(&release_due, 0))
+        release_all();
+}
+
 /* The thread ends: its blocks are checked and freed, its ring freed for
  * another thread; its frees from now on (later destructors) go on at once. */
 static void on_thread_exit(void *ring)

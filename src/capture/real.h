@@ -146,6 +146,16 @@ enum { MT_EXT_FUNCS(MT_EXT_ENUM) MT_EXT_COUNT };
  * real malloc family, consistently for the rest of the process. */
 extern mt_atomic(void *) mt_ext[MT_EXT_COUNT] MT_HIDDEN;
 extern mt_atomic(int) mt_ext_ready MT_HIDDEN;
+
+/* True when the program replaces a C++ operator new or delete (MT_X_NEW to
+ * MT_X_DELA_AL_NT): a symbol lookup of one finds a definition neither
+ * memtrace's nor after it (the executable's own). The runtime's other
+ * forms then call the program's, and the program's may free with free:
+ * memtrace's operators only forward (cxx.c), and the blocks are recorded
+ * and freed by the malloc and free the program's operators call, with
+ * every operator delete made at once. Set by mt_ext_lookup before
+ * mt_ext_ready; never cleared. */
+extern bool mt_cxx_replaced MT_HIDDEN;
 /* mt_ext_lookup, mt_start and mt_bad_free, the hot path's calls up into
  * the slow path: base/upcalls.h. */
 

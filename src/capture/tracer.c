@@ -223,14 +223,18 @@ static inline bool free_captured(void)
 
 /* mt_note_freed's work; GONE_NOTED: mt_site_note_gone was called for E
  * already (a resize that moved it, before the new block became the
- * thread's latest allocation). Outside memtrace and recording, the free
- * (its stack EARLY, captured here when 0) is recorded, for the freed
- * history (pushed when enabled) or the quarantine, into *R (then true). */
+ * thread's latest allocation); STAMPED: E's free is in the recording
+ * already (a resize's, mt_resize_stamp). Outside memtrace and recording,
+ * the free (its stack EARLY, captured here when 0) is recorded, for the
+ * freed history (pushed when enabled) or the quarantine, into *R (then
+ * true). */
 static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry *e,
-                                                             bool gone_noted, mt_stack_id early,
+                                                             bool gone_noted, bool stamped,
+                                                             mt_stack_id early,
                                                              mt_freed_record *r)
 {
-    mt_tl_free(e->ptr);
+    if (!stamped)
+        mt_tl_free(e->ptr);
     mt_tag_free(e->tag, e->size);
     if (gone_noted)
         mt_site_free(e->stack, e->size);
@@ -250,7 +254,7 @@ static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry
 MT_NOINLINE void mt_note_freed(const mt_live_entry *e)
 {
     mt_freed_record r;
-    note_freed(e, false, 0, &r);
+    note_freed(e, false, false, 0, &r);
 }
 
 static const char *free_name(const mt_live_entry *e)
@@ -323,15 +327,19 @@ MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stac
     if (redzone)
         __builtin_prefetch((const char *)e->ptr + e->size);
     mt_freed_record r;
-    bool noted = note_freed(e, false, early, &r);
+    bool noted = note_freed(e, false, false, early, &r);
     if (redzone) {
         check_redzone(e, NULL);
         mt_free_call_pad(c, redzone);
     }
     if (mt_cfg.sample)
         mt_free_call_pad(c, MT_TRAILER);
-    if (!mt_quarantine_on || !noted)
+    if (!mt_quarantine_on)
         return true;
+    if (MT_UNLIKELY(!noted)) {
+        mt_quarantine_idle_free(); /* recording went off: what it held goes */
+        return true;
+    }
     return !mt_quarantine_hold(&r, c);
 }
 
@@ -344,11 +352,19 @@ MT_COLD bool mt_unheld(void *p)
     return held >= 0;
 }
 
-/* E moved away by a resize: mt_note_freed's, after mt_site_note_gone. */
+/* E moved away by a resize: mt_note_freed's, after mt_site_note_gone and
+ * mt_resize_stamp. */
 static MT_NOINLINE void note_moved(const mt_live_entry *e)
 {
     mt_freed_record r;
-    note_freed(e, true, 0, &r);
+    note_freed(e, true, true, 0, &r);
+}
+
+/* E freed by a resize to 0 bytes: mt_note_freed's, after mt_resize_stamp. */
+static MT_NOINLINE void note_resize_freed(const mt_live_entry *e)
+{
+    mt_freed_record r;
+    note_freed(e, false, true, 0, &r);
 }
 
 void *mt_malloc(size_t size)
@@ -414,11 +430,11 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
                 bool zero_frees)
 {
     /* The old block goes before the new one becomes the thread's latest
-     * allocation (a realloc(p, 0) that freed it: in mt_note_freed). */
+     * allocation (a realloc(p, 0) that freed it: in note_resize_freed). Its free
+     * is in the recording already (mt_resize_stamp). */
     if (had && q == ptr) { /* resized in place: the old size leaves the */
         mt_site_note_gone(old->stack, old->seq);
         mt_site_free(old->stack, old->size); /* totals before the new one enters */
-        mt_tl_free(old->ptr);
         mt_tag_free(old->tag, old->size);
     } else if (had && q != NULL) {
         mt_site_note_gone(old->stack, old->seq);
@@ -429,8 +445,9 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
         if (q != NULL && q != ptr)
             note_moved(old);
         else if (q == NULL)
-            mt_note_freed(old); /* realloc(p, 0) freed it */
+            note_resize_freed(old); /* realloc(p, 0) freed it */
     } else if (had) {
+        mt_tl_alloc(old->ptr, old->size, old->stack); /* the stamp undone */
         mt_live_insert(old); /* failed: the old block is intact */
     }
 }
@@ -452,6 +469,7 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
         mt_trailer_clear(ptr, b.usable);
     else if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
         had = mt_unrecord(ptr, MT_KIND_MALLOC, &old);
+    mt_resize_stamp(had, &old);
     void *q = NULL;
     if (fn)
         MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size), q != NULL);
@@ -459,10 +477,12 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
         mt_trailer_restore(ptr, &b);
     else if (trailed)
         mt_tag_free(b.id, b.size);
-    if (had && q == NULL && size != 0)
+    if (had && q == NULL && size != 0) {
+        mt_tl_alloc(old.ptr, old.size, old.stack); /* the stamp undone */
         mt_live_insert(&old);
-    else if (had)
-        mt_note_freed(&old);
+    } else if (had) {
+        note_resize_freed(&old);
+    }
     mt_untraced(q);
     return q;
 }
@@ -541,6 +561,7 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
         return realloc_freed();
     if (had)
         mt_check_resized(&old, "realloc");
+    mt_resize_stamp(had, &old);
     /* realloc(p, 0) as the next allocator does it (glibc's frees p) */
     if (size == 0)
         mt_sample_me.pending = MT_SAMPLE_NONE;

@@ -330,15 +330,19 @@ MT_EXPORT int memtrace_attach(void)
         }
         patched = m;
     }
-    /* Recording first, then the entries: a block the program gets through
-     * a redirected entry is recorded from the first one. */
+    /* The entries first, then recording: recording must never be on
+     * while a module's malloc still reaches the real one directly. Such a
+     * block (untraced, freed through memtrace's free, which a detach
+     * leaves redirected) may be at an address freed while recording, and
+     * would be taken for a double free; blocks from before the turn-on
+     * are below its mark (distrust_history), whatever entry made them. */
     mt_recording_words *w = &mt_recording_state;
     mt_atomic_store_seq_cst(&w->ever_off, (mt_atomic_load_relaxed(&w->ever_off) | MT_REC_ATTACHED) &
                                               ~(uint64_t)MT_REC_DETACHED);
-    if (mt_cfg.start)
-        mt_set_recording(true);
     attached = true;
     patch_all();
+    if (mt_cfg.start)
+        mt_set_recording(true);
 out:
     mt_lock_release(&lock);
     mt_leave(was);
@@ -368,6 +372,14 @@ MT_EXPORT int memtrace_detach(void)
     if (!attached) {
         rc = MT_ATTACH_NOT_ATTACHED;
     } else {
+        /* Off first, then the entries (as memtrace_attach, the other way
+         * round): the allocation functions are the real ones again only
+         * once nothing records; the frees that stay on ours (stays) find
+         * the phase PAUSED and only take the records out (tracer.c's
+         * forget: no stack captured, no freed history; a bad free is
+         * reported only when the record says another family allocated
+         * the block). */
+        mt_set_recording(false);
         /* Newest first: an entry rewritten twice (unloaded, its address
          * reused by another module) gets its first value last. Only the
          * entries that still hold ours: a module unloaded and another
@@ -394,12 +406,6 @@ MT_EXPORT int memtrace_detach(void)
                 patched[kept++] = patched[k];
         n_patched = kept;
         attached = false;
-        /* Off, stamped detached: the allocation functions are the real
-         * ones again; the frees that stay on ours (stays) find the phase
-         * PAUSED and only take the records out (tracer.c's forget: no
-         * stack captured, no freed history; a bad free is reported only
-         * when the record says another family allocated the block). */
-        mt_set_recording(false);
         mt_recording_words *w = &mt_recording_state;
         mt_atomic_store_seq_cst(&w->ever_off, mt_atomic_load_relaxed(&w->ever_off) | MT_REC_DETACHED);
     }

@@ -8,10 +8,12 @@
  * X(NAME, CLASS), CLASS one of:
  *   MT_IP_ALLOC  hands out a block or answers about one (a new block's
  *                record is made here); attach redirects it while attached
- *   MT_IP_FREE   frees or resizes a block (its record leaves or changes
- *                here); attach keeps it redirected after a detach too, so
- *                that a block recorded while attached loses its record
- *                when it is freed later (attach.c)
+ *   MT_IP_FREE   frees, resizes or measures a block (its record leaves,
+ *                changes or is read here); attach keeps it redirected
+ *                after a detach too, so that a block recorded while
+ *                attached loses its record when it is freed later, and
+ *                its usable size stays its size (its redzone is checked
+ *                at that free) (attach.c)
  *   MT_IP_OTHER  memtrace's bookkeeping beside the allocator (dlclose,
  *                thread names, namespaces, SIGSEGV's action behind the
  *                guard pages); redirected while attached
@@ -33,7 +35,14 @@ enum { MT_IP_ALLOC, MT_IP_FREE, MT_IP_OTHER, MT_IP_EXEC };
     X(memalign, MT_IP_ALLOC)                                                  \
     X(valloc, MT_IP_ALLOC)                                                    \
     X(pvalloc, MT_IP_ALLOC)                                                   \
-    X(malloc_usable_size, MT_IP_ALLOC)                                        \
+    X(malloc_usable_size, MT_IP_FREE)                                         \
+    X(__libc_malloc, MT_IP_ALLOC)                                             \
+    X(__libc_free, MT_IP_FREE)                                                \
+    X(__libc_calloc, MT_IP_ALLOC)                                             \
+    X(__libc_realloc, MT_IP_FREE)                                             \
+    X(__libc_memalign, MT_IP_ALLOC)                                           \
+    X(__libc_valloc, MT_IP_ALLOC)                                             \
+    X(__libc_pvalloc, MT_IP_ALLOC)                                            \
     X(dlclose, MT_IP_OTHER)                                                   \
     X(pthread_setname_np, MT_IP_OTHER)                                        \
     X(unshare, MT_IP_OTHER)                                                   \
@@ -77,7 +86,7 @@ enum { MT_IP_ALLOC, MT_IP_FREE, MT_IP_OTHER, MT_IP_EXEC };
     X(mallocx, MT_IP_ALLOC)                                                   \
     X(rallocx, MT_IP_FREE)                                                    \
     X(xallocx, MT_IP_FREE)                                                    \
-    X(sallocx, MT_IP_ALLOC)                                                   \
+    X(sallocx, MT_IP_FREE)                                                    \
     X(nallocx, MT_IP_ALLOC)                                                   \
     X(dallocx, MT_IP_FREE)                                                    \
     X(sdallocx, MT_IP_FREE)                                                   \

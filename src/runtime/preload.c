@@ -52,6 +52,24 @@ MT_EXPORT void *memalign(size_t align, size_t size) { return mt_memalign(align, 
 MT_EXPORT void *valloc(size_t size) { return mt_valloc(size); }
 MT_EXPORT void *pvalloc(size_t size) { return mt_pvalloc(size); }
 MT_EXPORT size_t malloc_usable_size(void *ptr) { return mt_malloc_usable_size(ptr); }
+/* glibc's exported aliases of its allocator, which programs and libraries
+ * call by these names (as ASan and valgrind, memtrace takes them too): a
+ * block from __libc_malloc is any malloc's, freed by free and the reverse.
+ * glibc's own calls inside libc do not come through here. */
+void *__libc_malloc(size_t size);
+void __libc_free(void *ptr);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *ptr, size_t size);
+void *__libc_memalign(size_t align, size_t size);
+void *__libc_valloc(size_t size);
+void *__libc_pvalloc(size_t size);
+MT_EXPORT void *__libc_malloc(size_t size) { return mt_malloc(size); }
+MT_EXPORT void __libc_free(void *ptr) { mt_free(ptr); }
+MT_EXPORT void *__libc_calloc(size_t n, size_t size) { return mt_calloc(n, size); }
+MT_EXPORT void *__libc_realloc(void *ptr, size_t size) { return mt_realloc(ptr, size); }
+MT_EXPORT void *__libc_memalign(size_t align, size_t size) { return mt_memalign(align, size); }
+MT_EXPORT void *__libc_valloc(size_t size) { return mt_valloc(size); }
+MT_EXPORT void *__libc_pvalloc(size_t size) { return mt_pvalloc(size); }
 MT_EXPORT int dlclose(void *handle) { return mt_dlclose(handle); }
 MT_EXPORT int pthread_setname_np(pthread_t thread, const char *name) { return mt_pthread_setname(thread, name); }
 MT_EXPORT int unshare(int flags) { return mt_unshare(flags); }

@@ -12,6 +12,7 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "base/output.h"
+#include "capture/heap_check.h"
 #include "capture/real.h"
 #include "store/threads.h"
 
@@ -122,6 +123,7 @@ static int turn_off(void)
             break;
     }
     stamp_settled(MT_PAUSED);
+    mt_quarantine_release_soon();
     return cur == MT_READY ? 1 : 0;
 }
 

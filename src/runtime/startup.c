@@ -27,6 +27,7 @@
 #include "runtime/descriptor.h"
 #include "runtime/record_end.h"
 #include "runtime/guard_signal.h"
+#include "runtime/plt_entry.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
@@ -173,11 +174,29 @@ static const char *const ext_names[MT_EXT_COUNT] = { MT_EXT_FUNCS(MT_EXT_NAME) }
  * thread running a library's constructor inside dlopen already holds):
  * threads that race store the same values. dlsym's own allocations go to
  * the internal heap (mt_busy). */
+/* Whether the program replaces a C++ operator (real.h's mt_cxx_replaced):
+ * the definition a lookup finds is another module's than memtrace's, and
+ * no canonical PLT entry (plt_entry.h). */
+static bool cxx_replaced(void)
+{
+    Dl_info ours, theirs;
+    if (!dladdr((void *)cxx_replaced, &ours))
+        return false;
+    for (int i = MT_X_NEW; i <= MT_X_DELA_AL_NT; i++) {
+        void *used = dlsym(RTLD_DEFAULT, ext_names[i]);
+        if (used && dladdr(used, &theirs) && theirs.dli_fbase != ours.dli_fbase &&
+            !mt_is_canonical_plt(used, ext_names[i]))
+            return true;
+    }
+    return false;
+}
+
 MT_COLD void mt_ext_lookup(void)
 {
     int was = mt_enter();
     for (int i = 0; i < MT_EXT_COUNT; i++)
         mt_atomic_store_relaxed(&mt_ext[i], next_symbol(ext_names[i]));
+    mt_cxx_replaced = cxx_replaced();
     mt_sample_ext_found();
     mt_leave(was);
     mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in capture/entry.h's mt_ext_get() */
@@ -196,6 +215,8 @@ static void warn_if_not_first(void)
     if (!used || !dladdr((void *)warn_if_not_first, &ours))
         return;
     if (dladdr(used, &theirs) && theirs.dli_fbase == ours.dli_fbase)
+        return;
+    if (mt_is_canonical_plt(used, "malloc")) /* a non-PIE program's &malloc */
         return;
     const char *who = theirs.dli_fname && theirs.dli_fname[0] ? theirs.dli_fname
                                                               : "the program itself";
