@@ -8,9 +8,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+extern char **environ;
 
 enum { COUNT, COUNT_OR_ALL, CHOICE, SIGNAL, PATH };
 enum { BOTH, PROFILER };
@@ -32,6 +37,21 @@ _Static_assert(256 == MT_MAX_DEPTH, "settings.def: MEMTRACE_DEPTH's maximum is M
 
 mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1, .history = 3, .error_exitcode = 1 };
 
+/* A secure-exec process (setuid, setgid, file capabilities: the kernel
+ * sets AT_SECURE) runs with privileges its user lacks, while its
+ * environment is the user's: every MEMTRACE_* setting there is ignored,
+ * as glibc ignores MALLOC_* (a path setting would otherwise create or
+ * truncate files wherever the program's privileges reach). */
+static bool secure_exec(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
+const char *mt_setting_env(const char *name)
+{
+    return secure_exec() ? NULL : getenv(name);
+}
+
 const char *mt_setting_name(int id)
 {
     return settings[id].name;
@@ -46,7 +66,7 @@ long mt_setting_long(int id)
 {
     const char *name = settings[id].name;
     long def = settings[id].def, min = settings[id].min, max = settings[id].max;
-    const char *s = getenv(name);
+    const char *s = mt_setting_env(name);
     if (!s)
         return def;
     char *end;
@@ -64,7 +84,7 @@ long mt_setting_long(int id)
 
 const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback)
 {
-    const char *s = getenv(settings[id].name);
+    const char *s = mt_setting_env(settings[id].name);
     if (!s || !*s)
         return NULL;
     size_t len = strlen(s);
@@ -83,7 +103,7 @@ static int setting_choice(int id)
 {
     const char *values = settings[id].values;
     int def = (int)settings[id].def;
-    const char *s = getenv(settings[id].name);
+    const char *s = mt_setting_env(settings[id].name);
     if (!s)
         return def;
     size_t len = strlen(s);
@@ -141,7 +161,7 @@ static int signal_number(const char *s)
 int mt_config_signal(int id, const char *none)
 {
     const char *name = settings[id].name;
-    const char *s = getenv(name);
+    const char *s = mt_setting_env(name);
     if (!s || !*s)
         return 0;
     int sig = signal_number(s);
@@ -168,7 +188,7 @@ static unsigned count_or_all_setting(int id)
 {
     const char *name = settings[id].name;
     long def = settings[id].def, min = settings[id].min, max = settings[id].max;
-    const char *s = getenv(name);
+    const char *s = mt_setting_env(name);
     if (!s)
         return (unsigned)def;
     if (strcmp(s, "all") == 0)
@@ -184,8 +204,21 @@ static unsigned count_or_all_setting(int id)
     return (unsigned)v;
 }
 
+/* Whether environ names any MEMTRACE_ variable (memtrace's own internal
+ * ones start with an underscore). */
+static bool any_setting_set(void)
+{
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "MEMTRACE_", 9) == 0)
+            return true;
+    return false;
+}
+
 void mt_config_load(void)
 {
+    if (secure_exec() && any_setting_set())
+        mt_warn("this program runs with privileges its user lacks (setuid, setgid or file "
+                "capabilities): every MEMTRACE_* setting is ignored");
     mt_cfg.unwind = setting_choice(MT_SET_UNWIND);
     mt_cfg.depth = (unsigned)mt_setting_long(MT_SET_DEPTH);
     mt_cfg.freed = (size_t)mt_setting_long(MT_SET_FREED);

@@ -30,7 +30,14 @@ typedef struct {
 
 extern mt_config mt_cfg;
 
+/* Reads the settings, at start-up; says once when they are ignored
+ * (mt_setting_env). */
 void mt_config_load(void);
+
+/* getenv(NAME) for a MEMTRACE_* variable: NULL in a secure-exec process
+ * (AT_SECURE: setuid, setgid or file capabilities), whose environment is
+ * its less privileged user's. Every reader of a setting asks here. */
+const char *mt_setting_env(const char *name);
 
 /* The profiler's numeric settings, read (and checked) by both builds so
  * that a bad value warns whichever library is preloaded; the tracer build
