@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -82,18 +83,74 @@ long mt_setting_long(int id)
     return v;
 }
 
+/* The working directory at start-up (mt_config_load), where a relative
+ * path setting is resolved: the program may chdir before memtrace opens
+ * the file (at exit, or at a report). Empty when it could not be read; a
+ * relative path then stays relative. */
+static char start_cwd[4096];
+static bool cwd_taken;
+
+static void take_cwd(void)
+{
+    cwd_taken = true;
+    if (!getcwd(start_cwd, sizeof start_cwd) || start_cwd[0] != '/')
+        start_cwd[0] = '\0';
+}
+
+/* Whether the reader of path setting ID expands % in it (mt_path_expand):
+ * a % of the directory prefixed to a relative one is then written %%. */
+static bool path_expanded(int id)
+{
+    return id != MT_SET_SUPPRESSIONS;
+}
+
+/* Setting ID's entry in environ pointed at "NAME=PATH" (PATH: the setting
+ * resolved): a program this process execs after a chdir finds the path
+ * of start-up. In place, as children_env.c edits environ: no heap, environ
+ * not grown; the program's own setenv and getenv go on working on it. */
+static void put_in_environ(int id, const char *path)
+{
+    static char entries[MT_SETTINGS][sizeof "MEMTRACE_SUPPRESSIONS=" + 4096];
+    const char *name = settings[id].name;
+    size_t len = strlen(name);
+    int n = snprintf(entries[id], sizeof entries[id], "%s=%s", name, path);
+    if (n < 0 || (size_t)n >= sizeof entries[id])
+        return;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            *e = entries[id];
+}
+
 const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback)
 {
     const char *s = mt_setting_env(settings[id].name);
     if (!s || !*s)
         return NULL;
-    size_t len = strlen(s);
-    if (len >= size) {
-        mt_warn("%s is %zu bytes long, more than a path can be (%zu); %s", settings[id].name, len,
-                size - 1, fallback);
+    if (!cwd_taken)
+        take_cwd();
+    size_t n = 0, len = strlen(s);
+    bool fits = true;
+    if (s[0] != '/' && start_cwd[0]) {
+        for (const char *c = start_cwd; *c && fits; c++) {
+            bool twice = *c == '%' && path_expanded(id);
+            fits = n + 1 + twice < size;
+            if (fits) {
+                buf[n++] = *c;
+                if (twice)
+                    buf[n++] = '%';
+            }
+        }
+        if (fits && n > 1) /* not after the root's own "/" */
+            buf[n++] = '/';
+    }
+    if (!fits || n + len >= size) {
+        mt_warn("%s is %zu bytes long%s, more than a path can be (%zu); %s", settings[id].name,
+                len, n ? " with the start-up directory before it" : "", size - 1, fallback);
         return NULL;
     }
-    memcpy(buf, s, len + 1);
+    memcpy(buf + n, s, len + 1);
+    if (n)
+        put_in_environ(id, buf);
     return buf;
 }
 
@@ -216,6 +273,7 @@ static bool any_setting_set(void)
 
 void mt_config_load(void)
 {
+    take_cwd();
     if (secure_exec() && any_setting_set())
         mt_warn("this program runs with privileges its user lacks (setuid, setgid or file "
                 "capabilities): every MEMTRACE_* setting is ignored");
