@@ -5,7 +5,11 @@
  * half a second has passed, so that a killed run leaves all but its last
  * half second. It runs inside memtrace (mt_busy) for good, so what zstd
  * allocates comes from the internal heap, and it is memtrace's own thread
- * (mt_threads_own_add): the leak check neither stops nor scans it. */
+ * (mt_threads_own_add): the leak check neither stops nor scans it. Its
+ * file's descriptor sits high above the program's (move_high) and is
+ * checked to be that file before every write (mt_tl_file_fd): a daemon
+ * that closes every descriptor and opens its own files never gets the
+ * recording written into them. */
 #include "timeline/timeline.h"
 
 #include "base/atomic.h"
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -43,7 +48,9 @@ static struct {
     pid_t pid;             /* the process that armed it */
     uint64_t cull_ns;
     uint64_t start_unix_ns;
-    int fd;
+    int fd;                /* -1, or the file of dev and ino (mt_tl_file_fd) */
+    dev_t dev;
+    ino_t ino;
     bool ready;            /* the emitter's buffers exist: drains may run */
     bool finished;
     mt_lock lock;          /* held by a drain */
@@ -255,6 +262,63 @@ static size_t command_line(char *buf, size_t size)
     return (size_t)n;
 }
 
+/* Whether FD is the recording's file. */
+static bool is_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == W.dev && st.st_ino == W.ino;
+}
+
+/* Descriptors below this distance from the top the program can open (the
+ * RLIMIT_NOFILE soft limit, taken as at most 1024) are left to the program. */
+#define FD_BELOW_TOP 16
+
+/* FD moved to a number high above the program's own (which the kernel
+ * hands out from the lowest free one up): a program that closes a range of
+ * descriptors and opens its files does not get this number back for one
+ * of them. Not above 1024: the kernel would grow the process's table of
+ * descriptors to the limit's size (a million in many containers). FD
+ * itself when there is none free up there. */
+static int move_high(int fd)
+{
+    struct rlimit rl;
+    rlim_t top = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
+        top = rl.rlim_cur;
+    if (top <= FD_BELOW_TOP + 3 || fd >= (int)(top - FD_BELOW_TOP))
+        return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - FD_BELOW_TOP));
+    if (high < 0)
+        return fd;
+    close(fd);
+    return high;
+}
+
+int mt_tl_file_fd(uint64_t offset)
+{
+    if (is_file(W.fd))
+        return W.fd;
+    if (W.fd < 0)
+        return -1;
+    /* The program closed the number (it may hold a file of its own there
+     * now, which stays untouched): the same file again, at the end of what
+     * was written, or nothing. */
+    W.fd = -1;
+    int fd = open(W.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && (!is_file(fd) || lseek(fd, (off_t)offset, SEEK_SET) != (off_t)offset)) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
+        mt_warn("MEMTRACE_RECORD: the program closed the recording's descriptor and %.1024s is "
+                "no longer the file it was; recording stopped, the file holds what came before",
+                W.path);
+        return -1;
+    }
+    W.fd = move_high(fd);
+    return W.fd;
+}
+
 void mt_tl_start(void)
 {
     if (!mt_atomic_load_relaxed(&mt_tl_on) || getpid() != W.pid || W.ready)
@@ -269,8 +333,15 @@ void mt_tl_start(void)
         failed = errno == ELOOP && lstat(W.path, &st) == 0 && S_ISLNK(st.st_mode)
                      ? "a symbolic link; not followed"
                      : strerror(errno);
-    } else if (!mt_tl_emit_init(W.fd, W.cull_ns) || (W.cull_ns && !mt_tl_cull_init(W.cull_ns))) {
-        failed = "out of memory";
+    } else {
+        struct stat st;
+        W.fd = move_high(W.fd);
+        if (fstat(W.fd, &st) == 0) {
+            W.dev = st.st_dev;
+            W.ino = st.st_ino;
+        }
+        if (!mt_tl_emit_init(W.cull_ns) || (W.cull_ns && !mt_tl_cull_init(W.cull_ns)))
+            failed = "out of memory";
     }
     if (failed) {
         mt_warn("MEMTRACE_RECORD: %.1024s not written (%s); no recording", W.path, failed);
@@ -312,7 +383,7 @@ void mt_tl_finish(mt_tl_symbolize_fn *symbolize)
         mt_tl_emit_end(mt_os_now_ns() - mt_tl_start_ns);
         failed = !mt_tl_emit_flush(true);
     }
-    if (close(W.fd) != 0 && !failed) {
+    if (is_file(W.fd) && close(W.fd) != 0 && !failed) {
         mt_warn("MEMTRACE_RECORD: %.1024s: %s", W.path, strerror(errno));
         failed = true;
     }
@@ -331,7 +402,7 @@ void mt_tl_fork_child(void)
     mt_atomic_store_relaxed(&mt_tl_on, 0);
     W.ready = false;
     mt_atomic_store_relaxed(&W.running, 0);
-    if (W.fd >= 0)
+    if (is_file(W.fd)) /* else the number is the program's */
         close(W.fd);
     W.fd = -1;
 }
