@@ -22,6 +22,7 @@
 #include "base/reentry.h"
 #include "store/threads.h"
 #include "timeline/emit.h"
+#include "timeline/record_format.h"
 #include "timeline/ring.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define PATH_BYTES 4096
 #define WAKE_NS 10000000ull     /* the writer's sleep between drains */
@@ -319,6 +321,122 @@ int mt_tl_file_fd(uint64_t offset)
     return W.fd;
 }
 
+/* The next LEB128 number at *P (below END); false at the end. */
+static bool read_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* When this process started, in ns since the epoch; 0 if unknown. Its
+ * start time in /proc/self/stat is in clock ticks since boot
+ * (CLOCK_BOOTTIME), rounded down. */
+static uint64_t process_start_unix_ns(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* after the command's name, which may hold anything */
+    for (int field = 2; p && field < 22; field++) /* to field 22, starttime */
+        p = strchr(p + 1, ' ');
+    long tick = sysconf(_SC_CLK_TCK);
+    if (!p || tick <= 0)
+        return 0;
+    unsigned long long ticks = strtoull(p + 1, NULL, 10);
+    struct timespec real, boot;
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    uint64_t real_ns = (uint64_t)real.tv_sec * 1000000000ull + (uint64_t)real.tv_nsec;
+    uint64_t boot_ns = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec;
+    uint64_t since_ns = ticks * (1000000000ull / (uint64_t)tick);
+    return since_ns > boot_ns ? 0 : real_ns - (boot_ns - since_ns);
+}
+
+/* Whether the file at PATH is a recording this process made before it
+ * executed a program (itself, most often: a server that re-executes
+ * itself to upgrade), whose name it expands to again: its head (the first
+ * block, which mt_tl_start writes alone) names this pid and a start after
+ * this process's. A recording of an earlier process that had the same pid
+ * (the first process of every container) started before this one. */
+static bool earlier_image(const char *path)
+{
+    static uint8_t file[MT_REC_MAGIC_LEN + MT_REC_HEADER_LEN + 8192], raw[8192];
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    ssize_t n = -1;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        n = read(fd, file, sizeof file);
+    if (fd >= 0)
+        close(fd);
+    if (n < MT_REC_MAGIC_LEN + MT_REC_HEADER_LEN ||
+        memcmp(file, MT_REC_MAGIC, MT_REC_MAGIC_LEN) != 0)
+        return false;
+    uint32_t h[3];
+    memcpy(h, file + MT_REC_MAGIC_LEN, sizeof h);
+    const uint8_t *block = file + MT_REC_MAGIC_LEN + MT_REC_HEADER_LEN;
+    size_t have = (size_t)n - MT_REC_MAGIC_LEN - MT_REC_HEADER_LEN;
+    if (h[2] != MT_REC_BLOCK_TAG || h[0] > have || h[1] > sizeof raw)
+        return false;
+    size_t len = h[1];
+    if (h[0] == h[1]) {
+        memcpy(raw, block, len);
+    } else {
+        size_t got = ZSTD_decompress(raw, sizeof raw, block, h[0]);
+        if (ZSTD_isError(got) || got != len)
+            return false;
+    }
+    const uint8_t *p = raw + 1, *end = raw + len;
+    uint64_t version, pid, start;
+    if (len == 0 || raw[0] != MT_REC_HEAD || !read_u(&p, end, &version) ||
+        !read_u(&p, end, &pid) || !read_u(&p, end, &start))
+        return false;
+    uint64_t born = process_start_unix_ns();
+    return pid == (uint64_t)getpid() && born && start >= born;
+}
+
+/* Opens W.path for the recording, O_NOFOLLOW; -1 and errno when it
+ * cannot. A recording there of this process before its exec is kept: the
+ * first of PATH.1 to PATH.99 that does not exist is written instead (said
+ * once; W.path is that name). */
+static int open_recording(void)
+{
+    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+    int fd = open(W.path, flags | O_EXCL, 0600);
+    if (fd >= 0 || errno != EEXIST)
+        return fd;
+    if (!earlier_image(W.path))
+        return open(W.path, flags | O_TRUNC, 0600);
+    char alt[PATH_BYTES];
+    for (int k = 1; k < 100; k++) {
+        if (snprintf(alt, sizeof alt, "%s.%d", W.path, k) >= (int)sizeof alt) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        fd = open(alt, flags | O_EXCL, 0600);
+        if (fd >= 0) {
+            mt_warn("MEMTRACE_RECORD: %.1024s holds this process's recording from before it "
+                    "executed %s; recording to %.1024s", W.path, program_invocation_short_name,
+                    alt);
+            memcpy(W.path, alt, sizeof alt);
+            return fd;
+        }
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
 void mt_tl_start(void)
 {
     if (!mt_atomic_load_relaxed(&mt_tl_on) || getpid() != W.pid || W.ready)
@@ -327,8 +445,7 @@ void mt_tl_start(void)
     if (!mt_path_expand(W.pattern, program_invocation_short_name, 0, W.path, sizeof W.path)) {
         snprintf(W.path, sizeof W.path, "%s", W.pattern);
         failed = "the name it expands to is too long";
-    } else if ((W.fd = open(W.path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                            0600)) < 0) {
+    } else if ((W.fd = open_recording()) < 0) {
         struct stat st;
         failed = errno == ELOOP && lstat(W.path, &st) == 0 && S_ISLNK(st.st_mode)
                      ? "a symbolic link; not followed"
@@ -354,6 +471,9 @@ void mt_tl_start(void)
     static char command[4096];
     size_t len = command_line(command, sizeof command);
     mt_tl_emit_head((uint64_t)W.pid, W.start_unix_ns, W.cull_ns, command, len);
+    /* The head alone in the first block, on disk at once: what an exec of
+     * this process finds there (earlier_image). */
+    mt_tl_emit_flush(true);
     W.ready = true;
     start_writer();
 }
