@@ -190,7 +190,7 @@ deps:
 # named before anything is built, instead of make's "No rule to make
 # target '.../profile.proto'" or a compiler's missing header. Not asked
 # for the goals that install them first (check and demo run deps, then
-# make again) or need none.
+# make again) or need none (man: asciidoctor only).
 BUILD_DEPS_MISSING = $(shell \
   if command -v pkg-config >/dev/null 2>&1; then \
     for m in libdw:libdw-dev libunwind:libunwind-dev libzstd:libzstd-dev \
@@ -201,7 +201,7 @@ BUILD_DEPS_MISSING = $(shell \
   [ -f /usr/include/libiberty/demangle.h ] || echo libiberty-dev; \
   command -v protoc-c >/dev/null 2>&1 || echo protobuf-c-compiler; \
   [ -f $(PPROF_PROTO) ] || echo golang-github-google-pprof-dev)
-NO_BUILD_GOALS := deps check demo clean uninstall
+NO_BUILD_GOALS := deps check demo clean uninstall man
 ifneq ($(filter-out $(NO_BUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 missing_build_deps := $(strip $(BUILD_DEPS_MISSING))
 ifneq ($(missing_build_deps),)
