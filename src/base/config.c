@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -107,18 +108,21 @@ static bool path_expanded(int id)
 /* Setting ID's entry in environ pointed at "NAME=PATH" (PATH: the setting
  * resolved): a program this process execs after a chdir finds the path
  * of start-up. In place, as children_env.c edits environ: no heap, environ
- * not grown; the program's own setenv and getenv go on working on it. */
+ * not grown; the program's own setenv and getenv go on working on it. The
+ * entry is mapped for the purpose (kept for the process's life), not a
+ * static buffer: a relative path is rare, and a program that fills its
+ * address space (ulimit -v) should not lose it to memtrace's data. */
 static void put_in_environ(int id, const char *path)
 {
-    static char entries[MT_SETTINGS][sizeof "MEMTRACE_SUPPRESSIONS=" + 4096];
     const char *name = settings[id].name;
-    size_t len = strlen(name);
-    int n = snprintf(entries[id], sizeof entries[id], "%s=%s", name, path);
-    if (n < 0 || (size_t)n >= sizeof entries[id])
+    size_t len = strlen(name), size = len + 1 + strlen(path) + 1;
+    char *entry = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (entry == MAP_FAILED)
         return;
+    snprintf(entry, size, "%s=%s", name, path);
     for (char **e = environ; e && *e; e++)
         if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-            *e = entries[id];
+            *e = entry;
 }
 
 const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback)

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -363,20 +364,17 @@ static uint64_t process_start_unix_ns(void)
     return since_ns > boot_ns ? 0 : real_ns - (boot_ns - since_ns);
 }
 
-/* Whether the file at PATH is a recording this process made before it
- * executed a program (itself, most often: a server that re-executes
- * itself to upgrade), whose name it expands to again: its head (the first
- * block, which mt_tl_start writes alone) names this pid and a start after
- * this process's. A recording of an earlier process that had the same pid
- * (the first process of every container) started before this one. */
-static bool earlier_image(const char *path)
+#define HEAD_BYTES 8192 /* a head block at most (its command line is cut at 4096) */
+
+/* earlier_image's answer, with FILE (FILE_SIZE bytes) and RAW
+ * (HEAD_BYTES) to read the head into. */
+static bool earlier_head(const char *path, uint8_t *file, size_t file_size, uint8_t *raw)
 {
-    static uint8_t file[MT_REC_MAGIC_LEN + MT_REC_HEADER_LEN + 8192], raw[8192];
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     ssize_t n = -1;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        n = read(fd, file, sizeof file);
+        n = read(fd, file, file_size);
     if (fd >= 0)
         close(fd);
     if (n < MT_REC_MAGIC_LEN + MT_REC_HEADER_LEN ||
@@ -386,13 +384,13 @@ static bool earlier_image(const char *path)
     memcpy(h, file + MT_REC_MAGIC_LEN, sizeof h);
     const uint8_t *block = file + MT_REC_MAGIC_LEN + MT_REC_HEADER_LEN;
     size_t have = (size_t)n - MT_REC_MAGIC_LEN - MT_REC_HEADER_LEN;
-    if (h[2] != MT_REC_BLOCK_TAG || h[0] > have || h[1] > sizeof raw)
+    if (h[2] != MT_REC_BLOCK_TAG || h[0] > have || h[1] > HEAD_BYTES)
         return false;
     size_t len = h[1];
     if (h[0] == h[1]) {
         memcpy(raw, block, len);
     } else {
-        size_t got = ZSTD_decompress(raw, sizeof raw, block, h[0]);
+        size_t got = ZSTD_decompress(raw, HEAD_BYTES, block, h[0]);
         if (ZSTD_isError(got) || got != len)
             return false;
     }
@@ -403,6 +401,26 @@ static bool earlier_image(const char *path)
         return false;
     uint64_t born = process_start_unix_ns();
     return pid == (uint64_t)getpid() && born && start >= born;
+}
+
+/* Whether the file at PATH is a recording this process made before it
+ * executed a program (itself, most often: a server that re-executes
+ * itself to upgrade), whose name it expands to again: its head (the first
+ * block, which mt_tl_start writes alone) names this pid and a start after
+ * this process's. A recording of an earlier process that had the same pid
+ * (the first process of every container) started before this one. */
+static bool earlier_image(const char *path)
+{
+    /* Mapped for the check, not static: it is rare, and a program that
+     * fills its address space should not lose the room to memtrace. */
+    size_t file_size = MT_REC_MAGIC_LEN + MT_REC_HEADER_LEN + HEAD_BYTES;
+    size_t size = file_size + HEAD_BYTES;
+    uint8_t *buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return false;
+    bool earlier = earlier_head(path, buf, file_size, buf + file_size);
+    munmap(buf, size);
+    return earlier;
 }
 
 /* Opens W.path for the recording, O_NOFOLLOW; -1 and errno when it
