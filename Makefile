@@ -185,6 +185,30 @@ endef
 deps:
 	$(call install_missing,$(DEPS_PKGS))
 
+# The packages of DEPS_PKGS the libraries are built from, found as the
+# build finds them (pkg-config, PATH, the files it reads): those missing,
+# named before anything is built, instead of make's "No rule to make
+# target '.../profile.proto'" or a compiler's missing header. Not asked
+# for the goals that install them first (check and demo run deps, then
+# make again) or need none (man: asciidoctor only).
+BUILD_DEPS_MISSING = $(shell \
+  if command -v pkg-config >/dev/null 2>&1; then \
+    for m in libdw:libdw-dev libunwind:libunwind-dev libzstd:libzstd-dev \
+             libprotobuf-c:libprotobuf-c-dev zlib:zlib1g-dev; do \
+      pkg-config --exists $${m%%:*} 2>/dev/null || echo "$$m" | cut -d: -f2; \
+    done; \
+  else echo pkg-config; fi; \
+  [ -f /usr/include/libiberty/demangle.h ] || echo libiberty-dev; \
+  command -v protoc-c >/dev/null 2>&1 || echo protobuf-c-compiler; \
+  [ -f $(PPROF_PROTO) ] || echo golang-github-google-pprof-dev)
+NO_BUILD_GOALS := deps check demo clean uninstall man
+ifneq ($(filter-out $(NO_BUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
+missing_build_deps := $(strip $(BUILD_DEPS_MISSING))
+ifneq ($(missing_build_deps),)
+$(error memtrace: missing packages: $(missing_build_deps); run `make deps` to install them (as root), or to see the apt-get line)
+endif
+endif
+
 # ---------------------------------------------------------------- tests
 include tests/tests.mk
 include gdb/gdb.mk

@@ -182,6 +182,34 @@ check_lib() {
     [ -f "$1" ] || die 1 "cannot find $(basename "$1") (looked for $1)"
 }
 
+# Sets preload to the name LIB goes into LD_PRELOAD by. ld.so splits
+# LD_PRELOAD at spaces and colons, so a LIB whose path holds one (memtrace
+# in "My Projects") would not be preloaded and the program would run
+# untraced: it is preloaded through a symbolic link of the same name in a
+# directory of this user's whose path has none, $XDG_RUNTIME_DIR/memtrace
+# or else /tmp/memtrace-UID, one per library directory (named by its
+# path's checksum). The link stays: the programs the traced one starts
+# preload it too. Status 1 and one line when there is no such directory
+# (not this user's, a link, or writable by others).
+preload_for() { # LIB
+    preload=$1
+    case $1 in *[[:space:]:]*) ;; *) return 0 ;; esac
+    local top=${XDG_RUNTIME_DIR:-} sum dir link
+    case $top in /*[[:space:]:]* | '' | [!/]*) top=/tmp/memtrace-$(id -u) ;; *) top=$top/memtrace ;; esac
+    sum=$(printf '%s' "$(dirname -- "$1")" | cksum | cut -d' ' -f1)
+    dir=$top/$sum
+    link=$dir/$(basename -- "$1")
+    (umask 077 && mkdir -p -- "$dir") 2>/dev/null || true
+    if [ -d "$top" ] && [ ! -L "$top" ] && [ -O "$top" ] && [ -d "$dir" ] && [ ! -L "$dir" ] &&
+        [ -O "$dir" ] && [ -z "$(find "$top" "$dir" -maxdepth 0 -perm /022 2>/dev/null)" ] &&
+        ln -sfn -- "$1" "$link.$$" 2>/dev/null && mv -Tf -- "$link.$$" "$link" 2>/dev/null; then
+        preload=$link
+        return 0
+    fi
+    rm -f -- "$link.$$" 2>/dev/null || true
+    die 1 "cannot preload $1: LD_PRELOAD cannot hold a path with a space or a colon, and $top is not a directory of this user's only to put a link to it in"
+}
+
 check_gdb() {
     command -v -- "${GDB:-gdb}" >/dev/null 2>&1 ||
         die 1 "cannot find gdb (${GDB:-gdb}); install it, or set GDB to one"
@@ -480,7 +508,8 @@ run)
     fi
     check_lib "$lib"
     check_prog "$1"
-    LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD} exec "$@"
+    preload_for "$lib"
+    LD_PRELOAD=$preload${LD_PRELOAD:+:$LD_PRELOAD} exec "$@"
     ;;
 export)
     [ -x "$libexecdir/memtrace-export" ] || die 1 "export: $libexecdir/memtrace-export is missing"
@@ -526,9 +555,10 @@ gdb)
     [ -n "$prog" ] || usage_error "gdb: no program given"
     check_prog "$prog"
     check_gdb
+    preload_for "$lib"
     # gdb applies the environment to the program it starts, not to itself.
     exec ${GDB:-gdb} -q -ex "source $helper" \
-        -ex "set environment LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$@"
+        -ex "set environment LD_PRELOAD=$preload${LD_PRELOAD:+:$LD_PRELOAD}" "$@"
     ;;
 core)
     # [GDB-OPTION...] [--] PROG CORE: with --, exactly PROG and CORE follow

@@ -2,6 +2,8 @@
  * find (children_env.h). No heap, no lock: environ is edited in place. */
 #include "base/children_env.h"
 
+#include "base/config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +12,7 @@ extern char **environ;
 
 bool mt_children_off(void)
 {
-    const char *s = getenv("MEMTRACE_CHILDREN");
+    const char *s = mt_setting_env("MEMTRACE_CHILDREN");
     if (!s || !*s)
         return false;
     char *end;

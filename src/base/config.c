@@ -8,9 +8,16 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+extern char **environ;
 
 enum { COUNT, COUNT_OR_ALL, CHOICE, SIGNAL, PATH };
 enum { BOTH, PROFILER };
@@ -32,6 +39,21 @@ _Static_assert(256 == MT_MAX_DEPTH, "settings.def: MEMTRACE_DEPTH's maximum is M
 
 mt_config mt_cfg = { .depth = 64, .freed = 65536, .start = 1, .history = 3, .error_exitcode = 1 };
 
+/* A secure-exec process (setuid, setgid, file capabilities: the kernel
+ * sets AT_SECURE) runs with privileges its user lacks, while its
+ * environment is the user's: every MEMTRACE_* setting there is ignored,
+ * as glibc ignores MALLOC_* (a path setting would otherwise create or
+ * truncate files wherever the program's privileges reach). */
+static bool secure_exec(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
+const char *mt_setting_env(const char *name)
+{
+    return secure_exec() ? NULL : getenv(name);
+}
+
 const char *mt_setting_name(int id)
 {
     return settings[id].name;
@@ -46,7 +68,7 @@ long mt_setting_long(int id)
 {
     const char *name = settings[id].name;
     long def = settings[id].def, min = settings[id].min, max = settings[id].max;
-    const char *s = getenv(name);
+    const char *s = mt_setting_env(name);
     if (!s)
         return def;
     char *end;
@@ -62,18 +84,77 @@ long mt_setting_long(int id)
     return v;
 }
 
+/* The working directory at start-up (mt_config_load), where a relative
+ * path setting is resolved: the program may chdir before memtrace opens
+ * the file (at exit, or at a report). Empty when it could not be read; a
+ * relative path then stays relative. */
+static char start_cwd[4096];
+static bool cwd_taken;
+
+static void take_cwd(void)
+{
+    cwd_taken = true;
+    if (!getcwd(start_cwd, sizeof start_cwd) || start_cwd[0] != '/')
+        start_cwd[0] = '\0';
+}
+
+/* Whether the reader of path setting ID expands % in it (mt_path_expand):
+ * a % of the directory prefixed to a relative one is then written %%. */
+static bool path_expanded(int id)
+{
+    return id != MT_SET_SUPPRESSIONS;
+}
+
+/* Setting ID's entry in environ pointed at "NAME=PATH" (PATH: the setting
+ * resolved): a program this process execs after a chdir finds the path
+ * of start-up. In place, as children_env.c edits environ: no heap, environ
+ * not grown; the program's own setenv and getenv go on working on it. The
+ * entry is mapped for the purpose (kept for the process's life), not a
+ * static buffer: a relative path is rare, and a program that fills its
+ * address space (ulimit -v) should not lose it to memtrace's data. */
+static void put_in_environ(int id, const char *path)
+{
+    const char *name = settings[id].name;
+    size_t len = strlen(name), size = len + 1 + strlen(path) + 1;
+    char *entry = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (entry == MAP_FAILED)
+        return;
+    snprintf(entry, size, "%s=%s", name, path);
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            *e = entry;
+}
+
 const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback)
 {
-    const char *s = getenv(settings[id].name);
+    const char *s = mt_setting_env(settings[id].name);
     if (!s || !*s)
         return NULL;
-    size_t len = strlen(s);
-    if (len >= size) {
-        mt_warn("%s is %zu bytes long, more than a path can be (%zu); %s", settings[id].name, len,
-                size - 1, fallback);
+    if (!cwd_taken)
+        take_cwd();
+    size_t n = 0, len = strlen(s);
+    bool fits = true;
+    if (s[0] != '/' && start_cwd[0]) {
+        for (const char *c = start_cwd; *c && fits; c++) {
+            bool twice = *c == '%' && path_expanded(id);
+            fits = n + 1 + twice < size;
+            if (fits) {
+                buf[n++] = *c;
+                if (twice)
+                    buf[n++] = '%';
+            }
+        }
+        if (fits && n > 1) /* not after the root's own "/" */
+            buf[n++] = '/';
+    }
+    if (!fits || n + len >= size) {
+        mt_warn("%s is %zu bytes long%s, more than a path can be (%zu); %s", settings[id].name,
+                len, n ? " with the start-up directory before it" : "", size - 1, fallback);
         return NULL;
     }
-    memcpy(buf, s, len + 1);
+    memcpy(buf + n, s, len + 1);
+    if (n)
+        put_in_environ(id, buf);
     return buf;
 }
 
@@ -83,7 +164,7 @@ static int setting_choice(int id)
 {
     const char *values = settings[id].values;
     int def = (int)settings[id].def;
-    const char *s = getenv(settings[id].name);
+    const char *s = mt_setting_env(settings[id].name);
     if (!s)
         return def;
     size_t len = strlen(s);
@@ -141,7 +222,7 @@ static int signal_number(const char *s)
 int mt_config_signal(int id, const char *none)
 {
     const char *name = settings[id].name;
-    const char *s = getenv(name);
+    const char *s = mt_setting_env(name);
     if (!s || !*s)
         return 0;
     int sig = signal_number(s);
@@ -168,7 +249,7 @@ static unsigned count_or_all_setting(int id)
 {
     const char *name = settings[id].name;
     long def = settings[id].def, min = settings[id].min, max = settings[id].max;
-    const char *s = getenv(name);
+    const char *s = mt_setting_env(name);
     if (!s)
         return (unsigned)def;
     if (strcmp(s, "all") == 0)
@@ -184,8 +265,22 @@ static unsigned count_or_all_setting(int id)
     return (unsigned)v;
 }
 
+/* Whether environ names any MEMTRACE_ variable (memtrace's own internal
+ * ones start with an underscore). */
+static bool any_setting_set(void)
+{
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "MEMTRACE_", 9) == 0)
+            return true;
+    return false;
+}
+
 void mt_config_load(void)
 {
+    take_cwd();
+    if (secure_exec() && any_setting_set())
+        mt_warn("this program runs with privileges its user lacks (setuid, setgid or file "
+                "capabilities): every MEMTRACE_* setting is ignored");
     mt_cfg.unwind = setting_choice(MT_SET_UNWIND);
     mt_cfg.depth = (unsigned)mt_setting_long(MT_SET_DEPTH);
     mt_cfg.freed = (size_t)mt_setting_long(MT_SET_FREED);

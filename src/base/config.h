@@ -30,7 +30,14 @@ typedef struct {
 
 extern mt_config mt_cfg;
 
+/* Reads the settings, at start-up; says once when they are ignored
+ * (mt_setting_env). */
 void mt_config_load(void);
+
+/* getenv(NAME) for a MEMTRACE_* variable: NULL in a secure-exec process
+ * (AT_SECURE: setuid, setgid or file capabilities), whose environment is
+ * its less privileged user's. Every reader of a setting asks here. */
+const char *mt_setting_env(const char *name);
 
 /* The profiler's numeric settings, read (and checked) by both builds so
  * that a bad value warns whichever library is preloaded; the tracer build
@@ -63,9 +70,14 @@ int mt_setting_profiler_only(int id);
 long mt_setting_long(int id);
 
 /* Setting ID, a PATH, copied into BUF of SIZE bytes (copied at start-up:
- * a program may rewrite or clear its environment later). NULL when it is
- * unset or empty, and, after one warning ending in FALLBACK (what then
- * happens), when it does not fit. */
+ * a program may rewrite or clear its environment later), a relative one
+ * after the working directory of start-up (mt_config_load) and "/", so
+ * that a chdir of the program does not move it (a % in that directory is
+ * written %% for the settings expanded by mt_path_expand, every one but
+ * MEMTRACE_SUPPRESSIONS); the variable in environ then says that path
+ * too, for the programs this process execs after a chdir. BUF must live
+ * as long as the process. NULL when it is unset or empty, and, after one
+ * warning ending in FALLBACK (what then happens), when it does not fit. */
 const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback);
 
 /* The signal setting ID (MT_SET_SIGNAL,

@@ -26,7 +26,7 @@ void mt_profiler_start(void)
     size_t len = 0, n = 0;
     for (int id = 0; id < MT_SETTINGS; id++) {
         const char *name = mt_setting_name(id);
-        if (!mt_setting_profiler_only(id) || !getenv(name))
+        if (!mt_setting_profiler_only(id) || !mt_setting_env(name))
             continue;
         size_t add = strlen(name);
         if (len + add + 3 > sizeof names)

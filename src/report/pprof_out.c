@@ -56,7 +56,7 @@ static void write_live_at_exit(void);
 
 void mt_pprof_out_start(bool profiler)
 {
-    const char *every = getenv("MEMTRACE_PPROF_EVERY");
+    const char *every = mt_setting_env("MEMTRACE_PPROF_EVERY");
     snprintf(program, sizeof program, "%s", program_invocation_short_name);
     start_pid = getpid();
     mt_setting_path(MT_SET_PPROF, pattern, sizeof pattern, "no pprof profiles");

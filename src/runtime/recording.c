@@ -161,7 +161,7 @@ void mt_recording_install_signal(void)
     if (sigaction(sig, NULL, &sa) == 0 &&
         ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))) {
         mt_warn("MEMTRACE_TOGGLE_SIGNAL=\"%s\": that signal has a handler already (MEMTRACE_SIGNAL's "
-                "or a library's); %s", getenv("MEMTRACE_TOGGLE_SIGNAL"), none);
+                "or a library's); %s", mt_setting_env("MEMTRACE_TOGGLE_SIGNAL"), none);
         return;
     }
     memset(&sa, 0, sizeof sa);
@@ -170,5 +170,5 @@ void mt_recording_install_signal(void)
     sigemptyset(&sa.sa_mask);
     if (sigaction(sig, &sa, NULL) != 0)
         mt_warn("MEMTRACE_TOGGLE_SIGNAL=\"%s\" is not a signal that can be caught; %s",
-                getenv("MEMTRACE_TOGGLE_SIGNAL"), none);
+                mt_setting_env("MEMTRACE_TOGGLE_SIGNAL"), none);
 }

@@ -28,7 +28,7 @@
 #define ZSTD_LEVEL 1
 
 static struct {
-    int fd;
+    uint64_t offset; /* bytes written to the file */
     uint8_t *raw;
     size_t len;
     uint8_t *z;
@@ -56,10 +56,9 @@ static void *map(size_t size)
     return p == MAP_FAILED ? NULL : p;
 }
 
-bool mt_tl_emit_init(int fd, uint64_t cull_ns)
+bool mt_tl_emit_init(uint64_t cull_ns)
 {
     (void)cull_ns;
-    E.fd = fd;
     E.zcap = ZSTD_compressBound(RAW_CAP) + MT_REC_HEADER_LEN;
     E.raw = map(RAW_CAP);
     E.z = map(E.zcap);
@@ -90,8 +89,11 @@ uint64_t mt_tl_emit_events(void)
 
 static bool write_all(const uint8_t *p, size_t n)
 {
+    int fd = mt_tl_file_fd(E.offset);
+    if (fd < 0)
+        return false;
     while (n) {
-        ssize_t w = write(E.fd, p, n);
+        ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -101,6 +103,7 @@ static bool write_all(const uint8_t *p, size_t n)
         }
         p += w;
         n -= (size_t)w;
+        E.offset += (uint64_t)w;
     }
     return true;
 }

@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* False when no memory for the writer's buffers. */
-bool mt_tl_emit_init(int fd, uint64_t cull_ns);
+/* False when no memory for the writer's buffers. Writes the magic at
+ * once. */
+bool mt_tl_emit_init(uint64_t cull_ns);
 void mt_tl_emit_head(uint64_t pid, uint64_t start_unix_ns, uint64_t cull_ns, const char *command,
                      size_t len);
 void mt_tl_emit_alloc(uint32_t thread, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack);
@@ -26,6 +27,13 @@ bool mt_tl_emit_flush(bool force);
  * write failed. */
 uint64_t mt_tl_emit_events(void);
 bool mt_tl_emit_failed(void);
+
+/* The recording's descriptor, for a write at OFFSET, the bytes written so
+ * far (writer.c): checked before every write to be the file the writer
+ * opened (the program may have closed that number and opened a file of
+ * its own there), reopened at OFFSET when it is not; -1, said once, when
+ * the file itself is gone or replaced. */
+int mt_tl_file_fd(uint64_t offset);
 
 /* Culling (cull.c): an allocation waits up to CULL_NS for its free. */
 bool mt_tl_cull_init(uint64_t cull_ns);

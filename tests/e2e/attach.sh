@@ -221,9 +221,15 @@ bad "attach --profile after attach" 1 \
     "memtrace: attach: process $tpid has libmemtrace.so loaded (an earlier attach); attach it again with that library" \
     "$mt" attach --profile "$tpid"
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    # What nobody runs, copied where nobody may run it: the checkout may sit
+    # in a directory only its owner enters (a mktemp -d clone).
+    pubdir=$(mktemp -d /tmp/memtrace-attach.XXXXXX)
+    chmod 755 "$pubdir"
+    cp "$mt" "$build/libmemtrace.so" "$build/memtrace.py" "$pubdir/"
     bad "attach: another user's process" 1 \
         "memtrace: attach: not permitted to trace process $tpid (another user's: run as that user, or root)" \
-        setpriv --reuid=nobody --regid=nogroup --clear-groups "$mt" attach "$tpid"
+        setpriv --reuid=nobody --regid=nogroup --clear-groups "$pubdir/memtrace" attach "$tpid"
+    rm -rf "$pubdir"
 else
     echo "SKIP attach: another user's process (needs root to run as nobody)"
 fi

@@ -221,7 +221,9 @@ has "bad MEMTRACE_RECORD_CULL_MS: records anyway" "$work/bad.err" "memtrace: rec
 
 # The launcher: run --record[=PATH] and export.
 (cd "$work" && "$build/memtrace" run --record "$prog" "$work/l.log" >/dev/null 2>"$work/l.err")
-lpid=$(sed -n 's/^memtrace: recording: memtrace\.timeline_phases\.\([0-9]*\)\.rec .*/\1/p' "$work/l.err")
+# (named by its full path: a relative one is the start-up directory's)
+lpid=$(sed -n "s|^memtrace: recording: $(cd "$work" && pwd -P)/memtrace\.timeline_phases\.\([0-9]*\)\.rec .*|\1|p" \
+    "$work/l.err")
 if [ -n "$lpid" ] && [ -s "$work/memtrace.timeline_phases.$lpid.rec" ]; then
     pass "launcher: --record writes memtrace.PROG.PID.rec"
 else fail "launcher: --record writes memtrace.PROG.PID.rec" "$(cat "$work/l.err")"; fi
