@@ -211,7 +211,7 @@ $(TEST_BUILD)/trust_%: tests/progs/trust_%.cpp include/memtrace.h
 	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread -Iinclude $(LDFLAGS) -o $@ $< -ldl
 # Named by this explicit rule, the programs are not intermediate files.
 test-trust: $(TRUST_PROGS) $(TRUST_SUITES:%=test-trust-%)
-test-trust-%: all $(PROGS) $(TRUST_PROGS)
+test-trust-%: all $(PROGS) $(TRUST_PROGS) $(TEST_BUILD)/attach_target
 	@bash tests/e2e/trust_$*.sh
 # (test-trust-% stays off .PHONY: make skips pattern rules for phony targets.)
 .PHONY: test-trust
