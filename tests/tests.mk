@@ -497,7 +497,7 @@ check: deps
 	$(call timed,test-timeline)
 	$(call timed,test-attach)
 	$(call timed,-j2 test-sample test-guard)
-	$(call timed,-j2 test-tags test-rust)
+	$(call timed,-j2 test-tags test-rust test-temporaries)
 	$(call timed,test-reliability)
 	$(call timed,-j2 test-trust)
 	$(call timed,test-unwind-check)
@@ -510,7 +510,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-e2e-timed test-e2e-exact test-sample test-view test-timeline test-guard test-tags test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-temporaries test-e2e-timed test-e2e-exact test-sample test-view test-timeline test-guard test-tags test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.
@@ -574,3 +574,8 @@ $(TEST_BUILD)/prctl_name: tests/progs/prctl_name.c
 
 test-rust: all $(RUST_SITES) $(TEST_BUILD)/prctl_name
 	@bash tests/e2e/rust.sh
+
+# Temporary allocations against heaptrack's own runs (the script builds
+# its programs, tests/progs/temporaries_*.c).
+test-temporaries: all
+	@bash tests/e2e/temporaries.sh

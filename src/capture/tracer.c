@@ -433,11 +433,11 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
      * allocation (a realloc(p, 0) that freed it: in note_resize_freed). Its free
      * is in the recording already (mt_resize_stamp). */
     if (had && q == ptr) { /* resized in place: the old size leaves the */
-        mt_site_note_gone(old->stack, old->seq);
+        mt_site_note_gone(old->stack, old->size);
         mt_site_free(old->stack, old->size); /* totals before the new one enters */
         mt_tag_free(old->tag, old->size);
     } else if (had && q != NULL) {
-        mt_site_note_gone(old->stack, old->seq);
+        mt_site_note_gone(old->stack, old->size);
     }
     if (q != NULL)
         mt_record_block(q, size, MT_KIND_MALLOC);

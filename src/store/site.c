@@ -15,7 +15,7 @@ mt_atomic(uint64_t) mt_site_live_total;
 mt_atomic(uint64_t) mt_site_peak_total;
 mt_atomic(uint64_t) mt_site_peak_ns;
 mt_atomic(uint64_t) mt_site_peak_epoch = 1;
-MT_TLS uint64_t mt_site_last_seq = UINT64_MAX;
+MT_TLS mt_temp_state mt_site_latest;
 MT_TLS mt_site_table *mt_site_mine;
 mt_site_table mt_site_shared = { .owner = -1 };
 mt_atomic(mt_site_table *) mt_site_tables;
@@ -198,7 +198,6 @@ void mt_site_restart_peak(uint64_t now)
 MT_NOINLINE void mt_site_temporary(mt_stack_id id)
 {
     uint32_t n = mt_stack_site_number(id);
-    mt_site_last_seq = UINT64_MAX;
     if (n == UINT32_MAX)
         return;
     mt_site_counters *c = mt_site_own(n);

@@ -9,6 +9,7 @@
 #include "base/common.h"
 #include "store/sample_weight.h"
 #include "store/stack_store.h"
+#include "store/temporary.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,10 +21,9 @@
  * sums them (mt_site_read), frees before allocations, so live never reads
  * below what it was.
  *
- * temp_blocks: allocations of the site whose free was the allocating
- * thread's next allocation or free, with none of either in between
- * (heaptrack's "temporary", per thread); a realloc counts as the free of
- * the old block and then the allocation of the new one, as in heaptrack.
+ * temp_blocks: the site's temporary allocations, by the rule of
+ * store/temporary.h (heaptrack's, per thread), which the recording's
+ * readers share.
  *
  * The peak snapshot (copy on write by epoch): peak_bytes and peak_blocks
  * hold the site's live bytes and blocks at the moment of the global peak
@@ -87,12 +87,11 @@ extern mt_atomic(uint64_t) mt_site_peak_epoch MT_HIDDEN;
 /* Saves C's live counts as its peak snapshot for EPOCH (cold). */
 void mt_site_save_peak(mt_site_counters *c, uint64_t epoch);
 
-/* The sequence number of this thread's latest allocation (its live-table
- * seq), UINT64_MAX for none or once the thread freed any block since: a free
- * of that very block by this thread is then a temporary allocation. Initial-exec TLS, like mt_busy. */
-extern MT_TLS uint64_t mt_site_last_seq MT_HIDDEN;
-/* Counts a temporary allocation of stack ID and forgets the thread's
- * latest allocation (out of line: it keeps the callers' frames small). */
+/* This thread's latest allocation's kind for the temporary rule
+ * (store/temporary.h). Initial-exec TLS, like mt_busy. */
+extern MT_TLS mt_temp_state mt_site_latest MT_HIDDEN;
+/* Counts a temporary allocation of stack ID (out of line: it keeps the
+ * callers' frames small). */
 void mt_site_temporary(mt_stack_id id);
 
 /* When the peak was last raised (CLOCK_MONOTONIC ns); a racing raise of a
@@ -255,31 +254,27 @@ static inline void mt_site_free(mt_stack_id id, size_t size)
 }
 
 /* The program allocated a new block, number SEQ, at ID: mt_site_alloc,
- * and it is now this thread's latest allocation. */
+ * and its kind is now this thread's latest allocation's. */
 static inline void mt_site_new_block(mt_stack_id id, size_t size, uint64_t seq)
 {
+    (void)seq;
     mt_site_alloc(id, size);
 #ifdef MEMTRACE_PROFILER
-    mt_site_last_seq = seq;
-#else
-    (void)seq;
+    mt_temp_alloc(&mt_site_latest, id, size);
 #endif
 }
 
-/* Block SEQ of ID is gone (freed, or moved or resized by realloc) by this
- * thread's hand: a temporary allocation if it was the thread's latest and
- * nothing was freed since; either way the thread's latest allocation can no
- * longer be (heaptrack's rule: any free in between breaks the pair). */
-static inline void mt_site_note_gone(mt_stack_id id, uint64_t seq)
+/* A block of SIZE bytes at ID is gone (freed, or moved or resized by
+ * realloc) by this thread's hand: a temporary allocation by the rule of
+ * store/temporary.h. */
+static inline void mt_site_note_gone(mt_stack_id id, size_t size)
 {
 #ifdef MEMTRACE_PROFILER
-    if (seq == mt_site_last_seq)
+    if (mt_temp_free(&mt_site_latest, id, size))
         mt_site_temporary(id);
-    else
-        mt_site_last_seq = UINT64_MAX;
 #else
     (void)id;
-    (void)seq;
+    (void)size;
 #endif
 }
 
@@ -288,14 +283,13 @@ static inline void mt_site_note_gone(mt_stack_id id, uint64_t seq)
  * sqlite end a temporary allocation). */
 static inline void mt_site_end_block(mt_stack_id id, size_t size, uint64_t seq)
 {
+    (void)seq;
 #ifdef MEMTRACE_PROFILER
-    bool temp = seq == mt_site_last_seq;
-    mt_site_last_seq = UINT64_MAX;
+    bool temp = mt_temp_free(&mt_site_latest, id, size);
     mt_site_leaves(id, size, temp);
 #else
     (void)id;
     (void)size;
-    (void)seq;
 #endif
 }
 

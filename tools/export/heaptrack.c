@@ -278,6 +278,12 @@ bool export_heaptrack(const rec_file *r, const char *path)
     d.strs = xrealloc(NULL, sizeof *d.strs);
     out(&s, "v 10400 2\n# memtrace export of a recording%s\n", r->truncated ? " (truncated)" : "");
     out(&s, "X %.3000s\n", r->command ? r->command : "");
+    /* Kind 0 is never allocated: heaptrack_print clears its latest kind
+     * to 0 on every free, so a free of kind 0 right after another free
+     * would count as temporary (store/temporary.h); with this, its count
+     * is the rule's. */
+    out(&s, "a 0 0\n");
+    d.nkinds = 1;
     map lv = { 0 }; /* live block address -> allocation kind + 1 */
     uint64_t last_ms = 0;
     for (size_t i = 0; i < r->nev; i++) {

@@ -6,6 +6,7 @@
  * while it was off) is no event of the recording; an allocation at a live
  * address ends that block first (its free was missed). */
 #include "rec.h"
+#include "store/temporary.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,7 @@ typedef struct {
     size_t nids;
     rec_site *by_index;
     table live;
-    uint64_t *last; /* per thread: its latest allocation's address, 0 none */
+    mt_temp_state *last; /* per thread: its latest allocation's kind (store/temporary.h) */
     size_t nlast;
     uint64_t epoch; /* raises of the peak so far (touch) */
 } replay;
@@ -116,7 +117,7 @@ static void touch(replay *rp, rec_site *s)
     }
 }
 
-static uint64_t *last_of(replay *rp, uint32_t thread)
+static mt_temp_state *last_of(replay *rp, uint32_t thread)
 {
     if (thread >= rp->nlast) {
         size_t n = thread + 64;
@@ -158,17 +159,13 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
         s->live -= b->size;
         if (pass == 1 && kind == EV_FREE) {
             t->frees++;
-            uint64_t *last = last_of(rp, thread);
-            bool temp = rp->r->cull_ns ? e->t - b->t <= rp->r->cull_ns : *last == e->addr;
-            if (temp) {
+            if (mt_temp_free(last_of(rp, thread), b->site, b->size)) {
                 t->temporary++;
                 s->temporary++;
             }
         }
         take(&rp->live, j);
     }
-    if (pass == 1 && kind == EV_FREE)
-        *last_of(rp, thread) = 0;
     if (kind != EV_ALLOC)
         return;
     live b = { e->addr, e->size, e->t, e->stack, thread };
@@ -184,7 +181,7 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
         s->allocated_bytes += e->size;
         t->allocations++;
         t->allocated_bytes += e->size;
-        *last_of(rp, thread) = e->addr;
+        mt_temp_alloc(last_of(rp, thread), b.site, e->size);
     }
 }
 
