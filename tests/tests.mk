@@ -454,6 +454,13 @@ test-debug: $(TEST_BUILD)/stress_api $(TEST_BUILD)/stress_fork $(TEST_BUILD)/sig
 	  $(DEBUG_BUILD)/libmemtrace-profiler.so
 	@bash tests/e2e/debug.sh $(DEBUG_BUILD)
 
+# The symbolization differential test (tests/e2e/symbolize_diff.sh): every
+# frame print_trace prints against addr2line, for 20 builds of
+# tests/progs/symdiff_* (gcc and clang, DWARF 4 and 5, -O0 and -O2, PIE or
+# not, C++) that the script makes itself.
+test-symbolize: $(TRACER_LIB)
+	@bash tests/e2e/symbolize_diff.sh
+
 # Every test program and the reliability suite's real programs under
 # MEMTRACE_UNWIND=check (tests/e2e/unwind_check.sh): any capture where the
 # two unwinders disagree fails. The tracer library only; tsan_tables links
@@ -501,7 +508,7 @@ check: deps
 	$(call timed,test-reliability)
 	$(call timed,-j2 test-trust)
 	$(call timed,test-unwind-check)
-	$(call timed,test-debug)
+	$(call timed,-j2 test-symbolize test-debug)
 
 # Installation and the Debian package (tests/e2e/package.sh): make install
 # and uninstall, the man pages, pkg-config, completion, make deb, lintian,
@@ -510,7 +517,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-e2e-timed test-e2e-exact test-sample test-view test-timeline test-guard test-tags test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-e2e-timed test-e2e-exact test-sample test-view test-timeline test-guard test-tags test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check test-symbolize check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.
