@@ -7,8 +7,9 @@
 # inlined chain, as binutils' `addr2line -i -f -C` on the same address, and
 # the same column as llvm-symbolizer where both give one (addr2line gives
 # none). Built with gcc 12 and clang 14 (clang emits no .debug_aranges),
-# DWARF 4 and 5, -O0 and -O2, PIE and not: 16 C builds, and 4 C++ ones
-# (g++ and clang++, -O0 and -O2).
+# DWARF 4 and 5, -O0 and -O2, PIE and not: 16 C builds, 4 C++ ones
+# (g++ and clang++, -O0 and -O2), and 2 that link one compiler's object
+# into the other's program.
 #
 # print_trace prints a frame that has debug information without its
 # address, so each build runs twice: as built, and as a copy with the debug
@@ -40,8 +41,10 @@ for tool in gcc g++ clang clang++ addr2line llvm-symbolizer objcopy python3; do
     command -v "$tool" >/dev/null || { fail "tools" "$tool not found"; finish symbolize_diff; exit; }
 done
 
-# build DIR CC CXX-OR-C DWARF OPT PIE: the program and its library into
-# DIR/debug, their stripped copies into DIR/stripped.
+# build DIR CC LANG DWARF OPT PIE: the program and its library into
+# DIR/debug, their stripped copies into DIR/stripped. LANG c or cxx; mixed:
+# C, the library's code compiled by the other compiler and linked into the
+# program, which then has .debug_aranges for gcc's CU only.
 build() {
     local dir=$1 cc=$2 lang=$3 dwarf=$4 opt=$5 pie=$6
     local flags=(-g "-gdwarf-$dwarf" "-$opt" -Wall -Wextra) pieflags=(-fPIE -pie)
@@ -52,6 +55,14 @@ build() {
     mkdir -p "$dir/debug" "$dir/stripped"
     local libcc=${cc%++}
     [ "$libcc" = g ] && libcc=gcc
+    if [ "$lang" = mixed ]; then
+        libcc=clang
+        [ "$cc" = clang ] && libcc=gcc
+        "$libcc" "${flags[@]}" "${pieflags[0]}" -c -o "$dir/debug/lib.o" tests/progs/symdiff_lib.c &&
+        "$cc" "${flags[@]}" "${pieflags[@]}" -o "$dir/debug/symdiff" "$src" "$dir/debug/lib.o" -ldl &&
+        objcopy --strip-debug "$dir/debug/symdiff" "$dir/stripped/symdiff"
+        return
+    fi
     "$libcc" "${flags[@]}" -fPIC -shared -Wl,-soname,libsymdiff.so \
         -o "$dir/debug/libsymdiff.so" tests/progs/symdiff_lib.c &&
     "$cc" "${flags[@]}" "${pieflags[@]}" -o "$dir/debug/symdiff" "$src" \
@@ -184,5 +195,7 @@ for cxx in g++ clang++; do
         run_build "$cxx-dwarf5-$opt-pie" "$cxx" cxx 5 "$opt" pie
     done
 done
+run_build "gcc+clang-lib-dwarf5-O2-pie" gcc mixed 5 O2 pie
+run_build "clang+gcc-lib-dwarf5-O2-pie" clang mixed 5 O2 pie
 
 finish symbolize_diff
