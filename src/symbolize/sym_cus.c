@@ -50,10 +50,14 @@ static int by_low(const void *a, const void *b)
 }
 
 /* The ranges of every unit of DW with code, sorted, adjacent ranges of one
- * unit merged; NULL when out of memory. Over CU_RANGES_MAX: an empty map. */
-static struct cu_map *cu_map_build(Dwarf *dw)
+ * unit merged; NULL when out of memory. Over CU_RANGES_MAX: an empty map.
+ * The ranges grow in ST's cu_scratch, which libdw may leave there when it
+ * runs out of memory (freed with the state's caches). */
+static struct cu_map *cu_map_build(struct mt_sym_state *st, Dwarf *dw)
 {
     size_t n = 0, cap = 0;
+    free(st->cu_scratch);
+    st->cu_scratch = NULL;
     struct cu_range *r = NULL;
     Dwarf_CU *cu = NULL;
     Dwarf_Die cudie;
@@ -78,9 +82,10 @@ static struct cu_map *cu_map_build(Dwarf *dw)
                 struct cu_range *t = realloc(r, ncap * sizeof *t);
                 if (!t) {
                     free(r);
+                    st->cu_scratch = NULL;
                     return NULL;
                 }
-                r = t;
+                st->cu_scratch = r = t;
                 cap = ncap;
             }
             r[n++] = (struct cu_range){ low, high, off };
@@ -106,6 +111,7 @@ static struct cu_map *cu_map_build(Dwarf *dw)
             m->range[i] = r[i];
     }
     free(r);
+    st->cu_scratch = NULL;
     return m;
 }
 
@@ -114,7 +120,7 @@ static const struct cu_map *cu_map_of(struct mt_sym_state *st, Dwarf *dw)
     struct cu_map *m = sym_memo_find(&st->cu_maps, (uintptr_t)dw, 0);
     if (m)
         return m;
-    m = cu_map_build(dw);
+    m = cu_map_build(st, dw);
     if (m && !sym_memo_add(&st->cu_maps, (uintptr_t)dw, 0, m)) {
         free(m);
         return NULL;
@@ -125,6 +131,8 @@ static const struct cu_map *cu_map_of(struct mt_sym_state *st, Dwarf *dw)
 void sym_cu_maps_clear(struct mt_sym_state *st)
 {
     sym_memo_clear_with(&st->cu_maps, NULL);
+    free(st->cu_scratch);
+    st->cu_scratch = NULL;
 }
 
 /* The unit of DW whose code holds PC (a debug address) by ST's index. A

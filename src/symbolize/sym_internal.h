@@ -148,6 +148,9 @@ struct mt_sym_state {
      * b = 0; sym_cus.c): built only for a module where libdwfl could not
      * place a pc. */
     struct memo cu_maps;
+    /* The ranges of the index being built: the state's, so that libdw
+     * running out of memory half-way (sym_oom.c) leaves nothing unowned. */
+    void *cu_scratch;
     /* The tail calls of each function looked into, by entry address (key
      * b = 0), and the chain of each (caller return address, callee return
      * address) asked for (sym_tail.c). */
