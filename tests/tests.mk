@@ -32,6 +32,19 @@ $(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c src/base/reentry.c $(UNIT_CORE) $(UNIT_LIBS)
 
+# The symbolizer's tests on the fixture compiled by clang (no aranges).
+$(TEST_BUILD)/unit/symbolize_clang: tests/unit/test_symbolize_clang.c tests/unit/test_symbolize.c tests/unit/sym_fixture.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	clang -g -O1 -c -o $@-fixture.o tests/unit/sym_fixture.c
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
+	  -o $@ $< $@-fixture.o $(UNIT_CORE) $(UNIT_LIBS)
+
+$(TEST_BUILD)/unit-san/symbolize_clang: tests/unit/test_symbolize_clang.c tests/unit/test_symbolize.c tests/unit/sym_fixture.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	clang -g -O1 -c -o $@-fixture.o tests/unit/sym_fixture.c
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $(LDFLAGS) -o $@ $< $@-fixture.o $(UNIT_CORE) $(UNIT_LIBS)
+
 # Thread numbers: the registry linked in (it takes mt_busy from the test).
 $(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
