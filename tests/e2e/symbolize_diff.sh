@@ -18,7 +18,8 @@
 # modules is "FUNCTION in MODULE+OFFSET", OFFSET being the address of the
 # call's last byte (return address - 1) in the module's file, which
 # addr2line takes. The two runs make the same allocations, so frame k of
-# one is frame k of the other.
+# one is frame k of the other. A third run, under the profiler, must print
+# the same three stacks, row for row, in its exit report.
 #
 # File names: the programs are compiled from the project's root by
 # relative paths, as the other suites' are; gdb and memtrace name a file as
@@ -30,13 +31,16 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 lib=$build/libmemtrace.so
+profiler=$build/libmemtrace-profiler.so
 if [ -n "${SYMDIFF_KEEP:-}" ]; then
     rm -rf "$work"
     trap - EXIT
     work=$SYMDIFF_KEEP
     mkdir -p "$work"
 fi
-[ -f "$lib" ] || { echo "symbolize_diff: $lib not built" >&2; exit 1; }
+for l in "$lib" "$profiler"; do
+    [ -f "$l" ] || { echo "symbolize_diff: $l not built" >&2; exit 1; }
+done
 for tool in gcc g++ clang clang++ addr2line llvm-symbolizer objcopy python3; do
     command -v "$tool" >/dev/null || { fail "tools" "$tool not found"; finish symbolize_diff; exit; }
 done
@@ -80,24 +84,27 @@ import os, re, subprocess, sys
 d, root = sys.argv[1], sys.argv[2]
 ours = ("symdiff", "libsymdiff.so")
 
-def blocks(path):
-    """The answers of a run: per block, its frames, each a list of rows
+def blocks(path, header=r"^memtrace: 0x[0-9a-f]+: start of "):
+    """The answers of a run (print_trace's; the profiler's exit report's
+    sites with HEADER): per block, its frames, each a list of rows
     (function, file or None, line, column, module, offset)."""
     out, frames = [], None
-    row = re.compile(r"^(?:  #\d+ |     inlined into )(.*?)(?: at (.+?):(\d+)(?::(\d+))?| in (\S+)\+0x([0-9a-f]+))?"
+    row = re.compile(r"^ +(#\d+|inlined into) (.*?)(?: at (.+?):(\d+)(?::(\d+))?| in (\S+)\+0x([0-9a-f]+))?"
                      r"(?: \(tail call\))?$")
     for line in open(path, errors="replace"):
         line = line.rstrip("\n")
-        if re.match(r"^memtrace: 0x[0-9a-f]+: start of ", line):
+        if re.match(header, line):
             frames = []
             out.append(frames)
             continue
         m = row.match(line)
         if frames is None or not m:
+            if not line.startswith(" "):
+                frames = None
             continue
-        r = (m.group(1), m.group(2), int(m.group(3) or 0), int(m.group(4) or 0), m.group(5),
-             int(m.group(6), 16) if m.group(6) else None)
-        if line.startswith("  #"):
+        r = (m.group(2), m.group(3), int(m.group(4) or 0), int(m.group(5) or 0), m.group(6),
+             int(m.group(7), 16) if m.group(7) else None)
+        if m.group(1).startswith("#"):
             frames.append([r])
         elif frames:
             frames[-1].append(r)
@@ -158,6 +165,14 @@ for b, (fd, fs) in enumerate(zip(dbg, strip)):
                 errors.append("%s row %d: column %d, llvm-symbolizer %d" % (where, i, r[3], cols[i]))
     if mine < 2:
         errors.append("block %d: %d frames in the build's modules" % (b, mine))
+# The profiler's exit report names the same stacks with the same rows (the
+# C++ runtime's own allocation at start-up left out).
+def program_stacks(stacks):
+    return sorted(st for st in stacks
+                  if any(r[1] and "tests/progs/symdiff_" in r[1] for f in st for r in f))
+prof = program_stacks(blocks(d + "/profile.txt", r"^memtrace: at the peak \[\d+\] "))
+if len(prof) != 3 or prof != program_stacks(dbg):
+    errors.append("the profiler's sites %s, print_trace's %s" % (sorted(prof), sorted(dbg)))
 for e in errors:
     print(e)
 if not errors:
@@ -173,10 +188,11 @@ run_build() { # NAME CC LANG DWARF OPT PIE
     fi
     timeout 60 env LD_PRELOAD="$lib" "$dir/debug/symdiff" >/dev/null 2>"$dir/debug.txt"
     timeout 60 env LD_PRELOAD="$lib" "$dir/stripped/symdiff" >/dev/null 2>"$dir/stripped.txt"
+    timeout 60 env LD_PRELOAD="$profiler" "$dir/debug/symdiff" >/dev/null 2>"$dir/profile.txt"
     local verdict
     verdict=$(compare "$dir" 2>&1)
     case $verdict in
-    "ok "*) pass "$name: ${verdict#ok } frames as addr2line" ;;
+    "ok "*) pass "$name: ${verdict#ok } frames as addr2line, the profiler's as print_trace's" ;;
     *) fail "$name" "$verdict" ;;
     esac
 }
