@@ -19,7 +19,9 @@
 # call's last byte (return address - 1) in the module's file, which
 # addr2line takes. The two runs make the same allocations, so frame k of
 # one is frame k of the other. A third run, under the profiler, must print
-# the same three stacks, row for row, in its exit report.
+# the same three stacks, row for row, in its exit report, and a fourth,
+# under gdb, must get print_trace's answers from gdb's `memtrace ptr`
+# (memtrace-symbolize) at each print_trace call.
 #
 # File names: the programs are compiled from the project's root by
 # relative paths, as the other suites' are; gdb and memtrace name a file as
@@ -41,7 +43,7 @@ fi
 for l in "$lib" "$profiler"; do
     [ -f "$l" ] || { echo "symbolize_diff: $l not built" >&2; exit 1; }
 done
-for tool in gcc g++ clang clang++ addr2line llvm-symbolizer objcopy python3; do
+for tool in gcc g++ clang clang++ addr2line llvm-symbolizer objcopy python3 gdb; do
     command -v "$tool" >/dev/null || { fail "tools" "$tool not found"; finish symbolize_diff; exit; }
 done
 
@@ -173,6 +175,10 @@ def program_stacks(stacks):
 prof = program_stacks(blocks(d + "/profile.txt", r"^memtrace: at the peak \[\d+\] "))
 if len(prof) != 3 or prof != program_stacks(dbg):
     errors.append("the profiler's sites %s, print_trace's %s" % (sorted(prof), sorted(dbg)))
+# gdb's memtrace command (memtrace-symbolize) answers as print_trace does.
+gdb = blocks(d + "/gdb.txt")
+if gdb != dbg:
+    errors.append("gdb's memtrace command %s, print_trace %s" % (gdb, dbg))
 for e in errors:
     print(e)
 if not errors:
@@ -189,10 +195,14 @@ run_build() { # NAME CC LANG DWARF OPT PIE
     timeout 60 env LD_PRELOAD="$lib" "$dir/debug/symdiff" >/dev/null 2>"$dir/debug.txt"
     timeout 60 env LD_PRELOAD="$lib" "$dir/stripped/symdiff" >/dev/null 2>"$dir/stripped.txt"
     timeout 60 env LD_PRELOAD="$profiler" "$dir/debug/symdiff" >/dev/null 2>"$dir/profile.txt"
+    timeout 120 "$build/memtrace" gdb -batch -ex 'set breakpoint pending on' \
+        -ex 'break print_trace' -ex run -ex 'memtrace ptr' -ex continue -ex 'memtrace ptr' \
+        -ex continue -ex 'memtrace ptr' -ex continue -- "$dir/debug/symdiff" \
+        >"$dir/gdb.txt" 2>/dev/null </dev/null
     local verdict
     verdict=$(compare "$dir" 2>&1)
     case $verdict in
-    "ok "*) pass "$name: ${verdict#ok } frames as addr2line, the profiler's as print_trace's" ;;
+    "ok "*) pass "$name: ${verdict#ok } frames as addr2line, the profiler's and gdb's as print_trace's" ;;
     *) fail "$name" "$verdict" ;;
     esac
 }
