@@ -469,9 +469,9 @@ test-debug: $(TEST_BUILD)/stress_api $(TEST_BUILD)/stress_fork $(TEST_BUILD)/sig
 
 # The symbolization differential test (tests/e2e/symbolize_diff.sh): every
 # frame print_trace prints against addr2line, the profiler's and gdb's
-# answers against print_trace's, for 22 builds of tests/progs/symdiff_*
-# (gcc and clang, DWARF 4 and 5, -O0 and -O2, PIE or not, C++, mixed) that
-# the script makes itself.
+# answers against print_trace's, for 26 builds of tests/progs/symdiff_*
+# (gcc and clang, DWARF 4 and 5, -O0, -O2, -O3, -flto, PIE or not, C++,
+# mixed) that the script makes itself.
 test-symbolize: all
 	@bash tests/e2e/symbolize_diff.sh
 
