@@ -32,6 +32,19 @@ $(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c src/base/reentry.c $(UNIT_CORE) $(UNIT_LIBS)
 
+# The symbolizer's tests on the fixture compiled by clang (no aranges).
+$(TEST_BUILD)/unit/symbolize_clang: tests/unit/test_symbolize_clang.c tests/unit/test_symbolize.c tests/unit/sym_fixture.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	clang -g -O1 -c -o $@-fixture.o tests/unit/sym_fixture.c
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) \
+	  -o $@ $< $@-fixture.o $(UNIT_CORE) $(UNIT_LIBS)
+
+$(TEST_BUILD)/unit-san/symbolize_clang: tests/unit/test_symbolize_clang.c tests/unit/test_symbolize.c tests/unit/sym_fixture.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	clang -g -O1 -c -o $@-fixture.o tests/unit/sym_fixture.c
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $(LDFLAGS) -o $@ $< $@-fixture.o $(UNIT_CORE) $(UNIT_LIBS)
+
 # Thread numbers: the registry linked in (it takes mt_busy from the test).
 $(TEST_BUILD)/unit/threads: tests/unit/test_threads.c tests/unit/sym_fixture.c src/store/threads.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
@@ -454,6 +467,14 @@ test-debug: $(TEST_BUILD)/stress_api $(TEST_BUILD)/stress_fork $(TEST_BUILD)/sig
 	  $(DEBUG_BUILD)/libmemtrace-profiler.so
 	@bash tests/e2e/debug.sh $(DEBUG_BUILD)
 
+# The symbolization differential test (tests/e2e/symbolize_diff.sh): every
+# frame print_trace prints against addr2line, the profiler's and gdb's
+# answers against print_trace's, for 26 builds of tests/progs/symdiff_*
+# (gcc and clang, DWARF 4 and 5, -O0, -O2, -O3, -flto, PIE or not, C++,
+# mixed) that the script makes itself.
+test-symbolize: all
+	@bash tests/e2e/symbolize_diff.sh
+
 # Every test program and the reliability suite's real programs under
 # MEMTRACE_UNWIND=check (tests/e2e/unwind_check.sh): any capture where the
 # two unwinders disagree fails. The tracer library only; tsan_tables links
@@ -501,7 +522,7 @@ check: deps
 	$(call timed,test-reliability)
 	$(call timed,-j2 test-trust)
 	$(call timed,test-unwind-check)
-	$(call timed,test-debug)
+	$(call timed,-j2 test-symbolize test-debug)
 
 # Installation and the Debian package (tests/e2e/package.sh): make install
 # and uninstall, the man pages, pkg-config, completion, make deb, lintian,
@@ -510,7 +531,7 @@ check: deps
 test-package: all
 	@bash tests/e2e/package.sh
 
-.PHONY: test-temporaries test-e2e-timed test-e2e-exact test-sample test-view test-timeline test-guard test-tags test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check check
+.PHONY: test-temporaries test-e2e-timed test-e2e-exact test-sample test-view test-timeline test-guard test-tags test-leak-oracle test-attach test-launcher test-leak-robust test-static test-build test-debug test-package test-unit test-e2e test-rust test-reliability test-unwind-check test-symbolize check
 
 # Unloaded and replaced libraries (tests/progs/dl_reuse.c): liba has no
 # debug information, libb has.

@@ -44,7 +44,10 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
  * object without debug information) has neither scopes nor a line: libdwfl picks that CU
  * from a table that keeps only where each CU's ranges start, and its line
  * lookup returns the last row at or below the address whatever lies
- * between, so it would pair the address with a line of the code before. */
+ * between, so it would pair the address with a line of the code before.
+ * Where libdwfl has no CU holding the address (no .debug_aranges: clang),
+ * sym_module_cu finds it in the module's CU ranges, and the line comes
+ * from libdw by the same search as libdwfl's (dwarf_getsrc_die). */
 static void module_rows(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc,
                         uintptr_t ret, bool unloaded)
 {
@@ -56,16 +59,21 @@ static void module_rows(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc
     };
 
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
-    /* A CU without code ranges (dwarf_haspc < 0) is given the benefit of
-     * the doubt, as before. */
-    if (cu && dwarf_haspc(cu, pc - bias) == 0)
-        cu = NULL;
+    Dwarf_Die cu_mem;
+    bool indexed;
+    Dwarf_Die *cu = sym_module_cu(st, mod, pc, &cu_mem, &bias, &indexed);
     const char *file = NULL;
     int line = 0, col = 0;
-    Dwfl_Line *dl = cu ? dwfl_module_getsrc(mod, pc) : NULL;
-    if (dl)
-        file = dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL);
+    if (cu && !indexed) {
+        Dwfl_Line *dl = dwfl_module_getsrc(mod, pc);
+        if (dl)
+            file = dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL);
+    } else if (cu) {
+        Dwarf_Line *dl = dwarf_getsrc_die(cu, pc - bias);
+        if (dl && (file = dwarf_linesrc(dl, NULL, NULL)) != NULL &&
+            (dwarf_lineno(dl, &line) != 0 || dwarf_linecol(dl, &col) != 0))
+            file = NULL;
+    }
 
     /* The chain of callers is the concrete nesting of the innermost scope
      * (not its abstract origin's), innermost first. */

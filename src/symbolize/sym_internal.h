@@ -12,6 +12,8 @@
  *                  it, name to address
  *   sym_names.c    function and module names, demangling
  *   sym_scopes.c   which function holds a pc, and its inline chain
+ *   sym_cus.c      which compile unit holds a pc: libdwfl's aranges, else
+ *                  an index of the CUs' code ranges
  *   sym_frames.c   mt_sym_frames: the rows of a return address
  *   sym_oom.c      libdw running out of memory
  *   sym_tail.c     mt_sym_tail_calls: frames tail calls left off the stack
@@ -142,6 +144,13 @@ struct mt_sym_state {
     /* Each CU's function index, by the CU DIE's address in the debug data
      * (key b = 0; sym_scopes.c). */
     struct memo cu_indexes;
+    /* Each module's index of CU code ranges, by its Dwarf's address (key
+     * b = 0; sym_cus.c): built only for a module where libdwfl could not
+     * place a pc. */
+    struct memo cu_maps;
+    /* The ranges of the index being built: the state's, so that libdw
+     * running out of memory half-way (sym_oom.c) leaves nothing unowned. */
+    void *cu_scratch;
     /* The tail calls of each function looked into, by entry address (key
      * b = 0), and the chain of each (caller return address, callee return
      * address) asked for (sym_tail.c). */
@@ -238,6 +247,19 @@ bool sym_cu_function_at(struct mt_sym_state *st, Dwarf_Die *cu, Dwarf_Addr pc, D
 void sym_inline_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned depth);
 /* Drops ST's function indexes. */
 void sym_cu_index_clear(struct mt_sym_state *st);
+
+/* ------------------------------------------------------------ sym_cus.c */
+
+/* The compile unit of MOD holding PC (an address of the process), with
+ * the bias of MOD's debug addresses in *BIAS: libdwfl's (from
+ * .debug_aranges) when it holds PC, else the one ST's index of the
+ * module's CU ranges gives, copied into MEM (*INDEXED true: libdwfl knows
+ * nothing of it, so ask libdw about its lines, dwarf_getsrc_die). NULL when
+ * no unit holds PC. */
+Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc,
+                         Dwarf_Die *mem, Dwarf_Addr *bias, bool *indexed);
+/* Drops ST's CU range indexes. */
+void sym_cu_maps_clear(struct mt_sym_state *st);
 
 /* ------------------------------------------------------------ sym_oom.c */
 

@@ -86,6 +86,7 @@ void sym_clear_caches(struct mt_sym_state *st)
 {
     sym_tail_cache_clear(st);
     sym_cu_index_clear(st);
+    sym_cu_maps_clear(st);
     for (size_t i = 0; i < st->cache_cap; i++)
         free(st->cache[i].rows);
     free(st->cache);

@@ -93,7 +93,9 @@ static bool function_die(struct mt_sym_state *st, Dwarf_Addr pc, Dwfl_Module **m
     *mod = dwfl_addrmodule(st->dwfl, pc);
     if (*mod)
         sym_guard_module(*mod);
-    Dwarf_Die *cu = *mod ? dwfl_module_addrdie(*mod, pc, bias) : NULL;
+    Dwarf_Die cu_mem;
+    bool indexed;
+    Dwarf_Die *cu = *mod ? sym_module_cu(st, *mod, pc, &cu_mem, bias, &indexed) : NULL;
     return cu && sym_cu_function_at(st, cu, pc - *bias, fn);
 }
 

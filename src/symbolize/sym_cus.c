@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Which compile unit holds a pc when libdwfl cannot say: a module's index
+ * of CU code ranges, built from the CUs themselves. */
+#include "symbolize/sym_internal.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+
+/* libdwfl (0.188) finds the CU of an address only through .debug_aranges
+ * (dwfl_module_addrdie, dwfl_module_getsrc). clang emits none, and a module
+ * linked from objects of several compilers may have them for some CUs
+ * only; there libdwfl finds no CU, or the one whose arange starts below
+ * the pc, which does not hold it. Then the CU comes from this index, as
+ * libbacktrace's build_address_map and LLVM's DWARFDebugAranges make
+ * theirs when the section is missing: every code range of every compile
+ * (or skeleton) unit, from its DW_AT_low_pc/high_pc or DW_AT_ranges
+ * (dwarf_ranges reads DWARF 4's .debug_ranges and DWARF 5's rnglists),
+ * sorted by start.
+ *
+ * Built once per Dwarf, on the first pc libdwfl could not place (a module
+ * whose aranges answer every lookup never builds one), and kept in the
+ * state's cu_maps memo until its caches are cleared, as the function
+ * indexes are. Only the unit headers and CU DIEs are read, not the DIEs
+ * below them. At most CU_RANGES_MAX ranges (24 bytes each) are kept: a
+ * module with more gets an empty index, and its frames stay as libdwfl
+ * leaves them. Ranges starting at 0 are code the linker dropped
+ * (-ffunction-sections, COMDAT): no module has code at its address 0.
+ * Ranges of different CUs do not overlap in a sane module; where they do
+ * (tombstoned or damaged data) the one starting last below the pc is
+ * taken, and checked to hold it. */
+
+#define CU_RANGES_MAX ((size_t)1 << 20)
+
+struct cu_range {
+    Dwarf_Addr low, high; /* [low, high) in the module's debug addresses */
+    Dwarf_Off cu;         /* the unit's DIE offset in .debug_info */
+};
+
+struct cu_map {
+    size_t n;
+    struct cu_range range[];
+};
+
+static int by_low(const void *a, const void *b)
+{
+    const struct cu_range *x = a, *y = b;
+    if (x->low != y->low)
+        return x->low < y->low ? -1 : 1;
+    return (x->high > y->high) - (x->high < y->high);
+}
+
+/* The ranges of every unit of DW with code, sorted, adjacent ranges of one
+ * unit merged; NULL when out of memory. Over CU_RANGES_MAX: an empty map.
+ * The ranges grow in ST's cu_scratch, which libdw may leave there when it
+ * runs out of memory (freed with the state's caches). */
+static struct cu_map *cu_map_build(struct mt_sym_state *st, Dwarf *dw)
+{
+    size_t n = 0, cap = 0;
+    free(st->cu_scratch);
+    st->cu_scratch = NULL;
+    struct cu_range *r = NULL;
+    Dwarf_CU *cu = NULL;
+    Dwarf_Die cudie;
+    uint8_t unit_type;
+    bool over = false;
+    while (!over && dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+        if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
+            unit_type != DW_UT_partial)
+            continue;
+        Dwarf_Off off = dwarf_dieoffset(&cudie);
+        Dwarf_Addr base, low, high;
+        ptrdiff_t at = 0;
+        while ((at = dwarf_ranges(&cudie, at, &base, &low, &high)) > 0) {
+            if (low == 0 || low >= high)
+                continue;
+            if (n == CU_RANGES_MAX) {
+                over = true;
+                break;
+            }
+            if (n == cap) {
+                size_t ncap = cap ? cap * 2 : 64;
+                struct cu_range *t = realloc(r, ncap * sizeof *t);
+                if (!t) {
+                    free(r);
+                    st->cu_scratch = NULL;
+                    return NULL;
+                }
+                st->cu_scratch = r = t;
+                cap = ncap;
+            }
+            r[n++] = (struct cu_range){ low, high, off };
+        }
+    }
+    if (over)
+        n = 0;
+    if (n)
+        qsort(r, n, sizeof *r, by_low);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kept && r[kept - 1].cu == r[i].cu && r[i].low <= r[kept - 1].high) {
+            if (r[i].high > r[kept - 1].high)
+                r[kept - 1].high = r[i].high;
+            continue;
+        }
+        r[kept++] = r[i];
+    }
+    struct cu_map *m = malloc(sizeof *m + kept * sizeof m->range[0]);
+    if (m) {
+        m->n = kept;
+        for (size_t i = 0; i < kept; i++)
+            m->range[i] = r[i];
+    }
+    free(r);
+    st->cu_scratch = NULL;
+    return m;
+}
+
+static const struct cu_map *cu_map_of(struct mt_sym_state *st, Dwarf *dw)
+{
+    struct cu_map *m = sym_memo_find(&st->cu_maps, (uintptr_t)dw, 0);
+    if (m)
+        return m;
+    m = cu_map_build(st, dw);
+    if (m && !sym_memo_add(&st->cu_maps, (uintptr_t)dw, 0, m)) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void sym_cu_maps_clear(struct mt_sym_state *st)
+{
+    sym_memo_clear_with(&st->cu_maps, NULL);
+    free(st->cu_scratch);
+    st->cu_scratch = NULL;
+}
+
+/* The unit of DW whose code holds PC (a debug address) by ST's index. A
+ * skeleton unit (split DWARF) gives its split unit when libdw finds it, as
+ * libdwfl does. */
+static bool indexed_cu(struct mt_sym_state *st, Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *out)
+{
+    const struct cu_map *m = cu_map_of(st, dw);
+    if (!m)
+        return false;
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->range[mid].low <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || pc >= m->range[lo - 1].high || !dwarf_offdie(dw, m->range[lo - 1].cu, out))
+        return false;
+    Dwarf_Die split;
+    uint8_t unit_type;
+    if (dwarf_cu_info(out->cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) == 0 &&
+        unit_type == DW_UT_skeleton && split.cu)
+        *out = split;
+    return true;
+}
+
+Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc,
+                         Dwarf_Die *mem, Dwarf_Addr *bias, bool *indexed)
+{
+    *indexed = false;
+    *bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, bias);
+    /* A CU without code ranges (dwarf_haspc < 0) is given the benefit of
+     * the doubt. */
+    if (cu && dwarf_haspc(cu, pc - *bias) != 0)
+        return cu;
+    Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+    if (!dw || !indexed_cu(st, dw, pc - *bias, mem))
+        return NULL;
+    *indexed = true;
+    return mem;
+}
