@@ -17,7 +17,10 @@ void *mt_os_map(size_t size, const char *what);
  * mapped: a late reader finds zeros instead of a fault. */
 void mt_os_retire(void *p, size_t size);
 /* Address space only (PROT_NONE, not committed), for regions that grow in
- * place with mt_os_commit. NULL on failure. */
+ * place with mt_os_commit. NULL on failure. The range is left out of core
+ * dumps (MADV_DONTDUMP) until committed: a committed part is in them
+ * (MADV_DODUMP); a part made writable otherwise must be put back the same
+ * way. */
 void *mt_os_reserve(size_t size, const char *what);
 int mt_os_commit(void *p, size_t size, const char *what);
 

@@ -98,6 +98,7 @@ static bool ensure_reserved(void)
     size_t spare = size / 16 < SPARE_MAX ? (size / 16) & ~(COMMIT_STEP - 1) : SPARE_MAX;
     limit = (uintptr_t)p + size - spare;
     if (spare && mprotect((void *)limit, spare, PROT_READ | PROT_WRITE) == 0) {
+        madvise((void *)limit, spare, MADV_DODUMP); /* in cores, as mt_os_commit's */
         spare_end = limit + spare;
         mt_atomic_store_relaxed(&spare_next, limit);
     }
