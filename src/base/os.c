@@ -110,6 +110,19 @@ size_t mt_os_page_size(void)
     return p;
 }
 
+/* Set in the process whose exit handler asked first; read and written only
+ * by the thread running the exit handlers. */
+static pid_t exit_claimed_by;
+
+void mt_os_exit_with(int status)
+{
+    pid_t pid = getpid(); /* a forked child asks for itself */
+    if (exit_claimed_by == pid)
+        return;
+    exit_claimed_by = pid;
+    exit(status);
+}
+
 mt_os_stack mt_own_stack;
 
 bool mt_os_stack_reserve(mt_os_stack *s, size_t size)
