@@ -36,6 +36,11 @@ const uint64_t *mt_heap_errors_counter(void)
     return (const uint64_t *)&errors;
 }
 
+void mt_heap_errors_fork_child(void)
+{
+    mt_atomic_store_relaxed(&errors, 0);
+}
+
 MT_EXPORT MT_NOINLINE void memtrace_on_error(void)
 {
     __asm__ volatile("" ::: "memory"); /* a call gdb can break on, never folded */

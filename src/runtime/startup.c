@@ -112,6 +112,7 @@ static void fork_child(void)
     mt_modules_child_forget_unloads_in_progress();
     mt_tl_fork_child(); /* records nothing: the writer is the parent's */
     mt_quarantine_fork_child();
+    mt_heap_errors_fork_child();
     if (took_all) /* else the interrupted code's locks carry the old token */
         mt_lock_forget_token();
 }
