@@ -30,6 +30,11 @@ typedef struct {
 
 extern mt_real_allocator mt_real MT_HIDDEN;
 
+/* The next malloc and free are glibc's (libc.so.6's): a block's chunk
+ * header, the word before it, may be read (its flags: 2, mmapped). Set by
+ * mt_sample_start at start-up, after mt_real. */
+extern bool mt_real_glibc MT_HIDDEN;
+
 /* UNINIT -> INITIALIZING -> READY or PAUSED (MEMTRACE_START=0); READY
  * -> PAUSED when recording is turned off, PAUSED -> RESUMING -> READY when
  * it is turned on (recording.c: RESUMING, which the hot path treats as
