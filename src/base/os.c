@@ -80,6 +80,10 @@ void *mt_os_reserve(size_t size, const char *what)
         warn_failed(what, size);
         return NULL;
     }
+    /* Out of core files (gdb's gcore dumps a PROT_NONE range whole: 4 GiB
+     * of zeros for the internal heap's); mt_os_commit puts back the parts
+     * that come to hold something. */
+    madvise(p, size, MADV_DONTDUMP);
     return p;
 }
 
@@ -89,6 +93,8 @@ int mt_os_commit(void *p, size_t size, const char *what)
         warn_failed(what, size);
         return -1;
     }
+    /* In core files again: gdb's answers on a core read these tables. */
+    madvise(p, size, MADV_DODUMP);
     return 0;
 }
 
@@ -102,6 +108,19 @@ size_t mt_os_page_size(void)
         mt_atomic_store_relaxed(&page, p);
     }
     return p;
+}
+
+/* Set in the process whose exit handler asked first; read and written only
+ * by the thread running the exit handlers. */
+static pid_t exit_claimed_by;
+
+void mt_os_exit_with(int status)
+{
+    pid_t pid = getpid(); /* a forked child asks for itself */
+    if (exit_claimed_by == pid)
+        return;
+    exit_claimed_by = pid;
+    exit(status);
 }
 
 mt_os_stack mt_own_stack;

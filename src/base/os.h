@@ -17,11 +17,24 @@ void *mt_os_map(size_t size, const char *what);
  * mapped: a late reader finds zeros instead of a fault. */
 void mt_os_retire(void *p, size_t size);
 /* Address space only (PROT_NONE, not committed), for regions that grow in
- * place with mt_os_commit. NULL on failure. */
+ * place with mt_os_commit. NULL on failure. The range is left out of core
+ * dumps (MADV_DONTDUMP) until committed: a committed part is in them
+ * (MADV_DODUMP); a part made writable otherwise must be put back the same
+ * way. */
 void *mt_os_reserve(size_t size, const char *what);
 int mt_os_commit(void *p, size_t size, const char *what);
 
 size_t mt_os_page_size(void);
+
+/* From one of memtrace's exit handlers: the process is to end with STATUS
+ * (leaks found, heap errors reported). Calls exit(STATUS) from inside the
+ * exit in progress, which glibc allows: the handlers not run yet run, then
+ * glibc's own stdio flush, which takes no stream's lock (a thread waiting
+ * in fgets(stdin) holds stdin's: fflush(NULL) would wait for it forever),
+ * then _exit with the last status asked. Only the first call of a process
+ * does so; later ones return at once (the first reason wins). Never
+ * returns otherwise. */
+void mt_os_exit_with(int status);
 
 /* A stack of memtrace's own, its address space taken once (at start-up),
  * for work deeper than the calling thread may have room for: the main

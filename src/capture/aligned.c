@@ -37,7 +37,7 @@ int mt_posix_memalign_next(int (*fn)(void **, size_t, size_t), void **out, size_
                            size_t size)
 {
     bool traced = !mt_bypass();
-    if (MT_UNLIKELY(!traced && (mt_busy || !fn))) {
+    if (MT_UNLIKELY(!traced && (mt_own_heap() || !fn))) {
         if (!valid_alignment(align) || align % sizeof(void *) != 0)
             return EINVAL;
         void *p = mt_iheap_alloc(size, align);
@@ -81,7 +81,7 @@ static void *aligned_call(void *(*fn)(size_t, size_t), size_t align, size_t size
 void *mt_aligned_next(void *(*fn)(size_t, size_t), size_t align, size_t size)
 {
     bool traced = !mt_bypass();
-    if (MT_UNLIKELY(!traced && (mt_busy || !mt_real.posix_memalign))) {
+    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.posix_memalign))) {
         if (!valid_alignment(align)) {
             errno = EINVAL;
             return NULL;

@@ -95,10 +95,21 @@ MT_COLD void mt_untraced_outside(void);
 static inline bool mt_bypass(void)
 {
     if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) == MT_READY))
-        return mt_busy | mt_passthrough;
+        return mt_busy | mt_passthrough | mt_held;
     if (!mt_busy && mt_atomic_load_acquire(&mt_phase) == MT_UNINIT)
         mt_start();
-    return mt_busy || mt_passthrough || mt_atomic_load_acquire(&mt_phase) != MT_READY;
+    return mt_busy || mt_passthrough || mt_held || mt_atomic_load_acquire(&mt_phase) != MT_READY;
+}
+
+/* A bypassed allocation comes from the internal heap, not the next
+ * allocator: inside memtrace, or in a signal handler that interrupted a
+ * held part of a traced call (mt_held) outside any pass-through scope
+ * when the next allocator is glibc's, which calls no interposed name from
+ * inside its own calls. Another allocator may (tcmalloc's posix_memalign
+ * does): such a call, and a signal handler's there, goes to it untraced. */
+static inline bool mt_own_heap(void)
+{
+    return mt_busy || (mt_held && !mt_passthrough && mt_real_glibc);
 }
 
 /* P, from a next function that calls no interposed name (MT_NEXT_PLAIN),
@@ -271,6 +282,7 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
 #define MT_NEXT_ALLOC(how, traced, p, call, size, kind)                       \
     do {                                                                     \
         if (MT_LIKELY(traced)) {                                             \
+            MT_HELD_SCOPE;                                                   \
             MT_NEXT_CALL(how, (p) = (call), (p) != NULL);                    \
             if (MT_LIKELY((p) != NULL))                                      \
                 mt_record_block((p), (size), (kind));                        \
@@ -320,7 +332,8 @@ static inline void mt_free_call_run(void *ptr, const mt_free_call *c)
  * the address can be handed to another thread, whose new record must not
  * be the one removed; the block may then wait in quarantine, and FC is
  * made when it leaves. Else (start-up, a pass-through scope, a fork
- * window) its record, if any, stays behind, stale, and FC is made only
+ * window, a signal handler inside a held call: mt_held) its record, if
+ * any, stays behind, stale, and FC is made only
  * when KNOWN (false before the real allocator is known: the block cannot
  * be its). A block of the guard pages' pool (guard.h) goes back there
  * instead, at once (it has no redzone, and its page is its quarantine). */
@@ -333,7 +346,9 @@ static inline void mt_free_call_run(void *ptr, const mt_free_call *c)
             break;                                                           \
         }                                                                    \
         mt_free_call mt_fc_ = (fc);                                          \
-        if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)) { \
+        if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY &&      \
+                      !(mt_passthrough | mt_held))) {                        \
+            MT_HELD_SCOPE;                                                   \
             if (mt_release((ptr), (kind), &mt_fc_))                          \
                 mt_free_call_run((ptr), &mt_fc_);                            \
         } else if (known) {                                                  \

@@ -24,6 +24,15 @@
 
 bool mt_quarantine_on;
 static uint64_t limit; /* bytes a ring holds at most */
+/* The largest block mt_quarantine_hold takes without a second look: the
+ * least of LIMIT and MAPPED_MIN - 1. */
+static uint64_t plain_max;
+/* The smallest block that may be a glibc chunk of its own mapping (the
+ * chunk header's IS_MMAPPED bit): glibc maps blocks of at least
+ * M_MMAP_THRESHOLD (128 KiB and more unless the program lowers it) in
+ * whole pages, so a program may mprotect one PROT_READ and still free it
+ * (glibc then only reads its header and unmaps it). */
+#define MAPPED_MIN 4096
 static uint64_t slots; /* slots of a ring */
 static mt_atomic(mt_quarantine_ring *) rings;
 static pthread_key_t exit_key;
@@ -68,6 +77,7 @@ void mt_quarantine_init(void)
     limit = mt_cfg.quarantine;
     if (limit == 0)
         return;
+    plain_max = limit < MAPPED_MIN - 1 ? limit : MAPPED_MIN - 1;
     uint64_t n = limit / 4096;
     for (slots = MT_QUARANTINE_SLOTS_MIN; slots < n && slots < MT_QUARANTINE_SLOTS_MAX;)
         slots *= 2;
@@ -282,10 +292,10 @@ static MT_COLD MT_NOINLINE bool hold_claiming(const mt_freed_record *f, const mt
     return claim() && mt_quarantine_hold(f, c);
 }
 
-bool mt_quarantine_hold(const mt_freed_record *f, const mt_free_call *c)
+/* mt_quarantine_hold's work once F's block may be held. */
+static inline __attribute__((always_inline)) bool hold(const mt_freed_record *f,
+                                                       const mt_free_call *c)
 {
-    if (f->size > limit)
-        return false;
     mt_quarantine_ring *r = mine;
     if (MT_UNLIKELY(!r))
         return hold_claiming(f, c);
@@ -295,6 +305,25 @@ bool mt_quarantine_hold(const mt_freed_record *f, const mt_free_call *c)
         return hold_making_room(r, f, c);
     put(r, f, c);
     return true;
+}
+
+/* mt_quarantine_hold for a block larger than plain_max: held unless it is
+ * larger than the quarantine, or a chunk glibc mapped for it alone (its
+ * pages may be read-only: the fill must not write there; such a block is
+ * freed at once, unchecked for writes after its free). Out of line, so
+ * that the common free makes no call. */
+static MT_NOINLINE bool hold_large(const mt_freed_record *f, const mt_free_call *c)
+{
+    if (f->size > limit || (mt_real_glibc && (((const size_t *)f->ptr)[-1] & 2)))
+        return false;
+    return hold(f, c);
+}
+
+bool mt_quarantine_hold(const mt_freed_record *f, const mt_free_call *c)
+{
+    if (MT_UNLIKELY(f->size > plain_max))
+        return hold_large(f, c);
+    return hold(f, c);
 }
 
 int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out)

@@ -30,6 +30,11 @@ typedef struct {
 
 extern mt_real_allocator mt_real MT_HIDDEN;
 
+/* The next malloc and free are glibc's (libc.so.6's): a block's chunk
+ * header, the word before it, may be read (its flags: 2, mmapped). Set by
+ * mt_sample_start at start-up, after mt_real. */
+extern bool mt_real_glibc MT_HIDDEN;
+
 /* UNINIT -> INITIALIZING -> READY or PAUSED (MEMTRACE_START=0); READY
  * -> PAUSED when recording is turned off, PAUSED -> RESUMING -> READY when
  * it is turned on (recording.c: RESUMING, which the hot path treats as
@@ -51,6 +56,44 @@ extern mt_atomic(int) mt_phase MT_HIDDEN;
  * other libraries' prepare handlers (run after memtrace's) may allocate
  * while memtrace's locks are held. A counter, so that the two nest. */
 extern MT_TLS int mt_passthrough MT_HIDDEN;
+
+/* Held-call depth of the calling thread: raised for the whole traced part
+ * of an entry point (MT_HELD_SCOPE), from its first table lock or record
+ * to the next allocator's return. A call that finds it raised outside any
+ * pass-through scope comes from a signal handler that interrupted such a
+ * part of its own thread (memtrace's own calls have mt_busy): a lock of
+ * the tables (a live-table shard, the stack store, a quarantine ring) may
+ * be held by the code it interrupted, which cannot run again before the
+ * handler returns, and the next allocator (glibc's is not
+ * async-signal-safe) may be in the middle of a call. Such a call goes
+ * untraced and touches neither (mt_own_heap): an allocation comes from the
+ * internal heap, a free of another block goes to the next allocator, its
+ * record, if any, left behind stale. (With another allocator than glibc's,
+ * which may call interposed names from inside its own calls, an
+ * allocation found so goes to it, untraced.) A counter set with a TLS
+ * store, no syscall: the hot path pays two stores and one test. */
+extern MT_TLS int mt_held MT_HIDDEN;
+
+/* Ends a held scope. The signal fences keep the compiler from moving the
+ * scope's work across the counter's stores (a handler reads it). */
+static inline void mt_held_end(int *unused)
+{
+    (void)unused;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    mt_held--;
+}
+
+static inline int mt_held_begin(void)
+{
+    mt_held++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return 0;
+}
+
+/* Raises mt_held until the end of the enclosing block, also when an
+ * exception leaves it (as MT_PASSTHROUGH_SCOPE). */
+#define MT_HELD_SCOPE                                                          \
+    int mt_held_scope __attribute__((cleanup(mt_held_end), unused)) = mt_held_begin()
 
 /* Raised in the forking thread between memtrace's fork handlers (with
  * mt_passthrough): the blocks the real allocator hands out or takes back

@@ -44,6 +44,7 @@
 mt_real_allocator mt_real;
 mt_atomic(int) mt_phase = MT_UNINIT;
 MT_TLS int mt_passthrough;
+MT_TLS int mt_held;
 MT_TLS int mt_fork_window;
 MT_TLS unsigned mt_passthrough_allocs;
 mt_atomic(void *) mt_ext[MT_EXT_COUNT];
@@ -370,7 +371,7 @@ static MT_NOINLINE void note_resize_freed(const mt_live_entry *e)
 void *mt_malloc(size_t size)
 {
     bool traced = !mt_bypass();
-    if (MT_UNLIKELY(!traced && (mt_busy || !mt_real.malloc)))
+    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.malloc)))
         return mt_iheap_alloc(size, 16);
     void *p;
     MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
@@ -393,7 +394,7 @@ void *mt_calloc(size_t n, size_t size)
     }
     bool traced = !mt_bypass();
     void *p;
-    if (MT_UNLIKELY(!traced && (mt_busy || !mt_real.calloc))) {
+    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.calloc))) {
         p = mt_iheap_alloc(total, 16);
         if (p)
             memset(p, 0, total);
@@ -467,7 +468,8 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
     bool trailed = mt_cfg.sample && !mt_busy && fn && mt_sample_unsampled(ptr, &b);
     if (trailed)
         mt_trailer_clear(ptr, b.usable);
-    else if (!mt_busy && !mt_passthrough && mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
+    else if (!mt_busy && !mt_passthrough && !mt_held &&
+             mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
         had = mt_unrecord(ptr, MT_KIND_MALLOC, &old);
     mt_resize_stamp(had, &old);
     void *q = NULL;
@@ -546,6 +548,7 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
     void *q = NULL;
     if (MT_UNLIKELY(mt_bypass()))
         return realloc_bypassed(fn, ptr, size);
+    MT_HELD_SCOPE;
     if (MT_UNLIKELY(mt_cfg.sample)) {
         mt_sample_block b;
         if (mt_sample_unsampled(ptr, &b))
@@ -626,7 +629,7 @@ MT_COLD void mt_guard_free(void *p, unsigned kind)
     mt_live_entry e;
     bool had = false;
     /* As MT_NEXT_FREE: the record leaves while recording or paused. */
-    if (mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough)
+    if (mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough && !mt_held)
         had = mt_unrecord(p, kind, &e);
     mt_guard_block *s = mt_guard_claim(p);
     if (!s) {

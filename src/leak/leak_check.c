@@ -18,6 +18,7 @@
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/config.h"
+#include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
 #include "base/stop_world.h"
@@ -367,10 +368,10 @@ static MT_NOINLINE void leak_check(const ucontext_t *uc, uintptr_t stack_from)
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);
     if (lost && mt_cfg.leak_exitcode) {
-        /* As LeakSanitizer: the status says leaks remain. What the program
-         * wrote to stdio buffers still goes out first. */
-        fflush(NULL);
-        _exit(mt_cfg.leak_exitcode);
+        /* As LeakSanitizer: the status says leaks remain (over the heap
+         * errors' status, asked after). What the program wrote to stdio
+         * buffers still goes out first, as exit does it. */
+        mt_os_exit_with(mt_cfg.leak_exitcode);
     }
 }
 

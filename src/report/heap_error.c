@@ -36,6 +36,11 @@ const uint64_t *mt_heap_errors_counter(void)
     return (const uint64_t *)&errors;
 }
 
+void mt_heap_errors_fork_child(void)
+{
+    mt_atomic_store_relaxed(&errors, 0);
+}
+
 MT_EXPORT MT_NOINLINE void memtrace_on_error(void)
 {
     __asm__ volatile("" ::: "memory"); /* a call gdb can break on, never folded */
@@ -274,14 +279,15 @@ static void status_at_exit(void)
 {
     if (mt_atomic_load_relaxed(&errors) == 0 || mt_cfg.error_exitcode == 0)
         return;
-    /* As AddressSanitizer: the status says heap errors were found. exit
-     * again, not _exit: glibc runs the handlers still to come and then
-     * exits with the last status asked. Registered at start-up, this
-     * handler runs after the program's and its destructors (ld.so's, which
-     * glibc registers after memtrace's constructor); registered by a late
-     * load (memtrace attach), before them, which must still run. exit
-     * also flushes what the program wrote to stdio buffers. */
-    exit(mt_cfg.error_exitcode);
+    /* As AddressSanitizer: the status says heap errors were found, unless
+     * the leak check's asked first (mt_os_exit_with: exit again, not
+     * _exit, so glibc runs the handlers still to come, flushes stdio
+     * without waiting on another thread's lock and exits with the status
+     * asked). Registered at start-up, this handler runs after the
+     * program's and its destructors (ld.so's, which glibc registers after
+     * memtrace's constructor); registered by a late load (memtrace
+     * attach), before them, which must still run. */
+    mt_os_exit_with(mt_cfg.error_exitcode);
 }
 
 void mt_heap_errors_register_status(void)

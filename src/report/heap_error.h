@@ -20,6 +20,11 @@ void memtrace_on_error(void);
  * descriptor's heap_errors). */
 const uint64_t *mt_heap_errors_counter(void);
 
+/* In a forked child (the fork's child handler): no heap error reported
+ * yet. The child's exit status and the count say only what was found in
+ * the child; the parent's errors were the parent's to report. */
+void mt_heap_errors_fork_child(void);
+
 /* Checks every live block's redzone and every quarantined block memtrace
  * can read safely, reporting each damaged one (WHERE: "exit",
  * "memtrace_check"); returns how many it reported. Called outside

@@ -112,6 +112,7 @@ static void fork_child(void)
     mt_modules_child_forget_unloads_in_progress();
     mt_tl_fork_child(); /* records nothing: the writer is the parent's */
     mt_quarantine_fork_child();
+    mt_heap_errors_fork_child();
     if (took_all) /* else the interrupted code's locks carry the old token */
         mt_lock_forget_token();
 }
@@ -312,12 +313,13 @@ MT_COLD void mt_start(void)
     expected = MT_INITIALIZING; /* not if a mapping failed meanwhile */
     mt_atomic_cas_acq_rel(&mt_phase, &expected, start ? MT_READY : MT_PAUSED);
     /* Before the profiler registers its exit report: the check then runs
-     * after it, and its _exit (leaks found) cannot cut the report off. */
+     * after it, and its exit status (leaks found) cannot come first. */
     /* The heap errors' exit status before the leak check (it runs after
-     * it: the leak status wins), their check after it (it runs before the
-     * leak check's _exit). Here for that order, as the leak check: atexit
-     * allocates, with its lock held, only past its first 32 handlers, so
-     * the first allocation of the process is not atexit's own. */
+     * it: the leak status, asked first, wins), their check after it (it
+     * runs before the leak check's verdict). Here for that order, as the
+     * leak check: atexit allocates, with its lock held, only past its
+     * first 32 handlers, so the first allocation of the process is not
+     * atexit's own. */
     mt_heap_errors_register_status();
     if (mt_cfg.leak_check)
         mt_leak_check_register();

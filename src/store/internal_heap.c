@@ -12,7 +12,9 @@
  * spare region, the top of the range, bump-allocated without a lock and
  * never reused (its blocks are not freed); a free that cannot take the lock
  * leaves its block unused. Only when the spare region is used up does an
- * allocation wait for the lock as long as it takes. */
+ * allocation wait for the lock as long as it takes (and fails instead when
+ * its own thread holds the lock: a signal handler's allocation that
+ * interrupted this heap's work). */
 #include "store/internal_heap.h"
 
 #include "base/atomic.h"
@@ -98,6 +100,7 @@ static bool ensure_reserved(void)
     size_t spare = size / 16 < SPARE_MAX ? (size / 16) & ~(COMMIT_STEP - 1) : SPARE_MAX;
     limit = (uintptr_t)p + size - spare;
     if (spare && mprotect((void *)limit, spare, PROT_READ | PROT_WRITE) == 0) {
+        madvise((void *)limit, spare, MADV_DODUMP); /* in cores, as mt_os_commit's */
         spare_end = limit + spare;
         mt_atomic_store_relaxed(&spare_next, limit);
     }
@@ -162,9 +165,13 @@ static char *spare_carve(unsigned cls)
 }
 
 /* Takes heap_lock unless a holder keeps it LOCK_WAIT_NS (stopped by a
- * debugger, most likely: no operation here takes that long). */
+ * debugger, most likely: no operation here takes that long), or holds it
+ * in this very thread (a signal handler's allocation that interrupted
+ * one here: the holder cannot go on before the handler returns). */
 static bool lock_within_bound(void)
 {
+    if (mt_lock_is_mine(&heap_lock))
+        return false;
     return mt_lock_acquire_within(&heap_lock, LOCK_WAIT_NS);
 }
 
@@ -189,7 +196,7 @@ void *mt_iheap_alloc(size_t size, size_t align)
         mt_lock_release(&heap_lock);
     } else if ((block = spare_carve(cls)) != NULL) {
         spare = true;
-    } else {
+    } else if (!mt_lock_is_mine(&heap_lock)) {
         mt_lock_acquire(&heap_lock);
         block = carve(cls);
         mt_lock_release(&heap_lock);
