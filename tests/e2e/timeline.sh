@@ -72,8 +72,11 @@ if d["times_ns"] != sorted(d["times_ns"]) or len(d["times_ns"]) > 2000:
     bad.append("times_ns not ascending or over 2000")
 if sum(d["total"]["allocations"]) != d["totals"]["allocations"]:
     bad.append("allocations series sums to %d" % sum(d["total"]["allocations"]))
+# temporary: the 5,000 temp pairs, and the first peak block, freed right
+# after the peak's last allocation of its size and site (heaptrack's rule,
+# src/store/temporary.h; heaptrack itself says 5,002 with its kind-0 quirk).
 want = {"allocations": 6500, "frees": 6400, "allocated_bytes": 3320000,
-        "leaked_bytes": 100000, "leaked_blocks": 100, "temporary": 5000}
+        "leaked_bytes": 100000, "leaked_blocks": 100, "temporary": 5001}
 for k, v in want.items():
     if d["totals"][k] != v:
         bad.append("totals.%s %d, not %d" % (k, d["totals"][k], v))
@@ -92,7 +95,7 @@ def site(name):
     return None
 for name, k, v in [("hold", "leaked_bytes", 100000), ("hold", "leaked_blocks", 100),
                    ("hold", "allocations", 1000), ("peak", "peak_bytes", 2000000),
-                   ("hold", "peak_bytes", 1000000), ("temp", "temporary", 5000),
+                   ("hold", "peak_bytes", 1000000), ("temp", "temporary", 5000), ("peak", "temporary", 1),
                    ("temp", "allocated_bytes", 320000)]:
     s = site(name)
     if s and s[k] != v:
@@ -136,7 +139,7 @@ done
 # Culling: the temporaries become a count on their site.
 run_phases cull "$prof" MEMTRACE_RECORD_CULL_MS=50
 "$export_" --json "$work/cull.rec" -o "$work/cull.json" 2>/dev/null
-check "cull: the JSON is the program's (temporary 5000)" "" "$(json_check cull "$work/cull.json" "$work/cull.log")"
+check "cull: the JSON is the program's (temporary 5001)" "" "$(json_check cull "$work/cull.json" "$work/cull.log")"
 check "cull: 10000 events fewer" "memtrace: recording: $work/cull.rec (12900 events); view it with: memtrace view $work/cull.rec" \
     "$(grep '^memtrace: recording:' "$work/cull.err")"
 full=$(stat -c %s "$work/profiler.rec")

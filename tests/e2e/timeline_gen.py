@@ -11,8 +11,9 @@ its allocation: temporary), spike (site spike, 1,000 x 1,024 bytes then
 all freed: the peak is at its last allocation), leak (site leak, 500 x 16
 bytes never freed); then grow's blocks are freed. Every number is counted
 here from the events, as the exporter must: series at the sample times,
-peak, totals, per-site numbers, temporary (freed with no allocation in
-between by the same thread)."""
+peak, totals, per-site numbers, temporary (heaptrack's rule, as
+src/store/temporary.h: a free whose block has the size and site of the
+latest allocation, with no other allocation or free in between)."""
 import json
 import random
 import sys
@@ -63,7 +64,7 @@ def run(events, nsites, frames_of, command):
                 since += 1
                 site[s]["allocations"] += 1
                 site[s]["allocated_bytes"] += size
-                last_alloc = b
+                last_alloc = (s, size)
                 if total > peak["bytes"]:
                     peak.update(time_ns=t, bytes=total, blocks=blocks)
                     peak_split = list(site_live)
@@ -73,7 +74,7 @@ def run(events, nsites, frames_of, command):
                 total -= size2
                 blocks -= 1
                 frees += 1
-                if last_alloc == b:
+                if last_alloc == (s2, size2):
                     temporary += 1
                     site[s2]["temporary"] += 1
                 last_alloc = None
