@@ -46,7 +46,7 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace core [GDB-OPTION...] [--] PROG CORE
        memtrace attach [--profile] PID
        memtrace detach PID
-       memtrace export --heaptrack|--json RECORDING [-o OUT]
+       memtrace export --heaptrack|--json RECORDING [-o OUT] [--sampled-ok]
        memtrace view FILE [-o PAGE]
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 

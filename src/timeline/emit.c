@@ -186,8 +186,8 @@ static uint8_t *put_str(uint8_t *p, const char *s, size_t len, size_t max)
     return p + len;
 }
 
-void mt_tl_emit_head(uint64_t pid, uint64_t start_unix_ns, uint64_t cull_ns, const char *command,
-                     size_t len)
+void mt_tl_emit_head(uint64_t pid, uint64_t start_unix_ns, uint64_t cull_ns, uint64_t sample_bytes,
+                     const char *command, size_t len)
 {
     uint8_t *p = at();
     *p++ = MT_REC_HEAD;
@@ -196,6 +196,11 @@ void mt_tl_emit_head(uint64_t pid, uint64_t start_unix_ns, uint64_t cull_ns, con
     p = mt_rec_put_u(p, start_unix_ns);
     p = mt_rec_put_u(p, cull_ns);
     done(put_str(p, command, len, 4096));
+    if (sample_bytes) {
+        p = at();
+        *p++ = MT_REC_SAMPLED;
+        done(mt_rec_put_u(p, sample_bytes));
+    }
 }
 
 static void set_thread(uint32_t thread)

@@ -12,8 +12,10 @@
 /* False when no memory for the writer's buffers. Writes the magic at
  * once. */
 bool mt_tl_emit_init(uint64_t cull_ns);
-void mt_tl_emit_head(uint64_t pid, uint64_t start_unix_ns, uint64_t cull_ns, const char *command,
-                     size_t len);
+/* SAMPLE_BYTES: MEMTRACE_SAMPLE's mean bytes between the allocations
+ * recorded, 0 when every allocation is (no R record then). */
+void mt_tl_emit_head(uint64_t pid, uint64_t start_unix_ns, uint64_t cull_ns, uint64_t sample_bytes,
+                     const char *command, size_t len);
 void mt_tl_emit_alloc(uint32_t thread, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack);
 void mt_tl_emit_free(uint32_t thread, uint64_t t, uint64_t addr);
 void mt_tl_emit_culled(uint64_t t, uint32_t stack, uint64_t count, uint64_t bytes);

@@ -21,6 +21,14 @@
  * in its order; events of different threads interleave, each within a
  * drain's latency of the others: a reader sorts by time.
  *   H  u version, u pid, u start_unix_ns, u cull_ns, u len + command bytes
+ *   R  u sample_bytes           (a sampled recording, MEMTRACE_SAMPLE: one
+ *                               allocation in SAMPLE_BYTES bytes is in A, F
+ *                               and C, the others not at all; right after H,
+ *                               in a sampled recording only, so a recording
+ *                               without R, older ones too, is of every
+ *                               allocation. A reader from before R stops at
+ *                               it, reading a sampled recording as truncated
+ *                               after its head, never as a whole run.)
  *   T  u thread                 (the thread of the A and F records after it)
  *   A  s dtime, u stack, u size, s daddr
  *   F  s dtime, s daddr
@@ -53,6 +61,7 @@
 
 enum {
     MT_REC_HEAD = 'H',
+    MT_REC_SAMPLED = 'R',
     MT_REC_THREAD = 'T',
     MT_REC_ALLOC = 'A',
     MT_REC_FREE = 'F',

@@ -488,7 +488,8 @@ void mt_tl_start(void)
     }
     static char command[4096];
     size_t len = command_line(command, sizeof command);
-    mt_tl_emit_head((uint64_t)W.pid, W.start_unix_ns, W.cull_ns, command, len);
+    mt_tl_emit_head((uint64_t)W.pid, W.start_unix_ns, W.cull_ns, (uint64_t)mt_cfg.sample, command,
+                    len);
     /* The head alone in the first block, on disk at once: what an exec of
      * this process finds there (earlier_image). */
     mt_tl_emit_flush(true);
@@ -530,6 +531,10 @@ void mt_tl_finish(mt_tl_symbolize_fn *symbolize)
     if (failed)
         mt_warn("recording: %.1024s is cut short (a write failed); memtrace export reads what it "
                 "holds", W.path);
+    else if (mt_cfg.sample)
+        mt_warn("recording: %.1024s (%llu events; sampled: one allocation in %llu bytes); view it "
+                "with: memtrace view %.1024s", W.path, (unsigned long long)mt_tl_emit_events(),
+                (unsigned long long)mt_cfg.sample, W.path);
     else
         mt_warn("recording: %.1024s (%llu events); view it with: memtrace view %.1024s", W.path,
                 (unsigned long long)mt_tl_emit_events(), W.path);

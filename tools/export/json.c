@@ -119,8 +119,9 @@ bool export_json(const rec_file *r, const rec_timeline *t, FILE *f)
     fputs("{\"memtrace_timeline\":1,\"command\":", f);
     str(f, r->command ? r->command : "");
     fprintf(f, ",\"pid\":%" PRIu64 ",\"start_unix_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-               ",\"truncated\":%s,\n\"times_ns\":",
-            r->pid, r->start_unix_ns, r->duration_ns, r->truncated ? "true" : "false");
+               ",\"truncated\":%s,\"sample_rate\":%" PRIu64 ",\n\"times_ns\":",
+            r->pid, r->start_unix_ns, r->duration_ns, r->truncated ? "true" : "false",
+            r->sample_rate);
     series(f, t->times, t->nsamples);
     fputs(",\n\"total\":{\"bytes\":", f);
     series(f, t->bytes, t->nsamples);

@@ -4,11 +4,15 @@
  *   memtrace-export --heaptrack REC [-o OUT]   OUT: REC.heaptrack.gz; .gz or .zst
  *   memtrace-export --json REC [-o OUT]        OUT: REC.json; - for stdout
  * Exit status 0, 1 when REC cannot be read or OUT written, 2 for a usage
- * error. A recording cut short (kill -9, a full disk) is exported as far
+ * error. A sampled recording (MEMTRACE_SAMPLE) holds only the sampled
+ * blocks, its figures a fraction of the run's: it is said on one line, the
+ * JSON carries its sample_rate, and the heaptrack export, whose format has
+ * no room to say so, is refused (status 1) without --sampled-ok. A recording cut short (kill -9, a full disk) is exported as far
  * as it goes, with one line saying so. */
 #include "rec.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,22 +40,26 @@ int export_open(const char *path)
 
 static void usage(void)
 {
-    fputs("usage: memtrace export --heaptrack|--json RECORDING [-o OUT]\n", stderr);
+    fputs("usage: memtrace export --heaptrack|--json RECORDING [-o OUT] [--sampled-ok]\n", stderr);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     const char *what = NULL, *rec = NULL, *out = NULL;
+    bool sampled_ok = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--heaptrack") == 0 || strcmp(argv[i], "--json") == 0) {
             if (what)
                 usage();
             what = argv[i] + 2;
+        } else if (strcmp(argv[i], "--sampled-ok") == 0) {
+            sampled_ok = true;
         } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
             out = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs("usage: memtrace export --heaptrack|--json RECORDING [-o OUT]\n", stdout);
+            fputs("usage: memtrace export --heaptrack|--json RECORDING [-o OUT] [--sampled-ok]\n",
+                  stdout);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "memtrace export: unknown option '%s'\n", argv[i]);
@@ -77,6 +85,15 @@ int main(int argc, char **argv)
     if (r.truncated)
         fprintf(stderr, "memtrace export: %s is truncated (%s): the run up to %.3f s\n", rec, r.why,
                 (double)r.duration_ns / 1e9);
+    if (r.sample_rate && strcmp(what, "heaptrack") == 0 && !sampled_ok) {
+        fprintf(stderr, "memtrace export: %s is a sampled recording (one allocation in %" PRIu64
+                " bytes) and heaptrack would show its figures as the run's; give --sampled-ok to "
+                "export it anyway\n", rec, r.sample_rate);
+        return 1;
+    }
+    if (r.sample_rate)
+        fprintf(stderr, "memtrace export: %s is sampled: one allocation in %" PRIu64 " bytes; its "
+                "figures are of the sampled blocks only\n", rec, r.sample_rate);
     bool ok;
     if (strcmp(what, "json") == 0) {
         rec_timeline t;

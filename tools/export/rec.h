@@ -45,6 +45,9 @@ typedef struct {
     const char *path; /* as given to rec_read */
     /* the head */
     uint64_t pid, start_unix_ns, cull_ns, duration_ns;
+    /* MEMTRACE_SAMPLE's mean bytes between the allocations recorded (the
+     * R record); 0: every allocation is (no R, as in older recordings) */
+    uint64_t sample_rate;
     char *command;
     bool truncated; /* no end record: a prefix */
     const char *why; /* what ended the reading early, for the truncated line */

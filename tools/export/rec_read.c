@@ -101,6 +101,8 @@ static bool record(rec_file *r, cursor *c)
         free(r->command);
         return (r->command = get_str(c, NULL)) != NULL;
     }
+    case MT_REC_SAMPLED:
+        return get_u(c, &r->sample_rate);
     case MT_REC_THREAD:
         if (!get_u(c, &a))
             return false;

@@ -81,6 +81,12 @@ def timeline_model(doc, path):
     d = m.data
     for k in ("command", "pid", "start_unix_ns", "duration_ns", "truncated"):
         d[k] = doc.get(k)
+    # MEMTRACE_SAMPLE's mean bytes between the blocks recorded; 0 (or
+    # absent, as in timelines from before the field) for every allocation
+    rate = doc.get("sample_rate", 0)
+    if type(rate) is not int or rate < 0:
+        raise Bad("sample_rate is not a count of bytes (%s)" % json.dumps(rate))
+    d["sample_rate"] = rate
     try:
         times = ints(doc["times_ns"], "times_ns")
         if any(b < a for a, b in zip(times, times[1:])):

@@ -62,6 +62,12 @@
     count(t.leaked_blocks) + " blocks");
   if (t.temporary !== undefined) facts.push(count(t.temporary) + " temporary allocations");
   el("p", { class: "facts" }, h, facts.join(" · "));
+  // A sampled recording holds only the blocks drawn, one in sample_rate
+  // bytes: every figure on the page is theirs, not the run's.
+  if (D.sample_rate)
+    el("p", { class: "warn", id: "sampled" }, h, "Sampled recording: figures are of the " +
+      "sampled blocks only, one in " + count(D.sample_rate) + " bytes (MEMTRACE_SAMPLE); the " +
+      "run's own are larger.");
   if (D.truncated)
     el("p", { class: "warn", id: "truncated" }, h, "This recording was cut short (a crash, " +
       "kill -9 or a full disk): the page shows the readable prefix.");
