@@ -42,9 +42,16 @@ void mt_ext_lookup(void);
  * inside a block or a mismatched pair (the freed history, the symbolizer
  * and the formatter: all slow path); the caller then hands the call to the
  * real allocator unchanged. Called with mt_busy clear, in the READY
- * phase, before the real free. */
+ * phase, before the real free; a report counts as an error
+ * (mt_error_reported), and MEMTRACE_BAD_FREE=quiet makes none. */
 #define MT_FREE_BY_REALLOC 0x100u
 void mt_bad_free(const void *ptr, unsigned kind, const struct mt_live_entry *found);
+
+/* After any error report (a heap error's, a bad free's), with mt_busy
+ * clear: counted for the exit status (MEMTRACE_ERROR_EXITCODE; a forked
+ * child starts from none), then memtrace_on_error() and MEMTRACE_ON_ERROR
+ * (abort). Slow path (report/heap_error.c). */
+void mt_error_reported(void);
 
 /* Hot path (capture/: the redzone and quarantine checks; the guard
  * pages' fault handler) -> slow path (report/heap_error.c).

@@ -86,8 +86,13 @@ void mt_heap_error_report(const struct mt_heap_error *e)
         mt_out_flush(&out);
         pthread_setcancelstate(cancel, NULL);
     }
-    mt_atomic_add_relaxed(&errors, 1);
     mt_leave(was);
+    mt_error_reported();
+}
+
+void mt_error_reported(void)
+{
+    mt_atomic_add_relaxed(&errors, 1);
     memtrace_on_error();
     if (mt_cfg.on_error == MT_ON_ERROR_ABORT)
         abort();
