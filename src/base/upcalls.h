@@ -47,12 +47,6 @@ void mt_ext_lookup(void);
 #define MT_FREE_BY_REALLOC 0x100u
 void mt_bad_free(const void *ptr, unsigned kind, const struct mt_live_entry *found);
 
-/* After any error report (a heap error's, a bad free's), with mt_busy
- * clear: counted for the exit status (MEMTRACE_ERROR_EXITCODE; a forked
- * child starts from none), then memtrace_on_error() and MEMTRACE_ON_ERROR
- * (abort). Slow path (report/heap_error.c). */
-void mt_error_reported(void);
-
 /* Hot path (capture/: the redzone and quarantine checks; the guard
  * pages' fault handler) -> slow path (report/heap_error.c).
  * A heap error a check found: the report (symbolizer and formatter, both

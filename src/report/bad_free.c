@@ -21,6 +21,7 @@
 #include "capture/capture.h"
 #include "report/describe.h"
 #include "report/format.h"
+#include "report/heap_error.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
 #include "store/stack_store.h"

@@ -280,6 +280,7 @@ static void check_at_exit(void)
     mt_heap_check_all("exit");
 }
 
+/* After any error report, heap error or bad free (mt_error_reported). */
 static void status_at_exit(void)
 {
     if (mt_atomic_load_relaxed(&errors) == 0 || mt_cfg.error_exitcode == 0)

@@ -304,16 +304,18 @@ fi
 # does (MEMTRACE_ERROR_EXITCODE), makes none when quiet, and aborts at its
 # report under MEMTRACE_ON_ERROR=abort and `memtrace run --check`: before
 # glibc sees the free (glibc's own message, for the kinds it catches too,
-# never follows). HEAD is the report's first words.
-kinds=("realloc|memtrace: double free of a 32-byte block"
-       "inside_loop|memtrace: free of an address 16 bytes inside a 64-byte block"
-       "double|memtrace: double free of a 32-byte block"
-       "inside|memtrace: free of an address 8 bytes inside a 32-byte block")
+# never follows). HEAD is the report's first words; LEAK the status with
+# MEMTRACE_LEAK_CHECK=1 (23 where the case loses blocks: the leak check's
+# status wins over the errors').
+kinds=("realloc|memtrace: double free of a 32-byte block|23"
+       "inside_loop|memtrace: free of an address 16 bytes inside a 64-byte block|23"
+       "double|memtrace: double free of a 32-byte block|"
+       "inside|memtrace: free of an address 8 bytes inside a 32-byte block|")
 nm -D --defined-only "$lib" | grep -q ' _ZdlPv$' &&
-    kinds+=("mismatch|memtrace: delete of a 32-byte block allocated by malloc")
+    kinds+=("mismatch|memtrace: delete of a 32-byte block allocated by malloc|1")
 glibc_said() { grep -E "free\(\): |double free detected|corrupted" "$1"; }
 for k in "${kinds[@]}"; do
-    IFS='|' read -r c head <<<"$k"
+    IFS='|' read -r c head leak <<<"$k"
     run_case "st_$c" "$c"
     if [ "$NATIVE_RC" = 0 ]; then
         check_eq "bad free ($c), defaults: status 1" "$MT_RC" 1
@@ -324,6 +326,9 @@ for k in "${kinds[@]}"; do
         run_case "stq_$c" "$c"
         check_eq "bad free ($c), MEMTRACE_BAD_FREE=quiet: status 0, no report" \
             "$MT_RC $(grep -c '^memtrace:' "$work/stq_$c.mt.err")" "0 0"
+        MT_ENV=(MEMTRACE_LEAK_CHECK=1)
+        run_case "stl_$c" "$c"
+        check_eq "bad free ($c), MEMTRACE_LEAK_CHECK=1: status $leak" "$MT_RC" "$leak"
     fi
     MT_ENV=(MEMTRACE_ON_ERROR=abort)
     run_case "sta_$c" "$c"
