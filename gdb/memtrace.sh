@@ -9,7 +9,8 @@
 # DATADIR/memtrace it writes in below); MEMTRACE_LIB names the tracer
 # library instead.
 #
-# Exit status: the program's own, or 2 for a usage error, 127 when the
+# Exit status: the program's own (the library's after an error report or
+# leaks found: MEMTRACE_ERROR_EXITCODE, 23), or 2 for a usage error, 127 when the
 # program is not found, 126 when it is not an executable file, 1 when it
 # cannot be traced (statically linked, a library or gdb missing).
 set -e
@@ -100,9 +101,12 @@ Settings are MEMTRACE_* environment variables (man memtrace, SETTINGS;
 doc/settings.adoc), e.g. MEMTRACE_START=0 to start with recording off and
 MEMTRACE_TOGGLE_SIGNAL=USR2 to turn it on and off with kill -USR2.
 
-Exit status: PROG's own; 2 for a usage error; 127 when PROG is not found,
-126 when it is not an executable file; 1 when it cannot be traced (a
-statically linked PROG, a missing library or gdb).
+Exit status: PROG's own, but MEMTRACE_ERROR_EXITCODE (default 1) after
+any memtrace: error report (a heap error or a bad free; --check aborts at
+the first, status 134) and 23 when --leak-check finds leaks (over the
+errors' status); 2 for a usage error; 127 when PROG is not found, 126 when
+it is not an executable file; 1 when it cannot be traced (a statically
+linked PROG, a missing library or gdb).
 EOF
 }
 

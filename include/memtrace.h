@@ -99,7 +99,7 @@ const char *memtrace_version(void);
  * thread; not from a signal handler. */
 int memtrace_check(void);
 
-/* Called after every heap error report, before MEMTRACE_ON_ERROR=abort
+/* Called after every heap error or bad free report, before MEMTRACE_ON_ERROR=abort
  * aborts: `break memtrace_on_error` in gdb stops at the moment of
  * detection. Does nothing itself. */
 void memtrace_on_error(void);

@@ -42,7 +42,8 @@ void mt_ext_lookup(void);
  * inside a block or a mismatched pair (the freed history, the symbolizer
  * and the formatter: all slow path); the caller then hands the call to the
  * real allocator unchanged. Called with mt_busy clear, in the READY
- * phase, before the real free. */
+ * phase, before the real free; a report counts as an error
+ * (mt_error_reported), and MEMTRACE_BAD_FREE=quiet makes none. */
 #define MT_FREE_BY_REALLOC 0x100u
 void mt_bad_free(const void *ptr, unsigned kind, const struct mt_live_entry *found);
 

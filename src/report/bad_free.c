@@ -6,7 +6,9 @@
  * is reported every time; a free inside a live block (within INSIDE_REACH
  * bytes of its start) and a mismatched pair (delete of malloc'ed memory,
  * free of new[]'ed, ...) once per call site. Anything less certain says
- * nothing: a wrong report is worse than none. */
+ * nothing: a wrong report is worse than none. A report is an error like a
+ * heap error's: it sets the exit status and MEMTRACE_ON_ERROR=abort aborts
+ * at it (mt_error_reported). */
 #include "capture/real.h"
 
 #include "base/atomic.h"
@@ -19,6 +21,7 @@
 #include "capture/capture.h"
 #include "report/describe.h"
 #include "report/format.h"
+#include "report/heap_error.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
 #include "store/stack_store.h"
@@ -302,8 +305,13 @@ void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found)
     }
     uintptr_t frames[MT_MAX_DEPTH];
     unsigned depth = mt_capture(frames, mt_cfg.depth);
-    if (b.what == MT_BAD_FREE_DOUBLE || first_at_site(depth ? frames[0] : 0, b.what))
+    bool reported = b.what == MT_BAD_FREE_DOUBLE || first_at_site(depth ? frames[0] : 0, b.what);
+    if (reported)
         report(&b, frames, depth);
+    mt_leave(was);
+    if (reported)
+        mt_error_reported(); /* may abort: the real free has not run */
+    return;
 out:
     mt_leave(was);
 }

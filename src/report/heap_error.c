@@ -86,8 +86,13 @@ void mt_heap_error_report(const struct mt_heap_error *e)
         mt_out_flush(&out);
         pthread_setcancelstate(cancel, NULL);
     }
-    mt_atomic_add_relaxed(&errors, 1);
     mt_leave(was);
+    mt_error_reported();
+}
+
+void mt_error_reported(void)
+{
+    mt_atomic_add_relaxed(&errors, 1);
     memtrace_on_error();
     if (mt_cfg.on_error == MT_ON_ERROR_ABORT)
         abort();
@@ -275,6 +280,7 @@ static void check_at_exit(void)
     mt_heap_check_all("exit");
 }
 
+/* After any error report, heap error or bad free (mt_error_reported). */
 static void status_at_exit(void)
 {
     if (mt_atomic_load_relaxed(&errors) == 0 || mt_cfg.error_exitcode == 0)

@@ -16,8 +16,14 @@
  * stops at the moment of detection. Does nothing. */
 void memtrace_on_error(void);
 
-/* The address of the count of heap errors reported so far (for the state
- * descriptor's heap_errors). */
+/* After any error report (a heap error's, bad_free.c's), with mt_busy
+ * clear: counted for the exit status (MEMTRACE_ERROR_EXITCODE; a forked
+ * child starts from none), then memtrace_on_error() and MEMTRACE_ON_ERROR
+ * (abort). */
+void mt_error_reported(void);
+
+/* The address of the count of errors reported so far, heap errors and
+ * bad frees (mt_error_reported), for the state descriptor's heap_errors. */
 const uint64_t *mt_heap_errors_counter(void);
 
 /* In a forked child (the fork's child handler): no heap error reported

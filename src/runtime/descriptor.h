@@ -129,7 +129,7 @@ struct memtrace_state {
     uint64_t quarantine_slot_size_field, quarantine_slot_alloc_seq, quarantine_slot_free_seq;
     uint64_t quarantine_slot_alloc_stack, quarantine_slot_free_stack;
     uint64_t quarantine_slot_alloc_thread, quarantine_slot_free_thread, quarantine_slot_filled;
-    uint64_t heap_errors; /* address of a uint64_t: heap errors reported so far */
+    uint64_t heap_errors; /* address of a uint64_t: errors reported so far, bad frees too */
     /* The guard pages' pool (capture/guard.h): guard_pool is the address of
      * a uint64_t holding the pool's first address, guard_pool_size of one
      * holding its length in bytes (0: no pool). Blocks in it have no

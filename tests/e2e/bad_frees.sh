@@ -3,8 +3,10 @@
 # a double free, a realloc of a freed block, a free inside a block and
 # mismatched new/delete pairs before the real allocator sees them, with the
 # exact file:line of the marked sites in each stack; the program then ends
-# exactly as it does without memtrace (glibc's abort included). Untraced
-# blocks (the fork window) and unknown pointers get no report, cheaply.
+# as it does without memtrace (glibc's abort included), except that a
+# report is an error: the status is MEMTRACE_ERROR_EXITCODE (default 1)
+# and MEMTRACE_ON_ERROR=abort (run --check) aborts at it. Untraced blocks
+# (the fork window) and unknown pointers get no report, cheaply.
 set -u
 . "$(dirname "$0")/lib.sh"
 lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
@@ -37,6 +39,16 @@ same_end() { # NAME
         pass "$1: ends as without memtrace (status $MT_RC)"
     else
         fail "$1" "status $MT_RC under memtrace, $NATIVE_RC without"
+    fi
+}
+
+# The program ends natively with status 0 and under memtrace with WANT (a
+# report was made: MEMTRACE_ERROR_EXITCODE's default, 1).
+error_end() { # NAME WANT
+    if [ "$NATIVE_RC" = 0 ] && [ "$MT_RC" = "$2" ]; then
+        pass "$1: status $MT_RC under memtrace (0 without)"
+    else
+        fail "$1" "status $MT_RC under memtrace (want $2), $NATIVE_RC without (want 0)"
     fi
 }
 
@@ -142,7 +154,7 @@ for v in libmemtrace libmemtrace-profiler; do
     [ $v = libmemtrace-profiler ] && envs+=(MEMTRACE_INTERVAL_MS=0)
     (cd "$work" && timeout 60 env "${envs[@]}" "$prog" stderr_reused "$work/reused.data" \
         >/dev/null 2>"$work/reused.err") 2>/dev/null
-    check_eq "fd 2 reused for a data file ($v): exit status" "$?" 0
+    check_eq "fd 2 reused for a data file ($v): exit status 1 (a report)" "$?" 1
     check_eq "fd 2 reused for a data file ($v): the file holds only the program's data" \
         "$(data_only "$work/reused.data")" " d a t a \n"
     if report_to "$work/reused.err" "memtrace: free of an address 16 bytes inside a 64-byte block at 0x" \
@@ -154,12 +166,12 @@ for v in libmemtrace libmemtrace-profiler; do
     fi
     (cd "$work" && timeout 60 env "${envs[@]}" "$prog" stderr_reused "$work/closed.data" \
         >/dev/null 2>&-) 2>/dev/null
-    check_eq "fd 2 closed at start-up, then a data file ($v): exit status" "$?" 0
+    check_eq "fd 2 closed at start-up, then a data file ($v): exit status 1 (an error, unsaid)" "$?" 1
     check_eq "fd 2 closed at start-up, then a data file ($v): the file holds only the program's data" \
         "$(data_only "$work/closed.data")" " d a t a \n"
     (cd "$work" && timeout 60 env "${envs[@]}" "$prog" stderr_reused "$work/from.data" closefrom \
         >/dev/null 2>"$work/from.err") 2>/dev/null
-    check_eq "fd 2 and memtrace's copy reused ($v): exit status" "$?" 0
+    check_eq "fd 2 and memtrace's copy reused ($v): exit status 1 (an error, unsaid)" "$?" 1
     check_eq "fd 2 and memtrace's copy reused ($v): the file holds only the program's data" \
         "$(data_only "$work/from.data")" " d a t a \n"
     check_eq "fd 2 and memtrace's copy reused ($v): nothing on the original stderr" \
@@ -175,7 +187,7 @@ check_eq "memtrace's copy of stderr is close-on-exec: an exec'd ls has the same 
 
 # ---------------------------------------------------------------- realloc of a freed block
 run_case realloc realloc
-same_end "realloc of a freed block"
+error_end "realloc of a freed block" 1
 if report_to "$work/realloc.mt.err" "memtrace: double free of a 32-byte block at 0x" "$work/r"; then
     pass "realloc of a freed block: reported as a double free"
     check_frame "realloc of a freed block" "$work/r" "  realloc by thread 1 at:" "#0" realloc_freed
@@ -204,7 +216,7 @@ fi
 
 # Three times from one site, once from another: two reports.
 run_case inside_loop inside_loop
-same_end "free inside a block, in a loop"
+error_end "free inside a block, in a loop" 1
 n=$(grep -c "^memtrace: free of an address 16 bytes inside a 64-byte block at 0x" "$work/inside_loop.mt.err")
 if [ "$n" = 2 ]; then
     pass "free inside a block: once per call site (3 + 1 frees from 2 sites, 2 reports)"
@@ -259,7 +271,7 @@ fi
 if nm -D --defined-only "$lib" | grep -q ' _ZdlPv$'; then
     run_case mismatch mismatch
     err=$work/mismatch.mt.err
-    same_end "mismatched pairs"
+    error_end "mismatched pairs" 1
     n=$(grep -c "^memtrace: delete of a 32-byte block allocated by malloc at 0x" "$err")
     if [ "$n" = 1 ]; then
         pass "delete of malloc'ed memory: reported once for 3 deletes at one site"
@@ -286,5 +298,52 @@ if nm -D --defined-only "$lib" | grep -q ' _ZdlPv$'; then
 else
     echo "SKIP mismatched pairs: $(basename "$lib") does not interpose operator delete (branch entry-points)"
 fi
+
+# ---------------------------------------------------------------- every report is an error
+# Each kind of bad free, reported, sets the exit status as a heap error
+# does (MEMTRACE_ERROR_EXITCODE), makes none when quiet, and aborts at its
+# report under MEMTRACE_ON_ERROR=abort and `memtrace run --check`: before
+# glibc sees the free (glibc's own message, for the kinds it catches too,
+# never follows). HEAD is the report's first words; LEAK the status with
+# MEMTRACE_LEAK_CHECK=1 (23 where the case loses blocks: the leak check's
+# status wins over the errors').
+kinds=("realloc|memtrace: double free of a 32-byte block|23"
+       "inside_loop|memtrace: free of an address 16 bytes inside a 64-byte block|23"
+       "double|memtrace: double free of a 32-byte block|"
+       "inside|memtrace: free of an address 8 bytes inside a 32-byte block|")
+nm -D --defined-only "$lib" | grep -q ' _ZdlPv$' &&
+    kinds+=("mismatch|memtrace: delete of a 32-byte block allocated by malloc|1")
+glibc_said() { grep -E "free\(\): |double free detected|corrupted" "$1"; }
+for k in "${kinds[@]}"; do
+    IFS='|' read -r c head leak <<<"$k"
+    run_case "st_$c" "$c"
+    if [ "$NATIVE_RC" = 0 ]; then
+        check_eq "bad free ($c), defaults: status 1" "$MT_RC" 1
+        MT_ENV=(MEMTRACE_ERROR_EXITCODE=7)
+        run_case "st7_$c" "$c"
+        check_eq "bad free ($c), MEMTRACE_ERROR_EXITCODE=7: status 7" "$MT_RC" 7
+        MT_ENV=(MEMTRACE_BAD_FREE=quiet)
+        run_case "stq_$c" "$c"
+        check_eq "bad free ($c), MEMTRACE_BAD_FREE=quiet: status 0, no report" \
+            "$MT_RC $(grep -c '^memtrace:' "$work/stq_$c.mt.err")" "0 0"
+        MT_ENV=(MEMTRACE_LEAK_CHECK=1)
+        run_case "stl_$c" "$c"
+        check_eq "bad free ($c), MEMTRACE_LEAK_CHECK=1: status $leak" "$MT_RC" "$leak"
+    fi
+    MT_ENV=(MEMTRACE_ON_ERROR=abort)
+    run_case "sta_$c" "$c"
+    (cd "$work" && ulimit -S -c 0 && timeout 60 "$build/memtrace" run --check "$prog" "$c" \
+        >/dev/null 2>"$work/stc_$c.err") 2>/dev/null
+    check_rc=$?
+    for r in "MEMTRACE_ON_ERROR=abort|$MT_RC|$work/sta_$c.mt.err" \
+             "memtrace run --check|$check_rc|$work/stc_$c.err"; do
+        IFS='|' read -r how rc err <<<"$r"
+        if [ "$rc" = 134 ] && grep -qF -- "$head at 0x" "$err" && ! glibc_said "$err" >/dev/null; then
+            pass "bad free ($c), $how: SIGABRT (134) at memtrace's report, before glibc's check"
+        else
+            fail "bad free ($c), $how" "status $rc (want 134), glibc: '$(glibc_said "$err")': $(head -3 "$err")"
+        fi
+    done
+done
 
 finish "bad frees"
