@@ -24,6 +24,7 @@
 #include "base/output.h"
 #include "capture/real.h"
 #include "runtime/interposed.h"
+#include "runtime/plt_entry.h"
 #include "runtime/recording.h"
 #include "base/reentry.h"
 
@@ -131,13 +132,6 @@ static int name_index(const char *s)
     return -1;
 }
 
-/* A d_ptr of the dynamic section: ld.so has relocated most of them in
- * place (glibc on x86-64), not all ports do. */
-static uintptr_t dyn_ptr(uintptr_t v, uintptr_t base)
-{
-    return v < base ? v + base : v;
-}
-
 /* Redirects (ATTACH) or restores the entries of one module's relocation
  * table RELS (SIZE bytes). */
 static void patch_table(const ElfW(Rela) *rels, size_t size, const ElfW(Sym) *symtab,
@@ -193,28 +187,13 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (!dyn)
         return 0;
-    const ElfW(Rela) *jmprel = NULL, *rela = NULL;
-    size_t jmprel_size = 0, rela_size = 0;
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-    bool is_rela = true;
-    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
-        switch (d->d_tag) {
-        case DT_JMPREL: jmprel = (const ElfW(Rela) *)dyn_ptr(d->d_un.d_ptr, base); break;
-        case DT_PLTRELSZ: jmprel_size = d->d_un.d_val; break;
-        case DT_RELA: rela = (const ElfW(Rela) *)dyn_ptr(d->d_un.d_ptr, base); break;
-        case DT_RELASZ: rela_size = d->d_un.d_val; break;
-        case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_ptr(d->d_un.d_ptr, base); break;
-        case DT_STRTAB: strtab = (const char *)dyn_ptr(d->d_un.d_ptr, base); break;
-        case DT_PLTREL: is_rela = d->d_un.d_val == DT_RELA; break;
-        }
-    }
-    if (!symtab || !strtab || !is_rela)
+    mt_dyn_tables t;
+    if (!mt_dyn_tables_read(dyn, base, &t))
         return 0;
-    if (jmprel)
-        patch_table(jmprel, jmprel_size, symtab, strtab, base, relro_lo, relro_hi);
-    if (rela)
-        patch_table(rela, rela_size, symtab, strtab, base, relro_lo, relro_hi);
+    if (t.jmprel)
+        patch_table(t.jmprel, t.jmprel_size, t.symtab, t.strtab, base, relro_lo, relro_hi);
+    if (t.rela)
+        patch_table(t.rela, t.rela_size, t.symtab, t.strtab, base, relro_lo, relro_hi);
     return 0;
 }
 
@@ -258,7 +237,7 @@ static void add_deps(const struct link_map *map)
     const char *strtab = NULL;
     for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++)
         if (d->d_tag == DT_STRTAB)
-            strtab = (const char *)dyn_ptr(d->d_un.d_ptr, map->l_addr);
+            strtab = (const char *)mt_dyn_ptr(d->d_un.d_ptr, map->l_addr);
     if (!strtab)
         return;
     for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {

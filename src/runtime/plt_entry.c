@@ -15,11 +15,22 @@
 #define R_SYM ELF32_R_SYM
 #endif
 
-/* A d_ptr of the dynamic section: ld.so has relocated most of them in
- * place (glibc on x86-64), not all ports do (as attach.c). */
-static uintptr_t dyn_ptr(uintptr_t v, uintptr_t base)
+bool mt_dyn_tables_read(const ElfW(Dyn) *dyn, uintptr_t base, mt_dyn_tables *t)
 {
-    return v < base ? v + base : v;
+    *t = (mt_dyn_tables){ 0 };
+    bool is_rela = true;
+    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_JMPREL: t->jmprel = (const ElfW(Rela) *)mt_dyn_ptr(d->d_un.d_ptr, base); break;
+        case DT_PLTRELSZ: t->jmprel_size = d->d_un.d_val; break;
+        case DT_RELA: t->rela = (const ElfW(Rela) *)mt_dyn_ptr(d->d_un.d_ptr, base); break;
+        case DT_RELASZ: t->rela_size = d->d_un.d_val; break;
+        case DT_SYMTAB: t->symtab = (const ElfW(Sym) *)mt_dyn_ptr(d->d_un.d_ptr, base); break;
+        case DT_STRTAB: t->strtab = (const char *)mt_dyn_ptr(d->d_un.d_ptr, base); break;
+        case DT_PLTREL: is_rela = d->d_un.d_val == DT_RELA; break;
+        }
+    }
+    return t->symtab && t->strtab && is_rela;
 }
 
 /* The symbol NAME as the relocations RELS (SIZE bytes) of a module name it,
@@ -45,27 +56,12 @@ bool mt_is_canonical_plt(const void *addr, const char *name)
     if (!dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP) || !map || !map->l_ld)
         return false;
     uintptr_t base = map->l_addr;
-    const ElfW(Rela) *jmprel = NULL, *rela = NULL;
-    size_t jmprel_size = 0, rela_size = 0;
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-    bool is_rela = true;
-    for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
-        switch (d->d_tag) {
-        case DT_JMPREL: jmprel = (const ElfW(Rela) *)dyn_ptr(d->d_un.d_ptr, base); break;
-        case DT_PLTRELSZ: jmprel_size = d->d_un.d_val; break;
-        case DT_RELA: rela = (const ElfW(Rela) *)dyn_ptr(d->d_un.d_ptr, base); break;
-        case DT_RELASZ: rela_size = d->d_un.d_val; break;
-        case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_ptr(d->d_un.d_ptr, base); break;
-        case DT_STRTAB: strtab = (const char *)dyn_ptr(d->d_un.d_ptr, base); break;
-        case DT_PLTREL: is_rela = d->d_un.d_val == DT_RELA; break;
-        }
-    }
-    if (!symtab || !strtab || !is_rela)
+    mt_dyn_tables t;
+    if (!mt_dyn_tables_read(map->l_ld, base, &t))
         return false;
-    const ElfW(Sym) *s = named_by(jmprel, jmprel_size, symtab, strtab, name);
+    const ElfW(Sym) *s = named_by(t.jmprel, t.jmprel_size, t.symtab, t.strtab, name);
     if (!s)
-        s = named_by(rela, rela_size, symtab, strtab, name);
+        s = named_by(t.rela, t.rela_size, t.symtab, t.strtab, name);
     return s && s->st_shndx == SHN_UNDEF && s->st_value != 0 &&
            s->st_value + base == (uintptr_t)addr;
 }
