@@ -269,7 +269,7 @@ wait "$spid"
 check "statically linked: its exit status" "$?" 7
 
 # ---------------------------------------------------------------- stopped, traced, exited, signalled
-# (issue 39) A process stopped (kill -STOP), traced by another program or
+# A process stopped (kill -STOP), traced by another program or
 # exited (a zombie) is refused with one line and status 1, before gdb
 # touches it: a stopped one goes on, once continued, to its own output
 # and status (gdb's calls into it used to leave it to die of SIGSEGV).

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The symbolization differential test (issue 40, a first slice of its
+# The symbolization differential test (a first slice of the build
 # matrix): every frame memtrace prints for the allocation stacks of
 # tests/progs/symdiff_main.c (and symdiff_cxx.cpp) and the shared library
 # of symdiff_lib.c must name the same function, file and line, and the same

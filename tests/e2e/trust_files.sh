@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Trust, files (issue 39): what memtrace writes, and where, when the
+# Trust, files: what memtrace writes, and where, when the
 # program is off the tested road. tests/progs/trust_files_prog.c churns and
 # then does what its arguments say (chdir, a daemon's close of fds 3-1023
 # and files of its own, re-executing itself, a leak).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# What memtrace interposes, and how, off the tested road (issue 39): a
+# What memtrace interposes, and how, off the tested road: a
 # moving realloc's free in the recording before another thread's reuse of
 # the address; glibc's __libc_* allocator names; a program's own operator
 # new and delete; the program after `memtrace detach`; the warning about a

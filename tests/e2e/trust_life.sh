@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Trust: the traced program's life (issue 39, items 4, 5, 6, 19, 21): exit
+# Trust: the traced program's life: exit
 # with a thread in fgets(stdin), a signal handler that allocates, the free
 # of a read-only block, forked children's exit status, gcore's size; and
 # real programs under the defaults and --check. One PASS/FAIL line per

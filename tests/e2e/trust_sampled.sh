@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# A sampled recording says so (issue 41, item 3): MEMTRACE_SAMPLE with
+# A sampled recording says so: MEMTRACE_SAMPLE with
 # MEMTRACE_RECORD records only the sampled blocks, so every figure of the
 # recording is a fraction of the run's. tests/progs/trust_sampled_hold holds
 # 4,000 blocks of 4 KiB, recorded sampled (one in 65,536 bytes) and not:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Trust (issue 39), the tools' part: what `memtrace export`, `memtrace view`,
+# Trust, the tools' part: what `memtrace export`, `memtrace view`,
 # memtrace-symbolize and the reports do with files and bytes they did not
 # write themselves.
 #  - item 2: export and view never follow a symbolic link planted at their

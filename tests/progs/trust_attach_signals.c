@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A program started without memtrace that gets SIGUSR1 every millisecond
  * (a POSIX timer) while `memtrace attach` and `memtrace detach` work on
- * it (tests/e2e/attach.sh, issue 39 item 7). The handler counts its calls
+ * it (tests/e2e/attach.sh). The handler counts its calls
  * and does some work with each: acc is the sum of mix(n) over every n it
  * counted, which main checks at the end (a handler run twice, or a call
  * cut short, breaks the sum). The signal lands in the main thread, which
