@@ -106,7 +106,8 @@ any memtrace: error report (a heap error or a bad free; --check aborts at
 the first, status 134) and 23 when --leak-check finds leaks (over the
 errors' status); 2 for a usage error; 127 when PROG is not found, 126 when
 it is not an executable file; 1 when it cannot be traced (a statically
-linked PROG, a missing library or gdb).
+linked PROG, one set-user-ID or set-group-ID to another user or group, a
+missing library or gdb; a script given to gdb).
 EOF
 }
 
@@ -179,6 +180,37 @@ check_prog() {
     elf_has_interp "$prog_path" || status=$?
     if [ "$status" = 1 ]; then
         die 1 "$1 is statically linked: nothing can be preloaded into it, so memtrace cannot trace it"
+    fi
+}
+
+# PROG (checked by check_prog) starts with #!: the kernel runs its
+# interpreter, which is what gdb must be given (gdb reads PROG as an
+# executable and fails on every command after).
+refuse_script() {
+    [ "$(head -c2 "$prog_path" 2>/dev/null)" != "#!" ] ||
+        die 1 "$1 is a script; give gdb the interpreter (e.g. memtrace gdb INTERPRETER $1)"
+}
+
+# Refuses PROG (checked by check_prog) when exec would make it a secure-exec
+# process (AT_SECURE): set-user-ID to a user other than the caller's real
+# one, or set-group-ID to a group other than the caller's real one, on a
+# file system that honours the bits. ld.so then ignores LD_PRELOAD's paths
+# and the library ignores MEMTRACE_*, so PROG would run untraced. A root
+# caller is refused too for a program set-user-ID to another user: the
+# kernel makes that exec secure as well.
+refuse_setid() {
+    [ -u "$prog_path" ] || [ -g "$prog_path" ] || return 0
+    if command -v findmnt >/dev/null 2>&1; then
+        case ,$(findmnt -rno OPTIONS --target "$prog_path" 2>/dev/null), in
+        *,nosuid,*) return 0 ;;
+        esac
+    fi
+    set -- "$1" "$(stat -Lc '%u %g' "$prog_path" 2>/dev/null)"
+    if [ -u "$prog_path" ] && [ "${2% *}" != "$(id -ru)" ]; then
+        die 1 "$1 is set-user-ID to another user: the system ignores LD_PRELOAD for it, so memtrace cannot trace it"
+    fi
+    if [ -g "$prog_path" ] && [ "${2#* }" != "$(id -rg)" ]; then
+        die 1 "$1 is set-group-ID to another group: the system ignores LD_PRELOAD for it, so memtrace cannot trace it"
     fi
 }
 
@@ -512,6 +544,7 @@ run)
     fi
     check_lib "$lib"
     check_prog "$1"
+    refuse_setid "$1"
     preload_for "$lib"
     LD_PRELOAD=$preload${LD_PRELOAD:+:$LD_PRELOAD} exec "$@"
     ;;
@@ -558,6 +591,7 @@ gdb)
     done
     [ -n "$prog" ] || usage_error "gdb: no program given"
     check_prog "$prog"
+    refuse_script "$prog"
     check_gdb
     preload_for "$lib"
     # gdb applies the environment to the program it starts, not to itself.

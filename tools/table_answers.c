@@ -307,6 +307,17 @@ static int by_bytes(const void *a, const void *b)
     return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
+/* In sample mode, the line saying the figures before and after it are
+ * estimates; one wording for every answer that scales sampled blocks. */
+static void put_estimates(mt_tables *t, mt_out *out)
+{
+    if (t->d.sample_rate)
+        mt_out_printf(out,
+                      "memtrace: sampled (MEMTRACE_SAMPLE=%" PRIu64
+                      "): bytes and blocks are estimates\n",
+                      t->d.sample_rate);
+}
+
 /* "top N": the N call sites holding the most live bytes. */
 /* In sample mode, the exact totals (descriptor's live_exact words) as the
  * threads have flushed them; nothing from a process without them. */
@@ -347,11 +358,7 @@ static void top(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *lin
                       shown, s.n, s.bytes, s.blocks, blocks_word(s.blocks));
         if (s.unlocked)
             mt_out_write(out, UNLOCKED_SHARD, sizeof UNLOCKED_SHARD - 1);
-        if (t->d.sample_rate)
-            mt_out_printf(out,
-                          "memtrace: sampled (MEMTRACE_SAMPLE=%" PRIu64
-                          "): bytes and blocks are estimates\n",
-                          t->d.sample_rate);
+        put_estimates(t, out);
         put_exact(t, out);
         for (size_t i = 0; i < shown; i++) {
             mt_out_printf(out, "memtrace: site %zu: %" PRIu64 " bytes in %" PRIu64
@@ -384,6 +391,7 @@ static void stats(mt_tables *t, mt_out *out)
     }
     mt_out_printf(out, "memtrace: %" PRIu64 " live blocks, %" PRIu64 " live bytes, %zu call "
                        "sites with live blocks\n", s.blocks, s.bytes, s.n);
+    put_estimates(t, out);
     put_exact(t, out);
     mt_out_printf(out, "memtrace: %" PRIu64 " distinct stacks, %" PRIu64 " allocations "
                        "recorded, %" PRIu64 " threads seen\n", nstacks, allocations, threads);

@@ -2,7 +2,7 @@
 # Installation and the Debian package (issue 16, items 4 and 5):
 #  - the man pages against what they document: doc/settings.adoc's, the
 #    header's functions, the gdb helper's commands; `man -l` renders them
-#    without a warning;
+#    without a warning and without AsciiDoc markup left in the text;
 #  - `make install DESTDIR=... PREFIX=/usr`: the exact files, no placeholder
 #    left; `make uninstall`: no file left;
 #  - an install into a prefix with its own LIBDIR: the exact files, the
@@ -103,6 +103,21 @@ man_commands=$(awk '/^== /{on = ($0 == "== GDB COMMANDS")} on' "$page1" |
 compare "memtrace(1) GDB COMMANDS: gdb/memtrace.py's" "$man_commands" "$helper_commands" \
     "$PENDING_COMMANDS"
 
+# stray_markup FILE: the lines of a page rendered by man (col -b) that show
+# AsciiDoc markup asciidoctor should have consumed: \*, [* or *], a
+# backtick, an unresolved {attribute}, a * or _ opening or closing a word,
+# a * inside one, a +constrained passthrough+. The C in memtrace(3) is
+# taken out first: comments, *ptr and *out, (*get), TYPE *NAME, sizeof *,
+# and NAME_* globs (MEMTRACE_*).
+stray_markup() {
+    sed -E 's#/\*|\*/##g; s#\*(ptr|out)\b##g; s#\(\*[a-z]+\)##g; s#_\*##g
+            s#\b(char|void|int|long|size_t|memtrace_stats|sizeof) \*#\1 #g' "$1" |
+        grep -nE -e '\\\*|\[\*|\*\]|`|\{[a-z][a-z0-9_-]*\}' \
+            -e '(^|[^[:alnum:]_*])\*[[:alnum:]_(]|[[:alnum:]_).]\*($|[^[:alnum:]_*])|[[:alnum:]]\*[[:alnum:]]' \
+            -e '(^|[[:space:](])_[[:alnum:]]|[[:alnum:]]_([[:space:]),.;:]|$)' \
+            -e '(^|[[:space:](])\+[^[:space:]+]([^+]*[^[:space:]+])?\+([[:space:]),.;:]|$)'
+}
+
 if mk man >"$work/man.log" 2>&1; then
     pass "make man"
     for page in memtrace.1 memtrace.3; do
@@ -116,6 +131,16 @@ if mk man >"$work/man.log" 2>&1; then
     has "memtrace(1) rendered: a setting" "$work/memtrace.1.txt" "MEMTRACE_LEAK_EXITCODE=N"
     has "memtrace(1) rendered: the version in the footer" "$work/memtrace.1.txt" "memtrace $version"
     has "memtrace(3) rendered: print_trace" "$work/memtrace.3.txt" "void print_trace(const void *ptr);"
+    for page in memtrace.1 memtrace.3; do
+        MANWIDTH=200 man -l "$build/man/$page" 2>/dev/null | col -b >"$work/$page.wide"
+        if [ ! -s "$work/$page.wide" ]; then
+            fail "$page rendered: no stray markup" "man -l printed nothing"
+        elif stray_markup "$work/$page.wide" >"$work/$page.stray"; then
+            fail "$page rendered: no stray markup" "$(cut -c1-200 "$work/$page.stray")"
+        else
+            pass "$page rendered: no stray markup"
+        fi
+    done
 else
     fail "make man" "$(tail -5 "$work/man.log")"
 fi
