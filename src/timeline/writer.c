@@ -322,19 +322,6 @@ int mt_tl_file_fd(uint64_t offset)
     return W.fd;
 }
 
-/* The next LEB128 number at *P (below END); false at the end. */
-static bool read_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    *v = 0;
-    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-        uint8_t b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
-}
-
 /* When this process started, in ns since the epoch; 0 if unknown. Its
  * start time in /proc/self/stat is in clock ticks since boot
  * (CLOCK_BOOTTIME), rounded down. */
@@ -396,8 +383,8 @@ static bool earlier_head(const char *path, uint8_t *file, size_t file_size, uint
     }
     const uint8_t *p = raw + 1, *end = raw + len;
     uint64_t version, pid, start;
-    if (len == 0 || raw[0] != MT_REC_HEAD || !read_u(&p, end, &version) ||
-        !read_u(&p, end, &pid) || !read_u(&p, end, &start))
+    if (len == 0 || raw[0] != MT_REC_HEAD || !mt_rec_get_u(&p, end, &version) ||
+        !mt_rec_get_u(&p, end, &pid) || !mt_rec_get_u(&p, end, &start))
         return false;
     uint64_t born = process_start_unix_ns();
     return pid == (uint64_t)getpid() && born && start >= born;
