@@ -122,6 +122,17 @@ static size_t plain_len(const char *name)
     return (size_t)(p - (const unsigned char *)name);
 }
 
+/* S escaped as reports are (mt_text_escape) into BUF of CAP bytes, each
+ * ';' (the folded format's frame separator) written ':'; its length. */
+static size_t folded_text(char *buf, size_t cap, const char *s)
+{
+    size_t len = mt_text_escape(buf, cap, s);
+    for (size_t k = 0; k < len; k++)
+        if (buf[k] == ';')
+            buf[k] = ':';
+    return len;
+}
+
 static void put_folded(const mt_frame *rows, unsigned count, void *arg)
 {
     mt_out *out = arg;
@@ -132,19 +143,13 @@ static void put_folded(const mt_frame *rows, unsigned count, void *arg)
         if (name) {
             len = plain_len(name);
             if (name[len] || len > sizeof buf - 1) { /* rare: escaped as reports are */
-                len = mt_text_escape(buf, sizeof buf, name);
-                for (size_t k = 0; k < len; k++)
-                    if (buf[k] == ';')
-                        buf[k] = ':';
+                len = folded_text(buf, sizeof buf, name);
                 name = buf;
             }
         } else if (rows[i].module) {
-            len = mt_text_escape(buf, sizeof buf - 20, rows[i].module);
+            len = folded_text(buf, sizeof buf - 20, rows[i].module);
             int w = snprintf(buf + len, sizeof buf - len, "+0x%lx", (unsigned long)rows[i].offset);
             len += w < 0 ? 0 : (size_t)w < sizeof buf - len ? (size_t)w : sizeof buf - len - 1;
-            for (size_t k = 0; k < len; k++)
-                if (buf[k] == ';')
-                    buf[k] = ':';
             name = buf;
         } else {
             len = (size_t)snprintf(buf, sizeof buf, "0x%lx", (unsigned long)rows[i].ret);
