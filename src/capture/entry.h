@@ -75,6 +75,15 @@ static inline void mt_resize_stamp(bool had, const mt_live_entry *old)
         mt_tl_free(old->ptr);
 }
 
+/* A resize's call failed: OLD, whose record was removed and stamped freed
+ * (mt_resize_stamp), is intact and live again, in the recording and in the
+ * table. */
+static inline void mt_resize_unstamp(const mt_live_entry *old)
+{
+    mt_tl_alloc(old->ptr, old->size, old->stack);
+    mt_live_insert(old);
+}
+
 /* The records around a resize: OLD (if HAD) was removed, and stamped freed
  * (mt_resize_stamp), before the next allocator's call, whose result is Q.
  * The new block is recorded; the old one leaves (moved, or freed by a size

@@ -314,7 +314,7 @@ static inline __attribute__((always_inline)) bool hold(const mt_freed_record *f,
  * that the common free makes no call. */
 static MT_NOINLINE bool hold_large(const mt_freed_record *f, const mt_free_call *c)
 {
-    if (f->size > limit || (mt_real_glibc && (((const size_t *)f->ptr)[-1] & 2)))
+    if (f->size > limit || (mt_real_glibc && mt_glibc_mmapped((const void *)f->ptr)))
         return false;
     return hold(f, c);
 }

@@ -31,7 +31,7 @@ typedef struct {
 extern mt_real_allocator mt_real MT_HIDDEN;
 
 /* The next malloc and free are glibc's (libc.so.6's): a block's chunk
- * header, the word before it, may be read (its flags: 2, mmapped). Set by
+ * header, the word before it, may be read (sample.h's mt_glibc_*). Set by
  * mt_sample_start at start-up, after mt_real. */
 extern bool mt_real_glibc MT_HIDDEN;
 

@@ -98,9 +98,20 @@ typedef struct {
  * sizes are then read inline from the chunk header. */
 extern bool mt_sample_glibc MT_HIDDEN;
 
+/* glibc's chunk header, the size word before a block, keeps flags in its 3
+ * low bits; this one says the chunk is a mapping of its own (IS_MMAPPED). */
+#define MT_GLIBC_MMAPPED 2
+
+/* Whether P, a block glibc handed out, is a chunk glibc mapped for it
+ * alone (whole pages, which the program may have made read-only). */
+static inline bool mt_glibc_mmapped(const void *p)
+{
+    return ((const size_t *)p)[-1] & MT_GLIBC_MMAPPED;
+}
+
 /* The next allocator's usable size of P, a block it handed out; 0 for a
  * pointer that cannot be a block's start. glibc's: the size word before P
- * (flags in its 3 low bits, 2 = mmapped) less the header word(s), as its
+ * (flags in its 3 low bits) less the header word(s), as its
  * malloc_usable_size computes it for a live chunk, without the call and
  * without the read of the next chunk's header. A pointer that is no block
  * (a bad free) gives 0 or a size whose trailer read stays within what
@@ -112,7 +123,7 @@ static inline size_t mt_glibc_usable(void *p)
     size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7;
     if (MT_UNLIKELY(sz < 32 || (sz & 15) || sz > ((size_t)1 << 44)))
         return 0;
-    return h & 2 ? sz - 16 : sz - 8;
+    return h & MT_GLIBC_MMAPPED ? sz - 16 : sz - 8;
 }
 
 static inline size_t mt_sample_usable(void *p)

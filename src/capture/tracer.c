@@ -448,8 +448,7 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
         else if (q == NULL)
             note_resize_freed(old); /* realloc(p, 0) freed it */
     } else if (had) {
-        mt_tl_alloc(old->ptr, old->size, old->stack); /* the stamp undone */
-        mt_live_insert(old); /* failed: the old block is intact */
+        mt_resize_unstamp(old); /* failed: the old block is intact */
     }
 }
 
@@ -480,8 +479,7 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
     else if (trailed)
         mt_tag_free(b.id, b.size);
     if (had && q == NULL && size != 0) {
-        mt_tl_alloc(old.ptr, old.size, old.stack); /* the stamp undone */
-        mt_live_insert(&old);
+        mt_resize_unstamp(&old);
     } else if (had) {
         note_resize_freed(&old);
     }
