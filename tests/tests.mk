@@ -214,25 +214,36 @@ $(TEST_BUILD)/tsan_tables: tests/unit/tsan_tables.c src/store/live_table.c src/s
 test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
 	@bash tests/e2e/reliability.sh
 
-# Trust (tests/e2e/trust_*.sh): privilege, hangs, crashes, lost files and
-# false reports off the tested road. Each script is a suite of its own, run
-# two at a time; its programs are tests/progs/trust_*.c / .cpp, built -O0 -g
-# (a script that needs other flags builds its variants itself, in $work).
-TRUST_SUITES := $(patsubst tests/e2e/trust_%.sh,%,$(wildcard tests/e2e/trust_*.sh))
-TRUST_PROGS  := $(patsubst tests/progs/trust_%.c,$(TEST_BUILD)/trust_%,$(wildcard tests/progs/trust_*.c)) \
-                $(patsubst tests/progs/trust_%.cpp,$(TEST_BUILD)/trust_%,$(wildcard tests/progs/trust_*.cpp))
-$(TEST_BUILD)/trust_%: tests/progs/trust_%.c include/memtrace.h
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread -Iinclude $(LDFLAGS) -o $@ $< -ldl
-$(TEST_BUILD)/trust_%: tests/progs/trust_%.cpp include/memtrace.h
-	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) -O0 -g -Wall -Wextra -pthread -Iinclude $(LDFLAGS) -o $@ $< -ldl
+# Suite families: tests/e2e/FAMILY_SUITE.sh, each script a suite of its own,
+# found by wildcard and run two at a time; their programs are
+# tests/progs/FAMILY_*.c / .cpp, built -O0 -g -pthread (a script that needs
+# other flags builds its variants itself, in $work). `make test-FAMILY` runs a
+# family, `make test-FAMILY-SUITE` one suite.
+#   trust:   privilege, hangs, crashes, lost files, false reports off the road
+#   sym:     symbolization of every kind of build and debug file
+#   errs:    heap errors and bad frees against AddressSanitizer and glibc
+#   answers: numbers and words that agree with the anchors and each other
+#   live:    answers while the program runs, and from the program itself
+FAMILIES := trust sym errs answers live
+define family
+$(1)_SUITES := $$(patsubst tests/e2e/$(1)_%.sh,%,$$(wildcard tests/e2e/$(1)_*.sh))
+$(1)_PROGS  := $$(patsubst tests/progs/$(1)_%.c,$$(TEST_BUILD)/$(1)_%,$$(wildcard tests/progs/$(1)_*.c)) \
+               $$(patsubst tests/progs/$(1)_%.cpp,$$(TEST_BUILD)/$(1)_%,$$(wildcard tests/progs/$(1)_*.cpp))
+$$(TEST_BUILD)/$(1)_%: tests/progs/$(1)_%.c include/memtrace.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) -O0 -g -Wall -Wextra -pthread -Iinclude $$(LDFLAGS) -o $$@ $$< -ldl
+$$(TEST_BUILD)/$(1)_%: tests/progs/$(1)_%.cpp include/memtrace.h
+	@mkdir -p $$(@D)
+	$$(CXX) $$(CPPFLAGS) -O0 -g -Wall -Wextra -pthread -Iinclude $$(LDFLAGS) -o $$@ $$< -ldl
 # Named by this explicit rule, the programs are not intermediate files.
-test-trust: $(TRUST_PROGS) $(TRUST_SUITES:%=test-trust-%)
-test-trust-%: all $(PROGS) $(TRUST_PROGS) $(TEST_BUILD)/attach_target
-	@bash tests/e2e/trust_$*.sh
-# (test-trust-% stays off .PHONY: make skips pattern rules for phony targets.)
-.PHONY: test-trust
+test-$(1): $$($(1)_PROGS) $$($(1)_SUITES:%=test-$(1)-%)
+test-$(1)-%: all $$(PROGS) $$($(1)_PROGS) $$(TEST_BUILD)/attach_target
+	@bash tests/e2e/$(1)_$$*.sh
+# (test-$(1)-% stays off .PHONY: make skips pattern rules for phony targets.)
+.PHONY: test-$(1)
+endef
+$(foreach f,$(FAMILIES),$(eval $(call family,$(f))))
+FAMILY_PROGS = $(foreach f,$(FAMILIES),$($(f)_PROGS))
 
 # The gdb helper's tests (tests/e2e/gdb_helper.sh).
 $(TEST_BUILD)/gdb_sites: tests/progs/gdb_sites.c
@@ -503,7 +514,7 @@ CHECK_PREREQS = all $(UNIT_BINS) $(PROGS) $(GDB_PROGS) $(TEST_BUILD)/unload $(NO
                 $(TEST_BUILD)/leak_oracle_rs $(RUST_SITES) $(TEST_BUILD)/prctl_name \
                 $(RELIABILITY_PROGS) $(UNWIND_CHECK_PROGS) $(TEST_BUILD)/stress_api \
                 $(TEST_BUILD)/signal_fork $(TEST_BUILD)/dl_reuse $(TIMELINE_PROGS) $(SAMPLE_PROGS) \
-                $(TRUST_PROGS)
+                $(FAMILY_PROGS)
 JOBS := $(shell nproc 2>/dev/null || echo 1)
 
 # $(call timed,MAKE-ARGS): a sub-make of check, then "time: MAKE-ARGS: N s".
@@ -526,6 +537,8 @@ check: deps
 	$(call timed,-j2 test-tags test-rust test-temporaries)
 	$(call timed,test-reliability)
 	$(call timed,-j2 test-trust)
+	$(call timed,-j2 test-sym test-errs)
+	$(call timed,-j2 test-answers test-live)
 	$(call timed,test-unwind-check)
 	$(call timed,-j2 test-symbolize test-debug)
 
