@@ -49,6 +49,8 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace detach PID
        memtrace export --heaptrack|--json RECORDING [-o OUT] [--sampled-ok]
        memtrace view FILE [-o PAGE]
+       memtrace top [--interval SECONDS] [--by live|allocs|temporary|growth]
+                    [--batch] [-n COUNT] PID
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 
 Records where every heap block of PROG was allocated, to ask about any
@@ -77,6 +79,10 @@ Commands:
          recording, a pprof profile (MEMTRACE_PPROF) or a folded-stacks
          file (MEMTRACE_FOLDED): memory over time, the top sites, flame
          graphs of the peak and the leaks
+  top    a live view of the traced process PID that never stops it: live
+         bytes and blocks, allocations a second, growth, and the top call
+         sites, refreshed every SECONDS (1); keys l a t g order the sites,
+         q quits; --batch prints COUNT refreshes as text (top -b -n)
 Options of run:
   --profile       the profiler: reports of the call sites holding the most
                   live bytes, periodically and at exit
@@ -483,7 +489,7 @@ case $cmd in
     usage
     exit 0
     ;;
-run | gdb | core | attach | detach | export | view)
+run | gdb | core | attach | detach | export | view | top)
     # COMMAND --help: the same usage, wherever it would be an option of
     # COMMAND (for gdb, the first word: later ones are gdb's own).
     case ${1-} in --help | -h) usage; exit 0 ;; esac
@@ -547,6 +553,10 @@ run)
     refuse_setid "$1"
     preload_for "$lib"
     LD_PRELOAD=$preload${LD_PRELOAD:+:$LD_PRELOAD} exec "$@"
+    ;;
+top)
+    [ -x "$libexecdir/memtrace-top" ] || die 1 "top: $libexecdir/memtrace-top is missing"
+    exec "$libexecdir/memtrace-top" "$@"
     ;;
 export)
     [ -x "$libexecdir/memtrace-export" ] || die 1 "export: $libexecdir/memtrace-export is missing"
