@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace top's batch output (tests/e2e/live_top_batch.sh): a fixed set
  * of blocks at known sites, then a wait until killed, allocating nothing
- * more. Prints "ready PID" once the set is allocated.
+ * more (not even stdio's buffer). Prints "ready PID" once the set is
+ * allocated.
  *
  *   live_top_fixed          the set: 100 x 48 bytes (make_small), 3 x 1000
  *                           bytes (make_medium), 1 x 4096 (make_large)
@@ -72,15 +73,17 @@ int main(int argc, char **argv)
         keep[n++] = make_medium();
     keep[n++] = make_large();
     const char *mode = argc > 1 ? argv[1] : "";
-    printf("ready %d\n", (int)getpid());
-    fflush(stdout);
+    /* Not through stdio: its buffer would be a block of libc's. */
+    char line[32];
+    int len = snprintf(line, sizeof line, "ready %d\n", (int)getpid());
+    if (write(1, line, (size_t)len) != len)
+        return 1;
     if (*mode) {
         const struct memtrace_state *d = dlsym(RTLD_DEFAULT, "memtrace_state");
         char *shard, *slot, *entries;
         uint64_t cap;
         if (!d || !find_record(d, (uintptr_t)keep[50], &shard, &slot, &entries, &cap)) {
-            fputs("live_top_fixed: no record of the block found\n", stderr);
-            return 1;
+            return 3; /* no record of the block found */
         }
         if (strcmp(mode, "torn") == 0) {
             /* After the end of the record's probe run: the first empty slot. */

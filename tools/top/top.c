@@ -76,8 +76,8 @@ void top_notes(const struct top_view *v, char *buf, size_t size)
         at += snprintf(buf + at, size - at, "sampled (MEMTRACE_SAMPLE=%" PRIu64
                        "): bytes and blocks are estimates. ", v->t.d.sample_rate);
     if (v->changing && at < size)
-        at += snprintf(buf + at, size - at, "%u shards changed under each read: their blocks "
-                       "in flux left out. ", v->changing);
+        at += snprintf(buf + at, size - at, "%u %s changed under each read: the blocks "
+                       "in flux left out. ", v->changing, v->changing == 1 ? "shard" : "shards");
     if (v->ring_overran && at < size)
         at += snprintf(buf + at, size - at, "more frees than the freed history holds "
                        "(MEMTRACE_FREED): allocations and temporaries counted low. ");
