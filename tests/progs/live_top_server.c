@@ -11,7 +11,7 @@
  *   and alloc_steady: 50 blocks of 1,000 bytes from the start.
  * Prints "ready PID" once started and, at the end, "max_gap_us N": the
  * longest time between two heartbeats, microseconds (a stop of the
- * process shows there). With WORK (argv[2], a count), it also runs a
+ * process shows there), and "long_gaps N": how many were over 50 ms. With WORK (argv[2], a count), it also runs a
  * fixed count of allocations as fast as it can and prints their rate
  * (bench/run.sh's arm). */
 #include <stdint.h>
@@ -66,12 +66,13 @@ int main(int argc, char **argv)
     int len = snprintf(line, sizeof line, "ready %d\n", (int)getpid());
     if (write(1, line, (size_t)len) != len)
         return 1;
-    uint64_t start = now_us(), last = start, max_gap = 0;
+    uint64_t start = now_us(), last = start, max_gap = 0, long_gaps = 0;
     const struct timespec ms = { 0, 1000000 };
     while (now_us() - start < (uint64_t)(seconds * 1e6)) {
         uint64_t t = now_us();
         if (t - last > max_gap)
             max_gap = t - last;
+        long_gaps += t - last > 50000;
         last = t;
         alloc_churn();
         if (ngrown < GROW_MAX)
@@ -88,6 +89,7 @@ int main(int argc, char **argv)
         if (write(1, line, (size_t)len) != len)
             return 1;
     }
-    len = snprintf(line, sizeof line, "max_gap_us %llu\n", (unsigned long long)max_gap);
+    len = snprintf(line, sizeof line, "long_gaps %llu\nmax_gap_us %llu\n",
+                   (unsigned long long)long_gaps, (unsigned long long)max_gap);
     return write(1, line, (size_t)len) == len ? 0 : 1;
 }
