@@ -19,7 +19,7 @@ unset MEMTRACE_OUTPUT MEMTRACE_FOLDED MEMTRACE_PPROF MEMTRACE_RECORD MEMTRACE_SA
 cd "$work" || exit 1
 
 pids=()
-trap 'kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exec 2>/dev/null; kill -9 "${pids[@]}"; wait; rm -rf "$work"' EXIT
 
 # start NAME CMD...: runs CMD in the background with its output in NAME.out
 # and waits (10 s at most) for its "ready PID" line; PID into $pid.

@@ -21,7 +21,7 @@ cd "$work" || exit 1
 sock=memtrace-top-test-$$
 tm() { tmux -L "$sock" "$@"; }
 pids=()
-trap 'tm kill-server 2>/dev/null; kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'exec 2>/dev/null; tm kill-server; kill -9 "${pids[@]}"; wait; rm -rf "$work"' EXIT
 
 start() { # NAME SECONDS: the traced server; its PID into $pid
     : >"$1.out"

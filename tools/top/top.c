@@ -164,8 +164,9 @@ static long parse_pid(const char *s)
     char *end;
     long pid = strtol(s, &end, 10);
     if (!*s || *end || pid <= 0 || pid > 0x3fffffff) {
-        fprintf(stderr, "memtrace: top: '%s' is not a process id\n", s);
-        exit(2);
+        char what[128];
+        snprintf(what, sizeof what, "'%.64s' is not a process id", s);
+        usage(what);
     }
     return pid;
 }
