@@ -103,9 +103,40 @@ static void pause_briefly(unsigned attempt)
     nanosleep(&ts, NULL);
 }
 
+/* Whether every record of RAW (CAP slots) has no empty slot between its
+ * home slot and its slot: one pass, each record's home checked against
+ * the start of its run of full slots. Duplicates are not looked for: the
+ * caller checks the count. */
+static bool runs_in_order(const mt_tables *t, const char *raw, uint64_t cap)
+{
+    uint64_t es = D(entry_size), off = D(entry_ptr), p, empty = cap;
+    for (uint64_t i = 0; i < cap && empty == cap; i++) {
+        memcpy(&p, raw + i * es + off, 8);
+        if (!p)
+            empty = i;
+    }
+    if (empty == cap)
+        return false; /* a full table: no mapping the library keeps */
+    uint64_t last_empty = empty;
+    for (uint64_t k = 1; k < cap; k++) {
+        uint64_t j = empty + k < cap ? empty + k : empty + k - cap;
+        memcpy(&p, raw + j * es + off, 8);
+        if (!p) {
+            last_empty = j;
+            continue;
+        }
+        uint64_t h = home_of(t, p, cap);
+        uint64_t to_home = h >= last_empty ? h - last_empty : h + cap - last_empty;
+        uint64_t to_slot = j >= last_empty ? j - last_empty : j + cap - last_empty;
+        if (to_home == 0 || to_home > to_slot)
+            return false;
+    }
+    return true;
+}
+
 /* Decodes into L the records of the two copies of CAP slots that are the
  * same in both and in probe order in each (EXACT: the caller found the
- * copies equal); their number. */
+ * copies equal and in probe order, and checks the count); their number. */
 static uint64_t keep_records(mt_tables *t, mt_tables_live *l, uint64_t cap, bool exact)
 {
     uint64_t es = D(entry_size);
@@ -114,9 +145,9 @@ static uint64_t keep_records(mt_tables *t, mt_tables_live *l, uint64_t cap, bool
         const char *r = l->raw[0] + i * es;
         uint64_t p;
         memcpy(&p, r + D(entry_ptr), 8);
-        if (!p || (!exact && memcmp(r, l->raw[1] + i * es, (size_t)es) != 0) ||
-            !in_probe_order(t, l->raw[0], cap, i, p) ||
-            (!exact && !in_probe_order(t, l->raw[1], cap, i, p)))
+        if (!p || (!exact && (memcmp(r, l->raw[1] + i * es, (size_t)es) != 0 ||
+                              !in_probe_order(t, l->raw[0], cap, i, p) ||
+                              !in_probe_order(t, l->raw[1], cap, i, p))))
             continue;
         mt_tables_decode_entry(t, r, &l->e[l->n++]);
     }
@@ -177,7 +208,7 @@ int mt_tables_live_shard(mt_tables *t, size_t n, unsigned tries, mt_tables_live 
         /* Exact: nothing changed from the first read of the head to the
          * last, as far as a reader can tell. */
         if (b.count == a.count && memcmp(l->raw[0], l->raw[1], bytes) == 0 &&
-            keep_records(t, l, cap, true) == a.count)
+            runs_in_order(t, l->raw[0], cap) && keep_records(t, l, cap, true) == a.count)
             return 1;
     }
     if (!last_cap)
