@@ -319,7 +319,16 @@ detach
 export
 gdb
 run
+top
 view"
+    same "completion: memtrace top --<TAB>" "$(complete_line 'memtrace top --')" "--batch
+--by
+--help
+--interval"
+    same "completion: memtrace top --by <TAB>" "$(complete_line 'memtrace top --by ')" "allocs
+growth
+live
+temporary"
     same "completion: memtrace run --<TAB>" "$(complete_line 'memtrace run --')" "--
 --check
 --help
