@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace top's screen (top.h): ncurses, redrawn at each refresh and at
  * each key that changes the order; the keys: l, a, t, g (the orders of
- * --by) and q to quit. Reads happen between keys only, so a key is
+ * --by) and q to quit; -n COUNT ends it after COUNT refreshes, the last
+ * shown for an interval. Reads happen between keys only, so a key is
  * answered within one read. */
 #include "top.h"
 
@@ -48,7 +49,7 @@ static void draw(struct top_view *v, double interval, enum top_order order, cons
     refresh();
 }
 
-int top_screen(struct top_view *v, double interval, enum top_order order)
+int top_screen(struct top_view *v, double interval, enum top_order order, unsigned long count)
 {
     char why[512];
     int r = top_refresh(v, why, sizeof why);
@@ -68,6 +69,10 @@ int top_screen(struct top_view *v, double interval, enum top_order order)
     for (;;) {
         double left = next - now();
         if (left <= 0) {
+            if (count && --count == 0) {
+                endwin();
+                return 0;
+            }
             r = top_refresh(v, why, sizeof why);
             if (r < 0) {
                 endwin();

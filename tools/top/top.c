@@ -4,8 +4,9 @@
  *
  * A live view of process PID, traced by memtrace (preloaded or attached),
  * that never stops it: its tables read out of process (view.c), every
- * SECONDS (default 1), on an ncurses screen (screen.c) or, with --batch,
- * as COUNT refreshes of plain text (default 1), the first at once.
+ * SECONDS (default 1), on an ncurses screen (screen.c; until q, or COUNT
+ * refreshes) or, with --batch, as COUNT refreshes of plain text (default
+ * 1), the first at once.
  *
  * Exit status: 0; 1 when the process cannot be watched (none, not traced,
  * another user's, exited), with one "memtrace: top: ..." line on standard
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
     double interval = 1;
     enum top_order order = BY_LIVE;
     bool batch_mode = false;
-    unsigned long count = 1;
+    unsigned long count = 0; /* 0: not given */
     const char *pid_arg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -220,5 +221,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "memtrace: top: not a terminal: use --batch for text\n");
         return 2;
     }
-    return batch_mode ? batch(&v, interval, order, count) : top_screen(&v, interval, order);
+    return batch_mode ? batch(&v, interval, order, count ? count : 1)
+                      : top_screen(&v, interval, order, count);
 }

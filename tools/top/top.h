@@ -87,8 +87,9 @@ void top_notes(const struct top_view *v, char *buf, size_t size);
 extern const char top_columns[];
 void top_site_line(struct top_view *v, struct top_site *s, char *buf, size_t size);
 
-/* The ncurses screen (screen.c): until `q` (0) or a failed read (1, with
- * its line printed after the screen is gone). */
-int top_screen(struct top_view *v, double interval, enum top_order order);
+/* The ncurses screen (screen.c): until `q` or COUNT refreshes (0: no
+ * end) (0), or a failed read (1, with its line printed after the screen
+ * is gone). */
+int top_screen(struct top_view *v, double interval, enum top_order order, unsigned long count);
 
 #endif
