@@ -197,7 +197,7 @@ deps:
 BUILD_DEPS_MISSING = $(shell \
   if command -v pkg-config >/dev/null 2>&1; then \
     for m in libdw:libdw-dev libunwind:libunwind-dev libzstd:libzstd-dev \
-             libprotobuf-c:libprotobuf-c-dev zlib:zlib1g-dev; do \
+             libprotobuf-c:libprotobuf-c-dev zlib:zlib1g-dev ncursesw:libncurses-dev; do \
       pkg-config --exists $${m%%:*} 2>/dev/null || echo "$$m" | cut -d: -f2; \
     done; \
   else echo pkg-config; fi; \
