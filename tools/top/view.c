@@ -111,6 +111,19 @@ static bool exited(int pid)
     return p && (p[2] == 'Z' || p[2] == 'X');
 }
 
+/* Whether process PID exits within half a second: a read that failed
+ * because it is exiting (its memory is gone before it is a zombie). */
+static bool exiting(int pid)
+{
+    for (int i = 0; i < 50; i++) {
+        if (exited(pid))
+            return true;
+        struct timespec ts = { 0, 10000000L };
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
 bool top_open(struct top_view *v, int pid, char *why, size_t size)
 {
     memset(v, 0, sizeof *v);
@@ -142,7 +155,7 @@ bool top_open(struct top_view *v, int pid, char *why, size_t size)
     }
     Dwfl *dwfl = report(pid);
     if (!dwfl) {
-        snprintf(why, size, exited(pid) ? "memtrace: top: process %d exited"
+        snprintf(why, size, exiting(pid) ? "memtrace: top: process %d exited"
                                         : "memtrace: top: cannot read the modules of process %d",
                  pid);
         return false;
@@ -161,7 +174,7 @@ bool top_open(struct top_view *v, int pid, char *why, size_t size)
         return false;
     }
     if (!mt_tables_open(&v->t, fs.addr, read_mem, v)) {
-        if (exited(pid))
+        if (exiting(pid))
             snprintf(why, size, "memtrace: top: process %d exited", pid);
         else
             snprintf(why, size, "memtrace: top: process %d: %s", pid, mt_tables_error(&v->t));
@@ -227,7 +240,7 @@ static bool in_interval(const struct top_view *v, uint32_t thread, uint64_t seq)
 
 static int failed(struct top_view *v, char *why, size_t size)
 {
-    if (exited(v->pid))
+    if (exiting(v->pid))
         snprintf(why, size, "memtrace: top: process %d exited", v->pid);
     else
         snprintf(why, size, "memtrace: top: process %d: %s", v->pid, mt_tables_error(&v->t));
