@@ -58,7 +58,10 @@ static void signed_bytes(int64_t d, char *buf, size_t size)
 void top_totals(const struct top_view *v, char *buf, size_t size)
 {
     char r[32], last[32], start[32];
-    rate(v, v->allocations - v->prev_allocations, r, sizeof r);
+    /* The count is read while threads take batches of numbers: it may
+     * read one batch's worth off, never a rate below 0. */
+    rate(v, v->allocations > v->prev_allocations ? v->allocations - v->prev_allocations : 0, r,
+         sizeof r);
     if (v->refreshes > 1)
         signed_bytes((int64_t)(v->bytes - v->prev_bytes), last, sizeof last);
     else
