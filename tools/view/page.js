@@ -254,7 +254,7 @@
     });
     if (!rows.length) el("p", { class: "absent" }, s, "No site.");
     else if (rows.length > TOP_ROWS)
-      el("p", { class: "note" }, s, "and " + count(rows.length - TOP_ROWS) + " more sites");
+      el("p", { class: "note" }, s, "and " + count(rows.length - TOP_ROWS) + " more site names");
   }
 
   // The full stacks of a name's sites, the most KEY first (at most five).
@@ -263,7 +263,7 @@
     members.slice(0, 5).forEach(function (m) {
       if (members.length > 1)
         el("div", { class: "stack-head" }, parent, "stack " + m.id + ": " + bytes(m.peak_bytes || 0) +
-          " at peak, " + count(m.allocations || 0) + " allocations");
+          " at peak, " + count(m.allocations || 0) + " allocation" + (m.allocations === 1 ? "" : "s"));
       var ol = el("ol", { class: "stack", "data-site": m.id }, parent);
       m.stack.forEach(function (f) {
         var li = el("li", {}, ol, frameText(f));
