@@ -136,7 +136,7 @@
     var sc = chart(sec, "memory", 360, tEnd, vmax, true), g = sc.svg;
     axes(g, sc, bytes);
     var cum = new Array(n).fill(0), legend = el("ul", { class: "legend" }, sec);
-    function band(vals, cls, color, ids, label) {
+    function band(vals, cls, color, ids, label, gi) {
       var lo = cum.slice(), top = [], i;
       for (i = 0; i < n; i++) { cum[i] += vals[i]; top.push(cum[i]); }
       var up = points(sc, ts, top), down = points(sc, ts, lo).reverse();
@@ -147,9 +147,16 @@
       var li = el("li", ids !== null ? { "data-sites": ids.join(" ") } : {}, legend);
       el("span", { class: "swatch", style: "background:" + color }, li);
       el("span", {}, li, label);
+      // its row of the peak table, opened on its stacks
+      if (ids !== null) li.addEventListener("click", function () {
+        var row = document.querySelector('#by-peak tr[data-group="' + gi + '"]');
+        if (!row) return;
+        row.querySelector("details").open = true;
+        row.scrollIntoView({ block: "center" });
+      });
     }
     T.series.forEach(function (s, k) {
-      band(s.bytes, "band", palette[k % palette.length], s.sites, D.groups[s.group].name);
+      band(s.bytes, "band", palette[k % palette.length], s.sites, D.groups[s.group].name, s.group);
     });
     var other = T.bytes.map(function (v, i) { return Math.max(0, v - cum[i]); });
     band(other, "band other", "#d9d9d9", null, "other sites");
@@ -240,8 +247,8 @@
     var tbody = el("tbody", {}, tb);
     rows.slice(0, TOP_ROWS).forEach(function (site, k) {
       var members = site.sites.map(function (i) { return D.sites[i]; });
-      var r = el("tr", { "data-sites": members.map(function (m) { return m.id; }).join(" ") },
-        tbody);
+      var r = el("tr", { "data-sites": members.map(function (m) { return m.id; }).join(" "),
+        "data-group": D.groups.indexOf(site) }, tbody);
       el("td", { class: "num" }, r, String(k + 1));
       var det = el("details", {}, el("td", {}, r));
       el("summary", {}, det, site.name);
