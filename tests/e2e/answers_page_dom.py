@@ -11,6 +11,11 @@ tests/e2e/answers_page.sh to compare with the exact lines it expects.
                                          then up|FN|PEAK|ALLOCS and down|...
   answers_page_dom.py diff DOM           the diff's peak line, then
                                          NAME|KEY=BASE>NEW(DELTA) ... per row
+  answers_page_dom.py share DOM          PEAK BANDS_AT_PEAK BANDS TOTAL: the
+                                         peak's bytes and the bands' (not
+                                         "other") at the peak; then the bands'
+                                         and the whole's at the sample nearest
+                                         the peak, as drawn
 """
 import os
 import sys
@@ -58,6 +63,17 @@ def main(what, dom, *args):
                     print("%s|%s|%s|%s" % (tag, r.attrs["data-function"],
                                            r.one("td", data_key="peak_bytes").attrs["data-value"],
                                            r.one("td", data_key="allocations").attrs["data-value"]))
+    elif what == "share":
+        svg = tree.one("svg", id="memory")
+        line = svg.one("polyline", class_="total")
+        times = [int(x) for x in line.attrs["data-times"].split()]
+        total = [int(x) for x in line.attrs["data-values"].split()]
+        t = int(svg.one("circle", class_="peak").attrs["data-time"])
+        i = min(range(len(times)), key=lambda k: abs(times[k] - t))
+        bands = [b for b in svg.find("path", class_="band") if "other" not in b.attrs["class"].split()]
+        peak = svg.one("circle", class_="peak").attrs["data-bytes"]
+        print(peak, sum(int(b.attrs["data-peak"]) for b in bands),
+              sum(int(b.attrs["data-values"].split()[i]) for b in bands), total[i])
     elif what == "diff":
         sec = tree.one("section", id="diff")
         if sec is None:

@@ -8,7 +8,7 @@
 // <svg> names its scale (data-t0, data-t1 in ns at data-x0, data-x1 px;
 // data-vmax at data-y1 px, 0 at data-y0 px), each series' element its
 // values (data-values) and its points in that scale, a band its group's
-// sites (data-sites, their ids). A table's row carries its group's sites
+// sites (data-sites, their ids) and their bytes at the peak (data-peak). A table's row carries its group's sites
 // (data-sites) and each value (data-key, data-value). A flame graph's cells
 // carry their frame (data-name) and bytes (data-value). The caller/callee
 // view is of the function named by the page's #callers=NAME, else of the
@@ -136,13 +136,13 @@
     var sc = chart(sec, "memory", 360, tEnd, vmax, true), g = sc.svg;
     axes(g, sc, bytes);
     var cum = new Array(n).fill(0), legend = el("ul", { class: "legend" }, sec);
-    function band(vals, cls, color, ids, label, gi) {
+    function band(vals, cls, color, ids, label, gi, peakBytes) {
       var lo = cum.slice(), top = [], i;
       for (i = 0; i < n; i++) { cum[i] += vals[i]; top.push(cum[i]); }
       var up = points(sc, ts, top), down = points(sc, ts, lo).reverse();
       var a = { d: "M" + up.concat(down).join(" L") + " Z", class: cls, fill: color,
         "data-values": vals.join(" ") };
-      if (ids !== null) a["data-sites"] = ids.join(" ");
+      if (ids !== null) { a["data-sites"] = ids.join(" "); a["data-peak"] = peakBytes; }
       el("svg:title", {}, el("svg:path", a, g), label);
       var li = el("li", ids !== null ? { "data-sites": ids.join(" ") } : {}, legend);
       el("span", { class: "swatch", style: "background:" + color }, li);
@@ -156,7 +156,8 @@
       });
     }
     T.series.forEach(function (s, k) {
-      band(s.bytes, "band", palette[k % palette.length], s.sites, D.groups[s.group].name, s.group);
+      band(s.bytes, "band", palette[k % palette.length], s.sites, D.groups[s.group].name, s.group,
+        s.peak_bytes);
     });
     var other = T.bytes.map(function (v, i) { return Math.max(0, v - cum[i]); });
     band(other, "band other", "#d9d9d9", null, "other sites");

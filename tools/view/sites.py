@@ -17,7 +17,8 @@ with its stacks one click away. Every number of a group is the sum of its
 sites'. Contract with page.js: model.data gains "texts" (each frame's text),
 each site a "name", "groups" ({name, sites: [site index], NUM_FIELDS
 sums}), the timeline's series become the top bands by group
-({group, bytes}), and with a base "diff" (see diff() below)."""
+({group, bytes, sites: [site id], peak_bytes: those sites' bytes at the
+peak}), and with a base "diff" (see diff() below)."""
 ARROW = " \u2192 "
 SKIP = " \u2192 \u2026 \u2192 "  # frames in between left out
 NUM_FIELDS = ("allocations", "allocated_bytes", "peak_bytes", "leaked_bytes",
@@ -127,14 +128,11 @@ def group(model, top_series):
         b = bands.get(id(g))
         if b is None:
             b = bands[id(g)] = {"group": gi[id(g)], "bytes": [0] * len(ser["bytes"]),
-                                "sites": [], "peak": 0}
+                                "sites": [], "peak_bytes": 0}
         b["bytes"] = [x + y for x, y in zip(b["bytes"], ser["bytes"])]
         b["sites"].append(s["id"])
-        b["peak"] += s.get("peak_bytes", 0)
-    order = sorted(bands.values(), key=lambda b: (-b["peak"], b["group"]))[:top_series]
-    for b in order:
-        del b["peak"]
-    tl["series"] = order
+        b["peak_bytes"] += s.get("peak_bytes", 0)
+    tl["series"] = sorted(bands.values(), key=lambda b: (-b["peak_bytes"], b["group"]))[:top_series]
 
 
 def program(model):
