@@ -6,7 +6,9 @@
 #    wrapper, and a fourth caller of it reached by three stacks): the
 #    legend's and the tables' names are exactly "CALLER at FILE:LINE →
 #    xmalloc" at the SITE: markers, the fourth's three stacks one band and
-#    one row of their summed bytes (2,100), each stack one click away;
+#    one row of their summed bytes (2,100), each stack one click away; two
+#    stacks that part after two shared frames, "from_y1 at FILE:LINE → … →
+#    ymalloc";
 #  - the caller/callee view of work and of xmalloc (#callers=NAME): the
 #    exact bytes and allocations from and to each function;
 #  - memtrace view RUN2 --base RUN1 through the launcher: the second run's
@@ -56,6 +58,8 @@ record() {
     [ -s "$work/$rec" ] || fail "recording $rec" "$(cat "$rec.err")"
 }
 name() { echo "$1 at $F:$(site_line $F "$1") → xmalloc"; }
+# from_y1 and from_y2's stacks share ymalloc and yvia, then part.
+yname() { echo "$1 at $F:$(site_line $F "$1") → … → ymalloc"; }
 
 record run1.rec "$prog"
 record run2.rec "$prog" more
@@ -70,21 +74,29 @@ check "legend: the sites by the caller of xmalloc, bytes at exit (grow's three s
 $(name caller_b)|1|4000
 $(name grow)|3|2100
 $(name caller_a)|1|0
+$(yname from_y1)|1|500
+$(yname from_y2)|1|300
 other sites|0|0" "$(dom legend run1.dom)"
 check "table at the peak: one row per name, exact bytes" \
     "$(name caller_c)|9000|1
 $(name caller_b)|4000|1
 $(name grow)|2100|3
-$(name caller_a)|1000|1" "$(dom table run1.dom by-peak peak_bytes)"
+$(name caller_a)|1000|1
+$(yname from_y1)|500|1
+$(yname from_y2)|300|1" "$(dom table run1.dom by-peak peak_bytes)"
 check "table of allocated bytes: the allocations summed over the stacks of a name" \
     "$(name caller_c)|3|1
 $(name caller_b)|2|1
 $(name grow)|3|3
-$(name caller_a)|1|1" "$(dom table run1.dom by-allocated allocations)"
+$(name caller_a)|1|1
+$(yname from_y1)|1|1
+$(yname from_y2)|1|1" "$(dom table run1.dom by-allocated allocations)"
 check "table of leaks: caller_a's block freed, not there" \
     "$(name caller_c)|9000|1
 $(name caller_b)|4000|1
-$(name grow)|2100|3" "$(dom table run1.dom by-leaked leaked_bytes)"
+$(name grow)|2100|3
+$(yname from_y1)|500|1
+$(yname from_y2)|300|1" "$(dom table run1.dom by-leaked leaked_bytes)"
 # The full stacks under a name, innermost first (to main: libc's own lines
 # beyond it are the system's).
 at_() { echo "$1 at $F:$(site_line $F "$2")"; }
@@ -124,7 +136,7 @@ check "diff: extra's 5000 bytes, caller_b's 2000, most growth first, nothing els
 $(name caller_b)|peak_bytes=4000>6000(2000) leaked_bytes=4000>6000(2000) allocations=2>3(1) allocated_bytes=4000>6000(2000)" \
     "$(dom diff diff.dom | tail -n +2)"
 check "diff: the peaks of the two runs" \
-    "peak 15.7 KiB → 22.6 KiB (+6.84 KiB) · base command: $prog" "$(dom diff diff.dom | head -1)"
+    "peak 16.5 KiB → 23.3 KiB (+6.84 KiB) · base command: $prog" "$(dom diff diff.dom | head -1)"
 
 # bad NAME STATUS MESSAGE ARGS...: memtrace view ARGS says MESSAGE, exits
 # STATUS, and writes no page.

@@ -65,8 +65,8 @@ class Trie:
             node = node.setdefault(t, {})
         node.setdefault(None, {})
 
-    def name(self, path, frames):
-        """PATH: texts; FRAMES: the frames they are of (for their symbols)."""
+    def name(self, path, innermost):
+        """PATH: a stack's texts; INNERMOST: its innermost frame."""
         if not path:
             return "(no stack)"
         node, k = self.root[path[0]], 0
@@ -76,8 +76,8 @@ class Trie:
             node = node[path[k]]
         d = k + 1
         if d >= len(path):
-            return path[0]  # no other site at this innermost frame
-        return path[d] + (ARROW if k == 0 else SKIP) + function_key(frames[0])
+            return path[0]  # no stack parts from this one (or none but its twins)
+        return path[d] + (ARROW if k == 0 else SKIP) + function_key(innermost)
 
 
 def paths(model):
@@ -96,7 +96,7 @@ def name_sites(models):
             trie.add(p)
     for m, ps in zip(models, all_paths):
         for s, p in zip(m.sites, ps):
-            s["name"] = trie.name(p, [m.frames[i] for i in s["stack"]])
+            s["name"] = trie.name(p, m.frames[s["stack"][0]] if s["stack"] else None)
 
 
 def group(model, top_series):
