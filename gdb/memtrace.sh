@@ -48,7 +48,7 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace attach [--profile] PID
        memtrace detach PID
        memtrace export --heaptrack|--json RECORDING [-o OUT] [--sampled-ok]
-       memtrace view FILE [-o PAGE]
+       memtrace view FILE [--base OLD] [-o PAGE]
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 
 Records where every heap block of PROG was allocated, to ask about any
@@ -76,7 +76,8 @@ Commands:
          disk, no network) from a timeline (memtrace export --json), a
          recording, a pprof profile (MEMTRACE_PPROF) or a folded-stacks
          file (MEMTRACE_FOLDED): memory over time, the top sites, flame
-         graphs of the peak and the leaks
+         graphs of the peak and the leaks; --base OLD: each site's change
+         from the run OLD (of the same program)
 Options of run:
   --profile       the profiler: reports of the call sites holding the most
                   live bytes, periodically and at exit
