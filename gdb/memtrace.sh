@@ -48,7 +48,7 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace attach [--profile] PID
        memtrace detach PID
        memtrace export --heaptrack|--json RECORDING [-o OUT] [--sampled-ok]
-       memtrace view FILE [-o PAGE]
+       memtrace view FILE [--base OLD] [-o PAGE]
        memtrace top [--interval SECONDS] [--by live|allocs|temporary|growth]
                     [--batch] [-n COUNT] PID
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
@@ -78,7 +78,8 @@ Commands:
          disk, no network) from a timeline (memtrace export --json), a
          recording, a pprof profile (MEMTRACE_PPROF) or a folded-stacks
          file (MEMTRACE_FOLDED): memory over time, the top sites, flame
-         graphs of the peak and the leaks
+         graphs of the peak and the leaks; --base OLD: each site's change
+         from the run OLD (of the same program)
   top    a live view of the traced process PID that never stops it: live
          bytes and blocks, allocations a second, growth, and the top call
          sites, refreshed every SECONDS (1); keys l a t g order the sites,

@@ -352,7 +352,8 @@ temporary"
         "$(complete_line 'memtrace gdb -q -- ech' | grep -x echo)" "echo"
     same "completion: memtrace gdb -b<TAB> (gdb's options)" "$(complete_line 'memtrace gdb -b')" "-batch"
     same "completion: memtrace view <TAB> (files)" "$(complete_line 'memtrace view ')" "out.txt"
-    same "completion: memtrace view -<TAB>" "$(complete_line 'memtrace view -')" "--help
+    same "completion: memtrace view -<TAB>" "$(complete_line 'memtrace view -')" "--base
+--help
 -o"
 else
     skip "bash completion" "bash-completion is not installed (make deps installs it)"

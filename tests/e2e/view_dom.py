@@ -141,20 +141,35 @@ def timeline(dom, doc):
     err = same_points(sc, nums(line.attrs.get("points")), times, total["bytes"])
     check("total: the line is drawn at total.bytes at each of the %d times" % len(times),
           err is None, err)
-    # Bands: the sites with a series, by peak_bytes (the JSON's order), at most
-    # ten, stacked from the bottom; then "other" up to the total.
-    series = [s for s in doc["sites"] if "bytes" in s][:10]
+    # Bands: groups of the sites with a series (the sites of one name, as
+    # the band's data-sites says), by the sum of their peak_bytes, at most
+    # ten, stacked from the bottom; then "other" up to the total. Each site
+    # with a series is in at most one band; the bands leave out only groups
+    # of less than the tenth's bytes.
+    by_id = {s["id"]: s for s in doc["sites"]}
     bands = list(svg.find("path", class_="band"))
-    check("bands: one per site with a series (%d) and other" % len(series),
-          len(bands) == len(series) + 1, "%d bands" % len(bands))
+    groups = [[by_id.get(int(x)) for x in b.attrs.get("data-sites", "").split()]
+              for b in bands[:-1]]
+    members = [x for g in groups for x in g]
+    with_series = [s for s in doc["sites"] if "bytes" in s]
+    check("bands: of sites with a series, each in one band, at most ten and other",
+          None not in members and all("bytes" in x for x in members) and
+          len(set(id(x) for x in members)) == len(members) and 0 < len(bands) <= 11 and
+          (len(with_series) == 0) == (len(bands) == 1),
+          "bands of %s" % [[x and x["id"] for x in g] for g in groups])
+    peaks = [sum(x["peak_bytes"] for x in g) for g in groups]
+    check("bands: by their sites' bytes at the peak, most first", peaks == sorted(peaks, reverse=True),
+          str(peaks))
+    check("bands: ten unless every site with a series is in one",
+          len(groups) == 10 or len(members) == len(with_series),
+          "%d bands of %d sites, %d with a series" % (len(groups), len(members), len(with_series)))
     cum = [0] * len(times)
-    for s, b in zip(series + [None], bands):
-        vals = s["bytes"] if s else [max(0, v - c) for v, c in zip(total["bytes"], cum)]
-        name = "band of site %s" % (s["id"] if s else "other")
-        if s:
-            check(name + ": its data-site", b.attrs.get("data-site") == str(s["id"]),
-                  b.attrs.get("data-site"))
-        check(name + ": data-values are the JSON's bytes", ints(b.attrs.get("data-values")) == vals)
+    for g, b in zip(groups + [None], bands):
+        vals = ([sum(col) for col in zip(*[x["bytes"] for x in g])] if g else
+                [max(0, v - c) for v, c in zip(total["bytes"], cum)])
+        name = "band of sites %s" % ([x["id"] for x in g] if g else "other")
+        check(name + ": data-values are the sum of the JSON's bytes of its sites",
+              ints(b.attrs.get("data-values")) == vals)
         for i, v in enumerate(vals):
             cum[i] += v
         pts = nums(b.attrs.get("d"))
@@ -193,11 +208,12 @@ def timeline(dom, doc):
 
 
 def frame_text(f):
-    """A frame as the page writes it (page.js's frameText)."""
+    """A frame as the page writes it (view/sites.py's frame_text)."""
     name = f.get("function")
     if not name:
         mod = f.get("module")
-        name = (mod.rsplit("/", 1)[-1] + (" " + f["address"] if f.get("address") else "")
+        name = (mod.rsplit("/", 1)[-1] + ("+" + f["offset"] if f.get("offset") else
+                                         " " + f["address"] if f.get("address") else "")
                 if mod else f.get("address") or "??")
     if f.get("file"):
         name += " at " + f["file"] + (":%d" % f["line"] if f.get("line") else "")
@@ -205,19 +221,35 @@ def frame_text(f):
 
 
 def tables(tree, sites):
+    """A row is a name's sites (its data-sites): its values their sums, the
+    rows by them, most first, names distinct, the largest site's stack
+    first under the name. (Which sites share a name: answers_page.sh.)"""
+    by_id = {s["id"]: s for s in sites}
     for tid, key in (("by-peak", "peak_bytes"), ("by-leaked", "leaked_bytes"),
                      ("by-allocated", "allocated_bytes"), ("by-temporary", "temporary")):
-        want = sorted((s for s in sites if s[key] > 0), key=lambda s: -s[key])[:20]
         sec = tree.one("section", id=tid)
-        rows = [r for r in sec.find("tr") if "data-site" in r.attrs] if sec else []
-        got = [(r.attrs["data-site"], r.one("td", data_key=key).attrs["data-value"]) for r in rows]
-        check("table %s: the sites with the most %s, in order, with their values" % (tid, key),
-              got == [(str(s["id"]), str(s[key])) for s in want],
-              "got %s, want %s" % (got, [(s["id"], s[key]) for s in want]))
-        if rows and want:
-            stack = [li.alltext() for li in rows[0].find("li")]
-            fr = [frame_text(f) for f in want[0]["frames"]]
-            check("table %s: the first site's stack, innermost first" % tid, stack == fr,
+        rows = [r for r in sec.find("tr") if "data-sites" in r.attrs] if sec else []
+        got, bad = [], []
+        for r in rows:
+            ms = [by_id.get(int(x)) for x in r.attrs["data-sites"].split()]
+            if None in ms:
+                bad.append(r.attrs["data-sites"])
+                continue
+            got.append((sum(m[key] for m in ms), int(r.one("td", data_key=key).attrs["data-value"]),
+                        r.one("summary").alltext(), ms))
+        n = len([s for s in sites if s[key] > 0])
+        check("table %s: rows of the JSON's sites, the %s their sums, most first" % (tid, key),
+              not bad and all(a == b for a, b, _, _ in got) and
+              [b for _, b, _, _ in got] == sorted((b for _, b, _, _ in got), reverse=True) and
+              (len(rows) == 20 or sum(len(ms) for _, _, _, ms in got) == n),
+              "bad %s; got %s" % (bad, [(a, b, nm) for a, b, nm, _ in got]))
+        names = [nm for _, _, nm, _ in got]
+        check("table %s: one row per name" % tid, len(set(names)) == len(names), str(names))
+        if got:
+            ms = sorted(got[0][3], key=lambda m: -m[key])
+            stack = [li.alltext() for li in rows[0].one("ol").find("li")]
+            fr = [frame_text(f) for f in ms[0]["frames"]]
+            check("table %s: the first row's largest stack, innermost first" % tid, stack == fr,
                   "%s, want %s" % (stack, fr))
 
 

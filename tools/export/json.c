@@ -45,6 +45,11 @@ static void frame(FILE *f, const rec_file *r, uint64_t addr, const rec_row *row,
         fputs(",\"line\":null", f);
     fputs(",\"module\":", f);
     str(f, m ? m->path : NULL);
+    /* The address in its module's file (as addr2line takes it): the same in
+     * every run of one build, where the address moves with ASLR; what the
+     * page names an unsymbolized frame by, and matches two runs by. */
+    if (m)
+        fprintf(f, ",\"offset\":\"0x%" PRIx64 "\"", addr - m->bias);
     putc('}', f);
     *first = false;
 }

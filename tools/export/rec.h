@@ -71,7 +71,11 @@ const rec_module *rec_module_of(const rec_file *r, uint64_t addr);
 
 /* ---- the replay (replay.c) */
 
-#define REC_TOP_SERIES 20
+/* Sites given a series of their live bytes: the first by peak bytes, as
+ * many as the JSON lists by that ranking, so that the page can group them
+ * by the name it shows (a large program's top sites by name hold most of
+ * the peak only when their stacks are summed). */
+#define REC_TOP_SERIES REC_SITES_PER_RANK
 /* Sites the JSON lists: this many by each ranking (json.c). */
 #define REC_SITES_PER_RANK 200
 

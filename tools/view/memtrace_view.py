@@ -26,8 +26,10 @@ import sys
 import tempfile
 import zlib
 
+import sites as names
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP_SERIES = 10  # sites drawn as bands in the chart; the rest is "other"
+TOP_SERIES = 10  # groups of sites drawn as bands in the chart; the rest is "other"
 RECORDING_MAGIC = b"MTREC01\n"  # MEMTRACE_RECORD's files (src/timeline/record_format.h)
 
 
@@ -43,8 +45,8 @@ class Model:
                      "sites": self.sites, "timeline": None, "totals": {},
                      "no_timeline": None, "have": {}}
 
-    def frame(self, function, file=None, line=None, module=None, address=None):
-        key = (function, file, line, module, address)
+    def frame(self, function, file=None, line=None, module=None, address=None, offset=None):
+        key = (function, file, line, module, address, offset)
         i = self.frame_ix.get(key)
         if i is None:
             i = self.frame_ix[key] = len(self.frames)
@@ -53,8 +55,7 @@ class Model:
 
 
 # ------------------------------------------------------------ timeline JSON
-NUM_FIELDS = ("allocations", "allocated_bytes", "peak_bytes", "leaked_bytes",
-              "leaked_blocks", "temporary")
+NUM_FIELDS = names.NUM_FIELDS
 
 
 def ints(v, what, n=None):
@@ -109,7 +110,7 @@ def timeline_model(doc, path):
                 i = seen.get(k)
                 if i is None:
                     i = seen[k] = m.frame(f.get("function"), f.get("file"), f.get("line"),
-                                          f.get("module"), f.get("address"))
+                                          f.get("module"), f.get("address"), f.get("offset"))
                 stack.append(i)
             site = {"id": s["id"], "stack": stack}
             for k in NUM_FIELDS:
@@ -121,9 +122,7 @@ def timeline_model(doc, path):
     except (KeyError, TypeError, AttributeError) as e:
         raise Bad("not a memtrace timeline (%s missing or of the wrong type)"
                   % (e.args[0] if e.args else e))
-    tl["series"].sort(key=lambda s: -m.sites[s["site"]]["peak_bytes"])
-    del tl["series"][TOP_SERIES:]
-    d["timeline"] = tl
+    d["timeline"] = tl  # its series become the top groups' (sites.group)
     d["have"] = dict.fromkeys(("peak", "leaked", "allocated", "temporary"), True)
     return m
 
@@ -239,17 +238,23 @@ def from_pprof(raw, name, m=None, role=None):
             fr = loc_frames.get(lid)
             if fr is None:
                 loc = locs.get(lid, {"lines": []})
-                module = s(maps.get(loc.get(2), {}).get(5))
+                mp = maps.get(loc.get(2), {})
+                module = s(mp.get(5))
                 addr = "0x%x" % loc[3] if isinstance(loc.get(3), int) else None
+                # the mapping's start less its file offset is the load bias
+                # when the mapping is the module's first (as the writers do)
+                off = None
+                if addr and isinstance(mp.get(2), int) and loc[3] >= mp[2]:
+                    off = "0x%x" % (loc[3] - mp[2] + (mp.get(4) or 0))
                 fr = []
                 for ln in loc["lines"]:
                     fn = funcs.get(ln.get(1), {})
                     line = ln.get(2)
                     fr.append(m.frame(s(fn.get(2)) or None, s(fn.get(4)) or None,
                                       line if isinstance(line, int) and line else None,
-                                      module or None, addr))
+                                      module or None, addr, off))
                 if not fr:
-                    fr.append(m.frame(None, None, None, module or None, addr))
+                    fr.append(m.frame(None, None, None, module or None, addr, off))
                 loc_frames[lid] = fr
             stack += fr
         key = tuple(stack)
@@ -425,16 +430,40 @@ def page(model):
             "<script>\n%s</script>\n</body></html>\n" % (esc, css, data, js))
 
 
+def load_named(path, base_path):
+    """The model of PATH, its sites named and grouped; with BASE_PATH, the
+    diff of the two runs in it."""
+    m = load(path)
+    if base_path is None:
+        names.name_sites([m])
+        names.group(m, TOP_SERIES)
+        return m
+    try:
+        old = load(base_path)
+    except Bad as e:
+        raise Bad("--base: %s" % e)
+    why = names.same_program(m, old, path, base_path)
+    if why:
+        raise Bad(why)
+    names.name_sites([m, old])
+    names.group(m, TOP_SERIES)
+    names.group(old, TOP_SERIES)
+    names.diff(m, old)
+    return m
+
+
 def main(argv):
-    usage = "usage: memtrace view FILE [-o PAGE]"
-    args, out = [], None
+    usage = "usage: memtrace view FILE [--base OLD] [-o PAGE]"
+    args, out, base_path = [], None, None
     i = 0
     while i < len(argv):
         a = argv[i]
         if a in ("-h", "--help"):
             print(usage + "\n\nWrites one HTML page (default FILE.html) from a memtrace "
                   "timeline (memtrace export --json),\na recording, a pprof profile "
-                  "(MEMTRACE_PPROF) or a folded-stacks file (MEMTRACE_FOLDED).")
+                  "(MEMTRACE_PPROF) or a folded-stacks file (MEMTRACE_FOLDED).\n"
+                  "--base OLD: the page also shows each site's change from the run OLD\n"
+                  "(another input of one of these kinds, of the same program).")
             return 0
         if a in ("-o", "--output"):
             if i + 1 >= len(argv):
@@ -443,6 +472,13 @@ def main(argv):
             i += 1
         elif a.startswith("--output="):
             out = a[len("--output="):]
+        elif a == "--base":
+            if i + 1 >= len(argv) or argv[i + 1].startswith("-") and argv[i + 1] != "-":
+                return usage_error("view: --base needs a FILE (the run to compare with)")
+            base_path = argv[i + 1]
+            i += 1
+        elif a.startswith("--base="):
+            base_path = a[len("--base="):]
         elif a.startswith("-") and a != "-":
             return usage_error("view: unknown option '%s'" % a)
         else:
@@ -453,7 +489,7 @@ def main(argv):
     path = args[0]
     out = out or path + ".html"
     try:
-        write_page(out, page(load(path)))
+        write_page(out, page(load_named(path, base_path)))
     except Bad as e:
         sys.stderr.write("memtrace: %s\n" % e)
         return 1

@@ -1,13 +1,19 @@
 // memtrace view's page: draws the model that view/memtrace_view.py put in
-// #memtrace-data (frames interned, sites as stacks of frame indexes,
-// innermost first; a timeline or none). Plain DOM and SVG, no library.
+// #memtrace-data (frames interned, with their texts; sites as stacks of
+// frame indexes, innermost first, each with the name view/sites.py gave it;
+// the groups of sites that share a name; a timeline or none; the diff from
+// a base run or none). Plain DOM and SVG, no library.
 //
 // The charts carry what they draw, for tests/e2e/view.sh: each chart's
 // <svg> names its scale (data-t0, data-t1 in ns at data-x0, data-x1 px;
 // data-vmax at data-y1 px, 0 at data-y0 px), each series' element its
-// values (data-values) and its points in that scale. A flame graph's cells
-// carry their frame (data-name) and bytes (data-value). When everything
-// is drawn, <body data-rendered="yes">.
+// values (data-values) and its points in that scale, a band its group's
+// sites (data-sites, their ids) and their bytes at the peak (data-peak). A table's row carries its group's sites
+// (data-sites) and each value (data-key, data-value). A flame graph's cells
+// carry their frame (data-name) and bytes (data-value). The caller/callee
+// view is of the function named by the page's #callers=NAME, else of the
+// one under the most bytes. When everything is drawn, <body
+// data-rendered="yes">.
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("memtrace-data").textContent);
@@ -35,14 +41,12 @@
   function px(v) { return Math.round(v * 100) / 100; }
   function base(p) { return p ? p.slice(p.lastIndexOf("/") + 1) : p; }
 
-  // A frame as text: "function at file:line", or module+address when unknown.
-  function frameText(i) {
-    var f = D.frames[i], name = f[0], where = "";
-    if (!name) name = f[3] ? base(f[3]) + (f[4] ? " " + f[4] : "") : (f[4] || "??");
-    if (f[1]) where = " at " + f[1] + (f[2] ? ":" + f[2] : "");
-    return name + where;
-  }
-  function siteName(s) { return s.stack.length ? frameText(s.stack[0]) : "(no stack)"; }
+  // A frame as text: "function at file:line", or module+offset when unknown
+  // (view/sites.py's frame_text wrote them).
+  function frameText(i) { return D.texts[i]; }
+  // A function, as the caller/callee view merges frames: its name, or its
+  // text when it has none.
+  function funcKey(i) { return D.frames[i][0] || D.texts[i]; }
 
   var body = document.body;
 
@@ -126,25 +130,34 @@
     var vmax = T.bytes.reduce(function (a, b) { return a > b ? a : b; }, T.peak.bytes);
     el("h2", {}, sec, "Memory in use over time");
     el("p", { class: "note" }, sec, "Live bytes of the whole program (the line) and of the " +
-      T.series.length + " sites that held the most at the peak (the bands, largest at the " +
-      "bottom); the rest is \"other\". Hover for the values at a time.");
+      T.series.length + " site names that held the most at the peak (the bands, largest at " +
+      "the bottom; the stacks that share a name summed); the rest is \"other\". Hover for " +
+      "the values at a time.");
     var sc = chart(sec, "memory", 360, tEnd, vmax, true), g = sc.svg;
     axes(g, sc, bytes);
     var cum = new Array(n).fill(0), legend = el("ul", { class: "legend" }, sec);
-    function band(vals, cls, color, site, label) {
+    function band(vals, cls, color, ids, label, gi, peakBytes) {
       var lo = cum.slice(), top = [], i;
       for (i = 0; i < n; i++) { cum[i] += vals[i]; top.push(cum[i]); }
       var up = points(sc, ts, top), down = points(sc, ts, lo).reverse();
       var a = { d: "M" + up.concat(down).join(" L") + " Z", class: cls, fill: color,
         "data-values": vals.join(" ") };
-      if (site !== null) a["data-site"] = D.sites[site].id;
+      if (ids !== null) { a["data-sites"] = ids.join(" "); a["data-peak"] = peakBytes; }
       el("svg:title", {}, el("svg:path", a, g), label);
-      var li = el("li", {}, legend);
+      var li = el("li", ids !== null ? { "data-sites": ids.join(" ") } : {}, legend);
       el("span", { class: "swatch", style: "background:" + color }, li);
       el("span", {}, li, label);
+      // its row of the peak table, opened on its stacks
+      if (ids !== null) li.addEventListener("click", function () {
+        var row = document.querySelector('#by-peak tr[data-group="' + gi + '"]');
+        if (!row) return;
+        row.querySelector("details").open = true;
+        row.scrollIntoView({ block: "center" });
+      });
     }
     T.series.forEach(function (s, k) {
-      band(s.bytes, "band", palette[k % palette.length], s.site, siteName(D.sites[s.site]));
+      band(s.bytes, "band", palette[k % palette.length], s.sites, D.groups[s.group].name, s.group,
+        s.peak_bytes);
     });
     var other = T.bytes.map(function (v, i) { return Math.max(0, v - cum[i]); });
     band(other, "band other", "#d9d9d9", null, "other sites");
@@ -159,7 +172,7 @@
     hover(sc, ts, function (i) {
       var lines = [secs(ts[i]) + ": " + bytes(T.bytes[i]) + " in " + count(T.blocks[i]) + " blocks"];
       T.series.forEach(function (s) {
-        if (s.bytes[i]) lines.push(bytes(s.bytes[i]) + "  " + siteName(D.sites[s.site]));
+        if (s.bytes[i]) lines.push(bytes(s.bytes[i]) + "  " + D.groups[s.group].name);
       });
       return lines;
     });
@@ -219,25 +232,28 @@
   function table(sec, spec) {
     var key = spec[1], s = el("section", { id: "by-" + spec[0] }, sec);
     el("h3", {}, s, spec[2]);
-    el("p", { class: "note" }, s, spec[3] + ". Click a site for its stack.");
+    el("p", { class: "note" }, s, spec[3] + ". A site is named by the first frame that " +
+      "tells its stack from the others' (the frames they share left out) and the function " +
+      "that allocates; the stacks of one name are summed. Click a name for its stacks.");
     if (!D.have[spec[0]]) {
       el("p", { class: "absent" }, s, "Not in this input (" + D.source + ").");
       return;
     }
-    var rows = D.sites.filter(function (x) { return x[key] > 0; });
+    var rows = D.groups.filter(function (x) { return x[key] > 0; });
     rows.sort(function (a, b) { return b[key] - a[key]; });
     var cols = COLS.filter(function (c) { return D.have[HAVE[c[0]]]; });
     var tb = el("table", {}, s), tr = el("tr", {}, el("thead", {}, tb));
-    el("th", {}, tr, "#"); el("th", {}, tr, "site (innermost frame)");
+    el("th", {}, tr, "#"); el("th", {}, tr, "site");
     cols.forEach(function (c) { el("th", { class: c[0] === key ? "num key" : "num" }, tr, c[1]); });
     var tbody = el("tbody", {}, tb);
     rows.slice(0, TOP_ROWS).forEach(function (site, k) {
-      var r = el("tr", { "data-site": site.id }, tbody);
+      var members = site.sites.map(function (i) { return D.sites[i]; });
+      var r = el("tr", { "data-sites": members.map(function (m) { return m.id; }).join(" "),
+        "data-group": D.groups.indexOf(site) }, tbody);
       el("td", { class: "num" }, r, String(k + 1));
       var det = el("details", {}, el("td", {}, r));
-      el("summary", {}, det, siteName(site));
-      var ol = el("ol", { class: "stack" }, det);
-      site.stack.forEach(function (f) { el("li", {}, ol, frameText(f)); });
+      el("summary", {}, det, site.name);
+      stacks(det, members, key);
       cols.forEach(function (c) {
         var v = site[c[0]] || 0, txt = c[2](v);
         if (c[0] === "leaked_bytes" && site.leaked_blocks) txt += " (" + count(site.leaked_blocks) + ")";
@@ -246,8 +262,156 @@
     });
     if (!rows.length) el("p", { class: "absent" }, s, "No site.");
     else if (rows.length > TOP_ROWS)
-      el("p", { class: "note" }, s, "and " + count(rows.length - TOP_ROWS) + " more sites");
+      el("p", { class: "note" }, s, "and " + count(rows.length - TOP_ROWS) + " more site names");
   }
+
+  // The full stacks of a name's sites, the most KEY first (at most five).
+  function stacks(parent, members, key) {
+    members = members.slice().sort(function (a, b) { return (b[key] || 0) - (a[key] || 0); });
+    members.slice(0, 5).forEach(function (m) {
+      if (members.length > 1)
+        el("div", { class: "stack-head" }, parent, "stack " + m.id + ": " + bytes(m.peak_bytes || 0) +
+          " at peak, " + count(m.allocations || 0) + " allocation" + (m.allocations === 1 ? "" : "s"));
+      var ol = el("ol", { class: "stack", "data-site": m.id }, parent);
+      m.stack.forEach(function (f) {
+        var li = el("li", {}, ol, frameText(f));
+        li.addEventListener("click", function () { callers(funcKey(f)); });
+      });
+    });
+    if (members.length > 5)
+      el("div", { class: "stack-head" }, parent, "and " + (members.length - 5) + " more stacks");
+  }
+
+  // ------------------------------------------------------------ callers and callees
+  // heaptrack_gui's view of one function: the sites whose stacks hold it
+  // (each counted once, however often it recurses), split by the function
+  // that called it and by the one it called ("(allocates here)" when it is
+  // the innermost frame, the allocation's own caller).
+  var CC = [["peak_bytes", "at peak", bytes, "peak"], ["leaked_bytes", "leaked", bytes, "leaked"],
+    ["allocations", "allocations", count, "allocated"], ["allocated_bytes", "allocated", bytes,
+      "allocated"]];
+  var ccSec = null, ccPick = null;
+  function ccTotals() {
+    var by = {};
+    D.sites.forEach(function (site) {
+      var seen = {};
+      site.stack.forEach(function (f) {
+        var k = funcKey(f);
+        if (seen[k]) return;
+        seen[k] = true;
+        var t = by[k] || (by[k] = { peak_bytes: 0, allocations: 0 });
+        t.peak_bytes += site.peak_bytes || 0; t.allocations += site.allocations || 0;
+      });
+    });
+    return by;
+  }
+  function callers(name) {
+    if (!ccSec) return;
+    var out = ccSec.querySelector(".cc-out");
+    if (out) out.remove();
+    out = el("div", { class: "cc-out", "data-function": name }, ccSec);
+    ccPick.value = name;
+    var total = { sites: 0 }, up = {}, down = {};
+    CC.forEach(function (c) { total[c[0]] = 0; });
+    function add(map, k, site) {
+      var t = map[k] || (map[k] = { sites: 0 });
+      CC.forEach(function (c) { t[c[0]] = (t[c[0]] || 0) + (site[c[0]] || 0); });
+      t.sites++;
+    }
+    D.sites.forEach(function (site) {
+      var st = site.stack, ups = {}, downs = {}, hit = false;
+      for (var i = 0; i < st.length; i++) {
+        if (funcKey(st[i]) !== name) continue;
+        hit = true;
+        ups[i + 1 < st.length ? funcKey(st[i + 1]) : "(outermost)"] = true;
+        downs[i ? funcKey(st[i - 1]) : "(allocates here)"] = true;
+      }
+      if (!hit) return;
+      add({ t: total }, "t", site);
+      Object.keys(ups).forEach(function (k) { add(up, k, site); });
+      Object.keys(downs).forEach(function (k) { add(down, k, site); });
+    });
+    var cols = CC.filter(function (c) { return D.have[c[3]]; });
+    el("p", { class: "cc-total" }, out, name + ": " + cols.map(function (c) {
+      return c[1] + " " + c[2](total[c[0]] || 0); }).join(", ") + " in " + count(total.sites) +
+      " stack" + (total.sites === 1 ? "" : "s"));
+    [["cc-callers", "Called from", up], ["cc-callees", "Calls", down]].forEach(function (part) {
+      el("h4", {}, out, part[1]);
+      var tb = el("table", { id: part[0] }, out), tr = el("tr", {}, el("thead", {}, tb));
+      el("th", {}, tr, "function");
+      cols.forEach(function (c) { el("th", { class: "num" }, tr, c[1]); });
+      var body = el("tbody", {}, tb), key = cols.length ? cols[0][0] : "peak_bytes";
+      Object.keys(part[2]).sort(function (a, b) {
+        return (part[2][b][key] - part[2][a][key]) || (a < b ? -1 : a > b ? 1 : 0);
+      }).forEach(function (k) {
+        var v = part[2][k], r = el("tr", { "data-function": k }, body);
+        var td = el("td", { class: "fn" }, r, k);
+        if (k.charAt(0) !== "(") td.addEventListener("click", function () { callers(k); });
+        cols.forEach(function (c) {
+          el("td", { class: "num", "data-key": c[0], "data-value": v[c[0]] }, r, c[2](v[c[0]]));
+        });
+      });
+    });
+  }
+  function callerView(parent) {
+    ccSec = el("section", { id: "callers" }, parent);
+    el("h2", {}, ccSec, "Callers and callees");
+    el("p", { class: "note" }, ccSec, "Pick a function (or click a frame of a stack): the " +
+      "sites under it, split by the function that called it and the one it called. A site " +
+      "counts once under a function however often the function recurses.");
+    var by = ccTotals(), key = D.have.peak ? "peak_bytes" : "allocations";
+    var fns = Object.keys(by).sort(function (a, b) {
+      return (by[b][key] - by[a][key]) || (a < b ? -1 : a > b ? 1 : 0);
+    });
+    ccPick = el("select", { id: "callers-pick" }, ccSec);
+    fns.forEach(function (k) { el("option", { value: k }, ccPick, k); });
+    ccPick.addEventListener("change", function () { callers(ccPick.value); });
+    var want = /^#callers=(.*)$/.exec(location.hash);
+    want = want ? decodeURIComponent(want[1]) : null;
+    if (want !== null && !by[want]) {
+      el("p", { class: "warn", id: "callers-none" }, ccSec, "No function " + want + " in this input.");
+      want = null;
+    }
+    if (want === null) want = fns.length ? fns[0] : null;
+    if (want !== null) callers(want);
+  }
+
+  // ------------------------------------------------------------ a diff of two runs
+  // memtrace view NEW --base OLD: per name (the names told apart over both
+  // runs' stacks), the change of each number, the most growth first.
+  function diffView(parent, X) {
+    var s = el("section", { id: "diff" }, parent);
+    el("h2", {}, s, "Changes from " + X.base);
+    el("p", { class: "facts", id: "diff-peak" }, s, "peak " + bytes(X.peak[0]) + " \u2192 " +
+      bytes(X.peak[1]) + " (" + signed(X.peak[1] - X.peak[0], bytes) + ")" +
+      (X.base_command ? " · base command: " + X.base_command : ""));
+    var cols = [["peak_bytes", "at peak", bytes, "peak"], ["leaked_bytes", "live at exit", bytes,
+      "leaked"], ["allocations", "allocations", count, "allocated"], ["allocated_bytes",
+      "allocated", bytes, "allocated"]].filter(function (c) { return X.have[c[3]]; });
+    el("p", { class: "note" }, s, "Each site name in either run (a name absent from one run is " +
+      "0 there): its change, base \u2192 this run, sorted by growth at the peak, then at exit, " +
+      "then in allocations.");
+    var tb = el("table", { id: "diff-table" }, s), tr = el("tr", {}, el("thead", {}, tb));
+    el("th", {}, tr, "#"); el("th", {}, tr, "site");
+    cols.forEach(function (c) { el("th", { class: "num" }, tr, c[1] + " \u0394"); });
+    var body = el("tbody", {}, tb), shown = 0;
+    X.rows.forEach(function (row) {
+      var r = row[1], same = cols.every(function (c) { return r[c[0]][0] === r[c[0]][1]; });
+      if (same || shown >= 50) return;
+      shown++;
+      var tr2 = el("tr", { "data-name": row[0] }, body);
+      el("td", { class: "num" }, tr2, String(shown));
+      el("td", {}, tr2, row[0]);
+      cols.forEach(function (c) {
+        var v = r[c[0]], d = v[1] - v[0];
+        el("td", { class: "num" + (d > 0 ? " grew" : d < 0 ? " shrank" : ""), "data-key": c[0],
+          "data-base": v[0], "data-value": v[1], "data-delta": d }, tr2, signed(d, c[2]) +
+          " (" + c[2](v[0]) + " \u2192 " + c[2](v[1]) + ")");
+      });
+    });
+    if (!shown) el("p", { class: "absent" }, s, "No site changed.");
+  }
+  function signed(d, f) { return (d > 0 ? "+" : d < 0 ? "\u2212" : "\u00b1") + f(Math.abs(d)); }
 
   // ------------------------------------------------------------ flame graphs
   // The sites' stacks merged from the outermost frame in; a cell's width is
@@ -321,9 +485,11 @@
   else el("p", { class: "warn", id: "no-timeline" }, sec, "No timeline: " + (D.no_timeline ||
     "the recording has no sample") + ". The site tables and flame graphs below are from " +
     "what it holds; record a timeline with MEMTRACE_RECORD for memory over time.");
+  if (D.diff) diffView(main, D.diff);
   var st = el("section", { id: "sites" }, main);
   el("h2", {}, st, "Sites");
   TABLES.forEach(function (spec) { table(st, spec); });
+  callerView(main);
   var fl = el("section", { id: "flames" }, main);
   el("h2", {}, fl, "Flame graphs");
   flame(fl, "flame-peak", "peak_bytes", "At the peak", "The stacks holding memory when the " +
