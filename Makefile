@@ -159,13 +159,14 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 # tool pprof, its tests' oracle; graphviz's dot draws the layers (make
 # test-static); clang, with llvm's llvm-symbolizer (the columns' oracle),
 # builds the symbolization differential test's programs
-# (tests/e2e/symbolize_diff.sh).
+# (tests/e2e/symbolize_diff.sh); ncurses, memtrace top's screen, and tmux,
+# its tests' terminal (tests/e2e/live_top_screen.sh).
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              libjemalloc-dev libtcmalloc-minimal4 liblsan0 valgrind bc xz-utils bzip2 git ninja-build \
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \
-             heaptrack graphviz chromium libzstd-dev clang llvm
+             heaptrack graphviz chromium libzstd-dev clang llvm libncurses-dev tmux
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.
@@ -196,7 +197,7 @@ deps:
 BUILD_DEPS_MISSING = $(shell \
   if command -v pkg-config >/dev/null 2>&1; then \
     for m in libdw:libdw-dev libunwind:libunwind-dev libzstd:libzstd-dev \
-             libprotobuf-c:libprotobuf-c-dev zlib:zlib1g-dev; do \
+             libprotobuf-c:libprotobuf-c-dev zlib:zlib1g-dev ncursesw:libncurses-dev; do \
       pkg-config --exists $${m%%:*} 2>/dev/null || echo "$$m" | cut -d: -f2; \
     done; \
   else echo pkg-config; fi; \
@@ -214,6 +215,7 @@ endif
 # ---------------------------------------------------------------- tests
 include tests/tests.mk
 include gdb/gdb.mk
+include tools/top/top.mk
 
 # ---------------------------------------------------------------- bench
 -include bench/bench.mk
@@ -261,7 +263,7 @@ install: all man
 	  $(DATADIR)/memtrace/memtrace_gdb $(DATADIR)/memtrace/view $(MANDIR)/man1 $(MANDIR)/man3 $(PKGCONFIGDIR) $(BASHCOMPDIR)) $(MT_AUTOLOAD)
 	install -m 755 $(MT_LIBS) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/memtrace.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 755 $(BUILD)/memtrace-symbolize $(BUILD)/memtrace-export $(DESTDIR)$(LIBEXECDIR)/memtrace/
+	install -m 755 $(BUILD)/memtrace-symbolize $(BUILD)/memtrace-export $(BUILD)/memtrace-top $(DESTDIR)$(LIBEXECDIR)/memtrace/
 	sed -e 's|@MEMTRACE_LIBDIR@|$(LIBDIR)|g' -e 's|@MEMTRACE_DATADIR@|$(DATADIR)|g' \
 	  -e 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|g' \
 	  $(BUILD)/memtrace >$(DESTDIR)$(BINDIR)/memtrace
@@ -290,7 +292,7 @@ install: all man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memtrace $(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(MT_LIBS))) \
 	  $(DESTDIR)$(INCLUDEDIR)/memtrace.h $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-symbolize \
-	  $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-export $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
+	  $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-export $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-top $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(VIEW_FILES:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \

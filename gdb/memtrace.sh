@@ -49,6 +49,8 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace detach PID
        memtrace export --heaptrack|--json RECORDING [-o OUT] [--sampled-ok]
        memtrace view FILE [--base OLD] [-o PAGE]
+       memtrace top [--interval SECONDS] [--by live|allocs|temporary|growth]
+                    [--batch] [-n COUNT] PID
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 
 Records where every heap block of PROG was allocated, to ask about any
@@ -78,6 +80,10 @@ Commands:
          file (MEMTRACE_FOLDED): memory over time, the top sites, flame
          graphs of the peak and the leaks; --base OLD: each site's change
          from the run OLD (of the same program)
+  top    a live view of the traced process PID that never stops it: live
+         bytes and blocks, allocations a second, growth, and the top call
+         sites, refreshed every SECONDS (1); keys l a t g order the sites,
+         q quits; --batch prints COUNT refreshes as text (top -b -n)
 Options of run:
   --profile       the profiler: reports of the call sites holding the most
                   live bytes, periodically and at exit
@@ -484,7 +490,7 @@ case $cmd in
     usage
     exit 0
     ;;
-run | gdb | core | attach | detach | export | view)
+run | gdb | core | attach | detach | export | view | top)
     # COMMAND --help: the same usage, wherever it would be an option of
     # COMMAND (for gdb, the first word: later ones are gdb's own).
     case ${1-} in --help | -h) usage; exit 0 ;; esac
@@ -548,6 +554,10 @@ run)
     refuse_setid "$1"
     preload_for "$lib"
     LD_PRELOAD=$preload${LD_PRELOAD:+:$LD_PRELOAD} exec "$@"
+    ;;
+top)
+    [ -x "$libexecdir/memtrace-top" ] || die 1 "top: $libexecdir/memtrace-top is missing"
+    exec "$libexecdir/memtrace-top" "$@"
     ;;
 export)
     [ -x "$libexecdir/memtrace-export" ] || die 1 "export: $libexecdir/memtrace-export is missing"

@@ -210,7 +210,7 @@ bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *co
     return true;
 }
 
-static void decode_entry(const mt_tables *t, const char *raw, mt_tables_entry *e)
+void mt_tables_decode_entry(const mt_tables *t, const char *raw, mt_tables_entry *e)
 {
     memcpy(&e->ptr, raw + t->d.entry_ptr, 8);
     memcpy(&e->size, raw + t->d.entry_size_field, 8);
@@ -262,7 +262,7 @@ bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **ent
                         return FAIL("no memory for the live table's records");
                     s->entries = e;
                 }
-                decode_entry(t, raw + i * es, &s->entries[s->n++]);
+                mt_tables_decode_entry(t, raw + i * es, &s->entries[s->n++]);
             }
         }
     }
@@ -305,7 +305,7 @@ int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool 
             uint64_t p;
             memcpy(&p, raw + k * es + D(entry_ptr), 8);
             if (p == addr) {
-                decode_entry(t, raw + k * es, e);
+                mt_tables_decode_entry(t, raw + k * es, e);
                 return 1;
             }
             if (p == 0)

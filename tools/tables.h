@@ -147,4 +147,50 @@ bool mt_tables_read_layout(mt_tables *t);
 bool mt_tables_fail(mt_tables *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const void *mt_tables_read_at(mt_tables *t, uint64_t addr, size_t len);
 
+/* ------------------------------------------------------------ a process
+ * that runs (tables_live.c, memtrace top): read without stopping it, so
+ * that a writer may be half-way through any table. Only states the table
+ * was in are handed out (tables_live.c says how they are told). */
+
+/* A freed-history record as the live view needs it. */
+typedef struct {
+    uint64_t stamp, size, alloc_seq, free_seq;
+    uint64_t when; /* the free's clock stamp (0: an older library) */
+    uint32_t alloc_stack, alloc_thread;
+} mt_tables_live_freed;
+
+/* The caller's buffers, kept from one read to the next; zeroed to begin,
+ * mt_tables_live_free to end. */
+typedef struct {
+    mt_tables_entry *e; /* the last shard's records */
+    size_t n, cap;
+    mt_tables_live_freed *f;
+    size_t fcap;
+    char *raw[2];
+    size_t raw_cap[2];
+    uint64_t *next;
+    size_t ncap;
+} mt_tables_live;
+
+/* Shard N's records into L->e[0 .. L->n): 1 when read whole while no
+ * writer was in it; 0 when it changed under each of TRIES reads (L->n 0:
+ * the caller skips it, retries later); -1 when it cannot be read (T's
+ * error set: the process exited, or damage). */
+int mt_tables_live_shard(mt_tables *t, size_t n, unsigned tries, mt_tables_live *l);
+
+/* Every freed-history record that can be trusted now into *OUT (in L),
+ * *N of them, in no order. 1, or -1 on a failed read (T's error set). */
+int mt_tables_live_ring(mt_tables *t, mt_tables_live *l, mt_tables_live_freed **out, size_t *n);
+
+/* Each thread's next allocation number, by thread number, into
+ * (*NEXT)[1 .. *N) (kept in L; [0]: the shared counter): every number a
+ * thread hands out from now on is at least its entry. 1, or -1 (T's error
+ * set). */
+int mt_tables_live_seq_next(mt_tables *t, mt_tables_live *l, uint64_t **next, size_t *n);
+
+void mt_tables_live_free(mt_tables_live *l);
+
+/* A live table entry of the target (RAW: entry_size bytes) decoded. */
+void mt_tables_decode_entry(const mt_tables *t, const char *raw, mt_tables_entry *e);
+
 #endif

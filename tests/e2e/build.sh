@@ -217,6 +217,7 @@ $p/lib/libmemtrace-profiler.so-gdb.py
 $p/lib/pkgconfig/memtrace.pc
 $p/libexec/memtrace/memtrace-export
 $p/libexec/memtrace/memtrace-symbolize
+$p/libexec/memtrace/memtrace-top
 $p/share/bash-completion/completions/memtrace
 $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
 $p/share/man/man1/memtrace.1
@@ -250,6 +251,7 @@ $p/lib/libmemtrace.so-gdb.py
 $p/lib/pkgconfig/memtrace.pc
 $p/libexec/memtrace/memtrace-export
 $p/libexec/memtrace/memtrace-symbolize
+$p/libexec/memtrace/memtrace-top
 $p/share/bash-completion/completions/memtrace
 $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
 $p/share/gdb/auto-load$prefix/lib/libmemtrace.so-gdb.py

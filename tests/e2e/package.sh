@@ -157,6 +157,7 @@ usr/lib/libmemtrace.so
 usr/lib/pkgconfig/memtrace.pc
 usr/libexec/memtrace/memtrace-export
 usr/libexec/memtrace/memtrace-symbolize
+usr/libexec/memtrace/memtrace-top
 usr/share/bash-completion/completions/memtrace
 usr/share/gdb/auto-load/usr/lib/libmemtrace-profiler.so-gdb.py
 usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py
@@ -187,11 +188,12 @@ $(view_files usr/share/memtrace)"
         "$d/usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py" \
         '_INSTALLED_PYDIR = "/usr/share/memtrace"'
     modes=$(cd "$d" && stat -c '%a %n' usr/bin/memtrace usr/libexec/memtrace/memtrace-export \
-                usr/libexec/memtrace/memtrace-symbolize \
+                usr/libexec/memtrace/memtrace-symbolize usr/libexec/memtrace/memtrace-top \
                 usr/include/memtrace.h usr/lib/pkgconfig/memtrace.pc)
     same "make install: modes" "$modes" "755 usr/bin/memtrace
 755 usr/libexec/memtrace/memtrace-export
 755 usr/libexec/memtrace/memtrace-symbolize
+755 usr/libexec/memtrace/memtrace-top
 644 usr/include/memtrace.h
 644 usr/lib/pkgconfig/memtrace.pc"
     if mk uninstall DESTDIR="$d" PREFIX=/usr >"$work/uninstall.log" 2>&1; then
@@ -223,6 +225,7 @@ lib64/libmemtrace.so-gdb.py
 lib64/pkgconfig/memtrace.pc
 libexec/memtrace/memtrace-export
 libexec/memtrace/memtrace-symbolize
+libexec/memtrace/memtrace-top
 share/bash-completion/completions/memtrace
 share/gdb/auto-load$lib/libmemtrace-profiler.so-gdb.py
 share/gdb/auto-load$lib/libmemtrace.so-gdb.py
@@ -316,7 +319,16 @@ detach
 export
 gdb
 run
+top
 view"
+    same "completion: memtrace top --<TAB>" "$(complete_line 'memtrace top --')" "--batch
+--by
+--help
+--interval"
+    same "completion: memtrace top --by <TAB>" "$(complete_line 'memtrace top --by ')" "allocs
+growth
+live
+temporary"
     same "completion: memtrace run --<TAB>" "$(complete_line 'memtrace run --')" "--
 --check
 --help
@@ -370,6 +382,7 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/lib/$multiarch/pkgconfig/memtrace.pc
 ./usr/libexec/memtrace/memtrace-export
 ./usr/libexec/memtrace/memtrace-symbolize
+./usr/libexec/memtrace/memtrace-top
 ./usr/share/bash-completion/completions/memtrace
 ./usr/share/doc/memtrace/changelog.gz
 ./usr/share/doc/memtrace/copyright

@@ -190,8 +190,9 @@ check "memtrace run from a path with a space, no private directory for the link:
 # A copy of the Makefiles, made with a pkg-config that finds no package
 # (make -n: nothing is built).
 mk=$work/mk
-mkdir -p "$mk/tests" "$mk/gdb" "$mk/bench"
+mkdir -p "$mk/tests" "$mk/gdb" "$mk/bench" "$mk/tools/top"
 cp "$root/Makefile" "$mk/"
+cp "$root/tools/top/top.mk" "$mk/tools/top/"
 cp "$root/tests/tests.mk" "$mk/tests/"
 cp "$root/gdb/gdb.mk" "$mk/gdb/"
 [ -f "$root/bench/bench.mk" ] && cp "$root/bench/bench.mk" "$mk/bench/"
@@ -200,7 +201,7 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PKG_CONFIG_LIBDIR="$work/none" make -C "
     RC=$?
 status "make before make deps: fails" 2
 check "make before make deps: names the missing packages and make deps" \
-    "Makefile:$(grep -n '^\$(error memtrace: missing packages' "$root/Makefile" | cut -d: -f1): *** memtrace: missing packages: libdw-dev libunwind-dev libzstd-dev libprotobuf-c-dev zlib1g-dev; run \`make deps\` to install them (as root), or to see the apt-get line.  Stop." \
+    "Makefile:$(grep -n '^\$(error memtrace: missing packages' "$root/Makefile" | cut -d: -f1): *** memtrace: missing packages: libdw-dev libunwind-dev libzstd-dev libprotobuf-c-dev zlib1g-dev libncurses-dev; run \`make deps\` to install them (as root), or to see the apt-get line.  Stop." \
     "$(cat "$work/make.err")"
 RC=0
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PKG_CONFIG_LIBDIR="$work/none" make -C "$mk" --no-print-directory -n deps >/dev/null 2>"$work/make2.err" || RC=$?
