@@ -542,6 +542,14 @@ check: deps
 	$(call timed,test-unwind-check)
 	$(call timed,-j2 test-symbolize test-debug)
 
+# The second compiler: clang builds the libraries, the tools and the unit
+# tests in a build directory of its own, and the unit tests pass. Not in
+# `make check` (it doubles the build); .ci/run runs it, with WERROR=1.
+check-clang: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) CC=clang CXX=clang++ BUILD=$(BUILD)/clang all
+	$(call timed,-j$(JOBS) CC=clang CXX=clang++ BUILD=$(BUILD)/clang test-unit)
+.PHONY: check-clang
+
 # Installation and the Debian package (tests/e2e/package.sh): make install
 # and uninstall, the man pages, pkg-config, completion, make deb, lintian,
 # and as root the package installed with apt-get and removed. Not in
