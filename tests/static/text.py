@@ -5,7 +5,7 @@
 - Every source file (C, C++, Rust, Python, shell, make, JavaScript, CSS,
   SQL, settings.def) carries the project's SPDX line in its first three
   lines.
-- No file names an issue by number ("issue 27"): the tracker is not part
+- No file names an issue by its number: the tracker is not part
   of the tree, so the reason goes in the text itself.
 - No file names a path of a developer's machine (/work/..., /home/NAME/
   other than the documents' example user "me").
