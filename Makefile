@@ -48,6 +48,10 @@ endif
 BUILD   := build
 
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wshadow
+# make WERROR=1 (as CI builds): a warning of memtrace's own code fails the build.
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
 CFLAGS  ?= -O2 -g
 # make DEBUG=1: the invariants the comments state become MT_ASSERT checks
 # (src/base/common.h) in the libraries and memtrace-symbolize.
@@ -122,13 +126,16 @@ $(BUILD)/flavour:
 	@printf '%s\n' '$(subst ','\'',$(FLAVOUR))' >$@
 FORCE:
 
-$(BUILD)/tracer/%.o: src/%.c src/base/settings.def $(wildcard src/*/*.h) include/memtrace.h $(BUILD)/flavour
+# Each object depends on the headers it includes, as the compiler lists
+# them (-MMD, in OBJ.d beside it; -MP: a header that is gone is no error).
+$(BUILD)/tracer/%.o: src/%.c $(BUILD)/flavour
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/profiler/%.o: src/%.c src/base/settings.def $(wildcard src/*/*.h) include/memtrace.h $(BUILD)/flavour
+$(BUILD)/profiler/%.o: src/%.c $(BUILD)/flavour
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -DMEMTRACE_PROFILER -c $< -o $@
+	$(CC) $(CFLAGS) $(CPPFLAGS) $(LIB_CFLAGS) -MMD -MP -DMEMTRACE_PROFILER -c $< -o $@
+-include $(TRACER_OBJS:.o=.d) $(PROFILER_OBJS:.o=.d)
 
 # Generated code: protoc-c's, compiled without memtrace's warning set.
 $(BUILD)/tracer/report/pprof.o $(BUILD)/profiler/report/pprof.o: $(PB_DIR)/profile.pb-c.h
@@ -160,13 +167,15 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 # test-static); clang, with llvm's llvm-symbolizer (the columns' oracle),
 # builds the symbolization differential test's programs
 # (tests/e2e/symbolize_diff.sh); ncurses, memtrace top's screen, and tmux,
-# its tests' terminal (tests/e2e/live_top_screen.sh).
+# its tests' terminal (tests/e2e/live_top_screen.sh); cppcheck and
+# clang-tidy are make lint's.
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              libjemalloc-dev libtcmalloc-minimal4 liblsan0 valgrind bc xz-utils bzip2 git ninja-build \
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \
-             heaptrack graphviz chromium libzstd-dev clang llvm libncurses-dev tmux
+             heaptrack graphviz chromium libzstd-dev clang llvm libncurses-dev tmux \
+             cppcheck clang-tidy
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.

@@ -344,7 +344,7 @@ static void top(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *lin
     struct groups s = { 0 };
     uint64_t rec[4];
     bool has_rec, read = gather_groups(t, false, &s);
-    if (read)
+    if (read && s.n)
         qsort(s.g, s.n, sizeof *s.g, by_bytes);
     size_t shown = n < s.n ? (size_t)n : s.n;
     mt_fmt_stack_ref *stacks = mt_request_grow(NULL, 0, (shown ? shown : 1) * sizeof *stacks);
@@ -521,11 +521,10 @@ static void tags(mt_tables *t, const char *p, const char *line, mt_out *out)
 {
     static const char *const names[] = { "text ", "json ", "dot " };
     unsigned f = 0;
-    while (f < 3 && strncmp(p, names[f], strlen(names[f])) != 0)
-        f++;
+    while (strncmp(p, names[f], strlen(names[f])) != 0)
+        if (++f == sizeof names / sizeof names[0])
+            mt_request_malformed(line);
     uint64_t pid;
-    if (f == 3)
-        mt_request_malformed(line);
     p += strlen(names[f]);
     if (!mt_request_numbers(&p, &pid, 1))
         mt_request_malformed(line);

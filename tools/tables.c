@@ -332,7 +332,7 @@ bool mt_tables_around(mt_tables *t, uintptr_t addr, mt_tables_entry *below,
         size_t total = 0;
         for (size_t n = 0; n < shards; n++) {
             const mt_tables_entry *e;
-            size_t k;
+            size_t k = 0;
             if (!mt_tables_shard_entries(t, n, &e, &k))
                 return false;
             total += k;
@@ -520,7 +520,7 @@ static mt_tables_stack_slot *stack_slot(mt_tables *t, uint32_t id)
         for (size_t i = 0; i < t->stacks_cap; i++) {
             if (!t->stacks[i].id)
                 continue;
-            size_t j = t->stacks[i].id * 2654435761u & (cap - 1);
+            size_t j = (size_t)(t->stacks[i].id * 2654435761u) & (cap - 1);
             while (s[j].id)
                 j = (j + 1) & (cap - 1);
             s[j] = t->stacks[i];
@@ -529,7 +529,7 @@ static mt_tables_stack_slot *stack_slot(mt_tables *t, uint32_t id)
         t->stacks = s;
         t->stacks_cap = cap;
     }
-    size_t j = id * 2654435761u & (t->stacks_cap - 1);
+    size_t j = (size_t)(id * 2654435761u) & (t->stacks_cap - 1);
     while (t->stacks[j].id && t->stacks[j].id != id)
         j = (j + 1) & (t->stacks_cap - 1);
     return &t->stacks[j];
@@ -562,7 +562,7 @@ bool mt_tables_stack(mt_tables *t, uint32_t id, const uintptr_t **frames, unsign
         if (!p)
             return FAIL(CORRUPT "stack chunk %" PRIu64 " at %#" PRIx64 " unreadable)",
                          (uint64_t)id >> D(stack_chunk_bits), chunk);
-        if (!(f = malloc(8 * (size_t)d)))
+        if (!(f = malloc(8 * (size_t)d))) /* NOLINT(clang-analyzer-optin.portability.UnixAPI): D > 0 here */
             return FAIL("no memory for stacks");
         memcpy(f, p, 8 * (size_t)d);
     }

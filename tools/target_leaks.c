@@ -222,7 +222,7 @@ static void flag_damaged_stacks(const struct request *q, mt_leak_block *b, size_
         size_t c = b[i].stack & 4095;
         if (cache[c].impossible < 0 || cache[c].id != b[i].stack) {
             cache[c].id = b[i].stack;
-            cache[c].impossible = mt_tables_stack_impossible(q->tables, b[i].stack);
+            cache[c].impossible = mt_tables_stack_impossible(q->tables, b[i].stack) ? 1 : 0;
         }
         if (cache[c].impossible)
             b[i].flags |= MT_LEAK_FLAG_DAMAGED;

@@ -48,6 +48,7 @@ void mt_target_mem_core(Elf *core)
     if (elf_getphdrnum(core, &n) != 0)
         n = 0;
     mem.segs = calloc(n ? n : 1, sizeof *mem.segs);
+    mem.nsegs = 0;
     for (size_t i = 0; mem.segs && i < n; i++) {
         GElf_Phdr ph;
         if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
@@ -57,7 +58,8 @@ void mt_target_mem_core(Elf *core)
         mem.segs[mem.nsegs++] = (mt_span){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz,
                                            ph.p_vaddr + filesz, ph.p_offset };
     }
-    qsort(mem.segs, mem.nsegs, sizeof *mem.segs, seg_cmp);
+    if (mem.nsegs)
+        qsort(mem.segs, mem.nsegs, sizeof *mem.segs, seg_cmp);
     /* A damaged core's program headers may overlap or wrap: keep seg_of's
      * order (sorted, disjoint) by dropping what would break it. */
     size_t kept = 0;

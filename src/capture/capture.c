@@ -47,6 +47,7 @@ void mt_capture_init(void)
 static unsigned strip_own(void **buf, unsigned n, uintptr_t *frames, unsigned max)
 {
     unsigned skip = 0;
+    /* cppcheck-suppress uninitvar ; BUF[0..N) was written by the unwinder */
     while (skip < n && (uintptr_t)buf[skip] - self_lo < self_hi - self_lo)
         skip++;
     unsigned depth = 0;

@@ -427,8 +427,10 @@ static inline __attribute__((always_inline)) int walk(uintptr_t *frames, unsigne
         mine->forgets = forgets_now;
     }
     while (s.n < max) {
+        /* cppcheck-suppress nullPointer ; ON is 0 when OLD is NULL */
         while (j < on && old->sp[j] < s.sp)
             j++;
+        /* cppcheck-suppress nullPointer ; ON is 0 when OLD is NULL */
         if (j < on && old->sp[j] == s.sp && old->ret[j] == s.ret && old->bp[j] == s.bp) {
             if (replay(frames, max, nw, old, &j, &s))
                 break;

@@ -119,7 +119,6 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
     bool incomplete = in->incomplete;
     if (g == MAP_FAILED) {
         g = NULL;
-        ngroups = 0;
         incomplete = true;
     }
     size_t k = 0;
@@ -165,7 +164,7 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
         const uintptr_t *frames;
         unsigned depth = in->stack(in->ctx, g[i].stack, &frames);
         mt_fmt_stack_ref s = { frames, depth };
-        mt_fmt_leak_group(o, g[i].class, g[i].bytes, g[i].blocks, g[i].held_bytes,
+        mt_fmt_leak_group(o, (int)g[i].class, g[i].bytes, g[i].blocks, g[i].held_bytes,
                           g[i].held_blocks, in->put_stack, in->ctx, &s);
     }
     if (unlisted)

@@ -289,7 +289,7 @@ static uint64_t intern_mapping(mt_pprof *p, mt_sym_state *dwfl, uintptr_t addr)
         char hex[2 * 64 + 1];
         int n = len < 64 ? len : 64;
         for (int i = 0; i < n; i++)
-            snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+            snprintf(hex + 2 * (size_t)i, 3, "%02x", bits[i]);
         m.build_id = intern_string(p, hex);
     }
     p->mappings[p->nmappings] = m;
@@ -527,9 +527,9 @@ static void tree_samples(mt_pprof *p, mt_sym_state *dwfl, bool refresh, struct t
                          unsigned ntypes, const int64_t keys[2])
 {
     t->samples = alloc_array(p, p->nsamples, sizeof *t->samples);
-    t->sample_ptrs = alloc_array(p, p->nsamples, sizeof *t->sample_ptrs);
+    t->sample_ptrs = alloc_array(p, p->nsamples, sizeof *t->sample_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     t->labels = alloc_array(p, 2 * p->nsamples, sizeof *t->labels);
-    t->label_ptrs = alloc_array(p, 2 * p->nsamples, sizeof *t->label_ptrs);
+    t->label_ptrs = alloc_array(p, 2 * p->nsamples, sizeof *t->label_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     t->values = alloc_array(p, p->nsamples * ntypes, sizeof *t->values);
     size_t *id_at = alloc_array(p, p->nsamples, sizeof *id_at);
     uint64_t *scratch = alloc_array(p, (size_t)MT_MAX_DEPTH * (1 + MT_SYM_TAIL_MAX),
@@ -614,13 +614,13 @@ static bool tree_tables(mt_pprof *p, mt_sym_state *dwfl, struct tree *t)
     if (!p->failed)
         main_mapping_first(p, dwfl);
     t->functions = alloc_array(p, p->nfunctions, sizeof *t->functions);
-    t->function_ptrs = alloc_array(p, p->nfunctions, sizeof *t->function_ptrs);
+    t->function_ptrs = alloc_array(p, p->nfunctions, sizeof *t->function_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     t->mappings = alloc_array(p, p->nmappings, sizeof *t->mappings);
-    t->mapping_ptrs = alloc_array(p, p->nmappings, sizeof *t->mapping_ptrs);
+    t->mapping_ptrs = alloc_array(p, p->nmappings, sizeof *t->mapping_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     t->locations = alloc_array(p, p->nlocations, sizeof *t->locations);
-    t->location_ptrs = alloc_array(p, p->nlocations, sizeof *t->location_ptrs);
+    t->location_ptrs = alloc_array(p, p->nlocations, sizeof *t->location_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     t->lines = alloc_array(p, p->nlines, sizeof *t->lines);
-    t->line_ptrs = alloc_array(p, p->nlines, sizeof *t->line_ptrs);
+    t->line_ptrs = alloc_array(p, p->nlines, sizeof *t->line_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     if (p->failed)
         return false;
     tree_functions_mappings(p, t);

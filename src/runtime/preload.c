@@ -116,11 +116,11 @@ MT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) { return m
     while (va_arg(ap, const char *))                                        \
         n_++;                                                               \
     va_end(ap);                                                             \
-    const char *argv[n_ + 1];                                               \
-    argv[0] = arg0;                                                         \
+    const char *argv[n_ + 1]; /* NOLINT(bugprone-macro-parentheses): the arguments name variables */ \
+    argv[0] = arg0; /* NOLINT(bugprone-macro-parentheses): the arguments name variables */ \
     va_start(ap, last);                                                     \
     for (size_t i_ = 1; i_ <= n_; i_++)                                     \
-        argv[i_] = va_arg(ap, const char *)
+        argv[i_] = va_arg(ap, const char *) /* NOLINT(bugprone-macro-parentheses): the arguments name variables */
 
 MT_EXPORT int execl(const char *path, const char *arg, ...)
 {

@@ -251,8 +251,8 @@ static bool parse_cie(const span *s, uintptr_t p, cie_info *ci)
  * the decoder does not know, a register libunwind does not know, or
  * DW_CFA_val_offset, which libunwind 1.6 does not decode (the rule then is
  * not trusted). */
-static bool run_cfa(cursor c, const cie_info *ci, uintptr_t loc, uintptr_t target, row *r,
-                    const row *init)
+__attribute__((nonnull(5))) static bool run_cfa(cursor c, const cie_info *ci, uintptr_t loc,
+                                                uintptr_t target, row *r, const row *init)
 {
     enum { STACK = 8 };
     row saved[STACK];

@@ -41,7 +41,7 @@
  * newest PENDING_PUSHES numbers (more, for a writer preempted between its
  * check and its commit). */
 #define STALE_PUSHES 1024
-#define PENDING_PUSHES (8 * STALE_PUSHES)
+#define PENDING_PUSHES ((uint64_t)8 * STALE_PUSHES)
 
 /* A record as words, for the atomic word copies; word 0 is the stamp. */
 typedef uint64_t __attribute__((may_alias)) record_word;

@@ -282,9 +282,11 @@ static const mt_site_counters *entry_of(const mt_site_table *t, uint32_t n)
 }
 
 /* Every table: the shared one, then every thread's, newest first. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): T names the loop's variable */
 #define EACH_TABLE(t)                                                                      \
     for (const mt_site_table *t = &mt_site_shared; t;                                       \
          t = t == &mt_site_shared ? mt_atomic_load_acquire(&mt_site_tables) : t->next)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* A table counts each of a site's words apart, so the sums are read in two
  * passes: every table's frees, then (after a full fence) every table's

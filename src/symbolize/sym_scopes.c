@@ -138,7 +138,7 @@ static const struct cu_index *cu_index_of(struct mt_sym_state *st, Dwarf_Die *cu
     if (!x)
         return NULL;
     bool ok = index_walk(x, cu, 0);
-    if (ok)
+    if (ok && x->n)
         qsort(x->range, x->n, sizeof *x->range, by_low);
     if (!ok || !sym_memo_add(&st->cu_indexes, (uintptr_t)cu->addr, 0, x)) {
         cu_index_free(x);

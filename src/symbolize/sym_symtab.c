@@ -105,6 +105,7 @@ static struct symtab *symtab_of(Dwfl_Module *mod)
     if (!dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
         return NULL;
     if (*userdata)
+        /* cppcheck-suppress identicalInnerCondition ; dwfl_module_info set USERDATA */
         return *userdata;
     struct symtab *t = calloc(1, sizeof *t);
     if (!t)

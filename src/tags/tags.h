@@ -54,7 +54,7 @@ typedef struct mt_tag_node {
     char name[MT_TAG_NAME_MAX + 1]; /* "" for a root */
 } __attribute__((aligned(MT_CACHELINE))) mt_tag_node;
 
-_Static_assert(sizeof(mt_tag_node) == 2 * MT_CACHELINE, "a node is two lines");
+_Static_assert(sizeof(mt_tag_node) == 2 * (size_t)MT_CACHELINE, "a node is two lines");
 
 extern MT_TLS uint32_t mt_tag_cur MT_HIDDEN;  /* this thread's current node; 0 = none yet */
 extern MT_TLS uint32_t mt_tag_root MT_HIDDEN; /* this thread's root; 0 = none yet */

@@ -307,7 +307,7 @@ static bool stack_add(uint32_t id)
         if (!s)
             return false;
         for (size_t i = 0; i < E.stacks_cap; i++)
-            for (size_t j = E.stacks[i] * 2654435761u & (cap - 1); E.stacks[i]; j = (j + 1) & (cap - 1))
+            for (size_t j = (size_t)(E.stacks[i] * 2654435761u) & (cap - 1); E.stacks[i]; j = (j + 1) & (cap - 1))
                 if (!s[j]) {
                     s[j] = E.stacks[i];
                     break;
@@ -316,7 +316,7 @@ static bool stack_add(uint32_t id)
         E.stacks = s;
         E.stacks_cap = cap;
     }
-    for (size_t j = id * 2654435761u & (E.stacks_cap - 1);; j = (j + 1) & (E.stacks_cap - 1)) {
+    for (size_t j = (size_t)(id * 2654435761u) & (E.stacks_cap - 1);; j = (j + 1) & (E.stacks_cap - 1)) {
         if (E.stacks[j] == id)
             return false;
         if (!E.stacks[j]) {

@@ -85,7 +85,7 @@ static inline uint8_t *mt_rec_put_u(uint8_t *p, uint64_t v)
 
 static inline uint8_t *mt_rec_put_s(uint8_t *p, int64_t v)
 {
-    return mt_rec_put_u(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+    return mt_rec_put_u(p, ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0));
 }
 
 /* Reads a number at *P before END into *V; 0 when it does not end there

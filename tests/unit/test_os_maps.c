@@ -74,7 +74,7 @@ Test(os_maps, fields_of_a_text)
     mt_os_maps_text(&m, sample, strlen(sample));
     cr_assert(mt_os_maps_next(&m, &got));
     cr_expect_eq(got.line, sample, "the line as read");
-    cr_expect_eq(got.line_len, strchr(sample, '\n') + 1 - sample, "its newline included");
+    cr_expect_eq(got.line_len, (size_t)(strchr(sample, '\n') + 1 - sample), "its newline included");
 }
 
 /* A pipe holding TEXT, for the parser to read. */

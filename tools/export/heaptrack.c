@@ -150,6 +150,7 @@ static uint64_t ip(defs *d, uint64_t addr)
 {
     uint64_t *v = slot(&d->ips, addr + 1);
     if (*v)
+        /* cppcheck-suppress identicalInnerCondition ; slot() may return a filled slot */
         return *v;
     const rec_module *m = rec_module_of(d->r, addr);
     const rec_symbol *sym = rec_symbol_of(d->r, addr);
@@ -184,6 +185,7 @@ static uint64_t trace(defs *d, uint32_t stack)
 {
     uint64_t *v = slot(&d->stack_trace, (uint64_t)stack + 1);
     if (*v)
+        /* cppcheck-suppress identicalInnerCondition ; slot() may return a filled slot */
         return *v;
     const rec_stack *st = rec_stack_of(d->r, stack);
     uint64_t parent = 0;
@@ -293,7 +295,7 @@ bool export_heaptrack(const rec_file *r, const char *path)
             out(&s, "c %lx\n", (unsigned long)ms);
             last_ms = ms;
         }
-        int k = e->thread_kind & 0xff;
+        int k = (int)(e->thread_kind & 0xff);
         if (k == EV_CULLED) {
             uint64_t each = e->addr ? e->size / e->addr : 0;
             if (e->addr > 1) {
@@ -325,7 +327,7 @@ bool export_heaptrack(const rec_file *r, const char *path)
             out(&s, "+ %lx\n", (unsigned long)kd);
         }
     }
-    out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1));
+    out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1)); /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
     flush(&s);
     if (s.gz && gzclose(s.gz) != Z_OK)
         s.failed = true;

@@ -20,6 +20,7 @@ static void str(FILE *f, const char *s)
     const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
     char buf[MT_JSON_CHAR_MAX];
     while (p < end)
+        /* cppcheck-suppress legacyUninitvar ; mt_json_char writes BUF before it is read */
         fwrite(buf, 1, mt_json_char(&p, end, buf), f);
     putc('"', f);
 }

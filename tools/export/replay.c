@@ -133,7 +133,7 @@ static mt_temp_state *last_of(replay *rp, uint32_t thread)
 static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint64_t *blocks)
 {
     rec_timeline *t = rp->t;
-    int kind = e->thread_kind & 0xff;
+    int kind = (int)(e->thread_kind & 0xff);
     uint32_t thread = e->thread_kind >> 8;
     if (kind == EV_CULLED) {
         if (pass == 1) {
