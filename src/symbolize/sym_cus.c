@@ -135,9 +135,23 @@ void sym_cu_maps_clear(struct mt_sym_state *st)
     st->cu_scratch = NULL;
 }
 
-/* The unit of DW whose code holds PC (a debug address) by ST's index. A
- * skeleton unit (split DWARF) gives its split unit when libdw finds it, as
- * libdwfl does. */
+/* CU itself, or, for a skeleton unit (split DWARF), its split unit when
+ * libdw finds it (the .dwo file named by DW_AT_dwo_name, beside the module
+ * or under DW_AT_comp_dir), copied into MEM: the functions and their
+ * inlined calls are described there only, the skeleton holds the unit's
+ * ranges and lines. libdwfl's dwfl_module_addrdie gives the skeleton. */
+static Dwarf_Die *split_unit(Dwarf_Die *cu, Dwarf_Die *mem)
+{
+    Dwarf_Die split;
+    uint8_t unit_type;
+    if (dwarf_cu_info(cu->cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) != 0 ||
+        unit_type != DW_UT_skeleton || !split.cu)
+        return cu;
+    *mem = split;
+    return mem;
+}
+
+/* The unit of DW whose code holds PC (a debug address) by ST's index. */
 static bool indexed_cu(struct mt_sym_state *st, Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *out)
 {
     const struct cu_map *m = cu_map_of(st, dw);
@@ -153,11 +167,7 @@ static bool indexed_cu(struct mt_sym_state *st, Dwarf *dw, Dwarf_Addr pc, Dwarf_
     }
     if (lo == 0 || pc >= m->range[lo - 1].high || !dwarf_offdie(dw, m->range[lo - 1].cu, out))
         return false;
-    Dwarf_Die split;
-    uint8_t unit_type;
-    if (dwarf_cu_info(out->cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) == 0 &&
-        unit_type == DW_UT_skeleton && split.cu)
-        *out = split;
+    split_unit(out, out);
     return true;
 }
 
@@ -170,7 +180,7 @@ Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr p
     /* A CU without code ranges (dwarf_haspc < 0) is given the benefit of
      * the doubt. */
     if (cu && dwarf_haspc(cu, pc - *bias) != 0)
-        return cu;
+        return split_unit(cu, mem);
     Dwarf *dw = dwfl_module_getdwarf(mod, bias);
     if (!dw || !indexed_cu(st, dw, pc - *bias, mem))
         return NULL;

@@ -40,6 +40,11 @@ if [ -n "${SYMDIFF_KEEP:-}" ]; then
     work=$SYMDIFF_KEEP
     mkdir -p "$work"
 fi
+# Files this run lays under the debug root, removed at exit.
+debug_root=/usr/lib/debug
+laid=$work/laid
+unlay() { if [ -f "$laid" ]; then xargs -r -d '\n' rm -rf -- <"$laid"; fi; }
+if [ -n "${SYMDIFF_KEEP:-}" ]; then trap unlay EXIT; else trap 'unlay; rm -rf "$work"' EXIT; fi
 for l in "$lib" "$profiler"; do
     [ -f "$l" ] || { echo "symbolize_diff: $l not built" >&2; exit 1; }
 done
@@ -53,8 +58,13 @@ done
 # C, the library's code compiled by the other compiler and linked into the
 # program, which then has .debug_aranges for gcc's CU only.
 build() {
-    local dir=$1 cc=$2 lang=$3 dwarf=$4 opt=$5 pie=$6
+    local dir=$1 cc=$2 lang=$3 dwarf=$4 opt=$5 pie=$6 kind=${7:-in}
+    case $kind in
+    dwo | dwp*) build_split "$@"; return ;;
+    esac
     local flags=(-g "-gdwarf-$dwarf" "-${opt%%-*}" -Wall -Wextra) pieflags=(-fPIE -pie)
+    [ "$kind" = gz ] && flags+=(-gz=zlib)
+    [ "$kind" = zdebug ] && flags+=(-gz=zlib-gnu)
     [ "${opt#*-}" = flto ] && flags+=(-flto)
     local src=tests/progs/symdiff_main.c
     [ "$pie" = nopie ] && pieflags=(-fno-pie -no-pie)
@@ -76,7 +86,110 @@ build() {
     "$cc" "${flags[@]}" "${pieflags[@]}" -o "$dir/debug/symdiff" "$src" \
         -L"$dir/debug" -lsymdiff -ldl -Wl,-rpath,'$ORIGIN' &&
     objcopy --strip-debug "$dir/debug/libsymdiff.so" "$dir/stripped/libsymdiff.so" &&
-    objcopy --strip-debug "$dir/debug/symdiff" "$dir/stripped/symdiff"
+    objcopy --strip-debug "$dir/debug/symdiff" "$dir/stripped/symdiff" || return
+    case $kind in
+    link* | buildid*) separate "$dir" "$kind" ;;
+    esac
+}
+
+# separate DIR KIND: the build of DIR/debug moved to DIR/ref (the oracles
+# read it), and DIR/debug made of its files stripped of their debug
+# sections (strip --strip-debug, as Debian's dh_strip), the debug sections
+# in a separate file (objcopy --only-keep-debug) found by
+#   link      .gnu_debuglink, the file beside the module
+#   link-dir  .gnu_debuglink, in the module's .debug/ directory
+#   link-usr  .gnu_debuglink, under $debug_root/PATH-OF-THE-MODULE'S-DIR
+#   buildid   the build ID, $debug_root/.build-id/xx/yyyy.debug
+#   buildid-dwz  the same after `dwz -m` moved what the two files share
+#             into a common file named by .gnu_debugaltlink, under
+#             $debug_root/.dwz/ (Debian's dh_dwz)
+# $debug_root is /usr/lib/debug, or where MEMTRACE_DEBUG_ROOT points.
+separate() {
+    local dir=$1 kind=$2 m f id dest common
+    mv "$dir/debug" "$dir/ref" && mkdir "$dir/debug" || return
+    for m in symdiff libsymdiff.so; do
+        objcopy --only-keep-debug "$dir/ref/$m" "$dir/$m.debug" &&
+        strip --remove-section=.comment --strip-debug -o "$dir/debug/$m" "$dir/ref/$m" || return
+    done
+    if [ "$kind" = buildid-dwz ]; then
+        common=.dwz/${work##*/}-${dir##*/}.debug
+        mkdir -p "$debug_root/.dwz" && echo "$debug_root/$common" >>"$laid" &&
+        dwz -m "$debug_root/$common" -M "/usr/lib/debug/$common" \
+            "$dir/symdiff.debug" "$dir/libsymdiff.so.debug" || return
+        if [ "$debug_root" != /usr/lib/debug ]; then
+            # The altlink names the file where Debian installs it; under a
+            # scratch root it is found by its build ID.
+            id=$(build_id "$debug_root/$common")
+            mkdir -p "$debug_root/.build-id/${id:0:2}" &&
+            echo "$debug_root/.build-id/${id:0:2}/${id:2}.debug" >>"$laid" &&
+            ln -sf "../../$common" "$debug_root/.build-id/${id:0:2}/${id:2}.debug"
+        fi
+        readelf -S "$dir/symdiff.debug" | grep -q gnu_debugaltlink || { echo "dwz made no altlink"; return 1; }
+    fi
+    for m in symdiff libsymdiff.so; do
+        f=$dir/$m.debug
+        # The stripped run must not find the debug file by the build ID
+        # the copy shares with it: its ID's bytes changed in place.
+        python3 -c 'import sys; p, i = sys.argv[1], bytes.fromhex(sys.argv[2]); b = open(p, "rb").read()
+assert b.count(i) == 1; open(p, "wb").write(b.replace(i, bytes(255 - x for x in i)))' \
+            "$dir/stripped/$m" "$(build_id "$f")" || return
+        case $kind in
+        link) dest=$dir/debug/$m.debug ;;
+        link-dir) mkdir -p "$dir/debug/.debug" && dest=$dir/debug/.debug/$m.debug ;;
+        link-usr) mkdir -p "$debug_root$dir/debug" && echo "$debug_root$work" >>"$laid" &&
+                  dest=$debug_root$dir/debug/$m.debug ;;
+        buildid*) id=$(build_id "$f") && mkdir -p "$debug_root/.build-id/${id:0:2}" &&
+                  dest=$debug_root/.build-id/${id:0:2}/${id:2}.debug && echo "$dest" >>"$laid" ;;
+        esac
+        case $kind in
+        link*) objcopy --add-gnu-debuglink="$f" "$dir/debug/$m" || return ;;
+        esac
+        mv "$f" "$dest" || return
+    done
+}
+
+build_id() { readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
+
+# build_split DIR CC c DWARF OPT PIE KIND: split DWARF (-gsplit-dwarf),
+# each object compiled apart so that its .dwo lies beside it in DIR/debug
+# (KIND dwo), or the .dwo files packed into one .dwp per module with
+# binutils' dwp (KIND dwp) or llvm-dwp (dwp-llvm), found beside the module
+# as MODULE.dwp, the .dwo files deleted. DIR/ref: the same build without
+# -gsplit-dwarf (the same code: the oracles read it; binutils 2.40's
+# addr2line reads no split DWARF).
+build_split() {
+    local dir=$1 cc=$2 dwarf=$4 opt=$5 pie=$6 kind=$7 d split
+    local flags=(-g "-gdwarf-$dwarf" "-$opt" -Wall -Wextra) pic=-fPIE link=-pie
+    [ "$pie" = nopie ] && pic=-fno-pie link=-no-pie
+    cd "$root" || return
+    mkdir -p "$dir/debug" "$dir/ref" "$dir/stripped"
+    for d in debug ref; do
+        split=()
+        [ "$d" = debug ] && split=(-gsplit-dwarf)
+        "$cc" "${flags[@]}" "${split[@]}" -fPIC -c -o "$dir/$d/lib.o" tests/progs/symdiff_lib.c &&
+        "$cc" "${flags[@]}" "${split[@]}" "$pic" -c -o "$dir/$d/main.o" tests/progs/symdiff_main.c &&
+        "$cc" -shared -Wl,-soname,libsymdiff.so -o "$dir/$d/libsymdiff.so" "$dir/$d/lib.o" &&
+        "$cc" "$link" -o "$dir/$d/symdiff" "$dir/$d/main.o" -L"$dir/$d" -lsymdiff -ldl \
+            -Wl,-rpath,'$ORIGIN' || return
+    done
+    for m in symdiff libsymdiff.so; do
+        same_code "$dir/ref/$m" "$dir/debug/$m" &&
+        objcopy --strip-debug "$dir/ref/$m" "$dir/stripped/$m" || return
+    done
+    case $kind in
+    dwp) dwp -e "$dir/debug/symdiff" -o "$dir/debug/symdiff.dwp" &&
+         dwp -e "$dir/debug/libsymdiff.so" -o "$dir/debug/libsymdiff.so.dwp" || return ;;
+    dwp-llvm) llvm-dwp -e "$dir/debug/symdiff" -o "$dir/debug/symdiff.dwp" &&
+              llvm-dwp -e "$dir/debug/libsymdiff.so" -o "$dir/debug/libsymdiff.so.dwp" || return ;;
+    esac
+    [ "$kind" = dwo ] || rm -f "$dir/debug/"*.dwo
+}
+
+# Whether A and B have the same code (.text): the oracles read one, the
+# runs the other.
+same_code() {
+    cmp -s <(objcopy -O binary --only-section=.text "$1" /dev/stdout) \
+        <(objcopy -O binary --only-section=.text "$2" /dev/stdout) || { echo "$1 and $2 differ in .text"; return 1; }
 }
 
 # compare DIR: the two runs' print_trace answers against addr2line and
@@ -150,7 +263,7 @@ for b, (fd, fs) in enumerate(zip(dbg, strip)):
             continue
         mine += 1
         compared += 1
-        path = d + "/debug/" + mod
+        path = d + ("/ref/" if os.path.isdir(d + "/ref") else "/debug/") + mod
         want = addr2line(path, off)
         llvm = symbolizer(path, off)
         cols = [c for _, c in llvm]
@@ -188,6 +301,12 @@ if len(prof) != 3 or prof != program_stacks(dbg):
 gdb = blocks(d + "/gdb.txt")
 if gdb != dbg:
     errors.append("gdb's memtrace command %s, print_trace %s" % (gdb, dbg))
+# On a core written at the last print_trace call too (the builds with
+# separate debug files: memtrace-symbolize finds them from the core).
+if os.path.exists(d + "/core.txt"):
+    core = blocks(d + "/core.txt")
+    if core != dbg[2:]:
+        errors.append("memtrace on the core %s, print_trace %s" % (core, dbg[2:]))
 for e in errors:
     print(e)
 if not errors:
@@ -195,19 +314,28 @@ if not errors:
 EOF
 }
 
-run_build() { # NAME CC LANG DWARF OPT PIE
-    local name=$1 dir=$work/$1
-    if ! (build "$dir" "$2" "$3" "$4" "$5" "$6") >"$dir.build" 2>&1; then
+run_build() { # NAME CC LANG DWARF OPT PIE [KIND]
+    local name=$1 dir=$work/$1 kind=${7:-in}
+    if [ -n "${SYMDIFF_ONLY:-}" ] && ! [[ $name =~ $SYMDIFF_ONLY ]]; then
+        return
+    fi
+    if ! (build "$dir" "$2" "$3" "$4" "$5" "$6" "$kind") >"$dir.build" 2>&1; then
         fail "$name" "build failed: $(cat "$dir.build")"
         return
     fi
     timeout 60 env LD_PRELOAD="$lib" "$dir/debug/symdiff" >/dev/null 2>"$dir/debug.txt"
     timeout 60 env LD_PRELOAD="$lib" "$dir/stripped/symdiff" >/dev/null 2>"$dir/stripped.txt"
     timeout 60 env LD_PRELOAD="$profiler" "$dir/debug/symdiff" >/dev/null 2>"$dir/profile.txt"
+    local gcore=()
+    [ "$kind" != in ] && gcore=(-ex "gcore $dir/core")
     timeout 120 "$build/memtrace" gdb -batch -ex 'set breakpoint pending on' \
         -ex 'break print_trace' -ex run -ex 'memtrace ptr' -ex continue -ex 'memtrace ptr' \
-        -ex continue -ex 'memtrace ptr' -ex continue -- "$dir/debug/symdiff" \
+        -ex continue -ex 'memtrace ptr' "${gcore[@]}" -ex continue -- "$dir/debug/symdiff" \
         >"$dir/gdb.txt" 2>/dev/null </dev/null
+    if [ "$kind" != in ]; then
+        timeout 120 "$build/memtrace" core -batch -ex 'memtrace ptr' -- "$dir/debug/symdiff" \
+            "$dir/core" >"$dir/core.txt" 2>/dev/null </dev/null
+    fi
     local verdict
     verdict=$(compare "$dir" 2>&1)
     case $verdict in
@@ -236,5 +364,26 @@ for cc in gcc clang; do
 done
 run_build "gcc+clang-lib-dwarf5-O2-pie" gcc mixed 5 O2 pie
 run_build "clang+gcc-lib-dwarf5-O2-pie" clang mixed 5 O2 pie
+
+# Where the debug information is: split DWARF (.dwo, .dwp), separate debug
+# files, compressed sections.
+run_build gcc-dwarf5-O2-pie-dwo gcc c 5 O2 pie dwo
+run_build gcc-dwarf4-O2-nopie-dwo gcc c 4 O2 nopie dwo
+run_build clang-dwarf5-O2-pie-dwo clang c 5 O2 pie dwo
+run_build clang-dwarf4-O2-pie-dwo clang c 4 O2 pie dwo
+run_build gcc-dwarf4-O2-pie-dwp gcc c 4 O2 pie dwp
+run_build clang-dwarf5-O2-pie-dwp-llvm clang c 5 O2 pie dwp-llvm
+run_build gcc-dwarf5-O2-pie-gz gcc c 5 O2 pie gz
+run_build clang-dwarf4-O2-pie-gz clang c 4 O2 pie gz
+run_build gcc-dwarf5-O2-pie-zdebug gcc c 5 O2 pie zdebug
+run_build gcc-dwarf5-O2-pie-link gcc c 5 O2 pie link
+run_build clang-dwarf5-O2-pie-link-dir clang c 5 O2 pie link-dir
+if [ "$debug_root" != /usr/lib/debug ] || [ "$(id -u)" = 0 ]; then
+    run_build gcc-dwarf5-O2-pie-link-usr gcc c 5 O2 pie link-usr
+    run_build clang-dwarf5-O2-pie-buildid clang c 5 O2 pie buildid
+    run_build gcc-dwarf5-O2-pie-buildid-dwz gcc c 5 O2 pie buildid-dwz
+else
+    echo "symbolize_diff: not root: the builds with files under /usr/lib/debug left out"
+fi
 
 finish symbolize_diff
