@@ -3,6 +3,8 @@
  * in their files), and where their debug information is looked for. */
 #include "symbolize/sym_internal.h"
 
+#include "base/output.h"
+
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,18 +25,50 @@ static char *debuginfo_path;
  * trap 13). Looked for, in libdwfl's own order: the build ID under the
  * debug directories, then the .gnu_debuglink name next to the file, in its
  * .debug directory and under /usr/lib/debug. A debuglink candidate is taken
- * only if its build ID is the module's (when the module has one). */
+ * only if its build ID is the module's (when the module has one); one that
+ * is not (another build's, or unreadable: truncated) gets one note, and the
+ * module's frames are named from its symbol table. libdwfl calls this
+ * callback for the module once per Dwfl (it keeps what it found or not),
+ * and again for a dwz common file (.gnu_debugaltlink, whose name it passes
+ * as DEBUGLINK_FILE with CRC 0): that file has a build ID of its own. */
+/* Whether every section of ELF with contents lies within the SIZE bytes of
+ * its file: a truncated debug file keeps its header and notes (its build ID
+ * matches), and libdw would then find no usable DWARF without a word. */
+static bool whole_file(Elf *elf, off_t size)
+{
+    GElf_Ehdr ehdr;
+    size_t nscn;
+    if (!gelf_getehdr(elf, &ehdr) || elf_getshdrnum(elf, &nscn) != 0 || nscn == 0 ||
+        ehdr.e_shoff > (GElf_Off)size ||
+        (GElf_Off)nscn * ehdr.e_shentsize > (GElf_Off)size - ehdr.e_shoff)
+        return false;
+    Elf_Scn *scn = NULL;
+    GElf_Shdr shdr;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        if (!gelf_getshdr(scn, &shdr))
+            return false;
+        if (shdr.sh_type != SHT_NOBITS &&
+            (shdr.sh_offset > (GElf_Off)size || shdr.sh_size > (GElf_Off)size - shdr.sh_offset))
+            return false;
+    }
+    return true;
+}
+
+/* Whether the file open on FD is a whole ELF file with MOD's build ID
+ * (any build ID when MOD has none: then the debuglink's name is all there
+ * is to go by). */
 static bool same_build_id(Dwfl_Module *mod, int fd)
 {
     const unsigned char *want;
     GElf_Addr vaddr;
     int want_len = dwfl_module_build_id(mod, &want, &vaddr);
-    if (want_len <= 0)
-        return true;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    struct stat st;
+    Elf *elf = fstat(fd, &st) == 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
     const void *have;
     ssize_t have_len = elf ? dwelf_elf_gnu_build_id(elf, &have) : -1;
-    bool same = have_len == want_len && memcmp(have, want, (size_t)want_len) == 0;
+    bool same = elf && whole_file(elf, st.st_size) &&
+                (want_len <= 0 ||
+                 (have_len == want_len && memcmp(have, want, (size_t)want_len) == 0));
     if (elf)
         elf_end(elf);
     return same;
@@ -53,6 +87,8 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
     const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
     struct stat main_st;
     bool have_main = stat(file_name, &main_st) == 0;
+    bool altlink = debuglink_crc == 0 && debuglink_file[0] == '/';
+    char rejected[4096] = "";
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char path[4096];
         int n = debuglink_file[0] == '/'
@@ -66,11 +102,19 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
         struct stat st;
         bool self = have_main && fstat(fd, &st) == 0 && st.st_dev == main_st.st_dev &&
                     st.st_ino == main_st.st_ino;
-        if (!self && same_build_id(mod, fd) && (*debuginfo_file_name = strdup(path)))
+        if (!self && (altlink || same_build_id(mod, fd)) &&
+            (*debuginfo_file_name = strdup(path)))
             return fd;
+        if (!self && !rejected[0])
+            snprintf(rejected, sizeof rejected, "%s", path);
         close(fd);
         if (debuglink_file[0] == '/')
             break;
+    }
+    if (rejected[0]) {
+        const char *slash = strrchr(file_name, '/');
+        mt_warn("%s: the debug file %s is not this build's or cannot be read; its frames are "
+                "named from the symbol table", slash ? slash + 1 : file_name, rejected);
     }
     errno = 0; /* nothing found is not an error */
     return -1;

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Frames of programs whose debug information is gone, damaged or where
+# libdw 0.188 cannot read it: they fall back to the next source (the
+# symbol table, .gnu_debugdata, module+offset) and are never misnamed, the
+# program is not harmed (status 0, every answer printed), and there is at
+# most one "memtrace:" note per module, saying what was missing.
+#
+# tests/progs/sym_files.c is built here (gcc -O2 -rdynamic, functions in
+# source order: the static static_alloc lies right after the exported
+# exported_alloc) into a reference with all its symbols and debug
+# information ($work/full), which the oracle reads: binutils' nm -S gives
+# the function holding each offset memtrace prints. A row
+# "FUNCTION in MODULE+OFFSET" must name the function addr2line names
+# there (by the symbols' sizes), a row "ADDRESS in MODULE+OFFSET" (no name) must be at an offset
+# of static_alloc, which the build's symbols do not name; a row with
+# file:line must have the line of the SITE: marker of its function.
+#
+# Prints "sym_files: N passed, N failed" last.
+set -u
+. "$(dirname "$0")/lib.sh"
+lib=$build/libmemtrace.so
+src=tests/progs/sym_files.c
+cd "$root" || exit 1
+for tool in gcc clang objcopy strip nm xz dwp llvm-dwp python3; do
+    command -v "$tool" >/dev/null || { fail "tools" "$tool not found"; finish sym_files; exit; }
+done
+cflags=(-g -O2 -fno-toplevel-reorder -fno-ipa-cp -fno-inline-small-functions -rdynamic -Wall)
+gcc "${cflags[@]}" -o "$work/full" "$src" -ldl || { fail build "gcc failed"; finish sym_files; exit; }
+
+# expect NAME BINARY NOTES ROW0 ROW1 ROW2: runs BINARY (a copy of the
+# reference, made otherwise) under the library; the #0 frame of the three
+# answers must be ROWk: "sym FUNCTION" (named from a symbol table, with
+# module+offset), "nameless" (no name: module+offset only), "line FUNCTION
+# SITE" (FUNCTION at the line of the marker SITE, no inlined row) or
+# "inline" (inlined_alloc at its site, inlined into outer_alloc). NOTES:
+# the exact number of other "memtrace:" lines, each then printed.
+expect() {
+    local name=$1 bin=$2 notes=$3
+    shift 3
+    local rc=0
+    runs=$((runs + 1))
+    out=$work/run$runs.out
+    timeout 60 env LD_PRELOAD="$lib" "$bin" >/dev/null 2>"$out" || rc=$?
+    local verdict
+    verdict=$(python3 - "$out" "$work/full" "$root/$src" "$notes" "$@" <<'EOF'
+import re, subprocess, sys
+out, full, src, notes, specs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+lines = open(out, errors="replace").read().splitlines()
+errors = []
+marks = {}
+for n, l in enumerate(open(src), 1):
+    m = re.search(r"SITE:(\w+)", l)
+    if m:
+        marks[m.group(1)] = n
+other = [l for l in lines if l.startswith("memtrace: ") and not re.match(r"memtrace: 0x[0-9a-f]+: ", l)]
+if len(other) != notes:
+    errors.append("%d notes, not %d: %s" % (len(other), notes, other))
+answers = []
+for i, l in enumerate(lines):
+    if re.match(r"memtrace: 0x[0-9a-f]+: start of ", l):
+        answers.append(lines[i + 1:i + 3])
+if len(answers) != 3:
+    errors.append("%d answers, not 3" % len(answers))
+syms = []
+for l in subprocess.run(["nm", "-S", "--defined-only", full], capture_output=True,
+                        text=True).stdout.splitlines():
+    f = l.split()
+    if len(f) == 4 and f[2] in "tT":
+        syms.append((int(f[0], 16), int(f[1], 16), f[3]))
+def truth(off):
+    """The function of the reference's symbol table holding OFF."""
+    return next((n for a, z, n in syms if a <= off < a + z), None)
+for k, (spec, rows) in enumerate(zip(specs, answers)):
+    spec = spec.split()
+    row, nxt = rows[0], rows[1] if len(rows) > 1 else ""
+    # gcc names the file relative to the unit's directory, clang's DWARF 5
+    # line table by its full path.
+    row = row.replace(" at " + src[:-len("tests/progs/sym_files.c")], " at ")
+    if spec[0] in ("sym", "nameless"):
+        m = re.match(r"^  #0 (\S+) in (\S+)\+0x([0-9a-f]+)$", row)
+        if not m:
+            errors.append("answer %d: %r is not module+offset" % (k, row))
+            continue
+        where = truth(int(m.group(3), 16))
+        if spec[0] == "sym" and not (m.group(1) == spec[1] == where):
+            errors.append("answer %d: %r; %s wanted, addr2line says %s" % (k, row, spec[1], where))
+        if spec[0] == "nameless" and not (m.group(1).startswith("0x") and where == "static_alloc"):
+            errors.append("answer %d: %r; no name wanted (addr2line: %s)" % (k, row, where))
+    elif spec[0] == "line":
+        want = "  #0 %s at tests/progs/sym_files.c:%d:" % (spec[1], marks[spec[2]])
+        if not row.startswith(want) or nxt.startswith("     inlined into"):
+            errors.append("answer %d: %r %r, not %r alone" % (k, row, nxt, want))
+    elif spec[0] == "inline":
+        want = "  #0 inlined_alloc at tests/progs/sym_files.c:%d:" % marks["inlined"]
+        if not row.startswith(want) or not nxt.startswith("     inlined into outer_alloc at "):
+            errors.append("answer %d: %r %r, not %r inlined into outer_alloc" % (k, row, nxt, want))
+print("\n".join(errors) if errors else "ok")
+EOF
+)
+    if [ "$rc" != 0 ]; then
+        fail "$name" "status $rc: $(head -c 2000 "$out")"
+    elif [ "$verdict" = ok ]; then
+        pass "$name"
+    else
+        fail "$name" "$verdict"
+    fi
+}
+
+runs=0 # expect's output: $out
+full=$work/full
+symtab="sym exported_alloc"
+# ---------------------------------------------------------------- stripped
+# The debug sections stripped, .symtab kept: every function named.
+strip --strip-debug -o "$work/symtab" "$full"
+expect "stripped of debug sections: names from .symtab" "$work/symtab" 0 \
+    "$symtab" "sym static_alloc" "sym outer_alloc"
+# Stripped of every symbol but .dynsym (-rdynamic): the static function is
+# not named after the exported one before it.
+strip --strip-all -o "$work/dynsym" "$full"
+expect "stripped of all but .dynsym: the static function unnamed" "$work/dynsym" 0 \
+    "$symtab" nameless "sym outer_alloc"
+# MiniDebugInfo (.gnu_debugdata: an xz-compressed ELF file holding the
+# symbols .dynsym lacks, as Fedora's find-debuginfo makes it).
+nm --format=posix --defined-only "$full" | awk '$2 ~ /^[Tt]$/ { print $1 }' | sort >"$work/funcs"
+nm -D --format=posix --defined-only "$full" | awk '{ print $1 }' | sort >"$work/dynfuncs"
+comm -23 "$work/funcs" "$work/dynfuncs" >"$work/keep"
+objcopy --only-keep-debug "$full" "$work/mini.full"
+objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols="$work/keep" \
+    "$work/mini.full" "$work/mini"
+xz -f "$work/mini"
+objcopy --add-section .gnu_debugdata="$work/mini.xz" "$work/dynsym" "$work/minidebuginfo"
+expect "MiniDebugInfo: the static function named from .gnu_debugdata" "$work/minidebuginfo" 0 \
+    "$symtab" "sym static_alloc" "sym outer_alloc"
+# A .gnu_debugdata that does not decompress: as without it.
+head -c 4096 /dev/urandom >"$work/garbage.xz"
+objcopy --add-section .gnu_debugdata="$work/garbage.xz" "$work/dynsym" "$work/baddebugdata"
+expect "a .gnu_debugdata that does not decompress: as .dynsym alone" "$work/baddebugdata" 0 \
+    "$symtab" nameless "sym outer_alloc"
+
+# ---------------------------------------------------------------- separate debug files
+# separate NAME: $work/NAME, the reference stripped of its debug sections
+# (.symtab kept), with a .gnu_debuglink to $work/NAME.debug (its debug
+# sections), made otherwise below.
+separate() {
+    objcopy --only-keep-debug "$full" "$work/$1.debug" &&
+    strip --strip-debug -o "$work/$1" "$full" &&
+    objcopy --add-gnu-debuglink="$work/$1.debug" "$work/$1"
+}
+separate linked
+expect "a .gnu_debuglink beside the program: file:line" "$work/linked" 0 \
+    "line exported_alloc exported" "line static_alloc static" inline
+separate missing
+rm "$work/missing.debug"
+expect "a missing debug file: .symtab's names, no note" "$work/missing" 0 \
+    "$symtab" "sym static_alloc" "sym outer_alloc"
+separate truncated
+head -c 3000 "$work/truncated.debug" >"$work/t" && mv "$work/t" "$work/truncated.debug"
+expect "a truncated debug file: .symtab's names, one note" "$work/truncated" 1 \
+    "$symtab" "sym static_alloc" "sym outer_alloc"
+has "a truncated debug file: the note names it" "$out" \
+    "memtrace: truncated: the debug file $work/truncated.debug is not this build's or cannot be read; its frames are named from the symbol table"
+# Another build's debug file (a different build ID) under the right name.
+separate mismatched
+gcc "${cflags[@]}" -DOTHER_BUILD -o "$work/other" "$src" -ldl -Wl,--build-id=0x0123456789abcdef &&
+objcopy --only-keep-debug "$work/other" "$work/mismatched.debug"
+expect "a debug file of another build: .symtab's names, one note" "$work/mismatched" 1 \
+    "$symtab" "sym static_alloc" "sym outer_alloc"
+has "a debug file of another build: the note names it" "$out" \
+    "memtrace: mismatched: the debug file $work/mismatched.debug is not this build's"
+# zstd-compressed debug sections: libelf 0.188 (Debian 12) cannot
+# decompress them.
+objcopy --compress-debug-sections=zstd "$full" "$work/zstd"
+expect "zstd-compressed debug sections (not read by libelf 0.188): .symtab's names" "$work/zstd" 0 \
+    "$symtab" "sym static_alloc" "sym outer_alloc"
+
+# ---------------------------------------------------------------- split DWARF
+# split NAME CC DWARF: $work/NAME/prog built with -gsplit-dwarf, its .dwo
+# beside its object.
+split() {
+    mkdir -p "$work/$1" &&
+    local flags=("${cflags[@]}")
+    [ "$2" = clang ] && flags=(-g -O2 -Wall)
+    "$2" "${flags[@]}" "-gdwarf-$3" -gsplit-dwarf -c -o "$work/$1/prog.o" "$src" &&
+    "$2" -rdynamic -o "$work/$1/prog" "$work/$1/prog.o" -ldl
+}
+split dwo gcc 5
+expect "split DWARF, the .dwo beside the object: inlined frames" "$work/dwo/prog" 0 \
+    "line exported_alloc exported" "line static_alloc static" inline
+split moved gcc 5
+mv "$work/moved/prog.dwo" "$work/moved.dwo"
+expect "a .dwo that moved: the skeleton's lines, no inlined frames, one note" "$work/moved/prog" 1 \
+    "line exported_alloc exported" "line static_alloc static" "line outer_alloc inlined"
+has "a .dwo that moved: the note names it" "$out" \
+    "memtrace: prog: split DWARF $work/moved/prog.dwo not found (nor read from a .dwp package); its frames have no inlined calls"
+# .dwp packages (binutils' dwp, DWARF 4's GNU split units; llvm-dwp, DWARF
+# 5): libdw 0.188 does not read them: as a .dwo that moved.
+split dwp gcc 4 && dwp -e "$work/dwp/prog" -o "$work/dwp/prog.dwp" && rm "$work/dwp/prog.dwo"
+expect "a dwp package (not read by libdw 0.188): as a .dwo that moved" "$work/dwp/prog" 1 \
+    "line exported_alloc exported" "line static_alloc static" "line outer_alloc inlined"
+split llvmdwp clang 5 && llvm-dwp -e "$work/llvmdwp/prog" -o "$work/llvmdwp/prog.dwp" &&
+    rm "$work/llvmdwp/prog.dwo"
+expect "an llvm-dwp package (not read by libdw 0.188): as a .dwo that moved" "$work/llvmdwp/prog" 1 \
+    "line exported_alloc exported" "line static_alloc static" "line outer_alloc inlined"
+
+finish sym_files
