@@ -16,7 +16,10 @@
 # separate debug files: .gnu_debuglink beside the module, in its .debug/,
 # under /usr/lib/debug/PATH, the build ID under /usr/lib/debug/.build-id,
 # and dwz -m's common file named by .gnu_debugaltlink (the last three as
-# root only: files laid under /usr/lib/debug and removed at exit).
+# root only: files laid under /usr/lib/debug and removed at exit). Last,
+# the program and library packaged as Debian's debhelper does (dh_dwz,
+# dh_strip: see debian()), the files of a -dbgsym package laid where it
+# installs them: the real programs' case.
 #
 # print_trace prints a frame that has debug information without its
 # address, so each build runs twice: as built, and as a copy with the debug
@@ -71,6 +74,10 @@ build() {
     esac
     local flags=(-g "-gdwarf-$dwarf" "-${opt%%-*}" -Wall -Wextra) pieflags=(-fPIE -pie)
     [ "$kind" = gz ] && flags+=(-gz=zlib)
+    # Debian's default flags (dpkg-buildflags), but -ffile-prefix-map,
+    # which would name the files relative to "." rather than the root.
+    [ "$kind" = debian ] && flags+=(-fstack-protector-strong -Wformat -Werror=format-security
+                                    -Wl,-z,relro)
     [ "$kind" = zdebug ] && flags+=(-gz=zlib-gnu)
     [ "${opt#*-}" = flto ] && flags+=(-flto)
     local src=tests/progs/symdiff_main.c
@@ -96,6 +103,7 @@ build() {
     objcopy --strip-debug "$dir/debug/symdiff" "$dir/stripped/symdiff" || return
     case $kind in
     link* | buildid*) separate "$dir" "$kind" ;;
+    debian) debian "$dir" ;;
     esac
 }
 
@@ -152,6 +160,39 @@ assert b.count(i) == 1; open(p, "wb").write(b.replace(i, bytes(255 - x for x in 
         link*) objcopy --add-gnu-debuglink="$f" "$dir/debug/$m" || return ;;
         esac
         mv "$f" "$dest" || return
+    done
+}
+
+# debian DIR: DIR/debug made of the build of DIR/debug (moved to DIR/ref)
+# as Debian's debhelper packages it, the program and library standing for
+# a package's files and their -dbgsym package's: dh_dwz (dwz -m, the common
+# file under /usr/lib/debug/.dwz/TRIPLET/), then dh_strip: the debug file,
+# compressed, at the build ID's path under /usr/lib/debug/.build-id,
+# .comment and .note removed (an executable loses .symtab with them; a
+# library is stripped --strip-unneeded), a .gnu_debuglink added.
+debian() {
+    local dir=$1 m f id common
+    common=.dwz/x86_64-linux-gnu/memtrace-test-${work##*/}.debug
+    mv "$dir/debug" "$dir/ref" && mkdir "$dir/debug" &&
+    cp "$dir/ref/symdiff" "$dir/ref/libsymdiff.so" "$dir/debug/" &&
+    mkdir -p "$debug_root/.dwz/x86_64-linux-gnu" && echo "$debug_root/$common" >>"$laid" &&
+    dwz -m "$debug_root/$common" -M "/usr/lib/debug/$common" \
+        "$dir/debug/symdiff" "$dir/debug/libsymdiff.so" || return
+    for m in symdiff libsymdiff.so; do
+        f=$dir/debug/$m
+        id=$(build_id "$f") && mkdir -p "$debug_root/.build-id/${id:0:2}" || return
+        local dest=$debug_root/.build-id/${id:0:2}/${id:2}.debug
+        echo "$dest" >>"$laid"
+        objcopy --only-keep-debug --compress-debug-sections "$f" "$dest" || return
+        if [ "$m" = symdiff ]; then
+            strip --remove-section=.comment --remove-section=.note "$f"
+        else
+            strip --remove-section=.comment --remove-section=.note --strip-unneeded "$f"
+        fi &&
+        objcopy --add-gnu-debuglink="$dest" "$f" || return
+        python3 -c 'import sys; p, i = sys.argv[1], bytes.fromhex(sys.argv[2]); b = open(p, "rb").read()
+assert b.count(i) == 1; open(p, "wb").write(b.replace(i, bytes(255 - x for x in i)))' \
+            "$dir/stripped/$m" "$id" || return
     done
 }
 
@@ -378,6 +419,8 @@ if [ "$debug_root" != /usr/lib/debug ] || [ "$(id -u)" = 0 ]; then
     run_build gcc-dwarf5-O2-pie-link-usr gcc c 5 O2 pie link-usr
     run_build clang-dwarf5-O2-pie-buildid clang c 5 O2 pie buildid
     run_build gcc-dwarf5-O2-pie-buildid-dwz gcc c 5 O2 pie buildid-dwz
+    run_build gcc-dwarf5-O2-pie-debian gcc c 5 O2 pie debian
+    run_build clang-dwarf4-O2-pie-debian clang c 4 O2 pie debian # dwz 0.15: no DWARF 5 .debug_addr
 else
     echo "symbolize_diff: not root: the builds with files under /usr/lib/debug left out"
 fi
