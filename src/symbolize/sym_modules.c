@@ -3,6 +3,7 @@
  * in their files), and where their debug information is looked for. */
 #include "symbolize/sym_internal.h"
 
+#include "base/config.h"
 #include "base/output.h"
 
 #include <elfutils/libdwelf.h>
@@ -15,8 +16,32 @@
 #include <unistd.h>
 
 /* libdwfl's debuginfo_path setting of both callback tables: NULL, its
- * default search. Read-only configuration, not state. */
+ * default search; ":.debug:DIR" under MEMTRACE_DEBUG_DIR, DEBUG_DIR then
+ * standing for /usr/lib/debug in find_debuginfo_local too. Read-only
+ * configuration, set at start-up (mt_sym_read_debug_dir), not state. */
 static char *debuginfo_path;
+static const char usr_debug_default[] = "/usr/lib/debug";
+static const char *debug_dir = usr_debug_default;
+static char debug_dir_buf[4096], debuginfo_path_buf[sizeof debug_dir_buf + 16];
+
+void mt_sym_read_debug_dir(void)
+{
+    const char *dir = mt_setting_path(MT_SET_DEBUG_DIR, debug_dir_buf, sizeof debug_dir_buf,
+                                      "debug files are looked for under /usr/lib/debug");
+    if (!dir)
+        return;
+    size_t len = strlen(debug_dir_buf);
+    while (len > 1 && debug_dir_buf[len - 1] == '/')
+        debug_dir_buf[--len] = '\0';
+    debug_dir = debug_dir_buf;
+    snprintf(debuginfo_path_buf, sizeof debuginfo_path_buf, ":.debug:%s", debug_dir);
+    debuginfo_path = debuginfo_path_buf;
+}
+
+char *mt_sym_debuginfo_path(void)
+{
+    return debuginfo_path;
+}
 
 /* libdwfl's find_debuginfo callback for the traced process: the local
  * search only. dwfl_standard_find_debuginfo ends with debuginfod, which
@@ -84,16 +109,28 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
     if (fd >= 0 || !file_name || file_name[0] != '/' || !debuglink_file || !*debuglink_file)
         return fd;
     int dirlen = (int)(strrchr(file_name, '/') - file_name);
-    const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+    const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "%s%.*s/%s" };
     struct stat main_st;
     bool have_main = stat(file_name, &main_st) == 0;
     bool altlink = debuglink_crc == 0 && debuglink_file[0] == '/';
     char rejected[4096] = "";
+    /* An absolute name (dwz's common file) under /usr/lib/debug is read
+     * under DEBUG_DIR. */
+    static const char usr_debug[] = "/usr/lib/debug/";
+    bool moved = debuglink_file[0] == '/' && debug_dir != usr_debug_default &&
+                 strncmp(debuglink_file, usr_debug, sizeof usr_debug - 1) == 0;
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char path[4096];
-        int n = debuglink_file[0] == '/'
-                    ? snprintf(path, sizeof path, "%s", debuglink_file)
-                    : snprintf(path, sizeof path, forms[i], dirlen, file_name, debuglink_file);
+        int n;
+        if (moved)
+            n = snprintf(path, sizeof path, "%s/%s", debug_dir,
+                         debuglink_file + sizeof usr_debug - 1);
+        else if (debuglink_file[0] == '/')
+            n = snprintf(path, sizeof path, "%s", debuglink_file);
+        else if (i == 2)
+            n = snprintf(path, sizeof path, forms[i], debug_dir, dirlen, file_name, debuglink_file);
+        else
+            n = snprintf(path, sizeof path, forms[i], dirlen, file_name, debuglink_file);
         if (n < 0 || (size_t)n >= sizeof path)
             continue;
         fd = open(path, O_RDONLY | O_CLOEXEC);
