@@ -110,6 +110,31 @@ EOF
 runs=0 # expect's output: $out
 full=$work/full
 symtab="sym exported_alloc"
+
+# on_core NAME BINARY N: BINARY stopped by gdb at its Nth print_trace call,
+# a core written there, and `memtrace core` asked about the same pointer:
+# memtrace-symbolize's answer must be the library's (answer N of the last
+# expect run, $out), frame for frame, a nameless frame's run-time address
+# aside (gdb turns address space randomization off).
+on_core() {
+    local name=$1 bin=$2 n=$3 conts=()
+    for ((i = 1; i < n; i++)); do conts+=(-ex continue); done
+    rm -f "$work/core"
+    timeout 120 "$build/memtrace" gdb -batch -ex 'set breakpoint pending on' -ex 'break print_trace' \
+        -ex run "${conts[@]}" -ex "gcore $work/core" -ex kill -- "$bin" >/dev/null 2>&1 </dev/null
+    timeout 120 "$build/memtrace" core -batch -ex 'memtrace ptr' -- "$bin" "$work/core" \
+        >"$work/core.out" 2>&1 </dev/null
+    local want got
+    want=$(awk -v n="$n" '/^memtrace: 0x[0-9a-f]+: start of / { k++ } k == n && /^  /' "$out" |
+           sed -E 's/#([0-9]+) 0x[0-9a-f]+ in /#\1 ADDR in /')
+    got=$(awk '/^memtrace: 0x[0-9a-f]+: start of / { k++ } k == 1 && /^  /' "$work/core.out" |
+          sed -E 's/#([0-9]+) 0x[0-9a-f]+ in /#\1 ADDR in /')
+    if [ -n "$want" ] && [ "$want" = "$got" ]; then
+        pass "$name, on a core file: memtrace-symbolize's frames as the library's"
+    else
+        fail "$name, on a core file" "$(printf 'library:\n%s\ncore:\n%s' "$want" "$(cat "$work/core.out")")"
+    fi
+}
 # ---------------------------------------------------------------- stripped
 # The debug sections stripped, .symtab kept: every function named.
 strip --strip-debug -o "$work/symtab" "$full"
@@ -120,6 +145,7 @@ expect "stripped of debug sections: names from .symtab" "$work/symtab" 0 \
 strip --strip-all -o "$work/dynsym" "$full"
 expect "stripped of all but .dynsym: the static function unnamed" "$work/dynsym" 0 \
     "$symtab" nameless "sym outer_alloc"
+on_core "stripped of all but .dynsym" "$work/dynsym" 2
 # MiniDebugInfo (.gnu_debugdata: an xz-compressed ELF file holding the
 # symbols .dynsym lacks, as Fedora's find-debuginfo makes it).
 nm --format=posix --defined-only "$full" | awk '$2 ~ /^[Tt]$/ { print $1 }' | sort >"$work/funcs"
@@ -132,6 +158,7 @@ xz -f "$work/mini"
 objcopy --add-section .gnu_debugdata="$work/mini.xz" "$work/dynsym" "$work/minidebuginfo"
 expect "MiniDebugInfo: the static function named from .gnu_debugdata" "$work/minidebuginfo" 0 \
     "$symtab" "sym static_alloc" "sym outer_alloc"
+on_core "MiniDebugInfo" "$work/minidebuginfo" 2
 # A .gnu_debugdata that does not decompress: as without it.
 head -c 4096 /dev/urandom >"$work/garbage.xz"
 objcopy --add-section .gnu_debugdata="$work/garbage.xz" "$work/dynsym" "$work/baddebugdata"
@@ -158,6 +185,7 @@ separate truncated
 head -c 3000 "$work/truncated.debug" >"$work/t" && mv "$work/t" "$work/truncated.debug"
 expect "a truncated debug file: .symtab's names, one note" "$work/truncated" 1 \
     "$symtab" "sym static_alloc" "sym outer_alloc"
+on_core "a truncated debug file" "$work/truncated" 2
 has "a truncated debug file: the note names it" "$out" \
     "memtrace: truncated: the debug file $work/truncated.debug is not this build's or cannot be read; its frames are named from the symbol table"
 # Another build's debug file (a different build ID) under the right name.
@@ -187,6 +215,7 @@ split() {
 split dwo gcc 5
 expect "split DWARF, the .dwo beside the object: inlined frames" "$work/dwo/prog" 0 \
     "line exported_alloc exported" "line static_alloc static" inline
+on_core "split DWARF" "$work/dwo/prog" 3
 split moved gcc 5
 mv "$work/moved/prog.dwo" "$work/moved.dwo"
 expect "a .dwo that moved: the skeleton's lines, no inlined frames, one note" "$work/moved/prog" 1 \
@@ -198,6 +227,7 @@ has "a .dwo that moved: the note names it" "$out" \
 split dwp gcc 4 && dwp -e "$work/dwp/prog" -o "$work/dwp/prog.dwp" && rm "$work/dwp/prog.dwo"
 expect "a dwp package (not read by libdw 0.188): as a .dwo that moved" "$work/dwp/prog" 1 \
     "line exported_alloc exported" "line static_alloc static" "line outer_alloc inlined"
+on_core "a dwp package" "$work/dwp/prog" 3
 split llvmdwp clang 5 && llvm-dwp -e "$work/llvmdwp/prog" -o "$work/llvmdwp/prog.dwp" &&
     rm "$work/llvmdwp/prog.dwo"
 expect "an llvm-dwp package (not read by libdw 0.188): as a .dwo that moved" "$work/llvmdwp/prog" 1 \
