@@ -53,8 +53,22 @@ if [ -n "${SYMDIFF_KEEP:-}" ]; then
 fi
 # Files this run lays under the debug root, removed at exit.
 debug_root=/usr/lib/debug
-laid=$work/laid
-unlay() { if [ -f "$laid" ]; then xargs -r -d '\n' rm -rf -- <"$laid"; fi; }
+# The directories made there are removed too, deepest first, when empty
+# (another run may have laid files in them meanwhile).
+laid=$work/laid made=$work/made
+unlay() {
+    if [ -f "$laid" ]; then xargs -r -d '\n' rm -rf -- <"$laid"; fi
+    if [ -f "$made" ]; then tac "$made" | xargs -r -d '\n' rmdir -- 2>/dev/null; fi
+}
+# lay_dir DIR: mkdir -p DIR, each directory it makes listed in $made.
+lay_dir() {
+    local d=$1 new=()
+    while [ ! -d "$d" ]; do
+        new=("$d" "${new[@]}")
+        d=${d%/*}
+    done
+    mkdir -p "$1" && { [ ${#new[@]} = 0 ] || printf '%s\n' "${new[@]}" >>"$made"; }
+}
 if [ -n "${SYMDIFF_KEEP:-}" ]; then trap unlay EXIT; else trap 'unlay; rm -rf "$work"' EXIT; fi
 for l in "$lib" "$profiler"; do
     [ -f "$l" ] || { echo "symbolize_diff: $l not built" >&2; exit 1; }
@@ -130,14 +144,14 @@ separate() {
     done
     if [ "$kind" = buildid-dwz ]; then
         common=.dwz/${work##*/}-${dir##*/}.debug
-        mkdir -p "$debug_root/.dwz" && echo "$debug_root/$common" >>"$laid" &&
+        lay_dir "$debug_root/.dwz" && echo "$debug_root/$common" >>"$laid" &&
         dwz -m "$debug_root/$common" -M "/usr/lib/debug/$common" \
             "$dir/symdiff.debug" "$dir/libsymdiff.so.debug" || return
         if [ "$debug_root" != /usr/lib/debug ]; then
             # The altlink names the file where Debian installs it; under a
             # scratch root it is found by its build ID.
             id=$(build_id "$debug_root/$common")
-            mkdir -p "$debug_root/.build-id/${id:0:2}" &&
+            lay_dir "$debug_root/.build-id/${id:0:2}" &&
             echo "$debug_root/.build-id/${id:0:2}/${id:2}.debug" >>"$laid" &&
             ln -sf "../../$common" "$debug_root/.build-id/${id:0:2}/${id:2}.debug"
         fi
@@ -153,9 +167,9 @@ assert b.count(i) == 1; open(p, "wb").write(b.replace(i, bytes(255 - x for x in 
         case $kind in
         link) dest=$dir/debug/$m.debug ;;
         link-dir) mkdir -p "$dir/debug/.debug" && dest=$dir/debug/.debug/$m.debug ;;
-        link-usr) mkdir -p "$debug_root$dir/debug" && echo "$debug_root$work" >>"$laid" &&
+        link-usr) lay_dir "$debug_root$dir/debug" && echo "$debug_root$work" >>"$laid" &&
                   dest=$debug_root$dir/debug/$m.debug ;;
-        buildid*) id=$(build_id "$f") && mkdir -p "$debug_root/.build-id/${id:0:2}" &&
+        buildid*) id=$(build_id "$f") && lay_dir "$debug_root/.build-id/${id:0:2}" &&
                   dest=$debug_root/.build-id/${id:0:2}/${id:2}.debug && echo "$dest" >>"$laid" ;;
         esac
         case $kind in
@@ -177,19 +191,19 @@ debian() {
     common=.dwz/x86_64-linux-gnu/memtrace-test-${work##*/}-${dir##*/}.debug
     mv "$dir/debug" "$dir/ref" && mkdir "$dir/debug" &&
     cp "$dir/ref/symdiff" "$dir/ref/libsymdiff.so" "$dir/debug/" &&
-    mkdir -p "$debug_root/.dwz/x86_64-linux-gnu" && echo "$debug_root/$common" >>"$laid" &&
+    lay_dir "$debug_root/.dwz/x86_64-linux-gnu" && echo "$debug_root/$common" >>"$laid" &&
     dwz -m "$debug_root/$common" -M "/usr/lib/debug/$common" \
         "$dir/debug/symdiff" "$dir/debug/libsymdiff.so" || return
     if [ "$debug_root" != /usr/lib/debug ]; then
         # memtrace-symbolize (libdwfl's standard search) finds the common
         # file under a scratch root by its build ID only; the library also
         # by the altlink's /usr/lib/debug name read under the root.
-        id=$(build_id "$debug_root/$common") && mkdir -p "$debug_root/.build-id/${id:0:2}" &&
+        id=$(build_id "$debug_root/$common") && lay_dir "$debug_root/.build-id/${id:0:2}" &&
         ln -sf "../../$common" "$debug_root/.build-id/${id:0:2}/${id:2}.debug" || return
     fi
     for m in symdiff libsymdiff.so; do
         f=$dir/debug/$m
-        id=$(build_id "$f") && mkdir -p "$debug_root/.build-id/${id:0:2}" || return
+        id=$(build_id "$f") && lay_dir "$debug_root/.build-id/${id:0:2}" || return
         local dest=$debug_root/.build-id/${id:0:2}/${id:2}.debug
         echo "$dest" >>"$laid"
         objcopy --only-keep-debug --compress-debug-sections "$f" "$dest" || return
@@ -383,7 +397,7 @@ run_build() { # NAME CC LANG DWARF OPT PIE [KIND]
     buildid-dwz | debian) [ "$(id -u)" = 0 ] || debug_root=$dir.root ;;
     esac
     if [ "$debug_root" != /usr/lib/debug ]; then
-        mkdir -p "$debug_root"
+        lay_dir "$debug_root"
         export MEMTRACE_DEBUG_DIR=$debug_root
     fi
     if ! (build "$dir" "$2" "$3" "$4" "$5" "$6" "$kind") >"$dir.build" 2>&1; then
