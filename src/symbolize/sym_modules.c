@@ -133,13 +133,15 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
             n = snprintf(path, sizeof path, forms[i], dirlen, file_name, debuglink_file);
         if (n < 0 || (size_t)n >= sizeof path)
             continue;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        /* Not blocking: a FIFO under the name must not hang the program. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
             continue;
         struct stat st;
-        bool self = have_main && fstat(fd, &st) == 0 && st.st_dev == main_st.st_dev &&
+        bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        bool self = regular && have_main && st.st_dev == main_st.st_dev &&
                     st.st_ino == main_st.st_ino;
-        if (!self && (altlink || same_build_id(mod, fd)) &&
+        if (regular && !self && (altlink || same_build_id(mod, fd)) &&
             (*debuginfo_file_name = strdup(path)))
             return fd;
         if (!self && !rejected[0])

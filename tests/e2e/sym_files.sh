@@ -196,6 +196,12 @@ expect "a debug file of another build: .symtab's names, one note" "$work/mismatc
     "$symtab" "sym static_alloc" "sym outer_alloc"
 has "a debug file of another build: the note names it" "$out" \
     "memtrace: mismatched: the debug file $work/mismatched.debug is not this build's"
+# A FIFO under the debug file's name (nothing writes to it): opened
+# without blocking and refused, the program not hung.
+separate fifo
+rm "$work/fifo.debug" && mkfifo "$work/fifo.debug"
+expect "a FIFO named as the debug file: no hang, .symtab's names, one note" "$work/fifo" 1 \
+    "$symtab" "sym static_alloc" "sym outer_alloc"
 # zstd-compressed debug sections: libelf 0.188 (Debian 12) cannot
 # decompress them.
 objcopy --compress-debug-sections=zstd "$full" "$work/zstd"
