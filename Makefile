@@ -175,7 +175,7 @@ DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gd
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \
              heaptrack graphviz chromium libzstd-dev clang llvm libncurses-dev tmux \
-             cppcheck clang-tidy
+             cppcheck clang-tidy libc6-dbg dwz
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root; otherwise print the apt-get line and fail.

@@ -170,6 +170,9 @@ int main(int argc, char **argv)
     }
     if ((pid > 0) == (core != NULL))
         die("usage: memtrace-symbolize --pid PID | --core CORE [--exe EXE]", NULL);
+    /* MEMTRACE_DEBUG_DIR from gdb's environment, as the library reads it. */
+    mt_sym_read_debug_dir();
+    debuginfo_path = mt_sym_debuginfo_path();
     mt_sym_state *sym = mt_sym_new(core ? report_core(core, exe) : report_pid((pid_t)pid));
     if (!sym)
         die("out of memory", NULL);

@@ -3,6 +3,8 @@
  * of CU code ranges, built from the CUs themselves. */
 #include "symbolize/sym_internal.h"
 
+#include "base/output.h"
+
 #include <dwarf.h>
 #include <stdlib.h>
 
@@ -135,10 +137,55 @@ void sym_cu_maps_clear(struct mt_sym_state *st)
     st->cu_scratch = NULL;
 }
 
-/* The unit of DW whose code holds PC (a debug address) by ST's index. A
- * skeleton unit (split DWARF) gives its split unit when libdw finds it, as
- * libdwfl does. */
-static bool indexed_cu(struct mt_sym_state *st, Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *out)
+/* One note per module of ST that a split unit is missing: the .dwo file
+ * moved or was deleted, or the module's units are in a .dwp package, which
+ * libdw 0.188 does not read. Its frames then have the skeleton's lines and
+ * the symbol table's names, without the inlined calls. */
+static void note_missing_split(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Die *skeleton)
+{
+    const char *path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    uint64_t h = 1469598103934665603u;
+    for (const char *c = path ? path : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211u;
+    for (unsigned i = 0; i < st->nsplit_noted; i++)
+        if (st->split_noted[i] == h)
+            return;
+    if (st->nsplit_noted == SPLIT_NOTED_MAX)
+        return;
+    st->split_noted[st->nsplit_noted++] = h;
+    const char *dwo = sym_die_string(skeleton, DW_AT_dwo_name);
+    if (!dwo)
+        dwo = sym_die_string(skeleton, DW_AT_GNU_dwo_name);
+    Dwarf_Addr bias;
+    mt_warn("%s: split DWARF %s not found (nor read from a .dwp package); its frames have no "
+            "inlined calls", sym_module_name(mod, &bias), dwo ? dwo : "(unnamed)");
+}
+
+/* CU itself, or, for a skeleton unit (split DWARF), its split unit when
+ * libdw finds it (the .dwo file named by DW_AT_dwo_name, beside the module
+ * or under DW_AT_comp_dir), copied into MEM: the functions and their
+ * inlined calls are described there only, the skeleton holds the unit's
+ * ranges and lines. libdwfl's dwfl_module_addrdie gives the skeleton. A
+ * skeleton whose split unit is missing is returned as it is. */
+static Dwarf_Die *split_unit(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Die *cu,
+                             Dwarf_Die *mem)
+{
+    Dwarf_Die split;
+    uint8_t unit_type;
+    if (dwarf_cu_info(cu->cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) != 0 ||
+        unit_type != DW_UT_skeleton)
+        return cu;
+    if (!split.cu) {
+        note_missing_split(st, mod, cu);
+        return cu;
+    }
+    *mem = split;
+    return mem;
+}
+
+/* The unit of DW whose code holds PC (a debug address) by ST's index. */
+static bool indexed_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf *dw, Dwarf_Addr pc,
+                       Dwarf_Die *out)
 {
     const struct cu_map *m = cu_map_of(st, dw);
     if (!m)
@@ -153,11 +200,7 @@ static bool indexed_cu(struct mt_sym_state *st, Dwarf *dw, Dwarf_Addr pc, Dwarf_
     }
     if (lo == 0 || pc >= m->range[lo - 1].high || !dwarf_offdie(dw, m->range[lo - 1].cu, out))
         return false;
-    Dwarf_Die split;
-    uint8_t unit_type;
-    if (dwarf_cu_info(out->cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) == 0 &&
-        unit_type == DW_UT_skeleton && split.cu)
-        *out = split;
+    split_unit(st, mod, out, out);
     return true;
 }
 
@@ -170,9 +213,9 @@ Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr p
     /* A CU without code ranges (dwarf_haspc < 0) is given the benefit of
      * the doubt. */
     if (cu && dwarf_haspc(cu, pc - *bias) != 0)
-        return cu;
+        return split_unit(st, mod, cu, mem);
     Dwarf *dw = dwfl_module_getdwarf(mod, bias);
-    if (!dw || !indexed_cu(st, dw, pc - *bias, mem))
+    if (!dw || !indexed_cu(st, mod, dw, pc - *bias, mem))
         return NULL;
     *indexed = true;
     return mem;

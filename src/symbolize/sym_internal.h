@@ -170,6 +170,13 @@ struct mt_sym_state {
     unsigned long generation;
     Dwfl *unloaded_dwfl;
 
+    /* The modules (a hash of their file names) whose missing split DWARF
+     * was noted (sym_cus.c): one note per module for the life of the
+     * state; past SPLIT_NOTED_MAX modules, no more notes. */
+#define SPLIT_NOTED_MAX 32
+    uint64_t split_noted[SPLIT_NOTED_MAX];
+    unsigned nsplit_noted;
+
     /* Scratch. */
     struct rows rows;
     struct scope_walk scopes;

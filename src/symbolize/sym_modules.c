@@ -3,6 +3,9 @@
  * in their files), and where their debug information is looked for. */
 #include "symbolize/sym_internal.h"
 
+#include "base/config.h"
+#include "base/output.h"
+
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +16,32 @@
 #include <unistd.h>
 
 /* libdwfl's debuginfo_path setting of both callback tables: NULL, its
- * default search. Read-only configuration, not state. */
+ * default search; ":.debug:DIR" under MEMTRACE_DEBUG_DIR, DEBUG_DIR then
+ * standing for /usr/lib/debug in find_debuginfo_local too. Read-only
+ * configuration, set at start-up (mt_sym_read_debug_dir), not state. */
 static char *debuginfo_path;
+static const char usr_debug_default[] = "/usr/lib/debug";
+static const char *debug_dir = usr_debug_default;
+static char debug_dir_buf[4096], debuginfo_path_buf[sizeof debug_dir_buf + 16];
+
+void mt_sym_read_debug_dir(void)
+{
+    const char *dir = mt_setting_path(MT_SET_DEBUG_DIR, debug_dir_buf, sizeof debug_dir_buf,
+                                      "debug files are looked for under /usr/lib/debug");
+    if (!dir)
+        return;
+    size_t len = strlen(debug_dir_buf);
+    while (len > 1 && debug_dir_buf[len - 1] == '/')
+        debug_dir_buf[--len] = '\0';
+    debug_dir = debug_dir_buf;
+    snprintf(debuginfo_path_buf, sizeof debuginfo_path_buf, ":.debug:%s", debug_dir);
+    debuginfo_path = debuginfo_path_buf;
+}
+
+char *mt_sym_debuginfo_path(void)
+{
+    return debuginfo_path;
+}
 
 /* libdwfl's find_debuginfo callback for the traced process: the local
  * search only. dwfl_standard_find_debuginfo ends with debuginfod, which
@@ -23,18 +50,50 @@ static char *debuginfo_path;
  * trap 13). Looked for, in libdwfl's own order: the build ID under the
  * debug directories, then the .gnu_debuglink name next to the file, in its
  * .debug directory and under /usr/lib/debug. A debuglink candidate is taken
- * only if its build ID is the module's (when the module has one). */
+ * only if its build ID is the module's (when the module has one); one that
+ * is not (another build's, or unreadable: truncated) gets one note, and the
+ * module's frames are named from its symbol table. libdwfl calls this
+ * callback for the module once per Dwfl (it keeps what it found or not),
+ * and again for a dwz common file (.gnu_debugaltlink, whose name it passes
+ * as DEBUGLINK_FILE with CRC 0): that file has a build ID of its own. */
+/* Whether every section of ELF with contents lies within the SIZE bytes of
+ * its file: a truncated debug file keeps its header and notes (its build ID
+ * matches), and libdw would then find no usable DWARF without a word. */
+static bool whole_file(Elf *elf, off_t size)
+{
+    GElf_Ehdr ehdr;
+    size_t nscn;
+    if (!gelf_getehdr(elf, &ehdr) || elf_getshdrnum(elf, &nscn) != 0 || nscn == 0 ||
+        ehdr.e_shoff > (GElf_Off)size ||
+        (GElf_Off)nscn * ehdr.e_shentsize > (GElf_Off)size - ehdr.e_shoff)
+        return false;
+    Elf_Scn *scn = NULL;
+    GElf_Shdr shdr;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        if (!gelf_getshdr(scn, &shdr))
+            return false;
+        if (shdr.sh_type != SHT_NOBITS &&
+            (shdr.sh_offset > (GElf_Off)size || shdr.sh_size > (GElf_Off)size - shdr.sh_offset))
+            return false;
+    }
+    return true;
+}
+
+/* Whether the file open on FD is a whole ELF file with MOD's build ID
+ * (any build ID when MOD has none: then the debuglink's name is all there
+ * is to go by). */
 static bool same_build_id(Dwfl_Module *mod, int fd)
 {
     const unsigned char *want;
     GElf_Addr vaddr;
     int want_len = dwfl_module_build_id(mod, &want, &vaddr);
-    if (want_len <= 0)
-        return true;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    struct stat st;
+    Elf *elf = fstat(fd, &st) == 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
     const void *have;
     ssize_t have_len = elf ? dwelf_elf_gnu_build_id(elf, &have) : -1;
-    bool same = have_len == want_len && memcmp(have, want, (size_t)want_len) == 0;
+    bool same = elf && whole_file(elf, st.st_size) &&
+                (want_len <= 0 ||
+                 (have_len == want_len && memcmp(have, want, (size_t)want_len) == 0));
     if (elf)
         elf_end(elf);
     return same;
@@ -50,27 +109,51 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
     if (fd >= 0 || !file_name || file_name[0] != '/' || !debuglink_file || !*debuglink_file)
         return fd;
     int dirlen = (int)(strrchr(file_name, '/') - file_name);
-    const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+    const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "%s%.*s/%s" };
     struct stat main_st;
     bool have_main = stat(file_name, &main_st) == 0;
+    bool altlink = debuglink_crc == 0 && debuglink_file[0] == '/';
+    char rejected[4096] = "";
+    /* An absolute name (dwz's common file) under /usr/lib/debug is read
+     * under DEBUG_DIR. */
+    static const char usr_debug[] = "/usr/lib/debug/";
+    bool moved = debuglink_file[0] == '/' && debug_dir != usr_debug_default &&
+                 strncmp(debuglink_file, usr_debug, sizeof usr_debug - 1) == 0;
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char path[4096];
-        int n = debuglink_file[0] == '/'
-                    ? snprintf(path, sizeof path, "%s", debuglink_file)
-                    : snprintf(path, sizeof path, forms[i], dirlen, file_name, debuglink_file);
+        int n;
+        if (moved)
+            n = snprintf(path, sizeof path, "%s/%s", debug_dir,
+                         debuglink_file + sizeof usr_debug - 1);
+        else if (debuglink_file[0] == '/')
+            n = snprintf(path, sizeof path, "%s", debuglink_file);
+        else if (i == 2)
+            n = snprintf(path, sizeof path, forms[i], debug_dir, dirlen, file_name, debuglink_file);
+        else
+            n = snprintf(path, sizeof path, forms[i], dirlen, file_name, debuglink_file);
         if (n < 0 || (size_t)n >= sizeof path)
             continue;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        /* Not blocking: a FIFO under the name must not hang the program. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
             continue;
         struct stat st;
-        bool self = have_main && fstat(fd, &st) == 0 && st.st_dev == main_st.st_dev &&
+        bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        bool self = regular && have_main && st.st_dev == main_st.st_dev &&
                     st.st_ino == main_st.st_ino;
-        if (!self && same_build_id(mod, fd) && (*debuginfo_file_name = strdup(path)))
+        if (regular && !self && (altlink || same_build_id(mod, fd)) &&
+            (*debuginfo_file_name = strdup(path)))
             return fd;
+        if (!self && !rejected[0])
+            snprintf(rejected, sizeof rejected, "%s", path);
         close(fd);
         if (debuglink_file[0] == '/')
             break;
+    }
+    if (rejected[0]) {
+        const char *slash = strrchr(file_name, '/');
+        mt_warn("%s: the debug file %s is not this build's or cannot be read; its frames are "
+                "named from the symbol table", slash ? slash + 1 : file_name, rejected);
     }
     errno = 0; /* nothing found is not an error */
     return -1;

@@ -94,6 +94,15 @@ size_t mt_sym_filter_maps(char *maps, size_t len);
  * /proc/PID/maps in PATH, when no such file has any content. */
 bool mt_sym_maps_path(pid_t pid, char *path, size_t size);
 
+/* Reads MEMTRACE_DEBUG_DIR (at start-up: the path is copied): the
+ * directory separate debug files are looked for under in place of
+ * /usr/lib/debug, by build ID, by .gnu_debuglink and for dwz's common
+ * files, in every state. Not called: /usr/lib/debug. */
+void mt_sym_read_debug_dir(void);
+/* The libdwfl debuginfo_path that says so (":.debug:DIR"); NULL when
+ * unset: libdwfl's default, which is that with /usr/lib/debug. */
+char *mt_sym_debuginfo_path(void);
+
 /* Calls FN once with the rows of return address RET (N >= 1). The rows and
  * their strings stay valid until FN returns; FN must not call back into the
  * symbolizer. With REFRESH, the modules are re-read from /proc/self/maps

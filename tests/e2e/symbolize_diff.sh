@@ -9,7 +9,18 @@
 # none). Built with gcc 12 and clang 14 (clang emits no .debug_aranges),
 # DWARF 4 and 5, -O0 and -O2, PIE and not: 16 C builds, 4 C++ ones
 # (g++ and clang++, -O0 and -O2), -O3 and -O2 -flto with each compiler,
-# and 2 that link one compiler's object into the other's program.
+# and 2 that link one compiler's object into the other's program. Then
+# where the debug information is (each checked on a core file too, by
+# `memtrace core`): split DWARF (.dwo files beside the objects; gcc and
+# clang, DWARF 4 and 5), compressed sections (-gz, gcc's .zdebug), and
+# separate debug files: .gnu_debuglink beside the module, in its .debug/,
+# under DEBUG-ROOT/PATH, the build ID under DEBUG-ROOT/.build-id, and dwz
+# -m's common file named by .gnu_debugaltlink. DEBUG-ROOT is a scratch
+# directory named by MEMTRACE_DEBUG_DIR, and, as root (CI), /usr/lib/debug
+# itself for the dwz and Debian builds (their files removed at exit). Last,
+# the program and library packaged as Debian's debhelper does (dh_dwz,
+# dh_strip: see debian()), the files of a -dbgsym package laid where it
+# installs them: the real programs' case.
 #
 # print_trace prints a frame that has debug information without its
 # address, so each build runs twice: as built, and as a copy with the debug
@@ -40,6 +51,25 @@ if [ -n "${SYMDIFF_KEEP:-}" ]; then
     work=$SYMDIFF_KEEP
     mkdir -p "$work"
 fi
+# Files this run lays under the debug root, removed at exit.
+debug_root=/usr/lib/debug
+# The directories made there are removed too, deepest first, when empty
+# (another run may have laid files in them meanwhile).
+laid=$work/laid made=$work/made
+unlay() {
+    if [ -f "$laid" ]; then xargs -r -d '\n' rm -rf -- <"$laid"; fi
+    if [ -f "$made" ]; then tac "$made" | xargs -r -d '\n' rmdir -- 2>/dev/null; fi
+}
+# lay_dir DIR: mkdir -p DIR, each directory it makes listed in $made.
+lay_dir() {
+    local d=$1 new=()
+    while [ ! -d "$d" ]; do
+        new=("$d" "${new[@]}")
+        d=${d%/*}
+    done
+    mkdir -p "$1" && { [ ${#new[@]} = 0 ] || printf '%s\n' "${new[@]}" >>"$made"; }
+}
+if [ -n "${SYMDIFF_KEEP:-}" ]; then trap unlay EXIT; else trap 'unlay; rm -rf "$work"' EXIT; fi
 for l in "$lib" "$profiler"; do
     [ -f "$l" ] || { echo "symbolize_diff: $l not built" >&2; exit 1; }
 done
@@ -53,8 +83,17 @@ done
 # C, the library's code compiled by the other compiler and linked into the
 # program, which then has .debug_aranges for gcc's CU only.
 build() {
-    local dir=$1 cc=$2 lang=$3 dwarf=$4 opt=$5 pie=$6
+    local dir=$1 cc=$2 lang=$3 dwarf=$4 opt=$5 pie=$6 kind=${7:-in}
+    case $kind in
+    dwo) build_split "$@"; return ;;
+    esac
     local flags=(-g "-gdwarf-$dwarf" "-${opt%%-*}" -Wall -Wextra) pieflags=(-fPIE -pie)
+    [ "$kind" = gz ] && flags+=(-gz=zlib)
+    # Debian's default flags (dpkg-buildflags), but -ffile-prefix-map,
+    # which would name the files relative to "." rather than the root.
+    [ "$kind" = debian ] && flags+=(-fstack-protector-strong -Wformat -Werror=format-security
+                                    -Wl,-z,relro)
+    [ "$kind" = zdebug ] && flags+=(-gz=zlib-gnu)
     [ "${opt#*-}" = flto ] && flags+=(-flto)
     local src=tests/progs/symdiff_main.c
     [ "$pie" = nopie ] && pieflags=(-fno-pie -no-pie)
@@ -76,7 +115,143 @@ build() {
     "$cc" "${flags[@]}" "${pieflags[@]}" -o "$dir/debug/symdiff" "$src" \
         -L"$dir/debug" -lsymdiff -ldl -Wl,-rpath,'$ORIGIN' &&
     objcopy --strip-debug "$dir/debug/libsymdiff.so" "$dir/stripped/libsymdiff.so" &&
-    objcopy --strip-debug "$dir/debug/symdiff" "$dir/stripped/symdiff"
+    objcopy --strip-debug "$dir/debug/symdiff" "$dir/stripped/symdiff" || return
+    case $kind in
+    link* | buildid*) separate "$dir" "$kind" ;;
+    debian) debian "$dir" ;;
+    esac
+}
+
+# separate DIR KIND: the build of DIR/debug moved to DIR/ref (the oracles
+# read it), and DIR/debug made of its files stripped of their debug
+# sections (strip --strip-debug, as Debian's dh_strip), the debug sections
+# in a separate file (objcopy --only-keep-debug) found by
+#   link      .gnu_debuglink, the file beside the module
+#   link-dir  .gnu_debuglink, in the module's .debug/ directory
+#   link-usr  .gnu_debuglink, under $debug_root/PATH-OF-THE-MODULE'S-DIR
+#   buildid   the build ID, $debug_root/.build-id/xx/yyyy.debug
+#   buildid-dwz  the same after `dwz -m` moved what the two files share
+#             into a common file named by .gnu_debugaltlink, under
+#             $debug_root/.dwz/ (Debian's dh_dwz)
+# $debug_root is /usr/lib/debug (as root: buildid-dwz, debian) or a
+# scratch root the runs name in MEMTRACE_DEBUG_DIR (run_build).
+separate() {
+    local dir=$1 kind=$2 m f id dest common
+    mv "$dir/debug" "$dir/ref" && mkdir "$dir/debug" || return
+    for m in symdiff libsymdiff.so; do
+        objcopy --only-keep-debug "$dir/ref/$m" "$dir/$m.debug" &&
+        strip --remove-section=.comment --strip-debug -o "$dir/debug/$m" "$dir/ref/$m" || return
+    done
+    if [ "$kind" = buildid-dwz ]; then
+        common=.dwz/${work##*/}-${dir##*/}.debug
+        lay_dir "$debug_root/.dwz" && echo "$debug_root/$common" >>"$laid" &&
+        dwz -m "$debug_root/$common" -M "/usr/lib/debug/$common" \
+            "$dir/symdiff.debug" "$dir/libsymdiff.so.debug" || return
+        if [ "$debug_root" != /usr/lib/debug ]; then
+            # The altlink names the file where Debian installs it; under a
+            # scratch root it is found by its build ID.
+            id=$(build_id "$debug_root/$common")
+            lay_dir "$debug_root/.build-id/${id:0:2}" &&
+            echo "$debug_root/.build-id/${id:0:2}/${id:2}.debug" >>"$laid" &&
+            ln -sf "../../$common" "$debug_root/.build-id/${id:0:2}/${id:2}.debug"
+        fi
+        readelf -S "$dir/symdiff.debug" | grep -q gnu_debugaltlink || { echo "dwz made no altlink"; return 1; }
+    fi
+    for m in symdiff libsymdiff.so; do
+        f=$dir/$m.debug
+        # The stripped run must not find the debug file by the build ID
+        # the copy shares with it: its ID's bytes changed in place.
+        python3 -c 'import sys; p, i = sys.argv[1], bytes.fromhex(sys.argv[2]); b = open(p, "rb").read()
+assert b.count(i) == 1; open(p, "wb").write(b.replace(i, bytes(255 - x for x in i)))' \
+            "$dir/stripped/$m" "$(build_id "$f")" || return
+        case $kind in
+        link) dest=$dir/debug/$m.debug ;;
+        link-dir) mkdir -p "$dir/debug/.debug" && dest=$dir/debug/.debug/$m.debug ;;
+        link-usr) lay_dir "$debug_root$dir/debug" && echo "$debug_root$work" >>"$laid" &&
+                  dest=$debug_root$dir/debug/$m.debug ;;
+        buildid*) id=$(build_id "$f") && lay_dir "$debug_root/.build-id/${id:0:2}" &&
+                  dest=$debug_root/.build-id/${id:0:2}/${id:2}.debug && echo "$dest" >>"$laid" ;;
+        esac
+        case $kind in
+        link*) objcopy --add-gnu-debuglink="$f" "$dir/debug/$m" || return ;;
+        esac
+        mv "$f" "$dest" || return
+    done
+}
+
+# debian DIR: DIR/debug made of the build of DIR/debug (moved to DIR/ref)
+# as Debian's debhelper packages it, the program and library standing for
+# a package's files and their -dbgsym package's: dh_dwz (dwz -m, the common
+# file under /usr/lib/debug/.dwz/TRIPLET/), then dh_strip: the debug file,
+# compressed, at the build ID's path under /usr/lib/debug/.build-id,
+# .comment and .note removed (an executable loses .symtab with them; a
+# library is stripped --strip-unneeded), a .gnu_debuglink added.
+debian() {
+    local dir=$1 m f id common
+    common=.dwz/x86_64-linux-gnu/memtrace-test-${work##*/}-${dir##*/}.debug
+    mv "$dir/debug" "$dir/ref" && mkdir "$dir/debug" &&
+    cp "$dir/ref/symdiff" "$dir/ref/libsymdiff.so" "$dir/debug/" &&
+    lay_dir "$debug_root/.dwz/x86_64-linux-gnu" && echo "$debug_root/$common" >>"$laid" &&
+    dwz -m "$debug_root/$common" -M "/usr/lib/debug/$common" \
+        "$dir/debug/symdiff" "$dir/debug/libsymdiff.so" || return
+    if [ "$debug_root" != /usr/lib/debug ]; then
+        # memtrace-symbolize (libdwfl's standard search) finds the common
+        # file under a scratch root by its build ID only; the library also
+        # by the altlink's /usr/lib/debug name read under the root.
+        id=$(build_id "$debug_root/$common") && lay_dir "$debug_root/.build-id/${id:0:2}" &&
+        ln -sf "../../$common" "$debug_root/.build-id/${id:0:2}/${id:2}.debug" || return
+    fi
+    for m in symdiff libsymdiff.so; do
+        f=$dir/debug/$m
+        id=$(build_id "$f") && lay_dir "$debug_root/.build-id/${id:0:2}" || return
+        local dest=$debug_root/.build-id/${id:0:2}/${id:2}.debug
+        echo "$dest" >>"$laid"
+        objcopy --only-keep-debug --compress-debug-sections "$f" "$dest" || return
+        if [ "$m" = symdiff ]; then
+            strip --remove-section=.comment --remove-section=.note "$f"
+        else
+            strip --remove-section=.comment --remove-section=.note --strip-unneeded "$f"
+        fi &&
+        objcopy --add-gnu-debuglink="$dest" "$f" || return
+        python3 -c 'import sys; p, i = sys.argv[1], bytes.fromhex(sys.argv[2]); b = open(p, "rb").read()
+assert b.count(i) == 1; open(p, "wb").write(b.replace(i, bytes(255 - x for x in i)))' \
+            "$dir/stripped/$m" "$id" || return
+    done
+}
+
+build_id() { readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
+
+# build_split DIR CC c DWARF OPT PIE dwo: split DWARF (-gsplit-dwarf),
+# each object compiled apart so that its .dwo lies beside it in DIR/debug.
+# DIR/ref: the same build without -gsplit-dwarf (the same code: the oracles
+# read it; binutils 2.40's addr2line reads no split DWARF). A .dwp package
+# is not read (libdw 0.188): tests/e2e/sym_files.sh checks what is left.
+build_split() {
+    local dir=$1 cc=$2 dwarf=$4 opt=$5 pie=$6 kind=$7 d split
+    local flags=(-g "-gdwarf-$dwarf" "-$opt" -Wall -Wextra) pic=-fPIE link=-pie
+    [ "$pie" = nopie ] && pic=-fno-pie link=-no-pie
+    cd "$root" || return
+    mkdir -p "$dir/debug" "$dir/ref" "$dir/stripped"
+    for d in debug ref; do
+        split=()
+        [ "$d" = debug ] && split=(-gsplit-dwarf)
+        "$cc" "${flags[@]}" "${split[@]}" -fPIC -c -o "$dir/$d/lib.o" tests/progs/symdiff_lib.c &&
+        "$cc" "${flags[@]}" "${split[@]}" "$pic" -c -o "$dir/$d/main.o" tests/progs/symdiff_main.c &&
+        "$cc" -shared -Wl,-soname,libsymdiff.so -o "$dir/$d/libsymdiff.so" "$dir/$d/lib.o" &&
+        "$cc" "$link" -o "$dir/$d/symdiff" "$dir/$d/main.o" -L"$dir/$d" -lsymdiff -ldl \
+            -Wl,-rpath,'$ORIGIN' || return
+    done
+    for m in symdiff libsymdiff.so; do
+        same_code "$dir/ref/$m" "$dir/debug/$m" &&
+        objcopy --strip-debug "$dir/ref/$m" "$dir/stripped/$m" || return
+    done
+}
+
+# Whether A and B have the same code (.text): the oracles read one, the
+# runs the other.
+same_code() {
+    cmp -s <(objcopy -O binary --only-section=.text "$1" /dev/stdout) \
+        <(objcopy -O binary --only-section=.text "$2" /dev/stdout) || { echo "$1 and $2 differ in .text"; return 1; }
 }
 
 # compare DIR: the two runs' print_trace answers against addr2line and
@@ -150,7 +325,7 @@ for b, (fd, fs) in enumerate(zip(dbg, strip)):
             continue
         mine += 1
         compared += 1
-        path = d + "/debug/" + mod
+        path = d + ("/ref/" if os.path.isdir(d + "/ref") else "/debug/") + mod
         want = addr2line(path, off)
         llvm = symbolizer(path, off)
         cols = [c for _, c in llvm]
@@ -176,18 +351,31 @@ for b, (fd, fs) in enumerate(zip(dbg, strip)):
                 errors.append("%s row %d: column %d, llvm-symbolizer %d" % (where, i, r[3], cols[i]))
     if mine < 2:
         errors.append("block %d: %d frames in the build's modules" % (b, mine))
+# Across runs, a frame no symbol names is compared without its run-time
+# address (address space layout differs from run to run; under gdb it is
+# off): libc's frames, where MEMTRACE_DEBUG_DIR leaves out libc6-dbg's file.
+def placeless(blocks):
+    return [[[(("0x?",) if re.match(r"0x[0-9a-f]+$", r[0] or "") else r[:1]) + r[1:] for r in f]
+             for f in b] for b in blocks]
+dbg_placeless = placeless(dbg)
 # The profiler's exit report names the same stacks with the same rows (the
 # C++ runtime's own allocation at start-up left out).
 def program_stacks(stacks):
     return sorted(st for st in stacks
                   if any(r[1] and "tests/progs/symdiff_" in r[1] for f in st for r in f))
-prof = program_stacks(blocks(d + "/profile.txt", r"^memtrace: at the peak \[\d+\] "))
-if len(prof) != 3 or prof != program_stacks(dbg):
+prof = program_stacks(placeless(blocks(d + "/profile.txt", r"^memtrace: at the peak \[\d+\] ")))
+if len(prof) != 3 or prof != program_stacks(dbg_placeless):
     errors.append("the profiler's sites %s, print_trace's %s" % (sorted(prof), sorted(dbg)))
 # gdb's memtrace command (memtrace-symbolize) answers as print_trace does.
-gdb = blocks(d + "/gdb.txt")
-if gdb != dbg:
+gdb = placeless(blocks(d + "/gdb.txt"))
+if gdb != dbg_placeless:
     errors.append("gdb's memtrace command %s, print_trace %s" % (gdb, dbg))
+# On a core written at the last print_trace call too (the builds with
+# separate debug files: memtrace-symbolize finds them from the core).
+if os.path.exists(d + "/core.txt"):
+    core = placeless(blocks(d + "/core.txt"))
+    if core != dbg_placeless[2:]:
+        errors.append("memtrace on the core %s, print_trace %s" % (core, dbg[2:]))
 for e in errors:
     print(e)
 if not errors:
@@ -195,19 +383,40 @@ if not errors:
 EOF
 }
 
-run_build() { # NAME CC LANG DWARF OPT PIE
-    local name=$1 dir=$work/$1
-    if ! (build "$dir" "$2" "$3" "$4" "$5" "$6") >"$dir.build" 2>&1; then
+run_build() { # NAME CC LANG DWARF OPT PIE [KIND]
+    local name=$1 dir=$work/$1 kind=${7:-in}
+    if [ -n "${SYMDIFF_ONLY:-}" ] && ! [[ $name =~ $SYMDIFF_ONLY ]]; then
+        return
+    fi
+    # The debug root: /usr/lib/debug itself as root for dwz's and Debian's
+    # builds, else a scratch root named by MEMTRACE_DEBUG_DIR to every run.
+    debug_root=/usr/lib/debug
+    unset MEMTRACE_DEBUG_DIR
+    case $kind in
+    link-usr | buildid) debug_root=$dir.root ;;
+    buildid-dwz | debian) [ "$(id -u)" = 0 ] || debug_root=$dir.root ;;
+    esac
+    if [ "$debug_root" != /usr/lib/debug ]; then
+        lay_dir "$debug_root"
+        export MEMTRACE_DEBUG_DIR=$debug_root
+    fi
+    if ! (build "$dir" "$2" "$3" "$4" "$5" "$6" "$kind") >"$dir.build" 2>&1; then
         fail "$name" "build failed: $(cat "$dir.build")"
         return
     fi
     timeout 60 env LD_PRELOAD="$lib" "$dir/debug/symdiff" >/dev/null 2>"$dir/debug.txt"
     timeout 60 env LD_PRELOAD="$lib" "$dir/stripped/symdiff" >/dev/null 2>"$dir/stripped.txt"
     timeout 60 env LD_PRELOAD="$profiler" "$dir/debug/symdiff" >/dev/null 2>"$dir/profile.txt"
+    local gcore=()
+    [ "$kind" != in ] && gcore=(-ex "gcore $dir/core")
     timeout 120 "$build/memtrace" gdb -batch -ex 'set breakpoint pending on' \
         -ex 'break print_trace' -ex run -ex 'memtrace ptr' -ex continue -ex 'memtrace ptr' \
-        -ex continue -ex 'memtrace ptr' -ex continue -- "$dir/debug/symdiff" \
+        -ex continue -ex 'memtrace ptr' "${gcore[@]}" -ex continue -- "$dir/debug/symdiff" \
         >"$dir/gdb.txt" 2>/dev/null </dev/null
+    if [ "$kind" != in ]; then
+        timeout 120 "$build/memtrace" core -batch -ex 'memtrace ptr' -- "$dir/debug/symdiff" \
+            "$dir/core" >"$dir/core.txt" 2>/dev/null </dev/null
+    fi
     local verdict
     verdict=$(compare "$dir" 2>&1)
     case $verdict in
@@ -236,5 +445,20 @@ for cc in gcc clang; do
 done
 run_build "gcc+clang-lib-dwarf5-O2-pie" gcc mixed 5 O2 pie
 run_build "clang+gcc-lib-dwarf5-O2-pie" clang mixed 5 O2 pie
+
+# Where the debug information is: split DWARF (.dwo, .dwp), separate debug
+# files, compressed sections.
+run_build gcc-dwarf5-O2-pie-dwo gcc c 5 O2 pie dwo
+run_build gcc-dwarf4-O2-nopie-dwo gcc c 4 O2 nopie dwo
+run_build clang-dwarf5-O2-pie-dwo clang c 5 O2 pie dwo
+run_build gcc-dwarf5-O2-pie-gz gcc c 5 O2 pie gz
+run_build gcc-dwarf5-O2-pie-zdebug gcc c 5 O2 pie zdebug
+run_build gcc-dwarf5-O2-pie-link gcc c 5 O2 pie link
+run_build clang-dwarf5-O2-pie-link-dir clang c 5 O2 pie link-dir
+run_build gcc-dwarf5-O2-pie-link-usr gcc c 5 O2 pie link-usr
+run_build clang-dwarf5-O2-pie-buildid clang c 5 O2 pie buildid
+run_build gcc-dwarf5-O2-pie-buildid-dwz gcc c 5 O2 pie buildid-dwz
+run_build gcc-dwarf5-O2-pie-debian gcc c 5 O2 pie debian
+run_build clang-dwarf4-O2-pie-debian clang c 4 O2 pie debian # dwz 0.15: no DWARF 5 .debug_addr
 
 finish symbolize_diff
