@@ -27,6 +27,7 @@
 #include "scan/leak_gather.h"
 #include "scan/leak_roots.h"
 #include "scan/leak_scan.h"
+#include "store/live_table.h"
 #include "store/recording_words.h"
 #include "store/stack_store.h"
 #include "symbolize/symbolize.h"
@@ -193,7 +194,8 @@ static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_
             b = more;
         }
         for (size_t i = 0; i < count; i++)
-            b[k++] = (mt_leak_block){ .ptr = e[i].ptr, .size = e[i].size, .stack = e[i].stack };
+            b[k++] = (mt_leak_block){ .ptr = e[i].ptr, .size = e[i].size, .stack = e[i].stack,
+                                      .flags = e[i].kind == MT_KIND_POOL ? MT_LEAK_FLAG_POOL : 0 };
     }
     *n = k;
     return b ? b : calloc(1, sizeof *b);
@@ -505,7 +507,7 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
     mt_leak_totals t;
     bool ok = mt_leak_scan(&input, &t);
     if (ok)
-        n -= t.damaged; /* the dropped entries are past the kept ones */
+        n -= t.damaged + t.pool_storage; /* the dropped entries are past the kept ones */
     if (!ok)
         mt_out_printf(out, "memtrace: %s: no memory for the scan of %zu blocks\n",
                       q.refs ? "refs" : "leaks", n);
