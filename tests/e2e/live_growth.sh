@@ -38,6 +38,7 @@ run_gdb() { # LIB OUT ARGS...
         -ex "echo @@ newest\\n" -ex "memtrace growth" -ex "echo @@ end\\n" \
         -ex "echo @@ all\\n" -ex "memtrace growth --all it1 2" -ex "echo @@ end\\n" \
         -ex "echo @@ nosuch\\n" -ex "memtrace growth nosuch" -ex "echo @@ end\\n" \
+        -ex "echo @@ expr\\n" -ex "memtrace kept[33]" -ex "echo @@ end\\n" \
         -ex "gcore $out.core" \
         -ex "echo @@ new\\n" -ex "memtrace leaks new" -ex "echo @@ end\\n" \
         -ex "kill" --args "$prog" "$@" >"$out" 2>&1
@@ -98,6 +99,12 @@ memtrace: site 1: 100 bytes in 1 block allocated at:
 memtrace: site 2: 40 bytes in 1 block allocated at:
   #0 lose at $src:$lost:15
   block ADDR: 40 bytes, allocation #68, thread 1" "$(answer all "$out")"
+        fi
+        if [ $mode = pool ]; then
+            check "$name: memtrace EXPR of a pool block: its size, memtrace_malloclike's caller" \
+                "memtrace: 56-byte block allocated by thread 1
+  #0 from_pool at $src:$pool:5" \
+                "$(answer expr "$out" | sed -E 's/^memtrace: 0x[0-9a-f]+: start of a /memtrace: /; s/ \(allocation #[0-9]+\)$//')"
         fi
         check "$name: growth of an unknown snapshot: one line naming those taken" \
             "memtrace: growth: no snapshot named \"nosuch\" (taken: it1)" \
