@@ -6,7 +6,7 @@ import os
 
 import gdb
 
-from .common import _M64, _Language
+from .common import _M64, _Language, _fail
 from .expressions import _address
 from .reports import _count, _recording_line
 from .session import _session

@@ -32,6 +32,7 @@ run_gdb() { # LIB OUT ARGS...
         -ex "echo @@ growth-none\\n" -ex "memtrace growth" -ex "echo @@ end\\n" \
         -ex "echo @@ snapshot\\n" -ex "memtrace snapshot it1" -ex "echo @@ end\\n" \
         -ex "echo @@ badname\\n" -ex "memtrace snapshot bad/name" -ex "echo @@ end\\n" \
+        -ex "echo @@ new-none\\n" -ex "memtrace leaks new" -ex "echo @@ end\\n" \
         -ex "echo @@ leaks\\n" -ex "memtrace leaks" -ex "echo @@ end\\n" \
         -ex "delete" -ex "break tick if i == 2" -ex "continue" \
         -ex "echo @@ growth\\n" -ex "memtrace growth it1" -ex "echo @@ end\\n" \
@@ -109,6 +110,9 @@ memtrace: site 2: 40 bytes in 1 block allocated at:
         check "$name: growth of an unknown snapshot: one line naming those taken" \
             "memtrace: growth: no snapshot named \"nosuch\" (taken: it1)" \
             "$(awk '/^@@ nosuch$/ { on = 1; next } /^@@ end$/ { on = 0 } on' "$out")"
+        check "$name: leaks new before any leaks: one line" \
+            "memtrace: leaks new: no \`memtrace leaks\` ran in this process yet" \
+            "$(awk '/^@@ new-none$/ { on = 1; next } /^@@ end$/ { on = 0 } on' "$out")"
         check "$name: leaks at iteration 1: iteration 0's lost block" \
             "memtrace: leaks: 40 bytes definitely lost in 1 blocks" \
             "$(answer leaks "$out" | grep -o '^memtrace: leaks: 40 bytes definitely lost in 1 blocks')"
