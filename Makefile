@@ -247,6 +247,9 @@ $(BUILD)/man/%: doc/%.adoc Makefile
 MAN3_ALIASES := print_trace memtrace_print_trace memtrace_get_stats memtrace_get_stats_sized memtrace_report \
                 memtrace_set_recording memtrace_recording memtrace_version memtrace_check \
                 memtrace_on_error memtrace_tag_push memtrace_tag_pop
+# What a program tells memtrace (memtrace(3)).
+MAN3_ALIASES += memtrace_running memtrace_malloclike memtrace_freelike memtrace_leak_check \
+                memtrace_ignore_object memtrace_register_root_region memtrace_unregister_root_region
 
 # ---------------------------------------------------------------- install
 # The gdb helper's copies, named after each library, that gdb loads with it.

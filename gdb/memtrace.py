@@ -4,7 +4,9 @@
 #   (gdb) memtrace EXPR               where the block at an address came from
 #   (gdb) memtrace top [N]            call sites holding the most live bytes
 #   (gdb) memtrace stats              totals
-#   (gdb) memtrace leaks [N]          lost blocks (the leak check's report)
+#   (gdb) memtrace leaks [new] [N]    lost blocks (the leak check's report)
+#   (gdb) memtrace snapshot [NAME]    mark this moment, in the process itself
+#   (gdb) memtrace growth [NAME [N]]  what was allocated since and is still live
 #   (gdb) memtrace refs EXPR          who holds a pointer into a block
 #   (gdb) memtrace pprof FILE         the in-use profile in pprof's format
 #   (gdb) memtrace check              damaged blocks: redzones, quarantine, glibc's headers

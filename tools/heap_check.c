@@ -16,6 +16,7 @@
 
 #include "base/common.h"
 #include "report/format.h"
+#include "store/live_table.h"
 
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
@@ -275,7 +276,7 @@ static bool glibc_heap(checker *c, mt_sym_state *sym)
     uint64_t looked = 0, like = 0, v;
     for (size_t i = 0; i < c->t->nsorted && looked < 4096; i++) {
         const mt_tables_entry *e = &c->t->sorted[i];
-        if (in_pool(c, e->ptr))
+        if (in_pool(c, e->ptr) || e->kind == MT_KIND_POOL)
             continue;
         block b = { .ptr = e->ptr, .size = e->size };
         looked++;
@@ -427,6 +428,8 @@ static bool gather(checker *c, mt_sym_state *sym)
     c->glibc = glibc_heap(c, sym);
     c->live = c->t->nsorted;
     for (size_t i = 0; i < c->t->nsorted; i++) {
+        if (c->t->sorted[i].kind == MT_KIND_POOL)
+            continue; /* the program's own pool's: no redzone, no header */
         block b = of_entry(&c->t->sorted[i]);
         check_patterns(c, &b);
         if (c->glibc)

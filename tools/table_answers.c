@@ -255,9 +255,10 @@ static struct group *group_of(struct groups *s, uint64_t key)
     return &s->g[s->index[j]];
 }
 
-/* Every live block into S, by stack (BY_THREAD: by stack and thread); in
- * sample mode, each as the estimate it stands for (store/sample_weight.h). */
-static bool gather_groups(mt_tables *t, bool by_thread, struct groups *s)
+/* Every live block numbered SINCE or later into S, by stack (BY_THREAD: by
+ * stack and thread); in sample mode, each as the estimate it stands for
+ * (store/sample_weight.h). */
+static bool gather_since(mt_tables *t, bool by_thread, uint64_t since, struct groups *s)
 {
     for (size_t n = 0; n < mt_tables_shard_count(t); n++) {
         const mt_tables_entry *e;
@@ -270,6 +271,8 @@ static bool gather_groups(mt_tables *t, bool by_thread, struct groups *s)
             return false;
         s->unlocked |= locked;
         for (size_t i = 0; i < k; i++) {
+            if (e[i].seq < since)
+                continue;
             /* By thread: and by tag node, whose thread is the block's
              * (bit 31: a node's id; thread numbers have 24 bits). */
             uint32_t low = e[i].tag ? 0x80000000u | e[i].tag : e[i].thread;
@@ -293,6 +296,11 @@ static void free_groups(struct groups *s)
 {
     free(s->g);
     free(s->index);
+}
+
+static bool gather_groups(mt_tables *t, bool by_thread, struct groups *s)
+{
+    return gather_since(t, by_thread, 0, s);
 }
 
 /* ------------------------------------------------------------ top, stats */
@@ -404,6 +412,217 @@ static void stats(mt_tables *t, mt_out *out)
         mt_out_write(out, UNLOCKED_SHARD, sizeof UNLOCKED_SHARD - 1);
     mt_table_recording_line(t, out);
     ok(out);
+    free_groups(&s);
+}
+
+/* ------------------------------------------------------------ snapshots */
+
+/* A snapshot's name, hex-encoded in a request ("-" for none), into NAME
+ * (room for MT_SNAPSHOT_NAME_MAX + 1 bytes); false if malformed. */
+#define MT_SNAPSHOT_NAME_MAX 63
+static bool hex_name(const char **p, char *name)
+{
+    size_t n = 0;
+    while (**p == ' ')
+        (*p)++;
+    if (**p == '-') {
+        (*p)++;
+    } else {
+        for (; isxdigit((unsigned char)(*p)[0]) && isxdigit((unsigned char)(*p)[1]); *p += 2) {
+            if (n == MT_SNAPSHOT_NAME_MAX)
+                return false;
+            char hex[3] = { (*p)[0], (*p)[1], 0 };
+            name[n++] = (char)strtoul(hex, NULL, 16);
+        }
+    }
+    name[n] = '\0';
+    return true;
+}
+
+/* Slot I of the snapshots: its mark and name (NAME: room for
+ * MT_SNAPSHOT_NAME_MAX + 1 bytes). False with the error set. */
+static bool snapshot_at(mt_tables *t, uint64_t i, uint64_t *mark, char *name)
+{
+    const char *raw = mt_tables_read_at(t, t->d.snapshots + i * t->d.snapshot_size,
+                                        (size_t)t->d.snapshot_size);
+    if (!raw)
+        return mt_tables_fail(t, "snapshot slot %" PRIu64 " at %#" PRIx64 " unreadable", i,
+                              t->d.snapshots + i * t->d.snapshot_size);
+    memcpy(mark, raw, 8);
+    size_t n = (size_t)t->d.snapshot_name_size;
+    if (n > MT_SNAPSHOT_NAME_MAX)
+        n = MT_SNAPSHOT_NAME_MAX;
+    memcpy(name, raw + t->d.snapshot_name, n);
+    name[n] = '\0';
+    return true;
+}
+
+/* The slot of the snapshot NAME ("": the newest, by mark) into *SLOT and
+ * *MARK; false when there is none (*SLOT then a free slot, or
+ * UINT64_MAX), or with the error set when a slot cannot be read. The
+ * names taken go to NAMES (CAP bytes), comma-separated. */
+static bool find_snapshot(mt_tables *t, const char *name, uint64_t *slot, uint64_t *mark,
+                          char *names, size_t cap)
+{
+    *slot = UINT64_MAX;
+    *mark = 0;
+    size_t used = 0;
+    names[0] = '\0';
+    bool found = false;
+    for (uint64_t i = 0; i < t->d.snapshot_count; i++) {
+        uint64_t m;
+        char n[MT_SNAPSHOT_NAME_MAX + 1];
+        if (!snapshot_at(t, i, &m, n))
+            return false;
+        if (m == 0) {
+            if (!found && *slot == UINT64_MAX)
+                *slot = i;
+            continue;
+        }
+        if (n[0] != '(' && used + strlen(n) + 3 < cap)
+            used += (size_t)snprintf(names + used, cap - used, "%s%s", used ? ", " : "", n);
+        if (name[0] ? strcmp(n, name) == 0 : m > *mark) {
+            *slot = i;
+            *mark = m;
+            found = true;
+        }
+    }
+    return found;
+}
+
+/* "snapshot NAME": where gdb writes the snapshot NAME (its slot, taken
+ * anew or reused) and what: "SLOT MARK NAME_OFFSET NAME_SIZE EPOCH_ADDR
+ * EPOCH", MARK the shared allocation counter (above every number handed
+ * out), EPOCH the epoch word's value now (gdb writes it plus 1). */
+static void snapshot(mt_tables *t, const char *p, const char *line, mt_out *out)
+{
+    char name[MT_SNAPSHOT_NAME_MAX + 1], names[512];
+    if (!hex_name(&p, name) || !name[0])
+        mt_request_malformed(line);
+    if (!t->d.snapshots || !t->d.seq_epoch) {
+        mt_out_printf(out, "memtrace: snapshot: this memtrace library keeps no snapshots "
+                           "(older than this helper)\n");
+        error(out);
+        return;
+    }
+    uint64_t slot, mark, counter;
+    uint32_t epoch;
+    find_snapshot(t, name, &slot, &mark, names, sizeof names);
+    const void *c = mt_tables_read_at(t, t->d.seq_counter, 8);
+    const void *e = mt_tables_read_at(t, t->d.seq_epoch, 4);
+    if (t->failed || !c || !e) {
+        if (!t->failed)
+            mt_tables_fail(t, "the allocation counter or its epoch is unreadable");
+        failed(t, out);
+        return;
+    }
+    if (slot == UINT64_MAX) {
+        mt_out_printf(out, "memtrace: snapshot: all %" PRIu64 " snapshots are taken (%s); "
+                           "take one again by its name to move it\n",
+                      t->d.snapshot_count, names);
+        error(out);
+        return;
+    }
+    memcpy(&counter, c, 8);
+    memcpy(&epoch, e, 4);
+    mt_out_printf(out, "%" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx32 "\n",
+                  t->d.snapshots + slot * t->d.snapshot_size, counter ? counter : 1,
+                  t->d.snapshot_name, t->d.snapshot_name_size, t->d.seq_epoch, epoch);
+    ok(out);
+}
+
+/* The live blocks numbered SINCE or later, of stack STACK, listed. */
+static void put_blocks(mt_tables *t, uint64_t since, uint32_t stack, mt_out *out)
+{
+    for (size_t n = 0; n < mt_tables_shard_count(t); n++) {
+        const mt_tables_entry *e;
+        size_t k;
+        uintptr_t base;
+        uint64_t count;
+        bool locked;
+        if (!mt_tables_shard_slots(t, n, &base, &count, &locked) ||
+            !mt_tables_shard_entries(t, n, &e, &k))
+            return;
+        for (size_t i = 0; i < k; i++)
+            if (e[i].seq >= since && e[i].stack == stack)
+                mt_out_printf(out, "  block %#" PRIx64 ": %" PRIu64 " bytes, allocation #%" PRIu64
+                                   ", thread %" PRIu32 "\n",
+                              e[i].ptr, e[i].size, e[i].seq, e[i].thread);
+    }
+}
+
+/* "growth NAME N ALL": the live blocks allocated since the snapshot NAME
+ * ("-": the newest), grouped by stack, the N holding most bytes first;
+ * ALL nonzero lists each group's blocks. "since NAME" for a name:
+ * "MARK" (0: no such snapshot), for `memtrace leaks new`. */
+static void growth(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *line,
+                   mt_out *out)
+{
+    char name[MT_SNAPSHOT_NAME_MAX + 1], names[512];
+    uint64_t v[2], slot, mark;
+    if (!hex_name(&p, name) || !mt_request_numbers(&p, v, 2))
+        mt_request_malformed(line);
+    if (!t->d.snapshots) {
+        mt_out_printf(out, "memtrace: growth: this memtrace library keeps no snapshots "
+                           "(older than this helper)\n");
+        error(out);
+        return;
+    }
+    bool found = find_snapshot(t, name, &slot, &mark, names, sizeof names);
+    if (t->failed) {
+        failed(t, out);
+        return;
+    }
+    if (v[0] == 0) { /* the mark alone */
+        mt_out_printf(out, "%" PRIx64 "\n", found ? mark : 0);
+        ok(out);
+        return;
+    }
+    if (!found) {
+        if (name[0])
+            mt_out_printf(out, "memtrace: growth: no snapshot named \"%s\" (%s%s)\n", name,
+                          names[0] ? "taken: " : "none taken", names);
+        else
+            mt_out_printf(out, "memtrace: growth: no snapshot taken (memtrace snapshot [NAME] "
+                               "takes one)\n");
+        error(out);
+        return;
+    }
+    struct groups s = { 0 };
+    bool read = gather_since(t, false, mark, &s);
+    if (read)
+        qsort(s.g, s.n, sizeof *s.g, by_bytes);
+    size_t shown = v[0] < s.n ? (size_t)v[0] : s.n;
+    mt_fmt_stack_ref *stacks = mt_request_grow(NULL, 0, (shown ? shown : 1) * sizeof *stacks);
+    for (size_t i = 0; read && i < shown; i++)
+        read = stack_ref(t, s.g[i].stack, &stacks[i]);
+    char shown_name[MT_SNAPSHOT_NAME_MAX + 1];
+    uint64_t m;
+    if (read && !snapshot_at(t, slot, &m, shown_name))
+        read = false;
+    if (!read) {
+        failed(t, out);
+    } else {
+        mt_out_printf(out, "memtrace: growth since snapshot \"%s\" (allocation #%" PRIu64
+                           " on): %" PRIu64 " bytes in %" PRIu64 " live %s at %zu call %s; "
+                           "top %zu\n",
+                      shown_name, mark, s.bytes, s.blocks, blocks_word(s.blocks), s.n,
+                      s.n == 1 ? "site" : "sites", shown);
+        if (s.unlocked)
+            mt_out_write(out, UNLOCKED_SHARD, sizeof UNLOCKED_SHARD - 1);
+        put_estimates(t, out);
+        for (size_t i = 0; i < shown; i++) {
+            mt_out_printf(out, "memtrace: site %zu: %" PRIu64 " bytes in %" PRIu64
+                               " %s allocated at:\n",
+                          i + 1, s.g[i].bytes, s.g[i].blocks, blocks_word(s.g[i].blocks));
+            mt_fmt_block_stack(out, put_stack, dwfl, &stacks[i]);
+            if (v[1])
+                put_blocks(t, mark, s.g[i].stack, out);
+        }
+        mt_table_recording_line(t, out);
+        ok(out);
+    }
+    free(stacks);
     free_groups(&s);
 }
 
@@ -556,7 +775,8 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
     bool known = strncmp(line, "describe ", 9) == 0 || strncmp(line, "top ", 4) == 0 ||
                  strcmp(line, "stats\n") == 0 || strcmp(line, "recording\n") == 0 ||
                  strncmp(line, "live-block ", 11) == 0 || strncmp(line, "pprof ", 6) == 0 ||
-                 strncmp(line, "tags ", 5) == 0;
+                 strncmp(line, "tags ", 5) == 0 || strncmp(line, "snapshot ", 9) == 0 ||
+                 strncmp(line, "growth ", 7) == 0;
     if (!known)
         return false;
     mt_tables_clear_error(t);
@@ -578,6 +798,10 @@ bool mt_table_request(mt_tables *t, mt_sym_state *dwfl, const char *line, mt_out
         live_block(t, line + 11, line, out);
     } else if (strncmp(line, "tags ", 5) == 0) {
         tags(t, line + 5, line, out);
+    } else if (strncmp(line, "snapshot ", 9) == 0) {
+        snapshot(t, line + 9, line, out);
+    } else if (strncmp(line, "growth ", 7) == 0) {
+        growth(t, dwfl, line + 7, line, out);
     } else {
         pprof(t, dwfl, line + 6, out);
     }

@@ -222,6 +222,7 @@ void mt_tables_decode_entry(const mt_tables *t, const char *raw, mt_tables_entry
     }
     memcpy(&e->stack, raw + t->d.entry_stack, 4);
     memcpy(&e->thread, raw + t->d.entry_thread, 4);
+    e->kind = t->thread_mask == UINT32_MAX ? 0 : e->thread >> __builtin_popcount(t->thread_mask);
     e->thread &= t->thread_mask;
 }
 

@@ -26,11 +26,12 @@ typedef const void *mt_tables_read_fn(void *ctx, uintptr_t addr, size_t len);
 #define MT_TABLES_READ_MAX ((size_t)64 << 10)
 
 /* A live record; THREAD is the thread number (the allocation kind bits
- * taken off). */
+ * taken off, into KIND). */
 typedef struct {
     uint64_t ptr, size, seq;
     uint32_t stack, thread;
-    uint32_t tag; /* the block's tag scope node id (tags/tags.h), 0: none */
+    uint32_t tag;  /* the block's tag scope node id (tags/tags.h), 0: none */
+    uint32_t kind; /* how it was allocated: the library's MT_KIND_* */
 } mt_tables_entry;
 
 /* A freed-history record. */

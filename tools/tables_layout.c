@@ -215,8 +215,21 @@ static bool read_state(mt_tables *t)
     return true;
 }
 
+/* The snapshots' slots (table_answers.c): a bounded table, each slot's
+ * mark and name inside it. Nothing to check from an older library. */
+static bool check_snapshots(mt_tables *t)
+{
+    if (!D(snapshots))
+        return true;
+    return AT_MOST(snapshot_count, 4096, 1) && AT_MOST(snapshot_size, 4096, 16) &&
+           AT_MOST(snapshot_name_size, 64, 2) && AT_MOST(snapshot_name, 4096 - 64, 8) &&
+           (D(snapshot_name) + D(snapshot_name_size) <= D(snapshot_size) ||
+            FAIL(CORRUPT "snapshot_name %" PRIu64 " + %" PRIu64 " past snapshot_size %" PRIu64
+                         ")", D(snapshot_name), D(snapshot_name_size), D(snapshot_size)));
+}
+
 bool mt_tables_read_layout(mt_tables *t)
 {
     return read_state(t) && check_live(t) && check_stacks(t) && check_rest(t) &&
-           check_quarantine(t);
+           check_quarantine(t) && check_snapshots(t);
 }

@@ -47,6 +47,14 @@ struct request {
     size_t nthreads;
     char suppressions[4096]; /* a path; "" for none */
     bool unlocked; /* a shard was read while a stopped thread held its lock */
+    uint64_t since; /* leaks: report only the lost blocks numbered from it on; 0: all */
+    struct seq_of *seqs; /* with since: every block's number, sorted by ptr */
+    size_t nseqs;
+};
+
+/* A block's allocation number, by address (`memtrace leaks new`). */
+struct seq_of {
+    uint64_t ptr, seq;
 };
 
 struct roots {

@@ -27,6 +27,7 @@
 #include "scan/leak_gather.h"
 #include "scan/leak_roots.h"
 #include "scan/leak_scan.h"
+#include "store/live_table.h"
 #include "store/recording_words.h"
 #include "store/stack_store.h"
 #include "symbolize/symbolize.h"
@@ -92,6 +93,10 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
             if (!numbers(p + 5, v, 1))
                 mt_request_malformed(line);
             r->self = v[0];
+        } else if (strncmp(p, "since ", 6) == 0) {
+            if (!numbers(p + 6, v, 1))
+                mt_request_malformed(line);
+            r->since = v[0];
         } else if (strncmp(p, "tcb ", 4) == 0) {
             if (!numbers(p + 4, v, 1))
                 mt_request_malformed(line);
@@ -145,6 +150,7 @@ static void free_request(struct request *r)
         free(r->threads[i].frames);
     }
     free(r->threads);
+    free(r->seqs);
 }
 
 /* ------------------------------------------------------------ blocks */
@@ -192,8 +198,13 @@ static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_
             }
             b = more;
         }
+        for (size_t i = 0; q->since && i < count; i++) {
+            q->seqs = mt_request_grow(q->seqs, q->nseqs, sizeof *q->seqs);
+            q->seqs[q->nseqs++] = (struct seq_of){ e[i].ptr, e[i].seq };
+        }
         for (size_t i = 0; i < count; i++)
-            b[k++] = (mt_leak_block){ .ptr = e[i].ptr, .size = e[i].size, .stack = e[i].stack };
+            b[k++] = (mt_leak_block){ .ptr = e[i].ptr, .size = e[i].size, .stack = e[i].stack,
+                                      .flags = e[i].kind == MT_KIND_POOL ? MT_LEAK_FLAG_POOL : 0 };
     }
     *n = k;
     return b ? b : calloc(1, sizeof *b);
@@ -441,6 +452,32 @@ static size_t load_suppressions(const char *path, mt_out *out, mt_suppression **
     return n;
 }
 
+static int by_ptr(const void *a, const void *b)
+{
+    const struct seq_of *x = a, *y = b;
+    return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
+}
+
+/* `memtrace leaks new`: the lost blocks of B[0..N) (sorted by ptr, as the
+ * scan leaves them) numbered below Q->since leave B and the totals *T;
+ * returns how many blocks are left. */
+static size_t only_new(struct request *q, mt_leak_block *b, size_t n, mt_leak_totals *t)
+{
+    qsort(q->seqs, q->nseqs, sizeof *q->seqs, by_ptr);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct seq_of key = { b[i].ptr, 0 };
+        const struct seq_of *s = bsearch(&key, q->seqs, q->nseqs, sizeof *q->seqs, by_ptr);
+        if (b[i].class != MT_LEAK_REACHABLE && s && s->seq < q->since) {
+            t->bytes[b[i].class] -= b[i].size;
+            t->blocks[b[i].class]--;
+            continue;
+        }
+        b[kept++] = b[i];
+    }
+    return kept;
+}
+
 static bool leaks(mt_sym_state *dwfl, const struct request *q, mt_leak_block *b, size_t n,
                   const struct roots *r, const mt_leak_totals *t, mt_out *out)
 {
@@ -505,14 +542,17 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
     mt_leak_totals t;
     bool ok = mt_leak_scan(&input, &t);
     if (ok)
-        n -= t.damaged; /* the dropped entries are past the kept ones */
+        n -= t.damaged + t.pool_storage; /* the dropped entries are past the kept ones */
     if (!ok)
         mt_out_printf(out, "memtrace: %s: no memory for the scan of %zu blocks\n",
                       q.refs ? "refs" : "leaks", n);
     else if (q.refs)
         ok = mt_target_refs(dwfl, &q, b, n, &r, out);
-    else
+    else {
+        if (q.since)
+            n = only_new(&q, b, n, &t);
         ok = leaks(dwfl, &q, b, n, &r, &t, out);
+    }
     free(b);
     free(r.regions);
     free(r.words);

@@ -9,6 +9,7 @@ import gdb
 
 from .common import _fail, _text
 from .heap import break_on_error, check
+from .growth import growth, snapshot
 from .leaks import leaks, refs_expr
 from .reports import _HISTORY_ALL, describe_expr, pprof, stats, tags, top, version
 from .target import _core_problem
@@ -39,7 +40,9 @@ Usage: memtrace EXPR
        memtrace --all EXPR
        memtrace top [N]
        memtrace stats
-       memtrace leaks [N]
+       memtrace leaks [new] [N]
+       memtrace snapshot [NAME]
+       memtrace growth [--all] [NAME [N]]
        memtrace refs EXPR
        memtrace pprof FILE
        memtrace check
@@ -59,7 +62,8 @@ newest 3 of those (MEMTRACE_HISTORY=N or all, read from gdb's own
 environment) and a line counting the others; memtrace --all EXPR shows
 them all.  An address neither live nor
 in the history, or a null one, is an error.  To ask about a variable named
-like a subcommand (top, stats, leaks, refs, pprof, check, tags, version), write `memtrace (top)'.
+like a subcommand (top, stats, leaks, snapshot, growth, refs, pprof, check, tags,
+version), write `memtrace (top)'.
 
 memtrace tags prints the tag scopes' trees (memtrace_tag_push): each
 thread's, then all threads' merged by path, with every scope's live bytes
@@ -99,7 +103,18 @@ lost in N blocks, I bytes indirectly lost in M blocks, P bytes possibly
 lost in K blocks, R bytes still reachable in S blocks".
 MEMTRACE_SUPPRESSIONS, read from gdb's own environment, names a
 LeakSanitizer suppressions file (leak:PATTERN lines) as at exit; the report
-ends with what each suppression took.
+ends with what each suppression took.  memtrace leaks new reports only the
+lost blocks allocated since the last memtrace leaks in this process
+(valgrind's leak_check full increased); its summary counts those alone.
+
+memtrace snapshot [NAME] marks this moment under NAME (default: default),
+in the process's own memory, so that a core of it knows the snapshot too;
+taking it again moves it.  memtrace growth [NAME [N]] groups the live blocks
+allocated since the snapshot NAME (the newest snapshot without one) by
+allocation stack and prints the N call sites holding the most of those
+bytes (10 by default), largest first: bytes, blocks and the stack;
+memtrace growth --all lists each site's blocks too.  Both work with either
+library, live or attached; growth also on a core.
 
 memtrace refs EXPR evaluates EXPR as memtrace EXPR does and lists every
 place holding a pointer into the live block at that address, like
@@ -144,7 +159,8 @@ found implausible instead of reading further."""
         arg = arg.strip()
         if not arg:
             _fail("usage: memtrace [--all] EXPR | memtrace top [N] | memtrace stats | "
-                  "memtrace leaks [N] | memtrace refs EXPR | memtrace pprof FILE | memtrace check | "
+                  "memtrace leaks [new] [N] | memtrace snapshot [NAME] | "
+                  "memtrace growth [--all] [NAME [N]] | memtrace refs EXPR | memtrace pprof FILE | memtrace check | "
                   "memtrace tags [text|json|dot] | "
                   "memtrace break-on-error | memtrace version "
                   "(see `help memtrace')")
@@ -161,6 +177,10 @@ found implausible instead of reading further."""
             _guard(tags, rest.strip())
         elif word == "leaks":
             _guard(leaks, rest.strip())
+        elif word == "snapshot":
+            _guard(snapshot, rest.strip())
+        elif word == "growth":
+            _guard(growth, rest.strip())
         elif word == "refs":
             if not rest.strip():
                 _fail("usage: memtrace refs EXPR")

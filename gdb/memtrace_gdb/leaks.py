@@ -6,7 +6,7 @@ import os
 
 import gdb
 
-from .common import _M64, _Language
+from .common import _M64, _Language, _fail
 from .expressions import _address
 from .reports import _count, _recording_line
 from .session import _session
@@ -118,7 +118,7 @@ def _tcb_size():
         return None
 
 
-def _leak_request(word, arg, with_frames):
+def _leak_request(word, arg, with_frames, since=0):
     """Sends a "leaks" or "refs" request (memtrace-symbolize.c) for the
     current target and returns its answer's text. The live blocks are read
     by memtrace-symbolize from the tables (a million of them in well under
@@ -130,6 +130,8 @@ def _leak_request(word, arg, with_frames):
     tcb = _tcb_size()
     if tcb:
         req.append("tcb %x" % tcb)
+    if since:
+        req.append("since %x" % since)
     req += _thread_lines(with_frames)
     path = os.environ.get("MEMTRACE_SUPPRESSIONS")
     if path and word == "leaks":
@@ -139,13 +141,34 @@ def _leak_request(word, arg, with_frames):
 
 
 def leaks(arg):
-    """`memtrace leaks [N]`: the report of MEMTRACE_LEAK_CHECK=1 at exit,
-    for the stopped process or the core file, N sites at most."""
-    n = _count("leaks", arg)
+    """`memtrace leaks [new] [N]`: the report of MEMTRACE_LEAK_CHECK=1 at
+    exit, for the stopped process or the core file, N sites at most; with
+    `new`, only the lost blocks allocated since the last `memtrace leaks`
+    (valgrind's `leak_check full increased`). Each run in a process marks
+    where the next `new` starts (growth.py's LEAKS_MARK)."""
+    from .growth import LEAKS_MARK, leaks_mark, mark
+    words = arg.split()
+    new = bool(words) and words[0] == "new"
+    if new:
+        words = words[1:]
+    n = _count("leaks", " ".join(words))
+    target = _Target()
+    since = 0
+    if new:
+        since = leaks_mark()
+        if not since:
+            _fail("leaks new: no `memtrace leaks` ran in this process yet")
     # Blocks allocated while recording was off are unknown to the scan: the
     # report says so first, as at exit, and its summary line stays last.
-    _, sym = _session.get()
-    return _recording_line(sym) + _leak_request("leaks", n, False)
+    _, sym = _session.get(target)
+    head = _recording_line(sym)
+    if new:
+        head += ("memtrace: leaks new: only the blocks allocated since the last `memtrace "
+                 "leaks` (allocation #%d on)\n" % since)
+    text = head + _leak_request("leaks", n, False, since)
+    if not target.core:
+        mark(LEAKS_MARK, target)
+    return text
 
 
 def refs_expr(expr):

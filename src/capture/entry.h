@@ -181,18 +181,32 @@ static inline void mt_record_block(void *p, size_t size, unsigned kind)
 
 /* ---- frees */
 
+/* A free of family KIND found the record E of another family (tracer.c):
+ * reported (mt_bad_free); true when the free goes on, false for a block
+ * of the program's own pool (MT_KIND_POOL), whose record is put back: the
+ * real allocator must never see it. */
+bool mt_free_mismatched(void *p, unsigned kind, mt_live_entry *e);
+
+/* E, a pool block's record just taken out of the table, starts where an
+ * allocator's block starts whose record it shadows (tracer.c): E goes
+ * back, *E becomes that block's record, and true; false if none. */
+bool mt_pool_unshadow(mt_live_entry *e);
+
 /* P is being freed by a function of family KIND (MT_KIND_*): its record
- * leaves the table, into *E; false when it had none. A free the table
- * cannot match (P is no live block's start, or the block is of another
- * family) goes to mt_bad_free first. The caller then notes the record
- * freed (mt_note_freed), or puts it back if the free did not happen. */
+ * leaves the table, into *E; false when it had none (E->ptr 0) or when P
+ * is a block of the program's own pool (E->ptr P, the record kept: the
+ * free must not be made). A free the table cannot match (P is no live
+ * block's start, or the block is of another family) goes to mt_bad_free
+ * first. The caller then notes the record freed (mt_note_freed), or puts
+ * it back if the free did not happen. */
 static inline bool mt_unrecord(void *p, unsigned kind, mt_live_entry *e)
 {
     if (MT_LIKELY(mt_live_remove((uintptr_t)p, e))) {
-        if (MT_UNLIKELY(mt_entry_kind(e) != kind) && !mt_busy)
-            mt_bad_free(p, kind, e);
+        if (MT_UNLIKELY(mt_entry_kind(e) != kind))
+            return mt_free_mismatched(p, kind, e);
         return true;
     }
+    e->ptr = 0;
     if (!mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY)
         mt_bad_free(p, kind, NULL);
     return false;
@@ -239,6 +253,8 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
     mt_stack_id early = mt_free_stack_first(p);
     if (MT_LIKELY(mt_unrecord(p, kind, &e)))
         return mt_freed_block(&e, c, early);
+    if (MT_UNLIKELY(e.ptr != 0))
+        return false; /* the program's own pool's: never the allocator's */
     if (!mt_quarantine_on)
         return true;
     mt_quarantine_idle_free(); /* after a detach, most frees come here */

@@ -19,6 +19,7 @@
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/config.h"
+#include "base/lock.h"
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
@@ -169,14 +170,17 @@ static inline mt_stack_id capture_stack(void)
     return mt_stack_intern(frames, depth);
 }
 
-MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
+/* mt_record's work; REDZONES false for a block of the program's own pool
+ * (memtrace_malloclike), which has none: nothing is written past it. */
+static inline __attribute__((always_inline)) void record(void *p, size_t size, unsigned kind,
+                                                         bool redzones)
 {
     MT_ASSERT(!mt_busy); /* mt_bypass() sent the thread's own calls elsewhere */
     /* The redzone's line is usually one the program has not touched yet
      * (the block's end), and the live table's lines for P cold (an address
      * reused long after its free): fetched now, written after the stack's
      * capture, so that the misses overlap the unwinding. */
-    bool redzone = mt_cfg.redzone && !mt_guard_owns(p);
+    bool redzone = redzones && mt_cfg.redzone && !mt_guard_owns(p);
     if (redzone)
         __builtin_prefetch((char *)p + size, 1);
     mt_live_prefetch((uintptr_t)p);
@@ -201,6 +205,123 @@ MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
         mt_tag_free(e.tag, size);
     }
     mt_busy = 0;
+}
+
+MT_NOINLINE void mt_record(void *p, size_t size, unsigned kind)
+{
+    record(p, size, kind, true);
+}
+
+/* ---- the program's own pool's blocks (memtrace_malloclike)
+ *
+ * The live table holds one record an address. A pool block that starts
+ * where a block of the allocator starts (the first block carved from a
+ * malloc'd pool) takes the address's slot, and the allocator's record
+ * waits here, shadowed, until the pool block is freed (memtrace_freelike
+ * puts it back) or the allocator's block itself is (free, realloc or
+ * delete of the address find the pool block, then this record, which is
+ * the one they free: mt_free_mismatched). Few pools are live at once: a
+ * small table, searched whole, under its own lock, off the hot path. */
+#define SHADOWED_MAX 256
+static mt_lock shadow_lock;
+static mt_live_entry shadowed[SHADOWED_MAX];
+static mt_atomic(unsigned) nshadowed; /* written under the lock */
+
+/* Keeps E, the record a pool block displaced; false when the table is
+ * full (E is then forgotten, as a block memtrace never saw). */
+static bool shadow(const mt_live_entry *e)
+{
+    mt_lock_acquire(&shadow_lock);
+    unsigned n = mt_atomic_load_relaxed(&nshadowed);
+    bool kept = n < SHADOWED_MAX;
+    if (kept) {
+        shadowed[n] = *e;
+        mt_atomic_store_relaxed(&nshadowed, n + 1);
+    }
+    mt_lock_release(&shadow_lock);
+    return kept;
+}
+
+/* The record shadowed at PTR, taken out into *OUT; false if none. */
+static bool unshadow(uintptr_t ptr, mt_live_entry *out)
+{
+    if (mt_atomic_load_relaxed(&nshadowed) == 0)
+        return false;
+    bool found = false;
+    mt_lock_acquire(&shadow_lock);
+    unsigned n = mt_atomic_load_relaxed(&nshadowed);
+    for (unsigned i = 0; i < n && !found; i++) {
+        if (shadowed[i].ptr == ptr) {
+            *out = shadowed[i];
+            shadowed[i] = shadowed[n - 1];
+            mt_atomic_store_relaxed(&nshadowed, n - 1);
+            found = true;
+        }
+    }
+    mt_lock_release(&shadow_lock);
+    return found;
+}
+
+MT_NOINLINE void mt_pool_record(const void *p, size_t size)
+{
+    if (p == NULL || mt_bypass())
+        return;
+    MT_HELD_SCOPE;
+    mt_live_entry old;
+    if (mt_live_remove((uintptr_t)p, &old)) {
+        if (mt_entry_kind(&old) == MT_KIND_POOL)
+            mt_note_freed(&old); /* declared again without its freelike */
+        else if (!shadow(&old))
+            mt_note_freed(&old);
+    }
+    record((void *)p, size, MT_KIND_POOL, false);
+}
+
+MT_NOINLINE void mt_pool_release(const void *p)
+{
+    if (p == NULL || mt_busy || mt_passthrough || mt_held ||
+        mt_atomic_load_acquire(&mt_phase) < MT_READY)
+        return;
+    MT_HELD_SCOPE;
+    mt_live_entry e;
+    if (!mt_live_remove((uintptr_t)p, &e)) {
+        if (mt_atomic_load_relaxed(&mt_phase) == MT_READY)
+            mt_bad_free(p, MT_KIND_POOL, NULL);
+        return;
+    }
+    if (mt_entry_kind(&e) != MT_KIND_POOL) {
+        mt_free_mismatched((void *)p, MT_KIND_POOL, &e);
+        mt_live_insert(&e); /* a block of the allocator's: it stays live */
+        return;
+    }
+    mt_note_freed(&e);
+    mt_live_entry storage;
+    if (unshadow((uintptr_t)p, &storage))
+        mt_live_insert(&storage);
+}
+
+bool mt_pool_unshadow(mt_live_entry *e)
+{
+    mt_live_entry storage;
+    if (!unshadow(e->ptr, &storage))
+        return false;
+    mt_live_insert(e); /* the pool block stays, in memory its program freed */
+    *e = storage;
+    return true;
+}
+
+MT_COLD bool mt_free_mismatched(void *p, unsigned kind, mt_live_entry *e)
+{
+    /* The allocator's block under a pool block at its start: its free. */
+    if (mt_entry_kind(e) == MT_KIND_POOL && kind != MT_KIND_POOL && mt_pool_unshadow(e) &&
+        mt_entry_kind(e) == kind)
+        return true;
+    if (!mt_busy)
+        mt_bad_free(p, kind, e);
+    if (mt_entry_kind(e) != MT_KIND_POOL)
+        return true;
+    mt_live_insert(e);
+    return false;
 }
 
 /* E's free, by FREE_THREAD at FREE_STACK after allocation FREE_SEQ, as the
@@ -456,10 +577,12 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
  * pass-through scope): the new block is untraced. Paused or detached,
  * PTR's record leaves as in mt_free, but comes back when FN fails and the
  * block is intact (not a realloc(p, 0), which freed it). */
+static MT_COLD void *realloc_freed(void);
+
 static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), void *ptr,
                                                  size_t size)
 {
-    mt_live_entry old;
+    mt_live_entry old = { 0 };
     bool had = false;
     mt_sample_block b;
     /* An unsampled block's trailer must not stay behind in memory the
@@ -470,6 +593,8 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
     else if (!mt_busy && !mt_passthrough && !mt_held &&
              mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
         had = mt_unrecord(ptr, MT_KIND_MALLOC, &old);
+    if (MT_UNLIKELY(!had && old.ptr)) /* the program's own pool's */
+        return realloc_freed();
     mt_resize_stamp(had, &old);
     void *q = NULL;
     if (fn)
@@ -556,8 +681,15 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
     mt_live_entry old;
     bool had = mt_live_remove((uintptr_t)ptr, &old);
     MT_ASSERT(!had || old.ptr == (uintptr_t)ptr);
-    if (MT_UNLIKELY(!had || mt_entry_kind(&old) != MT_KIND_MALLOC))
-        mt_bad_free(ptr, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, had ? &old : NULL);
+    if (MT_UNLIKELY(!had || mt_entry_kind(&old) != MT_KIND_MALLOC)) {
+        if (had && mt_entry_kind(&old) == MT_KIND_POOL && !mt_pool_unshadow(&old)) {
+            mt_bad_free(ptr, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, &old);
+            mt_live_insert(&old); /* the program's own pool's: never resized */
+            return realloc_freed();
+        }
+        if (!had || mt_entry_kind(&old) != MT_KIND_MALLOC)
+            mt_bad_free(ptr, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, had ? &old : NULL);
+    }
     if (MT_UNLIKELY(!had) && mt_quarantine_on && !mt_unheld(ptr))
         return realloc_freed();
     if (had)

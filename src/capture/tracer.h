@@ -63,6 +63,16 @@ int mt_tc_posix_memalign(void **out, size_t align, size_t size);
 void *mt_tc_valloc(size_t size);
 void *mt_tc_pvalloc(size_t size);
 
+/* memtrace_malloclike (runtime/api.c): the SIZE bytes at P, memory of the
+ * program's own pool, become a recorded block of family MT_KIND_POOL,
+ * with the caller's stack and no redzone; nothing when recording is off
+ * or P is NULL. */
+void mt_pool_record(const void *p, size_t size);
+/* memtrace_freelike: P's record leaves, noted freed as a free's; a P with
+ * no record, or a block of another family (which stays), is a bad free
+ * (mt_bad_free). Nothing while memtrace does not record frees. */
+void mt_pool_release(const void *p);
+
 /* Address of the next allocation number (for the state descriptor). */
 const mt_atomic(uint64_t) *mt_seq_counter(void);
 

@@ -18,10 +18,12 @@
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/config.h"
+#include "base/lock.h"
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
 #include "base/stop_world.h"
+#include "leak/leak_client.h"
 #include "leak/leak_report.h"
 #include "leak/leak_self.h"
 #include "leak/suppressions.h"
@@ -159,7 +161,8 @@ static void copy_block(const mt_live_entry *e, void *ctx)
      * store never gave out comes from a damaged entry. */
     bool impossible = e->stack && !mt_stack_get(e->stack, &frames);
     *b = (mt_leak_block){ .ptr = e->ptr, .size = e->size, .stack = e->stack,
-                          .flags = impossible ? MT_LEAK_FLAG_DAMAGED : 0 };
+                          .flags = (impossible ? MT_LEAK_FLAG_DAMAGED : 0) |
+                                   (mt_entry_kind(e) == MT_KIND_POOL ? MT_LEAK_FLAG_POOL : 0) };
 }
 
 /* mt_leak_report_input's callbacks for the process itself. */
@@ -258,10 +261,15 @@ static bool take_blocks(const mt_leak_source *src, const mt_leak_gathered *g, bo
     mt_leak_gather_linker_blocks(src, g, (mt_leak_block *)blocks->p, blocks->n);
     if (heap)
         mt_leak_gather_heap(src, g, (mt_leak_block *)blocks->p, blocks->n);
+    /* Sorted now (the scan's own sort then makes one pass) for the
+     * blocks the program ignored (memtrace_ignore_object). */
+    mt_leak_sort((mt_leak_block *)blocks->p, blocks->n);
+    mt_leak_client_ignored((mt_leak_block *)blocks->p, blocks->n);
     return true;
 }
 
-/* Makes this process's verdict, once (a forked child makes its own). Call
+/* Makes this process's verdict, once (a forked child makes its own; a
+ * check the program asks for, memtrace_leak_check, makes one anew). Call
  * inside memtrace (mt_enter) with cancellation disabled. The calling
  * thread's stack is scanned from STACK_FROM, the frame of the exit handler
  * that asks: what lies below it is memtrace's own frames, and dead frames
@@ -284,6 +292,7 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
     mt_leak_gathered g = { push_region, add_word, &r, 0, 0, 0 };
     /* Under the loader's lock, while no thread is stopped. */
     mt_leak_gather_modules(&src, &g);
+    mt_leak_client_roots(push_region, &r); /* memtrace_register_root_region's */
     bool listed = mt_world_stop(mt_threads_is_own);
 
     /* From here until mt_world_resume: no allocation, no lock without a
@@ -302,7 +311,7 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
     };
     verdict.scanned = ok && have_blocks && mt_leak_scan(&in, &verdict.t);
     if (verdict.scanned)
-        blocks->n -= verdict.t.damaged; /* the dropped entries are past the kept ones */
+        blocks->n -= verdict.t.damaged + verdict.t.pool_storage; /* dropped: past the kept */
     mt_world_resume();
 
     verdict.why_not = !ok ? "/proc/thread-self/maps could not be read" : "no memory for its tables";
@@ -383,10 +392,45 @@ static void leak_check_at_exit(void)
     leak_check(&uc, (uintptr_t)__builtin_frame_address(0));
 }
 
+/* The suppressions' path, read once: by the registration at start-up, or
+ * by the first check the program asks for when the check at exit is off. */
+static void read_suppressions_path(void)
+{
+    static mt_atomic(int) done;
+    if (mt_atomic_exchange_acq_rel(&done, 1) == 0)
+        mt_setting_path(MT_SET_SUPPRESSIONS, suppressions_path, sizeof suppressions_path,
+                        "no suppressions");
+}
+
+static mt_lock asked;
+
+uint64_t mt_leak_check_now(const ucontext_t *uc, uintptr_t stack_from)
+{
+    read_suppressions_path();
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    mt_lock_acquire(&asked); /* one check at a time: they share the verdict */
+    int was = mt_enter();
+    verdict.pid = 0; /* made anew, and again at exit */
+    scan_once(uc, stack_from);
+    uint64_t lost = 0;
+    if (!verdict.scanned)
+        mt_warn("memtrace_leak_check: the leak check could not run (%s); no verdict",
+                verdict.why_not);
+    else
+        lost = report((mt_leak_block *)verdict.blocks.p, verdict.blocks.n, &verdict.t,
+                      verdict.nroots, (const mt_leak_unstopped *)verdict.un.p, verdict.un.n,
+                      verdict.incomplete);
+    verdict.pid = 0;
+    mt_leave(was);
+    mt_lock_release(&asked);
+    pthread_setcancelstate(cancel, NULL);
+    return lost;
+}
+
 void mt_leak_check_register(void)
 {
-    mt_setting_path(MT_SET_SUPPRESSIONS, suppressions_path, sizeof suppressions_path,
-                    "no suppressions");
+    read_suppressions_path();
     atexit(leak_check_at_exit);
     static const mt_leak_hooks hooks = { leak_scan_for_profiler, leak_classes_of };
     mt_profiler_set_leak_hooks(&hooks);

@@ -29,6 +29,7 @@
 #include "report/recording_line.h"
 #include "store/site.h"
 
+#define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
 #include "../../include/memtrace.h"
 
 #include <errno.h>

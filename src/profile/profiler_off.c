@@ -10,6 +10,7 @@
 #include "capture/real.h"
 #include "report/pprof_out.h"
 
+#define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
 #include "../../include/memtrace.h"
 
 #include <stdlib.h>

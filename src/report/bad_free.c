@@ -227,6 +227,8 @@ static const char *call_name(unsigned kind)
         return "delete";
     case MT_KIND_NEW_ARRAY:
         return "delete[]";
+    case MT_KIND_POOL:
+        return "memtrace_freelike";
     default:
         return "free";
     }
@@ -239,6 +241,8 @@ static const char *alloc_name(unsigned kind)
         return "new";
     case MT_KIND_NEW_ARRAY:
         return "new[]";
+    case MT_KIND_POOL:
+        return "memtrace_malloclike";
     default:
         return "malloc";
     }
@@ -293,10 +297,16 @@ void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found)
         b.free_thread = mt_describe_thread(prev.free_thread);
         b.alloc_stack = mt_describe_stack_ref(prev.alloc_stack);
         b.free_stack = mt_describe_stack_ref(prev.free_stack);
+    } else if ((kind & 0xff) == MT_KIND_POOL) {
+        /* Every block memtrace_malloclike declares is recorded: an
+         * address none starts is wrong, not merely untraced. */
+        b.what = MT_BAD_FREE_WILD;
     } else {
         goto out;
     }
-    if (b.what != MT_BAD_FREE_DOUBLE) {
+    if (b.what == MT_BAD_FREE_WILD) {
+        b.ptr = addr;
+    } else if (b.what != MT_BAD_FREE_DOUBLE) {
         b.ptr = e.ptr;
         b.size = e.size;
         b.alloc_seq = e.seq;

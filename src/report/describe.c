@@ -21,6 +21,7 @@
 #include "store/threads.h"
 #include "symbolize/symbolize.h"
 
+#define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
 #include "../../include/memtrace.h"
 
 #include <pthread.h>

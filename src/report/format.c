@@ -427,6 +427,10 @@ void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writ
         mt_out_printf(out, "memtrace: %s of an address %lu bytes inside a %lu-byte block at %#lx\n",
                       b->call, (unsigned long)(b->addr - b->ptr), size, start);
         break;
+    case MT_BAD_FREE_WILD:
+        mt_out_printf(out, "memtrace: %s of %#lx, which no block memtrace knows starts at\n",
+                      b->call, start);
+        break;
     default:
         mt_out_printf(out, "memtrace: %s of a %lu-byte block allocated by %s at %#lx\n", b->call,
                       size, b->alloc, start);
@@ -442,6 +446,8 @@ void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writ
         mt_out_printf(out, " (after allocation #%lu) at:\n", (unsigned long)b->free_seq);
         mt_fmt_block_stack(out, put_stack, ctx, &b->free_stack);
     }
+    if (b->what == MT_BAD_FREE_WILD)
+        return;
     mt_out_printf(out, "  allocated by ");
     put_thread(out, &b->alloc_thread);
     mt_out_printf(out, " (allocation #%lu) at:\n", (unsigned long)b->alloc_seq);

@@ -181,12 +181,14 @@ void mt_fmt_recording(mt_out *out, const mt_fmt_recording_state *r);
  *   "memtrace: double free of a N-byte block at START"
  *   "memtrace: CALL of an address K bytes inside a N-byte block at START"
  *   "memtrace: CALL of a N-byte block allocated by ALLOC at START"
+ *   "memtrace: CALL of ADDR, which no block memtrace knows starts at"
  * then "  CALL by thread T at:" and this call's stack; for a double free
  * "  freed before by thread T (after allocation #S) at:" and that free's
  * stack; last "  allocated by thread T (allocation #S) at:" and the
- * block's allocation stack. CALL is free, realloc, delete or delete[];
- * ALLOC is malloc, new or new[]. */
-enum { MT_BAD_FREE_DOUBLE, MT_BAD_FREE_INSIDE, MT_BAD_FREE_MISMATCH };
+ * block's allocation stack (none for WILD). CALL is free, realloc, delete,
+ * delete[] or memtrace_freelike; ALLOC is malloc, new, new[] or
+ * memtrace_malloclike. */
+enum { MT_BAD_FREE_DOUBLE, MT_BAD_FREE_INSIDE, MT_BAD_FREE_MISMATCH, MT_BAD_FREE_WILD };
 
 typedef struct {
     int what;           /* MT_BAD_FREE_* */

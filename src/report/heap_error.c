@@ -21,6 +21,7 @@
 #include "store/live_table.h"
 #include "store/threads.h"
 
+#define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
 #include "../../include/memtrace.h"
 
 #include <pthread.h>
@@ -170,8 +171,8 @@ static void check_live(const mt_live_entry *r, void *ctx)
 {
     damaged *d = ctx;
     size_t first, end, rz = mt_cfg.redzone;
-    if (r->seq <= d->untraced)
-        return;
+    if (r->seq <= d->untraced || mt_entry_kind(r) == MT_KIND_POOL)
+        return; /* a block of the program's own pool has no redzone */
     if (mt_guard_owns((const void *)r->ptr)) {
         /* On a guard page: no redzone, the rest of its page instead. */
         const mt_guard_block *g = mt_guard_live((const void *)r->ptr);

@@ -1,5 +1,7 @@
 /* The exported API beyond print_trace (include/memtrace.h): counters,
- * recording on and off, the version. No locks, no heap. A copy of memtrace
+ * recording on and off, the version, tag scopes, and what the program
+ * tells memtrace (its pool's blocks, leak checks, ignored blocks, root
+ * regions). No heap. A copy of memtrace
  * that stands aside (mt_owner) passes each call to the copy in charge. */
 #include "base/common.h"
 #include "base/reentry.h"
@@ -7,6 +9,9 @@
 #include "base/upcalls.h"
 #include "capture/capture.h"
 #include "capture/real.h"
+#include "capture/tracer.h"
+#include "leak/leak_check.h"
+#include "leak/leak_client.h"
 #include "runtime/recording.h"
 #include "runtime/startup.h"
 #include "store/freed_history.h"
@@ -14,11 +19,14 @@
 #include "store/stack_store.h"
 #include "tags/tags.h"
 
-#define MEMTRACE_DEFINING /* the tag functions' definitions: not weak */
+#define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
 #include "../../include/memtrace.h"
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <ucontext.h>
 
 static void get_stats(struct memtrace_stats *out)
 {
@@ -138,4 +146,104 @@ MT_EXPORT int(memtrace_tag_pop)(void)
     if (MT_LIKELY(!mt_aside) && MT_LIKELY(mt_tag_pop() == NULL))
         return 0;
     return pop_slow();
+}
+
+/* ---- what the program tells memtrace (memtrace.h: malloclike & co.) */
+
+MT_EXPORT int(memtrace_running)(void)
+{
+    return 1;
+}
+
+MT_EXPORT void(memtrace_malloclike)(const void *p, size_t size)
+{
+    void (*owner)(const void *, size_t) = mt_owner("memtrace_malloclike");
+    if (owner) {
+        owner(p, size);
+        return;
+    }
+    mt_pool_record(p, size);
+}
+
+MT_EXPORT void(memtrace_freelike)(const void *p)
+{
+    void (*owner)(const void *) = mt_owner("memtrace_freelike");
+    if (owner) {
+        owner(p);
+        return;
+    }
+    mt_pool_release(p);
+}
+
+MT_EXPORT size_t(memtrace_leak_check)(void)
+{
+    /* First, while the caller's callee-saved registers are intact. */
+    ucontext_t uc;
+    if (getcontext(&uc) != 0)
+        memset(&uc, 0, sizeof uc);
+    size_t (*owner)(void) = mt_owner("memtrace_leak_check");
+    if (owner)
+        return owner();
+    if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT && !mt_busy)
+        mt_start();
+    return (size_t)mt_leak_check_now(&uc, (uintptr_t)__builtin_frame_address(0));
+}
+
+/* One "memtrace:" line for a refused or doubtful call. */
+static MT_COLD void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    int was = mt_enter();
+    mt_warn("%s", line);
+    mt_leave(was);
+}
+
+MT_EXPORT void(memtrace_ignore_object)(const void *p)
+{
+    void (*owner)(const void *) = mt_owner("memtrace_ignore_object");
+    if (owner) {
+        owner(p);
+        return;
+    }
+    int was = mt_enter();
+    const char *why = mt_leak_ignore((uintptr_t)p);
+    mt_leave(was);
+    if (why)
+        say("memtrace_ignore_object: %p %s", p, why);
+}
+
+MT_EXPORT void(memtrace_register_root_region)(const void *p, size_t size)
+{
+    void (*owner)(const void *, size_t) = mt_owner("memtrace_register_root_region");
+    if (owner) {
+        owner(p, size);
+        return;
+    }
+    uintptr_t overlap[2];
+    const char *why = mt_leak_root_add((uintptr_t)p, size, overlap);
+    if (why)
+        say("memtrace_register_root_region: [%p, +%zu) %s", p, size, why);
+    else if (overlap[1])
+        say("memtrace_register_root_region: [%#lx, %#lx) overlaps the region [%#lx, %#lx) "
+            "registered before; both are scanned",
+            (unsigned long)(uintptr_t)p, (unsigned long)((uintptr_t)p + size),
+            (unsigned long)overlap[0], (unsigned long)overlap[1]);
+}
+
+MT_EXPORT void(memtrace_unregister_root_region)(const void *p, size_t size)
+{
+    void (*owner)(const void *, size_t) = mt_owner("memtrace_unregister_root_region");
+    if (owner) {
+        owner(p, size);
+        return;
+    }
+    const char *why = mt_leak_root_remove((uintptr_t)p, size);
+    if (why)
+        say("memtrace_unregister_root_region: [%#lx, %#lx) %s", (unsigned long)(uintptr_t)p,
+            (unsigned long)((uintptr_t)p + size), why);
 }

@@ -25,6 +25,13 @@
 
 MT_EXPORT struct memtrace_state memtrace_state;
 
+/* The snapshots' marks (descriptor.h): written by gdb alone. In memtrace's
+ * own module, which is no root of the leak check. */
+static struct snapshot {
+    uint64_t mark;
+    char name[40];
+} snapshots[64];
+
 static const char version[] = MEMTRACE_VERSION;
 
 void mt_descriptor_publish(void)
@@ -150,6 +157,12 @@ void mt_descriptor_publish(void)
     s->tag_thread = offsetof(mt_tag_node, thread);
     s->tag_name = offsetof(mt_tag_node, name);
     s->live_cap_offset = live.cap_offset;
+    s->snapshots = (uintptr_t)snapshots;
+    s->snapshot_count = sizeof snapshots / sizeof *snapshots;
+    s->snapshot_size = sizeof *snapshots;
+    s->snapshot_name = offsetof(struct snapshot, name);
+    s->snapshot_name_size = sizeof snapshots->name;
+    s->seq_epoch = (uintptr_t)&mt_seq.epoch;
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

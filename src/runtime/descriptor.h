@@ -173,6 +173,18 @@ struct memtrace_state {
      * thread still running may hold up to live_exact_slack bytes more or
      * less, not flushed yet. */
     uint64_t live_exact, live_exact_peak, live_exact_slack;
+    /* Snapshots (`memtrace snapshot NAME` in gdb): snapshots is the
+     * address of snapshot_count slots of snapshot_size bytes, each a
+     * 64-bit mark at offset 0 (0: a free slot; else the first allocation
+     * number the snapshot does not hold: the blocks numbered from it on
+     * were allocated after it) and a NUL-terminated name of at most
+     * snapshot_name_size bytes at offset snapshot_name. The library
+     * never writes them: gdb does, in the stopped process, and adds 1 to
+     * the 32-bit word at seq_epoch (threads.h's mt_seq.epoch), so that
+     * every thread takes its next numbers from the shared counter, above
+     * the mark. Kept in the process, they are read on its core too. */
+    uint64_t snapshots, snapshot_count, snapshot_size, snapshot_name, snapshot_name_size;
+    uint64_t seq_epoch;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

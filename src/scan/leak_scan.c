@@ -255,12 +255,24 @@ static bool in_mappings(const mt_leak_input *in, uintptr_t ptr, uint64_t size)
     return false;
 }
 
+/* Whether INNER, a block of the program's pool, lies whole in OUTER, a
+ * block that is not: OUTER is then the pool's storage (MT_LEAK_FLAG_POOL). */
+static bool pool_within(const mt_leak_block *inner, const mt_leak_block *outer)
+{
+    return (inner->flags & MT_LEAK_FLAG_POOL) && !(outer->flags & MT_LEAK_FLAG_POOL) &&
+           inner->ptr >= outer->ptr && inner->ptr - outer->ptr <= outer->size &&
+           inner->size <= outer->size - (inner->ptr - outer->ptr);
+}
+
 /* Moves the good blocks of the sorted B[0..N) to its front, keeping their
  * order, and returns how many; counts the others in T. One pass with the
  * kept blocks as a stack: a block overlapping the last kept one drops both
  * (which of the two lies cannot be told), and the next is compared with
  * the kept block before them, whose end is at or below its start, so one
- * bad size drops two entries, not every block it covers. */
+ * bad size drops two entries, not every block it covers. The exception is
+ * a pool block inside a block that is not one (either order: both may
+ * start at one address): the outer block, the pool's storage, is dropped
+ * alone; the pool's next blocks then meet only each other. */
 static size_t drop_damaged(const mt_leak_input *in, mt_leak_block *b, size_t n,
                            mt_leak_totals *t)
 {
@@ -271,6 +283,14 @@ static size_t drop_damaged(const mt_leak_input *in, mt_leak_block *b, size_t n,
         uintptr_t end = e.ptr + (e.size ? e.size : 1);
         bool bad = (e.flags & MT_LEAK_FLAG_DAMAGED) || end < e.ptr ||
                    !in_mappings(in, e.ptr, e.size);
+        if (!bad && kept && pool_within(&b[kept - 1], &e) && e.ptr == b[kept - 1].ptr) {
+            t->pool_storage++; /* E is the storage of the pool block kept */
+            continue;
+        }
+        while (!bad && kept && pool_within(&e, &b[kept - 1])) {
+            t->pool_storage++; /* the storage goes, E stays */
+            kept--;
+        }
         if (!bad && kept) {
             const mt_leak_block *last = &b[kept - 1];
             if (e.ptr < last->ptr + (last->size ? last->size : 1)) {

@@ -39,6 +39,13 @@ enum {
 /* The caller found the block's entry impossible (a stack id the stack
  * store never gave out): the scan counts it damaged and drops it. */
 #define MT_LEAK_FLAG_DAMAGED 2u
+/* A block of the program's own pool (memtrace_malloclike), which may lie
+ * inside another block: a block that holds such blocks whole is the pool's
+ * storage, not a block of its own, and is dropped (counted in
+ * pool_storage), as valgrind's memcheck drops a malloc'd block holding
+ * MALLOCLIKE blocks; what the pool's blocks point to is still followed
+ * through them. */
+#define MT_LEAK_FLAG_POOL 4u
 
 /* One live block, as the caller knows it. The scan writes CLASS and the
  * HELD fields. */
@@ -108,6 +115,8 @@ typedef struct {
     uint64_t unreadable_blocks;       /* blocks whose contents READ refused */
     uint64_t damaged;                 /* entries dropped as damaged (see mt_leak_scan) */
     uintptr_t first_damaged;          /* the lowest address a damaged entry names */
+    uint64_t pool_storage;            /* blocks dropped as a pool's storage
+                                         (MT_LEAK_FLAG_POOL) */
     double seconds;                   /* time the scan took (sort + marks) */
 } mt_leak_totals;
 
@@ -116,9 +125,10 @@ typedef struct {
  * is damaged (a wild write into memtrace's table, a damaged core) when its
  * block wraps around the address space, does not lie in mapped memory
  * (IN->region), overlaps the block before it (both are dropped), or the
- * caller flagged it (MT_LEAK_FLAG_DAMAGED); the first NBLOCKS -
- * OUT->damaged blocks are then the good ones, sorted, and the rest are
- * unspecified. Every range read is clipped to the mappings IN->region
+ * caller flagged it (MT_LEAK_FLAG_DAMAGED); a block holding pool blocks
+ * whole is dropped as their storage (MT_LEAK_FLAG_POOL); the first NBLOCKS
+ * - OUT->damaged - OUT->pool_storage blocks are then the good ones,
+ * sorted, and the rest are unspecified. Every range read is clipped to the mappings IN->region
  * names, so the work is bounded by them whatever the entries hold.
  * Classes as valgrind's memcheck gives them: a word marks the block holding
  * the address it holds, REACHABLE by a start pointer from a root or a

@@ -12,8 +12,10 @@
 #include <stdint.h>
 
 /* How a block was allocated: its free must be of the same family
- * (free/realloc for the C functions, delete for new, delete[] for new[]). */
-enum { MT_KIND_MALLOC = 0, MT_KIND_NEW = 1, MT_KIND_NEW_ARRAY = 2 };
+ * (free/realloc for the C functions, delete for new, delete[] for new[],
+ * memtrace_freelike for a block of the program's own pool that
+ * memtrace_malloclike declared: never the real allocator's). */
+enum { MT_KIND_MALLOC = 0, MT_KIND_NEW = 1, MT_KIND_NEW_ARRAY = 2, MT_KIND_POOL = 3 };
 
 /* The thread word: the thread number in its low MT_ENTRY_THREAD_BITS bits
  * (every number mt_thread_wrap gives fits), the kind above them. Published

@@ -87,7 +87,7 @@ man_settings=$(awk '/^== /{on = ($0 == "== SETTINGS")} on' "$page1" |
                    grep -oE '^\*MEMTRACE_[A-Z_]+\*' | grep -oE 'MEMTRACE_[A-Z_]+')
 compare "memtrace(1) SETTINGS: doc/settings.adoc's, no more" "$man_settings" "$readme_settings" \
     "$PENDING_SETTINGS"
-header_functions=$(grep -oE '^[a-z].*\b[a-z_]+\(' "$root/include/memtrace.h" |
+header_functions=$(grep -v '^static ' "$root/include/memtrace.h" | grep -oE '^[a-z].*\b[a-z_]+\(' |
                        grep -oE '[a-z_]+\($' | tr -d '(')
 man_functions=$(awk '/^== /{on = ($0 == "== SYNOPSIS")} on' "$page3" |
                     grep -oE '^[a-z].*\b[a-z_]+\(' | grep -oE '[a-z_]+\($' | tr -d '(')
@@ -164,15 +164,22 @@ usr/share/gdb/auto-load/usr/lib/libmemtrace.so-gdb.py
 usr/share/man/man1/memtrace.1
 usr/share/man/man3/memtrace.3
 usr/share/man/man3/memtrace_check.3
+usr/share/man/man3/memtrace_freelike.3
 usr/share/man/man3/memtrace_get_stats.3
 usr/share/man/man3/memtrace_get_stats_sized.3
+usr/share/man/man3/memtrace_ignore_object.3
+usr/share/man/man3/memtrace_leak_check.3
+usr/share/man/man3/memtrace_malloclike.3
 usr/share/man/man3/memtrace_on_error.3
 usr/share/man/man3/memtrace_print_trace.3
 usr/share/man/man3/memtrace_recording.3
+usr/share/man/man3/memtrace_register_root_region.3
 usr/share/man/man3/memtrace_report.3
+usr/share/man/man3/memtrace_running.3
 usr/share/man/man3/memtrace_set_recording.3
 usr/share/man/man3/memtrace_tag_pop.3
 usr/share/man/man3/memtrace_tag_push.3
+usr/share/man/man3/memtrace_unregister_root_region.3
 usr/share/man/man3/memtrace_version.3
 usr/share/man/man3/print_trace.3
 usr/share/memtrace/memtrace.py
@@ -232,15 +239,22 @@ share/gdb/auto-load$lib/libmemtrace.so-gdb.py
 share/man/man1/memtrace.1
 share/man/man3/memtrace.3
 share/man/man3/memtrace_check.3
+share/man/man3/memtrace_freelike.3
 share/man/man3/memtrace_get_stats.3
 share/man/man3/memtrace_get_stats_sized.3
+share/man/man3/memtrace_ignore_object.3
+share/man/man3/memtrace_leak_check.3
+share/man/man3/memtrace_malloclike.3
 share/man/man3/memtrace_on_error.3
 share/man/man3/memtrace_print_trace.3
 share/man/man3/memtrace_recording.3
+share/man/man3/memtrace_register_root_region.3
 share/man/man3/memtrace_report.3
+share/man/man3/memtrace_running.3
 share/man/man3/memtrace_set_recording.3
 share/man/man3/memtrace_tag_pop.3
 share/man/man3/memtrace_tag_push.3
+share/man/man3/memtrace_unregister_root_region.3
 share/man/man3/memtrace_version.3
 share/man/man3/print_trace.3
 share/memtrace/memtrace.py
@@ -391,15 +405,22 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/man/man1/memtrace.1.gz
 ./usr/share/man/man3/memtrace.3.gz
 ./usr/share/man/man3/memtrace_check.3.gz
+./usr/share/man/man3/memtrace_freelike.3.gz
 ./usr/share/man/man3/memtrace_get_stats.3.gz
 ./usr/share/man/man3/memtrace_get_stats_sized.3.gz
+./usr/share/man/man3/memtrace_ignore_object.3.gz
+./usr/share/man/man3/memtrace_leak_check.3.gz
+./usr/share/man/man3/memtrace_malloclike.3.gz
 ./usr/share/man/man3/memtrace_on_error.3.gz
 ./usr/share/man/man3/memtrace_print_trace.3.gz
 ./usr/share/man/man3/memtrace_recording.3.gz
+./usr/share/man/man3/memtrace_register_root_region.3.gz
 ./usr/share/man/man3/memtrace_report.3.gz
+./usr/share/man/man3/memtrace_running.3.gz
 ./usr/share/man/man3/memtrace_set_recording.3.gz
 ./usr/share/man/man3/memtrace_tag_pop.3.gz
 ./usr/share/man/man3/memtrace_tag_push.3.gz
+./usr/share/man/man3/memtrace_unregister_root_region.3.gz
 ./usr/share/man/man3/memtrace_version.3.gz
 ./usr/share/man/man3/print_trace.3.gz
 ./usr/share/memtrace/memtrace.py
