@@ -268,12 +268,11 @@ MT_NOINLINE void mt_pool_record(const void *p, size_t size)
         return;
     MT_HELD_SCOPE;
     mt_live_entry old;
-    if (mt_live_remove((uintptr_t)p, &old)) {
-        if (mt_entry_kind(&old) == MT_KIND_POOL)
-            mt_note_freed(&old); /* declared again without its freelike */
-        else if (!shadow(&old))
-            mt_note_freed(&old);
-    }
+    /* A pool block declared again without its freelike ends; a heap block
+     * (the pool's storage) is set aside by shadow() unless it cannot be. */
+    if (mt_live_remove((uintptr_t)p, &old) &&
+        (mt_entry_kind(&old) == MT_KIND_POOL || !shadow(&old)))
+        mt_note_freed(&old);
     record((void *)p, size, MT_KIND_POOL, false);
 }
 
