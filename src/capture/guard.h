@@ -45,6 +45,9 @@ typedef struct {
     uint64_t alloc_seq, free_seq;
     uint32_t alloc_thread, free_thread;
     mt_stack_id alloc_stack, free_stack;
+    /* FREED: the page is the redzone byte but for the block's bytes (its
+     * redzones were found intact, or mended, at the free) */
+    bool tidy;
 } mt_guard_block;
 
 /* Allocations left before this thread's next sampled one; 0 means "ask
@@ -84,8 +87,9 @@ static inline bool mt_guard_owns(const void *p)
 
 /* The slot of the live block starting at P, now FREEING (no other thread
  * frees it again), or NULL when P is no live block's start in the pool
- * (freed already, inside a block, a guard page). */
-mt_guard_block *mt_guard_claim(const void *p);
+ * (freed already, inside a block, a guard page) or when the pool's lock
+ * could not be taken (*LOST: a lock a forked child inherited held). */
+mt_guard_block *mt_guard_claim(const void *p, bool *lost);
 
 /* The bytes of S's page after its block (its slack, LEN bytes, filled
  * with the redzone byte at the allocation) that differ from it, from
@@ -93,8 +97,19 @@ mt_guard_block *mt_guard_claim(const void *p);
  * is live or claimed (its page accessible). */
 bool mt_guard_slack(const mt_guard_block *s, size_t *first, size_t *end, size_t *len);
 
-/* Makes the page of S, claimed, inaccessible and S the newest freed slot. */
-void mt_guard_release(mt_guard_block *s);
+/* The same for the bytes of S's page before its block (LEN bytes, the
+ * page's start to the block's; FIRST and END offsets from the page's
+ * start): an underflow of a right-aligned block. */
+bool mt_guard_head(const mt_guard_block *s, size_t *first, size_t *end, size_t *len);
+
+/* Fills the rest of claimed S's page, before and after its block, with
+ * the redzone byte again (after a report of its damage). */
+void mt_guard_mend(const mt_guard_block *s);
+
+/* Makes the page of S, claimed, inaccessible and S the newest freed slot.
+ * TIDY: the caller found the rest of its page intact or mended it (the
+ * slot's next block then fills only where this one was). */
+void mt_guard_release(mt_guard_block *s, bool tidy);
 
 /* The live block starting at P (its size is the size the program asked
  * for), or NULL: P is no live block's start in the pool. */
