@@ -212,6 +212,15 @@ bool mt_guard_head(const mt_guard_block *s, size_t *first, size_t *end, size_t *
     return mt_pattern_damage((const unsigned char *)page, *len, MT_REDZONE_BYTE, first, end);
 }
 
+bool mt_guard_near_damage(const mt_guard_block *s)
+{
+    uintptr_t page = s->start & ~(uintptr_t)(pool.page - 1), end = s->start + s->size;
+    size_t before = s->start - page < MT_GUARD_NEAR ? s->start - page : MT_GUARD_NEAR;
+    size_t after = page + pool.page - end < MT_GUARD_NEAR ? page + pool.page - end : MT_GUARD_NEAR;
+    return mt_pattern_differs((const unsigned char *)(s->start - before), before, MT_REDZONE_BYTE) ||
+           mt_pattern_differs((const unsigned char *)end, after, MT_REDZONE_BYTE);
+}
+
 const mt_guard_block *mt_guard_live(const void *p)
 {
     size_t i = slot_of((uintptr_t)p);

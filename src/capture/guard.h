@@ -102,6 +102,13 @@ bool mt_guard_slack(const mt_guard_block *s, size_t *first, size_t *end, size_t 
  * start): an underflow of a right-aligned block. */
 bool mt_guard_head(const mt_guard_block *s, size_t *first, size_t *end, size_t *len);
 
+/* Whether the MT_GUARD_NEAR bytes of S's page before its block, or the
+ * MT_GUARD_NEAR after it, differ from the redzone byte: the free's check
+ * (a linear overflow or underflow passes through them; reading the whole
+ * page at every free cost as much as the rest of the free). */
+#define MT_GUARD_NEAR 256
+bool mt_guard_near_damage(const mt_guard_block *s);
+
 /* Fills the rest of claimed S's page, before and after its block, with
  * the redzone byte again (after a report of its damage). */
 void mt_guard_mend(const mt_guard_block *s);

@@ -625,50 +625,54 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
 /* The rest of claimed slot S's page, before and after its block P, is
  * still the redzone byte: else reported, at P's free, while P's record
  * and stacks are still in the live table (MEMTRACE_ON_ERROR=abort's core
- * knows the block), and mended. False when it could not be checked. */
-static MT_COLD bool check_guard_page(const mt_guard_block *s, const void *p)
+ * knows the block), and mended. */
+static MT_COLD void check_guard_page(const mt_guard_block *s, const void *p)
 {
+    if (MT_LIKELY(!mt_guard_near_damage(s)))
+        return;
+    size_t hfirst, hend, hlen, tfirst, tend, tlen;
+    bool head = mt_guard_head(s, &hfirst, &hend, &hlen);
+    bool tail = mt_guard_slack(s, &tfirst, &tend, &tlen);
+    if (MT_LIKELY(!head && !tail))
+        return;
     mt_live_entry r;
     bool unlocked = false;
-    size_t first, end, len;
-    if (!mt_live_find((uintptr_t)p, &r, &unlocked))
-        return false; /* not traced: nothing to name it by */
-    bool damaged = false;
-    struct mt_heap_error e = {
-        .ptr = r.ptr,
-        .size = r.size,
-        .alloc_seq = r.seq,
-        .alloc_stack = r.stack,
-        .alloc_thread = mt_entry_thread(&r),
-        .where = free_name(&r),
-    };
-    if (mt_guard_head(s, &first, &end, &len)) {
-        /* As the fault's: the distance of the farthest byte written. */
-        e.kind = MT_HEAP_UNDERFLOW;
-        e.bytes = len - first;
-        e.offset = -(int64_t)e.bytes;
-        mt_heap_error_report(&e);
-        damaged = true;
+    if (mt_live_find((uintptr_t)p, &r, &unlocked)) {
+        struct mt_heap_error e = {
+            .ptr = r.ptr,
+            .size = r.size,
+            .alloc_seq = r.seq,
+            .alloc_stack = r.stack,
+            .alloc_thread = mt_entry_thread(&r),
+            .where = free_name(&r),
+        };
+        if (head) {
+            /* As the fault's: the distance of the farthest byte written. */
+            e.kind = MT_HEAP_UNDERFLOW;
+            e.bytes = hlen - hfirst;
+            e.offset = -(int64_t)e.bytes;
+            mt_heap_error_report(&e);
+        }
+        if (tail) {
+            e.kind = MT_HEAP_OVERFLOW;
+            e.offset = (int64_t)(r.size + tfirst);
+            e.bytes = tend - tfirst;
+            e.at_least = tend == tlen;
+            mt_heap_error_report(&e);
+        }
     }
-    if (mt_guard_slack(s, &first, &end, &len)) {
-        e.kind = MT_HEAP_OVERFLOW;
-        e.offset = (int64_t)(r.size + first);
-        e.bytes = end - first;
-        e.at_least = end == len;
-        mt_heap_error_report(&e);
-        damaged = true;
-    }
-    if (damaged)
-        mt_guard_mend(s);
-    return true;
+    mt_guard_mend(s);
 }
 
 MT_COLD void mt_guard_free(void *p, unsigned kind)
 {
     bool lost;
     mt_guard_block *s = mt_guard_claim(p, &lost);
-    bool tidy =
-        s && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY && check_guard_page(s, p);
+    /* Checked only where a report can be made (outside memtrace, READY);
+     * a page not checked is filled whole for the slot's next block. */
+    bool tidy = s && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY;
+    if (tidy)
+        check_guard_page(s, p);
     mt_live_entry e;
     bool had = false;
     /* As MT_NEXT_FREE: the record leaves while recording or paused. */
