@@ -6,11 +6,12 @@
  *   pool: G D0 G D1 G ... G D(S-1) G     (2S + 1 pages, S = MEMTRACE_GUARD_SLOTS)
  *
  * A block sits at the end of its data page (right-aligned, as low as the
- * alignment it needs asks: 16 bytes from 16 bytes on, else the largest
- * power of two not above its size) or, every other block a thread places,
- * at its start (left-aligned), so that the first access past its end, or
- * before its start, touches a guard page and faults. A freed block's page
- * is made inaccessible and its contents dropped; slots are reused oldest
+ * alignment it needs asks: glibc's 16 bytes at least, whatever its size)
+ * or, every other block a thread places, at its start (left-aligned), so
+ * that the first access past its end, or before its start, touches a
+ * guard page and faults; the rest of its page, before and after it, is
+ * filled with the redzone byte and checked at its free. A freed block's
+ * page is made inaccessible, its bytes kept; slots are reused oldest
  * freed first (FIFO) once every slot was used once, so a freed page stays
  * inaccessible for as long as the pool allows. When no slot is free the
  * allocation is made by the real allocator as usual. The fault is
