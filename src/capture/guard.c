@@ -212,6 +212,35 @@ bool mt_guard_head(const mt_guard_block *s, size_t *first, size_t *end, size_t *
     return mt_pattern_damage((const unsigned char *)page, *len, MT_REDZONE_BYTE, first, end);
 }
 
+void *mt_guard_resize(const void *p, size_t size)
+{
+    size_t i = slot_of((uintptr_t)p);
+    mt_guard_block *s = &pool.slots[i];
+    uintptr_t page = s->start & ~(uintptr_t)(pool.page - 1), end = page + pool.page;
+    uintptr_t from = s->start, to = s->start, old_end = s->start + s->size;
+    size_t room = size ? size : 1;
+    if (from != page) /* right-aligned: the end stays at the guard page */
+        to = (end - room) & ~(uintptr_t)(MIN_ALIGN - 1);
+    memmove((void *)to, (void *)from, s->size < size ? s->size : size);
+    /* What the old block held outside the new one is redzone again. */
+    uintptr_t new_end = to + size;
+    if (from < to)
+        mt_pattern_fill((unsigned char *)from, (to < old_end ? to : old_end) - from,
+                        MT_REDZONE_BYTE);
+    if (old_end > new_end) {
+        uintptr_t a = new_end > from ? new_end : from;
+        mt_pattern_fill((unsigned char *)a, old_end - a, MT_REDZONE_BYTE);
+    }
+    s->start = to;
+    s->size = size;
+    return (void *)to;
+}
+
+size_t mt_guard_page_size(void)
+{
+    return pool.page;
+}
+
 bool mt_guard_near_damage(const mt_guard_block *s)
 {
     uintptr_t page = s->start & ~(uintptr_t)(pool.page - 1), end = s->start + s->size;

@@ -103,6 +103,17 @@ bool mt_guard_slack(const mt_guard_block *s, size_t *first, size_t *end, size_t 
  * start): an underflow of a right-aligned block. */
 bool mt_guard_head(const mt_guard_block *s, size_t *first, size_t *end, size_t *len);
 
+/* The live block P of the pool resized in its page to SIZE bytes (at
+ * most a page; its redzones checked by the caller): a left-aligned block
+ * keeps its start, a right-aligned one moves with its bytes so that its
+ * end stays next to the guard page; what it held outside its new bytes is
+ * the redzone byte again. Its new start. No system call: a realloc of a
+ * pool block costs no mprotect. */
+void *mt_guard_resize(const void *p, size_t size);
+
+/* The pool's page size (the largest block it holds). */
+size_t mt_guard_page_size(void);
+
 /* Whether the MT_GUARD_NEAR bytes of S's page before its block, or the
  * MT_GUARD_NEAR after it, differ from the redzone byte: the free's check
  * (a linear overflow or underflow passes through them; reading the whole

@@ -626,7 +626,7 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
  * still the redzone byte: else reported, at P's free, while P's record
  * and stacks are still in the live table (MEMTRACE_ON_ERROR=abort's core
  * knows the block), and mended. */
-static MT_COLD void check_guard_page(const mt_guard_block *s, const void *p)
+static MT_COLD void check_guard_page(const mt_guard_block *s, const void *p, const char *who)
 {
     if (MT_LIKELY(!mt_guard_near_damage(s)))
         return;
@@ -644,7 +644,7 @@ static MT_COLD void check_guard_page(const mt_guard_block *s, const void *p)
             .alloc_seq = r.seq,
             .alloc_stack = r.stack,
             .alloc_thread = mt_entry_thread(&r),
-            .where = free_name(&r),
+            .where = who ? who : free_name(&r),
         };
         if (head) {
             /* As the fault's: the distance of the farthest byte written. */
@@ -672,7 +672,7 @@ MT_COLD void mt_guard_free(void *p, unsigned kind)
      * a page not checked is filled whole for the slot's next block. */
     bool tidy = s && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY;
     if (tidy)
-        check_guard_page(s, p);
+        check_guard_page(s, p, NULL);
     mt_live_entry e;
     bool had = false;
     /* As MT_NEXT_FREE: the record leaves while recording or paused. */
@@ -709,6 +709,22 @@ MT_COLD void *mt_guard_realloc(void *p, size_t size)
     if (size == 0) {
         mt_free(p);
         return NULL;
+    }
+    if (size <= mt_guard_page_size() && !mt_bypass()) {
+        /* Resized in its page, as realloc_with resizes in place: the old
+         * record leaves, the new one enters (a moved block's old address
+         * goes to the freed history). */
+        MT_HELD_SCOPE;
+        check_guard_page(b, p, "realloc");
+        mt_live_entry old;
+        if (mt_live_remove((uintptr_t)p, &old)) {
+            if (MT_UNLIKELY(mt_entry_kind(&old) != MT_KIND_MALLOC))
+                mt_bad_free(p, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, &old);
+            mt_resize_stamp(true, &old);
+            void *q = mt_guard_resize(p, size);
+            mt_resized(p, true, &old, q, size, true);
+            return q;
+        }
     }
     size_t old = b->size;
     void *q = mt_malloc(size);

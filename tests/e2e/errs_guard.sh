@@ -6,7 +6,8 @@
 # before the block is a redzone); a read just past the 16-byte padding
 # of a 10-, 13-, 24- and 100-byte block faults at the access, and a write
 # into the padding is found at the free; every block of 1 to 64 bytes is
-# 16-aligned, as glibc's; free(p + 8) of a pool block is reported and
+# 16-aligned, as glibc's; a realloc resizes a block in its page (its end
+# still at the guard page, the rest of the page a redzone); free(p + 8) of a pool block is reported and
 # ends the run as glibc would (never goes on); the core --check leaves
 # after a fault has the faulting thread's stack (gdb's bt reaches the
 # access and main), and the core it leaves after a report at a free still
@@ -85,6 +86,22 @@ for n in 10 13 24 100; do
     frame0 padding$n "  detected in free by thread 1 at:" main free_padding
     status "padding$n: --check aborts at the free" 134
 done
+
+# ---------------------------------------------------------------- realloc in the block's page
+run realloc realloc
+status "realloc: grown and shrunk, contents kept" 0
+check "realloc: in place, the end at the guard page or the start at the page's" \
+    "realloc right: page end|realloc left: page start|errs_guard: went on" "$(tr '\n' '|' <"$work/realloc.out" | sed 's/|$//')"
+check "realloc: no report" "" "$(cat "$work/realloc.err")"
+run realloc_read realloc_read
+first_line realloc_read "memtrace: heap-buffer-overflow read: 1 byte at offset 208, 8 bytes past the end of a 200-byte block at 0x[0-9a-f]+"
+frame0 realloc_read " $fault" read_at read
+frame0 realloc_read "  allocated by thread 1 (allocation #" main realloc_read
+status "realloc_read: --check aborts at the access" 134
+run realloc_write realloc_write
+first_line realloc_write "memtrace: heap-buffer-overflow: 1 byte past the end of a 40-byte block at 0x[0-9a-f]+"
+frame0 realloc_write "  detected in free by thread 1 at:" main free_realloc
+status "realloc_write: --check aborts at the free" 134
 
 # ---------------------------------------------------------------- glibc's alignment
 run align align

@@ -66,6 +66,30 @@ int main(int argc, char **argv)
         char *p = block((size_t)n, 0);
         p[n] = 'y';
         free(p); /* SITE:free_padding */
+    } else if (!strcmp(c, "realloc")) { /* resized in its page, contents kept */
+        for (int left = 0; left < 2; left++) {
+            char *p = block(100, left);
+            for (int i = 0; i < 100; i++)
+                p[i] = (char)i;
+            p = realloc(p, 200);
+            for (int i = 0; i < 100; i++)
+                if (p[i] != (char)i)
+                    return printf("realloc: byte %d lost\n", i), 1;
+            p = realloc(p, 40);
+            for (int i = 0; i < 40; i++)
+                if (p[i] != (char)i)
+                    return printf("realloc: byte %d lost\n", i), 1;
+            printf("realloc %s: %s\n", left ? "left" : "right",
+                   ((uintptr_t)p & 4095) == 0 ? "page start" : ((uintptr_t)p + 48) % 4096 == 0 ? "page end" : "elsewhere");
+            free(p);
+        }
+    } else if (!strcmp(c, "realloc_read")) { /* past the end after a realloc */
+        char *p = realloc(block(100, 0), 200); /* SITE:realloc_read */
+        read_at(p, 208);
+    } else if (!strcmp(c, "realloc_write")) { /* into the padding after a realloc */
+        char *p = realloc(block(100, 0), 40); /* SITE:realloc_write */
+        p[40] = 'y';
+        free(p); /* SITE:free_realloc */
     } else if (!strcmp(c, "free_inside")) {
         char *p = malloc(100); /* SITE:inside_block */
         char *volatile inside = p + 8;
