@@ -74,6 +74,12 @@ struct mt_heap_error {
     const char *where;
     const uintptr_t *frames;
     unsigned depth;
+    /* The caller calls mt_error_reported (report/heap_error.h: the count,
+     * memtrace_on_error, MEMTRACE_ON_ERROR's abort) itself, once back on
+     * the faulting thread's stack (the guard pages' fault handler reports
+     * on memtrace's own: an abort there leaves a core without the
+     * program's frames). */
+    int caller_counts;
 };
 void mt_heap_error_report(const struct mt_heap_error *e);
 /* Base (base/os.c) -> slow path (runtime/startup.c).

@@ -60,6 +60,13 @@ bool mt_guard_init(unsigned long every, unsigned long slots)
             munmap(table, meta);
         return false;
     }
+    /* The guard pages are never dumped (they hold nothing), and their
+     * flag keeps each of them and each data page a mapping of its own:
+     * a data page's mprotect then changes one mapping's protection in
+     * place, where it would split and merge mappings with its neighbours
+     * (twice the cost). Best effort: the guard works without. */
+    for (size_t k = 0; k <= slots; k++)
+        madvise((char *)range + 2 * k * page, page, MADV_DONTDUMP);
     pool.page = page;
     pool.nslots = slots;
     pool.slots = table;
@@ -70,18 +77,11 @@ bool mt_guard_init(unsigned long every, unsigned long slots)
     return true;
 }
 
-/* The alignment malloc (ALIGN 0) owes a block of SIZE bytes: 16, or for a
- * smaller block the largest power of two not above its size (no object
- * that fits needs more). */
-static size_t malloc_alignment(size_t size)
-{
-    if (size >= 16)
-        return 16;
-    size_t a = 1;
-    while (a * 2 <= size)
-        a *= 2;
-    return a;
-}
+/* The alignment of every block of the pool: glibc's (MALLOC_ALIGNMENT,
+ * 16 on x86-64) for every size, as the allocator the program was built
+ * against gives it (the C standard asks less of a block under 16 bytes,
+ * but code written for glibc relies on 16), and more when asked. */
+#define MIN_ALIGN 16
 
 /* A slot for a new block, marked ALLOCATING; false when none is free. */
 static bool take_slot(size_t *out)
@@ -120,8 +120,8 @@ void *mt_guard_alloc(size_t size, size_t align)
     mt_guard_left = pool.every ? (uint32_t)(pool.every - 1) : UINT32_MAX;
     if (pool.every == 0 || size > pool.page || align > pool.page || (align & (align - 1)))
         return NULL;
-    if (align == 0)
-        align = malloc_alignment(size);
+    if (align < MIN_ALIGN)
+        align = MIN_ALIGN;
     size_t i;
     if (!take_slot(&i))
         return NULL;
@@ -135,10 +135,20 @@ void *mt_guard_alloc(size_t size, size_t align)
     size_t room = size ? size : 1;
     uintptr_t start = place_left ? page : (page + pool.page - room) & ~(uintptr_t)(align - 1);
     place_left ^= 1;
-    /* The slack up to the page's end, as a redzone: a write there that
-     * faulted on no page is found at the free (mt_guard_slack). */
-    memset((void *)(start + size), MT_REDZONE_BYTE, page + pool.page - (start + size));
+    /* The rest of the page, before and after the block, as redzones: a
+     * write there that faulted on no page is found at the free
+     * (mt_guard_slack, mt_guard_head). A tidy page is the pattern already
+     * but for its last block's bytes; any other is filled whole. The block
+     * itself starts zeroed (calloc's blocks come from here too). */
     mt_guard_block *s = &pool.slots[i];
+    if (s->tidy) {
+        mt_pattern_fill((unsigned char *)s->start, s->size, MT_REDZONE_BYTE);
+    } else {
+        mt_pattern_fill((unsigned char *)page, start - page, MT_REDZONE_BYTE);
+        mt_pattern_fill((unsigned char *)(start + size), page + pool.page - (start + size),
+                        MT_REDZONE_BYTE);
+    }
+    memset((void *)start, 0, size);
     *s = (mt_guard_block){ .state = MT_GUARD_LIVE, .start = start, .size = size };
     return (void *)start;
 }
@@ -150,11 +160,16 @@ static size_t slot_of(uintptr_t addr)
     return (k & 1) ? (k - 1) / 2 : SIZE_MAX;
 }
 
-mt_guard_block *mt_guard_claim(const void *p)
+mt_guard_block *mt_guard_claim(const void *p, bool *lost)
 {
     size_t i = slot_of((uintptr_t)p);
-    if (i == SIZE_MAX || !mt_lock_try_for(&pool.lock, LOCK_SPINS))
+    *lost = false;
+    if (i == SIZE_MAX)
         return NULL;
+    if (!mt_lock_try_for(&pool.lock, LOCK_SPINS)) {
+        *lost = true;
+        return NULL;
+    }
     mt_guard_block *s = &pool.slots[i];
     bool mine = s->state == MT_GUARD_LIVE && s->start == (uintptr_t)p;
     if (mine)
@@ -163,12 +178,23 @@ mt_guard_block *mt_guard_claim(const void *p)
     return mine ? s : NULL;
 }
 
-void mt_guard_release(mt_guard_block *s)
+void mt_guard_mend(const mt_guard_block *s)
+{
+    uintptr_t page = s->start & ~(uintptr_t)(pool.page - 1);
+    mt_pattern_fill((unsigned char *)page, s->start - page, MT_REDZONE_BYTE);
+    mt_pattern_fill((unsigned char *)(s->start + s->size), page + pool.page - (s->start + s->size),
+                    MT_REDZONE_BYTE);
+}
+
+void mt_guard_release(mt_guard_block *s, bool tidy)
 {
     size_t i = (size_t)(s - pool.slots);
     uintptr_t page = page_of(i);
+    s->tidy = tidy;
+    /* Its bytes stay (the next block of the slot is zeroed and filled
+     * anew): no madvise, whose cost, and the page fault after it, doubled
+     * a slot's turn. */
     mprotect((void *)page, pool.page, PROT_NONE);
-    madvise((void *)page, pool.page, MADV_DONTNEED); /* a reused slot starts zeroed */
     put_freed(i);
 }
 
@@ -177,6 +203,51 @@ bool mt_guard_slack(const mt_guard_block *s, size_t *first, size_t *end, size_t 
     uintptr_t from = s->start + s->size;
     *len = (s->start & ~(uintptr_t)(pool.page - 1)) + pool.page - from;
     return mt_pattern_damage((const unsigned char *)from, *len, MT_REDZONE_BYTE, first, end);
+}
+
+bool mt_guard_head(const mt_guard_block *s, size_t *first, size_t *end, size_t *len)
+{
+    uintptr_t page = s->start & ~(uintptr_t)(pool.page - 1);
+    *len = s->start - page;
+    return mt_pattern_damage((const unsigned char *)page, *len, MT_REDZONE_BYTE, first, end);
+}
+
+void *mt_guard_resize(const void *p, size_t size)
+{
+    size_t i = slot_of((uintptr_t)p);
+    mt_guard_block *s = &pool.slots[i];
+    uintptr_t page = s->start & ~(uintptr_t)(pool.page - 1), end = page + pool.page;
+    uintptr_t from = s->start, to = s->start, old_end = s->start + s->size;
+    size_t room = size ? size : 1;
+    if (from != page) /* right-aligned: the end stays at the guard page */
+        to = (end - room) & ~(uintptr_t)(MIN_ALIGN - 1);
+    memmove((void *)to, (void *)from, s->size < size ? s->size : size);
+    /* What the old block held outside the new one is redzone again. */
+    uintptr_t new_end = to + size;
+    if (from < to)
+        mt_pattern_fill((unsigned char *)from, (to < old_end ? to : old_end) - from,
+                        MT_REDZONE_BYTE);
+    if (old_end > new_end) {
+        uintptr_t a = new_end > from ? new_end : from;
+        mt_pattern_fill((unsigned char *)a, old_end - a, MT_REDZONE_BYTE);
+    }
+    s->start = to;
+    s->size = size;
+    return (void *)to;
+}
+
+size_t mt_guard_page_size(void)
+{
+    return pool.page;
+}
+
+bool mt_guard_near_damage(const mt_guard_block *s)
+{
+    uintptr_t page = s->start & ~(uintptr_t)(pool.page - 1), end = s->start + s->size;
+    size_t before = s->start - page < MT_GUARD_NEAR ? s->start - page : MT_GUARD_NEAR;
+    size_t after = page + pool.page - end < MT_GUARD_NEAR ? page + pool.page - end : MT_GUARD_NEAR;
+    return mt_pattern_differs((const unsigned char *)(s->start - before), before, MT_REDZONE_BYTE) ||
+           mt_pattern_differs((const unsigned char *)end, after, MT_REDZONE_BYTE);
 }
 
 const mt_guard_block *mt_guard_live(const void *p)

@@ -6,11 +6,12 @@
  *   pool: G D0 G D1 G ... G D(S-1) G     (2S + 1 pages, S = MEMTRACE_GUARD_SLOTS)
  *
  * A block sits at the end of its data page (right-aligned, as low as the
- * alignment it needs asks: 16 bytes from 16 bytes on, else the largest
- * power of two not above its size) or, every other block a thread places,
- * at its start (left-aligned), so that the first access past its end, or
- * before its start, touches a guard page and faults. A freed block's page
- * is made inaccessible and its contents dropped; slots are reused oldest
+ * alignment it needs asks: glibc's 16 bytes at least, whatever its size)
+ * or, every other block a thread places, at its start (left-aligned), so
+ * that the first access past its end, or before its start, touches a
+ * guard page and faults; the rest of its page, before and after it, is
+ * filled with the redzone byte and checked at its free. A freed block's
+ * page is made inaccessible, its bytes kept; slots are reused oldest
  * freed first (FIFO) once every slot was used once, so a freed page stays
  * inaccessible for as long as the pool allows. When no slot is free the
  * allocation is made by the real allocator as usual. The fault is
@@ -45,6 +46,9 @@ typedef struct {
     uint64_t alloc_seq, free_seq;
     uint32_t alloc_thread, free_thread;
     mt_stack_id alloc_stack, free_stack;
+    /* FREED: the page is the redzone byte but for the block's bytes (its
+     * redzones were found intact, or mended, at the free) */
+    bool tidy;
 } mt_guard_block;
 
 /* Allocations left before this thread's next sampled one; 0 means "ask
@@ -84,8 +88,9 @@ static inline bool mt_guard_owns(const void *p)
 
 /* The slot of the live block starting at P, now FREEING (no other thread
  * frees it again), or NULL when P is no live block's start in the pool
- * (freed already, inside a block, a guard page). */
-mt_guard_block *mt_guard_claim(const void *p);
+ * (freed already, inside a block, a guard page) or when the pool's lock
+ * could not be taken (*LOST: a lock a forked child inherited held). */
+mt_guard_block *mt_guard_claim(const void *p, bool *lost);
 
 /* The bytes of S's page after its block (its slack, LEN bytes, filled
  * with the redzone byte at the allocation) that differ from it, from
@@ -93,8 +98,37 @@ mt_guard_block *mt_guard_claim(const void *p);
  * is live or claimed (its page accessible). */
 bool mt_guard_slack(const mt_guard_block *s, size_t *first, size_t *end, size_t *len);
 
-/* Makes the page of S, claimed, inaccessible and S the newest freed slot. */
-void mt_guard_release(mt_guard_block *s);
+/* The same for the bytes of S's page before its block (LEN bytes, the
+ * page's start to the block's; FIRST and END offsets from the page's
+ * start): an underflow of a right-aligned block. */
+bool mt_guard_head(const mt_guard_block *s, size_t *first, size_t *end, size_t *len);
+
+/* The live block P of the pool resized in its page to SIZE bytes (at
+ * most a page; its redzones checked by the caller): a left-aligned block
+ * keeps its start, a right-aligned one moves with its bytes so that its
+ * end stays next to the guard page; what it held outside its new bytes is
+ * the redzone byte again. Its new start. No system call: a realloc of a
+ * pool block costs no mprotect. */
+void *mt_guard_resize(const void *p, size_t size);
+
+/* The pool's page size (the largest block it holds). */
+size_t mt_guard_page_size(void);
+
+/* Whether the MT_GUARD_NEAR bytes of S's page before its block, or the
+ * MT_GUARD_NEAR after it, differ from the redzone byte: the free's check
+ * (a linear overflow or underflow passes through them; reading the whole
+ * page at every free cost as much as the rest of the free). */
+#define MT_GUARD_NEAR 256
+bool mt_guard_near_damage(const mt_guard_block *s);
+
+/* Fills the rest of claimed S's page, before and after its block, with
+ * the redzone byte again (after a report of its damage). */
+void mt_guard_mend(const mt_guard_block *s);
+
+/* Makes the page of S, claimed, inaccessible and S the newest freed slot.
+ * TIDY: the caller found the rest of its page intact or mended it (the
+ * slot's next block then fills only where this one was). */
+void mt_guard_release(mt_guard_block *s, bool tidy);
 
 /* The live block starting at P (its size is the size the program asked
  * for), or NULL: P is no live block's start in the pool. */

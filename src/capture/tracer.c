@@ -753,43 +753,77 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
     mt_busy = 0;
 }
 
+/* The rest of claimed slot S's page, before and after its block P, is
+ * still the redzone byte: else reported, at P's free, while P's record
+ * and stacks are still in the live table (MEMTRACE_ON_ERROR=abort's core
+ * knows the block), and mended. */
+static MT_COLD void check_guard_page(const mt_guard_block *s, const void *p, const char *who)
+{
+    if (MT_LIKELY(!mt_guard_near_damage(s)))
+        return;
+    size_t hfirst, hend, hlen, tfirst, tend, tlen;
+    bool head = mt_guard_head(s, &hfirst, &hend, &hlen);
+    bool tail = mt_guard_slack(s, &tfirst, &tend, &tlen);
+    if (MT_LIKELY(!head && !tail))
+        return;
+    mt_live_entry r;
+    bool unlocked = false;
+    if (mt_live_find((uintptr_t)p, &r, &unlocked)) {
+        struct mt_heap_error e = {
+            .ptr = r.ptr,
+            .size = r.size,
+            .alloc_seq = r.seq,
+            .alloc_stack = r.stack,
+            .alloc_thread = mt_entry_thread(&r),
+            .where = who ? who : free_name(&r),
+        };
+        if (head) {
+            /* As the fault's: the distance of the farthest byte written. */
+            e.kind = MT_HEAP_UNDERFLOW;
+            e.bytes = hlen - hfirst;
+            e.offset = -(int64_t)e.bytes;
+            mt_heap_error_report(&e);
+        }
+        if (tail) {
+            e.kind = MT_HEAP_OVERFLOW;
+            e.offset = (int64_t)(r.size + tfirst);
+            e.bytes = tend - tfirst;
+            e.at_least = tend == tlen;
+            mt_heap_error_report(&e);
+        }
+    }
+    mt_guard_mend(s);
+}
+
 MT_COLD void mt_guard_free(void *p, unsigned kind)
 {
+    bool lost;
+    mt_guard_block *s = mt_guard_claim(p, &lost);
+    /* Checked only where a report can be made (outside memtrace, READY);
+     * a page not checked is filled whole for the slot's next block. */
+    bool tidy = s && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY;
+    if (tidy)
+        check_guard_page(s, p, NULL);
     mt_live_entry e;
     bool had = false;
     /* As MT_NEXT_FREE: the record leaves while recording or paused. */
     if (mt_atomic_load_acquire(&mt_phase) >= MT_READY && !mt_passthrough && !mt_held)
         had = mt_unrecord(p, kind, &e);
-    mt_guard_block *s = mt_guard_claim(p);
     if (!s) {
-        /* A double free (reported above, by mt_unrecord) ends the program
-         * as it would without memtrace, whose allocator aborts on it;
-         * anything else (not a block's start, the pool's lock lost in a
-         * fork) has nothing to free. */
-        if (mt_guard_freed(p)) {
-            mt_warn("a block of the guard pages freed twice: aborting, as the allocator "
-                    "would");
-            abort();
-        }
-        return;
+        /* A double free or a free inside a block (reported above, by
+         * mt_unrecord) ends the program as it would without memtrace,
+         * whose allocator aborts on it ("free(): invalid pointer"); the
+         * pool's lock lost in a fork leaves the block where it is. */
+        if (lost)
+            return;
+        mt_warn("%s: aborting, as the allocator would",
+                mt_guard_freed(p) ? "a block of the guard pages freed twice"
+                                  : "a free of an address of the guard pages that is no block's "
+                                    "start");
+        abort();
     }
-    size_t first, end, len;
-    if (had && !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
-        mt_guard_slack(s, &first, &end, &len))
-        mt_heap_error_report(&(struct mt_heap_error){
-            .kind = MT_HEAP_OVERFLOW,
-            .ptr = e.ptr,
-            .size = e.size,
-            .offset = (int64_t)(e.size + first),
-            .bytes = end - first,
-            .at_least = end == len,
-            .alloc_seq = e.seq,
-            .alloc_stack = e.stack,
-            .alloc_thread = mt_entry_thread(&e),
-            .where = free_name(&e),
-        });
     note_guard_freed(s, had, &e);
-    mt_guard_release(s);
+    mt_guard_release(s, tidy);
 }
 
 MT_COLD void *mt_guard_realloc(void *p, size_t size)
@@ -806,6 +840,22 @@ MT_COLD void *mt_guard_realloc(void *p, size_t size)
     if (size == 0) {
         mt_free(p);
         return NULL;
+    }
+    if (size <= mt_guard_page_size() && !mt_bypass()) {
+        /* Resized in its page, as realloc_with resizes in place: the old
+         * record leaves, the new one enters (a moved block's old address
+         * goes to the freed history). */
+        MT_HELD_SCOPE;
+        check_guard_page(b, p, "realloc");
+        mt_live_entry old;
+        if (mt_live_remove((uintptr_t)p, &old)) {
+            if (MT_UNLIKELY(mt_entry_kind(&old) != MT_KIND_MALLOC))
+                mt_bad_free(p, MT_KIND_MALLOC | MT_FREE_BY_REALLOC, &old);
+            mt_resize_stamp(true, &old);
+            void *q = mt_guard_resize(p, size);
+            mt_resized(p, true, &old, q, size, true);
+            return q;
+        }
     }
     size_t old = b->size;
     void *q = mt_malloc(size);

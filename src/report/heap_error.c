@@ -88,7 +88,8 @@ void mt_heap_error_report(const struct mt_heap_error *e)
         pthread_setcancelstate(cancel, NULL);
     }
     mt_leave(was);
-    mt_error_reported();
+    if (!e->caller_counts)
+        mt_error_reported();
 }
 
 void mt_error_reported(void)

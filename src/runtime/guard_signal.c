@@ -24,6 +24,7 @@
 #include "base/reentry.h"
 #include "base/upcalls.h"
 #include "capture/guard.h"
+#include "report/heap_error.h"
 #include "store/live_table.h"
 
 #include <dlfcn.h>
@@ -145,8 +146,13 @@ static void explain(uintptr_t addr, ucontext_t *uc)
     mt_lock_release(&program_lock);
     mt_leave(was);
     /* The report takes the symbolizer: memtrace's own stack, not a
-     * signal stack or what is left of the program's. */
+     * signal stack or what is left of the program's. MEMTRACE_ON_ERROR=
+     * abort's abort is this thread's, back on the handler's stack: the
+     * core's backtrace goes through the signal's frame to the access and
+     * on to main. */
+    e.caller_counts = 1;
     mt_os_on_stack(&mt_own_stack, report_on_stack, &e);
+    mt_error_reported();
     mt_warn("the fault goes on to %s",
             handled ? "the program's SIGSEGV handler"
                     : "SIGSEGV's default action (the process ends, with a core where the "
