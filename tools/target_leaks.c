@@ -278,6 +278,23 @@ static bool is_linker(const char *name)
                     strncmp(base, "ld.so", 5) == 0 || strncmp(base, "ld-2.", 5) == 0);
 }
 
+/* The first module whose headers could not be read, for the warning. */
+static char first_unread[256];
+
+/* Whether the file NAME is there and is not ELF: a data file the program
+ * mapped (glibc's locale files after setlocale, fonts, ...), which libdwfl
+ * lists as a module. Such a mapping holds no roots of its own. */
+static bool not_elf_file(const char *name)
+{
+    int fd = name && name[0] == '/' ? open(name, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return false;
+    unsigned char magic[SELFMAG];
+    bool data = read(fd, magic, SELFMAG) == SELFMAG && memcmp(magic, ELFMAG, SELFMAG) != 0;
+    close(fd);
+    return data;
+}
+
 struct modules_ctx {
     uintptr_t self; /* an address inside memtrace's library */
     void (*fn)(void *arg, const mt_leak_module *m);
@@ -303,8 +320,12 @@ static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     size_t n;
     lm.kind = MT_LEAK_MODULE_PROGRAM;
     if (!elf || elf_getphdrnum(elf, &n) != 0) {
-        if (strncmp(name, "[vdso", 5) != 0 && strncmp(name, "linux-vdso", 10) != 0)
-            m->fn(m->arg, &lm); /* headers unknown: counted unread */
+        if (strncmp(name, "[vdso", 5) == 0 || strncmp(name, "linux-vdso", 10) == 0 ||
+            not_elf_file(name))
+            return DWARF_CB_OK;
+        if (!first_unread[0])
+            snprintf(first_unread, sizeof first_unread, "%s", name ? name : "?");
+        m->fn(m->arg, &lm); /* headers unknown: counted unread */
         return DWARF_CB_OK;
     }
     GElf_Phdr *ph = calloc(n ? n : 1, sizeof *ph);
@@ -441,6 +462,22 @@ static size_t load_suppressions(const char *path, mt_out *out, mt_suppression **
     return n;
 }
 
+/* The roots' gap, in words (mt_leak_report_input.incomplete), or NULL. */
+static const char *incomplete(const struct roots *r, bool no_notes)
+{
+    static char text[sizeof first_unread + 160];
+    if (r->g.modules_unread) {
+        snprintf(text, sizeof text,
+                 "the program headers of %u loaded %s could not be read (%s%s), so %s "
+                 "data was not scanned",
+                 r->g.modules_unread, r->g.modules_unread == 1 ? "module" : "modules",
+                 r->g.modules_unread == 1 ? "" : "the first: ", first_unread,
+                 r->g.modules_unread == 1 ? "its" : "their");
+        return text;
+    }
+    return no_notes ? "memory for the threads' notes ran out" : NULL;
+}
+
 static bool leaks(mt_sym_state *dwfl, const struct request *q, mt_leak_block *b, size_t n,
                   const struct roots *r, const mt_leak_totals *t, mt_out *out)
 {
@@ -459,7 +496,7 @@ static bool leaks(mt_sym_state *dwfl, const struct request *q, mt_leak_block *b,
         .pid = q->pid, .blocks = b, .nblocks = n, .totals = t, .nroots = r->nregions,
         .max_groups = q->arg ? q->arg : SIZE_MAX, .sup = sup, .nsup = nsup,
         .stack = stack_of, .match = match, .put_stack = put_stack, .ctx = &c,
-        .notes = notes, .nnotes = nnotes, .incomplete = r->g.modules_unread > 0 || !notes,
+        .notes = notes, .nnotes = nnotes, .incomplete = incomplete(r, !notes),
     };
     mt_leak_report(out, &in);
     free(notes);
@@ -487,6 +524,7 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
     struct target target = { mt_sym_dwfl(dwfl), &q };
     mt_leak_source src = source_of(&target);
     struct roots r = { 0 };
+    first_unread[0] = 0;
     r.g = (mt_leak_gathered){ push_region, push_word, &r, 0, 0, 0 };
     mt_leak_gather_modules(&src, &r.g);
     mt_leak_gather_threads(&src, &r.g);

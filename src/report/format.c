@@ -559,11 +559,10 @@ void mt_fmt_leak_damaged(mt_out *out, uint64_t count, uintptr_t first)
                   count == 1 ? "it" : "they");
 }
 
-void mt_fmt_leak_incomplete(mt_out *out)
+void mt_fmt_leak_incomplete(mt_out *out, const char *what)
 {
-    mt_out_printf(out, "memtrace: leaks: the threads could not all be listed and stopped, or "
-                       "memory for the roots ran out; blocks they alone hold may be counted "
-                       "lost\n");
+    mt_out_printf(out, "memtrace: leaks: %s; blocks held only from there may be counted lost\n",
+                  what);
 }
 
 void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks)

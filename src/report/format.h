@@ -279,7 +279,7 @@ void mt_fmt_leak_unreadable(mt_out *out, uint64_t root_bytes, uint64_t blocks);
 /* COUNT live table entries dropped as damaged, the lowest naming FIRST. */
 void mt_fmt_leak_damaged(mt_out *out, uint64_t count, uintptr_t first);
 /* Not every thread could be listed and stopped, or a root recorded. */
-void mt_fmt_leak_incomplete(mt_out *out);
+void mt_fmt_leak_incomplete(mt_out *out, const char *what);
 /* "memtrace: leaks: suppressed by leak:PATTERN: B bytes in K blocks". */
 void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks);
 void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,
