@@ -75,6 +75,7 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
     r->tables = tables;
     r->self = tables->addr; /* memtrace_state is in memtrace's library */
     r->refs = strncmp(first, "refs ", 5) == 0;
+    r->where = strncmp(first, "where ", 6) == 0;
     if (!numbers(first + (r->refs ? 5 : 6), v, 2))
         mt_request_malformed(first);
     r->arg = v[0];
@@ -512,6 +513,18 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
     struct request q;
     read_request(tables, line, in, &q);
     mt_target_mem_refresh();
+    if (q.where) { /* the threads' stacks and TLS, no blocks */
+        struct target target = { mt_sym_dwfl(dwfl), &q };
+        mt_leak_source src = source_of(&target);
+        struct roots r = { 0 };
+        r.g = (mt_leak_gathered){ push_region, push_word, &r, 0, 0, 0 };
+        mt_leak_gather_threads(&src, &r.g);
+        bool ok = mt_target_where(dwfl, &q, &r, out);
+        free(r.regions);
+        free(r.words);
+        free_request(&q);
+        return ok;
+    }
     char why[256];
     size_t n = 0;
     mt_leak_block *b = read_blocks(&q, &n, why, sizeof why);
