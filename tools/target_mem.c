@@ -260,11 +260,6 @@ static bool core_file(uintptr_t addr, mt_target_mapped *w)
     return false;
 }
 
-bool mt_target_is_core(void)
-{
-    return mem.core != NULL;
-}
-
 bool mt_target_mapped_at(uintptr_t addr, mt_target_mapped *w)
 {
     memset(w, 0, sizeof *w);

@@ -42,9 +42,6 @@ typedef struct {
     char perms[5];     /* "rw-p"; "" on a core */
 } mt_target_mapped;
 
-/* Whether the target is a core file. */
-bool mt_target_is_core(void);
-
 /* The mapping holding ADDR into *W; false when the target has none. */
 bool mt_target_mapped_at(uintptr_t addr, mt_target_mapped *w);
 

@@ -67,7 +67,7 @@ static mt_fmt_where elsewhere(mt_sym_state *dwfl, uintptr_t addr, mt_sym_data *d
     if (mt_target_mapped_at(addr, m))
         return (mt_fmt_where){ .kind = MT_WHERE_MAPPING, .lo = m->lo, .hi = m->hi,
                                .path = m->path, .file = m->file, .offset = m->offset };
-    return (mt_fmt_where){ .kind = MT_WHERE_NONE, .core = mt_target_is_core() };
+    return (mt_fmt_where){ .kind = MT_WHERE_NONE }; /* a core: as the process had it */
 }
 
 bool mt_target_where(mt_sym_state *dwfl, const struct request *q, const struct roots *r,

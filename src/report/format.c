@@ -401,9 +401,7 @@ void mt_fmt_where_line(mt_out *out, const mt_fmt_where *w)
                           (unsigned long)w->hi);
         break;
     default:
-        mt_out_printf(out, w->core ? "  in no segment of the core: not mapped when it was "
-                                     "dumped\n"
-                                   : "  in no mapping of the process\n");
+        mt_out_printf(out, "  in no mapping of the process\n");
     }
 }
 

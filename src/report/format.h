@@ -170,8 +170,6 @@ typedef struct {
     uintptr_t lo, hi;
     const char *path;
     bool file;
-    /* NONE: CORE: the core has no segment there */
-    bool core;
 } mt_fmt_where;
 void mt_fmt_where_line(mt_out *out, const mt_fmt_where *w);
 

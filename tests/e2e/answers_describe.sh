@@ -106,7 +106,7 @@ check "live: a mapped file: info proc mappings' file, offset $moff + 16" \
 check "core: a mapped file (the core's NT_FILE note)" \
     "  in a mapping of $work/data.txt, at file offset $(printf '%#x' $((moff + 16)))" "$(where core.out data)"
 check "live: unmapped" "  in no mapping of the process" "$(where live.out unmapped)"
-check "core: unmapped" "  in no segment of the core: not mapped when it was dumped" "$(where core.out unmapped)"
+check "core: unmapped, as the process was" "  in no mapping of the process" "$(where core.out unmapped)"
 
 # print_trace, in the process: the same symbol and mapping lines; its own
 # thread's stack and TLS, no frame.
