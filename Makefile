@@ -266,6 +266,14 @@ MT_PC := $(DESTDIR)$(PKGCONFIGDIR)/memtrace.pc
 # --define-prefix (a tree moved elsewhere) needs. Libs names the tracer, or
 # the profiler library when it is the only one (PROFILER=1).
 pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+# The directories the dynamic linker searches with no configuration: a
+# program linked with -lmemtrace from any other LIBDIR (/usr/local/lib before
+# an ldconfig, a home directory) would not start ("libmemtrace.so: cannot
+# open shared object file"), so memtrace.pc's Libs then carry an rpath.
+comma := ,
+MT_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+MT_LD_DIRS := /lib /usr/lib /lib64 /usr/lib64 $(if $(MT_MULTIARCH),/lib/$(MT_MULTIARCH) /usr/lib/$(MT_MULTIARCH))
+MT_PC_RPATH := $(if $(filter $(patsubst %/,%,$(LIBDIR)),$(MT_LD_DIRS)),,-Wl$(comma)-rpath$(comma)$${libdir} )
 
 # The launcher and the helper's stub learn the installed directories here;
 # the copies in build/ find their files next to themselves. The stub's
@@ -296,7 +304,7 @@ install: all man
 	  'includedir=$(call pc_dir,$(INCLUDEDIR))' '' \
 	  'Name: memtrace' 'Description: heap allocation tracer: where a heap block was allocated' \
 	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
-	  'Libs: -L$${libdir} -l$(patsubst lib%.so,%,$(notdir $(firstword $(MT_LIBS))))' >$(MT_PC)
+	  'Libs: -L$${libdir} $(MT_PC_RPATH)-l$(patsubst lib%.so,%,$(notdir $(firstword $(MT_LIBS))))' >$(MT_PC)
 	chmod 644 $(MT_PC)
 
 # Every file install makes, and the directories that are memtrace's own;

@@ -64,7 +64,11 @@
  *                      scan and report (src/leak/leak_report.c), then
  *   refs ADDR PID      `memtrace refs`: every place holding a pointer into
  *                      the live block holding ADDR; both read the live
- *                      blocks from the tables and are followed by:
+ *                      blocks from the tables
+ *   where ADDR PID     what ADDR, in no heap block, is: a symbol's bytes,
+ *                      a thread's stack frame or TLS, a mapping (one
+ *                      line, tools/target_where.c); the three are
+ *                      followed by:
  *   self ADDR          an address in memtrace's library (no root; default:
  *                      memtrace_state's)
  *   tcb SIZE           glibc's thread descriptor size
@@ -194,7 +198,8 @@ int main(int argc, char **argv)
                 mt_request_malformed(line); /* "tables" comes first */
             mt_tables_clear_error(&tables);
             mt_heap_check_request(&tables, sym, &out);
-        } else if (strncmp(line, "leaks ", 6) == 0 || strncmp(line, "refs ", 5) == 0) {
+        } else if (strncmp(line, "leaks ", 6) == 0 || strncmp(line, "refs ", 5) == 0 ||
+                   strncmp(line, "where ", 6) == 0) {
             if (!tables.open)
                 mt_request_malformed(line); /* "tables" comes first */
             bool ok = mt_target_leaks_request(sym, &tables, line, stdin, &out);

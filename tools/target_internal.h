@@ -38,6 +38,7 @@ struct thread {
 
 struct request {
     bool refs;
+    bool where;    /* "where ADDR PID": mt_target_where */
     uint64_t arg;  /* leaks: sites to list; refs: the address */
     int pid;
     mt_tables *tables; /* the live blocks and their stacks */
@@ -68,6 +69,19 @@ struct roots {
 /* The frames of stack ID from the target's stack store (kept by R's
  * tables); 0 when none (as mt_stack_get), or unreadable. */
 unsigned mt_target_stack(const struct request *r, uint32_t id, const uintptr_t **frames);
+
+/* The frame of thread T holding stack slot ADDR: the outermost frame
+ * whose stack pointer is at or below ADDR (a frame's slots lie between its
+ * SP and its caller's), as gdb numbers it; NULL when T has no frames. Its
+ * function into NAME, as memtrace's frame lines name it (src/symbolize/,
+ * one demangler), gdb's name when they cannot. */
+const struct frame *mt_target_frame_of(mt_sym_state *dwfl, const struct thread *t,
+                                       uintptr_t addr, char *name, size_t size);
+
+/* `memtrace where`: what ADDR (Q->arg), in no heap block, is: a symbol's
+ * bytes, a thread's stack frame or TLS (from the roots R), a mapping. */
+bool mt_target_where(mt_sym_state *dwfl, const struct request *q, const struct roots *r,
+                     mt_out *out);
 
 /* `memtrace refs`: every place in the roots R, the threads' registers and
  * the live blocks B[0..N) (sorted, scanned) holding a pointer into the

@@ -76,6 +76,7 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
     r->tables = tables;
     r->self = tables->addr; /* memtrace_state is in memtrace's library */
     r->refs = strncmp(first, "refs ", 5) == 0;
+    r->where = strncmp(first, "where ", 6) == 0;
     if (!numbers(first + (r->refs ? 5 : 6), v, 2))
         mt_request_malformed(first);
     r->arg = v[0];
@@ -289,6 +290,23 @@ static bool is_linker(const char *name)
                     strncmp(base, "ld.so", 5) == 0 || strncmp(base, "ld-2.", 5) == 0);
 }
 
+/* The first module whose headers could not be read, for the warning. */
+static char first_unread[256];
+
+/* Whether the file NAME is there and is not ELF: a data file the program
+ * mapped (glibc's locale files after setlocale, fonts, ...), which libdwfl
+ * lists as a module. Such a mapping holds no roots of its own. */
+static bool not_elf_file(const char *name)
+{
+    int fd = name && name[0] == '/' ? open(name, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return false;
+    unsigned char magic[SELFMAG];
+    bool data = read(fd, magic, SELFMAG) == SELFMAG && memcmp(magic, ELFMAG, SELFMAG) != 0;
+    close(fd);
+    return data;
+}
+
 struct modules_ctx {
     uintptr_t self; /* an address inside memtrace's library */
     void (*fn)(void *arg, const mt_leak_module *m);
@@ -314,8 +332,12 @@ static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     size_t n;
     lm.kind = MT_LEAK_MODULE_PROGRAM;
     if (!elf || elf_getphdrnum(elf, &n) != 0) {
-        if (strncmp(name, "[vdso", 5) != 0 && strncmp(name, "linux-vdso", 10) != 0)
-            m->fn(m->arg, &lm); /* headers unknown: counted unread */
+        if (strncmp(name, "[vdso", 5) == 0 || strncmp(name, "linux-vdso", 10) == 0 ||
+            not_elf_file(name))
+            return DWARF_CB_OK;
+        if (!first_unread[0])
+            snprintf(first_unread, sizeof first_unread, "%s", name ? name : "?");
+        m->fn(m->arg, &lm); /* headers unknown: counted unread */
         return DWARF_CB_OK;
     }
     GElf_Phdr *ph = calloc(n ? n : 1, sizeof *ph);
@@ -476,6 +498,21 @@ static size_t only_new(struct request *q, mt_leak_block *b, size_t n, mt_leak_to
         b[kept++] = b[i];
     }
     return kept;
+
+/* The roots' gap, in words (mt_leak_report_input.incomplete), or NULL. */
+static const char *incomplete(const struct roots *r, bool no_notes)
+{
+    static char text[sizeof first_unread + 160];
+    if (r->g.modules_unread) {
+        snprintf(text, sizeof text,
+                 "the program headers of %u loaded %s could not be read (%s%s), so %s "
+                 "data was not scanned",
+                 r->g.modules_unread, r->g.modules_unread == 1 ? "module" : "modules",
+                 r->g.modules_unread == 1 ? "" : "the first: ", first_unread,
+                 r->g.modules_unread == 1 ? "its" : "their");
+        return text;
+    }
+    return no_notes ? "memory for the threads' notes ran out" : NULL;
 }
 
 static bool leaks(mt_sym_state *dwfl, const struct request *q, mt_leak_block *b, size_t n,
@@ -496,7 +533,7 @@ static bool leaks(mt_sym_state *dwfl, const struct request *q, mt_leak_block *b,
         .pid = q->pid, .blocks = b, .nblocks = n, .totals = t, .nroots = r->nregions,
         .max_groups = q->arg ? q->arg : SIZE_MAX, .sup = sup, .nsup = nsup,
         .stack = stack_of, .match = match, .put_stack = put_stack, .ctx = &c,
-        .notes = notes, .nnotes = nnotes, .incomplete = r->g.modules_unread > 0 || !notes,
+        .notes = notes, .nnotes = nnotes, .incomplete = incomplete(r, !notes),
     };
     mt_leak_report(out, &in);
     free(notes);
@@ -512,6 +549,18 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
     struct request q;
     read_request(tables, line, in, &q);
     mt_target_mem_refresh();
+    if (q.where) { /* the threads' stacks and TLS, no blocks */
+        struct target target = { mt_sym_dwfl(dwfl), &q };
+        mt_leak_source src = source_of(&target);
+        struct roots r = { 0 };
+        r.g = (mt_leak_gathered){ push_region, push_word, &r, 0, 0, 0 };
+        mt_leak_gather_threads(&src, &r.g);
+        bool ok = mt_target_where(dwfl, &q, &r, out);
+        free(r.regions);
+        free(r.words);
+        free_request(&q);
+        return ok;
+    }
     char why[256];
     size_t n = 0;
     mt_leak_block *b = read_blocks(&q, &n, why, sizeof why);
@@ -524,6 +573,7 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
     struct target target = { mt_sym_dwfl(dwfl), &q };
     mt_leak_source src = source_of(&target);
     struct roots r = { 0 };
+    first_unread[0] = 0;
     r.g = (mt_leak_gathered){ push_region, push_word, &r, 0, 0, 0 };
     mt_leak_gather_modules(&src, &r.g);
     mt_leak_gather_threads(&src, &r.g);

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ static struct {
     size_t nsegs;
     const char *raw; /* the core file, mapped; NULL for a process */
     size_t raw_len;
+    Elf *core;       /* the core, for its NT_FILE note; NULL for a process */
     int mem_fd;      /* /proc/PID/mem; -1 for a core */
     int pid;
 } mem = { .mem_fd = -1 };
@@ -44,6 +46,7 @@ static int seg_cmp(const void *a, const void *b)
 void mt_target_mem_core(Elf *core)
 {
     size_t n = 0;
+    mem.core = core;
     mem.raw = elf_rawfile(core, &mem.raw_len);
     if (elf_getphdrnum(core, &n) != 0)
         n = 0;
@@ -213,6 +216,82 @@ bool mt_target_mapping(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
     if (s)
         *lo = s->lo, *hi = s->hi;
     return s != NULL;
+}
+
+/* The NT_FILE note of the core (the kernel's: u64 COUNT, u64 PAGE_SIZE,
+ * COUNT x (u64 start, end, page offset), then COUNT NUL-ended paths): the
+ * file mapped at ADDR into *W. */
+static bool core_file(uintptr_t addr, mt_target_mapped *w)
+{
+    size_t n = 0;
+    if (elf_getphdrnum(mem.core, &n) != 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(mem.core, (int)i, &ph) || ph.p_type != PT_NOTE)
+            continue;
+        Elf_Data *d = elf_getdata_rawchunk(mem.core, (int64_t)ph.p_offset, ph.p_filesz,
+                                           ELF_T_NHDR);
+        GElf_Nhdr nh;
+        size_t off = 0, name_off, desc_off;
+        while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+            if (nh.n_type != NT_FILE || nh.n_descsz < 16)
+                continue;
+            const char *desc = (const char *)d->d_buf + desc_off;
+            uint64_t count, page;
+            memcpy(&count, desc, 8);
+            memcpy(&page, desc + 8, 8);
+            if (count > (nh.n_descsz - 16) / 24)
+                return false;
+            const char *name = desc + 16 + count * 24, *end = desc + nh.n_descsz;
+            for (uint64_t k = 0; k < count && name < end; k++) {
+                uint64_t e[3];
+                memcpy(e, desc + 16 + k * 24, sizeof e);
+                size_t len = strnlen(name, (size_t)(end - name));
+                if (addr >= e[0] && addr < e[1]) {
+                    snprintf(w->path, sizeof w->path, "%.*s", (int)len, name);
+                    w->lo = e[0], w->hi = e[1];
+                    w->offset = e[2] * page + (addr - e[0]);
+                    w->file = true;
+                    return true;
+                }
+                name += len + 1;
+            }
+        }
+    }
+    return false;
+}
+
+bool mt_target_mapped_at(uintptr_t addr, mt_target_mapped *w)
+{
+    memset(w, 0, sizeof *w);
+    if (mem.core) {
+        const mt_span *s = seg_of(addr);
+        if (s)
+            w->lo = s->lo, w->hi = s->hi;
+        return core_file(addr, w) || s;
+    }
+    char path[96];
+    mt_sym_maps_path(mem.pid, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char buf[4096 + 256];
+    mt_os_maps maps;
+    mt_os_maps_fd(&maps, fd, buf, sizeof buf);
+    mt_os_mapping m;
+    bool found = false;
+    while (fd >= 0 && !found && mt_os_maps_next(&maps, &m)) {
+        if (addr < m.start || addr >= m.end)
+            continue;
+        found = true;
+        w->lo = m.start, w->hi = m.end;
+        snprintf(w->path, sizeof w->path, "%.*s", (int)m.path_len, m.path);
+        w->offset = m.inode ? m.offset + (addr - m.start) : 0;
+        w->file = m.inode != 0;
+        snprintf(w->perms, sizeof w->perms, "%s", m.perms);
+    }
+    if (fd >= 0)
+        close(fd);
+    return found;
 }
 
 void mt_target_mem_refresh(void)

@@ -32,6 +32,19 @@ int mt_target_region(void *ctx, uintptr_t addr, uintptr_t *end);
  * [*LO, *HI); false if none. */
 bool mt_target_mapping(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
+/* What the mapping holding an address is, as /proc/PID/maps or a core's
+ * NT_FILE note names it. */
+typedef struct {
+    uintptr_t lo, hi;  /* the mapping (a core: the file's, or the segment's) */
+    char path[1024];   /* the file, "[heap]", "[stack]"; "" anonymous memory */
+    bool file;         /* PATH is a file; OFFSET the address's offset in it */
+    uint64_t offset;
+    char perms[5];     /* "rw-p"; "" on a core */
+} mt_target_mapped;
+
+/* The mapping holding ADDR into *W; false when the target has none. */
+bool mt_target_mapped_at(uintptr_t addr, mt_target_mapped *w);
+
 /* The process may have changed (it ran, gdb wrote to it): what was read
  * ahead is forgotten. mt_target_mem_refresh also reads its maps again. */
 void mt_target_mem_changed(void);

@@ -57,12 +57,8 @@ static void frame_row_name(const mt_frame *rows, unsigned n, void *ctx)
         snprintf(o->out, o->size, "%s", rows[n - 1 - o->outer].function);
 }
 
-/* "frame #N FUNCTION" of thread T holding stack slot ADDR: the outermost
- * frame whose stack pointer is at or below ADDR (a frame's slots lie
- * between its SP and its caller's). FUNCTION as memtrace's frame lines
- * name it (src/symbolize/, one demangler), gdb's name when they cannot. */
-static void frame_name(mt_sym_state *dwfl, const struct thread *t, uintptr_t addr, char *out,
-                       size_t size)
+const struct frame *mt_target_frame_of(mt_sym_state *dwfl, const struct thread *t,
+                                       uintptr_t addr, char *name, size_t size)
 {
     const struct frame *f = NULL;
     for (size_t i = 0; i < t->nframes; i++)
@@ -71,13 +67,25 @@ static void frame_name(mt_sym_state *dwfl, const struct thread *t, uintptr_t add
     if (!f && t->nframes)
         f = &t->frames[0]; /* the red zone below the innermost frame */
     if (f) {
-        char name[256] = "";
+        name[0] = 0;
         if (f->ret)
             mt_sym_frames(dwfl, false, f->ret, frame_row_name,
-                          &(struct frame_row){ f->outer, name, sizeof name });
-        snprintf(out, size, "frame #%u %s", f->level,
-                 name[0] ? name : f->function[0] ? f->function : "??");
+                          &(struct frame_row){ f->outer, name, size });
+        if (!name[0])
+            snprintf(name, size, "%s", f->function[0] ? f->function : "??");
     }
+    return f;
+}
+
+/* "frame #N FUNCTION" of thread T holding stack slot ADDR
+ * (mt_target_frame_of), or "no frame known". */
+static void frame_name(mt_sym_state *dwfl, const struct thread *t, uintptr_t addr, char *out,
+                       size_t size)
+{
+    char name[256];
+    const struct frame *f = mt_target_frame_of(dwfl, t, addr, name, sizeof name);
+    if (f)
+        snprintf(out, size, "frame #%u %s", f->level, name);
     else
         snprintf(out, size, "no frame known");
 }

@@ -56,7 +56,21 @@ def describe(addr, target=None, history=_HISTORY_DEFAULT):
     memtrace-symbolize, so the two entry points cannot drift apart.
     HISTORY: a live block's freed records shown at most."""
     _, sym = _session.get(target)
-    return sym.answer("describe %x %x\n" % (addr, history))
+    text, ok = sym.request("describe %x %x\n" % (addr, history))
+    if not ok:
+        # No heap block: what the address is instead (a symbol's bytes, a
+        # thread's frame or TLS, a mapping), the line after the first, as
+        # print_trace writes it; still an error for the command.
+        first, _, rest = text.partition("\n")
+        if first.endswith("not a live heap block known to memtrace"):
+            from .leaks import _leak_request  # leaks imports this module
+            try:
+                where = _leak_request("where", addr, True)
+            except gdb.GdbError:
+                where = ""
+            text = first + "\n" + where + rest
+        raise gdb.GdbError(text.rstrip("\n"))
+    return text
 
 
 def _recording_line(sym):

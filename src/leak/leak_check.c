@@ -188,7 +188,7 @@ static size_t match_self(void *ctx, const uintptr_t *frames, unsigned depth,
 /* Everything the check writes (leak_report.c). Returns the lost bytes left
  * after the suppressions. */
 static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t, size_t nroots,
-                       const mt_leak_unstopped *un, size_t nun, bool incomplete)
+                       const mt_leak_unstopped *un, size_t nun, const char *incomplete)
 {
     mt_suppression *sup;
     size_t nsup = load_suppressions(&sup);
@@ -204,7 +204,10 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
         .pid = (int)getpid(), .blocks = blocks, .nblocks = n, .totals = t, .nroots = nroots,
         .max_groups = SIZE_MAX, .sup = sup, .nsup = nsup,
         .stack = stack_of, .match = match_self, .put_stack = mt_describe_stack,
-        .notes = notes, .nnotes = nnotes, .incomplete = incomplete || nnotes < nun,
+        .notes = notes, .nnotes = nnotes, .incomplete = incomplete  ? incomplete
+                      : nnotes < nun ? "more threads did not stop than can be named here; theirs "
+                                       "were not scanned"
+                                     : NULL,
     };
     mt_out o;
     bool own;
@@ -240,7 +243,7 @@ static struct {
     mt_leak_totals t;
     size_t nroots;
     mt_leak_vec un;     /* mt_leak_unstopped */
-    bool incomplete;
+    const char *incomplete; /* mt_leak_report_input.incomplete */
 } verdict = { .blocks = { .item = sizeof(mt_leak_block) },
               .un = { .item = sizeof(mt_leak_unstopped) } };
 
@@ -316,7 +319,10 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
 
     verdict.why_not = !ok ? "/proc/thread-self/maps could not be read" : "no memory for its tables";
     verdict.nroots = r.regions.n;
-    verdict.incomplete = r.failed || !listed;
+    verdict.incomplete = !listed  ? "the threads could not all be listed (/proc/self/task), "
+                                    "so some were neither stopped nor scanned"
+                         : r.failed ? "memory for the list of roots ran out, some were not scanned"
+                                    : NULL;
     if (verdict.scanned)
         mt_leak_sort_by_stack((mt_leak_block *)blocks->p, blocks->n);
     mt_leak_vec_free(&r.regions);

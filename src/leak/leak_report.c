@@ -116,10 +116,11 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
     size_t mapped = (ngroups ? ngroups : 1) * sizeof(struct group);
     struct group *g = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                            -1, 0);
-    bool incomplete = in->incomplete;
+    const char *incomplete = in->incomplete;
     if (g == MAP_FAILED) {
         g = NULL;
-        incomplete = true;
+        if (!incomplete)
+            incomplete = "memory for the report's groups ran out, the lost blocks are not listed";
     }
     size_t k = 0;
     for (size_t i = 0; g && i < in->nblocks; i++) {
@@ -177,7 +178,7 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
     if (t->damaged)
         mt_fmt_leak_damaged(o, t->damaged, t->first_damaged);
     if (incomplete)
-        mt_fmt_leak_incomplete(o);
+        mt_fmt_leak_incomplete(o, incomplete);
     for (size_t i = 0; i < in->nsup; i++)
         if (in->sup[i].blocks)
             mt_fmt_leak_suppressed(o, in->sup[i].pattern, in->sup[i].bytes, in->sup[i].blocks);

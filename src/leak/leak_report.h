@@ -46,7 +46,10 @@ typedef struct {
     void *ctx;                    /* for the three above */
     const mt_leak_note *notes;
     size_t nnotes;
-    bool incomplete;              /* mt_fmt_leak_incomplete */
+    /* What went wrong with the roots, in the words of the warning
+     * (mt_fmt_leak_incomplete: "..." then "; blocks held only from there
+     * may be counted lost"); NULL: nothing. */
+    const char *incomplete;
 } mt_leak_report_input;
 
 /* Writes the report to OUT; returns the lost bytes (definitely and

@@ -17,6 +17,7 @@
 #include "report/recording_line.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
+#include "store/stack_bounds.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
 #include "symbolize/symbolize.h"
@@ -24,7 +25,12 @@
 #define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
 #include "../../include/memtrace.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 void mt_describe_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth)
 {
@@ -100,6 +106,76 @@ static void put_freed(const mt_freed_record *r, bool near, void *arg)
     }
 }
 
+/* Whether ADDR is in the calling thread's static TLS block, [tp + tcb -
+ * static size, tp + tcb) in glibc's layout (leak_self.c's source_of says
+ * more). The sizes are glibc's, asked once (dlsym takes the loader's lock:
+ * a report, not the hot path). */
+static bool in_own_tls(uintptr_t addr)
+{
+    static size_t tcb, static_size;
+    if (!tcb) {
+        void (*get)(size_t *, size_t *) =
+            (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+        const unsigned *sizeof_pthread = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
+        size_t size = 0, align;
+        if (get)
+            get(&size, &align);
+        static_size = size;
+        tcb = sizeof_pthread ? *sizeof_pthread : 2304; /* glibc 2.3x's on x86-64 */
+    }
+    uintptr_t tp = (uintptr_t)__builtin_thread_pointer();
+    return static_size > tcb && addr >= tp + tcb - static_size && addr < tp + tcb;
+}
+
+/* What ADDR, in no heap block, is (mt_fmt_where_line): the calling
+ * thread's TLS or stack (its bounds, stack_bounds.h) or the main thread's
+ * stack ("[stack]"), a symbol's bytes, or the mapping. Other threads'
+ * stacks and TLS are anonymous mappings here: gdb's `memtrace EXPR`, which
+ * sees every thread stopped, names them, and the stack frame. */
+static void describe_where(uintptr_t addr, mt_out *out)
+{
+    char buf[4096 + 256], path[256] = "";
+    int fd = mt_os_maps_open_self();
+    mt_os_maps maps;
+    mt_os_maps_fd(&maps, fd, buf, sizeof buf);
+    mt_os_mapping m;
+    mt_fmt_where w = { .kind = MT_WHERE_NONE };
+    while (fd >= 0 && mt_os_maps_next(&maps, &m)) {
+        if (addr < m.start || addr >= m.end)
+            continue;
+        snprintf(path, sizeof path, "%.*s", (int)m.path_len, m.path);
+        w = (mt_fmt_where){ .kind = MT_WHERE_MAPPING, .lo = m.start, .hi = m.end, .path = path,
+                            .file = m.inode != 0, .offset = m.offset + (addr - m.start) };
+        break;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (w.kind == MT_WHERE_MAPPING && in_own_tls(addr)) {
+        w = (mt_fmt_where){ .kind = MT_WHERE_TLS, .number = mt_thread_number(),
+                            .tid = (uint32_t)syscall(SYS_gettid) };
+    } else if (w.kind == MT_WHERE_MAPPING && mt_stack_known > 0 && addr >= mt_stack_low &&
+               addr < mt_stack_base) {
+        w = (mt_fmt_where){ .kind = MT_WHERE_STACK, .number = mt_thread_number(),
+                            .tid = (uint32_t)syscall(SYS_gettid), .frame = -1 };
+    } else if (w.kind == MT_WHERE_MAPPING && strcmp(path, "[stack]") == 0) {
+        w = (mt_fmt_where){ .kind = MT_WHERE_STACK, .number = 1, .tid = (uint32_t)getpid(),
+                            .frame = -1 };
+    } else if (w.kind == MT_WHERE_MAPPING && mt_sym_self_lock()) {
+        mt_sym_state *st = mt_sym_self();
+        mt_sym_data d;
+        if (st && mt_sym_data_at(mt_sym_dwfl(st), addr, &d)) {
+            mt_fmt_where s = { .kind = MT_WHERE_SYMBOL, .offset = d.offset, .symbol = d.name,
+                               .module = d.module, .section = d.section,
+                               .function = d.function };
+            mt_fmt_where_line(out, &s); /* D's strings are the symbolizer's */
+            mt_sym_self_unlock();
+            return;
+        }
+        mt_sym_self_unlock();
+    }
+    mt_fmt_where_line(out, &w);
+}
+
 static void describe(const void *ptr, mt_out *out)
 {
     uintptr_t addr = (uintptr_t)ptr;
@@ -133,7 +209,8 @@ static void describe(const void *ptr, mt_out *out)
         mt_fmt_freed fr = freed_of(&f.near[i]);
         mt_answer_near_freed(&a, &fr);
     }
-    mt_answer_end(&a);
+    if (!mt_answer_end(&a) && !a.sampled)
+        describe_where(addr, out);
 }
 
 /* With cancellation disabled throughout: write is a cancellation point, and
@@ -161,6 +238,8 @@ MT_EXPORT void memtrace_print_trace(const void *ptr)
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
+    if (mt_stack_known == 0) /* this thread's stack, for describe_where */
+        mt_stack_find((uintptr_t)__builtin_frame_address(0));
     mt_os_on_stack(&mt_own_stack, print_trace_on_stack, (void *)ptr);
     mt_leave(was);
     pthread_setcancelstate(cancel, NULL);

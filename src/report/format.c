@@ -364,6 +364,47 @@ bool mt_answer_end(mt_answer *a)
     return false;
 }
 
+void mt_fmt_where_line(mt_out *out, const mt_fmt_where *w)
+{
+    switch (w->kind) {
+    case MT_WHERE_SYMBOL:
+        mt_out_printf(out, "  %lu bytes inside %s %s", (unsigned long)w->offset,
+                      w->function ? "function" : "data symbol", w->symbol);
+        if (w->section && w->section[0])
+            mt_out_printf(out, ", in section %s of %s\n", w->section, w->module);
+        else
+            mt_out_printf(out, ", in %s\n", w->module);
+        break;
+    case MT_WHERE_STACK:
+        mt_out_printf(out, "  on thread %u's stack (LWP %u)", w->number, (unsigned)w->tid);
+        if (w->below_sp)
+            mt_out_printf(out, ", below its stack pointer: no frame uses it now\n");
+        else if (w->frame >= 0)
+            mt_out_printf(out, ", in frame #%d %s\n", w->frame,
+                          w->frame_function ? w->frame_function : "??");
+        else
+            mt_out_printf(out, "\n");
+        break;
+    case MT_WHERE_TLS:
+        mt_out_printf(out, "  in thread %u's thread-local storage (LWP %u)\n", w->number,
+                      (unsigned)w->tid);
+        break;
+    case MT_WHERE_MAPPING:
+        if (w->file)
+            mt_out_printf(out, "  in a mapping of %s, at file offset %#lx\n", w->path,
+                          (unsigned long)w->offset);
+        else if (w->path && w->path[0])
+            mt_out_printf(out, "  in the %s mapping %#lx-%#lx, in no heap block memtrace knows\n",
+                          w->path, (unsigned long)w->lo, (unsigned long)w->hi);
+        else
+            mt_out_printf(out, "  in an anonymous mapping %#lx-%#lx\n", (unsigned long)w->lo,
+                          (unsigned long)w->hi);
+        break;
+    default:
+        mt_out_printf(out, "  in no mapping of the process\n");
+    }
+}
+
 /* ------------------------------------------------------------ recording */
 
 /* SEC, seconds since 1970, as "YYYY-MM-DD HH:MM:SS UTC", computed here:
@@ -565,11 +606,10 @@ void mt_fmt_leak_damaged(mt_out *out, uint64_t count, uintptr_t first)
                   count == 1 ? "it" : "they");
 }
 
-void mt_fmt_leak_incomplete(mt_out *out)
+void mt_fmt_leak_incomplete(mt_out *out, const char *what)
 {
-    mt_out_printf(out, "memtrace: leaks: the threads could not all be listed and stopped, or "
-                       "memory for the roots ran out; blocks they alone hold may be counted "
-                       "lost\n");
+    mt_out_printf(out, "memtrace: leaks: %s; blocks held only from there may be counted lost\n",
+                  what);
 }
 
 void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks)

@@ -145,6 +145,34 @@ void mt_answer_near_freed(mt_answer *a, const mt_fmt_freed *r);
  * known to memtrace" line, an error for the gdb command). */
 bool mt_answer_end(mt_answer *a);
 
+/* What an address no heap block holds is, after the line mt_answer_end
+ * wrote for it, as valgrind describes one ("0 bytes inside data symbol
+ * g_list", "on thread 1's stack"): print_trace (describe.c) and the
+ * symbolizer's "where" answer (tools/target_where.c), one line. */
+enum { MT_WHERE_SYMBOL, MT_WHERE_STACK, MT_WHERE_TLS, MT_WHERE_MAPPING, MT_WHERE_NONE };
+typedef struct {
+    int kind;              /* MT_WHERE_* */
+    /* SYMBOL: OFFSET bytes into SYMBOL (a function when FUNCTION) of
+     * MODULE (a file name), in its SECTION ("" unknown) */
+    uint64_t offset;
+    const char *symbol, *module, *section;
+    bool function;
+    /* STACK, TLS: thread NUMBER (LWP TID); STACK: in frame #FRAME
+     * FRAME_FUNCTION (FRAME -1: no frame known), or BELOW_SP (no frame
+     * uses it) */
+    unsigned number;
+    uint32_t tid;
+    int frame;
+    const char *frame_function;
+    bool below_sp;
+    /* MAPPING: [LO, HI) of PATH ("" anonymous, "[heap]", ...), at file
+     * offset OFFSET when FILE */
+    uintptr_t lo, hi;
+    const char *path;
+    bool file;
+} mt_fmt_where;
+void mt_fmt_where_line(mt_out *out, const mt_fmt_where *w);
+
 /* ------------------------------------------------------------ recording */
 
 /* Since when memtrace records (recording.h's words). */
@@ -281,7 +309,7 @@ void mt_fmt_leak_unreadable(mt_out *out, uint64_t root_bytes, uint64_t blocks);
 /* COUNT live table entries dropped as damaged, the lowest naming FIRST. */
 void mt_fmt_leak_damaged(mt_out *out, uint64_t count, uintptr_t first);
 /* Not every thread could be listed and stopped, or a root recorded. */
-void mt_fmt_leak_incomplete(mt_out *out);
+void mt_fmt_leak_incomplete(mt_out *out, const char *what);
 /* "memtrace: leaks: suppressed by leak:PATTERN: B bytes in K blocks". */
 void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks);
 void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,

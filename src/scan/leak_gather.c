@@ -46,16 +46,20 @@ void mt_leak_gather_threads(const mt_leak_source *src, mt_leak_gathered *g)
         mt_leak_thread t;
         if (!src->thread(src->ctx, i, &t))
             continue;
+        uintptr_t tls_low = mt_leak_roots_tls(&s, t.tp, src->tcb_size, src->static_size, t.tid);
         if (t.sp) {
             uintptr_t lo = 0, hi = 0;
             if (!src->mapping(src->ctx, t.sp, &lo, &hi))
                 lo = hi = 0; /* the reader refuses it: counted unreadable */
+            /* the descriptor and static TLS at the mapping's top are TLS,
+             * scanned once, as TLS */
+            if (tls_low > t.sp && tls_low < hi)
+                hi = tls_low;
             mt_leak_roots_stack(&s, t.sp, t.red_zone, lo, hi, t.tid);
         }
         uintptr_t w;
         for (size_t k = 0; src->reg(src->ctx, i, k, &w); k++)
             g->add_word(g->ctx, w);
-        mt_leak_roots_tls(&s, t.tp, src->tcb_size, src->static_size, t.tid);
     }
 }
 

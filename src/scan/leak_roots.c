@@ -45,11 +45,11 @@ static bool read_word(const mt_leak_roots_sink *s, uintptr_t addr, uintptr_t *v)
     return p != NULL;
 }
 
-void mt_leak_roots_tls(const mt_leak_roots_sink *s, uintptr_t tp, size_t tcb_size,
-                       size_t static_size, uint32_t tid)
+uintptr_t mt_leak_roots_tls(const mt_leak_roots_sink *s, uintptr_t tp, size_t tcb_size,
+                            size_t static_size, uint32_t tid)
 {
     if (!tp)
-        return;
+        return 0;
     uintptr_t low = tp, dtv = 0, len = 0;
     const size_t w = sizeof(uintptr_t);
     if (read_word(s, tp + w, &dtv) && dtv && read_word(s, dtv - 2 * w, &len) && len <= 65536) {
@@ -66,6 +66,7 @@ void mt_leak_roots_tls(const mt_leak_roots_sink *s, uintptr_t tp, size_t tcb_siz
     if (static_size)
         low = static_size > tcb_size ? tp + tcb_size - static_size : tp;
     add(s, low, tp + tcb_size, MT_ROOT_TLS, tid, false);
+    return low;
 }
 
 bool mt_leak_roots_linker_block(const uintptr_t *frames, unsigned depth, uintptr_t lo,

@@ -70,8 +70,11 @@ void mt_leak_roots_stack(const mt_leak_roots_sink *s, uintptr_t sp, bool red_zon
  * first entry is its length). STATIC_SIZE is the static TLS size glibc
  * reports (_dl_get_tls_static_info); 0 where nothing can be called (a
  * core): the block then starts at the lowest DTV entry below TP within 16
- * MiB, as every module with static TLS has one there. */
-void mt_leak_roots_tls(const mt_leak_roots_sink *s, uintptr_t tp, size_t tcb_size,
+ * MiB, as every module with static TLS has one there. Returns the TLS
+ * block's low end (0: TP is 0): a thread pthread_create made has its
+ * descriptor and static TLS at the top of its stack's mapping, which the
+ * stack's roots then end below (mt_leak_gather_threads). */
+uintptr_t mt_leak_roots_tls(const mt_leak_roots_sink *s, uintptr_t tp, size_t tcb_size,
                        size_t static_size, uint32_t tid);
 
 /* The roots of the allocator's heap in a process memtrace was attached

@@ -70,6 +70,19 @@ void mt_sym_free(mt_sym_state *st);
 /* ST's Dwfl, for what else the caller reads of its modules. */
 struct Dwfl *mt_sym_dwfl(const mt_sym_state *st);
 
+/* The symbol holding ADDR in a module of DWFL (sym_data.c): the one whose
+ * bytes cover it, or a sized-0 one just below it, as gdb's `info symbol`
+ * picks it. NAME and MODULE (the file's base name) live as long as DWFL's
+ * modules. False: no module, or no symbol covers ADDR. */
+typedef struct {
+    const char *name;
+    uint64_t offset;  /* ADDR - the symbol's address */
+    bool function;    /* STT_FUNC (or an IFUNC): code, not data */
+    const char *module;
+    char section[64]; /* its section's name; "" unknown */
+} mt_sym_data;
+bool mt_sym_data_at(struct Dwfl *dwfl, uintptr_t addr, mt_sym_data *d);
+
 /* Where the default state looks up libraries the process unloaded
  * (mt_modules_find_unloaded; none elsewhere). Frames in them are resolved
  * from their files and marked unloaded. GENERATION (may be NULL) changes whenever a

@@ -20,10 +20,10 @@ typedef struct {
     bool culled;
 } pending;
 
-/* culled per stack since the last drain */
+/* culled per stack since the last drain; TEMPS of them temporary */
 typedef struct {
     uint32_t stack;
-    uint64_t count, bytes, t;
+    uint64_t count, bytes, t, temps;
 } count;
 
 static struct {
@@ -147,25 +147,31 @@ void mt_tl_cull_alloc(uint32_t thread, uint64_t t, uint64_t addr, uint64_t size,
     C.tail++;
 }
 
-static void count_culled(const pending *e)
+static void count_culled(const pending *e, bool temp)
 {
     size_t i = 0;
     while (i < C.counts_n && C.counts[i].stack != e->stack)
         i++;
     if (i == C.counts_n) {
         if (C.counts_n == C.counts_cap) { /* full: written now, counting goes on */
-            mt_tl_emit_culled(e->t, e->stack, 1, e->size);
+            mt_tl_emit_culled(e->t, e->stack, 1, e->size, temp);
             return;
         }
-        C.counts[C.counts_n++] = (count){ e->stack, 0, 0, 0 };
+        C.counts[C.counts_n++] = (count){ e->stack, 0, 0, 0, 0 };
     }
-    C.counts[i].count++;
-    C.counts[i].bytes += e->size;
-    if (e->t > C.counts[i].t)
-        C.counts[i].t = e->t;
+    count *c = &C.counts[i];
+    c->count++;
+    c->bytes += e->size;
+    c->temps += temp;
+    if (e->t > c->t)
+        c->t = e->t;
+    if (c->count == MT_TL_CULLED_MAX) { /* the record's bound: written now */
+        mt_tl_emit_culled(c->t, c->stack, c->count, c->bytes, c->temps);
+        c->count = c->bytes = c->temps = 0;
+    }
 }
 
-bool mt_tl_cull_free(uint64_t t, uint64_t addr)
+bool mt_tl_cull_free(uint64_t t, uint64_t addr, mt_temp_state *latest)
 {
     uint64_t j = index_find(addr);
     if (!C.index[j].pos1)
@@ -175,7 +181,7 @@ bool mt_tl_cull_free(uint64_t t, uint64_t addr)
     if (t < e->t || t - e->t > C.cull_ns)
         return false; /* the allocation is written when its time comes, then this free */
     e->culled = true;
-    count_culled(e);
+    count_culled(e, mt_temp_free(latest, e->stack, e->size));
     return true;
 }
 
@@ -187,6 +193,8 @@ void mt_tl_cull_expire(uint64_t now)
     while (C.head < C.tail && (now == UINT64_MAX || at(C.head)->t + C.cull_ns + HOLD_NS < now))
         pop();
     for (size_t i = 0; i < C.counts_n; i++)
-        mt_tl_emit_culled(C.counts[i].t, C.counts[i].stack, C.counts[i].count, C.counts[i].bytes);
+        if (C.counts[i].count)
+            mt_tl_emit_culled(C.counts[i].t, C.counts[i].stack, C.counts[i].count,
+                              C.counts[i].bytes, C.counts[i].temps);
     C.counts_n = 0;
 }

@@ -385,15 +385,35 @@ void mt_tl_emit_free(uint32_t thread, uint64_t t, uint64_t addr)
     E.events++;
 }
 
-void mt_tl_emit_culled(uint64_t t, uint32_t stack, uint64_t count, uint64_t bytes)
+void mt_tl_emit_free_after(uint32_t thread, uint64_t t, uint64_t addr,
+                           const mt_temp_state *latest)
+{
+    if (!latest) {
+        mt_tl_emit_free(thread, t, addr);
+        return;
+    }
+    set_thread(thread);
+    uint8_t *p = at();
+    *p++ = MT_REC_FREE_AFTER;
+    p = put_time(p, t);
+    p = mt_rec_put_s(p, (int64_t)(addr - E.addr));
+    E.addr = addr;
+    p = mt_rec_put_u(p, latest->armed ? latest->stack : 0);
+    done(mt_rec_put_u(p, latest->armed ? latest->size : 0));
+    E.events++;
+}
+
+void mt_tl_emit_culled(uint64_t t, uint32_t stack, uint64_t count, uint64_t bytes,
+                       uint64_t temporary)
 {
     stack_seen(stack);
     uint8_t *p = at();
-    *p++ = MT_REC_CULLED;
+    *p++ = MT_REC_CULLED_TEMP;
     p = put_time(p, t);
     p = mt_rec_put_u(p, stack);
     p = mt_rec_put_u(p, count);
-    done(mt_rec_put_u(p, bytes));
+    p = mt_rec_put_u(p, bytes);
+    done(mt_rec_put_u(p, temporary));
     E.events += 2 * count;
 }
 

@@ -34,7 +34,19 @@
  *   F  s dtime, s daddr
  *   C  s dtime, u stack, u count, u bytes   (COUNT allocations of STACK,
  *                               BYTES in all, each freed within cull_ns:
- *                               culled while recording, not in A and F)
+ *                               culled while recording, not in A and F;
+ *                               written by older writers: a reader counts
+ *                               them all temporary)
+ *   K  s dtime, u stack, u count, u bytes, u temporary   (C, with how many
+ *                               of the COUNT frees were temporary
+ *                               allocations, store/temporary.h's rule on
+ *                               the freeing thread's own events, culled
+ *                               ones included; COUNT < 2^24)
+ *   G  s dtime, s daddr, u stack, u size   (F, after culled events of its
+ *                               thread: the rule's latest kind on that
+ *                               thread just before it was (SIZE, STACK),
+ *                               or none when STACK is 0; a reader of A and
+ *                               F alone would not know it)
  *   S  u stack, u depth, DEPTH x s (frame - previous frame; the first
  *                               from 0), innermost first
  *   M  u bias, u low, u high, u len + build id, u len + path
@@ -66,6 +78,8 @@ enum {
     MT_REC_ALLOC = 'A',
     MT_REC_FREE = 'F',
     MT_REC_CULLED = 'C',
+    MT_REC_CULLED_TEMP = 'K',
+    MT_REC_FREE_AFTER = 'G',
     MT_REC_STACK = 'S',
     MT_REC_MODULE = 'M',
     MT_REC_SYMBOL = 'Y',

@@ -12,6 +12,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "store/temporary.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,6 +27,12 @@ typedef struct mt_tl_ring {
     struct mt_tl_ring *next; /* all rings, newest first; set before it is listed */
     uint32_t thread;         /* memtrace's number of the owner */
     mt_atomic(int) done;     /* the owner has exited: freed once drained (release) */
+    /* The drain's alone, with culling (writer.c, under its lock): the
+     * temporary rule's latest kind over all this thread's events, culled
+     * ones included, and whether the file's reader may not know it (a
+     * culled event, or an allocation still held back, since the last F). */
+    mt_temp_state temp;
+    bool temp_hidden;
     mt_atomic(uint64_t) head __attribute__((aligned(MT_CACHELINE))); /* owner: release */
     uint64_t tail_seen;      /* owner's copy of tail */
     mt_atomic(uint64_t) tail __attribute__((aligned(MT_CACHELINE))); /* drain: release */

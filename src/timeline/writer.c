@@ -129,14 +129,28 @@ static void drain_ring(mt_tl_ring *r)
             t += MT_TL_ALLOC_WORDS;
             if (!keep)
                 continue;
-            if (W.cull_ns)
+            if (W.cull_ns) {
+                mt_temp_alloc(&r->temp, stack, size);
+                r->temp_hidden = true; /* it may be culled */
                 mt_tl_cull_alloc(r->thread, time, addr, size, stack);
-            else
+            } else {
                 mt_tl_emit_alloc(r->thread, time, addr, size, stack);
+            }
         } else {
             t += MT_TL_FREE_WORDS;
-            if (keep && !(W.cull_ns && mt_tl_cull_free(time, addr)))
+            if (!keep)
+                continue;
+            if (!W.cull_ns) {
                 mt_tl_emit_free(r->thread, time, addr);
+            } else if (mt_tl_cull_free(time, addr, &r->temp)) {
+                r->temp_hidden = true;
+            } else {
+                /* the reader's latest kind for the thread is then the
+                 * rule's, whatever was culled before */
+                mt_tl_emit_free_after(r->thread, time, addr, r->temp_hidden ? &r->temp : NULL);
+                r->temp.armed = false;
+                r->temp_hidden = false;
+            }
         }
     }
     mt_atomic_store_release(&r->tail, t); /* pairs with the owner's acquire */

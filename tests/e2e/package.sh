@@ -262,7 +262,7 @@ $(helper_package share/memtrace)
 $(view_files share/memtrace)"
     export PKG_CONFIG_PATH=$lib/pkgconfig
     same "pkg-config --cflags --libs memtrace" "$(pkg-config --cflags --libs memtrace 2>&1)" \
-        "-I$p/include -L$lib -lmemtrace "
+        "-I$p/include -L$lib -Wl,-rpath,$lib -lmemtrace "
     same "pkg-config --modversion memtrace: the Makefile's VERSION" \
         "$(pkg-config --modversion memtrace 2>&1)" "$version"
     # The header the compile finds must be the installed one.
@@ -270,6 +270,11 @@ $(view_files share/memtrace)"
             $(pkg-config --cflags --libs memtrace) >"$work/cc.log" 2>&1; then
         pass "a program calling print_trace compiles and links with pkg-config's flags"
         has "it includes the installed memtrace.h" "$work/cc.log" ". $p/include/memtrace.h"
+        # LIBDIR is no directory the dynamic linker searches: the rpath
+        # memtrace.pc adds is what lets the program start, with no ldconfig.
+        (unset LD_LIBRARY_PATH LD_PRELOAD; "$work/pkg_api" >"$work/plain.out" 2>"$work/plain.err")
+        same "linked with pkg-config's flags, it starts on its own: exit status" "$?" 0
+        same "it starts on its own: no loader error" "$(grep -c 'cannot open shared object' "$work/plain.err")" 0
         "$p/bin/memtrace" run "$work/pkg_api" >"$work/run.out" 2>"$work/run.err"
         same "the installed launcher runs it: exit status" "$?" 0
         has "memtrace run: the trace of its block" "$work/run.err" \

@@ -108,7 +108,7 @@ typedef struct {
     sink *s;
     const rec_file *r;
     char **strs; /* the strings written, for their numbers (a sorted copy would do too) */
-    map str_index, ips, traces, kinds, stack_trace;
+    map str_index, ips, traces, kinds, stack_trace, aliases;
     uint64_t nstrs, nips, ntraces, nkinds;
     uint64_t *kind_size, *kind_trace; /* by kind number + 1, KIND_CAP of each */
     size_t kind_cap;
@@ -228,6 +228,95 @@ static uint64_t kind(defs *d, uint64_t size, uint32_t stack)
     }
 }
 
+/* ---- the temporary allocations' order */
+
+/* heaptrack_print counts a free temporary when the line before it
+ * allocated the same kind number (store/temporary.h); the recording's rule
+ * is per thread and knows of culled events (G, K records). So a kind is
+ * written under up to three numbers, "a" lines of the same size and trace
+ * (heaptrack's figures go by trace, not by number): its own, a second one
+ * chosen for an allocation right before a free whose count would otherwise
+ * differ from the rule's, and one for culled blocks that were not
+ * temporary. */
+enum { ALIAS_OWN, ALIAS_OTHER, ALIAS_CULLED };
+#define ALIAS_SHIFT 60
+#define ALIAS_KIND ((1ull << ALIAS_SHIFT) - 1)
+
+/* The number kind KD is written under as ALIAS, its "a" line first if new. */
+static uint64_t alias_of(defs *d, uint64_t kd, int alias)
+{
+    if (alias == ALIAS_OWN)
+        return kd;
+    uint64_t *v = slot(&d->aliases, (kd + 1) << 2 | (uint64_t)alias);
+    if (!*v) {
+        out(d->s, "a %lx %lx\n", (unsigned long)d->kind_size[kd + 1],
+            (unsigned long)d->kind_trace[kd + 1]);
+        *v = ++d->nkinds;
+        if (d->nkinds >= d->kind_cap) {
+            d->kind_cap = 2 * d->kind_cap;
+            d->kind_size = xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
+            d->kind_trace = xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
+        }
+        d->kind_size[*v] = d->kind_trace[*v] = 0; /* an alias: no kind of its own */
+    }
+    return *v - 1;
+}
+
+/* Per thread: the rule's latest kind + 1, 0 none. */
+typedef struct {
+    uint64_t *kind;
+    size_t n;
+} latest_kinds;
+
+static uint64_t *latest_of(latest_kinds *lk, uint32_t thread)
+{
+    if (thread >= lk->n) {
+        size_t n = thread + 64;
+        lk->kind = xrealloc(lk->kind, n * sizeof *lk->kind);
+        memset(lk->kind + lk->n, 0, (n - lk->n) * sizeof *lk->kind);
+        lk->n = n;
+    }
+    return &lk->kind[thread];
+}
+
+/* The alias for the allocation of kind KD that event I is, its line
+ * written right before event I + 1's: when that is the free of a block
+ * of kind KD, the one that makes heaptrack_print's count of it the
+ * rule's (LK: the latest kinds with event I applied). */
+static int alias_before(defs *d, map *lv, latest_kinds *lk, const rec_file *r, size_t i,
+                        uint64_t kd)
+{
+    if (i + 1 >= r->nev || !ev_is_free(r->ev[i + 1].thread_kind & 0xff) ||
+        r->ev[i + 1].addr == r->ev[i].addr)
+        return ALIAS_OWN;
+    const rec_event *f = &r->ev[i + 1];
+    uint64_t b = *slot(lv, f->addr);
+    if (!b || (b & ALIAS_KIND) - 1 != kd)
+        return ALIAS_OWN; /* another kind: heaptrack_print does not count it either */
+    int k = (int)(f->thread_kind & 0xff);
+    uint64_t latest = k == EV_FREE_ARMED      ? kind(d, f->size, f->stack) + 1
+                      : k == EV_FREE_DISARMED ? 0
+                                              : *latest_of(lk, f->thread_kind >> 8);
+    bool temporary = latest == kd + 1;
+    int freed = (int)(b >> ALIAS_SHIFT);
+    return temporary ? freed : freed == ALIAS_OWN ? ALIAS_OTHER : ALIAS_OWN;
+}
+
+/* Frees owed to culled blocks of alias number ALIAS (N more): written once
+ * a "-" line has cleared heaptrack_print's latest kind (N 0: now). */
+static void owe_frees(sink *s, uint64_t *owed, uint64_t *owed_alias, uint64_t alias, uint64_t n)
+{
+    /* another alias's owed frees go now: the line before them is then an
+     * allocation of ALIAS, or a "-" */
+    if (!n || *owed_alias != alias)
+        for (; *owed; --*owed)
+            out(s, "- %lx\n", (unsigned long)*owed_alias);
+    if (n) {
+        *owed += n;
+        *owed_alias = alias;
+    }
+}
+
 /* ---- the events */
 
 /* The culled blocks a heaptrack file is written with, in all: each is a
@@ -286,7 +375,16 @@ bool export_heaptrack(const rec_file *r, const char *path)
      * is the rule's. */
     out(&s, "a 0 0\n");
     d.nkinds = 1;
-    map lv = { 0 }; /* live block address -> allocation kind + 1 */
+    /* Live block address -> its kind + 1 | its alias << ALIAS_SHIFT. */
+    map lv = { 0 };
+    latest_kinds lk = { 0 };
+    uint64_t owed = 0, owed_alias = 0; /* culled frees written after the next "-" */
+    /* Culled blocks written ahead of their K record, by stack id + 1: the
+     * latest allocation a G record names, which made the free after it
+     * temporary (its line goes right before that free's, its free right
+     * after; its K record then writes one block fewer). */
+    map borrowed = { 0 };
+    uint64_t prev_plus = UINT64_MAX; /* the number of a "+" line just written, else MAX */
     uint64_t last_ms = 0;
     for (size_t i = 0; i < r->nev; i++) {
         const rec_event *e = &r->ev[i];
@@ -296,37 +394,83 @@ bool export_heaptrack(const rec_file *r, const char *path)
             last_ms = ms;
         }
         int k = (int)(e->thread_kind & 0xff);
+        uint32_t th = e->thread_kind >> 8;
         if (k == EV_CULLED) {
-            uint64_t each = e->addr ? e->size / e->addr : 0;
-            if (e->addr > 1) {
-                uint64_t kd = kind(&d, each, e->stack);
+            /* TEMPS of the COUNT blocks were temporary allocations: those
+             * as "+ k" "- k" pairs, which heaptrack_print counts so; the
+             * others under an alias no live block has, their allocations
+             * before the pairs and their frees after them (with no pair,
+             * after the stream's next "-"), where the latest kind is
+             * cleared. */
+            uint64_t count = e->addr, temps = th;
+            uint64_t *lent = slot(&borrowed, (uint64_t)e->stack + 1);
+            uint64_t m = *lent < count ? *lent : count;
+            *lent -= m;
+            count -= m; /* the others first: a lent block's free was not temporary */
+            temps = temps < count ? temps : count;
+            uint64_t each = count ? e->size / count : 0;
+            uint64_t kd = kind(&d, each, e->stack);
+            uint64_t last = count ? kind(&d, e->size - each * (count - 1), e->stack) : kd;
+            uint64_t others = count - temps, untemp = alias_of(&d, kd, ALIAS_CULLED);
+            for (uint64_t j = 0; j < others; j++)
+                out(&s, "+ %lx\n", (unsigned long)untemp);
+            if (temps > 1) {
                 char pair[48];
                 int n = snprintf(pair, sizeof pair, "+ %lx\n- %lx\n", (unsigned long)kd,
                                  (unsigned long)kd);
-                for (uint64_t left = e->addr - 1; left; left--) {
+                for (uint64_t left = temps - 1; left; left--) {
                     if (s.len + (size_t)n > sizeof s.buf)
                         flush(&s);
                     memcpy(s.buf + s.len, pair, (size_t)n);
                     s.len += (size_t)n;
                 }
             }
-            if (e->addr) {
-                uint64_t kd = kind(&d, e->size - each * (e->addr - 1), e->stack);
-                out(&s, "+ %lx\n- %lx\n", (unsigned long)kd, (unsigned long)kd);
+            if (temps)
+                out(&s, "+ %lx\n- %lx\n", (unsigned long)last, (unsigned long)last);
+            if (temps) {
+                for (uint64_t j = 0; j < others; j++)
+                    out(&s, "- %lx\n", (unsigned long)untemp);
+            } else {
+                owe_frees(&s, &owed, &owed_alias, untemp, others);
             }
+            if (count)
+                prev_plus = temps || !others || owed_alias != untemp ? UINT64_MAX : untemp;
             continue;
         }
+        if (k == EV_FREE_ARMED)
+            *latest_of(&lk, th) = kind(&d, e->size, e->stack) + 1;
         uint64_t *v = slot(&lv, e->addr);
         if (*v) { /* a free, or a missed one before an allocation */
-            out(&s, "- %lx\n", (unsigned long)(*v - 1));
+            uint64_t a = alias_of(&d, (*v & ALIAS_KIND) - 1, (int)(*v >> ALIAS_SHIFT));
+            bool lend = k == EV_FREE_ARMED && *latest_of(&lk, th) == (*v & ALIAS_KIND) &&
+                        prev_plus != a;
+            if (lend) { /* the rule's latest allocation was culled: lent here */
+                out(&s, "+ %lx\n", (unsigned long)a);
+                ++*slot(&borrowed, (uint64_t)e->stack + 1);
+            }
+            out(&s, "- %lx\n", (unsigned long)a);
+            if (lend)
+                out(&s, "- %lx\n", (unsigned long)a);
+            prev_plus = UINT64_MAX;
             *v = 0;
+            if (owed)
+                owe_frees(&s, &owed, &owed_alias, 0, 0);
+            if (ev_is_free(k)) /* a block the recording knows: as replay.c */
+                *latest_of(&lk, th) = 0;
         }
         if (k == EV_ALLOC) {
             uint64_t kd = kind(&d, e->size, e->stack);
-            *slot(&lv, e->addr) = kd + 1;
-            out(&s, "+ %lx\n", (unsigned long)kd);
+            *latest_of(&lk, th) = kd + 1;
+            int which = alias_before(&d, &lv, &lk, r, i, kd);
+            *slot(&lv, e->addr) = (kd + 1) | (uint64_t)which << ALIAS_SHIFT;
+            out(&s, "+ %lx\n", (unsigned long)(prev_plus = alias_of(&d, kd, which)));
         }
     }
+    if (owed)
+        owe_frees(&s, &owed, &owed_alias, 0, 0);
+    free(lk.kind);
+    free(borrowed.key);
+    free(borrowed.val);
     out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1)); /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
     flush(&s);
     if (s.gz && gzclose(s.gz) != Z_OK)

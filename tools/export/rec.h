@@ -9,9 +9,24 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum { EV_ALLOC = 1, EV_FREE = 2, EV_CULLED = 3 };
+/* EV_FREE_ARMED, EV_FREE_DISARMED: a free (a G record) after which the
+ * thread's latest kind (store/temporary.h) was (SIZE, STACK), or none. */
+enum { EV_ALLOC = 1, EV_FREE = 2, EV_CULLED = 3, EV_FREE_ARMED = 4, EV_FREE_DISARMED = 5 };
 
-/* One event; for EV_CULLED, ADDR is the count and SIZE the bytes. */
+static inline bool ev_is_free(int kind)
+{
+    return kind == EV_FREE || kind == EV_FREE_ARMED || kind == EV_FREE_DISARMED;
+}
+
+/* Whether an event names a stack (an allocation's, a culled count's, a
+ * latest kind's): every other is a free. */
+static inline bool ev_has_stack(int kind)
+{
+    return kind == EV_ALLOC || kind == EV_CULLED || kind == EV_FREE_ARMED;
+}
+
+/* One event; for EV_CULLED, ADDR is the count, SIZE the bytes and the
+ * thread's bits of THREAD_KIND how many were temporary (< 2^24). */
 typedef struct {
     uint64_t t, addr, size;
     uint32_t stack;

@@ -122,6 +122,22 @@ static bool record(rec_file *r, cursor *c)
         if (!get_time(c) || !get_u(c, &a) || !get_u(c, &b) || !get_u(c, &d))
             return false;
         add_event(r, c, EV_CULLED, b, d, (uint32_t)a);
+        r->ev[r->nev - 1].thread_kind = (uint32_t)(b < (1u << 24) ? b : (1u << 24) - 1) << 8 |
+                                        EV_CULLED; /* a writer before K: all temporary */
+        return true;
+    case MT_REC_CULLED_TEMP: {
+        uint64_t temps;
+        if (!get_time(c) || !get_u(c, &a) || !get_u(c, &b) || !get_u(c, &d) ||
+            !get_u(c, &temps) || b >= (1u << 24) || temps > b)
+            return false;
+        add_event(r, c, EV_CULLED, b, d, (uint32_t)a);
+        r->ev[r->nev - 1].thread_kind = (uint32_t)temps << 8 | EV_CULLED;
+        return true;
+    }
+    case MT_REC_FREE_AFTER:
+        if (!get_time(c) || !get_addr(c) || !get_u(c, &a) || !get_u(c, &b))
+            return false;
+        add_event(r, c, a ? EV_FREE_ARMED : EV_FREE_DISARMED, c->addr, b, (uint32_t)a);
         return true;
     case MT_REC_STACK: {
         if (!get_u(c, &a) || !get_u(c, &b) || b > 4096)

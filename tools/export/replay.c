@@ -138,16 +138,21 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
     if (kind == EV_CULLED) {
         if (pass == 1) {
             rec_site *s = &rp->by_index[e->stack];
+            uint32_t temps = thread; /* rec.h: a culled count's thread bits */
             s->allocations += e->addr;
             s->allocated_bytes += e->size;
-            s->temporary += e->addr;
+            s->temporary += temps;
             t->allocations += e->addr;
             t->frees += e->addr;
             t->allocated_bytes += e->size;
-            t->temporary += e->addr;
+            t->temporary += temps;
         }
         return;
     }
+    if (pass == 1 && kind == EV_FREE_ARMED) /* the culled events' latest kind */
+        mt_temp_alloc(last_of(rp, thread), e->stack, e->size);
+    else if (pass == 1 && kind == EV_FREE_DISARMED)
+        last_of(rp, thread)->armed = false;
     size_t j = find(&rp->live, e->addr);
     if (rp->live.slot[j].addr) { /* a free, or a missed one */
         live *b = &rp->live.slot[j];
@@ -157,7 +162,7 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
         *bytes -= b->size;
         *blocks -= 1;
         s->live -= b->size;
-        if (pass == 1 && kind == EV_FREE) {
+        if (pass == 1 && ev_is_free(kind)) {
             t->frees++;
             if (mt_temp_free(last_of(rp, thread), b->site, b->size)) {
                 t->temporary++;
@@ -210,7 +215,7 @@ static void make_sites(replay *rp)
     rec_file *r = rp->r;
     rp->ids = xrealloc(NULL, (r->nev + 1) * sizeof *rp->ids);
     for (size_t i = 0; i < r->nev; i++)
-        if ((r->ev[i].thread_kind & 0xff) != EV_FREE)
+        if (ev_has_stack(r->ev[i].thread_kind & 0xff))
             rp->ids[rp->nids++] = r->ev[i].stack;
     qsort(rp->ids, rp->nids, sizeof *rp->ids, by_u32);
     size_t n = 0;
@@ -224,7 +229,7 @@ static void make_sites(replay *rp)
     for (size_t i = 0; i < n; i++)
         rp->by_index[i].id = rp->ids[i];
     for (size_t i = 0; i < r->nev; i++) /* from here on an event names its site's index */
-        if ((r->ev[i].thread_kind & 0xff) != EV_FREE)
+        if (ev_has_stack(r->ev[i].thread_kind & 0xff))
             r->ev[i].stack = site_of(rp, r->ev[i].stack);
 }
 
