@@ -498,6 +498,7 @@ static size_t only_new(struct request *q, mt_leak_block *b, size_t n, mt_leak_to
         b[kept++] = b[i];
     }
     return kept;
+}
 
 /* The roots' gap, in words (mt_leak_report_input.incomplete), or NULL. */
 static const char *incomplete(const struct roots *r, bool no_notes)
