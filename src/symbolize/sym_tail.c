@@ -155,18 +155,29 @@ static void site_target(Dwfl *dwfl, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die
         t->target = (uintptr_t)(ops[0].number + bias);
 }
 
-/* The address after a call site's call instruction, as in its DIE. */
+static bool is_tail_site(Dwarf_Die *site)
+{
+    return dwarf_hasattr(site, DW_AT_call_tail_call) || dwarf_hasattr(site, DW_AT_GNU_tail_call);
+}
+
+/* The address after a call site's call instruction, as in its DIE: gcc's
+ * DW_AT_call_return_pc (DW_AT_low_pc of DWARF 4's GNU sites), for tail
+ * calls too. clang gives a tail call the address of its jump instead
+ * (DW_AT_call_pc): one past it stands for the address after the jump,
+ * since a return address is only ever looked up at itself minus one,
+ * which is then inside the jump, on its line. */
 static bool site_return(Dwarf_Die *site, Dwarf_Addr *ret)
 {
     Dwarf_Attribute a;
     if (dwarf_attr(site, DW_AT_call_return_pc, &a))
         return dwarf_formaddr(&a, ret) == 0;
+    if (is_tail_site(site) && dwarf_attr(site, DW_AT_call_pc, &a)) {
+        if (dwarf_formaddr(&a, ret) != 0)
+            return false;
+        *ret += 1;
+        return true;
+    }
     return dwarf_tag(site) == DW_TAG_GNU_call_site && dwarf_lowpc(site, ret) == 0;
-}
-
-static bool is_tail_site(Dwarf_Die *site)
-{
-    return dwarf_hasattr(site, DW_AT_call_tail_call) || dwarf_hasattr(site, DW_AT_GNU_tail_call);
 }
 
 /* Calls FN on every call site nested in DIE's children (lexical blocks and
