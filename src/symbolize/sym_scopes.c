@@ -210,7 +210,7 @@ static const struct cu_index *children_of(struct mt_sym_state *st, Dwarf_Die *fn
             if (holds_code(tag) && tag != DW_TAG_subprogram)
                 ok = index_ranges(x, &die);
         } while (ok && dwarf_siblingof(&die, &die) == 0);
-    if (ok)
+    if (ok && x->n) /* (no ranges: x->range is NULL) */
         qsort(x->range, x->n, sizeof *x->range, by_low);
     if (!ok || !sym_memo_add(&st->fn_children, (uintptr_t)fn->addr, 0, x)) {
         cu_index_free(x);
