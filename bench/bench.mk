@@ -12,7 +12,8 @@ BENCH_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra
 BENCH_LOOKUP_LIBS := $(foreach l,z crypt ssl crypto sqlite3 xml2 pcre2-8 gmp bz2 lzma ffi expat uuid,\
     $(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(l).so /usr/lib/lib$(l).so /usr/lib64/lib$(l).so),-l$(l)))
 BENCH_PROGS  := $(BENCH_BUILD)/measure $(BENCH_BUILD)/churn $(BENCH_BUILD)/lookup \
-                $(BENCH_BUILD)/floor.so $(BENCH_BUILD)/top_target
+                $(BENCH_BUILD)/floor.so $(BENCH_BUILD)/top_target \
+                $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang
 BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 
 # memtrace-symbolize and memtrace.py: `memtrace leaks` on a core file (gdb).
@@ -20,6 +21,7 @@ BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 # bench/record.sh: the recording's cost, size and culling, appended;
 # bench/instr.sh: the few-percent targets counted by valgrind, appended;
 # bench/top.sh: memtrace top's CPU a refresh and the watched throughput, appended.
+# bench/clang.sh: the symbolizer on a gcc and a clang build, appended.
 # $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
        $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace-export $(VIEW_FILES) $(BUILD)/memtrace-top
@@ -32,6 +34,16 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	bash bench/instr.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/top.sh $(BUILD)/memtrace $(BENCH_BUILD)/top_target | \
 	    tee -a bench/RESULTS.md
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/clang.sh $(PROFILER_LIB) $(TRACER_LIB) $(BUILD)/memtrace.py \
+	    $(BENCH_BUILD) | tee -a bench/RESULTS.md
+
+# One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
+$(BENCH_BUILD)/symsites_gcc: bench/symsites.c
+	@mkdir -p $(@D)
+	gcc $(CPPFLAGS) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $<
+$(BENCH_BUILD)/symsites_clang: bench/symsites.c
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $<
 
 $(BENCH_BUILD)/measure: bench/measure.c
 	@mkdir -p $(@D)

@@ -61,11 +61,15 @@ $(BUILD)/view/%: tools/view/%
 	cp $< $@
 # memtrace-export (`memtrace export`): a recording (MEMTRACE_RECORD) as
 # heaptrack's file or the timeline JSON; tools/export/ and the recording's
-# format (src/timeline/record_format.h), with zstd and zlib. Nothing else
-# of memtrace's: the recording holds its stacks, modules and symbols.
-EXPORT_SRCS := $(wildcard tools/export/*.c)
+# format (src/timeline/record_format.h), with zstd and zlib; and the
+# symbolizer (src/symbolize, with what it needs of base) for the frames of a
+# recording cut short, which holds no symbols.
+EXPORT_SRCS := $(wildcard tools/export/*.c src/symbolize/*.c) \
+               $(addprefix src/base/,output.c lock.c os.c config.c)
 all: $(BUILD)/memtrace-export
-$(BUILD)/memtrace-export: $(EXPORT_SRCS) $(wildcard tools/export/*.h) src/timeline/record_format.h $(BUILD)/flavour
+$(BUILD)/memtrace-export: $(EXPORT_SRCS) $(wildcard tools/export/*.h src/*/*.h) src/timeline/record_format.h $(BUILD)/flavour
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -Isrc $(LDFLAGS) \
-	  -o $@ $(EXPORT_SRCS) -lzstd -lz
+	$(CC) $(CFLAGS) $(CPPFLAGS) -std=gnu11 $(WARN) -D_GNU_SOURCE $(DEBUG_FLAGS) -Isrc \
+	  $(shell pkg-config --cflags libdw 2>/dev/null) $(LDFLAGS) \
+	  -o $@ $(EXPORT_SRCS) -lzstd -lz $(shell pkg-config --libs libdw libelf 2>/dev/null || echo -ldw -lelf) \
+	  $(DEMANGLE_LIBS) -ldl

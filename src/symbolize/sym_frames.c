@@ -82,7 +82,7 @@ static void module_rows(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc
     w->n = 0;
     if (cu && sym_cu_function_at(st, cu, w->pc, &w->chain[0])) {
         w->n = 1;
-        sym_inline_walk(w, &w->chain[0], 0);
+        sym_fn_inline_walk(st, w);
     }
     for (unsigned k = w->n; k-- > 0 && r->n < MAX_ROWS;) {
         Dwarf_Die *scope = &w->chain[k];

@@ -155,6 +155,14 @@ struct mt_sym_state {
      * b = 0), and the chain of each (caller return address, callee return
      * address) asked for (sym_tail.c). */
     struct memo tail_fns, tail_chains;
+    /* Each function's call sites sorted by return address, by its DIE's
+     * address in the debug data (key b = 0), with the list being built
+     * (state-owned for the same reason as cu_scratch; sym_tail.c). */
+    struct memo call_sites;
+    void *call_site_scratch;
+    /* Each function's code-holding children by their code ranges, by the
+     * function DIE's address (key b = 0; sym_scopes.c). */
+    struct memo fn_children;
 
     /* The hash of the maps DWFL's modules were last reported from
      * (sym_read_modules); HASHED false: none to compare with. */
@@ -252,6 +260,9 @@ const char *sym_module_name(Dwfl_Module *mod, Dwarf_Addr *bias);
 bool sym_cu_function_at(struct mt_sym_state *st, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn);
 /* Appends to W->chain the inlined functions under PARENT holding W->pc. */
 void sym_inline_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned depth);
+/* sym_inline_walk from the function W->chain[0] (W->n = 1), its children
+ * found by an index of their ranges built once per function. */
+void sym_fn_inline_walk(struct mt_sym_state *st, struct scope_walk *w);
 /* Drops ST's function indexes. */
 void sym_cu_index_clear(struct mt_sym_state *st);
 

@@ -29,6 +29,9 @@ void sym_tail_cache_clear(struct mt_sym_state *st)
 {
     sym_memo_clear_with(&st->tail_fns, NULL);
     sym_memo_clear_with(&st->tail_chains, NULL);
+    sym_memo_clear_with(&st->call_sites, NULL);
+    free(st->call_site_scratch);
+    st->call_site_scratch = NULL;
 }
 
 /* Whether NAME (a DIE's linkage name or name) is one of the functions
@@ -155,18 +158,29 @@ static void site_target(Dwfl *dwfl, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die
         t->target = (uintptr_t)(ops[0].number + bias);
 }
 
-/* The address after a call site's call instruction, as in its DIE. */
+static bool is_tail_site(Dwarf_Die *site)
+{
+    return dwarf_hasattr(site, DW_AT_call_tail_call) || dwarf_hasattr(site, DW_AT_GNU_tail_call);
+}
+
+/* The address after a call site's call instruction, as in its DIE: gcc's
+ * DW_AT_call_return_pc (DW_AT_low_pc of DWARF 4's GNU sites), for tail
+ * calls too. clang gives a tail call the address of its jump instead
+ * (DW_AT_call_pc): one past it stands for the address after the jump,
+ * since a return address is only ever looked up at itself minus one,
+ * which is then inside the jump, on its line. */
 static bool site_return(Dwarf_Die *site, Dwarf_Addr *ret)
 {
     Dwarf_Attribute a;
     if (dwarf_attr(site, DW_AT_call_return_pc, &a))
         return dwarf_formaddr(&a, ret) == 0;
+    if (is_tail_site(site) && dwarf_attr(site, DW_AT_call_pc, &a)) {
+        if (dwarf_formaddr(&a, ret) != 0)
+            return false;
+        *ret += 1;
+        return true;
+    }
     return dwarf_tag(site) == DW_TAG_GNU_call_site && dwarf_lowpc(site, ret) == 0;
-}
-
-static bool is_tail_site(Dwarf_Die *site)
-{
-    return dwarf_hasattr(site, DW_AT_call_tail_call) || dwarf_hasattr(site, DW_AT_GNU_tail_call);
 }
 
 /* Calls FN on every call site nested in DIE's children (lexical blocks and
@@ -288,18 +302,87 @@ static void chain_walk(struct chain_search *s, uintptr_t fn, unsigned depth)
     }
 }
 
-struct caller_walk {
+/* A function's call sites by return address: found by a binary search
+ * rather than a walk of the function's DIE for every frame (a function
+ * with many inlined calls has thousands of DIEs; clang describes no call
+ * to malloc, so a walk for one found nothing and read them all). */
+struct call_site {
     Dwarf_Addr ret; /* in the module's addresses */
-    Dwarf_Die site;
+    unsigned order; /* in the DIE: of two at one address, the first is taken */
+    Dwarf_Die die;  /* valid while the module's Dwarf is: the memo goes with it */
+};
+struct call_sites {
+    unsigned n, cap;
+    struct call_site site[];
 };
 
-static bool is_site_at(Dwarf_Die *site, void *arg)
+static bool add_call_site(Dwarf_Die *site, void *arg)
 {
-    struct caller_walk *w = arg;
+    struct mt_sym_state *st = arg;
+    struct call_sites *l = st->call_site_scratch;
     Dwarf_Addr ret;
-    if (!site_return(site, &ret) || ret != w->ret)
+    if (!site_return(site, &ret))
         return false;
-    w->site = *site;
+    if (!l || l->n == l->cap) {
+        unsigned cap = l ? 2 * l->cap : 64;
+        struct call_sites *g = realloc(l, sizeof *g + cap * sizeof g->site[0]);
+        if (!g)
+            return true; /* incomplete: not kept (call_sites_of) */
+        g->cap = cap;
+        g->n = l ? g->n : 0;
+        st->call_site_scratch = l = g;
+    }
+    l->site[l->n] = (struct call_site){ ret, l->n, *site };
+    l->n++;
+    return false;
+}
+
+static int by_return(const void *a, const void *b)
+{
+    const struct call_site *x = a, *y = b;
+    if (x->ret != y->ret)
+        return x->ret < y->ret ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* FN's call sites, sorted; NULL when out of memory. */
+static const struct call_sites *call_sites_of(struct mt_sym_state *st, Dwarf_Die *fn)
+{
+    struct call_sites *l = sym_memo_find(&st->call_sites, (uintptr_t)fn->addr, 0);
+    if (l)
+        return l;
+    free(st->call_site_scratch);
+    st->call_site_scratch = NULL;
+    if (each_call_site(fn, 0, add_call_site, st))
+        return NULL;
+    if (!(l = st->call_site_scratch) && !(l = calloc(1, sizeof *l)))
+        return NULL;
+    st->call_site_scratch = NULL;
+    qsort(l->site, l->n, sizeof l->site[0], by_return);
+    if (!sym_memo_add(&st->call_sites, (uintptr_t)fn->addr, 0, l)) {
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* The call site of FN whose return address is RET (module addresses). */
+static bool call_site_at(struct mt_sym_state *st, Dwarf_Die *fn, Dwarf_Addr ret, Dwarf_Die *site)
+{
+    const struct call_sites *l = call_sites_of(st, fn);
+    if (!l)
+        return false;
+    unsigned lo = 0, hi = l->n;
+    while (lo < hi) { /* the first with an address >= RET */
+        unsigned mid = lo + (hi - lo) / 2;
+        if (l->site[mid].ret < ret)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == l->n || l->site[lo].ret != ret)
+        return false;
+    *site = l->site[lo].die;
     return true;
 }
 
@@ -314,11 +397,11 @@ static void tail_chain_find(struct mt_sym_state *st, uintptr_t ret, uintptr_t ca
     Dwarf_Addr bias;
     if (!function_die(st, ret - 1, &mod, &fn, &bias))
         return;
-    struct caller_walk w = { .ret = ret - bias };
-    if (!each_call_site(&fn, 0, is_site_at, &w))
+    Dwarf_Die site;
+    if (!call_site_at(st, &fn, ret - bias, &site))
         return;
     struct tail_edge call;
-    site_target(st->dwfl, mod, bias, &w.site, &call);
+    site_target(st->dwfl, mod, bias, &site, &call);
     if (call.alloc || !call.target)
         return; /* the callee was called directly, or nothing is known */
     struct chain_search *s = &st->chain;

@@ -33,8 +33,10 @@ dry() { # NAME ARGS...
         grep -E '^(gcc|g\+\+|cc|c\+\+|clang|clang\+\+) ' >"$f.cmds"
     grep -F '.cpp' "$f.cmds" >"$f.cxx"
     # The clang fixture of the symbolizer's unit tests is clang's whatever
-    # CC is (tests/tests.mk, CLANG_FIXTURE): not a C compile CC chooses.
-    grep -vF '.cpp' "$f.cmds" | grep -vE '^clang .* -o [^ ]*/fixture/sym_fixture_clang\.o ' >"$f.c"
+    # CC is (tests/tests.mk, CLANG_FIXTURE): not a C compile CC chooses; nor
+    # are the bench's two builds of one source (bench/bench.mk, symsites).
+    grep -vF '.cpp' "$f.cmds" | grep -vE '^clang .* -o [^ ]*/fixture/sym_fixture_clang\.o ' |
+        grep -vE '^(gcc|clang) .* -o [^ ]*/bench/symsites_(gcc|clang) ' >"$f.c"
 }
 dry_all() { # NAME ARGS...
     local name=$1

@@ -136,7 +136,7 @@ static uint64_t string(defs *d, const char *p)
         if (*v)
             continue;
         *v = ++d->nstrs;
-        d->strs = xrealloc(d->strs, (d->nstrs + 1) * sizeof *d->strs);
+        d->strs = rec_xrealloc(d->strs, (d->nstrs + 1) * sizeof *d->strs);
         d->strs[*v] = strdup(p);
         char line[1024];
         size_t n = strcspn(p, "\n");
@@ -163,6 +163,22 @@ static uint64_t ip(defs *d, uint64_t addr)
         f[k][0] = string(d, sym->rows[k].function);
         f[k][1] = string(d, sym->rows[k].file);
         f[k][2] = sym->rows[k].line;
+    }
+    if (!rows || !f[0][0]) {
+        /* heaptrack_print merges frames by (function, module): unnamed ones
+         * of a module would all be one site. Named as memtrace's own
+         * answers name them, module+offset (the offset addr2line takes). */
+        char name[320];
+        if (m) {
+            const char *base = strrchr(m->path, '/');
+            snprintf(name, sizeof name, "%.255s+0x%lx", base ? base + 1 : m->path,
+                     (unsigned long)(addr - 1 - m->bias));
+        } else {
+            snprintf(name, sizeof name, "0x%lx", (unsigned long)addr);
+        }
+        f[0][0] = string(d, name);
+        f[0][1] = rows ? f[0][1] : 0;
+        rows = rows ? rows : 1;
     }
     *v = ++d->nips;
     out(d->s, "i %lx %lx", (unsigned long)addr, (unsigned long)mod);
@@ -218,8 +234,8 @@ static uint64_t kind(defs *d, uint64_t size, uint32_t stack)
         *v = ++d->nkinds;
         if (d->nkinds >= d->kind_cap) {
             d->kind_cap = d->kind_cap ? 2 * d->kind_cap : 1024;
-            d->kind_size = xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
-            d->kind_trace = xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
+            d->kind_size = rec_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
+            d->kind_trace = rec_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
         }
         d->kind_size[*v] = size;
         d->kind_trace[*v] = tr;
@@ -361,12 +377,12 @@ bool export_heaptrack(const rec_file *r, const char *path)
     else if ((s.f = fdopen(fd, "wb"))) {
         s.z = ZSTD_createCCtx();
         s.zcap = ZSTD_CStreamOutSize();
-        s.zout = xrealloc(NULL, s.zcap);
+        s.zout = rec_xrealloc(NULL, s.zcap);
     }
     if (!s.gz && !s.f)
         die_oom();
     defs d = { .s = &s, .r = r };
-    d.strs = xrealloc(NULL, sizeof *d.strs);
+    d.strs = rec_xrealloc(NULL, sizeof *d.strs);
     out(&s, "v 10400 2\n# memtrace export of a recording%s\n", r->truncated ? " (truncated)" : "");
     out(&s, "X %.3000s\n", r->command ? r->command : "");
     /* Kind 0 is never allocated: heaptrack_print clears its latest kind

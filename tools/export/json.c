@@ -103,7 +103,7 @@ static bool *chosen_sites(const rec_timeline *t)
 {
     static rank_key *const keys[] = { by_peak_key, by_leak_key, by_alloc_key, by_temp_key };
     bool *chosen = calloc(t->nsites + 1, sizeof *chosen);
-    size_t *order = xrealloc(NULL, (t->nsites + 1) * sizeof *order);
+    size_t *order = rec_xrealloc(NULL, (t->nsites + 1) * sizeof *order);
     if (!chosen)
         die_oom();
     sort_sites = t->sites;

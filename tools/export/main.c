@@ -82,6 +82,7 @@ int main(int argc, char **argv)
     rec_file r;
     if (!rec_read(rec, &r))
         return 1;
+    rec_symbolize(&r);
     if (r.truncated)
         fprintf(stderr, "memtrace export: %s is truncated (%s): the run up to %.3f s\n", rec, r.why,
                 (double)r.duration_ns / 1e9);

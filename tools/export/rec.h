@@ -80,6 +80,10 @@ typedef struct {
  * recording at all. A cut or damaged file reads up to its damage, with
  * R->truncated set. */
 bool rec_read(const char *path, rec_file *r);
+/* Symbolizes the frames R has no symbols for (a recording cut short) from
+ * its modules' files (rec_symbolize.c); one line for each module that
+ * cannot be used. */
+void rec_symbolize(rec_file *r);
 const rec_stack *rec_stack_of(const rec_file *r, uint32_t id);
 const rec_symbol *rec_symbol_of(const rec_file *r, uint64_t addr);
 const rec_module *rec_module_of(const rec_file *r, uint64_t addr);
@@ -125,6 +129,6 @@ bool export_heaptrack(const rec_file *r, const char *out_path);
 int export_open(const char *out_path);
 
 void die_oom(void) __attribute__((noreturn));
-void *xrealloc(void *p, size_t n);
+void *rec_xrealloc(void *p, size_t n);
 
 #endif

@@ -22,7 +22,7 @@ void die_oom(void)
     exit(1);
 }
 
-void *xrealloc(void *p, size_t n)
+void *rec_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
@@ -34,7 +34,7 @@ void *xrealloc(void *p, size_t n)
     do {                                                                         \
         if ((n) == (cap)) {                                                      \
             (cap) = (cap) ? 2 * (cap) : 1024;                                    \
-            (arr) = xrealloc((arr), (cap) * sizeof *(arr));                      \
+            (arr) = rec_xrealloc((arr), (cap) * sizeof *(arr));                      \
         }                                                                        \
     } while (0)
 
@@ -74,7 +74,7 @@ static char *get_str(cursor *c, size_t *len_out)
     uint64_t len;
     if (!get_u(c, &len) || len > (uint64_t)(c->end - c->p))
         return NULL;
-    char *s = xrealloc(NULL, len + 1);
+    char *s = rec_xrealloc(NULL, len + 1);
     memcpy(s, c->p, len);
     s[len] = '\0';
     c->p += len;
@@ -142,7 +142,7 @@ static bool record(rec_file *r, cursor *c)
     case MT_REC_STACK: {
         if (!get_u(c, &a) || !get_u(c, &b) || b > 4096)
             return false;
-        rec_stack s = { (uint32_t)a, (unsigned)b, xrealloc(NULL, (b ? b : 1) * sizeof(uint64_t)) };
+        rec_stack s = { (uint32_t)a, (unsigned)b, rec_xrealloc(NULL, (b ? b : 1) * sizeof(uint64_t)) };
         uint64_t prev = 0;
         for (unsigned i = 0; i < s.depth; i++) {
             int64_t dd;
@@ -177,7 +177,7 @@ static bool record(rec_file *r, cursor *c)
         if (!get_u(c, &s.addr) || !get_u(c, &a) || a > 256)
             return false;
         s.nrows = (unsigned)a;
-        s.rows = xrealloc(NULL, (a ? a : 1) * sizeof *s.rows);
+        s.rows = rec_xrealloc(NULL, (a ? a : 1) * sizeof *s.rows);
         for (unsigned i = 0; i < s.nrows; i++) {
             char *fn = get_str(c, NULL), *file = fn ? get_str(c, NULL) : NULL;
             if (!file || !get_u(c, &s.rows[i].line))
@@ -230,7 +230,7 @@ bool rec_read(const char *path, rec_file *r)
         fprintf(stderr, "memtrace-export: %s: not a memtrace recording (MEMTRACE_RECORD)\n", path);
         return false;
     }
-    uint8_t *raw = xrealloc(NULL, MT_REC_BLOCK_MAX);
+    uint8_t *raw = rec_xrealloc(NULL, MT_REC_BLOCK_MAX);
     cursor c = { 0 };
     size_t at = MT_REC_MAGIC_LEN;
     r->why = NULL;

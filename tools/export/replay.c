@@ -121,7 +121,7 @@ static mt_temp_state *last_of(replay *rp, uint32_t thread)
 {
     if (thread >= rp->nlast) {
         size_t n = thread + 64;
-        rp->last = xrealloc(rp->last, n * sizeof *rp->last);
+        rp->last = rec_xrealloc(rp->last, n * sizeof *rp->last);
         memset(rp->last + rp->nlast, 0, (n - rp->nlast) * sizeof *rp->last);
         rp->nlast = n;
     }
@@ -213,7 +213,7 @@ static int by_peak(const void *a, const void *b)
 static void make_sites(replay *rp)
 {
     rec_file *r = rp->r;
-    rp->ids = xrealloc(NULL, (r->nev + 1) * sizeof *rp->ids);
+    rp->ids = rec_xrealloc(NULL, (r->nev + 1) * sizeof *rp->ids);
     for (size_t i = 0; i < r->nev; i++)
         if (ev_has_stack(r->ev[i].thread_kind & 0xff))
             rp->ids[rp->nids++] = r->ev[i].stack;
@@ -240,7 +240,7 @@ static void make_samples(const rec_file *r, rec_timeline *t, size_t max)
     if (r->duration_ns < ns)
         ns = (size_t)r->duration_ns + 1;
     t->nsamples = ns;
-    t->times = xrealloc(NULL, ns * sizeof(uint64_t));
+    t->times = rec_xrealloc(NULL, ns * sizeof(uint64_t));
     t->bytes = calloc(ns, sizeof(uint64_t));
     t->blocks = calloc(ns, sizeof(uint64_t));
     t->allocs = calloc(ns, sizeof(uint64_t));
@@ -303,7 +303,7 @@ static void pass_series(replay *rp, rec_site *sorted, size_t top)
     rec_timeline *t = rp->t;
     size_t ns = t->nsamples, si = 0;
     uint64_t bytes = 0, blocks = 0;
-    uint32_t *idx = xrealloc(NULL, (top + 1) * sizeof *idx);
+    uint32_t *idx = rec_xrealloc(NULL, (top + 1) * sizeof *idx);
     for (size_t k = 0; k < top; k++)
         if (!(rp->by_index[idx[k] = site_of(rp, sorted[k].id)].bytes = calloc(ns, sizeof(uint64_t))))
             die_oom();
@@ -339,7 +339,7 @@ bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
     make_samples(r, t, max_samples);
     pass_totals(&rp);
 
-    rec_site *sorted = xrealloc(NULL, (rp.nids + 1) * sizeof *sorted);
+    rec_site *sorted = rec_xrealloc(NULL, (rp.nids + 1) * sizeof *sorted);
     memcpy(sorted, rp.by_index, rp.nids * sizeof *sorted);
     qsort(sorted, rp.nids, sizeof *sorted, by_peak);
     pass_series(&rp, sorted, rp.nids < REC_TOP_SERIES ? rp.nids : REC_TOP_SERIES);
