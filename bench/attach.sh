@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/attach.sh: `memtrace attach` in `make bench` (issue 28). The pause
+# bench/attach.sh: `memtrace attach` in `make bench`. The pause
 # an attach and a detach cause (the launcher's "it was stopped for N ms",
 # gdb attached to churn's 2 threads waiting to start), and the per-call
 # cost once attached: churn's work time native, preloaded, attached, and

@@ -15,7 +15,7 @@
  * With CHURN_TAGS=1, each allocating call of a step runs in a tag scope
  * (memtrace_tag_push/pop, the public API's weak references, so churn
  * still runs without memtrace), named after the call chain's depth
- * ("d1" to "d8"): the cost of tags in use (issue 30's bench line). */
+ * ("d1" to "d8"): the cost of tags in use (the bench's tags line). */
 #include "../include/memtrace.h"
 #include "../src/runtime/descriptor.h"
 

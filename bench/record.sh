@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/record.sh: the recording (MEMTRACE_RECORD, issue 29) in `make
+# bench/record.sh: the recording (MEMTRACE_RECORD) in `make
 # bench`. Over BENCH_ROUNDS rounds, every workload of bench/run.sh under
 # the tracer with and without a recording (in alternating order), the CPU
 # (user+sys, the writer thread included) of one over the other; the
@@ -101,7 +101,7 @@ echo "churn with MEMTRACE_RECORD_CULL_MS=$cull: the file $(fmt "$cull_ratio")x s
 echo "memtrace export --json of the python3 recording ($(field "$work/export.1" events) events): $(fmt "$exp_s") s (median)"
 echo
 echo "(CPU is wall-clock-free but this machine's load still moves it; instruction counts"
-echo "under callgrind are steadier: see the note of issue 29.)"
+echo "under callgrind are steadier.)"
 echo
 check() { # LABEL CONDITION VALUE
     if [ "$3" = - ]; then echo "NO DATA: $1"

@@ -134,7 +134,7 @@ leaks_core() {
     rm -f "$core"
 }
 
-# sampled_round ROUND (issue 30): every workload under the tracer with
+# sampled_round ROUND: every workload under the tracer with
 # MEMTRACE_SAMPLE=524288 (churn and churn2 with their tag scopes,
 # CHURN_TAGS=1), against native of the same round; and the estimates of
 # churn and g++ under the profiler, seed ROUND, against one full profiler
@@ -229,7 +229,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     ENV[contention]="CHURN_CONTENDED=1"
     read -a cmd <<< "${CMD[churn2]}"
     run_one contention tracer "$round" "${cmd[@]}"
-    # The heap checks' cost (issue 27) and the guard pages' (at the rate
+    # The heap checks' cost and the guard pages' (at the rate
     # meant to be left on), each against a run without them made just
     # before or after it (the order swapped every round): the tracer's
     # runs above are minutes away, and this machine's load drifts by more
@@ -443,7 +443,7 @@ echo "  (each: from the file's creation to its last write, median over rounds); 
 echo "  over the profiler's without MEMTRACE_PPROF in the same round: $(case $pprof_cpu in -) echo - ;; *) printf '%+.2f' "$pprof_cpu" ;; esac) s (median; noisy) $(failures gxx_pprof profiler)"
 echo
 
-# Sampling (issue 30): CPU with MEMTRACE_SAMPLE=524288 against native, the
+# Sampling: CPU with MEMTRACE_SAMPLE=524288 against native, the
 # threads' scaling under it, the estimates' errors over the rounds' seeds.
 echo "sampled tracing, MEMTRACE_SAMPLE=524288 (churn and churn2 with CHURN_TAGS=1), CPU vs native (median of per-round ratios; target 1.03):"
 sampled_line=""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sampling's estimates against a full run (bench/run.sh, issue 30).
+"""Sampling's estimates against a full run (bench/run.sh).
 
     sample_accuracy.py [--rate BYTES] FULL_REPORT SAMPLED_REPORT...
 

@@ -550,7 +550,7 @@ check: deps
 # MEMTRACE_PROFILER); a stamp per file, so only what changed is analysed
 # again.
 LINT_SRCS  := $(wildcard src/*/*.c tools/*.c tools/*/*.c)
-LINT_FLAGS := -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION='"$(VERSION)"' -Isrc -Iinclude -I$(PB_DIR) \
+LINT_FLAGS := -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION='"$(VERSION)"' -Isrc -Iinclude -Itools -I$(PB_DIR) \
               $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
 $(BUILD)/lint/%.tidy: % .clang-tidy $(PB_DIR)/profile.pb-c.h $(wildcard src/*/*.h tools/*.h tools/*/*.h)
 	@mkdir -p $(@D)

@@ -470,7 +470,7 @@ static bool find_snapshot(mt_tables *t, const char *name, uint64_t *slot, uint64
     names[0] = '\0';
     bool found = false;
     for (uint64_t i = 0; i < t->d.snapshot_count; i++) {
-        uint64_t m;
+        uint64_t m = 0;
         char n[MT_SNAPSHOT_NAME_MAX + 1];
         if (!snapshot_at(t, i, &m, n))
             return false;
@@ -590,7 +590,7 @@ static void growth(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *
     }
     struct groups s = { 0 };
     bool read = gather_since(t, false, mark, &s);
-    if (read)
+    if (read && s.n)
         qsort(s.g, s.n, sizeof *s.g, by_bytes);
     size_t shown = v[0] < s.n ? (size_t)v[0] : s.n;
     mt_fmt_stack_ref *stacks = mt_request_grow(NULL, 0, (shown ? shown : 1) * sizeof *stacks);

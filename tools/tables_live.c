@@ -163,7 +163,7 @@ int mt_tables_live_shard(mt_tables *t, size_t n, unsigned tries, mt_tables_live 
     for (unsigned attempt = 0; attempt < tries; attempt++) {
         if (attempt)
             pause_briefly(attempt);
-        struct shard_head a, b;
+        struct shard_head a = { 0 }, b = { 0 };
         if (!read_head(t, n, &a))
             return -1;
         if (a.lock)

@@ -1,4 +1,4 @@
-/* Sampled tracing (MEMTRACE_SAMPLE=RATE, issue 30): the hot path's side.
+/* Sampled tracing (MEMTRACE_SAMPLE=RATE): the hot path's side.
  *
  * Which blocks: each thread counts down the bytes it allocates from an
  * interval drawn from an exponential distribution of mean RATE (its own

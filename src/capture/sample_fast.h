@@ -1,4 +1,4 @@
-/* Sample mode's fast path (issue 30): the entry points' first test, taken
+/* Sample mode's fast path: the entry points' first test, taken
  * before everything else they do (runtime/preload.c calls these ahead of
  * tracer.c's and cxx.c's entry points).
  *

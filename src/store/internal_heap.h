@@ -21,7 +21,7 @@
  * before size (a release store, paired with the acquire in mt_iheap_owns:
  * a thread that sees size sees base), and never change. While size reads
  * 0 the range owns nothing, whatever base reads: so mt_iheap_owns is one
- * range test, with no test of base first (the fast free's, issue 30). */
+ * range test, with no test of base first (the sampled mode's fast free). */
 extern struct mt_iheap_range {
     mt_atomic(uintptr_t) base;
     mt_atomic(uintptr_t) size;

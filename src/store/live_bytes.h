@@ -1,4 +1,4 @@
-/* The exact live total and peak (issue 30): bytes of the traced blocks,
+/* The exact live total and peak: bytes of the traced blocks,
  * sampled or not, counted on every allocation and free (tags/tags.h's
  * mt_tag_alloc and mt_tag_free, through which every traced block passes,
  * call these), so that in sample mode the totals are not estimates.

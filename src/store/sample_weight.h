@@ -1,4 +1,4 @@
-/* Sampling's estimates (MEMTRACE_SAMPLE, issue 30): a block of SIZE bytes
+/* Sampling's estimates (MEMTRACE_SAMPLE): a block of SIZE bytes
  * is sampled with probability 1 - exp(-SIZE/RATE) (exponential intervals of
  * RATE bytes on average between samples, capture/sample.h), so that each
  * sampled block stands for 1 / (1 - exp(-SIZE/RATE)) blocks of its size:

@@ -1,4 +1,4 @@
-/* Tag scopes (issue 30): per-thread trees of named scopes that every
+/* Tag scopes: per-thread trees of named scopes that every
  * allocation is counted in, sampled or not. The hot path's whole contract
  * with this module is the two calls below; everything else (the tree, the
  * public push/pop API, the outputs) lives behind them.

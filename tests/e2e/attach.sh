@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# memtrace attach / detach (issue 28): a process started without memtrace
+# memtrace attach / detach: a process started without memtrace
 # (tests/progs/attach_target.c: threads allocating and freeing at full
 # speed) is attached, asked about with gdb -p and the helper and from a
 # core written then, detached, and runs to the same output and exit status

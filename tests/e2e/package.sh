@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installation and the Debian package (issue 16, items 4 and 5):
+# Installation and the Debian package:
 #  - the man pages against what they document: doc/settings.adoc's, the
 #    header's functions, the gdb helper's commands; `man -l` renders them
 #    without a warning and without AsciiDoc markup left in the text;

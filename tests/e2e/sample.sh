@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sampled tracing (MEMTRACE_SAMPLE, issue 30) on tests/progs/sample_prog.c:
+# Sampled tracing (MEMTRACE_SAMPLE) on tests/progs/sample_prog.c:
 # unsampled blocks freed and resized quietly through every C allocator's
 # function; the one-line answer about an unsampled block; MEMTRACE_SAMPLE=1
 # (every byte sampled) gives the full mode's exit report; the estimates of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# memtrace view (issue 29, item 2): the page in a real browser. Headless
+# memtrace view: the page in a real browser. Headless
 # Chromium (Debian's chromium) opens each page from a file; nothing may
 # reach its console (an error, an uncaught exception, a refused load), the
 # page's script must run to its end, and what it drew is checked against

@@ -1,6 +1,5 @@
 /* `memtrace export --json`: the timeline JSON that `memtrace view` reads
- * (the contract: /work/wt/briefs/json.md, kept in doc/design.adoc's
- * recording section). Every number an integer, times in ns from the
+ * (the contract: doc/design.adoc's recording section). Every number an integer, times in ns from the
  * run's start; frames innermost first, one per row of an inline chain. */
 #include "rec.h"
 

@@ -215,7 +215,7 @@ static void make_sites(replay *rp)
     rec_file *r = rp->r;
     rp->ids = rec_xrealloc(NULL, (r->nev + 1) * sizeof *rp->ids);
     for (size_t i = 0; i < r->nev; i++)
-        if (ev_has_stack(r->ev[i].thread_kind & 0xff))
+        if (ev_has_stack((int)(r->ev[i].thread_kind & 0xff)))
             rp->ids[rp->nids++] = r->ev[i].stack;
     qsort(rp->ids, rp->nids, sizeof *rp->ids, by_u32);
     size_t n = 0;
@@ -229,7 +229,7 @@ static void make_sites(replay *rp)
     for (size_t i = 0; i < n; i++)
         rp->by_index[i].id = rp->ids[i];
     for (size_t i = 0; i < r->nev; i++) /* from here on an event names its site's index */
-        if (ev_has_stack(r->ev[i].thread_kind & 0xff))
+        if (ev_has_stack((int)(r->ev[i].thread_kind & 0xff)))
             r->ev[i].stack = site_of(rp, r->ev[i].stack);
 }
 

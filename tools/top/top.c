@@ -47,7 +47,7 @@ static void rate(const struct top_view *v, uint64_t n, char *buf, size_t size)
     if (dt <= 0)
         snprintf(buf, size, "-");
     else
-        snprintf(buf, size, "%.0f", floor(n / dt + 0.5));
+        snprintf(buf, size, "%.0f", floor((double)n / dt + 0.5));
 }
 
 static void signed_bytes(int64_t d, char *buf, size_t size)
@@ -103,7 +103,7 @@ static void sleep_until(double when)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    double left = when - ((double)ts.tv_sec + ts.tv_nsec / 1e9);
+    double left = when - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
     if (left <= 0)
         return;
     ts.tv_sec = (time_t)left;
@@ -116,7 +116,7 @@ static int batch(struct top_view *v, double interval, enum top_order order, unsi
     char why[512], line[1024];
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    double start = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    double start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     for (unsigned long i = 1; i <= count; i++) {
         if (i > 1)
             sleep_until(start + (double)(i - 1) * interval);

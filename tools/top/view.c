@@ -48,7 +48,7 @@ static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static char *debuginfo_path;
@@ -375,7 +375,7 @@ static int by_order(const void *a, const void *b)
 
 size_t top_sorted(struct top_view *v, enum top_order order, struct top_site ***out)
 {
-    struct top_site **p = malloc((v->nsites ? v->nsites : 1) * sizeof *p);
+    struct top_site **p = malloc((v->nsites ? v->nsites : 1) * sizeof *p); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     size_t n = 0;
     for (size_t i = 0; p && i < v->nsites; i++) {
         struct top_site *s = &v->sites[i];
@@ -384,7 +384,7 @@ size_t top_sorted(struct top_view *v, enum top_order order, struct top_site ***o
     }
     sort_order = order;
     if (n > 1)
-        qsort(p, n, sizeof *p, by_order);
+        qsort(p, n, sizeof *p, by_order); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     *out = p;
     return p ? n : 0;
 }
