@@ -270,8 +270,8 @@ static uint64_t alias_of(defs *d, uint64_t kd, int alias)
         *v = ++d->nkinds;
         if (d->nkinds >= d->kind_cap) {
             d->kind_cap = 2 * d->kind_cap;
-            d->kind_size = xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
-            d->kind_trace = xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
+            d->kind_size = rec_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
+            d->kind_trace = rec_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
         }
         d->kind_size[*v] = d->kind_trace[*v] = 0; /* an alias: no kind of its own */
     }
@@ -288,7 +288,7 @@ static uint64_t *latest_of(latest_kinds *lk, uint32_t thread)
 {
     if (thread >= lk->n) {
         size_t n = thread + 64;
-        lk->kind = xrealloc(lk->kind, n * sizeof *lk->kind);
+        lk->kind = rec_xrealloc(lk->kind, n * sizeof *lk->kind);
         memset(lk->kind + lk->n, 0, (n - lk->n) * sizeof *lk->kind);
         lk->n = n;
     }
