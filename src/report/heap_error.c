@@ -23,6 +23,7 @@
 
 #include "../../include/memtrace.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,33 @@ static void check_held(const mt_quarantine_slot *s, size_t first, size_t end, vo
     note(ctx, &report);
 }
 
+/* The "detected in" stack of a check, as the program would see it:
+ * without memtrace's own frames on top and, for the check at exit, without
+ * exit's machinery (exit, its handlers, ld.so's destructors, memtrace's
+ * __do_global_dtors_aux): the frames from the outermost call of exit
+ * (a nested exit, as the leak check's, is inside it) are dropped, so the
+ * top frame is the program's call of exit, or the return from main.
+ * Returns the index of the first frame kept. Calls dladdr (outside
+ * malloc: the checks run with mt_busy clear). */
+static unsigned program_frames(const uintptr_t *frames, unsigned depth)
+{
+    Dl_info self, f;
+    unsigned first = 0;
+    if (!dladdr((void *)program_frames, &self))
+        return 0;
+    for (unsigned i = 0; i < depth; i++) {
+        /* A return address may be one past its call's function. */
+        if (!dladdr((void *)(frames[i] - 1), &f))
+            continue;
+        if (f.dli_saddr == (void *)exit)
+            first = i + 1;
+    }
+    while (first < depth && dladdr((void *)(frames[first] - 1), &f) &&
+           f.dli_fbase == self.dli_fbase)
+        first++;
+    return first < depth ? first : 0;
+}
+
 unsigned long mt_heap_check_all(const char *where)
 {
     int phase = mt_atomic_load_acquire(&mt_phase);
@@ -236,11 +264,12 @@ unsigned long mt_heap_check_all(const char *where)
     uintptr_t frames[MT_MAX_DEPTH];
     int was = mt_enter();
     unsigned depth = mt_capture(frames, mt_cfg.depth);
+    unsigned top = d.n ? program_frames(frames, depth) : 0;
     mt_leave(was);
     for (unsigned i = 0; i < d.n; i++) {
         d.e[i].where = where;
-        d.e[i].frames = frames;
-        d.e[i].depth = depth;
+        d.e[i].frames = frames + top;
+        d.e[i].depth = depth - top;
         mt_heap_error_report(&d.e[i]);
     }
     unsigned long found = d.n + d.more;
@@ -280,16 +309,22 @@ static void check_at_exit(void)
     mt_heap_check_all("exit");
 }
 
-/* After any error report, heap error or bad free (mt_error_reported). */
-static void status_at_exit(void)
+/* After any error report, heap error or bad free (mt_error_reported), an
+ * exit handler told the status exit was called with (on_exit: exit(),
+ * and main's return, which is exit's). A program that already fails keeps
+ * its own status: only a run that would succeed is made to fail. (_exit
+ * runs no handler: its status is the program's, as it asked.) */
+static void status_at_exit(int status, void *arg)
 {
-    if (mt_atomic_load_relaxed(&errors) == 0 || mt_cfg.error_exitcode == 0)
+    (void)arg;
+    if (status != 0 || mt_atomic_load_relaxed(&errors) == 0 || mt_cfg.error_exitcode == 0)
         return;
     /* As AddressSanitizer: the status says heap errors were found, unless
      * the leak check's asked first (mt_os_exit_with: exit again, not
      * _exit, so glibc runs the handlers still to come, flushes stdio
      * without waiting on another thread's lock and exits with the status
-     * asked). Registered at start-up, this handler runs after the
+     * asked; the leak check's exit comes here with its own status, which
+     * stands). Registered at start-up, this handler runs after the
      * program's and its destructors (ld.so's, which glibc registers after
      * memtrace's constructor); registered by a late load (memtrace
      * attach), before them, which must still run. */
@@ -298,7 +333,7 @@ static void status_at_exit(void)
 
 void mt_heap_errors_register_status(void)
 {
-    atexit(status_at_exit);
+    on_exit(status_at_exit, NULL);
 }
 
 void mt_heap_errors_register_check(void)
