@@ -15,6 +15,7 @@
 #include "heap_check.h"
 
 #include "base/common.h"
+#include "capture/heap_check.h"
 #include "report/format.h"
 
 #include <elfutils/libdwfl.h>
@@ -352,15 +353,39 @@ static void header_damaged(checker *c, uint64_t at, uint64_t v, const block *kno
     note(c, &d);
 }
 
-/* B's own chunk, and the chunk after it. */
+/* B's own chunk, and the chunk after it. A size word that is not one
+ * glibc could have written for the size memtrace asked (B's and its
+ * redzone) is B's underflow, and is never followed to a next chunk. */
 static void check_headers(checker *c, const block *b, bool live)
 {
-    uint64_t v, next;
-    if (!own_header(c, b, &v)) {
-        if (live && !in_pool(c, b->ptr) && u64_at(c->t, b->ptr - 8, &v))
-            header_damaged(c, b->ptr - 8, v, NULL);
+    uint64_t v, prev, next;
+    if (in_pool(c, b->ptr) || !u64_at(c->t, b->ptr - 8, &v) || !u64_at(c->t, b->ptr - 16, &prev))
+        return;
+    unsigned under = mt_glibc_size_damage(v, prev, b->ptr, b->size + c->rz);
+    /* The whole word written, its low byte (flags, size's low bits) and
+     * its high one (0 in every size): a run from below, written past the
+     * end of the block before (named as such, when one is known), more
+     * likely than an underflow of 8 bytes or more. */
+    uint64_t asked = b->size + c->rz, nb = asked + 23 < 32 ? 32 : (asked + 23) & ~(uint64_t)15;
+    bool low = true; /* the low byte is no candidate size's */
+    for (uint64_t cand = nb; cand <= nb + 32; cand += 16)
+        low &= ((v ^ cand) & 0xf0) != 0;
+    if (under == 1 && low) {
+        block before;
+        if (live && block_before(c, b->ptr - 8, &before) &&
+            b->ptr - 8 >= before.ptr + before.size) {
+            header_damaged(c, b->ptr - 8, v, &before);
+            return;
+        }
+    }
+    if (under) {
+        damage d = { .b = *b, .kind = MT_HEAP_UNDERFLOW, .offset = -(int64_t)under,
+                     .bytes = under, .header_at = b->ptr - 8, .header = v };
+        note(c, &d);
         return;
     }
+    if (!own_header(c, b, &v))
+        return;
     if (v & CHUNK_MMAPPED)
         return;
     uint64_t at = b->ptr - 16 + (v & ~(uint64_t)CHUNK_FLAGS) + 8;
@@ -393,9 +418,9 @@ static bool report_of(mt_tables *t, const damage *d, mt_fmt_heap_error_report *f
     };
     if (d->header_at)
         snprintf(where, where_size,
-                 "memtrace check (glibc's chunk header at %#" PRIx64 ", after the block, holds "
+                 "memtrace check (glibc's chunk header at %#" PRIx64 ", %s the block, holds "
                  "%#" PRIx64 ")",
-                 d->header_at, d->header);
+                 d->header_at, d->header_at < d->b.ptr ? "before" : "after", d->header);
     else
         snprintf(where, where_size, "memtrace check");
     return mt_tables_thread_name(t, d->b.alloc_thread, &f->alloc_thread.name) &&

@@ -212,6 +212,77 @@ static inline void mt_pattern_fill(unsigned char *p, size_t len, unsigned char b
     }
 }
 
+/* ---- glibc's chunk header: the size word before a block */
+
+/* glibc keeps a chunk's size in the word before the block (flags in its 3
+ * low bits; MT_GLIBC_MMAPPED, 2, for a chunk of its own mapping, whose
+ * offset into its first page is in the word before). For a block memtrace
+ * asked ASKED bytes of it, the size is request2size(ASKED) (the asked
+ * bytes and the 8-byte header rounded up to 16, 32 at least), or up to 32
+ * more (a free chunk too small to split was handed out whole; a memalign's
+ * tail); a mapped chunk's ends at a page's end. Any other size word was
+ * written by the program (an underflow: glibc's free would abort on it, or
+ * worse, follow it): it must never be followed (freed, resized, walked).
+ * Returns 0 when the word is one glibc could have written, else the
+ * distance from the block's start of the first byte of the word that
+ * differs from every size glibc could have written (1 to 8: an underflow
+ * of that many bytes). H is the size word, PREV the word before it (a
+ * mapped chunk's offset); pure, for the reader out of process too. */
+static inline unsigned mt_glibc_size_damage(uint64_t h, uint64_t prev, uint64_t ptr,
+                                            uint64_t asked)
+{
+    uint64_t sz = h & ~(uint64_t)7;
+    size_t nb = asked + 23 < 32 ? 32 : (asked + 23) & ~(size_t)15;
+    if (MT_LIKELY(!(h & 2) && sz - nb <= 32 && !(sz & 15)))
+        return 0;
+    if ((h & 2) && sz >= nb && sz < ((size_t)1 << 44) && !((prev + sz) & 4095))
+        return 0;
+    /* pvalloc's: glibc rounds the asked size up to a page again. */
+    if (!(ptr & 4095) && !(sz & 15) && sz >= nb && sz <= ((nb + 4095) & ~(size_t)4095) + 32)
+        return 0;
+    /* The least damage that explains the word: against each size glibc
+     * could have written (the flags as found), the highest byte that
+     * differs. */
+    unsigned best = 8;
+    for (size_t cand = nb; cand <= nb + 32; cand += 16) {
+        size_t diff = (cand | (h & 7)) ^ h;
+        unsigned top = 0;
+        while (diff) {
+            top++;
+            diff >>= 8;
+        }
+        if (top && top < best)
+            best = top;
+    }
+    return 9 - best; /* byte BEST - 1 of the word, 9 - BEST bytes before PTR */
+}
+
+/* mt_glibc_size_damage of the block at PTR, in this process: reads the
+ * two words before PTR. */
+static inline unsigned mt_glibc_header_damage(uintptr_t ptr, uint64_t asked)
+{
+    const uint64_t *w = (const uint64_t *)ptr;
+    return mt_glibc_size_damage(w[-1], w[-2], ptr, asked);
+}
+
+/* The next chunk's size word after a block of glibc's whose own size word
+ * is sound (mt_glibc_header_damage's 0), not a mapped one: the chunk is in
+ * use, so the next one's PREV_INUSE bit (1) is set, and its size is a
+ * multiple of 16, 16 at least (the top chunk's too). False when a write
+ * past the block's end (past its redzone) changed it: glibc's free would
+ * abort on it ("invalid next size", "double free or corruption (!prev)").
+ * *AT: the word's offset from PTR. */
+static inline bool mt_glibc_next_ok(uintptr_t ptr, size_t *at)
+{
+    const size_t *w = (const size_t *)ptr;
+    size_t sz = w[-1] & ~(size_t)7;
+    if (w[-1] & 2)
+        return true;
+    *at = sz - 8;
+    size_t next = *(const size_t *)(ptr + sz - 8);
+    return (next & 1) && !(next & 8) && (next & ~(size_t)7) >= 16;
+}
+
 /* ---- frees made later */
 
 /* A call that frees a block, as data: the quarantine makes it when the
@@ -360,9 +431,12 @@ int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out);
  * first and end offsets from the block's start. Returns the rings it
  * could not check. Called inside memtrace or not; FN runs with the ring
  * taken and must not free. A damaged block is filled again after FN: its
- * damage is reported once. */
+ * damage is reported once. A block whose chunk header (glibc's size word,
+ * or the next chunk's) is damaged goes to HEADER_FN (NULL: not told) and
+ * leaves the ring unfreed: glibc must not follow it. */
 unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
                                         void *ctx),
+                             void (*header_fn)(const struct mt_heap_error *e, void *ctx),
                              bool (*mapped)(uintptr_t addr, size_t len), void *ctx);
 
 /* Recording went off (turned off, or detached): the blocks held are to be

@@ -173,6 +173,29 @@ static void check_live(const mt_live_entry *r, void *ctx)
     size_t first, end, rz = mt_cfg.redzone;
     if (r->seq <= d->untraced)
         return;
+    size_t next_at = 0;
+    unsigned damage = 0;
+    if (mt_real_glibc && !mt_cfg.sample && !mt_guard_owns((const void *)r->ptr) &&
+        r->size <= PTRDIFF_MAX && mapped(r->ptr - 16, 16) &&
+        ((damage = mt_glibc_header_damage(r->ptr, r->size + rz)) ||
+         (mapped(r->ptr, (r->size + rz + 23) & ~(size_t)15) &&
+          !mt_glibc_next_ok(r->ptr, &next_at)))) {
+        /* Reported at each check and at the free (which keeps the block
+         * from glibc): the header cannot be mended as a redzone is. */
+        note(d, &(struct mt_heap_error){
+                    .kind = damage ? MT_HEAP_UNDERFLOW : MT_HEAP_OVERFLOW,
+                    .ptr = r->ptr,
+                    .size = r->size,
+                    .offset = damage ? -(int64_t)damage : (int64_t)next_at,
+                    .bytes = damage ? damage : 8,
+                    .alloc_seq = r->seq,
+                    .alloc_stack = r->stack,
+                    .alloc_thread = mt_entry_thread(r),
+                });
+        return;
+    }
+    if (!rz)
+        return;
     if (mt_guard_owns((const void *)r->ptr)) {
         /* On a guard page: no redzone, the rest of its page instead. */
         const mt_guard_block *g = mt_guard_live((const void *)r->ptr);
@@ -205,6 +228,11 @@ static void check_held(const mt_quarantine_slot *s, size_t first, size_t end, vo
 {
     struct mt_heap_error report = mt_quarantine_error(s, first, end, mt_cfg.redzone, NULL);
     note(ctx, &report);
+}
+
+static void check_held_header(const struct mt_heap_error *e, void *ctx)
+{
+    note(ctx, e);
 }
 
 /* The "detected in" stack of a check, as the program would see it:
@@ -257,10 +285,9 @@ unsigned long mt_heap_check_all(const char *where)
         mt_lock_release(&one);
         return 0;
     }
-    if (mt_cfg.redzone)
-        skipped = mt_live_foreach_locked(check_live, &d);
+    skipped = mt_live_foreach_locked(check_live, &d);
     if (mt_quarantine_on)
-        skipped += mt_quarantine_check(check_held, mapped, &d);
+        skipped += mt_quarantine_check(check_held, check_held_header, mapped, &d);
     uintptr_t frames[MT_MAX_DEPTH];
     int was = mt_enter();
     unsigned depth = mt_capture(frames, mt_cfg.depth);
