@@ -162,6 +162,32 @@ status "underflow after free: fails the run" 1
 has "underflow after free: reported" "$work/after.out" \
     "memtrace: heap-buffer-underflow: 1 byte before the start of a 100-byte block at 0x"
 
+# `memtrace check` in gdb on a live block's underflow: named as one, the
+# damaged size word never followed to another block.
+cat >"$work/under.c" <<'EOF'
+#include <stdlib.h>
+char *a, *b;
+void checkpoint(void) {}
+int main(int argc, char **argv)
+{
+    a = malloc(100);
+    b = malloc(100);
+    b[-atoi(argv[1])] = 'x';
+    checkpoint();
+    return 0;
+}
+EOF
+gcc -O0 -g -o "$work/under" "$work/under.c"
+for n in 1 4 7 8; do
+    timeout 120 gdb -q -batch -nx "$work/under" -ex "set env LD_PRELOAD=$build/libmemtrace.so" \
+        -ex "break checkpoint" -ex "run $n" -ex "source $root/gdb/memtrace.py" \
+        -ex "memtrace check" -ex "kill" >"$work/under.$n" 2>&1
+    has "memtrace check, b[-$n]: an underflow of $n bytes" "$work/under.$n" \
+        "memtrace: heap-buffer-underflow: $n byte$([ $n = 1 ] || echo s) before the start of a 100-byte block at 0x"
+    has "memtrace check, b[-$n]: one damaged block" "$work/under.$n" "memtrace: check: 1 damaged block;"
+    lacks "memtrace check, b[-$n]: no overflow" "$work/under.$n" "heap-buffer-overflow"
+done
+
 # ---------------------------------------------------------------- exit status
 for how in exit return _exit; do
     timeout 60 "$build/memtrace" run -- "$prog" "status_$how" 3 >"$work/st.out" 2>&1
