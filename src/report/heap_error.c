@@ -42,6 +42,68 @@ void mt_heap_errors_fork_child(void)
     mt_atomic_store_relaxed(&errors, 0);
 }
 
+/* The ring of records (error_record.h): slot (N - 1) % MT_ERROR_RECORDS
+ * holds error N's while N > written - MT_ERROR_RECORDS; a slot's number
+ * is 0 while it is written. Writers take the lock (a report is no hot
+ * path); a reader out of process reads without it and trusts a slot whose
+ * number is the one it expects. */
+static mt_error_record records[MT_ERROR_RECORDS];
+static uint64_t records_written;
+static mt_lock records_lock = MT_LOCK_INIT;
+
+const void *mt_error_records(void)
+{
+    return records;
+}
+
+const uint64_t *mt_error_records_count(void)
+{
+    return &records_written;
+}
+
+void mt_error_record_keep(mt_error_record *r)
+{
+    if (!mt_lock_try_for(&records_lock, 1u << 20))
+        return; /* a holder that never returns (a forked child's parent) */
+    uint64_t n = records_written + 1;
+    mt_error_record *slot = &records[(n - 1) % MT_ERROR_RECORDS];
+    __atomic_store_n(&slot->number, 0, __ATOMIC_RELEASE);
+    r->number = 0;
+    *slot = *r;
+    __atomic_store_n(&slot->number, n, __ATOMIC_RELEASE);
+    __atomic_store_n(&records_written, n, __ATOMIC_RELEASE);
+    mt_lock_release(&records_lock);
+}
+
+/* E's facts, with the stack it was detected at (FRAMES, DEPTH). */
+static void keep_heap_error(const struct mt_heap_error *e, const uintptr_t *frames,
+                            unsigned depth)
+{
+    mt_error_record r = {
+        .kind = (uint64_t)e->kind,
+        .access = (uint64_t)e->access,
+        .ptr = e->ptr,
+        .size = e->size,
+        .offset = e->offset,
+        .bytes = e->bytes,
+        .at_least = (uint64_t)e->at_least,
+        .freed = (uint64_t)e->freed,
+        .alloc_seq = e->alloc_seq,
+        .free_seq = e->free_seq,
+        .alloc_stack = e->alloc_stack,
+        .free_stack = e->free_stack,
+        .alloc_thread = e->alloc_thread,
+        .free_thread = e->free_thread,
+        .thread = mt_thread_number(),
+        .depth = depth < MT_ERROR_FRAMES ? depth : MT_ERROR_FRAMES,
+    };
+    if (e->where)
+        snprintf(r.where, sizeof r.where, "%s", e->where);
+    for (unsigned i = 0; i < r.depth; i++)
+        r.frames[i] = frames[i];
+    mt_error_record_keep(&r);
+}
+
 MT_EXPORT MT_NOINLINE void memtrace_on_error(void)
 {
     __asm__ volatile("" ::: "memory"); /* a call gdb can break on, never folded */
@@ -87,6 +149,7 @@ void mt_heap_error_report(const struct mt_heap_error *e)
         mt_out_flush(&out);
         pthread_setcancelstate(cancel, NULL);
     }
+    keep_heap_error(e, stack, depth);
     mt_leave(was);
     mt_error_reported();
 }
