@@ -228,24 +228,35 @@ static inline void mt_pattern_fill(unsigned char *p, size_t len, unsigned char b
  * differs from every size glibc could have written (1 to 8: an underflow
  * of that many bytes). H is the size word, PREV the word before it (a
  * mapped chunk's offset); pure, for the reader out of process too. */
-static inline unsigned mt_glibc_size_damage(uint64_t h, uint64_t prev, uint64_t ptr,
-                                            uint64_t asked)
+static inline uint64_t mt_glibc_request2size(uint64_t asked)
+{
+    return asked + 23 < 32 ? 32 : (asked + 23) & ~(uint64_t)15;
+}
+
+/* Whether size word H is one glibc writes for a chunk of NB bytes in the
+ * common case (not mapped, not a pvalloc's): the hot path's test. */
+static inline bool mt_glibc_size_plain(uint64_t h, uint64_t nb)
 {
     uint64_t sz = h & ~(uint64_t)7;
-    size_t nb = asked + 23 < 32 ? 32 : (asked + 23) & ~(size_t)15;
-    if (MT_LIKELY(!(h & 2) && sz - nb <= 32 && !(sz & 15)))
-        return 0;
-    if ((h & 2) && sz >= nb && sz < ((size_t)1 << 44) && !((prev + sz) & 4095))
+    return !(h & 2) && sz - nb <= 32 && !(sz & 15);
+}
+
+/* mt_glibc_size_damage past the common case (out of line: cold). */
+static MT_COLD MT_NOINLINE unsigned mt_glibc_size_damage_rest(uint64_t h, uint64_t prev,
+                                                             uint64_t ptr, uint64_t nb)
+{
+    uint64_t sz = h & ~(uint64_t)7;
+    if ((h & 2) && sz >= nb && sz < ((uint64_t)1 << 44) && !((prev + sz) & 4095))
         return 0;
     /* pvalloc's: glibc rounds the asked size up to a page again. */
-    if (!(ptr & 4095) && !(sz & 15) && sz >= nb && sz <= ((nb + 4095) & ~(size_t)4095) + 32)
+    if (!(ptr & 4095) && !(sz & 15) && sz >= nb && sz <= ((nb + 4095) & ~(uint64_t)4095) + 32)
         return 0;
     /* The least damage that explains the word: against each size glibc
      * could have written (the flags as found), the highest byte that
      * differs. */
     unsigned best = 8;
-    for (size_t cand = nb; cand <= nb + 32; cand += 16) {
-        size_t diff = (cand | (h & 7)) ^ h;
+    for (uint64_t cand = nb; cand <= nb + 32; cand += 16) {
+        uint64_t diff = (cand | (h & 7)) ^ h;
         unsigned top = 0;
         while (diff) {
             top++;
@@ -257,12 +268,24 @@ static inline unsigned mt_glibc_size_damage(uint64_t h, uint64_t prev, uint64_t 
     return 9 - best; /* byte BEST - 1 of the word, 9 - BEST bytes before PTR */
 }
 
+static inline unsigned mt_glibc_size_damage(uint64_t h, uint64_t prev, uint64_t ptr,
+                                            uint64_t asked)
+{
+    uint64_t nb = mt_glibc_request2size(asked);
+    if (MT_LIKELY(mt_glibc_size_plain(h, nb)))
+        return 0;
+    return mt_glibc_size_damage_rest(h, prev, ptr, nb);
+}
+
 /* mt_glibc_size_damage of the block at PTR, in this process: reads the
  * two words before PTR. */
 static inline unsigned mt_glibc_header_damage(uintptr_t ptr, uint64_t asked)
 {
     const uint64_t *w = (const uint64_t *)ptr;
-    return mt_glibc_size_damage(w[-1], w[-2], ptr, asked);
+    uint64_t nb = mt_glibc_request2size(asked);
+    if (MT_LIKELY(mt_glibc_size_plain(w[-1], nb)))
+        return 0; /* the word before it is read only past here */
+    return mt_glibc_size_damage_rest(w[-1], w[-2], ptr, nb);
 }
 
 /* The next chunk's size word after a block of glibc's whose own size word

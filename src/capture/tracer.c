@@ -327,7 +327,7 @@ static MT_COLD MT_NOINLINE void header_damaged(const mt_live_entry *e, const cha
 
 /* Checks E's chunk header and the next chunk's as WHO; false when either
  * is damaged (reported). */
-static MT_NOINLINE bool header_sound(const mt_live_entry *e, const char *who)
+static inline bool header_sound(const mt_live_entry *e, const char *who)
 {
     size_t at = 0;
     unsigned damage = mt_glibc_header_damage(e->ptr, e->size + mt_cfg.redzone);
