@@ -8,7 +8,7 @@
 # a bad free.
 set -u
 . "$(dirname "$0")/lib.sh"
-lib=$build/libmemtrace.so
+lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
 helper=$root/gdb/memtrace.py
 prog=$tests/errs_corpus
 src=tests/progs/errs_corpus.cpp
