@@ -220,7 +220,8 @@ static inline void mt_pattern_fill(unsigned char *p, size_t len, unsigned char b
  * asked ASKED bytes of it, the size is request2size(ASKED) (the asked
  * bytes and the 8-byte header rounded up to 16, 32 at least), or up to 32
  * more (a free chunk too small to split was handed out whole; a memalign's
- * tail); a mapped chunk's ends at a page's end. Any other size word was
+ * tail), or up to the block's alignment more (a size rounded up to it
+ * before it reached glibc); a mapped chunk's ends at a page's end. Any other size word was
  * written by the program (an underflow: glibc's free would abort on it, or
  * worse, follow it): it must never be followed (freed, resized, walked).
  * Returns 0 when the word is one glibc could have written, else the
@@ -248,8 +249,12 @@ static MT_COLD MT_NOINLINE unsigned mt_glibc_size_damage_rest(uint64_t h, uint64
     uint64_t sz = h & ~(uint64_t)7;
     if ((h & 2) && sz >= nb && sz < ((uint64_t)1 << 44) && !((prev + sz) & 4095))
         return 0;
-    /* pvalloc's: glibc rounds the asked size up to a page again. */
-    if (!(ptr & 4095) && !(sz & 15) && sz >= nb && sz <= ((nb + 4095) & ~(uint64_t)4095) + 32)
+    /* An aligned block's: what was asked may have been rounded up to the
+     * alignment on the way (libstdc++'s aligned operator new asks
+     * aligned_alloc for a multiple of it; pvalloc rounds to a page), and
+     * the block's address is aligned at least that much. */
+    uint64_t align = ptr & -ptr;
+    if (!(h & 2) && !(sz & 15) && sz >= nb && sz - nb <= align + 32)
         return 0;
     /* The least damage that explains the word: against each size glibc
      * could have written (the flags as found), the highest byte that

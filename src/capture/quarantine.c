@@ -35,7 +35,8 @@ static uint64_t plain_max;
 #define MAPPED_MIN 4096
 static uint64_t slots; /* slots of a ring */
 /* Whether the blocks held have glibc's chunk header to check (set at
- * start-up: glibc is the next allocator, no sample mode's trailers). */
+ * start-up: glibc is the next allocator, no sample mode's trailers): those
+ * freed by C's free (MT_FC_REAL), whose blocks are glibc's own. */
 static bool headers;
 static mt_atomic(mt_quarantine_ring *) rings;
 static pthread_key_t exit_key;
@@ -243,7 +244,7 @@ static inline __attribute__((always_inline)) void release(const mt_quarantine_ri
     void *p = (void *)h->ptr;
     if (MT_UNLIKELY(mt_pattern_differs(p, h->filled, MT_FREED_BYTE)))
         report_damage(r, i);
-    if (headers) {
+    if (headers && (h->shape & MT_FC_SHAPE) == MT_FC_REAL) {
         unsigned damage = mt_glibc_header_damage(h->ptr, h->size + mt_cfg.redzone);
         if (MT_UNLIKELY(damage))
             report_header(r, i, damage);
@@ -418,7 +419,8 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             size_t at; /* where the damaged run starts: the head, or the redzone */
             unsigned damage = 0;
             size_t next_at = 0;
-            if (headers && ((damage = mt_glibc_header_damage(s->ptr, s->size + mt_cfg.redzone)) ||
+            if (headers && (s->shape & MT_FC_SHAPE) == MT_FC_REAL &&
+                ((damage = mt_glibc_header_damage(s->ptr, s->size + mt_cfg.redzone)) ||
                             !mt_glibc_next_ok(s->ptr, &next_at))) {
                 /* Reported as the release would: the block stays out of
                  * glibc's hands (a hole, its size no longer counted). */

@@ -293,10 +293,13 @@ static MT_COLD MT_NOINLINE void redzone_damaged(const mt_live_entry *e, const ch
 /* Whether E's chunk header (glibc's size word, and the next chunk's) can
  * be checked: a block of glibc's, recorded since the last untraced window,
  * that memtrace asked E's size and the redzone for (not in sample mode,
- * whose blocks carry a trailer; not on a guard page). */
+ * whose blocks carry a trailer; not on a guard page), of the C family
+ * (C++'s new may be the program's own, handing out a block inside one of
+ * glibc's). */
 static inline bool header_checked(const mt_live_entry *e)
 {
-    return mt_real_glibc && !mt_cfg.sample && e->size <= PTRDIFF_MAX &&
+    return mt_real_glibc && !mt_cfg.sample && mt_entry_kind(e) == MT_KIND_MALLOC &&
+           e->size <= PTRDIFF_MAX &&
            !mt_guard_owns((const void *)e->ptr) &&
            e->seq > mt_atomic_load_relaxed(&mt_untraced_seq);
 }

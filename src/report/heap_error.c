@@ -238,7 +238,8 @@ static void check_live(const mt_live_entry *r, void *ctx)
         return;
     size_t next_at = 0;
     unsigned damage = 0;
-    if (mt_real_glibc && !mt_cfg.sample && !mt_guard_owns((const void *)r->ptr) &&
+    if (mt_real_glibc && !mt_cfg.sample && mt_entry_kind(r) == MT_KIND_MALLOC &&
+        !mt_guard_owns((const void *)r->ptr) &&
         r->size <= PTRDIFF_MAX && mapped(r->ptr - 16, 16) &&
         ((damage = mt_glibc_header_damage(r->ptr, r->size + rz)) ||
          (mapped(r->ptr, (r->size + rz + 23) & ~(size_t)15) &&
