@@ -10,6 +10,7 @@
 #   (gdb) memtrace refs EXPR          who holds a pointer into a block
 #   (gdb) memtrace pprof FILE         the in-use profile in pprof's format
 #   (gdb) memtrace check              damaged blocks: redzones, quarantine, glibc's headers
+#   (gdb) memtrace last-error         the last heap error or bad free report
 #   (gdb) memtrace tags [json|dot]    the tag scopes' trees (memtrace_tag_push)
 #   (gdb) memtrace break-on-error     stop at each heap error report
 #   (gdb) memtrace version            the traced library's version

@@ -110,7 +110,7 @@ MEMTRACE_TOGGLE_SIGNAL=USR2 to turn it on and off with kill -USR2.
 
 Exit status: PROG's own, but MEMTRACE_ERROR_EXITCODE (default 1) after
 any memtrace: error report (a heap error or a bad free; --check aborts at
-the first, status 134) and 23 when --leak-check finds leaks (over the
+the first, status 134) when PROG's own status is 0, and 23 when --leak-check finds leaks (over the
 errors' status); 2 for a usage error; 127 when PROG is not found, 126 when
 it is not an executable file; 1 when it cannot be traced (a statically
 linked PROG, one set-user-ID or set-group-ID to another user or group, a

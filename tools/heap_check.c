@@ -15,6 +15,8 @@
 #include "heap_check.h"
 
 #include "base/common.h"
+#include "capture/heap_check.h"
+#include "report/error_record.h"
 #include "report/format.h"
 #include "store/live_table.h"
 
@@ -53,6 +55,8 @@ typedef struct {
     uint64_t bytes;
     bool at_least;
     uint64_t header_at, header; /* a glibc size word found damaged (at 0: none) */
+    char reported[48]; /* "": not reported by the program; else where it was */
+    bool seen;         /* found damaged now (else only from a report's record) */
 } damage;
 
 typedef struct {
@@ -118,7 +122,8 @@ static void note(checker *c, const damage *d)
         c->more++;
         return;
     }
-    c->found[c->nfound++] = *d;
+    c->found[c->nfound] = *d;
+    c->found[c->nfound++].seen = true;
 }
 
 /* B's redzone, and for a quarantined block its fill. */
@@ -353,15 +358,39 @@ static void header_damaged(checker *c, uint64_t at, uint64_t v, const block *kno
     note(c, &d);
 }
 
-/* B's own chunk, and the chunk after it. */
+/* B's own chunk, and the chunk after it. A size word that is not one
+ * glibc could have written for the size memtrace asked (B's and its
+ * redzone) is B's underflow, and is never followed to a next chunk. */
 static void check_headers(checker *c, const block *b, bool live)
 {
-    uint64_t v, next;
-    if (!own_header(c, b, &v)) {
-        if (live && !in_pool(c, b->ptr) && u64_at(c->t, b->ptr - 8, &v))
-            header_damaged(c, b->ptr - 8, v, NULL);
+    uint64_t v, prev, next;
+    if (in_pool(c, b->ptr) || !u64_at(c->t, b->ptr - 8, &v) || !u64_at(c->t, b->ptr - 16, &prev))
+        return;
+    unsigned under = mt_glibc_size_damage(v, prev, b->ptr, b->size + c->rz);
+    /* The whole word written, its low byte (flags, size's low bits) and
+     * its high one (0 in every size): a run from below, written past the
+     * end of the block before (named as such, when one is known), more
+     * likely than an underflow of 8 bytes or more. */
+    uint64_t asked = b->size + c->rz, nb = asked + 23 < 32 ? 32 : (asked + 23) & ~(uint64_t)15;
+    bool low = true; /* the low byte is no candidate size's */
+    for (uint64_t cand = nb; cand <= nb + 32; cand += 16)
+        low &= ((v ^ cand) & 0xf0) != 0;
+    if (under == 1 && low) {
+        block before;
+        if (live && block_before(c, b->ptr - 8, &before) &&
+            b->ptr - 8 >= before.ptr + before.size) {
+            header_damaged(c, b->ptr - 8, v, &before);
+            return;
+        }
+    }
+    if (under) {
+        damage d = { .b = *b, .kind = MT_HEAP_UNDERFLOW, .offset = -(int64_t)under,
+                     .bytes = under, .header_at = b->ptr - 8, .header = v };
+        note(c, &d);
         return;
     }
+    if (!own_header(c, b, &v))
+        return;
     if (v & CHUNK_MMAPPED)
         return;
     uint64_t at = b->ptr - 16 + (v & ~(uint64_t)CHUNK_FLAGS) + 8;
@@ -369,10 +398,86 @@ static void check_headers(checker *c, const block *b, bool live)
         return;
     uint64_t s = next & ~(uint64_t)CHUNK_FLAGS;
     const mt_tables_entry *q = live_at(c, at + 8);
+    if (q && !in_pool(c, q->ptr))
+        return; /* a live block's header: its own check names the damage */
     bool bad = s < CHUNK_MIN || s % 16 != 0 || s >= CHUNK_SIZE_MAX ||
                (q && !in_pool(c, q->ptr) && s < q->size + c->rz + 8);
     if (bad)
         header_damaged(c, at, next, b);
+}
+
+/* ------------------------------------------------------------ the reports' records */
+
+/* The records of the last reports the library kept (error_record.h),
+ * oldest first, into R (MT_ERROR_RECORDS at most); how many. A library
+ * without them, or of another layout, has none; a slot being rewritten
+ * (its number not the one expected) is skipped. */
+static size_t read_records(mt_tables *t, mt_error_record *r)
+{
+    const struct memtrace_state *s = &t->d;
+    uint64_t count;
+    if (!s->error_records || !s->error_record_count ||
+        s->error_record_size != sizeof(mt_error_record) || s->error_records_max == 0 ||
+        s->error_records_max > 4096 || !u64_at(t, s->error_record_count, &count))
+        return 0;
+    size_t n = 0;
+    uint64_t max = s->error_records_max < MT_ERROR_RECORDS ? s->error_records_max : MT_ERROR_RECORDS;
+    for (uint64_t k = count > max ? count - max + 1 : 1; k && k <= count; k++) {
+        uint64_t at = s->error_records + ((k - 1) % s->error_records_max) * sizeof *r;
+        const void *p = mt_tables_read_at(t, at, sizeof *r);
+        if (!p)
+            continue;
+        memcpy(&r[n], p, sizeof *r);
+        if (r[n].number == k) {
+            r[n].where[sizeof r[n].where - 1] = 0;
+            r[n].call[sizeof r[n].call - 1] = 0;
+            r[n].alloc[sizeof r[n].alloc - 1] = 0;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The damaged blocks the program reported already: a block found damaged
+ * now that a report named is marked so; one a report named that is not
+ * found now (memtrace mends a redzone once it reported it, a block it
+ * aborted for left the tables) is listed from the report's facts. */
+static void add_reported(checker *c)
+{
+    static mt_error_record r[MT_ERROR_RECORDS];
+    size_t n = read_records(c->t, r);
+    for (size_t k = n; k-- > 0;) { /* newest first: its facts win */
+        if (r[k].kind >= MT_ERROR_BAD_FREE || !r[k].ptr)
+            continue;
+        damage *same = NULL;
+        for (size_t i = 0; i < c->nfound && !same; i++)
+            if (c->found[i].b.ptr == r[k].ptr)
+                same = &c->found[i];
+        if (!same) {
+            if (c->nfound == DAMAGED_MAX) {
+                c->more++;
+                continue;
+            }
+            same = &c->found[c->nfound++];
+            *same = (damage){
+                .b = { .ptr = r[k].ptr, .size = r[k].size, .alloc_seq = r[k].alloc_seq,
+                       .free_seq = r[k].free_seq, .alloc_stack = r[k].alloc_stack,
+                       .free_stack = r[k].free_stack, .alloc_thread = r[k].alloc_thread,
+                       .free_thread = r[k].free_thread, .freed = r[k].freed != 0 },
+                .kind = (int)r[k].kind, .offset = r[k].offset, .bytes = r[k].bytes,
+                .at_least = r[k].at_least != 0,
+            };
+            /* Out of the tables but still damaged: the block the library
+             * aborted for (its record left the table, glibc never had it). */
+            uint64_t first, end;
+            same->seen = r[k].kind == MT_HEAP_OVERFLOW && c->rz && r[k].size <= CHUNK_SIZE_MAX &&
+                         pattern(c, r[k].ptr + r[k].size, c->rz, (unsigned char)c->rz_byte, &first,
+                                 &end) > 0;
+        }
+        if (!same->reported[0])
+            snprintf(same->reported, sizeof same->reported, "%s",
+                     r[k].where[0] ? r[k].where : "?");
+    }
 }
 
 /* ------------------------------------------------------------ the answer */
@@ -392,13 +497,17 @@ static bool report_of(mt_tables *t, const damage *d, mt_fmt_heap_error_report *f
         .alloc_thread = { d->b.alloc_thread, NULL }, .free_thread = { d->b.free_thread, NULL },
         .where = where,
     };
+    char mark[96] = "";
+    if (d->reported[0])
+        snprintf(mark, sizeof mark, "%sreported before, detected in %s%s", d->header_at ? "; " : " (",
+                 d->reported, d->seen ? "" : "; not found damaged now");
     if (d->header_at)
         snprintf(where, where_size,
-                 "memtrace check (glibc's chunk header at %#" PRIx64 ", after the block, holds "
-                 "%#" PRIx64 ")",
-                 d->header_at, d->header);
+                 "memtrace check (glibc's chunk header at %#" PRIx64 ", %s the block, holds "
+                 "%#" PRIx64 "%s)",
+                 d->header_at, d->header_at < d->b.ptr ? "before" : "after", d->header, mark);
     else
-        snprintf(where, where_size, "memtrace check");
+        snprintf(where, where_size, "memtrace check%s%s", mark, mark[0] ? ")" : "");
     return mt_tables_thread_name(t, d->b.alloc_thread, &f->alloc_thread.name) &&
            mt_tables_stack(t, d->b.alloc_stack, &f->alloc_stack.frames, &f->alloc_stack.depth) &&
            (!d->b.freed ||
@@ -440,6 +549,7 @@ static bool gather(checker *c, mt_sym_state *sym)
         if (c->glibc)
             check_headers(c, &c->held[i], false);
     }
+    add_reported(c);
     return !c->t->failed;
 }
 
@@ -449,7 +559,7 @@ void mt_heap_check_request(mt_tables *t, mt_sym_state *sym, mt_out *out)
     checker c = { .t = t, .found = found };
     bool ok = gather(&c, sym);
     mt_fmt_heap_error_report *f = ok ? calloc(c.nfound ? c.nfound : 1, sizeof *f) : NULL;
-    char(*where)[160] = ok ? calloc(c.nfound ? c.nfound : 1, sizeof *where) : NULL;
+    char(*where)[256] = ok ? calloc(c.nfound ? c.nfound : 1, sizeof *where) : NULL;
     for (size_t i = 0; ok && f && where && i < c.nfound; i++)
         ok = report_of(t, &found[i], &f[i], where[i], sizeof where[i]);
     if (!ok || !f || !where) {
@@ -458,10 +568,15 @@ void mt_heap_check_request(mt_tables *t, mt_sym_state *sym, mt_out *out)
     } else {
         for (size_t i = 0; i < c.nfound; i++)
             mt_fmt_heap_error(out, &f[i], put_stack, sym);
-        uint64_t damaged = c.nfound + c.more;
-        mt_out_printf(out, "memtrace: check: %" PRIu64 " damaged %s; %" PRIu64 " live %s and %zu "
+        uint64_t damaged = c.nfound + c.more, reported = 0;
+        for (size_t i = 0; i < c.nfound; i++)
+            reported += found[i].reported[0] != 0;
+        char before[64] = "";
+        if (reported)
+            snprintf(before, sizeof before, " (%" PRIu64 " reported before)", reported);
+        mt_out_printf(out, "memtrace: check: %" PRIu64 " damaged %s%s; %" PRIu64 " live %s and %zu "
                            "quarantined %s checked\n",
-                      damaged, damaged == 1 ? "block" : "blocks", c.live,
+                      damaged, damaged == 1 ? "block" : "blocks", before, c.live,
                       c.live == 1 ? "block" : "blocks", c.nheld, c.nheld == 1 ? "block" : "blocks");
         if (c.more)
             mt_out_printf(out, "memtrace: check: %" PRIu64 " damaged blocks not listed\n", c.more);
@@ -474,4 +589,59 @@ void mt_heap_check_request(mt_tables *t, mt_sym_state *sym, mt_out *out)
     free(f);
     free(where);
     free(c.held);
+}
+
+void mt_last_error_request(mt_tables *t, mt_sym_state *sym, mt_out *out)
+{
+    static mt_error_record r[MT_ERROR_RECORDS];
+    size_t n = read_records(t, r);
+    if (t->failed) {
+        mt_out_printf(out, "memtrace: %s\n", mt_tables_error(t));
+        mt_out_write(out, "\0@@ error\n", 10);
+        return;
+    }
+    if (n == 0) {
+        mt_out_printf(out, "memtrace: last-error: no error reported%s\n",
+                      t->d.error_records ? "" : " (or a library that keeps none)");
+        mt_out_write(out, "\0@@\n", 4);
+        return;
+    }
+    const mt_error_record *e = &r[n - 1];
+    mt_fmt_thread alloc_thread = { e->alloc_thread, NULL }, free_thread = { e->free_thread, NULL },
+                  thread = { e->thread, NULL };
+    mt_fmt_stack_ref alloc_stack = { 0 }, free_stack = { 0 };
+    bool ok = mt_tables_thread_name(t, e->alloc_thread, &alloc_thread.name) &&
+              mt_tables_thread_name(t, e->thread, &thread.name) &&
+              mt_tables_stack(t, e->alloc_stack, &alloc_stack.frames, &alloc_stack.depth) &&
+              (!e->free_stack ||
+               (mt_tables_thread_name(t, e->free_thread, &free_thread.name) &&
+                mt_tables_stack(t, e->free_stack, &free_stack.frames, &free_stack.depth)));
+    if (!ok) {
+        mt_out_printf(out, "memtrace: %s\n", mt_tables_error(t));
+        mt_out_write(out, "\0@@ error\n", 10);
+        return;
+    }
+    mt_out_printf(out, "memtrace: last-error: error %" PRIu64 " of the process:\n", e->number);
+    mt_fmt_stack_ref here = { (const uintptr_t *)e->frames, e->depth };
+    if (e->kind >= MT_ERROR_BAD_FREE) {
+        mt_fmt_bad_free_report b = {
+            .what = (int)(e->kind - MT_ERROR_BAD_FREE), .call = e->call, .alloc = e->alloc,
+            .addr = e->addr, .ptr = e->ptr, .size = e->size, .alloc_seq = e->alloc_seq,
+            .free_seq = e->free_seq, .thread = thread, .alloc_thread = alloc_thread,
+            .free_thread = free_thread, .stack = here, .alloc_stack = alloc_stack,
+            .free_stack = free_stack,
+        };
+        mt_fmt_bad_free(out, &b, put_stack, sym);
+    } else {
+        mt_fmt_heap_error_report f = {
+            .kind = (int)e->kind, .access = (int)e->access, .ptr = e->ptr, .size = e->size,
+            .offset = e->offset, .bytes = e->bytes, .at_least = e->at_least != 0,
+            .freed = e->freed != 0, .alloc_seq = e->alloc_seq, .free_seq = e->free_seq,
+            .alloc_thread = alloc_thread, .free_thread = free_thread, .thread = thread,
+            .alloc_stack = alloc_stack, .free_stack = free_stack, .stack = here,
+            .where = e->where,
+        };
+        mt_fmt_heap_error(out, &f, put_stack, sym);
+    }
+    mt_out_write(out, "\0@@\n", 4);
 }

@@ -20,4 +20,14 @@
  * tables cannot be read. */
 void mt_heap_check_request(mt_tables *t, mt_sym_state *sym, mt_out *out);
 
+/* Answers "last-error": the last error report the library kept the facts
+ * of (report/error_record.h), heap error or bad free, written as the
+ * report was (kind, the block's stacks, where it was detected), after the
+ * line "memtrace: last-error: error N of the process:"; or
+ * "memtrace: last-error: no error reported". Then the end marker. A
+ * block a check lists (mt_heap_check_request) that a report named is
+ * marked "reported before, detected in WHERE", and listed from the
+ * report's facts when it is not found damaged now. */
+void mt_last_error_request(mt_tables *t, mt_sym_state *sym, mt_out *out);
+
 #endif

@@ -60,6 +60,9 @@
  *                      them (tools/heap_check.c); each damaged block in
  *                      the heap errors' report, then a summary line
  *
+ *   last-error         `memtrace last-error`: the last error report the
+ *                      library kept the facts of (tools/heap_check.c)
+ *
  *   leaks N PID        `memtrace leaks N` (N 0: every site): the leak
  *                      scan and report (src/leak/leak_report.c), then
  *   refs ADDR PID      `memtrace refs`: every place holding a pointer into
@@ -198,6 +201,11 @@ int main(int argc, char **argv)
                 mt_request_malformed(line); /* "tables" comes first */
             mt_tables_clear_error(&tables);
             mt_heap_check_request(&tables, sym, &out);
+        } else if (strcmp(line, "last-error\n") == 0) {
+            if (!tables.open)
+                mt_request_malformed(line); /* "tables" comes first */
+            mt_tables_clear_error(&tables);
+            mt_last_error_request(&tables, sym, &out);
         } else if (strncmp(line, "leaks ", 6) == 0 || strncmp(line, "refs ", 5) == 0 ||
                    strncmp(line, "where ", 6) == 0) {
             if (!tables.open)

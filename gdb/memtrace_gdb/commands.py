@@ -8,7 +8,7 @@ import struct
 import gdb
 
 from .common import _fail, _text
-from .heap import break_on_error, check
+from .heap import break_on_error, check, last_error
 from .growth import growth, snapshot
 from .leaks import leaks, refs_expr
 from .reports import _HISTORY_ALL, describe_expr, pprof, stats, tags, top, version
@@ -134,7 +134,13 @@ glibc's heap it also reads the chunk header after each block: on the core
 of glibc's abort for a damaged header ("free(): invalid next size",
 "malloc(): corrupted top size") it names the block that wrote past its end
 and where it was allocated, even one glibc has back (from the freed
-history).  memtrace break-on-error sets a breakpoint on memtrace_on_error,
+history).  A damaged block the program already reported is marked
+"reported before, detected in WHERE" (and listed from the report's facts
+when it is not found damaged now: a redzone mended after its report, the
+block MEMTRACE_ON_ERROR=abort aborted for), the summary counting them.
+memtrace last-error prints the last error report the program made (heap
+error or bad free: its kind, the block's stacks, where it was detected),
+from the process or its core.  memtrace break-on-error sets a breakpoint on memtrace_on_error,
 which the library calls after each heap error report: the program stops
 right there, the detecting frame one `up` away.
 
@@ -161,6 +167,7 @@ found implausible instead of reading further."""
             _fail("usage: memtrace [--all] EXPR | memtrace top [N] | memtrace stats | "
                   "memtrace leaks [new] [N] | memtrace snapshot [NAME] | "
                   "memtrace growth [--all] [NAME [N]] | memtrace refs EXPR | memtrace pprof FILE | memtrace check | "
+                  "memtrace last-error | "
                   "memtrace tags [text|json|dot] | "
                   "memtrace break-on-error | memtrace version "
                   "(see `help memtrace')")
@@ -185,10 +192,10 @@ found implausible instead of reading further."""
             if not rest.strip():
                 _fail("usage: memtrace refs EXPR")
             _guard(refs_expr, rest.strip())
-        elif word in ("check", "break-on-error"):
+        elif word in ("check", "break-on-error", "last-error"):
             if rest.strip():
                 _fail("%s takes no argument" % word)
-            _guard(check if word == "check" else break_on_error)
+            _guard({"check": check, "last-error": last_error}.get(word, break_on_error))
         elif word == "version":
             if rest.strip():
                 _fail("version takes no argument")

@@ -16,6 +16,12 @@ def check():
     return sym.answer("check\n")
 
 
+def last_error():
+    """The last error report the program made, from the library's record."""
+    _, sym = _session.get()
+    return sym.answer("last-error\n")
+
+
 def break_on_error():
     """A breakpoint on memtrace_on_error (pending until the library is
     loaded): the program stops right after each report, in the thread that

@@ -55,7 +55,8 @@ bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stack_id early);
 mt_stack_id mt_free_stack_first(void *p);
 
 /* The block of record E is about to be resized by WHO ("realloc",
- * "rallocx"): its redzone is checked, a report if damaged. */
+ * "rallocx"): its redzone is checked, and glibc's chunk header (its own
+ * size word, the next chunk's), a report if damaged. */
 void mt_check_resized(const mt_live_entry *e, const char *who);
 
 /* The block E was freed by this thread: it leaves the site totals, and

@@ -212,6 +212,105 @@ static inline void mt_pattern_fill(unsigned char *p, size_t len, unsigned char b
     }
 }
 
+/* ---- glibc's chunk header: the size word before a block */
+
+/* glibc keeps a chunk's size in the word before the block (flags in its 3
+ * low bits; MT_GLIBC_MMAPPED, 2, for a chunk of its own mapping, whose
+ * offset into its first page is in the word before). For a block memtrace
+ * asked ASKED bytes of it, the size is request2size(ASKED) (the asked
+ * bytes and the 8-byte header rounded up to 16, 32 at least), or up to 32
+ * more (a free chunk too small to split was handed out whole; a memalign's
+ * tail), or up to the block's alignment more (a size rounded up to it
+ * before it reached glibc); a mapped chunk's ends at a page's end. Any other size word was
+ * written by the program (an underflow: glibc's free would abort on it, or
+ * worse, follow it): it must never be followed (freed, resized, walked).
+ * Returns 0 when the word is one glibc could have written, else the
+ * distance from the block's start of the first byte of the word that
+ * differs from every size glibc could have written (1 to 8: an underflow
+ * of that many bytes). H is the size word, PREV the word before it (a
+ * mapped chunk's offset); pure, for the reader out of process too. */
+static inline uint64_t mt_glibc_request2size(uint64_t asked)
+{
+    return asked + 23 < 32 ? 32 : (asked + 23) & ~(uint64_t)15;
+}
+
+/* Whether size word H is one glibc writes for a chunk of NB bytes in the
+ * common case (not mapped, not a pvalloc's): the hot path's test. */
+static inline bool mt_glibc_size_plain(uint64_t h, uint64_t nb)
+{
+    uint64_t sz = h & ~(uint64_t)7;
+    return !(h & 2) && sz - nb <= 32 && !(sz & 15);
+}
+
+/* mt_glibc_size_damage past the common case (out of line: cold). */
+static MT_COLD MT_NOINLINE unsigned mt_glibc_size_damage_rest(uint64_t h, uint64_t prev,
+                                                             uint64_t ptr, uint64_t nb)
+{
+    uint64_t sz = h & ~(uint64_t)7;
+    if ((h & 2) && sz >= nb && sz < ((uint64_t)1 << 44) && !((prev + sz) & 4095))
+        return 0;
+    /* An aligned block's: what was asked may have been rounded up to the
+     * alignment on the way (libstdc++'s aligned operator new asks
+     * aligned_alloc for a multiple of it; pvalloc rounds to a page), and
+     * the block's address is aligned at least that much. */
+    uint64_t align = ptr & -ptr;
+    if (!(h & 2) && !(sz & 15) && sz >= nb && sz - nb <= align + 32)
+        return 0;
+    /* The least damage that explains the word: against each size glibc
+     * could have written (the flags as found), the highest byte that
+     * differs. */
+    unsigned best = 8;
+    for (uint64_t cand = nb; cand <= nb + 32; cand += 16) {
+        uint64_t diff = (cand | (h & 7)) ^ h;
+        unsigned top = 0;
+        while (diff) {
+            top++;
+            diff >>= 8;
+        }
+        if (top && top < best)
+            best = top;
+    }
+    return 9 - best; /* byte BEST - 1 of the word, 9 - BEST bytes before PTR */
+}
+
+static inline unsigned mt_glibc_size_damage(uint64_t h, uint64_t prev, uint64_t ptr,
+                                            uint64_t asked)
+{
+    uint64_t nb = mt_glibc_request2size(asked);
+    if (MT_LIKELY(mt_glibc_size_plain(h, nb)))
+        return 0;
+    return mt_glibc_size_damage_rest(h, prev, ptr, nb);
+}
+
+/* mt_glibc_size_damage of the block at PTR, in this process: reads the
+ * two words before PTR. */
+static inline unsigned mt_glibc_header_damage(uintptr_t ptr, uint64_t asked)
+{
+    const uint64_t *w = (const uint64_t *)ptr;
+    uint64_t nb = mt_glibc_request2size(asked);
+    if (MT_LIKELY(mt_glibc_size_plain(w[-1], nb)))
+        return 0; /* the word before it is read only past here */
+    return mt_glibc_size_damage_rest(w[-1], w[-2], ptr, nb);
+}
+
+/* The next chunk's size word after a block of glibc's whose own size word
+ * is sound (mt_glibc_header_damage's 0), not a mapped one: the chunk is in
+ * use, so the next one's PREV_INUSE bit (1) is set, and its size is a
+ * multiple of 16, 16 at least (the top chunk's too). False when a write
+ * past the block's end (past its redzone) changed it: glibc's free would
+ * abort on it ("invalid next size", "double free or corruption (!prev)").
+ * *AT: the word's offset from PTR. */
+static inline bool mt_glibc_next_ok(uintptr_t ptr, size_t *at)
+{
+    const size_t *w = (const size_t *)ptr;
+    size_t sz = w[-1] & ~(size_t)7;
+    if (w[-1] & 2)
+        return true;
+    *at = sz - 8;
+    size_t next = *(const size_t *)(ptr + sz - 8);
+    return (next & 1) && !(next & 8) && (next & ~(size_t)7) >= 16;
+}
+
 /* ---- frees made later */
 
 /* A call that frees a block, as data: the quarantine makes it when the
@@ -360,9 +459,12 @@ int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out);
  * first and end offsets from the block's start. Returns the rings it
  * could not check. Called inside memtrace or not; FN runs with the ring
  * taken and must not free. A damaged block is filled again after FN: its
- * damage is reported once. */
+ * damage is reported once. A block whose chunk header (glibc's size word,
+ * or the next chunk's) is damaged goes to HEADER_FN (NULL: not told) and
+ * leaves the ring unfreed: glibc must not follow it. */
 unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
                                         void *ctx),
+                             void (*header_fn)(const struct mt_heap_error *e, void *ctx),
                              bool (*mapped)(uintptr_t addr, size_t len), void *ctx);
 
 /* Recording went off (turned off, or detached): the blocks held are to be

@@ -34,6 +34,10 @@ static uint64_t plain_max;
  * (glibc then only reads its header and unmaps it). */
 #define MAPPED_MIN 4096
 static uint64_t slots; /* slots of a ring */
+/* Whether the blocks held have glibc's chunk header to check (set at
+ * start-up: glibc is the next allocator, no sample mode's trailers): those
+ * freed by C's free (MT_FC_REAL), whose blocks are glibc's own. */
+static bool headers;
 static mt_atomic(mt_quarantine_ring *) rings;
 static pthread_key_t exit_key;
 static bool exit_key_made;
@@ -83,6 +87,7 @@ void mt_quarantine_init(void)
         slots *= 2;
     exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
     mt_quarantine_on = true;
+    headers = mt_real_glibc && !mt_cfg.sample;
     /* The starting thread's ring now, not at its first free: a mapping
      * made later would take the place of one the program just unmapped
      * (a library it dlclosed and opens again lands elsewhere). */
@@ -196,7 +201,35 @@ static MT_COLD MT_NOINLINE void report_damage(const mt_quarantine_ring *r, uint6
     mt_heap_error_report(&report);
 }
 
+/* The block of S, held, has a damaged chunk header (DAMAGE bytes before
+ * it: mt_glibc_header_damage's; 0: the next chunk's, at AT): the report
+ * of S's underflow, or of its write past its end, after its free. */
+static struct mt_heap_error header_error(const mt_quarantine_slot *s, unsigned damage, size_t at,
+                                         const char *where)
+{
+    struct mt_heap_error e = mt_quarantine_error(s, 0, 0, mt_cfg.redzone, where);
+    e.kind = damage ? MT_HEAP_UNDERFLOW : MT_HEAP_OVERFLOW;
+    e.offset = damage ? -(int64_t)damage : (int64_t)at;
+    e.bytes = damage ? damage : 8;
+    e.at_least = 0;
+    return e;
+}
+
+/* R's slot I's block has a damaged chunk header (DAMAGE bytes before
+ * it): reported (outside memtrace only); then freed as the program asked
+ * (glibc's own check of the header runs, as without memtrace). */
+static MT_COLD MT_NOINLINE void report_header(const mt_quarantine_ring *r, uint64_t i,
+                                              unsigned damage)
+{
+    if (mt_busy)
+        return;
+    mt_quarantine_slot s = unpack(r, i);
+    struct mt_heap_error report = header_error(&s, damage, 0, "quarantine");
+    mt_heap_error_report(&report);
+}
+
 /* The block of R's slot I (I < cap) leaves the quarantine: its fill
+ * and its own chunk header (glibc's size word, on the fill's line)
  * checked, then freed for real (with its ring taken: the call may not
  * come back into the quarantine, pass-through or mt_real.free, and a
  * report runs inside memtrace). Its redzone is not read here: it was
@@ -211,6 +244,11 @@ static inline __attribute__((always_inline)) void release(const mt_quarantine_ri
     void *p = (void *)h->ptr;
     if (MT_UNLIKELY(mt_pattern_differs(p, h->filled, MT_FREED_BYTE)))
         report_damage(r, i);
+    if (headers && (h->shape & MT_FC_SHAPE) == MT_FC_REAL) {
+        unsigned damage = mt_glibc_header_damage(h->ptr, h->size + mt_cfg.redzone);
+        if (MT_UNLIKELY(damage))
+            report_header(r, i, damage);
+    }
     if ((h->shape & MT_FC_SHAPE) == MT_FC_REAL)
         mt_real.free(p);
     else
@@ -362,6 +400,7 @@ int mt_quarantine_take(uintptr_t ptr, mt_quarantine_slot *out)
 
 unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t first, size_t end,
                                         void *ctx),
+                             void (*header_fn)(const struct mt_heap_error *e, void *ctx),
                              bool (*mapped)(uintptr_t addr, size_t len), void *ctx)
 {
     unsigned skipped = 0;
@@ -378,6 +417,22 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
                 !mapped(s->ptr, s->size + mt_cfg.redzone))
                 continue;
             size_t at; /* where the damaged run starts: the head, or the redzone */
+            unsigned damage = 0;
+            size_t next_at = 0;
+            if (headers && (s->shape & MT_FC_SHAPE) == MT_FC_REAL &&
+                ((damage = mt_glibc_header_damage(s->ptr, s->size + mt_cfg.redzone)) ||
+                            !mt_glibc_next_ok(s->ptr, &next_at))) {
+                /* Reported as the release would: the block stays out of
+                 * glibc's hands (a hole, its size no longer counted). */
+                mt_quarantine_slot whole = unpack(r, i & (r->cap - 1));
+                struct mt_heap_error e = header_error(&whole, damage, next_at, NULL);
+                if (header_fn)
+                    header_fn(&e, ctx);
+                r->bytes -= s->size;
+                ((mt_quarantine_held *)s)->ptr = 0;
+                ((mt_quarantine_held *)s)->size = 0;
+                continue;
+            }
             if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end))
                 at = 0;
             else if (mt_pattern_damage(p + s->size, mt_cfg.redzone, MT_REDZONE_BYTE, &first,

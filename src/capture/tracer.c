@@ -410,6 +410,56 @@ static MT_COLD MT_NOINLINE void redzone_damaged(const mt_live_entry *e, const ch
     memset((char *)e->ptr + e->size, MT_REDZONE_BYTE, mt_cfg.redzone);
 }
 
+/* Whether E's chunk header (glibc's size word, and the next chunk's) can
+ * be checked: a block of glibc's, recorded since the last untraced window,
+ * that memtrace asked E's size and the redzone for (not in sample mode,
+ * whose blocks carry a trailer; not on a guard page), of the C family
+ * (C++'s new may be the program's own, handing out a block inside one of
+ * glibc's). */
+static inline bool header_checked(const mt_live_entry *e)
+{
+    return mt_real_glibc && !mt_cfg.sample && mt_entry_kind(e) == MT_KIND_MALLOC &&
+           e->size <= PTRDIFF_MAX &&
+           !mt_guard_owns((const void *)e->ptr) &&
+           e->seq > mt_atomic_load_relaxed(&mt_untraced_seq);
+}
+
+/* E's chunk header is damaged: reported as WHO (NULL: E's free) found it,
+ * an underflow of DAMAGE bytes (mt_glibc_header_damage's), or a write past
+ * its end into the next chunk's header at offset AT (DAMAGE 0). Outside
+ * memtrace only. The call then goes to glibc as without memtrace (which
+ * aborts on most such headers: the report comes first, and glibc's own
+ * check is never hidden), not into the quarantine. */
+static MT_COLD MT_NOINLINE void header_damaged(const mt_live_entry *e, const char *who,
+                                               unsigned damage, size_t at)
+{
+    if (mt_busy)
+        return;
+    mt_heap_error_report(&(struct mt_heap_error){
+        .kind = damage ? MT_HEAP_UNDERFLOW : MT_HEAP_OVERFLOW,
+        .ptr = e->ptr,
+        .size = e->size,
+        .offset = damage ? -(int64_t)damage : (int64_t)at,
+        .bytes = damage ? damage : 8,
+        .alloc_seq = e->seq,
+        .alloc_stack = e->stack,
+        .alloc_thread = mt_entry_thread(e),
+        .where = who ? who : free_name(e),
+    });
+}
+
+/* Checks E's chunk header and the next chunk's as WHO; false when either
+ * is damaged (reported). */
+static inline bool header_sound(const mt_live_entry *e, const char *who)
+{
+    size_t at = 0;
+    unsigned damage = mt_glibc_header_damage(e->ptr, e->size + mt_cfg.redzone);
+    if (MT_LIKELY(!damage && mt_glibc_next_ok(e->ptr, &at)))
+        return true;
+    header_damaged(e, who, damage, at);
+    return false;
+}
+
 /* Checks E's redzone as WHO (redzone_damaged's). */
 static inline __attribute__((always_inline)) void check_redzone(const mt_live_entry *e,
                                                                 const char *who)
@@ -425,6 +475,8 @@ void mt_check_resized(const mt_live_entry *e, const char *who)
 {
     if (mt_cfg.redzone)
         check_redzone(e, who);
+    if (header_checked(e))
+        header_sound(e, who);
 }
 
 mt_stack_id mt_free_stack_first(void *p)
@@ -453,6 +505,8 @@ MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stac
         check_redzone(e, NULL);
         mt_free_call_pad(c, redzone);
     }
+    if (header_checked(e) && MT_UNLIKELY(!header_sound(e, NULL)))
+        return true; /* to glibc now, not held: what glibc alone does with it */
     if (mt_cfg.sample)
         mt_free_call_pad(c, MT_TRAILER);
     if (!mt_quarantine_on)

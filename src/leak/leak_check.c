@@ -311,6 +311,7 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
         .roots = (const mt_leak_root *)r.regions.p, .nroots = r.regions.n,
         .words = (const uintptr_t *)r.words.p, .nwords = r.words.n,
         .read = mt_leak_read_self, .read_ctx = &me, .region = mt_leak_region_self,
+        .vtable = mt_leak_vtable_self,
     };
     verdict.scanned = ok && have_blocks && mt_leak_scan(&in, &verdict.t);
     if (verdict.scanned)

@@ -139,6 +139,24 @@ int mt_leak_region_self(void *ctx, uintptr_t addr, uintptr_t *end)
     return mt_span_region((const mt_span *)maps->p, maps->n, addr, end);
 }
 
+/* mt_leak_input.vtable for the process itself: ADDR lies in a mapping of
+ * a file (a module's data), and the word there (a vtable's first slot: a
+ * virtual function, or a pure virtual's stub) points into one too. */
+bool mt_leak_vtable_self(void *ctx, uintptr_t addr)
+{
+    const mt_leak_vec *maps = &((const mt_leak_self *)ctx)->maps;
+    const mt_span *m = mapping_of(maps, addr);
+    if (!m || !m->data || addr + 8 > m->readable_hi)
+        return false;
+    const void *p = mt_leak_read_self(ctx, addr, 8);
+    uintptr_t slot;
+    if (!p)
+        return false;
+    memcpy(&slot, p, 8);
+    const mt_span *f = mapping_of(maps, slot);
+    return f && f->data && slot < f->readable_hi;
+}
+
 static bool mapping_self(void *ctx, uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
     const mt_span *m = mapping_of(&((const mt_leak_self *)ctx)->maps, addr);

@@ -62,5 +62,6 @@ void mt_leak_self_end(mt_leak_self *me);
  * maps read once the world is stopped. */
 const void *mt_leak_read_self(void *ctx, uintptr_t addr, size_t len);
 int mt_leak_region_self(void *ctx, uintptr_t addr, uintptr_t *end);
+bool mt_leak_vtable_self(void *ctx, uintptr_t addr);
 
 #endif

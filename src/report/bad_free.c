@@ -28,6 +28,7 @@
 #include "store/threads.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -276,8 +277,8 @@ void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found)
     uintptr_t addr = (uintptr_t)ptr;
     uint64_t untraced = mt_atomic_load_relaxed(&mt_untraced_seq);
     mt_fmt_bad_free_report b = { .call = call_name(kind), .addr = addr };
-    mt_live_entry e;
-    mt_freed_record prev;
+    mt_live_entry e = { 0 };
+    mt_freed_record prev = { 0 };
     if (found) {
         /* A record older than an untraced fork-window free may be stale. */
         if (found->seq <= untraced)
@@ -316,8 +317,31 @@ void mt_bad_free(const void *ptr, unsigned kind, const mt_live_entry *found)
     uintptr_t frames[MT_MAX_DEPTH];
     unsigned depth = mt_capture(frames, mt_cfg.depth);
     bool reported = b.what == MT_BAD_FREE_DOUBLE || first_at_site(depth ? frames[0] : 0, b.what);
-    if (reported)
+    if (reported) {
         report(&b, frames, depth);
+        bool twice = b.what == MT_BAD_FREE_DOUBLE;
+        mt_error_record r = {
+            .kind = MT_ERROR_BAD_FREE + (uint64_t)b.what,
+            .ptr = b.ptr,
+            .size = b.size,
+            .addr = addr,
+            .freed = twice,
+            .alloc_seq = b.alloc_seq,
+            .free_seq = b.free_seq,
+            .alloc_stack = twice ? prev.alloc_stack : e.stack,
+            .free_stack = twice ? prev.free_stack : 0,
+            .alloc_thread = twice ? prev.alloc_thread : mt_entry_thread(&e),
+            .free_thread = twice ? prev.free_thread : 0,
+            .thread = mt_thread_number(),
+            .depth = depth < MT_ERROR_FRAMES ? depth : MT_ERROR_FRAMES,
+        };
+        snprintf(r.where, sizeof r.where, "%s", b.call);
+        snprintf(r.call, sizeof r.call, "%s", b.call);
+        snprintf(r.alloc, sizeof r.alloc, "%s", b.alloc ? b.alloc : "");
+        for (unsigned i = 0; i < r.depth; i++)
+            r.frames[i] = frames[i];
+        mt_error_record_keep(&r);
+    }
     mt_leave(was);
     if (reported)
         mt_error_reported(); /* may abort: the real free has not run */

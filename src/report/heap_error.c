@@ -24,6 +24,7 @@
 #define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
 #include "../../include/memtrace.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,68 @@ const uint64_t *mt_heap_errors_counter(void)
 void mt_heap_errors_fork_child(void)
 {
     mt_atomic_store_relaxed(&errors, 0);
+}
+
+/* The ring of records (error_record.h): slot (N - 1) % MT_ERROR_RECORDS
+ * holds error N's while N > written - MT_ERROR_RECORDS; a slot's number
+ * is 0 while it is written. Writers take the lock (a report is no hot
+ * path); a reader out of process reads without it and trusts a slot whose
+ * number is the one it expects. */
+static mt_error_record records[MT_ERROR_RECORDS];
+static uint64_t records_written;
+static mt_lock records_lock = MT_LOCK_INIT;
+
+const void *mt_error_records(void)
+{
+    return records;
+}
+
+const uint64_t *mt_error_records_count(void)
+{
+    return &records_written;
+}
+
+void mt_error_record_keep(mt_error_record *r)
+{
+    if (!mt_lock_try_for(&records_lock, 1u << 20))
+        return; /* a holder that never returns (a forked child's parent) */
+    uint64_t n = records_written + 1;
+    mt_error_record *slot = &records[(n - 1) % MT_ERROR_RECORDS];
+    __atomic_store_n(&slot->number, 0, __ATOMIC_RELEASE);
+    r->number = 0;
+    *slot = *r;
+    __atomic_store_n(&slot->number, n, __ATOMIC_RELEASE);
+    __atomic_store_n(&records_written, n, __ATOMIC_RELEASE);
+    mt_lock_release(&records_lock);
+}
+
+/* E's facts, with the stack it was detected at (FRAMES, DEPTH). */
+static void keep_heap_error(const struct mt_heap_error *e, const uintptr_t *frames,
+                            unsigned depth)
+{
+    mt_error_record r = {
+        .kind = (uint64_t)e->kind,
+        .access = (uint64_t)e->access,
+        .ptr = e->ptr,
+        .size = e->size,
+        .offset = e->offset,
+        .bytes = e->bytes,
+        .at_least = (uint64_t)e->at_least,
+        .freed = (uint64_t)e->freed,
+        .alloc_seq = e->alloc_seq,
+        .free_seq = e->free_seq,
+        .alloc_stack = e->alloc_stack,
+        .free_stack = e->free_stack,
+        .alloc_thread = e->alloc_thread,
+        .free_thread = e->free_thread,
+        .thread = mt_thread_number(),
+        .depth = depth < MT_ERROR_FRAMES ? depth : MT_ERROR_FRAMES,
+    };
+    if (e->where)
+        snprintf(r.where, sizeof r.where, "%s", e->where);
+    for (unsigned i = 0; i < r.depth; i++)
+        r.frames[i] = frames[i];
+    mt_error_record_keep(&r);
 }
 
 MT_EXPORT MT_NOINLINE void memtrace_on_error(void)
@@ -87,6 +150,7 @@ void mt_heap_error_report(const struct mt_heap_error *e)
         mt_out_flush(&out);
         pthread_setcancelstate(cancel, NULL);
     }
+    keep_heap_error(e, stack, depth);
     mt_leave(was);
     if (!e->caller_counts)
         mt_error_reported();
@@ -174,6 +238,30 @@ static void check_live(const mt_live_entry *r, void *ctx)
     size_t first, end, rz = mt_cfg.redzone;
     if (r->seq <= d->untraced || mt_entry_kind(r) == MT_KIND_POOL)
         return; /* a block of the program's own pool has no redzone */
+    size_t next_at = 0;
+    unsigned damage = 0;
+    if (mt_real_glibc && !mt_cfg.sample && mt_entry_kind(r) == MT_KIND_MALLOC &&
+        !mt_guard_owns((const void *)r->ptr) &&
+        r->size <= PTRDIFF_MAX && mapped(r->ptr - 16, 16) &&
+        ((damage = mt_glibc_header_damage(r->ptr, r->size + rz)) ||
+         (mapped(r->ptr, (r->size + rz + 23) & ~(size_t)15) &&
+          !mt_glibc_next_ok(r->ptr, &next_at)))) {
+        /* Reported at each check and at the free (which keeps the block
+         * from glibc): the header cannot be mended as a redzone is. */
+        note(d, &(struct mt_heap_error){
+                    .kind = damage ? MT_HEAP_UNDERFLOW : MT_HEAP_OVERFLOW,
+                    .ptr = r->ptr,
+                    .size = r->size,
+                    .offset = damage ? -(int64_t)damage : (int64_t)next_at,
+                    .bytes = damage ? damage : 8,
+                    .alloc_seq = r->seq,
+                    .alloc_stack = r->stack,
+                    .alloc_thread = mt_entry_thread(r),
+                });
+        return;
+    }
+    if (!rz)
+        return;
     if (mt_guard_owns((const void *)r->ptr)) {
         /* On a guard page: no redzone, the rest of its page instead. */
         const mt_guard_block *g = mt_guard_live((const void *)r->ptr);
@@ -208,6 +296,38 @@ static void check_held(const mt_quarantine_slot *s, size_t first, size_t end, vo
     note(ctx, &report);
 }
 
+static void check_held_header(const struct mt_heap_error *e, void *ctx)
+{
+    note(ctx, e);
+}
+
+/* The "detected in" stack of a check, as the program would see it:
+ * without memtrace's own frames on top and, for the check at exit, without
+ * exit's machinery (exit, its handlers, ld.so's destructors, memtrace's
+ * __do_global_dtors_aux): the frames from the outermost call of exit
+ * (a nested exit, as the leak check's, is inside it) are dropped, so the
+ * top frame is the program's call of exit, or the return from main.
+ * Returns the index of the first frame kept. Calls dladdr (outside
+ * malloc: the checks run with mt_busy clear). */
+static unsigned program_frames(const uintptr_t *frames, unsigned depth)
+{
+    Dl_info self, f;
+    unsigned first = 0;
+    if (!dladdr((void *)program_frames, &self))
+        return 0;
+    for (unsigned i = 0; i < depth; i++) {
+        /* A return address may be one past its call's function. */
+        if (!dladdr((void *)(frames[i] - 1), &f))
+            continue;
+        if (f.dli_saddr == (void *)exit)
+            first = i + 1;
+    }
+    while (first < depth && dladdr((void *)(frames[first] - 1), &f) &&
+           f.dli_fbase == self.dli_fbase)
+        first++;
+    return first < depth ? first : 0;
+}
+
 unsigned long mt_heap_check_all(const char *where)
 {
     int phase = mt_atomic_load_acquire(&mt_phase);
@@ -231,18 +351,18 @@ unsigned long mt_heap_check_all(const char *where)
         mt_lock_release(&one);
         return 0;
     }
-    if (mt_cfg.redzone)
-        skipped = mt_live_foreach_locked(check_live, &d);
+    skipped = mt_live_foreach_locked(check_live, &d);
     if (mt_quarantine_on)
-        skipped += mt_quarantine_check(check_held, mapped, &d);
+        skipped += mt_quarantine_check(check_held, check_held_header, mapped, &d);
     uintptr_t frames[MT_MAX_DEPTH];
     int was = mt_enter();
     unsigned depth = mt_capture(frames, mt_cfg.depth);
+    unsigned top = d.n ? program_frames(frames, depth) : 0;
     mt_leave(was);
     for (unsigned i = 0; i < d.n; i++) {
         d.e[i].where = where;
-        d.e[i].frames = frames;
-        d.e[i].depth = depth;
+        d.e[i].frames = frames + top;
+        d.e[i].depth = depth - top;
         mt_heap_error_report(&d.e[i]);
     }
     unsigned long found = d.n + d.more;
@@ -282,16 +402,22 @@ static void check_at_exit(void)
     mt_heap_check_all("exit");
 }
 
-/* After any error report, heap error or bad free (mt_error_reported). */
-static void status_at_exit(void)
+/* After any error report, heap error or bad free (mt_error_reported), an
+ * exit handler told the status exit was called with (on_exit: exit(),
+ * and main's return, which is exit's). A program that already fails keeps
+ * its own status: only a run that would succeed is made to fail. (_exit
+ * runs no handler: its status is the program's, as it asked.) */
+static void status_at_exit(int status, void *arg)
 {
-    if (mt_atomic_load_relaxed(&errors) == 0 || mt_cfg.error_exitcode == 0)
+    (void)arg;
+    if (status != 0 || mt_atomic_load_relaxed(&errors) == 0 || mt_cfg.error_exitcode == 0)
         return;
     /* As AddressSanitizer: the status says heap errors were found, unless
      * the leak check's asked first (mt_os_exit_with: exit again, not
      * _exit, so glibc runs the handlers still to come, flushes stdio
      * without waiting on another thread's lock and exits with the status
-     * asked). Registered at start-up, this handler runs after the
+     * asked; the leak check's exit comes here with its own status, which
+     * stands). Registered at start-up, this handler runs after the
      * program's and its destructors (ld.so's, which glibc registers after
      * memtrace's constructor); registered by a late load (memtrace
      * attach), before them, which must still run. */
@@ -300,7 +426,7 @@ static void status_at_exit(void)
 
 void mt_heap_errors_register_status(void)
 {
-    atexit(status_at_exit);
+    on_exit(status_at_exit, NULL);
 }
 
 void mt_heap_errors_register_check(void)

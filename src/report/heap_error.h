@@ -8,6 +8,7 @@
 #define MT_HEAP_ERROR_H
 
 #include "base/upcalls.h"
+#include "report/error_record.h"
 
 #include <stdint.h>
 
@@ -25,6 +26,16 @@ void mt_error_reported(void);
 /* The address of the count of errors reported so far, heap errors and
  * bad frees (mt_error_reported), for the state descriptor's heap_errors. */
 const uint64_t *mt_heap_errors_counter(void);
+
+/* The ring of the last reports' facts (error_record.h) and the address of
+ * the count of records written, for the state descriptor. */
+const void *mt_error_records(void);
+const uint64_t *mt_error_records_count(void);
+
+/* Keeps the facts of a report just written (error_record.h): called by
+ * the reports of heap errors and bad frees, before mt_error_reported. R's
+ * number is set here. */
+void mt_error_record_keep(mt_error_record *r);
 
 /* In a forked child (the fork's child handler): no heap error reported
  * yet. The child's exit status and the count say only what was found in

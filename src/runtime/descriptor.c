@@ -137,6 +137,10 @@ void mt_descriptor_publish(void)
     s->quarantine_slot_free_thread = offsetof(mt_quarantine_held, free_thread);
     s->quarantine_slot_filled = offsetof(mt_quarantine_held, filled);
     s->heap_errors = (uintptr_t)mt_heap_errors_counter();
+    s->error_records = (uintptr_t)mt_error_records();
+    s->error_records_max = MT_ERROR_RECORDS;
+    s->error_record_size = sizeof(mt_error_record);
+    s->error_record_count = (uintptr_t)mt_error_records_count();
     s->guard_pool = (uintptr_t)&mt_guard_lo;
     s->guard_pool_size = (uintptr_t)&mt_guard_len;
     s->sample_rate = mt_cfg.sample;

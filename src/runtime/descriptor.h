@@ -185,6 +185,13 @@ struct memtrace_state {
      * the mark. Kept in the process, they are read on its core too. */
     uint64_t snapshots, snapshot_count, snapshot_size, snapshot_name, snapshot_name_size;
     uint64_t seq_epoch;
+    /* The last error reports' facts (report/error_record.h): error_records
+     * is the address of a ring of error_records_max records of
+     * error_record_size bytes (the layout of mt_error_record when that
+     * size is its size), error_record_count of a uint64_t: records
+     * written, error N (1 on) in slot (N - 1) % error_records_max while
+     * its number word says N. */
+    uint64_t error_records, error_records_max, error_record_size, error_record_count;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

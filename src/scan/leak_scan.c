@@ -19,6 +19,7 @@
  * memtrace-symbolize alike, with no memtrace store behind it. */
 #include "scan/leak_scan.h"
 
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -45,6 +46,13 @@ struct scan {
     bool starts_only; /* phase 1: what is scanned is a root with starts_only */
     const mt_leak_input *in;
     mt_leak_totals *t;
+    /* Phase 1, the heuristics: per block, the offset + 1 of an interior
+     * pointer from a root or a reachable block still to be tried (0:
+     * none), and the blocks that have one, a stack of at most N (a block
+     * is on it once at a time). */
+    uint32_t *cand;
+    uint32_t *pending;
+    size_t npending;
 };
 
 ptrdiff_t mt_leak_find(const mt_leak_block *b, size_t n, uintptr_t addr)
@@ -81,6 +89,18 @@ static inline void hit(struct scan *s, uintptr_t word)
         bool start = word == e->ptr;
         if (e->class == MT_LEAK_REACHABLE || (!start && s->starts_only))
             return;
+        if (!start && s->definite && !(word & 7)) {
+            /* Tried after this scan (reading the block now would reuse
+             * the buffer being scanned): the offsets of new[]'s count and
+             * std::string's header first, any other for a second base. */
+            uint64_t off = word - e->ptr;
+            uint32_t had = s->cand[i];
+            if (off < UINT32_MAX && (!had || off == 8 || off == 24)) {
+                if (!had)
+                    s->pending[s->npending++] = (uint32_t)i;
+                s->cand[i] = (uint32_t)off + 1;
+            }
+        }
         if (start && s->definite)
             e->class = MT_LEAK_REACHABLE;
         else if (e->class == UNSEEN)
@@ -177,6 +197,54 @@ static uint64_t scan_outside_blocks(struct scan *s, uintptr_t lo, uintptr_t hi)
             a = end;
     }
     return refused;
+}
+
+/* The word at ADDR of the target into *V. */
+static bool word_at(struct scan *s, uintptr_t addr, uintptr_t *v)
+{
+    const void *p = s->in->read(s->in->read_ctx, addr, sizeof *v);
+    if (p)
+        memcpy(v, p, sizeof *v);
+    return p != NULL;
+}
+
+/* Whether an interior pointer OFF bytes into E counts as a start pointer
+ * by one of memcheck's heuristics (leak_scan.h). Reads up to 4 words. */
+static bool heuristic(struct scan *s, const mt_leak_block *e, uint64_t off)
+{
+    uintptr_t w0, w1, inner;
+    if (e->size < 8 || !word_at(s, e->ptr, &w0))
+        return false;
+    if (off == 8 && w0 > 0 && ((e->size - 8) == w0 || (e->size - 8) % w0 == 0))
+        return true; /* length64, newarray */
+    if (off == 24 && e->size > 24 && word_at(s, e->ptr + 8, &w1) && 25 + w1 == e->size &&
+        w0 <= w1)
+        return true; /* stdstring */
+    if (s->in->vtable && off + 8 <= e->size && word_at(s, e->ptr + off, &inner) &&
+        !(inner & 7) && inner >= 4096 && !(w0 & 7) && w0 >= 4096 &&
+        s->in->vtable(s->in->read_ctx, inner) && s->in->vtable(s->in->read_ctx, w0))
+        return true; /* multipleinheritance */
+    return false;
+}
+
+static void drain(struct scan *s);
+
+/* Phase 1's last step: the interior pointers kept for the heuristics are
+ * tried; a block one of them matches becomes reachable, and what it
+ * reaches is marked (which may keep more to try). */
+static void drain_heuristics(struct scan *s)
+{
+    while (s->npending) {
+        uint32_t i = s->pending[--s->npending];
+        uint64_t off = (uint64_t)s->cand[i] - 1;
+        s->cand[i] = 0;
+        mt_leak_block *e = &s->b[i];
+        if (e->class == MT_LEAK_REACHABLE || !heuristic(s, e, off))
+            continue;
+        e->class = MT_LEAK_REACHABLE;
+        s->work[s->top++] = i;
+        drain(s);
+    }
 }
 
 static void drain(struct scan *s)
@@ -332,14 +400,16 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
     size_t n = in->nblocks;
     if (n > UINT32_MAX)
         return false;
-    size_t work_bytes = (n ? 2 * n : 1) * sizeof(uint32_t);
+    /* The worklist (2 N), then the heuristics' CAND and PENDING (N each). */
+    size_t work_bytes = (n ? 4 * n : 1) * sizeof(uint32_t);
     uint32_t *work = mmap(NULL, work_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                           -1, 0);
     if (work == MAP_FAILED)
         return false;
     sort_blocks(in->blocks, n);
     n = drop_damaged(in, in->blocks, n, out);
-    struct scan s = { .b = in->blocks, .n = n, .work = work, .phase = 1, .in = in, .t = out };
+    struct scan s = { .b = in->blocks, .n = n, .work = work, .phase = 1, .in = in, .t = out,
+                      .cand = work + 2 * in->nblocks, .pending = work + 3 * in->nblocks };
     s.lo = n ? s.b[0].ptr : 1;
     for (size_t i = 0; i < n; i++) {
         s.b[i].class = UNSEEN;
@@ -373,6 +443,8 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
         hit(&s, in->words[k]);
         drain(&s);
     }
+    s.definite = true;
+    drain_heuristics(&s);
 
     /* Phase 2, as valgrind's memcheck groups lost blocks ("cliques"): each
      * block not reached yet leads a group and marks INDIRECT every lost
@@ -382,6 +454,7 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
      * reached by a later one, so every lost structure, a cycle included,
      * keeps one DEFINITE block and none vanishes. */
     s.phase = 2;
+    s.npending = 0;
     for (size_t i = 0; i < n; i++) {
         if (s.b[i].class != UNSEEN)
             continue;

@@ -107,6 +107,10 @@ typedef struct {
     mt_leak_read_fn *read;
     void *read_ctx;            /* for READ and REGION */
     mt_leak_region_fn *region; /* NULL: every address is mapped and READ decides */
+    /* Whether ADDR may be a C++ vtable pointer (a word of a module's
+     * data that points at a module's code or data), for the
+     * multipleinheritance heuristic; NULL: that heuristic is off. */
+    bool (*vtable)(void *ctx, uintptr_t addr);
 } mt_leak_input;
 
 typedef struct {
@@ -133,7 +137,16 @@ typedef struct {
  * Classes as valgrind's memcheck gives them: a word marks the block holding
  * the address it holds, REACHABLE by a start pointer from a root or a
  * reachable block, POSSIBLE otherwise (an interior pointer, or any pointer
- * from a possibly lost block; LeakSanitizer counts both reachable). False,
+ * from a possibly lost block; LeakSanitizer counts both reachable). As
+ * memcheck's default heuristics (--leak-check-heuristics=all), an interior
+ * pointer from a root or a reachable block counts as a start pointer where
+ * the block's words show the C++ idiom that makes it: new[]'s element
+ * count before the array (newarray: a first word N > 0 that divides the
+ * rest of the block; length64: the first word is the rest's length), the
+ * characters of a reference-counted std::string (stdstring: 3 words in,
+ * the block 3 words + capacity + 1 long, length <= capacity), a second
+ * base of an object (multipleinheritance: the first word and the one
+ * pointed at are both vtable pointers, IN->vtable). False,
  * with *OUT zeroed, only when the work arrays could not be mapped (about 9
  * bytes per block): then nothing is classified. Takes no lock and
  * calls nothing but IN->read, mmap and munmap; safe to run while every

@@ -58,6 +58,20 @@ mt_quarantine_ring *const *mt_quarantine_rings(void)
     return &no_rings;
 }
 
+/* The error records (report/heap_error.c): none written. */
+static mt_error_record no_records[MT_ERROR_RECORDS];
+static uint64_t records_written;
+
+const void *mt_error_records(void)
+{
+    return no_records;
+}
+
+const uint64_t *mt_error_records_count(void)
+{
+    return &records_written;
+}
+
 uintptr_t mt_guard_lo, mt_guard_len;
 
 /* mt_tables_read_fn over this process's memory, as over a stopped one's:
