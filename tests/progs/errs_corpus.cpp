@@ -96,8 +96,8 @@ int main(int argc, char **argv)
         p[-7] = 'x';                           /* SITE:underflow7 */
         free(p);
     } else if (!strcmp(c, "read_past_end")) {
-        char *p = opaque((char *)malloc(10)); /* SITE:read_past_end_alloc */
-        sink = p[10];                         /* SITE:read_past_end */
+        char *p = opaque((char *)malloc(16)); /* SITE:read_past_end_alloc */
+        sink = p[16];                         /* SITE:read_past_end */
         free(p);
     } else if (!strcmp(c, "uaf_read")) {
         char *p = opaque((char *)malloc(64)); /* SITE:uaf_read_alloc */
