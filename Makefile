@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace: one plain GNU Makefile.
 #   make                 both libraries (tracer and profiler), the launcher and
 #                        memtrace-symbolize in build/ (the default goal: all)

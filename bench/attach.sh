@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/attach.sh: `memtrace attach` in `make bench`. The pause
 # an attach and a detach cause (the launcher's "it was stopped for N ms",
 # gdb attached to churn's 2 threads waiting to start), and the per-call

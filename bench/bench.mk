@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/bench.mk: `make bench`, included by the top Makefile.
 #   make bench                  5 rounds, table on stdout and in bench/RESULTS.md
 #   make bench BENCH_ROUNDS=1   a quick look (the numbers are noisier)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* churn: the allocator hot path under a steady live set.
  *
  *   churn [THREADS [PAIRS [LIVE]]]     defaults: 1 3000000 100000

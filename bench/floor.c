@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* floor: the least an LD_PRELOAD interposer can cost, for bench/instr.sh.
  * It forwards malloc, calloc, realloc and free to the next definitions
  * and defines the tag calls (memtrace_tag_push/pop, include/memtrace.h)

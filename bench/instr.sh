@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/instr.sh: the small-ratio targets counted, not timed, in `make
 # bench`. The CPU targets of a few percent (sampling 1.03x native, heap
 # checks 1.05x, guard pages 1.02x the tracer's) are smaller than this

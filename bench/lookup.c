@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lookup: the cost of print_trace in a big process, and the heap to measure
  * metadata per block against.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* measure: run one command and report what it cost, for bench/run.sh.
  *
  *   measure [-e NAME=VALUE]... [-t SECONDS] [-o LOG] -- COMMAND [ARG]...

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # pyload: a dict/list-heavy Python workload for `make bench`, run with
 # PYTHONMALLOC=malloc so every object goes through malloc. Deterministic.
 import random

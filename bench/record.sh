@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/record.sh: the recording (MEMTRACE_RECORD) in `make
 # bench`. Over BENCH_ROUNDS rounds, every workload of bench/run.sh under
 # the tracer with and without a recording (in alternating order), the CPU

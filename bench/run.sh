@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/run.sh: the `make bench` harness. Runs every workload under every
 # variant (native, memtrace tracer, memtrace profiler, heaptrack), round after
 # round, and prints one markdown table of MEDIAN per-round ratios to native.

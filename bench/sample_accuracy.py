@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Sampling's estimates against a full run (bench/run.sh).
 
     sample_accuracy.py [--rate BYTES] FULL_REPORT SAMPLED_REPORT...

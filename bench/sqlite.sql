@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: LGPL-2.1-or-later
 -- sqlite workload for `make bench`: build and query 120,000 rows in an
 -- in-memory database (run as: sqlite3 :memory: ".read bench/sqlite.sql").
 CREATE TABLE t(id INTEGER PRIMARY KEY, grp INTEGER, name TEXT, val REAL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 // templates.cpp: a compiler workload for `make bench`, not a program.
 // It instantiates many distinct std::map / std::vector / std::tuple types
 // through variadic and recursive templates, so g++ (cc1plus) allocates a lot

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/workloads.sh: the workloads of `make bench`, sourced by run.sh and
 # record.sh (which set BIN, the built bench programs, and SRC, this folder).
 # heaptrack only traces the process it starts (it takes itself out of

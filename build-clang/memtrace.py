@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace's gdb helper: the `memtrace` command.
 #
 #   (gdb) source gdb/memtrace.py      (or auto-loaded with libmemtrace.so)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The gdb helper (the stub gdb/memtrace.py and its package gdb/memtrace_gdb),
 # its symbolizer program and the memtrace launcher. Included by the top
 # Makefile after tests/tests.mk.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace: run a program under libmemtrace.so or libmemtrace-profiler.so,
 # with or without gdb (usage() below is the --help text, README.adoc's
 # "The launcher" shows it). @VERSION@ is the Makefile's VERSION, put in by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace public API: functions exported by libmemtrace.so and
  * libmemtrace-profiler.so. Everything else in the libraries is hidden.
  * They are meant to be called from a debugger ("call print_trace(p)") or by a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Tests: Criterion unit tests that link the core files directly (also built
 # with ASan+UBSan), and end-to-end tests that preload the library into test
 # programs under gdb. Included by the top Makefile.
@@ -469,6 +470,7 @@ test-static: $(TRACER_OBJS) $(PROFILER_OBJS)
 	@python3 tests/static/descriptor.py
 	@python3 tests/static/settings.py
 	@python3 tests/static/interposed.py $(BUILD)
+	@python3 tests/static/text.py
 
 # The build itself (tests/e2e/build.sh): CC, CPPFLAGS, LDFLAGS, DEBUG and
 # install, with make -n and real builds in a scratch directory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The `check` request (heap_check.h). What is read:
  * - each live record's redzone, [ptr + size, ptr + size + redzone_size),
  *   against redzone_byte (descriptor.h); a block on a guard page has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace-symbolize's `check` request (`memtrace check` in gdb): every
  * live block's redzone and every quarantined block of a stopped process
  * or a core file, read through the tables (tables.h), and on a heap of

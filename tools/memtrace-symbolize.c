@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace-symbolize: the library's own symbolizer and formatter
  * (src/symbolize/symbolize.c, src/report/format.c) as a program, with the
  * one reader of memtrace's tables out of process (tools/tables.c), for the

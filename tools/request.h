@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What memtrace-symbolize's request readers share (the files of tools/): a request
  * it cannot read ends the program with status 3, memory it cannot get
  * with status 2, each with one "memtrace-symbolize:" line on stderr; the

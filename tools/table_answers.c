@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The tables requests of memtrace-symbolize (table_answers.h). Each answer
  * is gathered whole from the tables first and written after, so that a
  * damaged table answers with its one "memtrace:" line and nothing else.

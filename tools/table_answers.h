@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace-symbolize's requests answered from the target's tables
  * (tables.h): `memtrace EXPR`, top, stats, pprof and the recording line of
  * the gdb command, gathered here and written by the library's formatter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* `memtrace tags`: the tag scopes' trees read from the target's tables
  * (the node array memtrace_state's tag_* words describe) and written by
  * the library's own formatter (src/tags/tags_format.c), as text, JSON or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The reader of memtrace's tables out of process (tables.h). The layout
  * rules are the descriptor's (src/runtime/descriptor.h); the bounds below
  * are far above what the library publishes (src/runtime/descriptor.c) and

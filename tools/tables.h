@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The one reader of memtrace's tables out of process: the live table, the
  * stack store, the freed history, the thread registry and the counters of
  * a stopped process or a core file, found through its memtrace_state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace_state read and checked (tables.h, mt_tables_read_layout): what
  * gdb/memtrace.py's _check_layout did, with the same "memtrace:" reasons.
  * Every size and count within the bounds below and consistent with the

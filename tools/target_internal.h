@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What target_leaks.c and target_refs.c share inside memtrace-symbolize:
  * a "leaks" or "refs" request as read from the helper (the threads,
  * registers and frames gdb knows), and the roots gathered for it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak scan and `memtrace refs` of another process or a core file
  * (target_leaks.h), inside memtrace-symbolize.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace-symbolize's "leaks" and "refs" requests (gdb/memtrace.py's
  * `memtrace leaks` and `memtrace refs`): the leak scan (src/scan/leak_scan.c)
  * and the report (src/leak/leak_report.c) of the process or core file the

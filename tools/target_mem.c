@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The target's memory (target_mem.h): a core file's PT_LOAD segments,
  * read in place from the mapped file; a process's /proc/PID/mem, opened by
  * gdb (it traces the process, so the kernel lets it, Yama or not; this

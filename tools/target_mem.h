@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The memory of memtrace-symbolize's target, a core file or a process
  * (gdb's /proc/PID/mem), for the tables' reader (tables.c) and the leak
  * scan and refs (target_leaks.c, target_refs.c). One target per process:

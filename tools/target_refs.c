@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* `memtrace refs` of another process or a core file (target_internal.h):
  * every root word, register and live block's word pointing into one
  * block, each named as gdb would (a global's symbol, a frame's function,

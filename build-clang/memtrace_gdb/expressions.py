@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # EXPR to an address: evaluated in the frame's language without calling
 # into the program; a value holding a heap pointer goes to handles.py.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # `memtrace leaks` and `memtrace refs`: the threads' registers and frames,
 # as gdb has them, sent with the live table's layout to memtrace-symbolize,
 # which scans the memory and writes the report.

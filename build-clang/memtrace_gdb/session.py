@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # What the command keeps between invocations, per target: the tables
 # until the target runs again, the symbolizer until the target changes.
 

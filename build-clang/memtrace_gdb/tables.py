@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace's tables in one target: where memtrace_state is (gdb's symbol
 # lookup) and the request that has memtrace-symbolize read and check it
 # (tools/tables.c, the one reader of the tables out of process); the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace's gdb helper as a package: the `memtrace` command. gdb loads it
 # through the stub gdb/memtrace.py (sourced, or auto-loaded as LIB-gdb.py),
 # which calls start(). Modules, each with one job, bottom up:

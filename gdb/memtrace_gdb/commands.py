@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The gdb command `memtrace` and its subcommands, each answer written in
 # one piece or one `memtrace:` error line; and the core check at start
 # under `memtrace core`.

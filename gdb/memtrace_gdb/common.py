@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # What every module of the helper uses: its one-line errors and a gdb
 # setting changed for a while.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Values that own a heap block through a pointer inside them (a Rust Vec,
 # a C++ std::vector, any struct with one pointer into a live block): the
 # pointer `memtrace EXPR` asks about, and the "using" line saying which.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Heap errors from gdb: `memtrace check` (every live block's redzone and
 # every quarantined block, and glibc's chunk headers around them, checked
 # by memtrace-symbolize from the tables: tools/heap_check.c) and

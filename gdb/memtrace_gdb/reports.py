@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The answers read from the tables: `memtrace EXPR` (print_trace's), top,
 # stats, version and pprof. memtrace-symbolize gathers them from the tables
 # (tools/tables.c) and writes their text with the library's formatter

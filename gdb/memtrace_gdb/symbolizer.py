@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace-symbolize, the program built from the library's own symbolizer
 # and formatter (tools/memtrace-symbolize.c): found, started once per
 # target, and asked one request at a time over its pipes.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The inferior the command looks at (a live process or a core file) and
 # the checks that a core file can be read: cut short, another program's,
 # dumped without libmemtrace. Memory is read through gdb, never by calling

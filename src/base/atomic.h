@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Atomic access to words shared between threads, or read by a thread that
  * does not hold the lock that guards them (reports, the gdb helper's model
  * of a reader that may run at any instant). In the style of mimalloc's

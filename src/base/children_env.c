@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* MEMTRACE_CHILDREN's answer and the per-process file names children
  * find (children_env.h). No heap, no lock: environ is edited in place. */
 #include "base/children_env.h"

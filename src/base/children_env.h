@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the processes this one starts find in their environment of
  * memtrace's: whether MEMTRACE_CHILDREN says this process only, and the
  * per-process names of the files every process writes at its exit. Used

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Definitions every memtrace file shares: visibility, branch hints and the
  * thread-local model. Internal symbols use the mt_ prefix and stay hidden
  * (the build passes -fvisibility=hidden); MT_EXPORT marks the few that escape. */

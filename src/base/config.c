@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* MEMTRACE_* settings, as settings.def lists them. Parsing uses no heap:
  * getenv and strtol only. */
 #include "base/config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Settings from MEMTRACE_* environment variables, read once at start-up.
  * A bad value gets one warning naming the variable and the default used. */
 #ifndef MT_CONFIG_H

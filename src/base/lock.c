@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Lock tokens (see lock.h): the kernel thread id, cached per thread. A raw
  * system call: no libc lock, no allocation, not a cancellation point. */
 #include "base/lock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A one-word spin lock for short critical sections (a few hundred cycles at
  * most: a table probe, an insert, a rehash). Waiters yield the CPU after a
  * short spin so a preempted holder can finish. Usable before libc's

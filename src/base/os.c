@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Metadata mappings. A failed mapping is handed to mt_metadata_failed (the
  * tracer stops recording and says so once); callers cope with NULL.
  * MEMTRACE_FAULT_MAP=N makes the Nth request here fail, for testing. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Metadata memory straight from the kernel. Every byte memtrace keeps for
  * itself comes through here, never from the allocator being traced. */
 #ifndef MT_OS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Buffered write(2) output and warnings. Safe to call with other threads
  * stopped anywhere: no locks, no heap. */
 #include "base/atomic.h"

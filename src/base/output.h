@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Text output for users: warnings and traces. Everything goes out with
  * write(2) from buffers the caller owns; nothing here allocates or locks. */
 #ifndef MT_OUTPUT_H

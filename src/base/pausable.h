@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A background thread of memtrace's (the profiler's reporter, the
  * recording's writer) that must not exist while the program calls
  * unshare or setns, which refuse a process with more than one thread:

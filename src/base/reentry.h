@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The re-entrancy flag: set while a thread runs memtrace's own code (an
  * unwind, an intern, a report, symbolization). The hot path reads it on
  * every call: a flagged thread's allocations come from the internal heap,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Stop-the-world (stop_world.h): the stop signal's handler, the task
  * list walked twice, the wait, the release. */
 #include "base/stop_world.h"

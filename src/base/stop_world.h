@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Stop-the-world for a scan of the process's own memory (the leak check
  * at exit, src/leak/leak_check.c): every other thread is held in a signal
  * handler that saved its registers, stack pointer and thread pointer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Every call from a lower layer into a higher one (doc/design.adoc,
  * "Layers"), declared here and nowhere else. The layers are base < stores
  * < hot path < slow path, by folder; a lower file may not include a higher

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The aligned allocators: posix_memalign, aligned_alloc, memalign, valloc,
  * pvalloc (and, through mt_posix_memalign_next and mt_aligned_next,
  * tcmalloc's). Each forwards to its own real function when the next

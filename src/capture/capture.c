@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* mt_capture: runs the chosen unwinder and drops memtrace's own frames from
  * the top (whatever the compiler inlined, they are the ones inside our text
  * segment). A capture the cfi unwinder gives up, or a frame-pointer walk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Stack capture: the call stack of the program's call into the allocator.
  * Three unwinders sit behind mt_capture, chosen by MEMTRACE_UNWIND at
  * start-up:

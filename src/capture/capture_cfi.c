@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace's own unwinder: one compact rule per return address (cfi.h),
  * looked up in a process-wide table, so a frame costs a lookup, a CFA and
  * two loads.

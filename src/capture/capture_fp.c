@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The frame-pointer unwinder (x86-64 and other ABIs where a frame is
  * [saved frame pointer][return address]). It follows the chain only while
  * each frame lies inside the calling thread's stack mapping, is aligned, and

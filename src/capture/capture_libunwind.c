@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The libunwind unwinder: unw_backtrace, which follows DWARF call-frame
  * information and caches what it learned per address. */
 #define UNW_LOCAL_ONLY

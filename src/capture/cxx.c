@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The C++ operators new and delete in all their forms (and tcmalloc's
  * tc_new & co., the same with other names): each forwards to its next
  * definition (mt_ext) in a pass-through scope, through which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What every interposed entry point shares (capture/ only; the entry
  * points themselves are declared in tracer.h): when a call bypasses
  * tracing, how a block the program gets untraced is accounted for, how a

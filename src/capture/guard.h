@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sampled guard pages (MEMTRACE_GUARD_SAMPLE=N, GWP-ASan's idea): one
  * traced allocation in N of each thread is placed in a pool of slots
  * mapped once at start-up, each slot one data page between two

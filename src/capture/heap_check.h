@@ -1,4 +1,5 @@
-/* Heap errors on the hot path (issue 27): the redzone after every recorded
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Heap errors on the hot path: the redzone after every recorded
  * block, the per-thread quarantine of freed blocks, and how a free that
  * the quarantine defers is made later (mt_free_call).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* jemalloc's extended API (mallocx, rallocx, xallocx, sallocx, nallocx,
  * dallocx, sdallocx): each forwards to its next definition (mt_ext) in a
  * pass-through scope; without jemalloc below, emulated on the traced C

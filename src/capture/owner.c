@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Which copy of memtrace is in charge (real.h's mt_owner), kept below the
  * reports and the API functions that forward to the owner's; start-up
  * decides (mt_aside). */

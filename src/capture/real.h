@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the hot path (capture/) shares with start-up (startup.c): the real
  * allocator's functions and the tracer's phase. startup.c fills them in
  * once, before the phase becomes READY; the hot path only reads them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sampled tracing's slow path (sample.h): the draws, start-up. */
 #include "capture/sample.h"
 

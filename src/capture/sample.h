@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sampled tracing (MEMTRACE_SAMPLE=RATE): the hot path's side.
  *
  * Which blocks: each thread counts down the bytes it allocates from an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sample mode's fast path (sample_fast.h): its cold side. */
 #include "capture/sample_fast.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sample mode's fast path: the entry points' first test, taken
  * before everything else they do (runtime/preload.c calls these ahead of
  * tracer.c's and cxx.c's entry points).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* tcmalloc's tc_* C functions, each with its libc namesake's contract:
  * through tcmalloc's own when it is below memtrace, else the namesake's
  * entry point. (tc_new & co. are the C++ operators': cxx.c.) */

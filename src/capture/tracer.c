@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hot path: every allocation and free of the program comes through the
  * entry points here (the C allocator's) or in the files of the other API
  * families (capture/entry.h says which), which share this file's state and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The interposed allocation entry points (mt_malloc & co., called by the
  * preload shim): the hot path, defined by API family in capture/ (entry.h
  * says which file). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak check at exit (leak_check.h): stops the process's other
  * threads (base/stop_world.c), gathers its roots (scan/leak_gather.c, with
  * the process itself as the source: leak_self.c), takes the live blocks,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* MEMTRACE_LEAK_CHECK=1: the leak scan (leak_scan.h) of the process itself
  * at exit, its report (grouped by allocation stack, suppressions applied,
  * the summary line) and its exit status. Both builds. */

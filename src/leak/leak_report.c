@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak report (leak_report.h). Groups are made from runs of blocks
  * with one (stack, class), kept in one mmap'ed array, sorted definitely
  * lost first (see group_before); the summary counts every group, listed or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak report, one writer for both places that make one: the check at
  * exit in the process (leak_check.c) and `memtrace leaks` in gdb through
  * memtrace-symbolize. Lost blocks grouped by allocation stack and class,

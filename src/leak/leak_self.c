@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The process itself as the leak check's target (leak_self.h). */
 #define UNW_LOCAL_ONLY
 #include "leak/leak_self.h"

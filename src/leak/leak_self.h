@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The process itself as the leak check's target (leak_check.c): work
  * arrays in mappings of their own, its maps, a reader of its memory, and
  * the roots' source (scan/leak_gather.h) over its modules (dl_iterate_phdr)

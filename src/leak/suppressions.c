@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* LeakSanitizer's suppressions (suppressions.h): parsing lines in place and
  * matching patterns, with no heap, so that the process itself can use it at
  * exit and memtrace-symbolize alike. */

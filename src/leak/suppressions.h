@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* LeakSanitizer's suppressions format, for the leak check at exit and (to
  * come) the gdb command through memtrace-symbolize: `leak:PATTERN` lines,
  * `#` comments, PATTERN matched against the function, source file and

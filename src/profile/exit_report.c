@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The profiler's exit report, once per process: the peak, the sites still
  * holding memory (with the leak check's verdict when it ran), the top at
  * the peak, and the folded files and pprof profiles of the end and of the

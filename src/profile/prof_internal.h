@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the profiler's files share (the profiler build's src/profile/, all
  * but profiler_off.c), and nothing outside the folder includes:
  *

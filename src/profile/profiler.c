@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Profiler reporting, built into libmemtrace-profiler.so only (the tracer
  * build has profiler_off.c instead): a reporter thread prints the top
  * sites by live bytes, allocations or temporary allocations (MEMTRACE_TOP_BY)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The profiler build's reporting (src/profile/ but profiler_off.c:
  * periodic top sites, exit report, folded files; prof_internal.h maps its
  * files); in the tracer build profiler_off.c, which only checks the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The tracer build's stand-in for the profiler's files: no reports, but the
  * profiler's settings are still checked (a bad value warns whichever
  * library is preloaded), one line says which of them have no effect here,

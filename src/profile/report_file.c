@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Where the profiler's reports go: the MEMTRACE_OUTPUT file, else
  * memtrace's stderr; and how its files are opened. */
 #include "profile/prof_internal.h"

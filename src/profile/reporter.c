@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The reporter thread: periodic reports every MEMTRACE_INTERVAL_MS and the
  * reports MEMTRACE_SIGNAL asks for, and the end of a program whose main
  * thread called pthread_exit. It is memtrace's, not the program's, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The reports made while the program runs (every MEMTRACE_INTERVAL_MS, on
  * memtrace_report, on MEMTRACE_SIGNAL): the top MEMTRACE_TOP sites by
  * MEMTRACE_TOP_BY since the last report, largest last; and the ranking's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The files the profiler makes from its sites: MEMTRACE_FOLDED's folded
  * stacks (at exit and, from site.c's exact snapshot, at the peak) and
  * MEMTRACE_PPROF's profiles (pprof_out.c names and writes them). Under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The sites' stacks as text, symbolized in the process (symbolize.h) and
  * written by the formatter (mt_fmt_stack_frame), kept per site while the
  * kept texts stay small. Under mt_prof_report_lock, inside memtrace. */

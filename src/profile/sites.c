@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The profiler's site table: one entry per stored stack, in the order the
  * stacks were stored, filled by walks that read each stack's counters
  * (site.h), and ranked for the reports. A walk reads from the stack store

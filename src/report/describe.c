@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* print_trace: what memtrace knows about one address, written to stderr.
  * Runs in whatever thread a debugger picked, possibly while other threads
  * are stopped inside malloc or inside memtrace: it allocates only from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* print_trace's answers (include/memtrace.h) and the other text memtrace
  * writes from inside the process about its own records. */
 #ifndef MT_DESCRIBE_H

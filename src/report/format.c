@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The formatter (see format.h). Pieces are written with one mt_out_printf
  * each, as they always were: a piece longer than MT_LINE_MAX - 1 bytes (a
  * huge C++ name) is cut the same way wherever it is printed. Every name

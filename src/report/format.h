@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The one formatter: every line of text memtrace prints about stacks and
  * blocks is written here, from data (symbolized rows, table records), for
  * every entry point: print_trace (describe.c), the gdb command (through
@@ -236,7 +237,7 @@ void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writ
 
 /* ------------------------------------------------------------ heap errors */
 
-/* A damaged or misused block (issue 27), in one format for every kind and
+/* A damaged or misused block, in one format for every kind and
  * every detector (the redzone and quarantine checks in the process, the
  * guard pages' faults, `memtrace check` out of process). The first line
  * names the kind and is parsed by scripts:

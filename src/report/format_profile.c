@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The formatter's profiler rows (see format_profile.h). Each line is written
  * in the same pieces as it always was (one mt_out_printf each, text of any
  * length in 1024-byte pieces): a piece longer than MT_LINE_MAX - 1 bytes is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The formatter's rows for the profiler's reports and folded files
  * (src/profile/, the profiler build): every line they hold is written here,
  * from numbers the profiler hands over; format.c writes the stacks. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Heap errors (heap_error.h): the report, memtrace_on_error(), the check
  * of every block and the exit status. A report is written on memtrace's
  * stderr (mt_err_fd) by format.c's mt_fmt_heap_error, the stacks

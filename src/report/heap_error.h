@@ -1,4 +1,5 @@
-/* Heap errors (issue 27): the one report every detector uses
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Heap errors: the one report every detector uses
  * (mt_heap_error_report, declared in base/upcalls.h since the hot path's
  * checks call it: redzones and quarantine in capture/, the guard pages'
  * fault handler), the exported memtrace_on_error(), the check of every

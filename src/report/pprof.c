@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pprof writer (see pprof.h): samples are gathered unsymbolized, then
  * mt_pprof_write interns strings, functions, locations and mappings while
  * symbolizing each distinct address once, builds protobuf-c's message tree

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pprof writer: heap profiles in pprof's profile.proto (gzipped), the
  * format `go tool pprof`, speedscope, Pyroscope and Parca read. One writer
  * for every entry point: the library (profiler.c, pprof_file.c) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pprof writer's output (see pprof_gzip.h): protobuf-c packs into our
  * ProtobufCBuffer, whose append deflates and writes as it goes, so the
  * encoding is never whole in memory. */

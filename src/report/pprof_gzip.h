@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pprof writer's output (pprof.c): a protobuf-c message's encoding,
  * gzipped by zlib, streamed to a file. */
 #ifndef MT_PPROF_GZIP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Where the pprof writer's memory comes from (pprof.h, and the writer's
  * parts: pprof_index.h, pprof_gzip.h). */
 #ifndef MT_PPROF_HEAP_H

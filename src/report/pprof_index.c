@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pprof writer's containers (see pprof_index.h). */
 #include "report/pprof_index.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pprof writer's containers (pprof.c): arrays and open-addressed
  * indexes grown through the caller's mt_pprof_heap, which has no
  * realloc. */

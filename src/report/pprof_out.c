@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* When and where the library writes pprof profiles (see pprof_out.h). The
  * writer runs inside memtrace: its memory is the internal heap, never the
  * traced allocator, and the process's symbolizer is taken with its bounded

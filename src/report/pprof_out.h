@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* When and where the library writes pprof profiles (MEMTRACE_PPROF): the
  * files' names (%n numbering, .peak), the symbolizer and heap the writer
  * gets inside the process, and the tracer build's in-use profile at exit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The recording line (recording_line.h). */
 #include "report/recording_line.h"
 

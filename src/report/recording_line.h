@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The line that ends every answer and report once recording was ever off
  * (format.h's mt_fmt_recording), from the recording words
  * (store/recording_words.h). */

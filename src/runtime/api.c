@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The exported API beyond print_trace (include/memtrace.h): counters,
  * recording on and off, the version, tag scopes, and what the program
  * tells memtrace (its pool's blocks, leak checks, ignored blocks, root

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace attach / detach: the library loaded late, into a running
  * process, redirects its allocation functions (attach.c). */
 #ifndef MT_ATTACH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* MEMTRACE_CHILDREN=0: this process only. "This process" is the process
  * the program starts in, across the execs it makes itself (a wrapper
  * script that ends in `exec prog` hands the tracing on to prog); the

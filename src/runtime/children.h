@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* MEMTRACE_CHILDREN (children.c): whether what the program starts is
  * traced too. Its answer and the per-process file names the children
  * find are base/children_env.h's, which the reports use too. */

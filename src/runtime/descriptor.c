@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace_state, the descriptor a debugger reads (see descriptor.h). Filled in
  * once at start-up; everything it points at stays at the same address for
  * the life of the process (shard array, chunk table, ring, registry). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The state descriptor: one exported symbol, memtrace_state, that tells a
  * debugger where memtrace's tables are and how they are laid out, so that
  * gdb/memtrace.py can answer from a core file or a stopped process by

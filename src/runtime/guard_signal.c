@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The guard pages' SIGSEGV handler (guard_signal.h). A fault in the pool
  * is explained in the heap errors' report (mt_heap_error_report: the
  * access's own stack, unwound from the signal's context, read or write

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The guard pages' fault handler (MEMTRACE_GUARD_SAMPLE, capture/guard.h):
  * set up at start-up, and the program's own SIGSEGV handler kept behind
  * it (sigaction and the signal family, interposed). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The names memtrace's library defines to stand in for the allocator's
  * (preload.c): one list, for every file that needs them by name. preload.c
  * defines each (their signatures differ, so by hand); attach.c redirects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The names memtrace interposes when preloaded: libc's allocator, the C++
  * operators (by their mangled names), jemalloc's and tcmalloc's extended
  * APIs, C23's sized frees. Only forwarding lives here; the logic is in

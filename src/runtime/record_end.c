@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The recording's start and end (record_end.h). The end runs at exit,
  * registered after the program's start-up handlers (the constructor), so
  * it comes after the program's own exit handlers and before the

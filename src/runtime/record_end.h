@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The recording's start and end in the process's life (timeline.h):
  * started from the constructor, ended at exit with the frames
  * symbolized by the process's symbolizer. */

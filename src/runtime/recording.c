@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Recording on demand (recording.h). Off is the phase PAUSED: the hot path
  * already sends every allocation of a phase other than READY to the real
  * allocator untraced and still removes the records of freed blocks, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Start-up: the real allocator's lookup, the settings, the tables and the
  * descriptor, once, on the process's first allocation (or the library's
  * constructor, whichever comes first); memtrace's fork handlers; and the

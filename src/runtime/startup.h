@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Start-up and the stop-recording policy (startup.c). */
 #ifndef MT_STARTUP_H
 #define MT_STARTUP_H

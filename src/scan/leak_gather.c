@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The roots gathered from a source (leak_gather.h). */
 #include "scan/leak_gather.h"
 

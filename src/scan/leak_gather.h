@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The gathering of the leak scan's roots, once, with the target passed in
  * as callbacks (as libunwind's accessors or libdwfl's callbacks are): the
  * check at exit reads the process itself (src/leak/leak_self.c: modules by

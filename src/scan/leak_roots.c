@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The roots' policy (leak_roots.h). */
 #include "scan/leak_roots.h"
 

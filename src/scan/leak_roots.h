@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Where the leak scan's roots are: one policy for the check at exit in the
  * process (leak_check.c) and for a core file or a live process seen from
  * gdb (tools/target_leaks.c). Each caller finds the facts its own way (the

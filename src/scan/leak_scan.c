@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak scan (leak_scan.h): blocks sorted by start, a binary search per
  * word that falls between the lowest start and the highest end, and one
  * worklist of block indexes. Every block's contents are read at most three

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak scan: which live blocks can still be reached from the roots
  * (memory a program holds pointers in: writable module segments, thread
  * stacks, registers, TLS), by a conservative mark of every aligned word.

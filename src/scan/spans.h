@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* An address space as a sorted list of spans: what the leak scan's two
  * sources know of the target's mappings (the process itself, leak_self.c,
  * from its maps; a core's PT_LOAD segments or a live process's maps,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The .eh_frame decoder behind cfi.h: the .eh_frame_hdr search table finds
  * the FDE, and a small call-frame-instruction interpreter runs its CIE's
  * and its own instructions up to the return address's row, tracking only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Compact unwind rules decoded from a loaded module's .eh_frame (x86-64).
  *
  * Almost every return address of ordinary compiled code unwinds by one rule

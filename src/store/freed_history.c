@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Freed history ring: one seqlock per slot, whose writer must claim the slot
  * before writing it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Freed history: a bounded ring of the most recently freed blocks, with the
  * stacks and threads that allocated and freed them. Answers "what was at this
  * dangling address", newest first. Best-effort: a record may be dropped

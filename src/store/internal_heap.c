@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A small segregated-fit heap over one reserved range, committed in steps.
  * Blocks are power-of-two classes from 32 bytes up; each starts with a
  * 16-byte header {class, offset from the header back to the block start}, so

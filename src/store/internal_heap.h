@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace's private heap: serves every allocation made while a thread is
  * inside memtrace (libunwind, libdw, dlsym during bootstrap) so that those
  * never touch the traced allocator or its locks. Its blocks live in one

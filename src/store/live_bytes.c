@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The exact live total and peak (live_bytes.h). */
 #include "store/live_bytes.h"
 

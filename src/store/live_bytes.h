@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The exact live total and peak: bytes of the traced blocks,
  * sampled or not, counted on every allocation and free (tags/tags.h's
  * mt_tag_alloc and mt_tag_free, through which every traced block passes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Live table: MT_LIVE_SHARDS open-addressed hash tables with linear probing
  * and backward-shift deletion (no tombstones, so probe lengths stay short
  * under heavy churn).

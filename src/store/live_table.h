@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The live table: every live heap block memtrace recorded, keyed by its
  * address, with the size, the allocating stack, thread and sequence number.
  * Split into independent shards by the address's region and hash, each with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unloaded-module notes: a small ring in memtrace's own mapping, written at
  * dlclose (rare) under a lock, read by the symbolizer. */
 #include "store/modules.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Libraries the program unloaded: their path and address range, noted at
  * dlclose so that stacks captured while they were mapped can still be
  * resolved (from the file on disk) and named as unloaded. */

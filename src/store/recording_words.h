@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The recording words: since when memtrace records, kept where every
  * layer that says so can read them. runtime/recording.c turns recording on
  * and off and writes them, runtime/attach.c adds its bits, the recording

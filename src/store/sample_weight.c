@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "store/sample_weight.h"
 
 uint64_t mt_sample_rate;

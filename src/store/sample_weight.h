@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sampling's estimates (MEMTRACE_SAMPLE): a block of SIZE bytes
  * is sampled with probability 1 - exp(-SIZE/RATE) (exponential intervals of
  * RATE bytes on average between samples, capture/sample.h), so that each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The profiler build's site totals, the exact peak and the per-site
  * snapshot at the peak (see site.h). Built into libmemtrace-profiler.so
  * only. */

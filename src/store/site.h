@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Per-call-site counters: what the profiler build adds to every stored
  * stack, and the one place where the two builds differ on the hot path.
  * In the tracer build the counters take no space, the updates vanish and

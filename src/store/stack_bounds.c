@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The bounds of the calling thread's stack, learned once per thread from
  * /proc/self/maps with raw system calls (no libc lock, no allocation, no
  * cancellation point), for unwinders that must never read outside it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The calling thread's stack mapping, for the unwinders: every word they
  * read lies in [mt_stack_low, mt_stack_base). */
 #ifndef MT_STACK_BOUNDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Stack store: an append-only arena of records in 4 MiB chunks, plus an
  * open-addressed index of {hash, id} words.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The stack store: every distinct call stack stored once, named by a 32-bit
  * id. Stacks are never freed (call sites are finite), so a frame array read
  * through an id stays valid and unchanged for the life of the process. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Thread registry. Slot N - 1 belongs to thread number N and is written by
  * that thread at registration, and by pthread_setname_np and
  * prctl(PR_SET_NAME) for its name (a rename racing a reader can show a torn

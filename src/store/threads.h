@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Thread registry: memtrace's small thread numbers mapped to the kernel's
  * thread id and the name the program gave the thread (pthread_setname_np,
  * prctl(PR_SET_NAME)).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The rows of a return address (mt_sym_frames): its file:line and the
  * functions inlined there from the debug information, else its name from
  * the symbol table, else its module and offset. Every stored frame is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The symbolizer's private declarations, shared by the files of
  * src/symbolize/ and by nothing else (callers include symbolize/symbolize.h):
  * the state object every cache lives in, and the jobs' entry points into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* /proc/PID/maps for libdwfl: which file to read (a live thread's once main
  * has called pthread_exit), reading it (sym_read_maps: the one place the
  * symbolizer reads a maps file), dropping the private file copies that are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The modules of the traced process as libdwfl sees them: reading them
  * again when they change, the libraries it has unloaded since (looked up
  * in their files), and where their debug information is looked for. */

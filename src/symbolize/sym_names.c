@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Names for rows: a function's from its DIE (demangled) or from the symbol
  * table, a module's from its file, and the demangler. */
 #include "symbolize/sym_internal.h"

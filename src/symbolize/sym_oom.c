@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libdw running out of memory, in the traced process. */
 #include "symbolize/sym_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Which function holds a pc, and the functions inlined into it there. */
 #include "symbolize/sym_internal.h"
 

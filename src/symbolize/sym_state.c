@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The symbolizer's state (struct mt_sym_state, sym_internal.h): creation,
  * the caches it owns, and the process's default state.
  *

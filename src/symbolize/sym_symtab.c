@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Symbol tables sorted once per module: the name libdwfl's
  * dwfl_module_addrname gives an address (libdwfl scans the whole table for
  * every address, which makes reports of large programs slow), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Frames that tail calls left off the stack, rebuilt from the DWARF call
  * sites (mt_sym_tail_calls). */
 #include "symbolize/sym_internal.h"

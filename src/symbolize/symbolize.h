@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Symbolization of return addresses with libdw/libdwfl, as data: for each
  * address, the function (demangled), file:line:column and every inlined
  * function, or module+offset without debug information. Text is written by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The tag scopes' nodes and the calls that move a thread between them (see
  * tags.h for the invariants). No lock anywhere: the node array is mapped
  * once and published with a compare-and-swap, ids come from one counter

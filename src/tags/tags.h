@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Tag scopes: per-thread trees of named scopes that every
  * allocation is counted in, sampled or not. The hot path's whole contract
  * with this module is the two calls below; everything else (the tree, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The tag scopes' trees as text, JSON and DOT (see tags_format.h). Two
  * trees are built in the scratch memory: the threads' own (one slot per
  * view, children linked in creation order) and the merged one (a slot per

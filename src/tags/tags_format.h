@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The tag scopes' trees as text, JSON and Graphviz DOT, from a copy of the
  * nodes: one writer for the library (MEMTRACE_TAGS's files) and for
  * memtrace-symbolize (`memtrace tags` in gdb, live or on a core), which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* MEMTRACE_TAGS=PATH: the tag scopes' trees written to PATH.json and
  * PATH.dot at exit and with each report the profiler makes on request or
  * on its signal (PATH.N.json, PATH.N.dot for report N, unless PATH has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* MEMTRACE_TAGS: the tag scopes' files (tags_out.c). */
 #ifndef MT_TAGS_OUT_H
 #define MT_TAGS_OUT_H

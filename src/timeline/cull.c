@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Culling while recording (MEMTRACE_RECORD_CULL_MS, bytehound's idea): an
  * allocation is held back for CULL_NS; when its free comes within that
  * time, neither is written and its stack's count of culled blocks grows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The writer's coding (emit.h, record_format.h): records into the current
  * block, the block through zstd into the file, and with the first
  * allocation of each stack its frames (S) and the modules they lie in (M),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The writer's records (timeline/ only): writer.c drains the rings and
  * calls these under the drain lock; emit.c codes them into the current
  * block (record_format.h) and the block into the file; cull.c holds the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The recording's file format (MEMTRACE_RECORD), shared by its writer
  * (timeline/writer.c, in the traced process) and its reader
  * (tools/rec_read.c, memtrace-export). Version 1.

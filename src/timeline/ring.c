@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hot path's part of the recording (timeline.h, ring.h): the calling
  * thread's ring and the append. An append takes the time (the vDSO),
  * writes two or four words into the thread's own ring and publishes them

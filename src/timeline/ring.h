@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The per-thread rings of the recording (timeline/ only): one producer,
  * the owning thread, which writes records and publishes HEAD; one
  * consumer, the drain (the writer thread, or an appender whose ring is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The recording (MEMTRACE_RECORD): every allocation and free of the run,
  * with its time, thread, stack and address, written to a file for
  * `memtrace export` and `memtrace view` (record_format.h says how).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The recording's writer (timeline.h): its settings, its file, its thread
  * and the drain of the rings (ring.h). The thread wakes every 10 ms, or
  * when an appender finds its ring full, drains every ring into the

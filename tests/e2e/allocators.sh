@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Entry points beyond the C allocator's: every form of operator new and
 # delete on glibc, with jemalloc linked and with tcmalloc preloaded after
 # memtrace; jemalloc's extended API; programs that probe for jemalloc,

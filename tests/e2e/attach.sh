@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace attach / detach: a process started without memtrace
 # (tests/progs/attach_target.c: threads allocating and freeing at full
 # speed) is attached, asked about with gdb -p and the helper and from a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Bad frees (tests/progs/bad_frees.cpp, one case per run): memtrace reports
 # a double free, a realloc of a freed block, a free inside a block and
 # mismatched new/delete pairs before the real allocator sees them, with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Build tests: what `make -n` would run for every target, into an empty build
 # directory, shows that CPPFLAGS reaches every C and C++ compile and LDFLAGS
 # every link, that CC and CXX are gcc and g++ unless the command line or the

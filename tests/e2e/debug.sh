@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The stress programs under a debug build (make DEBUG=1, built into
 # build/debug by `make test-debug`): the MT_ASSERT checks of the locks, the
 # stores and the hot path run in real programs with threads, forks, forks

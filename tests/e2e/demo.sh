@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # make demo: stop the demo program in gdb and ask memtrace where a node of
 # its list was allocated.
 set -e

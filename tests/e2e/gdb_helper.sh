@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # gdb helper tests: the `memtrace` command (gdb/memtrace.py) on a live process
 # stopped with a thread inside malloc, on core files written with gcore, with
 # bad input, after inferior calls, with a damaged memtrace_state (live and in

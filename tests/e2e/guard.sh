@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Guard pages (MEMTRACE_GUARD_SAMPLE=1, tests/progs/guard.c, one case per
 # run): a read past the end, a write far past it, an underflow of a
 # left-aligned block, a read and a write after free fault on the guard

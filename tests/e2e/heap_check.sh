@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # `memtrace check` and `memtrace break-on-error` in gdb
 # (tests/progs/heap_core.c): on a live process stopped at checkpoint() and
 # on a core written there with gcore, the check lists the block

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Heap errors (issue 27): redzones and the quarantine find overflows and
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Heap errors: redzones and the quarantine find overflows and
 # writes after free, at free, realloc, a thread's end, exit and
 # memtrace_check(); each report's first line, sizes, offsets and sites
 # are exact, and AddressSanitizer (the same program built with

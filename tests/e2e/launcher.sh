@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The launcher (build/memtrace): --help (the same text as README.adoc's),
 # --version (the Makefile's VERSION, also the library's), each command and
 # each error (exact message and exit status); MEMTRACE_CHILDREN through a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The leak check at exit (MEMTRACE_LEAK_CHECK=1) against valgrind's
 # memcheck (`valgrind --leak-check=full`) as the oracle: the verdict
 # programs of tests/progs/leak_verdicts.c and real programs nobody here
@@ -74,7 +75,7 @@ compare() {
     fi
 }
 
-# ---- the verdict programs: one point of issue 23 each.
+# ---- the verdict programs: one point of valgrind agreement each.
 compare "a dead stack copy" yes "$verdicts" stack
 compare "a dead stack copy, four threads sleeping" \
     "no: valgrind counts each thread's DTV possibly lost (the descriptor points 16 bytes into it); memtrace holds the dynamic linker's blocks, as LeakSanitizer" \

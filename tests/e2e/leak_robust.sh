@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The leak check where the program or its core works against it
 # (tests/progs/leak_robust.c), tracer build (the profiler too for a wild
 # write and exit from a worker):

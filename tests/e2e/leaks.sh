@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The leak check at exit (MEMTRACE_LEAK_CHECK=1) on tests/progs/leaks.c, in
 # both builds: each lost site with its exact bytes, blocks, class (and for
 # a definitely lost one, what it holds) and file:line; the block held only

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by the e2e scripts: paths, a scratch directory removed at exit,
 # PASS/FAIL counting and the SITE: marker lookup. A script ends with
 # `finish NAME`, which prints "NAME: N passed, N failed" and fails if any did.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installation and the Debian package:
 #  - the man pages against what they document: doc/settings.adoc's, the
 #    header's functions, the gdb helper's commands; `man -l` renders them

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # pprof profiles (MEMTRACE_PPROF, `memtrace pprof`), read back with their
 # oracle, `go tool pprof -raw`: the sample types, exact objects and bytes per
 # stack (allocated and in use), the sites' file:line and inlined functions,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Profiler end-to-end tests: tests/progs/profile_sites.c runs under
 # libmemtrace-profiler.so; the reports it asks for (memtrace_report via dlsym)
 # must hold the exact bytes and blocks of each "SITE:<name>" site, at the

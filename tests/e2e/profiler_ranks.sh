@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The profiler's rankings, temporary allocations, exact peak profile, the
 # files of child processes and the tracer's word on profiler settings:
 # tests/progs/profile_ranks.c runs under libmemtrace-profiler.so (and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Reliability: stress, fork, unloaded libraries, the API's corners, faults
 # inside memtrace, real programs nobody here wrote, and bad input, under both
 # builds. One PASS/FAIL line per check, "reliability: N passed, N failed"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # End-to-end tests: test programs run under the preloaded library, stopped in
 # gdb at checkpoint(); print_trace is called on each marked block and the
 # report must name the exact file:line of the "SITE:<name>" marker in the

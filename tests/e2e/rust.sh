@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Rust frames and thread names (tests/progs/rust_sites.rs, built at
 # opt-level 0 and 1 with legacy and v0 mangling), and a C thread named with
 # prctl (tests/progs/prctl_name.c). For each build, print_trace and the gdb

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Sampled tracing (MEMTRACE_SAMPLE) on tests/progs/sample_prog.c:
 # unsampled blocks freed and resized quietly through every C allocator's
 # function; the one-line answer about an unsampled block; MEMTRACE_SAMPLE=1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Tag scopes (memtrace_tag_push/pop, MEMTRACE_TAGS, `memtrace tags`), on
 # tests/progs/tags.cpp: built without -lmemtrace, it runs as is (every
 # call returns 0) and under the library; its scopes' counts, known by

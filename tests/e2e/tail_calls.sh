@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Tail-call frames: wrappers built with -O2 whose last act is the allocation
 # jump to it and leave no frame; memtrace rebuilds them from the DWARF call
 # sites and marks them "(tail call)". Checked, with the exact file:line of

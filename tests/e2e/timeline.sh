@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The recording (MEMTRACE_RECORD) and its exports (memtrace export): a
 # program with known phases (tests/progs/timeline_phases.c), which logs
 # its own live bytes and blocks at every change, under both libraries:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """A timeline JSON (the contract of `memtrace export --json`, doc/design.adoc's
 "The timeline JSON") computed from a made-up run, event by event, for
 memtrace view's tests and bench before a real recording is there.

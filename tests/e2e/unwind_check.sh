@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # MEMTRACE_UNWIND=check: every stack is captured by both unwinders and
 # compared; at its exit each process prints
 #   memtrace: unwind check: N captures, M mismatches, F fallbacks

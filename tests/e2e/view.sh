@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace view: the page in a real browser. Headless
 # Chromium (Debian's chromium) opens each page from a file; nothing may
 # reach its console (an error, an uncaught exception, a refused load), the

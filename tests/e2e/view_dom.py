@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The checks of tests/e2e/view.sh on a page as Chromium rendered it (its
 --dump-dom after the page's script ran): what the charts, tables and flame
 graphs draw against the data they were drawn from. Prints one

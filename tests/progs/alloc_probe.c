@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A program that probes for jemalloc's, tcmalloc's and C23's entry points
  * with weak symbols, as servers do, and uses what it finds (tests/e2e/
  * allocators.sh). Linked with none of those allocators: natively it finds

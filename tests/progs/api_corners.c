@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The API's corners. Prints what glibc does in each case; the test runs it
  * natively and under memtrace and requires the same output. Under memtrace
  * it also checks what was recorded (nothing for a failed allocation, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A library whose constructor registers a fork prepare handler that
  * allocates. Its constructor runs before memtrace initialises, so its handler
  * runs after memtrace's prepare handler, with memtrace's locks held. */

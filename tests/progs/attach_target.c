@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A program started without memtrace for `memtrace attach` to attach to
  * (tests/e2e/attach.sh): THREADS threads allocate, check and free blocks
  * at full speed (malloc, calloc, realloc, posix_memalign, free) while the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 // Bad frees (tests/e2e/bad_frees.sh): one per run, named by argv[1]; each
 // is run natively too and must end the same way under memtrace. Sites are
 // marked "SITE:name"; the script checks memtrace's report names them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* For bad_frees.cpp's fork_window case: a library whose constructor runs
  * before memtrace initialises, so that its fork prepare handler runs after
  * memtrace's, in the window where allocations go untraced. The handler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libcfi_a.so and libcfi_b.so (tests/progs/dl_cfi.c), built from this file
  * with -DFRAME=32 -DZERO_AT=0x8 and -DFRAME=96 -DZERO_AT=0x28: alloc_here
  * calls malloc from a frame of FRAME bytes below the saved rbp. The two

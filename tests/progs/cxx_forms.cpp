@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 // Every standard form of operator new and delete, called from marked lines
 // (tests/e2e/allocators.sh). Built three ways: on glibc, linked with
 // jemalloc, and run with tcmalloc preloaded after memtrace. At checkpoint()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 // C++ handles for the gdb helper's tests (tests/e2e/gdb_helper.sh): stopped
 // in hold()'s frame, `memtrace v` on each std::vector, std::string,
 // std::unique_ptr and std::shared_ptr must answer for the heap block inside

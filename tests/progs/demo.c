@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The program `make demo` runs under gdb: a linked list whose nodes come
  * from a small allocation helper inlined into its caller at -O2. */
 #include <stdio.h>

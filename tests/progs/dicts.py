@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # A Python workload for the reliability and unwind-check suites: N dict
 # entries (argv[1]) of lists, strings and small dicts, then a sort.
 import sys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Loaded where dl_a.c's library was, after that one was unloaded. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The cfi unwinder after dlclose: libcfi_a.so and then libcfi_b.so are
  * loaded at the same address, and their alloc_here calls malloc from the
  * same offset under different CFA rules (a 32-byte and a 96-byte frame).

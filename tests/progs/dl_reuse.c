@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Libraries unloaded and replaced: dlopen libdl_a.so (no debug information),
  * print a block from it, dlclose it, dlopen libdl_b.so (usually mapped at the
  * same address), print a block from that, dlclose it and print the block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A library the sites program dlopens after start-up, so its module is
  * unknown to the symbolizer until an address inside it is looked up. */
 #include <stdlib.h>

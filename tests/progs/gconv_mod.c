@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A gconv module for tests/progs/gconv_unload.c: it allocates from its
  * gconv_init, so memtrace unwinds through it; glibc loads it for iconv_open
  * and unloads it later with its own internal dlclose, which memtrace does

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Libraries unloaded without a dlclose memtrace sees: glibc loads iconv's
  * gconv modules itself and unloads one when enough other conversions were
  * opened since its last use. MYA.so (large) is opened and closed, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A single-threaded program for the gdb helper's tests that change the
  * process from gdb (inferior calls, a damaged memtrace_state) or need a
  * freed history with almost nothing in it (tests/e2e/gdb_helper.sh): no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Blocks for the gdb helper's tests (tests/e2e/gdb_helper.sh), each made at
  * a line marked "SITE:<name>": an interior pointer's block, a freed block
  * whose address was reused and freed again, a block live again at a freed

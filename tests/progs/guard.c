@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Heap errors the guard pages catch (tests/e2e/guard.sh), one case per
  * run, named by argv[1]; built as is and with -fsanitize=address (the
  * oracle: the same errors at the same sites). Under memtrace with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Damaged blocks for `memtrace check` in gdb (tests/e2e/heap_check.sh),
  * one case per run, named by argv[1]:
  *   live   a 40-byte block overflowed by 4 bytes (into its redzone) and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Heap errors under memtrace (tests/e2e/heap_errors.sh), and the same
  * program built with -fsanitize=address as the oracle: each case makes
  * one error, at the marked sites, and the script compares what memtrace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* jemalloc's extended API under memtrace (tests/e2e/allocators.sh), linked
  * with -ljemalloc. A block freed with sdallocx whose address mallocx hands
  * out again must be described as the new block; xallocx resizes in place;

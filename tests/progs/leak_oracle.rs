@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A Rust program for the differential leak test against valgrind
 // (tests/e2e/leak_oracle.sh): a map of strings kept in a static (still
 // reachable), a boxed vector of strings forgotten (definitely lost, holding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak check at exit where the program works against it
  * (tests/e2e/leak_robust.sh). One mode per run, argv[1]:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak verdicts valgrind's memcheck gives, one scenario per argument
  * (tests/e2e/leaks.sh checks memtrace's exit check on each, and
  * tests/e2e/leak_oracle.sh checks valgrind agrees). Built -O0 -g, as a

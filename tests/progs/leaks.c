@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Blocks lost and kept in every way the leak check tells apart, each at a
  * site marked "SITE:<name>" with a size of its own (tests/e2e/leaks.sh):
  *   lost: direct (100), a list behind a lost head (48 + 3 x 32), a cycle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Frees that take arguments, passed on to the allocator below memtrace
  * (tests/progs/next_args_lib.c prints what it gets): a free_sized and a
  * free_aligned_sized, then enough frees to push both out of a quarantine

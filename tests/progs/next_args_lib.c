@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* An allocator below memtrace (tests/e2e/allocators.sh, preloaded after
  * it): C23's free_sized and free_aligned_sized, which print the arguments
  * they get and free with glibc's free. memtrace passes a free that takes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built without debug information, as a non-PIE executable and a PIE one,
  * each also stripped of its symbol table (tests/e2e/run.sh and
  * profiler.sh): the frames of make_block and main then show module+offset,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A program that calls memtrace's API, compiled and linked with
  * `pkg-config --cflags --libs memtrace` against an installed memtrace
  * (tests/e2e/package.sh): its own block's trace, and the counts. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Known call sites for tests/e2e/pprof.sh (pprof profiles). Each site's
  * malloc line is marked "SITE:<name>"; the test reads the lines from here.
  * Reports are asked for with memtrace_report (found with dlsym) at fixed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A thread named with prctl(PR_SET_NAME), not pthread_setname_np, that
  * allocates a block (SITE:pr_named) kept in g_prctl; the program stops in
  * checkpoint(). prctl's return value and errno must be the kernel's under

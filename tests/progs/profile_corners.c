@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The profiler against programs that do unusual things with threads,
  * descriptors, argv and environment, for tests/e2e/profiler.sh. Reports are
  * asked for with memtrace_report (found with dlsym). Every mode exits 0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 // A C++ allocation reached through std::function, for the profiler's
 // folded stacks: every frame name must be whole, including the ones with
 // " (" and " at " inside ("std::function<void ()>::operator()() const").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sites with known allocation counts, temporary allocations and a known
  * peak, for tests/e2e/profiler_ranks.sh. Each site is one noinline function
  * whose allocating line is marked "SITE:<name>"; reports are asked for with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Known call sites holding known bytes, for tests/e2e/profiler.sh. Each site
  * is one noinline function whose malloc line is marked "SITE:<name>"; the
  * test reads the line numbers from here. Reports are asked for with

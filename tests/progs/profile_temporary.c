@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Temporary allocations as heaptrack counts them (tests/e2e/profiler_ranks.sh
  * compares with heaptrack_print): a free is temporary when it is the next
  * allocation or free after its block's allocation. Each site is a noinline

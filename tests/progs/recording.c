@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Recording on demand (tests/e2e/launcher.sh). Blocks allocated before
  * recording is turned off, while it is off and after it is on again; the
  * switch is memtrace_set_recording (argument "api") or the signal

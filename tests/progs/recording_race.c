@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Two toggles racing (tests/e2e/launcher.sh): this thread turns recording
  * on while another, as soon as it sees it on, turns it off. Whatever order
  * their stamps land in, the recording words a debugger reads

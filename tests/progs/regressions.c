@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Regressions found in review, one mode each; every mode exits 0 when the
  * behaviour is right:
  *   atfork   fork while another library's prepare handler allocates (hung)

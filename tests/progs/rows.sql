@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: LGPL-2.1-or-later
 -- A SQLite workload for the reliability and unwind-check suites: 200,000 rows
 -- in memory, an index, and queries over them.
 CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);

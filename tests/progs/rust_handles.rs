@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Rust handles for the gdb helper's tests (tests/e2e/gdb_helper.sh): stopped
 // in hold()'s frame, `memtrace v` on each Vec, String, Box, Rc and Arc must
 // answer for the heap block inside it; a struct with two heap pointers lists

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Allocation sites for tests/e2e/rust.sh, each on a line marked "SITE:<name>":
 // Vec::with_capacity, Box::new, format!, a BTreeMap insert, and a Vec in a
 // thread named with std::thread::Builder::name. Each block stays live in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Four threads building and dropping maps and strings; prints a checksum.
 use std::collections::HashMap;
 use std::thread;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Known allocations for the sampling suite (tests/e2e/sample.sh).
  *
  *   sample_prog sites N    site "kept": 100*N blocks of 64 bytes, still live

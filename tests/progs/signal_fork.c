@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fork() from a signal handler, as crash reporters and supervisors do: a
  * timer interrupts a single-threaded loop of malloc/realloc/free, wherever
  * it is (inside memtrace too), and the handler forks a child that exits at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One block from every entry point memtrace interposes, each at a line
  * marked "SITE:<name>". The e2e test stops in checkpoint(), asks print_trace
  * about each g_<name> pointer, and checks the marked line and function. */

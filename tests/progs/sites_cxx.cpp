@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 // C++ allocations: operator new inside a namespace, and new[]. The trace
 // must show the demangled, qualified function names.
 #include <cstdio>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built with -O2: an allocation inside an always-inline function, which
  * leaves no frame of its own; the trace must still name both the inlined
  * function's line and the call site in its caller. */

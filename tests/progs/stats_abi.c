@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace_get_stats' ABI (tests/e2e/reliability.sh): a program built
  * against an older or a newer include/memtrace.h must never get bytes
  * written past its struct. Each struct below is followed by a canary.

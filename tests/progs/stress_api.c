@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* 8 threads x 200,000 seeded random operations over the whole allocation
  * API, every block filled with a pattern and checked before it is freed or
  * resized. While all threads hold their blocks (between two barriers), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Eight threads allocate, check and free blocks while a ninth forks 20
  * children that allocate, free and exit; then one child execs this program
  * again, which must be traced too (LD_PRELOAD is inherited). Exits 0 only if

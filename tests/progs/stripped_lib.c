@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A library stripped of its symbol table (strip -s; tests/e2e/run.sh):
  * strip_alloc stays named through the dynamic symbol table, inner, a static
  * function, has no name left, so its frame prints as an address and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Asks print_trace about a block allocated in a function of a stripped
  * library that no symbol names (tests/progs/stripped_lib.c), after printing
  * "@@ base ADDR", the library's load address, and "@@ block ADDR"; stops in

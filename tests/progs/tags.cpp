@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 // Tag scopes (tests/e2e/tags.sh): known allocations per scope and thread,
 // built without -lmemtrace (the header's weak declarations), so that it
 // runs as is and under LD_PRELOAD. Every count below is what the suite

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built with -O2: wrappers whose last act is the allocation end in a jump,
  * so their frames are not on the stack; memtrace rebuilds them from the
  * DWARF call sites and marks them "(tail call)". Each allocation has its

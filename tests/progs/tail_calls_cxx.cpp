@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built with -O2: `return new T` ends in a jump to operator new, so the
  * function's frame is not on the stack; memtrace rebuilds it from the
  * DWARF call sites and marks it "(tail call)". A pool getter adds a second

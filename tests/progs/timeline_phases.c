@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A program with known phases for the recording's tests
  * (tests/e2e/timeline.sh). It allocates nothing but what it says, writes
  * with write(2) only, and logs each change of its own live bytes and

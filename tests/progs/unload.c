@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A block allocated inside a library that is then dlclosed: its stack must
  * still resolve (the library from its file, marked as unloaded). Also the
  * bad-input targets for print_trace: a stack address, a data-segment

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* unwind_memo: stacks that share a frame's position with the thread's last
  * stack but not what lies above it, for the cfi unwinder's memo of the
  * last walk (src/capture/capture_cfi.c), run under MEMTRACE_UNWIND=check

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """One source for the state descriptor: struct memtrace_state in
 src/runtime/descriptor.h is the layout. The reader out of process
 (tools/tables_layout.c) reads that struct itself, so its word order cannot

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """preload.c defines the names src/runtime/interposed.h lists, no more, no fewer.
 
 interposed.h's MT_INTERPOSED list is what `memtrace attach` redirects

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The include graph of src/ points one way (doc/design.adoc, "Layers").
 
 A file's layer is its folder's: src/FOLDER/x.c is in FOLDER's layer (the

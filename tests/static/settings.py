@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The settings documents say what src/base/settings.def, the one settings table, says.
 
 doc/settings.adoc's summary table, between its "// BEGIN settings.def" and

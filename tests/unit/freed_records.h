@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Freed-history records whose every field is derived from one number k, so
  * that a record mixing two pushes (a torn read) shows; shared by the
  * freed-ring stress in test_freed_history.c and its ThreadSanitizer run in

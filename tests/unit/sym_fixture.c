@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Functions with known lines for the symbolizer test. Each *_line variable
  * is set to the line of the call whose return address the test resolves. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The .eh_frame decoder (src/store/cfi.c) on hand-built .eh_frame_hdr/.eh_frame
  * images: each rule form it accepts, each it must refuse, the outermost
  * frame, gaps, and damaged records (read inside the given bounds only; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The formatter's profiler rows (src/report/format_profile.c) from made-up
  * numbers: each line to the byte, including those the e2e suites cannot
  * reach (a site table the internal heap had no room for: "no memory left

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Freed history: newest first, every record covering an address, bounded
  * capacity (the oldest records fall out), and writers that lap each other
  * never leave a reader a record mixing two pushes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The internal heap never waits without bound: print_trace allocates from
  * it while a thread stopped by a debugger may hold its lock. Here this test
  * thread holds the lock as such a thread would, and another thread must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The roots' gatherer (src/scan/leak_gather.c) over a made-up target: which
  * roots each fact gives, in which order, for the modules (memtrace's own,
  * the allocator's, one whose headers are unknown, the dynamic linker) and

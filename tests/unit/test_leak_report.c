@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak report (src/leak/leak_report.c) through its interface, with made-up
  * stacks and a made-up suppression matcher: groups by (stack, class),
  * largest first, the summary over every group listed or not, the count

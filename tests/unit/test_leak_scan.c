@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The leak scan through its interfaces only, on a made-up target: the
  * blocks and roots live at addresses of a fake address space (as a core
  * file's would) that the reader maps onto a local buffer, with a hole it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Live table: insert, lookup, remove, replacement, growth, backward-shift
  * deletion against a reference model, interior lookup, and many threads. */
 #include "base/lock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The lock word names its holder (lock.h): a thread that fails to take a
  * held lock must leave the holder's token in it, or a fork from a signal
  * handler would skip a lock its thread does not hold (and take one it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The maps parser (mt_os_maps_*, src/base/os.c): the fields of each line,
  * paths with spaces and " (deleted)", a path longer than the buffer, lines
  * split across read() calls, a file without its last newline, and the

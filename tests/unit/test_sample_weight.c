@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sampling's estimates (src/store/sample_weight.c): the series memtrace
  * computes without libm, against libm, and the scaling of a sample. */
 #include "store/sample_weight.h"

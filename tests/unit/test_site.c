@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The profiler's per-site peak snapshot (src/store/site.c), built with
  * -DMEMTRACE_PROFILER (tests/tests.mk). The interleavings are played out
  * in one thread, by calling the cold save as the racing thread would. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Stack store: identical stacks share an id, different ones do not, frames
  * read back unchanged, across chunk boundaries and from many threads. */
 #include "store/stack_store.h"

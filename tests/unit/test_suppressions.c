@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* LeakSanitizer's suppression templates and the file format, as
  * suppressions.c implements them: substring by default, '*', '^' and '$';
  * comments, blank lines and bad lines. */

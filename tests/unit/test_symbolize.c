@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Symbolizer: return addresses in a test fixture resolve to the exact
  * file:line of the call, with the inline chain, and an unmapped address is
  * reported as such. */

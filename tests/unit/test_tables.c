@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The reader of the tables out of process (tools/tables.c) against the
  * library's own stores in this process: the descriptor published by
  * src/runtime/descriptor.c, read back through /proc/self/mem as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Tag scopes (src/tags/tags.c, tags_format.c): the hot path's two calls
  * count exactly in the current node, a free from another thread on the
  * node's remote counters, push and pop move along one thread's tree and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Thread numbers (src/store/threads.c): given in order of each thread's first
  * allocation, from 1; the first MT_THREADS_MAX are registered, later ones
  * cycle through the numbers above the registry up to what the live table

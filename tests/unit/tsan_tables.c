@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The shared tables under ThreadSanitizer: threads insert and remove in the
  * live table, intern overlapping stacks and push freed records into a ring
  * so small that writers lap each other, while reader threads look records

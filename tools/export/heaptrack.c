@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* `memtrace export --heaptrack`: the recording as heaptrack's own data
  * file, the one heaptrack_interpret writes and heaptrack_print and
  * heaptrack_gui read (file format version 2: lines of a mode character

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* `memtrace export --json`: the timeline JSON that `memtrace view` reads
  * (the contract: doc/design.adoc's recording section). Every number an integer, times in ns from the
  * run's start; frames innermost first, one per row of an inline chain. */

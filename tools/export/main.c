@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace-export: a recording (MEMTRACE_RECORD) as heaptrack's data file
  * or as the timeline JSON of `memtrace view`. The launcher runs it for
  * `memtrace export`.

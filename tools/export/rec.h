@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* memtrace-export's view of a recording (src/timeline/record_format.h):
  * read whole into memory (rec_read.c), replayed in time order into the
  * series and sites the exports write (replay.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Reading a recording (rec.h): the blocks one by one, each through zstd,
  * their records into arrays. A block cut short, one that does not
  * decompress to its stated length or a record that does not parse ends

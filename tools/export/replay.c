@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The replay of a recording (rec.h): its events sorted by time, then
  * two passes of a table of the live blocks by address: (1) the totals,
  * the series of the whole, each site's live bytes at the peak; (2) the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # memtrace-top (`memtrace top`, tools/top/): a live view of a traced
 # process, with the one reader of the tables out of process (tools/tables*.c)
 # and the symbolizer, as memtrace-symbolize has them, and ncurses. Included

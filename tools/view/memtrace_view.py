@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """memtrace view FILE [-o PAGE]: one self-contained HTML page from a
 memtrace timeline (`memtrace export --json`, doc/design.adoc's contract in
 "The timeline JSON"), a recording (exported through the launcher), a pprof

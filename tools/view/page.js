@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 // memtrace view's page: draws the model that view/memtrace_view.py put in
 // #memtrace-data (frames interned, with their texts; sites as stacks of
 // frame indexes, innermost first, each with the name view/sites.py gave it;
