@@ -337,7 +337,7 @@ static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
             not_elf_file(name))
             return DWARF_CB_OK;
         if (!first_unread[0])
-            snprintf(first_unread, sizeof first_unread, "%s", name ? name : "?");
+            snprintf(first_unread, sizeof first_unread, "%s", name);
         m->fn(m->arg, &lm); /* headers unknown: counted unread */
         return DWARF_CB_OK;
     }
