@@ -181,7 +181,9 @@ DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gd
              cppcheck clang-tidy libc6-dbg dwz debuginfod libdebuginfod1
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
-# installed when root; otherwise print the apt-get line and fail.
+# installed when root (first finishing an install that dpkg left half done,
+# as an interrupted run of the package test can); otherwise print the
+# apt-get line and fail.
 define install_missing
 @missing=$$(for p in $(1); do \
     dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
@@ -189,6 +191,7 @@ define install_missing
 if [ -z "$$missing" ]; then exit 0; fi; \
 if [ "$$(id -u)" = 0 ]; then \
   echo "memtrace: installing $$missing"; \
+  DEBIAN_FRONTEND=noninteractive dpkg --configure -a && \
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 else \
   echo "memtrace: missing packages: $$missing"; \
