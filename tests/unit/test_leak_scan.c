@@ -54,7 +54,7 @@ static unsigned class_of(size_t n, size_t i)
 
 static mt_leak_totals scan(size_t n, const uintptr_t *words, size_t nwords)
 {
-    mt_leak_input in = { blocks, n, &root, 1, words, nwords, reader, NULL, NULL };
+    mt_leak_input in = { blocks, n, &root, 1, words, nwords, reader, NULL, NULL, NULL };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
     return t;
@@ -274,7 +274,7 @@ Test(leak_scan, damaged_entries)
     put(BLOCK(0), BLOCK(5));
     hole_lo = BASE + SPACE / 2, hole_hi = BASE + SPACE / 2 + 4096;
     mt_leak_root far = { BASE, (uintptr_t)1 << 62, MT_ROOT_OTHER, 0, false, false };
-    mt_leak_input in = { blocks, 10, &far, 1, NULL, 0, reader, NULL, region };
+    mt_leak_input in = { blocks, 10, &far, 1, NULL, 0, reader, NULL, region, NULL };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
     cr_expect_eq(t.damaged, 6);
@@ -331,7 +331,7 @@ Test(leak_scan, a_million_blocks, .timeout = 60)
     for (uint32_t i = 0; i < BIG_N; i++) /* shuffled-ish input order */
         b[i] = (mt_leak_block){ BIG_BASE + (uintptr_t)((uint64_t)i * 7919 % BIG_N) * 16, 16, 0, 0, 0, 0, 0 };
     mt_leak_root r = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0, false, false };
-    mt_leak_input in = { b, BIG_N, &r, 1, NULL, 0, big_reader, NULL, NULL };
+    mt_leak_input in = { b, BIG_N, &r, 1, NULL, 0, big_reader, NULL, NULL, NULL };
     mt_leak_totals t;
     cr_assert(mt_leak_scan(&in, &t));
     /* The root points at the chain's head; its links are interior
