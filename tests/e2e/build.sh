@@ -229,7 +229,7 @@ $p/share/memtrace/memtrace.py
 $(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)
 $(cd "$root/tools" && printf "$p/share/memtrace/%s\n" view/*.css view/*.js view/*.py)"
     has_line "make PROFILER=1 install: memtrace.pc links the profiler library" \
-        "$work/d1$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -lmemtrace-profiler'
+        "$work/d1$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -Wl,-rpath,${libdir} -lmemtrace-profiler'
     id=$(readelf -n "$work/d1$prefix/lib/libmemtrace-profiler.so" 2>/dev/null |
              awk '/Build ID:/ { print $3 }')
     if [ ${#id} = 32 ]; then
@@ -264,7 +264,7 @@ $p/share/memtrace/memtrace.py
 $(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)
 $(cd "$root/tools" && printf "$p/share/memtrace/%s\n" view/*.css view/*.js view/*.py)"
     has_line "make install: memtrace.pc links the tracer library" \
-        "$work/d2$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -lmemtrace'
+        "$work/d2$prefix/lib/pkgconfig/memtrace.pc" 'Libs: -L${libdir} -Wl,-rpath,${libdir} -lmemtrace'
 fi
 
 # ---------------------------------------------------------------- flavours
