@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHARD_TRIES 12u
+#define SHARD_TRIES 4u
 
 const char *const top_order_names[4] = { "live", "allocs", "temporary", "growth" };
 
