@@ -471,6 +471,7 @@ test-static: $(TRACER_OBJS) $(PROFILER_OBJS)
 	@python3 tests/static/settings.py
 	@python3 tests/static/interposed.py $(BUILD)
 	@python3 tests/static/text.py
+	@python3 tests/static/functions.py
 
 # The build itself (tests/e2e/build.sh): CC, CPPFLAGS, LDFLAGS, DEBUG and
 # install, with make -n and real builds in a scratch directory.

@@ -20,6 +20,13 @@ higher layer defines is an upward call. Each must be declared in
 src/base/upcalls.h, with why; any other fails, and so does a declaration
 there that is no upward call.
 
+Within a folder, calls go one way too: two objects of one folder that
+each use a symbol the other defines (in either build) fail, with the
+symbols named; split the shared part out into a module both use, or fold
+the two into one. PAIRS_PENDING lists the pairs not yet untangled; a pair
+listed there that no longer calls both ways fails too, so the list only
+shrinks.
+
 The folders themselves are drawn as a graph too: an arrow from folder A to
 folder B when a file of A includes a header of B or an object of A uses a
 symbol of memtrace's (mt_*, memtrace_*; not the libc names it interposes)
@@ -154,6 +161,36 @@ def folder_cycles(fedges):
 
 UPCALLS = "base/upcalls.h"
 
+# Same-folder pairs that still call each other, to be untangled; the list
+# may only shrink (an entry that no longer holds fails).
+PAIRS_PENDING = {
+    ("capture/quarantine", "capture/tracer"),
+    ("capture/sample", "capture/tracer"),
+    ("symbolize/sym_cus", "symbolize/sym_state"),
+    ("symbolize/sym_modules", "symbolize/sym_state"),
+    ("symbolize/sym_scopes", "symbolize/sym_state"),
+    ("symbolize/sym_state", "symbolize/sym_tail"),
+    ("timeline/emit", "timeline/writer"),
+    ("timeline/ring", "timeline/writer"),
+    ("profile/exit_report", "profile/profiler"),
+    ("profile/profiler", "profile/reporter"),
+    ("profile/profiler", "profile/reports"),
+}
+
+
+def check_pairs(pairs_seen):
+    """Errors for PAIRS_SEEN ({(a, b): why}, a < b) beyond PAIRS_PENDING,
+    and for pending pairs that no longer hold."""
+    errors = []
+    for pair in sorted(pairs_seen):
+        if pair not in PAIRS_PENDING:
+            errors.append("same-folder pair: %s <-> %s call each other (%s); "
+                          "split the shared part out or fold them" % (pair[0], pair[1], pairs_seen[pair]))
+    for pair in sorted(PAIRS_PENDING - set(pairs_seen)):
+        errors.append("same-folder pair %s <-> %s no longer calls both ways: "
+                      "drop it from PAIRS_PENDING (tests/static/layers.py)" % pair)
+    return errors
+
 
 def declared_upcalls(src):
     """The functions src/base/upcalls.h declares."""
@@ -169,6 +206,7 @@ def check_calls(src, build):
     symbols, and whether every one is a declared upward call)."""
     errors = []
     calls = {}
+    pairs = {}
     allowed = declared_upcalls(src)
     seen = set()
     nobj = 0
@@ -196,6 +234,18 @@ def check_calls(src, build):
                     refs.setdefault(o, set()).add(parts[2])
                 elif len(parts) == 3 and parts[1].isupper():
                     strong.setdefault(parts[2], []).append(o)
+        # Same-folder pairs that use each other's symbols.
+        used = {}
+        for o in refs:
+            for sym in refs[o]:
+                for d in strong.get(sym, ()):
+                    if d != o and os.path.dirname(d) == os.path.dirname(o):
+                        used.setdefault((o, d), sym)
+        for (o, d), sym in used.items():
+            back = used.get((d, o))
+            if back and o < d:
+                key = tuple(os.path.relpath(x, os.path.join(build, flavour))[:-2] for x in (o, d))
+                pairs.setdefault(key, "%s uses %s, %s uses %s" % (key[0], sym, key[1], back))
         for o in sorted(refs):
             folder = os.path.basename(os.path.dirname(o))
             lo = LAYER_OF[folder]
@@ -221,6 +271,8 @@ def check_calls(src, build):
                                       "declare it in src/%s with why, or move it"
                                       % (os.path.relpath(o, build), LAYERS[lo][0], sym,
                                          os.path.relpath(d, build), layer_name(dfolder), UPCALLS))
+    if nobj:
+        errors += check_pairs(pairs)
     for sym in sorted(allowed - seen):
         errors.append("src/%s: %s is declared but no lower layer calls it in a higher one"
                       % (UPCALLS, sym))
