@@ -225,7 +225,8 @@ test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
 #   errs:    heap errors and bad frees against AddressSanitizer and glibc
 #   answers: numbers and words that agree with the anchors and each other
 #   live:    answers while the program runs, and from the program itself
-FAMILIES := trust sym errs answers live
+#   house:   the tree's shape: the launcher, shared readers and checks
+FAMILIES := trust sym errs answers live house
 define family
 $(1)_SUITES := $$(patsubst tests/e2e/$(1)_%.sh,%,$$(wildcard tests/e2e/$(1)_*.sh))
 $(1)_PROGS  := $$(patsubst tests/progs/$(1)_%.c,$$(TEST_BUILD)/$(1)_%,$$(wildcard tests/progs/$(1)_*.c)) \
@@ -543,7 +544,7 @@ check: deps
 	$(call timed,-j2 test-trust)
 	$(call timed,-j2 test-sym test-errs)
 	$(call timed,-j2 test-answers test-live)
-	$(call timed,test-unwind-check)
+	$(call timed,-j2 test-unwind-check test-house)
 	$(call timed,-j2 test-symbolize test-debug)
 
 # make lint: cppcheck and clang-tidy (.clang-tidy: the analyzer and the
