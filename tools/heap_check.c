@@ -19,6 +19,7 @@
 #include "capture/heap_check.h"
 #include "report/error_record.h"
 #include "report/format.h"
+#include "scan/pattern.h"
 #include "store/live_table.h"
 
 #include <elfutils/libdwfl.h>
@@ -85,7 +86,8 @@ static bool in_pool(const checker *c, uint64_t p)
 }
 
 /* The first and end offsets of the bytes of [ADDR, ADDR + LEN) that are
- * not BYTE; 0 none, 1 found, -1 unreadable. */
+ * not BYTE (the library's check, scan/pattern.h, on each piece read); 0
+ * none, 1 found, -1 unreadable. */
 static int pattern(checker *c, uint64_t addr, uint64_t len, unsigned char byte, uint64_t *first,
                    uint64_t *end)
 {
@@ -95,13 +97,12 @@ static int pattern(checker *c, uint64_t addr, uint64_t len, unsigned char byte, 
         const unsigned char *p = mt_tables_read_at(c->t, addr + at, n);
         if (!p)
             return -1;
-        for (size_t i = 0; i < n; i++) {
-            if (p[i] == byte)
-                continue;
+        size_t f, e;
+        if (mt_pattern_damage(p, n, byte, &f, &e)) {
             if (!any)
-                *first = at + i;
+                *first = at + f;
             any = true;
-            *end = at + i + 1;
+            *end = at + e;
         }
         at += n;
     }
