@@ -128,6 +128,22 @@ static void note(checker *c, const damage *d)
     c->found[c->nfound++].seen = true;
 }
 
+/* The bytes of live guard-page block B's page before it (none for a
+ * block at its page's start): an underflow that reached no guard page. As
+ * the library's report: the distance of the farthest byte written. */
+static void check_guard_head(checker *c, const block *b)
+{
+    uint64_t page = b->ptr & ~(GUARD_PAGE - 1), len = b->ptr - page, first, end;
+    int r = len ? pattern(c, page, len, (unsigned char)c->rz_byte, &first, &end) : 0;
+    if (r < 0)
+        c->unreadable++;
+    if (r > 0) {
+        damage d = { .b = *b, .kind = MT_HEAP_UNDERFLOW, .bytes = len - first };
+        d.offset = -(int64_t)d.bytes;
+        note(c, &d);
+    }
+}
+
 /* B's redzone, and for a quarantined block its fill. */
 static void check_patterns(checker *c, const block *b)
 {
@@ -149,9 +165,12 @@ static void check_patterns(checker *c, const block *b)
     if (in_pool(c, b->ptr)) {
         /* A block on a guard page has no redzone: the rest of its page,
          * filled with the redzone byte, stands for one (its page is
-         * inaccessible once freed). */
+         * inaccessible once freed), after the block and, for one placed
+         * against the next guard page, before it, as the library checks
+         * both at the free (tracer.c's check_guard_page). */
         if (b->freed)
             return;
+        check_guard_head(c, b);
         len = (b->ptr & ~(GUARD_PAGE - 1)) + GUARD_PAGE - (b->ptr + b->size);
     }
     if (!len)
