@@ -11,10 +11,8 @@
 #include "base/os.h"
 #include "scan/leak_scan.h"
 #include "scan/spans.h"
-#include "symbolize/symbolize.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,13 +81,11 @@ void mt_target_mem_process(int mem_fd, int pid)
 }
 
 /* The process's maps, read again for each request (it ran in between),
- * from a live thread's maps file (mt_sym_maps_path: main's are empty once
+ * from a live thread's maps file (mt_os_maps_open: main's are empty once
  * it has called pthread_exit). */
 static void read_process_maps(void)
 {
-    char path[96];
-    mt_sym_maps_path(mem.pid, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = mt_os_maps_open(mem.pid);
     free(mem.segs);
     mem.segs = NULL;
     mem.nsegs = 0;
@@ -272,9 +268,7 @@ bool mt_target_mapped_at(uintptr_t addr, mt_target_mapped *w)
             w->lo = s->lo, w->hi = s->hi;
         return core_file(addr, w) || s;
     }
-    char path[96];
-    mt_sym_maps_path(mem.pid, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = mt_os_maps_open(mem.pid);
     char buf[4096 + 256];
     mt_os_maps maps;
     mt_os_maps_fd(&maps, fd, buf, sizeof buf);

@@ -174,19 +174,23 @@ bool mt_os_each_task(bool (*fn)(pid_t tid, void *ctx), void *ctx)
     return mt_os_each_task_of(0, fn, ctx);
 }
 
+/* ID's decimal digits at P (ID > 0); returns the end. No stdio in base. */
+static char *put_decimal(char *p, pid_t id)
+{
+    char digits[12];
+    int n = 0;
+    for (unsigned v = (unsigned)id; v; v /= 10)
+        digits[n++] = (char)('0' + v % 10);
+    while (n)
+        *p++ = digits[--n];
+    return p;
+}
+
 bool mt_os_each_task_of(pid_t pid, bool (*fn)(pid_t tid, void *ctx), void *ctx)
 {
-    char path[32] = "/proc/self/task"; /* no stdio in base */
-    if (pid > 0) {
-        char digits[12];
-        int n = 0;
-        for (unsigned v = (unsigned)pid; v; v /= 10)
-            digits[n++] = (char)('0' + v % 10);
-        char *p = path + 6; /* after "/proc/" */
-        while (n)
-            *p++ = digits[--n];
-        memcpy(p, "/task", sizeof "/task");
-    }
+    char path[32] = "/proc/self/task";
+    if (pid > 0)
+        memcpy(put_decimal(path + 6, pid), "/task", sizeof "/task"); /* after "/proc/" */
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -230,6 +234,53 @@ int mt_os_maps_open_self(void)
     if (fd < 0) /* Linux before 3.17 */
         fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
     return fd;
+}
+
+/* The maps file "/proc/PID/maps", or with TID "/proc/PID/task/TID/maps",
+ * open if it holds a mapping, at its start: the fd, else -1. */
+static int open_maps_with_text(pid_t pid, pid_t tid)
+{
+    char path[64] = "/proc/", *p = put_decimal(path + 6, pid);
+    if (tid > 0) {
+        memcpy(p, "/task/", 6);
+        p = put_decimal(p + 6, tid);
+    }
+    memcpy(p, "/maps", sizeof "/maps");
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    char c;
+    if (fd >= 0 && (syscall(SYS_read, fd, &c, 1) != 1 || syscall(SYS_lseek, fd, 0, SEEK_SET) != 0)) {
+        syscall(SYS_close, fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+struct live_maps {
+    pid_t pid;
+    int fd;
+};
+
+static bool try_task_maps(pid_t tid, void *ctx)
+{
+    struct live_maps *l = ctx;
+    if (tid != l->pid)
+        l->fd = open_maps_with_text(l->pid, tid);
+    return l->fd < 0;
+}
+
+int mt_os_maps_open(pid_t pid)
+{
+    if (pid <= 0)
+        return mt_os_maps_open_self();
+    struct live_maps l = { pid, open_maps_with_text(pid, 0) };
+    if (l.fd < 0)
+        mt_os_each_task_of(pid, try_task_maps, &l);
+    if (l.fd < 0) { /* none has any: PID's own, empty (or gone) */
+        char path[32] = "/proc/";
+        memcpy(put_decimal(path + 6, pid), "/maps", sizeof "/maps");
+        l.fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    }
+    return l.fd;
 }
 
 static uint64_t maps_number(const char **p, const char *end, unsigned base)

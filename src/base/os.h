@@ -117,6 +117,13 @@ bool mt_os_maps_next(mt_os_maps *m, mt_os_mapping *out);
  * Through /proc/thread-self, not /proc/self: once main has called
  * pthread_exit, /proc/self is a zombie's, whose maps are empty. */
 int mt_os_maps_open_self(void);
+/* Opens process PID's maps (0: this process, mt_os_maps_open_self) with
+ * raw system calls: /proc/PID/maps, or, when it is empty (PID's main
+ * thread has called pthread_exit: a zombie's maps are empty), the first
+ * of its other threads' /proc/PID/task/TID/maps that is not; else the
+ * empty one. The fd, or -1. The one way memtrace and memtrace-symbolize
+ * find a process's maps. */
+int mt_os_maps_open(pid_t pid);
 
 /* CLOCK_MONOTONIC in nanoseconds (the vDSO: no system call, no lock). */
 static inline uint64_t mt_os_now_ns(void)

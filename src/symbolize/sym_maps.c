@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* /proc/PID/maps for libdwfl: which file to read (a live thread's once main
- * has called pthread_exit), reading it (sym_read_maps: the one place the
- * symbolizer reads a maps file), dropping the private file copies that are
+/* /proc/PID/maps for libdwfl: reading it (sym_read_maps: the one place the
+ * symbolizer reads a maps file, which base/os.c's mt_os_maps_open finds
+ * and its parser reads), dropping the private file copies that are
  * not loaded code, reporting the rest as modules, and a hash that tells
  * whether the file mappings changed. */
 #include "symbolize/sym_internal.h"
@@ -46,11 +46,10 @@ size_t mt_sym_filter_maps(char *maps, size_t len)
     return out;
 }
 
-/* The file PATH (a maps file), whole, into a new buffer; NULL if it cannot
- * be read. */
-static char *read_text(const char *path, size_t *len)
+/* The maps file open at FD (mt_os_maps_open: which file), whole, into a
+ * new buffer; NULL if it cannot be read. Closes FD. */
+static char *read_text(int fd, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
     size_t cap = 1 << 16, n = 0;
@@ -81,60 +80,11 @@ static char *read_text(const char *path, size_t *len)
     return buf;
 }
 
-static bool has_text(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    char c;
-    bool some = fd >= 0 && read(fd, &c, 1) == 1;
-    if (fd >= 0)
-        close(fd);
-    return some;
-}
-
-struct live_task {
-    pid_t pid;
-    char *path;
-    size_t size;
-    bool found;
-};
-
-static bool try_task(pid_t tid, void *ctx)
-{
-    struct live_task *t = ctx;
-    if (tid == t->pid)
-        return true;
-    snprintf(t->path, t->size, "/proc/%d/task/%d/maps", (int)t->pid, (int)tid);
-    t->found = has_text(t->path);
-    return !t->found;
-}
-
-bool mt_sym_maps_path(pid_t pid, char *path, size_t size)
-{
-    snprintf(path, size, "/proc/%d/maps", (int)pid);
-    if (has_text(path))
-        return true;
-    struct live_task t = { pid, path, size, false };
-    mt_os_each_task_of(pid, try_task, &t);
-    if (!t.found)
-        snprintf(path, size, "/proc/%d/maps", (int)pid);
-    return t.found;
-}
-
 /* The maps of process PID (0: this one), filtered, into a new buffer; NULL
- * if they cannot be read. Once main has called pthread_exit, /proc/PID is
- * a zombie's and its maps are empty: this process's are read through the
- * calling thread (/proc/thread-self), another's through one of its live
- * threads (mt_sym_maps_path). */
+ * if they cannot be read. */
 char *sym_read_maps(pid_t pid, size_t *len)
 {
-    char path[96];
-    if (pid == 0)
-        snprintf(path, sizeof path, "/proc/thread-self/maps");
-    else
-        mt_sym_maps_path(pid, path, sizeof path);
-    char *buf = read_text(path, len);
-    if (!buf && pid == 0)
-        buf = read_text("/proc/self/maps", len); /* Linux before 3.17 */
+    char *buf = read_text(mt_os_maps_open(pid), len);
     if (buf)
         *len = mt_sym_filter_maps(buf, *len);
     return buf;

@@ -102,12 +102,6 @@ bool mt_sym_report_process(struct Dwfl *dwfl, int pid, int *err);
  * returns the length left. */
 size_t mt_sym_filter_maps(char *maps, size_t len);
 
-/* Into PATH (SIZE bytes): the maps file of process PID to read. That is
- * /proc/PID/maps, or, once main has called pthread_exit (a zombie's maps
- * are empty), one of its live threads' /proc/PID/task/TID/maps. False, with
- * /proc/PID/maps in PATH, when no such file has any content. */
-bool mt_sym_maps_path(pid_t pid, char *path, size_t size);
-
 /* Reads MEMTRACE_DEBUG_DIR (at start-up: the path is copied): the
  * directory separate debug files are looked for under in place of
  * /usr/lib/debug, by build ID, by .gnu_debuglink and for dwz's common

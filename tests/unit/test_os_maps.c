@@ -7,6 +7,8 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,4 +249,130 @@ Test(os_maps, threads_of_a_pid)
     cr_expect(!mt_os_each_task_of(999999999, note_tid, &by_pid), "no such process");
     (void)!write(fd[1], "x", 1);
     pthread_join(th, NULL);
+}
+
+/* Every mapping of TEXT, by a buffer of SIZE bytes, into W (N at most);
+ * how many. */
+static size_t mappings_of(const char *text, size_t size, mt_os_mapping *w, size_t n)
+{
+    char buf[512];
+    cr_assert_leq(size, sizeof buf);
+    int fd = pipe_of(text, strlen(text));
+    mt_os_maps m;
+    mt_os_maps_fd(&m, fd, buf, size);
+    size_t k = 0;
+    for (mt_os_mapping got; mt_os_maps_next(&m, &got);)
+        if (k < n)
+            w[k++] = got;
+    cr_expect(!m.failed);
+    close(fd);
+    return k;
+}
+
+/* The last line cut short (a file read while it changed, a text cut by
+ * hand): cut in its range, it is no mapping; cut after its permissions, a
+ * mapping with no path; without its newline, whole. Through a buffer of
+ * the whole text and one that splits it. */
+Test(os_maps, a_cut_last_line)
+{
+    static const char head[] = "7f0000000000-7f0000001000 r-xp 00000000 fd:01 7  /lib/a.so\n";
+    char text[256];
+    mt_os_mapping got[4];
+    for (size_t size = 96; size <= 256; size += 160) {
+        snprintf(text, sizeof text, "%s7f0000002000-7f00", head);
+        cr_expect_eq(mappings_of(text, size, got, 4), 1, "cut in its range (buffer %zu)", size);
+        cr_expect_eq(got[0].path_len, 9);
+
+        snprintf(text, sizeof text, "%s7f0000002000-7f0000003000 rw-", head);
+        cr_assert_eq(mappings_of(text, size, got, 4), 2, "cut in its permissions (buffer %zu)", size);
+        cr_expect_eq(got[1].start, 0x7f0000002000);
+        cr_expect_eq(got[1].end, 0x7f0000003000);
+        cr_expect_str_eq(got[1].perms, "rw--");
+        cr_expect_eq(got[1].inode, 0);
+        cr_expect_eq(got[1].path_len, 0, "no path");
+        cr_expect(!got[1].truncated && !got[1].deleted);
+
+        snprintf(text, sizeof text, "%s7f0000002000-7f0000003000 r--p 00001000 fd:01 8  /lib/b.so (deleted)",
+                 head);
+        cr_assert_eq(mappings_of(text, size, got, 4), 2, "without its newline (buffer %zu)", size);
+        cr_expect_eq(got[1].offset, 0x1000);
+        cr_expect_eq(got[1].inode, 8);
+        cr_expect_eq(got[1].path_len, 9);
+        cr_expect(memcmp(got[1].path, "/lib/b.so", 9) == 0);
+        cr_expect(got[1].deleted);
+        cr_expect_eq(got[1].line_len, strlen(text) - strlen(head), "no newline in the line");
+    }
+}
+
+/* The code's mapping in the maps open at FD: executable, of this program's
+ * file. */
+static bool maps_hold_this_code(int fd)
+{
+    char buf[4096], exe[4096];
+    ssize_t elen = readlink("/proc/self/exe", exe, sizeof exe);
+    cr_assert_gt(elen, 0);
+    mt_os_maps m;
+    mt_os_maps_fd(&m, fd, buf, sizeof buf);
+    bool code = false;
+    for (mt_os_mapping got; mt_os_maps_next(&m, &got);)
+        if ((uintptr_t)here_a_function >= got.start && (uintptr_t)here_a_function < got.end)
+            code = got.perms[2] == 'x' && got.path_len == (size_t)elen &&
+                   memcmp(got.path, exe, (size_t)elen) == 0;
+    return code;
+}
+
+static void *wait_thread(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+/* Whether process PID's own maps file is empty (its main thread has
+ * called pthread_exit). */
+static bool maps_empty(pid_t pid)
+{
+    char path[64], c;
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    int fd = open(path, O_RDONLY);
+    bool empty = fd >= 0 && read(fd, &c, 1) == 0;
+    if (fd >= 0)
+        close(fd);
+    return empty;
+}
+
+/* mt_os_maps_open: this process's (0), another's by its pid, and one whose
+ * main thread has called pthread_exit, whose /proc/PID/maps is empty: read
+ * through a live thread's. */
+Test(os_maps, open_by_pid)
+{
+    int fd = mt_os_maps_open(0);
+    cr_assert_geq(fd, 0);
+    cr_expect(maps_hold_this_code(fd), "this process's, by 0");
+    close(fd);
+    fd = mt_os_maps_open(getpid());
+    cr_assert_geq(fd, 0);
+    cr_expect(maps_hold_this_code(fd), "this process's, by its pid");
+    close(fd);
+
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, wait_thread, NULL) != 0)
+            _exit(1);
+        pthread_exit(NULL);
+    }
+    for (int i = 0; i < 500 && !maps_empty(child); i++)
+        usleep(10000);
+    cr_expect(maps_empty(child), "the child's main thread has exited");
+    fd = mt_os_maps_open(child);
+    cr_expect_geq(fd, 0);
+    cr_expect(fd >= 0 && maps_hold_this_code(fd), "a live thread's maps, not main's empty ones");
+    if (fd >= 0)
+        close(fd);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    cr_expect_eq(mt_os_maps_open(999999999), -1, "no such process");
 }
