@@ -233,6 +233,28 @@ static void note(damaged *d, const struct mt_heap_error *e)
         d->more++;
 }
 
+/* The bytes of guard slot G's page before its live block R (a right-
+ * aligned block's: an underflow there faults on no page), as the free
+ * checks them (tracer.c's check_guard_page): the farthest byte written
+ * gives the distance. Said once, as a redzone: mended. */
+static void check_guard_head(damaged *d, const mt_live_entry *r, const mt_guard_block *g)
+{
+    size_t first, end, len;
+    if (!mt_guard_head(g, &first, &end, &len))
+        return;
+    note(d, &(struct mt_heap_error){
+                .kind = MT_HEAP_UNDERFLOW,
+                .ptr = r->ptr,
+                .size = r->size,
+                .offset = -(int64_t)(len - first),
+                .bytes = len - first,
+                .alloc_seq = r->seq,
+                .alloc_stack = r->stack,
+                .alloc_thread = mt_entry_thread(r),
+            });
+    mt_pattern_fill((unsigned char *)r->ptr - len, len, MT_REDZONE_BYTE);
+}
+
 static void check_live(const mt_live_entry *r, void *ctx)
 {
     damaged *d = ctx;
@@ -266,6 +288,8 @@ static void check_live(const mt_live_entry *r, void *ctx)
     if (mt_guard_owns((const void *)r->ptr)) {
         /* On a guard page: no redzone, the rest of its page instead. */
         const mt_guard_block *g = mt_guard_live((const void *)r->ptr);
+        if (g)
+            check_guard_head(d, r, g);
         if (!g || !mt_guard_slack(g, &first, &end, &rz))
             return;
     } else if (r->size > PTRDIFF_MAX || !mapped(r->ptr + r->size, rz)) {

@@ -4,7 +4,8 @@
 # block on a guard page placed against the next guard page, where the
 # write faults on no page (tests/progs/errs_guard_check.c): the page's
 # bytes before the block are checked, as the library checks them at the
-# free. AddressSanitizer, the oracle, reports the same write.
+# free; so does the check at exit, live blocks' included.
+# AddressSanitizer, the oracle, reports the same write.
 set -u
 . "$(dirname "$0")/lib.sh"
 lib=${MEMTRACE_LIB:-$build/libmemtrace.so}
@@ -74,5 +75,28 @@ else
         >"$work/core.gdb" 2>&1
     underflow_listed core "$work/core.gdb" "$addr" 7
 fi
+
+# ---------------------------------------------------------------- at exit
+for mode in default check; do
+    if [ $mode = check ]; then
+        (cd "$work" && ulimit -c 0 && timeout 60 "$build/memtrace" run --check "$prog" 2 exit \
+            >"$work/exit_$mode.out" 2>"$work/exit_$mode.err") 2>/dev/null
+        RC=$?
+        status "exit, --check: aborts at the report" 134
+    else
+        timeout 60 env LD_PRELOAD="$lib" MEMTRACE_GUARD_SAMPLE=1 "$prog" 2 exit \
+            >"$work/exit_$mode.out" 2>"$work/exit_$mode.err"
+        RC=$?
+        status "exit, guard pages alone: the run fails" 1
+    fi
+    addr=$(sed -n 's/^block //p' "$work/exit_$mode.out")
+    if grep -qxF "memtrace: heap-buffer-underflow: 2 bytes before the start of a 100-byte block at $addr" \
+        "$work/exit_$mode.err" && [ -n "$addr" ]; then
+        pass "exit, $mode: reported as an underflow by 2"
+    else
+        fail "exit, $mode" "no underflow by 2 of the block at '$addr': $(cat "$work/exit_$mode.err")"
+    fi
+    has "exit, $mode: detected in exit" "$work/exit_$mode.err" "  detected in exit by thread 1 at:"
+done
 
 finish errs_guard_check
