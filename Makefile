@@ -11,6 +11,7 @@
 #   make install         PREFIX=/usr/local DESTDIR= (and BINDIR, LIBDIR, ... below)
 #   make uninstall       the same variables: removes what install installed
 #   make deb             build/memtrace_VERSION_ARCH.deb, with debhelper (debian/)
+#   make format          lay the C sources out as .clang-format says
 
 # Plain `make` builds `all`, whatever rule comes first below (the generated
 # protobuf source did, and plain make then ran only protoc-c).
@@ -169,16 +170,16 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 # builds the symbolization differential test's programs
 # (tests/e2e/symbolize_diff.sh); ncurses, memtrace top's screen, and tmux,
 # its tests' terminal (tests/e2e/live_top_screen.sh); cppcheck and
-# clang-tidy are make lint's; debuginfod, the server the out-of-process
-# tools fetch debug information from through libdebuginfod1
-# (tests/e2e/sym_debuginfod.sh).
+# clang-tidy are make lint's, clang-format its layout check (make
+# format-check); debuginfod, the server the out-of-process tools fetch
+# debug information from through libdebuginfod1 (tests/e2e/sym_debuginfod.sh).
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              libjemalloc-dev libtcmalloc-minimal4 liblsan0 valgrind bc xz-utils bzip2 git ninja-build \
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \
              heaptrack graphviz chromium libzstd-dev clang llvm libncurses-dev tmux \
-             cppcheck clang-tidy libc6-dbg dwz debuginfod libdebuginfod1
+             cppcheck clang-tidy clang-format libc6-dbg dwz debuginfod libdebuginfod1
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root (first finishing an install that dpkg left half done,

@@ -566,6 +566,16 @@ lint: $(LINT_SRCS:%=$(BUILD)/lint/%.tidy)
 	@echo "lint: $(words $(LINT_SRCS)) files, no findings"
 .PHONY: lint
 
+# make format: lay the C and C++ sources out as .clang-format says
+# (clang-format 14); make format-check, part of make lint, fails on a file
+# that differs. tests/static/format.py names the files left out, and why.
+format:
+	@python3 tests/static/format.py --write
+format-check:
+	@python3 tests/static/format.py
+lint: format-check
+.PHONY: format format-check
+
 # The second compiler: clang builds the libraries, the tools and the unit
 # tests in a build directory of its own, and the unit tests pass. Not in
 # `make check` (it doubles the build); .ci/run runs it, with WERROR=1.

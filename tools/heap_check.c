@@ -230,7 +230,8 @@ static bool read_ring(checker *c, uint64_t ring)
                 return mt_tables_fail(c->t, "no memory for %zu quarantined blocks", c->held_cap);
             c->held = n;
         }
-        c->held[c->nheld++] = b; /* NOLINT(clang-analyzer-core.NullDereference): HELD grew above when NHELD reached HELD_CAP */
+        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): HELD grew above when NHELD reached HELD_CAP */
+        c->held[c->nheld++] = b;
     }
     return true;
 }

@@ -564,7 +564,8 @@ bool mt_tables_stack(mt_tables *t, uint32_t id, const uintptr_t **frames, unsign
         if (!p)
             return FAIL(CORRUPT "stack chunk %" PRIu64 " at %#" PRIx64 " unreadable)",
                          (uint64_t)id >> D(stack_chunk_bits), chunk);
-        if (!(f = malloc(8 * (size_t)d))) /* NOLINT(clang-analyzer-optin.portability.UnixAPI): D > 0 here */
+        /* NOLINTNEXTLINE(clang-analyzer-optin.portability.UnixAPI): D > 0 here */
+        if (!(f = malloc(8 * (size_t)d)))
             return FAIL("no memory for stacks");
         memcpy(f, p, 8 * (size_t)d);
     }

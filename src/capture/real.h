@@ -145,7 +145,9 @@ static inline void mt_passthrough_end(mt_passthrough_scope_t *scope)
 
 /* The next definitions of the entry points beyond the C allocator's: the
  * C++ operators, jemalloc's and tcmalloc's extended APIs, C23's sized
- * frees. X(ENUM, "symbol"). */
+ * frees. X(ENUM, "symbol"), several to a line, which clang-format
+ * cannot lay out (it runs them together). */
+/* clang-format off */
 #define MT_EXT_FUNCS(X)                                                     \
     X(NEW, "_Znwm") X(NEW_NT, "_ZnwmRKSt9nothrow_t")                        \
     X(NEW_AL, "_ZnwmSt11align_val_t") X(NEW_AL_NT, "_ZnwmSt11align_val_tRKSt9nothrow_t") \
@@ -175,6 +177,7 @@ static inline void mt_passthrough_end(mt_passthrough_scope_t *scope)
     X(TC_DELA, "tc_deletearray") X(TC_DELA_SZ, "tc_deletearray_sized")      \
     X(TC_DELA_AL, "tc_deletearray_aligned") X(TC_DELA_SZ_AL, "tc_deletearray_sized_aligned") \
     X(TC_DELA_NT, "tc_deletearray_nothrow") X(TC_DELA_AL_NT, "tc_deletearray_aligned_nothrow")
+/* clang-format on */
 
 #define MT_EXT_ENUM(e, name) MT_X_##e,
 enum { MT_EXT_FUNCS(MT_EXT_ENUM) MT_EXT_COUNT };

@@ -56,7 +56,8 @@ static char *symbolize_stack(const struct mt_prof_site *s)
             }
             text = t;
         }
-        memcpy(text + len, o.buf, o.len); /* NOLINT(clang-analyzer-core.NonNullParamChecker): the first frame finds NEED > CAP and allocates TEXT */
+        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): the first frame finds NEED > CAP and allocates TEXT */
+        memcpy(text + len, o.buf, o.len);
         len += o.len;
         text[len] = '\0';
     }

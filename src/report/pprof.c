@@ -528,9 +528,11 @@ static void tree_samples(mt_pprof *p, mt_sym_state *dwfl, bool refresh, struct t
                          unsigned ntypes, const int64_t keys[2])
 {
     t->samples = alloc_array(p, p->nsamples, sizeof *t->samples);
-    t->sample_ptrs = alloc_array(p, p->nsamples, sizeof *t->sample_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->sample_ptrs = alloc_array(p, p->nsamples, sizeof *t->sample_ptrs);
     t->labels = alloc_array(p, 2 * p->nsamples, sizeof *t->labels);
-    t->label_ptrs = alloc_array(p, 2 * p->nsamples, sizeof *t->label_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->label_ptrs = alloc_array(p, 2 * p->nsamples, sizeof *t->label_ptrs);
     t->values = alloc_array(p, p->nsamples * ntypes, sizeof *t->values);
     size_t *id_at = alloc_array(p, p->nsamples, sizeof *id_at);
     uint64_t *scratch = alloc_array(p, (size_t)MT_MAX_DEPTH * (1 + MT_SYM_TAIL_MAX),
@@ -615,13 +617,17 @@ static bool tree_tables(mt_pprof *p, mt_sym_state *dwfl, struct tree *t)
     if (!p->failed)
         main_mapping_first(p, dwfl);
     t->functions = alloc_array(p, p->nfunctions, sizeof *t->functions);
-    t->function_ptrs = alloc_array(p, p->nfunctions, sizeof *t->function_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->function_ptrs = alloc_array(p, p->nfunctions, sizeof *t->function_ptrs);
     t->mappings = alloc_array(p, p->nmappings, sizeof *t->mappings);
-    t->mapping_ptrs = alloc_array(p, p->nmappings, sizeof *t->mapping_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->mapping_ptrs = alloc_array(p, p->nmappings, sizeof *t->mapping_ptrs);
     t->locations = alloc_array(p, p->nlocations, sizeof *t->locations);
-    t->location_ptrs = alloc_array(p, p->nlocations, sizeof *t->location_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->location_ptrs = alloc_array(p, p->nlocations, sizeof *t->location_ptrs);
     t->lines = alloc_array(p, p->nlines, sizeof *t->lines);
-    t->line_ptrs = alloc_array(p, p->nlines, sizeof *t->line_ptrs); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->line_ptrs = alloc_array(p, p->nlines, sizeof *t->line_ptrs);
     if (p->failed)
         return false;
     tree_functions_mappings(p, t);

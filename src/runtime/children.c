@@ -206,7 +206,8 @@ static char *const *exec_env(char *const envp[], void **map, size_t *map_size)
     do {                                                       \
         void *map_;                                            \
         size_t size_;                                          \
-        char *const *env = exec_env((envp), &map_, &size_); /* NOLINT(bugprone-macro-parentheses): ENV names the variable declared */ \
+        /* NOLINTNEXTLINE(bugprone-macro-parentheses): ENV names the variable declared */ \
+        char *const *env = exec_env((envp), &map_, &size_); \
         mt_tl_sync();                                          \
         int rc_ = (call);                                      \
         int err_ = errno;                                      \

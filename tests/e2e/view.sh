@@ -21,7 +21,7 @@
 #    there is no timeline;
 #  - bad input: one memtrace: line, its status, no page written.
 # A screenshot of the recording's page (without an export, the generated
-# phases') is left in build/tests/view.png: doc/view.png, which README.adoc
+# phases') is left in build/tests/view.png: doc/view.png, which doc/timeline.adoc
 # shows, is one, made with the record branch merged.
 # Prints "view: N passed, N failed"; exits 1 on failure.
 set -u

@@ -11,6 +11,8 @@
   other than the documents' example user "me").
 - Every relative link of the AsciiDoc documents (link:FILE[...] and
   xref:FILE[...], with or without #anchor) names a file that exists.
+- README.adoc stays a front page: at most README_MAX_LINES lines; the
+  long chapters live under doc/.
 
 Fails with one line per finding: FILE:LINE: what.
 
@@ -28,6 +30,7 @@ SOURCE_NAMES = ("Makefile", ".ci/run", "debian/rules", "gdb/memtrace.bash-comple
 FOREIGN = ("LICENSE",)
 ISSUE = re.compile(r"\bissues?\s+#?[0-9]+", re.IGNORECASE)
 MACHINE_PATH = re.compile(r"(?<![\w.])/(work|wt)/|/home/(?!me/)[a-z]")
+README_MAX_LINES = 350
 LINK = re.compile(r"\b(?:link|xref):([^\s\[\]:]+?)(?:#[^\s\[\]]*)?\[")
 
 
@@ -65,6 +68,11 @@ def main():
                     where = os.path.normpath(os.path.join(os.path.dirname(full), target))
                     if not os.path.exists(where):
                         findings.append(f"{path}:{number}: link to {target}, which does not exist")
+    with open(os.path.join(ROOT, "README.adoc"), encoding="utf-8") as f:
+        readme_lines = len(f.read().splitlines())
+    if readme_lines > README_MAX_LINES:
+        findings.append(f"README.adoc:{README_MAX_LINES + 1}: {readme_lines} lines, more than "
+                        f"{README_MAX_LINES}: move a long chapter under doc/")
     for finding in findings:
         print(finding)
     return 1 if findings else 0

@@ -266,7 +266,8 @@ static uint64_t alias_of(defs *d, uint64_t kd, int alias)
         return kd;
     uint64_t *v = slot(&d->aliases, (kd + 1) << 2 | (uint64_t)alias);
     if (!*v) {
-        out(d->s, "a %lx %lx\n", (unsigned long)d->kind_size[kd + 1], /* NOLINT(clang-analyzer-core.NullDereference): KD is a kind already made, so its arrays exist */
+        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): KD is a kind already made, so its arrays exist */
+        out(d->s, "a %lx %lx\n", (unsigned long)d->kind_size[kd + 1],
             (unsigned long)d->kind_trace[kd + 1]);
         *v = ++d->nkinds;
         if (d->nkinds >= d->kind_cap) {
@@ -488,7 +489,8 @@ bool export_heaptrack(const rec_file *r, const char *path)
     free(lk.kind);
     free(borrowed.key);
     free(borrowed.val);
-    out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1)); /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
+    /* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
+    out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1));
     flush(&s);
     if (s.gz && gzclose(s.gz) != Z_OK)
         s.failed = true;

@@ -375,7 +375,8 @@ static int by_order(const void *a, const void *b)
 
 size_t top_sorted(struct top_view *v, enum top_order order, struct top_site ***out)
 {
-    struct top_site **p = malloc((v->nsites ? v->nsites : 1) * sizeof *p); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    struct top_site **p = malloc((v->nsites ? v->nsites : 1) * sizeof *p);
     size_t n = 0;
     for (size_t i = 0; p && i < v->nsites; i++) {
         struct top_site *s = &v->sites[i];
@@ -384,7 +385,8 @@ size_t top_sorted(struct top_view *v, enum top_order order, struct top_site ***o
     }
     sort_order = order;
     if (n > 1)
-        qsort(p, n, sizeof *p, by_order); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        qsort(p, n, sizeof *p, by_order);
     *out = p;
     return p ? n : 0;
 }
