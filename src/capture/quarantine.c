@@ -217,25 +217,32 @@ static struct mt_heap_error header_error(const mt_quarantine_slot *s, unsigned d
 }
 
 /* R's slot I's block has a damaged chunk header (DAMAGE bytes before
- * it): reported (outside memtrace only); then freed as the program asked
- * (glibc's own check of the header runs, as without memtrace). */
+ * it; 0: the next chunk's size word, at AT): reported (outside memtrace
+ * only). */
 static MT_COLD MT_NOINLINE void report_header(const mt_quarantine_ring *r, uint64_t i,
-                                              unsigned damage)
+                                              unsigned damage, size_t at)
 {
     if (mt_busy)
         return;
     mt_quarantine_slot s = unpack(r, i);
-    struct mt_heap_error report = header_error(&s, damage, 0, "quarantine");
+    struct mt_heap_error report = header_error(&s, damage, at, "quarantine");
     mt_heap_error_report(&report);
 }
 
-/* The block of R's slot I (I < cap) leaves the quarantine: its fill
- * and its own chunk header (glibc's size word, on the fill's line)
- * checked, then freed for real (with its ring taken: the call may not
- * come back into the quarantine, pass-through or mt_real.free, and a
- * report runs inside memtrace). Its redzone is not read here: it was
- * checked at the free, and reading it again would cost a miss on a line
- * nothing else touches (mt_quarantine_check reads it). */
+/* The block of R's slot I (I < cap) leaves the quarantine: checked,
+ * then freed for real (with its ring taken: the call may not come back
+ * into the quarantine, pass-through or mt_real.free, and a report runs
+ * inside memtrace). Checked are its fill; its own chunk header (glibc's
+ * size word, on the fill's line), after which glibc's own check of it
+ * runs as without memtrace; and, when that word is sound and not a mapped
+ * chunk's, the next chunk's size word, which is inside the same arena or
+ * heap (glibc's free reads it there too) and which a write past the
+ * block's end after its free, beyond its redzone, tramples. A block whose
+ * next word is damaged is not freed (as mt_quarantine_check keeps it):
+ * glibc would follow the word, where without memtrace the block was
+ * freed before the write. Its redzone is not read here: it was checked
+ * at the free, and reading it again would cost a miss on a line nothing
+ * else touches (mt_quarantine_check reads it). */
 static inline __attribute__((always_inline)) void release(const mt_quarantine_ring *r,
                                                           uint64_t i)
 {
@@ -247,8 +254,12 @@ static inline __attribute__((always_inline)) void release(const mt_quarantine_ri
         report_damage(r, i);
     if (headers && (h->shape & MT_FC_SHAPE) == MT_FC_REAL) {
         unsigned damage = mt_glibc_header_damage(h->ptr, h->size + mt_cfg.redzone);
-        if (MT_UNLIKELY(damage))
-            report_header(r, i, damage);
+        size_t at = 0;
+        if (MT_UNLIKELY(damage || !mt_glibc_next_ok(h->ptr, &at))) {
+            report_header(r, i, damage, at);
+            if (!damage)
+                return;
+        }
     }
     if ((h->shape & MT_FC_SHAPE) == MT_FC_REAL)
         mt_real.free(p);
