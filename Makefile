@@ -230,6 +230,7 @@ endif
 # ---------------------------------------------------------------- tests
 include tests/tests.mk
 include gdb/gdb.mk
+include cli/cli.mk
 include tools/top/top.mk
 
 # ---------------------------------------------------------------- bench
@@ -305,7 +306,7 @@ install: all man
 	install -m 644 $(BUILD)/man/memtrace.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(BUILD)/man/memtrace.3 $(DESTDIR)$(MANDIR)/man3/
 	for a in $(MAN3_ALIASES); do ln -sf memtrace.3 $(DESTDIR)$(MANDIR)/man3/$$a.3 || exit 1; done
-	install -m 644 gdb/memtrace.bash-completion $(DESTDIR)$(BASHCOMPDIR)/memtrace
+	install -m 644 cli/memtrace.bash-completion $(DESTDIR)$(BASHCOMPDIR)/memtrace
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_dir,$(LIBDIR))' \
 	  'includedir=$(call pc_dir,$(INCLUDEDIR))' '' \
 	  'Name: memtrace' 'Description: heap allocation tracer: where a heap block was allocated' \

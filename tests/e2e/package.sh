@@ -327,7 +327,7 @@ complete_line() {
         [[ $COMP_LINE == *" " ]] && COMP_WORDS+=("")
         COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
         _memtrace memtrace "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-        printf "%s\n" "${COMPREPLY[@]}" | sort -u' _ "$root/gdb/memtrace.bash-completion" "$1")
+        printf "%s\n" "${COMPREPLY[@]}" | sort -u' _ "$root/cli/memtrace.bash-completion" "$1")
 }
 if [ -f /usr/share/bash-completion/bash_completion ]; then
     mkdir -p "$work/compdir" && touch "$work/compdir/out.txt"

@@ -3,7 +3,7 @@
 # memtrace: run a program under libmemtrace.so or libmemtrace-profiler.so,
 # with or without gdb (usage() below is the --help text, README.adoc's
 # "The launcher" shows it). @VERSION@ is the Makefile's VERSION, put in by
-# gdb/gdb.mk when it copies this file to build/memtrace.
+# cli/cli.mk when it copies this file to build/memtrace.
 #
 # Finds the libraries and the gdb helper next to itself (the build
 # directory) or where `make install` put them (the LIBDIR and
