@@ -38,6 +38,14 @@ viewer=$here/view/memtrace_view.py
 libexecdir=@MEMTRACE_LIBEXECDIR@
 case $libexecdir in @*) libexecdir=$here/../libexec/memtrace ;; esac
 [ -f "$here/memtrace-export" ] && libexecdir=$here
+# memtrace-symbolize, which reads ELF files for the launcher: next to this
+# file, or installed.
+symbolize=$here/memtrace-symbolize
+[ -f "$symbolize" ] || symbolize=$libexecdir/memtrace-symbolize
+# memtrace attach's program in gdb (cli/memtrace_attach.py): next to this
+# file in build/, else in DATADIR/memtrace.
+attacher=$here/memtrace_attach.py
+[ -f "$attacher" ] || attacher=$datadir/memtrace/memtrace_attach.py
 
 usage() {
     cat <<'EOF'
@@ -132,28 +140,15 @@ usage_error() {
 # loads it, so it can preload. Status 0 yes, 1 no (statically linked, or
 # static-pie: no ld.so to read LD_PRELOAD), 2 when FILE is not an ELF file
 # this machine reads (a script: its interpreter is what gets preloaded).
-# od reads the words in the machine's byte order: a file of the other
-# order is answered 2, and fails to run anyway.
+# A file of the other byte order is answered 2, and fails to run anyway.
+# memtrace-symbolize reads the file (--elf-info, tools/launcher_requests.h).
 elf_has_interp() {
-    case $(od -An -N6 -tx1 "$1" 2>/dev/null | tr -d ' \n') in
-    7f454c46020$(host_data)) off=32 offlen=8 entsize_at=54 num_at=56 ;;
-    7f454c46010$(host_data)) off=28 offlen=4 entsize_at=42 num_at=44 ;;
-    *) return 2 ;;
-    esac
-    phoff=$(od -An -j$off -N$offlen -tu$offlen "$1" | tr -d ' ')
-    entsize=$(od -An -j$entsize_at -N2 -tu2 "$1" | tr -d ' ')
-    num=$(od -An -j$num_at -N2 -tu2 "$1" | tr -d ' ')
-    [ -n "$phoff" ] && [ -n "$entsize" ] && [ -n "$num" ] && [ "$entsize" -ge 4 ] || return 2
-    # p_type, the first 4 bytes of each program header; PT_INTERP is 3.
-    od -An -v -j"$phoff" -N$((entsize * num)) -w"$entsize" -tu4 "$1" |
-        awk '$1 == 3 { found = 1 } END { exit !found }'
-}
-
-# The ELF data byte of this machine's order: 1 little-endian, 2 big.
-host_data() {
-    case $(printf '\001\000' | od -An -tu2 | tr -d ' ') in
-    1) echo 1 ;;
-    *) echo 2 ;;
+    [ -x "$symbolize" ] || die 1 "cannot find memtrace-symbolize (looked for $symbolize)"
+    info=$("$symbolize" --elf-info "$1" 2>/dev/null) || return 2
+    case $info in
+    *"byte-order foreign"* | *"pt-interp unknown"*) return 2 ;;
+    *"pt-interp yes"*) return 0 ;;
+    *) return 1 ;;
     esac
 }
 
