@@ -297,6 +297,7 @@ install: all man
 	chmod 755 $(DESTDIR)$(BINDIR)/memtrace
 	install -m 644 $(GDB_PACKAGE) $(DESTDIR)$(DATADIR)/memtrace/memtrace_gdb/
 	install -m 644 $(VIEW_FILES) $(DESTDIR)$(DATADIR)/memtrace/view/
+	install -m 644 $(BUILD)/memtrace_attach.py $(DESTDIR)$(DATADIR)/memtrace/
 	sed -e 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|' -e 's|@MEMTRACE_PYDIR@|$(DATADIR)/memtrace|' \
 	  $(BUILD)/memtrace.py >$(DESTDIR)$(DATADIR)/memtrace/memtrace.py
 	chmod 644 $(DESTDIR)$(DATADIR)/memtrace/memtrace.py
@@ -319,7 +320,7 @@ install: all man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memtrace $(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(MT_LIBS))) \
 	  $(DESTDIR)$(INCLUDEDIR)/memtrace.h $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-symbolize \
-	  $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-export $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-top $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
+	  $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-export $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-top $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(DESTDIR)$(DATADIR)/memtrace/memtrace_attach.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(VIEW_FILES:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \
