@@ -166,7 +166,7 @@ done
 sp="$work/with space"
 mkdir -p "$sp" "$work/xdg"
 chmod 700 "$work/xdg"
-cp "$build/memtrace" "$lib" "$build/memtrace.py" "$sp/"
+cp "$build/memtrace" "$build/memtrace-symbolize" "$lib" "$build/memtrace.py" "$sp/"
 RC=0
 XDG_RUNTIME_DIR=$work/xdg timeout 60 "$sp/memtrace" run --leak-check "$prog" leak \
     >"$work/space.out" 2>"$work/space.err" || RC=$?
