@@ -190,8 +190,9 @@ check "memtrace run from a path with a space, no private directory for the link:
 # A copy of the Makefiles, made with a pkg-config that finds no package
 # (make -n: nothing is built).
 mk=$work/mk
-mkdir -p "$mk/tests" "$mk/gdb" "$mk/bench" "$mk/tools/top"
+mkdir -p "$mk/tests" "$mk/gdb" "$mk/cli" "$mk/bench" "$mk/tools/top"
 cp "$root/Makefile" "$mk/"
+cp "$root/cli/cli.mk" "$mk/cli/"
 cp "$root/tools/top/top.mk" "$mk/tools/top/"
 cp "$root/tests/tests.mk" "$mk/tests/"
 cp "$root/gdb/gdb.mk" "$mk/gdb/"
