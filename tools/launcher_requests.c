@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "launcher_requests.h"
+#include "core_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -124,6 +125,8 @@ int mt_launcher_request(int argc, char **argv)
     int rc = -1;
     if (argc == 3 && strcmp(argv[1], "--elf-info") == 0)
         rc = elf_info(argv[2]);
+    else if ((argc == 3 || argc == 4) && strcmp(argv[1], "--core-check") == 0)
+        rc = mt_core_check(argv[2], argc == 4 ? argv[3] : NULL);
     else if (argc == 2 && strcmp(argv[1], "--wait-syscalls") == 0)
         rc = print_wait_syscalls();
     if (rc >= 0 && fflush(stdout) != 0)

@@ -23,6 +23,9 @@
  *       when FILE cannot be opened, is not an ELF file, or is too short
  *       for its ELF header.
  *
+ *   memtrace-symbolize --core-check CORE [EXE]
+ *       the gdb helper's check of a core file (tools/core_check.h)
+ *
  *   memtrace-symbolize --wait-syscalls
  *       this machine's numbers of the system calls a thread waits in while
  *       holding no allocator or loader lock (read, poll, futex, ...), on

@@ -13,7 +13,8 @@
  *                      by gdb, which traces the process
  *   memtrace-symbolize --core CORE [--exe EXE]   modules and memory from
  *                      the core file
- *   memtrace-symbolize --elf-info FILE | --wait-syscalls   the launcher's
+ *   memtrace-symbolize --elf-info FILE | --core-check CORE [EXE] |
+ *                      --wait-syscalls   the launcher's and the helper's
  *                      questions, answered at once (tools/launcher_requests.h)
  *
  * Reads requests on standard input and answers each with its text and then

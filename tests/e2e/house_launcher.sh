@@ -11,6 +11,8 @@
 #    whose shell parsed the headers with od;
 #  - memtrace-symbolize --elf-info's lines on them, and its one memtrace:
 #    line and status 1 on a file that is no ELF;
+#  - --core-check says what the gdb helper's Python said of a core without
+#    libmemtrace, another program's and one cut short;
 #  - --wait-syscalls names on x86-64 the numbers the launcher had written
 #    in (read poll select pause nanosleep ... accept4);
 #  - without memtrace-symbolize beside it, run refuses with one line;
@@ -135,6 +137,34 @@ check "--elf-info, no ELF: one line, status 1" "memtrace: plain: not an ELF file
 check "--elf-info, no file: one line, status 1" \
     "memtrace: none: No such file or directory
 [1]" "$(info none)"
+
+# ------------------------------------------------------------ --core-check
+# The gdb helper's core checks, asked of memtrace-symbolize: on gcore's
+# core of sleep, the sentences the helper's Python said (leak_robust checks
+# them through memtrace core).
+build_id() { readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
+if [ -f realcore ]; then
+    sleep_exe=$(realpath "$(command -v sleep)")
+    check "--core-check: a core without libmemtrace" \
+        "the core file realcore: libmemtrace is not among the libraries of the core file realcore: $sleep_exe did not run under memtrace when it dumped (\`memtrace run\` or \`memtrace gdb\` start it so)" \
+        "the core file realcore: $("$symbolize" --core-check realcore "$sleep_exe")"
+    true_exe=$(realpath /bin/true)
+    check "--core-check: another program's core" \
+        "the core file realcore was not dumped by $true_exe: its program was $sleep_exe, build-id $(build_id "$sleep_exe"), not $(build_id "$true_exe")" \
+        "$("$symbolize" --core-check realcore "$true_exe")"
+    need=0
+    while read -r type off _ _ filesz _; do
+        case $type in [A-Z]*) case $off in 0x*)
+            [ $((off + filesz)) -gt "$need" ] && need=$((off + filesz)) ;; esac ;; esac
+    done < <(readelf -lW realcore)
+    size=$(stat -c %s realcore)
+    head -c $((size / 2)) realcore >short.core
+    check "--core-check: a core cut short" \
+        "the core file short.core is cut short: $((size / 2)) bytes, where its segments need $need (a core size limit or a full disk when it was dumped?)" \
+        "$("$symbolize" --core-check short.core "$sleep_exe")"
+fi
+check "--core-check: no ELF, no file: nothing, status 0" "[0] [0]" \
+    "$("$symbolize" --core-check plain)[$?] $("$symbolize" --core-check none)[$?]"
 
 # ------------------------------------------------------------ --wait-syscalls
 if [ "$(uname -m)" = x86_64 ]; then
