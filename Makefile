@@ -231,6 +231,7 @@ endif
 # ---------------------------------------------------------------- tests
 include tests/tests.mk
 include gdb/gdb.mk
+include cli/cli.mk
 include tools/top/top.mk
 
 # ---------------------------------------------------------------- bench
@@ -297,6 +298,7 @@ install: all man
 	chmod 755 $(DESTDIR)$(BINDIR)/memtrace
 	install -m 644 $(GDB_PACKAGE) $(DESTDIR)$(DATADIR)/memtrace/memtrace_gdb/
 	install -m 644 $(VIEW_FILES) $(DESTDIR)$(DATADIR)/memtrace/view/
+	install -m 644 $(BUILD)/memtrace_attach.py $(DESTDIR)$(DATADIR)/memtrace/
 	sed -e 's|@MEMTRACE_LIBEXECDIR@|$(LIBEXECDIR)/memtrace|' -e 's|@MEMTRACE_PYDIR@|$(DATADIR)/memtrace|' \
 	  $(BUILD)/memtrace.py >$(DESTDIR)$(DATADIR)/memtrace/memtrace.py
 	chmod 644 $(DESTDIR)$(DATADIR)/memtrace/memtrace.py
@@ -306,7 +308,7 @@ install: all man
 	install -m 644 $(BUILD)/man/memtrace.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(BUILD)/man/memtrace.3 $(DESTDIR)$(MANDIR)/man3/
 	for a in $(MAN3_ALIASES); do ln -sf memtrace.3 $(DESTDIR)$(MANDIR)/man3/$$a.3 || exit 1; done
-	install -m 644 gdb/memtrace.bash-completion $(DESTDIR)$(BASHCOMPDIR)/memtrace
+	install -m 644 cli/memtrace.bash-completion $(DESTDIR)$(BASHCOMPDIR)/memtrace
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_dir,$(LIBDIR))' \
 	  'includedir=$(call pc_dir,$(INCLUDEDIR))' '' \
 	  'Name: memtrace' 'Description: heap allocation tracer: where a heap block was allocated' \
@@ -319,7 +321,7 @@ install: all man
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memtrace $(addprefix $(DESTDIR)$(LIBDIR)/,$(notdir $(MT_LIBS))) \
 	  $(DESTDIR)$(INCLUDEDIR)/memtrace.h $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-symbolize \
-	  $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-export $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-top $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
+	  $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-export $(DESTDIR)$(LIBEXECDIR)/memtrace/memtrace-top $(DESTDIR)$(DATADIR)/memtrace/memtrace.py $(DESTDIR)$(DATADIR)/memtrace/memtrace_attach.py $(GDB_PACKAGE:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(VIEW_FILES:$(BUILD)/%=$(DESTDIR)$(DATADIR)/memtrace/%) \
 	  $(foreach d,$(MT_AUTOLOAD),$(foreach l,$(notdir $(MT_LIBS)),$(d)/$(l)-gdb.py)) \
 	  $(DESTDIR)$(MANDIR)/man1/memtrace.1 $(DESTDIR)$(MANDIR)/man3/memtrace.3 \

@@ -25,7 +25,7 @@ BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 # bench/clang.sh: the symbolizer on a gcc and a clang build, appended.
 # $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
-       $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace-export $(VIEW_FILES) $(BUILD)/memtrace-top
+       $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace_attach.py $(BUILD)/memtrace-export $(VIEW_FILES) $(BUILD)/memtrace-top
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/run.sh $(TRACER_LIB) $(PROFILER_LIB) \
 	    $(BENCH_BUILD) bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/attach.sh $(BUILD)/memtrace $(BENCH_BUILD)/churn | \

@@ -1,15 +1,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The gdb helper (the stub gdb/memtrace.py and its package gdb/memtrace_gdb),
-# its symbolizer program and the memtrace launcher. Included by the top
-# Makefile after tests/tests.mk.
+# The gdb helper (the stub gdb/memtrace.py and its package gdb/memtrace_gdb)
+# and its symbolizer program (the launcher is cli/cli.mk's). Included by
+# the top Makefile after tests/tests.mk.
 #   build/memtrace-symbolize   src/symbolize/ as a program, for the helper
 #   build/memtrace.py          the helper's stub, next to it (it finds it there)
 #   build/memtrace_gdb/        the helper's package, next to the stub (it loads it there)
-#   build/memtrace             the launcher (memtrace gdb|core|run)
 #   build/view/                memtrace view's program and its page's script and style
 
 GDB_PACKAGE := $(patsubst gdb/%,$(BUILD)/%,$(wildcard gdb/memtrace_gdb/*.py))
-GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py $(BUILD)/memtrace
+GDB_TOOLS := $(BUILD)/memtrace-symbolize $(BUILD)/memtrace.py
 
 VIEW_FILES := $(patsubst tools/view/%,$(BUILD)/view/%,$(wildcard tools/view/*.py tools/view/*.js tools/view/*.css))
 
@@ -48,13 +47,6 @@ $(BUILD)/memtrace.py: gdb/memtrace.py $(GDB_PACKAGE)
 $(BUILD)/memtrace_gdb/%.py: gdb/memtrace_gdb/%.py
 	@mkdir -p $(@D)
 	cp $< $@
-
-# The launcher, with the one VERSION (the top Makefile) put in. Rebuilt
-# when VERSION changes: $(BUILD)/flavour holds LIB_CFLAGS, which holds it.
-$(BUILD)/memtrace: gdb/memtrace.sh $(BUILD)/flavour
-	@mkdir -p $(@D)
-	sed 's|@VERSION@|$(VERSION)|' $< >$@
-	chmod 755 $@
 
 # memtrace view (tools/view/): copied beside the launcher, which finds it there.
 $(BUILD)/view/%: tools/view/%

@@ -13,6 +13,9 @@
  *                      by gdb, which traces the process
  *   memtrace-symbolize --core CORE [--exe EXE]   modules and memory from
  *                      the core file
+ *   memtrace-symbolize --elf-info FILE | --core-check CORE [EXE] |
+ *                      --wait-syscalls   the launcher's and the helper's
+ *                      questions, answered at once (tools/launcher_requests.h)
  *
  * Reads requests on standard input and answers each with its text and then
  * one line: a NUL byte and "@@" ("@@ error" when the answer is an error for
@@ -92,6 +95,7 @@
 #include "base/output.h"
 #include "symbolize/symbolize.h"
 #include "heap_check.h"
+#include "launcher_requests.h"
 #include "request.h"
 #include "table_answers.h"
 #include "tables.h"
@@ -162,6 +166,9 @@ static Dwfl *report_core(const char *core, const char *exe)
 
 int main(int argc, char **argv)
 {
+    int launcher_rc = mt_launcher_request(argc, argv);
+    if (launcher_rc >= 0)
+        return launcher_rc;
     const char *core = NULL, *exe = NULL;
     long pid = 0, mem_fd = -1;
     for (int i = 1; i < argc; i++) {

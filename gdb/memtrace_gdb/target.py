@@ -7,11 +7,13 @@
 import os
 import shlex
 import struct
+import subprocess
 import tempfile
 
 import gdb
 
 from .common import _fail
+from .symbolizer import _symbolizer_path
 
 
 def _info_target():
@@ -58,95 +60,18 @@ def _loaded_files():
 
 # ---------------------------------------------------------------- core files
 
-def _read_at(f, off, size):
-    f.seek(off)
-    return f.read(size)
-
-
-def _build_id(elf_start):
-    """The GNU build-id in the first bytes of an ELF file (the notes sit in
-    its first page), as hex, or None."""
-    at = elf_start.find(b"\x04\x00\x00\x00\x14\x00\x00\x00\x03\x00\x00\x00GNU\x00")
-    return elf_start[at + 16:at + 36].hex() if at >= 0 else None
-
-
 def _core_problem(core, exe):
     """What makes CORE unusable with EXE, in one sentence, or None: cut
-    short (its segments reach past its end), dumped by another executable
-    (build-id, else path, of the mapping holding AT_PHDR), or by a process
-    without libmemtrace among its mapped files. Reads the program headers
-    and the notes only."""
+    short, dumped by another executable, or by a process without
+    libmemtrace. memtrace-symbolize --core-check reads the core's program
+    headers and notes (tools/core_check.h)."""
     try:
-        f = open(core, "rb")
-    except OSError:
-        return None
-    with f:
-        head = _read_at(f, 0, 64)
-        if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
-            return None  # not a 64-bit little-endian ELF: gdb says what it is
-        phoff, = struct.unpack_from("<Q", head, 0x20)
-        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
-        if phentsize < 56 or phnum > 1 << 16:
-            return None
-        raw = _read_at(f, phoff, phentsize * phnum)
-        size = os.fstat(f.fileno()).st_size
-        need, loads, notes = phoff + len(raw), [], []
-        for i in range(len(raw) // phentsize):
-            p_type, _, off, vaddr, _, filesz, _, _ = struct.unpack_from(
-                "<IIQQQQQQ", raw, i * phentsize)
-            need = max(need, off + filesz)
-            if p_type == 1:
-                loads.append((vaddr, off, filesz))
-            elif p_type == 4:
-                notes.append((off, filesz))
-        if len(raw) < phentsize * phnum or size < need:
-            return ("the core file %s is cut short: %d bytes, where its segments need %d "
-                    "(a core size limit or a full disk when it was dumped?)" % (core, size, need))
-        files, phdr = [], None
-        for off, filesz in notes:
-            data, at = _read_at(f, off, min(filesz, 1 << 24)), 0
-            while at + 12 <= len(data):
-                namesz, descsz, kind = struct.unpack_from("<III", data, at)
-                desc = at + 12 + ((namesz + 3) & ~3)
-                body = data[desc:desc + descsz]
-                at = desc + ((descsz + 3) & ~3)
-                if kind == 0x46494c45 and len(body) >= 16:  # NT_FILE
-                    count, _ = struct.unpack_from("<QQ", body, 0)
-                    names = body[16 + 24 * count:].split(b"\0")
-                    for k in range(min(count, len(names))):
-                        lo, hi, _ = struct.unpack_from("<QQQ", body, 16 + 24 * k)
-                        files.append((lo, hi, os.fsdecode(names[k])))
-                elif kind == 6:  # NT_AUXV
-                    for k in range(0, len(body) - 15, 16):
-                        tag, value = struct.unpack_from("<QQ", body, k)
-                        if tag == 3:  # AT_PHDR
-                            phdr = value
-        if not files:
-            return None  # no NT_FILE note (an old kernel): nothing more to tell
-        dumped_by = next((name for lo, hi, name in files
-                          if phdr is not None and lo <= phdr < hi), None)
-        if dumped_by and exe:
-            start = min(lo for lo, _, name in files if name == dumped_by)
-            core_id = next((_build_id(_read_at(f, off, min(filesz, 4096)))
-                            for vaddr, off, filesz in loads if vaddr == start and filesz),
-                           None)
-            try:
-                with open(exe, "rb") as e:
-                    exe_id = _build_id(e.read(4096))
-            except OSError:
-                exe_id = None
-            if core_id and exe_id:
-                if core_id != exe_id:
-                    return ("the core file %s was not dumped by %s: its program was %s, "
-                            "build-id %s, not %s" % (core, exe, dumped_by, core_id, exe_id))
-            elif os.path.basename(dumped_by) != os.path.basename(exe):
-                return ("the core file %s was not dumped by %s: its program was %s"
-                        % (core, exe, dumped_by))
-        if not any(os.path.basename(name).startswith("libmemtrace") for _, _, name in files):
-            return ("libmemtrace is not among the libraries of the core file %s: %s did not "
-                    "run under memtrace when it dumped (`memtrace run` or `memtrace gdb` "
-                    "start it so)" % (core, dumped_by or "the program"))
-    return None
+        args = [_symbolizer_path(), "--core-check", core] + ([exe] if exe else [])
+        out = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=60).stdout
+    except (gdb.GdbError, OSError, subprocess.SubprocessError):
+        return None  # no memtrace-symbolize: gdb's own messages stand
+    return os.fsdecode(out).strip() or None
 
 
 class _Target:

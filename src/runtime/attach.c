@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* memtrace attach / detach (the launcher's, gdb/memtrace.sh): the library
+/* memtrace attach / detach (the launcher's, cli/memtrace.sh): the library
  * is loaded late, by dlopen from gdb, into a process that did not preload
  * it. Nothing calls its malloc then: the program's modules reach libc's
  * through their GOT entries. memtrace_attach rewrites the GOT entries

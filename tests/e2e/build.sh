@@ -226,6 +226,7 @@ $p/share/gdb/auto-load$prefix/lib/libmemtrace-profiler.so-gdb.py
 $p/share/man/man1/memtrace.1
 $p/share/man/man3/memtrace.3
 $p/share/memtrace/memtrace.py
+$p/share/memtrace/memtrace_attach.py
 $(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)
 $(cd "$root/tools" && printf "$p/share/memtrace/%s\n" view/*.css view/*.js view/*.py)"
     has_line "make PROFILER=1 install: memtrace.pc links the profiler library" \
@@ -261,6 +262,7 @@ $p/share/gdb/auto-load$prefix/lib/libmemtrace.so-gdb.py
 $p/share/man/man1/memtrace.1
 $p/share/man/man3/memtrace.3
 $p/share/memtrace/memtrace.py
+$p/share/memtrace/memtrace_attach.py
 $(cd "$root/gdb" && printf "$p/share/memtrace/%s\n" memtrace_gdb/*.py)
 $(cd "$root/tools" && printf "$p/share/memtrace/%s\n" view/*.css view/*.js view/*.py)"
     has_line "make install: memtrace.pc links the tracer library" \

@@ -184,6 +184,7 @@ usr/share/man/man3/memtrace_unregister_root_region.3
 usr/share/man/man3/memtrace_version.3
 usr/share/man/man3/print_trace.3
 usr/share/memtrace/memtrace.py
+usr/share/memtrace/memtrace_attach.py
 $(helper_package usr/share/memtrace)
 $(view_files usr/share/memtrace)"
     left=$(grep -rl '@MEMTRACE_' "$d" | sed "s|^$d/||")
@@ -259,6 +260,7 @@ share/man/man3/memtrace_unregister_root_region.3
 share/man/man3/memtrace_version.3
 share/man/man3/print_trace.3
 share/memtrace/memtrace.py
+share/memtrace/memtrace_attach.py
 $(helper_package share/memtrace)
 $(view_files share/memtrace)"
     export PKG_CONFIG_PATH=$lib/pkgconfig
@@ -327,7 +329,7 @@ complete_line() {
         [[ $COMP_LINE == *" " ]] && COMP_WORDS+=("")
         COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
         _memtrace memtrace "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-        printf "%s\n" "${COMPREPLY[@]}" | sort -u' _ "$root/gdb/memtrace.bash-completion" "$1")
+        printf "%s\n" "${COMPREPLY[@]}" | sort -u' _ "$root/cli/memtrace.bash-completion" "$1")
 }
 if [ -f /usr/share/bash-completion/bash_completion ]; then
     mkdir -p "$work/compdir" && touch "$work/compdir/out.txt"
@@ -430,6 +432,7 @@ if mk deb >"$work/deb.log" 2>&1 && [ -f "$deb" ]; then
 ./usr/share/man/man3/memtrace_version.3.gz
 ./usr/share/man/man3/print_trace.3.gz
 ./usr/share/memtrace/memtrace.py
+./usr/share/memtrace/memtrace_attach.py
 $(helper_package ./usr/share/memtrace)
 $(view_files ./usr/share/memtrace)"
     same "the package's version" "$(dpkg-deb -f "$deb" Version)" "$version"

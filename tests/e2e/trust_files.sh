@@ -166,7 +166,7 @@ done
 sp="$work/with space"
 mkdir -p "$sp" "$work/xdg"
 chmod 700 "$work/xdg"
-cp "$build/memtrace" "$lib" "$build/memtrace.py" "$sp/"
+cp "$build/memtrace" "$build/memtrace-symbolize" "$lib" "$build/memtrace.py" "$sp/"
 RC=0
 XDG_RUNTIME_DIR=$work/xdg timeout 60 "$sp/memtrace" run --leak-check "$prog" leak \
     >"$work/space.out" 2>"$work/space.err" || RC=$?
@@ -190,8 +190,9 @@ check "memtrace run from a path with a space, no private directory for the link:
 # A copy of the Makefiles, made with a pkg-config that finds no package
 # (make -n: nothing is built).
 mk=$work/mk
-mkdir -p "$mk/tests" "$mk/gdb" "$mk/bench" "$mk/tools/top"
+mkdir -p "$mk/tests" "$mk/gdb" "$mk/cli" "$mk/bench" "$mk/tools/top"
 cp "$root/Makefile" "$mk/"
+cp "$root/cli/cli.mk" "$mk/cli/"
 cp "$root/tools/top/top.mk" "$mk/tools/top/"
 cp "$root/tests/tests.mk" "$mk/tests/"
 cp "$root/gdb/gdb.mk" "$mk/gdb/"

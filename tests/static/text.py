@@ -25,7 +25,7 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SPDX = "SPDX-License-Identifier: LGPL-2.1-or-later"
 SOURCE_SUFFIXES = (".c", ".h", ".cpp", ".rs", ".py", ".sh", ".mk", ".js", ".css", ".sql", ".def")
-SOURCE_NAMES = ("Makefile", ".ci/run", "debian/rules", "gdb/memtrace.bash-completion")
+SOURCE_NAMES = ("Makefile", ".ci/run", "debian/rules", "cli/memtrace.bash-completion")
 # Files whose text is not the project's: the licence itself.
 FOREIGN = ("LICENSE",)
 ISSUE = re.compile(r"\bissues?\s+#?[0-9]+", re.IGNORECASE)

@@ -4,7 +4,7 @@ memtrace timeline (`memtrace export --json`, doc/design.adoc's contract in
 "The timeline JSON"), a recording (exported through the launcher), a pprof
 profile (MEMTRACE_PPROF) or a folded-stacks file (MEMTRACE_FOLDED).
 
-Run by the launcher (gdb/memtrace.sh), which sets MEMTRACE_LAUNCHER to
+Run by the launcher (cli/memtrace.sh), which sets MEMTRACE_LAUNCHER to
 itself for the export. The page's script and style (page.js, page.css,
 beside this file) are put inline: the page reads nothing from the network
 or the disk when opened.

@@ -3,7 +3,7 @@
 # memtrace: run a program under libmemtrace.so or libmemtrace-profiler.so,
 # with or without gdb (usage() below is the --help text, README.adoc's
 # "The launcher" shows it). @VERSION@ is the Makefile's VERSION, put in by
-# gdb/gdb.mk when it copies this file to build/memtrace.
+# cli/cli.mk when it copies this file to build/memtrace.
 #
 # Finds the libraries and the gdb helper next to itself (the build
 # directory) or where `make install` put them (the LIBDIR and
@@ -38,6 +38,14 @@ viewer=$here/view/memtrace_view.py
 libexecdir=@MEMTRACE_LIBEXECDIR@
 case $libexecdir in @*) libexecdir=$here/../libexec/memtrace ;; esac
 [ -f "$here/memtrace-export" ] && libexecdir=$here
+# memtrace-symbolize, which reads ELF files for the launcher: next to this
+# file, or installed.
+symbolize=$here/memtrace-symbolize
+[ -f "$symbolize" ] || symbolize=$libexecdir/memtrace-symbolize
+# memtrace attach's program in gdb (cli/memtrace_attach.py): next to this
+# file in build/, else in DATADIR/memtrace.
+attacher=$here/memtrace_attach.py
+[ -f "$attacher" ] || attacher=$datadir/memtrace/memtrace_attach.py
 
 usage() {
     cat <<'EOF'
@@ -132,28 +140,15 @@ usage_error() {
 # loads it, so it can preload. Status 0 yes, 1 no (statically linked, or
 # static-pie: no ld.so to read LD_PRELOAD), 2 when FILE is not an ELF file
 # this machine reads (a script: its interpreter is what gets preloaded).
-# od reads the words in the machine's byte order: a file of the other
-# order is answered 2, and fails to run anyway.
+# A file of the other byte order is answered 2, and fails to run anyway.
+# memtrace-symbolize reads the file (--elf-info, tools/launcher_requests.h).
 elf_has_interp() {
-    case $(od -An -N6 -tx1 "$1" 2>/dev/null | tr -d ' \n') in
-    7f454c46020$(host_data)) off=32 offlen=8 entsize_at=54 num_at=56 ;;
-    7f454c46010$(host_data)) off=28 offlen=4 entsize_at=42 num_at=44 ;;
-    *) return 2 ;;
-    esac
-    phoff=$(od -An -j$off -N$offlen -tu$offlen "$1" | tr -d ' ')
-    entsize=$(od -An -j$entsize_at -N2 -tu2 "$1" | tr -d ' ')
-    num=$(od -An -j$num_at -N2 -tu2 "$1" | tr -d ' ')
-    [ -n "$phoff" ] && [ -n "$entsize" ] && [ -n "$num" ] && [ "$entsize" -ge 4 ] || return 2
-    # p_type, the first 4 bytes of each program header; PT_INTERP is 3.
-    od -An -v -j"$phoff" -N$((entsize * num)) -w"$entsize" -tu4 "$1" |
-        awk '$1 == 3 { found = 1 } END { exit !found }'
-}
-
-# The ELF data byte of this machine's order: 1 little-endian, 2 big.
-host_data() {
-    case $(printf '\001\000' | od -An -tu2 | tr -d ' ') in
-    1) echo 1 ;;
-    *) echo 2 ;;
+    [ -x "$symbolize" ] || die 1 "cannot find memtrace-symbolize (looked for $symbolize)"
+    info=$("$symbolize" --elf-info "$1" 2>/dev/null) || return 2
+    case $info in
+    *"byte-order foreign"* | *"pt-interp unknown"*) return 2 ;;
+    *"pt-interp yes"*) return 0 ;;
+    *) return 1 ;;
     esac
 }
 
@@ -266,7 +261,7 @@ check_gdb() {
 # (one tracer at a time). From /proc, no ptrace: the state letter follows
 # the last ") " of each thread's stat (the name before may hold
 # anything). A process stopped after this check is attached all the same
-# and stays stopped (attach_script's signal handling).
+# and stays stopped (cli/memtrace_attach.py's signal handling).
 proc_state() {
     states=$(cat "/proc/$2"/task/*/stat 2>/dev/null | sed -n 's/.*) \(.\) .*/\1/p' | tr -d '\n')
     [ -n "$states" ] || die 1 "$1: no process $2"
@@ -287,7 +282,7 @@ proc_state() {
 # need no ptrace come first, each with one line and status 1, the target
 # untouched; then gdb attaches, picks a thread stopped where it holds no
 # allocator or loader lock, and calls dlopen and memtrace_attach (or
-# memtrace_detach) in it (attach_script below; src/attach.c).
+# memtrace_detach) in it (cli/memtrace_attach.py; src/runtime/attach.c).
 attach_pid() {
     case $2 in
     '' | *[!0-9]*) usage_error "$1: '$2' is not a process id" ;;
@@ -327,160 +322,19 @@ attach_pid() {
         lib=$loaded
     fi
     check_gdb
-    script=$(mktemp "${TMPDIR:-/tmp}/memtrace-attach.XXXXXX")
-    trap 'rm -f "$script" "$script.out"' EXIT
-    attach_script >"$script"
-    MT_ATTACH_CMD=$1 MT_ATTACH_PID=$pid MT_ATTACH_LIB=$lib \
-        ${GDB:-gdb} -q -nx -batch -ex "source $script" </dev/null >"$script.out" 2>&1 || :
-    out=$(sed -n 's/^@@ //p' "$script.out" | tail -1)
+    [ -f "$attacher" ] || die 1 "cannot find memtrace attach's program (looked for $attacher)"
+    [ -x "$symbolize" ] || die 1 "cannot find memtrace-symbolize (looked for $symbolize)"
+    waiting=$("$symbolize" --wait-syscalls) || die 1 "$1: $symbolize --wait-syscalls failed"
+    out_file=$(mktemp "${TMPDIR:-/tmp}/memtrace-attach.XXXXXX")
+    trap 'rm -f "$out_file"' EXIT
+    MT_ATTACH_CMD=$1 MT_ATTACH_PID=$pid MT_ATTACH_LIB=$lib MT_ATTACH_WAITING=$waiting \
+        ${GDB:-gdb} -q -nx -batch -ex "source $attacher" </dev/null >"$out_file" 2>&1 || :
+    out=$(sed -n 's/^@@ //p' "$out_file" | tail -1)
     case $out in
     ok*) echo "memtrace:${out#ok}" >&2 ;;
-    '') die 1 "$1: gdb could not attach to process $pid: $(grep -v '^$' "$script.out" | tail -1)" ;;
+    '') die 1 "$1: gdb could not attach to process $pid: $(grep -v '^$' "$out_file" | tail -1)" ;;
     *) die 1 "$out" ;;
     esac
-}
-
-# The gdb side of attach_pid (Python): its last "@@ " line is "@@ ok TEXT"
-# (TEXT is said) or "@@ MESSAGE" (the failure).
-attach_script() {
-    echo python
-    cat <<'EOF'
-import os, re, time
-cmd, pid, lib = os.environ["MT_ATTACH_CMD"], os.environ["MT_ATTACH_PID"], os.environ["MT_ATTACH_LIB"]
-# x86-64 system calls a thread waits in holding no allocator or loader
-# lock: read poll select pause nanosleep accept recvfrom recvmsg wait4
-# rt_sigtimedwait rt_sigsuspend futex clock_nanosleep epoll_wait waitid
-# pselect6 ppoll epoll_pwait accept4.
-WAITING = {0, 7, 23, 34, 35, 43, 45, 47, 61, 128, 130, 202, 230, 232, 247, 270, 271, 281, 288}
-def say(s):
-    print("@@ " + s)
-def run(c):
-    return gdb.execute(c, to_string=True)
-def cstr(s):
-    out = ""
-    for b in s.encode():
-        c = chr(b)
-        out += c if 32 <= b < 127 and c not in '"\\' else "\\%03o" % b
-    return '"' + out + '"'
-# A call into the process cut short by a signal gdb stopped for in the
-# calling thread, and unwound (unwindonsignal): the process is as it was
-# before the call, which can be made again.
-UNWOUND = "GDB has restored the context to what it was before the call"
-def call(expr):
-    """EXPR's value, called in the chosen thread; a call unwound is made
-    again, 10 times at most."""
-    for _ in range(10):
-        try:
-            return int(gdb.parse_and_eval(expr))
-        except gdb.error as e:
-            if UNWOUND not in str(e):
-                raise
-    raise gdb.error("a call into the process was cut short by signals 10 times: " + expr)
-def string_at(p):
-    return gdb.parse_and_eval("(char *)%d" % p).string() if p else None
-def maps():
-    r = []
-    for line in open("/proc/%s/maps" % pid):
-        f = line.split()
-        lo, hi = (int(x, 16) for x in f[0].split("-"))
-        r.append((lo, hi, f[5] if len(f) > 5 else ""))
-    return r
-def safe(t, regions):
-    """T is stopped where it holds no allocator or loader lock: waiting in
-    a system call, or running code outside libc and ld.so."""
-    t.switch()
-    pc = int(gdb.parse_and_eval("$pc")) & (2**64 - 1)
-    try:
-        insn = bytes(gdb.selected_inferior().read_memory(pc - 2, 2))
-    except gdb.error:
-        insn = b""
-    if insn == b"\x0f\x05":
-        return int(gdb.parse_and_eval("$orig_rax")) in WAITING
-    for lo, hi, name in regions:
-        if lo <= pc < hi:
-            return not re.search(r"/(libc|ld-linux[^/]*|libpthread|libdl)[.-][^/]*$", name)
-    return False
-def attach():
-    names = sorted(k for k in os.environ if k.startswith("MEMTRACE_") and k != "MEMTRACE_LIB")
-    saved = {k: string_at(call("(long)getenv(%s)" % cstr(k))) for k in names + ["_MEMTRACE_ATTACH"]}
-    for k in names:
-        call("(int)setenv(%s, %s, 1)" % (cstr(k), cstr(os.environ[k])))
-    call('(int)setenv("_MEMTRACE_ATTACH", "1", 1)')
-    h = call("(long)dlopen(%s, 2)" % cstr(lib))
-    err = None if h else (string_at(call("(long)dlerror()")) or "unknown error")
-    # The settings were read by the library's constructor: the process's
-    # environment goes back to what it was.
-    for k, v in saved.items():
-        if v is None:
-            call("(int)unsetenv(%s)" % cstr(k))
-        else:
-            call("(int)setenv(%s, %s, 1)" % (cstr(k), cstr(v)))
-    if err:
-        return "attach: could not load %s into process %s (%s); the process was left as it was" % (lib, pid, err)
-    run("sharedlibrary /libmemtrace")
-    rc = call("(int)memtrace_attach()")
-    if rc == 1:
-        return "attach: process %s is traced by memtrace already" % pid
-    if rc:
-        return "attach: memtrace could not start in process %s (code %d); %s stays loaded, idle" % (pid, rc, os.path.basename(lib))
-    return None
-def main():
-    run("set pagination off")
-    run("set confirm off")
-    run("set auto-solib-add off")
-    # Every signal the program gets goes to it, gdb not stopping: its
-    # handlers run as they would (also on the calling thread's stack,
-    # during a call). A stop for a signal in another thread would abandon
-    # the call on its thread's stack, a frame returning into nothing
-    # once gdb has gone (and gdb 13 muddles the threads' registers
-    # then); one in the calling thread is unwound (unwindonsignal), the
-    # process left as before the call. That leaves gdb's own SIGTRAP and
-    # SIGINT; a fault in a call goes to the program as any fault would.
-    run("handle all nostop noprint pass")
-    run("set unwindonsignal on")
-    # The pause is the time gdb holds the process: no debug information.
-    run("set debug-file-directory /nonexistent")
-    try:
-        t0 = time.monotonic()
-        run("attach " + pid)
-    except gdb.error as e:
-        m = str(e).splitlines()[0]
-        if "not permitted" in m:
-            return "%s: not permitted to trace process %s (%s; see kernel.yama.ptrace_scope, run as its user or root)" % (cmd, pid, m)
-        return "%s: gdb could not attach to process %s: %s" % (cmd, pid, m)
-    try:
-        run("sharedlibrary /libc[.]so")
-        run("sharedlibrary /libmemtrace")
-        regions = maps()
-        threads = sorted(gdb.selected_inferior().threads(), key=lambda t: t.num)
-        chosen = next((t for t in threads if safe(t, regions)), None)
-        tries = 0
-        while chosen is None and tries < 20:
-            threads[0].switch()
-            run("finish")
-            tries += 1
-            chosen = threads[0] if safe(threads[0], regions) else None
-        if chosen is None:
-            return "%s: no thread of process %s stopped outside libc; nothing was changed, try again" % (cmd, pid)
-        chosen.switch()
-        if cmd == "attach":
-            err = attach()
-        else:
-            rc = call("(int)memtrace_detach()")
-            err = None if rc == 0 else "detach: memtrace is not attached to process %s" % pid
-    finally:
-        run("detach")
-        ms = (time.monotonic() - t0) * 1000
-    if err:
-        return err
-    return "ok %s process %s (%s; it was stopped for %.0f ms)" % (
-        "attached to" if cmd == "attach" else "detached from", pid, os.path.basename(lib), ms)
-try:
-    say(main())
-except gdb.error as e:
-    say("%s: gdb failed on process %s: %s" % (cmd, pid, str(e).splitlines()[0]))
-EOF
-    echo end
 }
 
 [ $# -ge 1 ] || usage_error "no command given"
