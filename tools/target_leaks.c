@@ -157,8 +157,67 @@ static void free_request(struct request *r)
 
 /* ------------------------------------------------------------ blocks */
 
+/* ------------------------------------------------------------ the program's say */
+
+/* One of the two tables of leak/leak_client.h in the target (descriptor.h's
+ * client_* words): entries of two uint64_t, sorted by their first. */
+struct client_table {
+    uint64_t (*e)[2];
+    size_t n;
+};
+
+static int by_first(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The table at ADDR (of at most MAX entries, its count at COUNT) of T's
+ * process; empty from a library that publishes none, or if unreadable:
+ * the verdict is then the one the program's calls would not change. */
+static struct client_table client_table(mt_tables *t, uint64_t addr, uint64_t max, uint64_t count)
+{
+    struct client_table c = { NULL, 0 };
+    const void *p = addr && count && max <= 65536 ? mt_tables_read_at(t, count, 8) : NULL;
+    uint64_t k = 0;
+    if (p)
+        memcpy(&k, p, 8);
+    if (k == 0 || k > max || !(p = mt_tables_read_at(t, addr, (size_t)k * 16)) ||
+        !(c.e = malloc((size_t)k * 16)))
+        return c;
+    memcpy(c.e, p, (size_t)k * 16);
+    c.n = (size_t)k;
+    qsort(c.e, c.n, sizeof *c.e, by_first);
+    return c;
+}
+
+/* Whether the block PTR numbered SEQ is one the program ignored
+ * (memtrace_ignore_object): a root, as the check in the process holds it. */
+static bool ignored(const struct client_table *c, uint64_t ptr, uint64_t seq)
+{
+    uint64_t key[2] = { ptr, 0 };
+    const uint64_t *hit = c->n ? bsearch(key, c->e, c->n, sizeof *c->e, by_first) : NULL;
+    return hit && hit[1] == seq;
+}
+
+/* The regions the program registered (memtrace_register_root_region) into R,
+ * as the check in the process adds them. */
+static void push_client_roots(mt_tables *t, struct roots *r)
+{
+    struct client_table c = client_table(t, t->d.client_roots, t->d.client_roots_max,
+                                         t->d.client_roots_count);
+    for (size_t i = 0; i < c.n; i++)
+        if (c.e[i][0] < c.e[i][1])
+            r->g.add_root(r->g.ctx, &(mt_leak_root){ .lo = c.e[i][0], .hi = c.e[i][1],
+                                                    .kind = MT_ROOT_OTHER });
+    free(c.e);
+}
+
+/* ------------------------------------------------------------ the blocks */
+
 /* Every live block of the tables, or NULL with *WHY set (without its
- * "memtrace: "). Sets q->unlocked if a shard with slots was locked. */
+ * "memtrace: "). Sets q->unlocked if a shard with slots was locked. The
+ * blocks the program ignored are flagged roots. */
 static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_t why_size)
 {
     mt_tables *t = q->tables;
@@ -181,12 +240,15 @@ static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_
     }
     size_t k = 0, room = 0;
     mt_leak_block *b = NULL;
+    struct client_table ign = client_table(t, t->d.client_ignored, t->d.client_ignored_max,
+                                           t->d.client_ignored_count);
     for (size_t s = 0; s < mt_tables_shard_count(t); s++) {
         const mt_tables_entry *e;
         size_t count;
         if (!mt_tables_shard_entries(t, s, &e, &count)) {
             snprintf(why, why_size, "%s", mt_tables_error(t));
             free(b);
+            free(ign.e);
             return NULL;
         }
         if (k + count > room) {
@@ -196,6 +258,7 @@ static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_
                 snprintf(why, why_size, "%s: no memory for %zu live blocks",
                          q->refs ? "refs" : "leaks", room);
                 free(b);
+                free(ign.e);
                 return NULL;
             }
             b = more;
@@ -206,8 +269,10 @@ static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_
         }
         for (size_t i = 0; i < count; i++)
             b[k++] = (mt_leak_block){ .ptr = e[i].ptr, .size = e[i].size, .stack = e[i].stack,
-                                      .flags = e[i].kind == MT_KIND_POOL ? MT_LEAK_FLAG_POOL : 0 };
+                                      .flags = (e[i].kind == MT_KIND_POOL ? MT_LEAK_FLAG_POOL : 0) |
+                                               (ignored(&ign, e[i].ptr, e[i].seq) ? MT_LEAK_FLAG_ROOT : 0) };
     }
+    free(ign.e);
     *n = k;
     return b ? b : calloc(1, sizeof *b);
 }
@@ -315,7 +380,10 @@ struct modules_ctx {
 };
 
 /* A module as libdwfl reports it, its program headers from its ELF file;
- * memtrace's own library is the one holding SELF. */
+ * memtrace's own library is the one holding SELF. A module's extent is its
+ * segments' (bias + p_vaddr + p_memsz): libdwfl's, from /proc/PID/maps,
+ * ends with the file's last page, short of a .bss mapped anonymously past
+ * it, where memtrace_state itself lives. */
 static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr low,
                      void *arg)
 {
@@ -323,16 +391,16 @@ static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     struct modules_ctx *m = arg;
     Dwarf_Addr high;
     dwfl_module_info(mod, NULL, NULL, &high, NULL, NULL, NULL, NULL);
-    mt_leak_module lm = { .kind = MT_LEAK_MODULE_MEMTRACE, .linker = is_linker(name) };
-    if (m->self >= low && m->self < high) {
-        m->fn(m->arg, &lm);
-        return DWARF_CB_OK;
-    }
+    mt_leak_module lm = { .kind = MT_LEAK_MODULE_PROGRAM, .linker = is_linker(name) };
     Dwarf_Addr bias;
     Elf *elf = dwfl_module_getelf(mod, &bias);
     size_t n;
-    lm.kind = MT_LEAK_MODULE_PROGRAM;
     if (!elf || elf_getphdrnum(elf, &n) != 0) {
+        if (m->self >= low && m->self < high) {
+            lm.kind = MT_LEAK_MODULE_MEMTRACE;
+            m->fn(m->arg, &lm);
+            return DWARF_CB_OK;
+        }
         if (strncmp(name, "[vdso", 5) == 0 || strncmp(name, "linux-vdso", 10) == 0 ||
             not_elf_file(name))
             return DWARF_CB_OK;
@@ -344,8 +412,17 @@ static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     GElf_Phdr *ph = calloc(n ? n : 1, sizeof *ph);
     size_t k = 0;
     for (size_t i = 0; ph && i < n; i++)
-        if (gelf_getphdr(elf, (int)i, &ph[k]))
+        if (gelf_getphdr(elf, (int)i, &ph[k])) {
+            if (ph[k].p_type == PT_LOAD && bias + ph[k].p_vaddr + ph[k].p_memsz > high)
+                high = bias + ph[k].p_vaddr + ph[k].p_memsz;
             k++;
+        }
+    if (m->self >= low && m->self < high) {
+        lm.kind = MT_LEAK_MODULE_MEMTRACE;
+        m->fn(m->arg, &lm);
+        free(ph);
+        return DWARF_CB_OK;
+    }
     lm = (mt_leak_module){ bias, ph, k,
                            defines_malloc(mod) ? MT_LEAK_MODULE_ALLOCATOR : MT_LEAK_MODULE_PROGRAM,
                            lm.linker };
@@ -579,6 +656,7 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
     r.g = (mt_leak_gathered){ push_region, push_word, &r, 0, 0, 0 };
     mt_leak_gather_modules(&src, &r.g);
     mt_leak_gather_threads(&src, &r.g);
+    push_client_roots(q.tables, &r);
     mt_leak_gather_linker_blocks(&src, &r.g, b, n);
     uint64_t rec[4];
     bool has_rec;

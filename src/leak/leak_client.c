@@ -18,15 +18,27 @@
 #define MAX_ROOTS 1024
 
 static mt_lock lock;
+/* The layout mt_leak_client_describe promises: two 64-bit words an entry,
+ * 64-bit counts. */
 static struct {
-    uintptr_t ptr;
+    uint64_t ptr;
     uint64_t seq;
 } ignored[MAX_IGNORED];
-static size_t nignored;
+static uint64_t nignored;
 static struct {
-    uintptr_t lo, hi;
+    uint64_t lo, hi;
 } roots[MAX_ROOTS];
-static size_t nroots;
+static uint64_t nroots;
+
+void mt_leak_client_describe(mt_leak_client_layout *l)
+{
+    l->ignored = (uintptr_t)ignored;
+    l->ignored_count = (uintptr_t)&nignored;
+    l->ignored_max = MAX_IGNORED;
+    l->roots = (uintptr_t)roots;
+    l->roots_count = (uintptr_t)&nroots;
+    l->roots_max = MAX_ROOTS;
+}
 
 const char *mt_leak_ignore(uintptr_t p)
 {

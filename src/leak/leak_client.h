@@ -37,4 +37,16 @@ void mt_leak_client_roots(void (*add)(void *ctx, const mt_leak_root *root), void
  * bounded (the table's lock; mt_live_find's). */
 void mt_leak_client_ignored(mt_leak_block *b, size_t n);
 
+/* Where the two tables live, for the descriptor (runtime/descriptor.h's
+ * client_* words), so that a check made out of the process (gdb, a core)
+ * honours them too: each table an array of MAX entries of two uint64_t
+ * words ({address, allocation number} for an ignored block, {lo, hi}
+ * for a root region), its count a uint64_t at *COUNT, the entries below
+ * it in use. */
+typedef struct {
+    uintptr_t ignored, ignored_count, roots, roots_count;
+    size_t ignored_max, roots_max;
+} mt_leak_client_layout;
+void mt_leak_client_describe(mt_leak_client_layout *l);
+
 #endif

@@ -12,6 +12,7 @@
 #include "capture/guard.h"
 #include "capture/heap_check.h"
 #include "capture/tracer.h"
+#include "leak/leak_client.h"
 #include "report/heap_error.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
@@ -142,6 +143,14 @@ void mt_descriptor_publish(void)
     s->error_records_max = MT_ERROR_RECORDS;
     s->error_record_size = sizeof(mt_error_record);
     s->error_record_count = (uintptr_t)mt_error_records_count();
+    mt_leak_client_layout client;
+    mt_leak_client_describe(&client);
+    s->client_ignored = client.ignored;
+    s->client_ignored_max = client.ignored_max;
+    s->client_ignored_count = client.ignored_count;
+    s->client_roots = client.roots;
+    s->client_roots_max = client.roots_max;
+    s->client_roots_count = client.roots_count;
     s->guard_pool = (uintptr_t)&mt_guard_lo;
     s->guard_pool_size = (uintptr_t)&mt_guard_len;
     s->sample_rate = mt_cfg.sample;

@@ -193,6 +193,16 @@ struct memtrace_state {
      * written, error N (1 on) in slot (N - 1) % error_records_max while
      * its number word says N. */
     uint64_t error_records, error_records_max, error_record_size, error_record_count;
+    /* What the program told the leak check (leak/leak_client.h), so that
+     * a check out of the process honours it as one inside does:
+     * client_ignored is the address of client_ignored_max entries of two
+     * uint64_t, {block address, allocation number} of a block
+     * memtrace_ignore_object named (a root while a live block of that
+     * address has that number), the first N in use, N the uint64_t at
+     * client_ignored_count; client_roots the same for the regions
+     * memtrace_register_root_region named, {lo, hi}. */
+    uint64_t client_ignored, client_ignored_max, client_ignored_count;
+    uint64_t client_roots, client_roots_max, client_roots_count;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -79,6 +79,36 @@ check rooted: 0
 check unrooted: 64" "$(cat "$work/ignore.out")"
 lacks "ignore and root regions: no warning" "$work/ignore.err" "memtrace: memtrace_"
 
+# ---- the same verdicts from outside: gdb's `memtrace leaks` after each
+# check (at asked(N), the stack below scrubbed) and on a core written
+# after the ignore; "D/N I/M" of each answer against the check inside.
+# Without the program's tables read from outside, the ignored pair is lost
+# at 2 and 4 and the region's pair at 4.
+gdbargs=(-ex "break asked" -ex "run")
+for i in 1 2 3 4 5; do
+    gdbargs+=(-ex "echo @@ hit $i\\n" -ex "memtrace leaks" -ex "echo @@ end\\n")
+    [ $i = 2 ] && gdbargs+=(-ex "gcore $work/ignored.core" -ex "up" -ex "echo @@ refs\\n" \
+        -ex 'eval "memtrace refs %lu", (long)hidden ^ 0xffff' -ex "echo @@ end\\n")
+    gdbargs+=(-ex "continue")
+done
+timeout 120 gdb -q -batch -nx -ex "set env LD_PRELOAD=$tracer" -ex "source $root/gdb/memtrace.py" \
+    "${gdbargs[@]}" --args "$prog" ignore >"$work/ignore.gdb" 2>&1
+dn() { awk '/^memtrace: leaks: [0-9]+ bytes definitely/ { print $3 "/" $8, $10 "/" $15 }'; }
+inside=$(awk '/^@@ (hit|refs)/ { on = 1; next } /^@@ end/ { on = 0; next } !on' "$work/ignore.gdb" | dn | tr '\n' ' ')
+outside=$(awk '/^@@ hit/ { on = 1; next } /^@@ end/ { on = 0 } on' "$work/ignore.gdb" | dn | tr '\n' ' ')
+check "gdb: the checks inside, lost/ignored/unscanned/rooted/unrooted" "$inside" \
+    "32/1 32/1 0/0 0/0 32/1 32/1 0/0 0/0 32/1 32/1 "
+check "gdb: memtrace leaks after each, the same verdicts" "$outside" "$inside"
+# memtrace's own data (its tables of ignored blocks) is no root from outside either.
+check "gdb: memtrace refs of the ignored block: no place holds it" \
+    "memtrace: refs: 0 places (no root or block the scan sees points into it)" \
+    "$(awk '/^@@ refs/ { on = 1; next } /^@@ end/ { on = 0 } on' "$work/ignore.gdb" | grep '^memtrace: refs: [0-9]* place')"
+timeout 120 "$build/memtrace" core -batch -ex "memtrace leaks" -- "$prog" "$work/ignored.core" \
+    >"$work/ignored.core.out" 2>&1
+check "core written after the ignore: the ignored pair is not lost" \
+    "$(dn <"$work/ignored.core.out")" "0/0 0/0"
+rm -f "$work/ignored.core"
+
 # ---- without memtrace: the same binary runs, every call a no-op
 RC=0
 "$prog" running >"$work/plain.out" 2>"$work/plain.err" || RC=$?

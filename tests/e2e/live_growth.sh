@@ -7,7 +7,9 @@
 # tick, and at iteration 2's the growth is exactly iteration 1's blocks
 # still live, at their file:line; `leaks new` exactly its lost block; a
 # core of the process answers the same by the snapshot's name. The tracer
-# and the profiler, and a pool's blocks (memtrace_malloclike).
+# and the profiler, and a pool's blocks (memtrace_malloclike); and a process
+# started without memtrace and attached (memtrace attach), where the
+# numbering starts at the attach.
 set -u
 . "$(dirname "$0")/lib.sh"
 prog=$tests/live_growth
@@ -136,5 +138,51 @@ memtrace: 40 (40 direct, 0 indirect) bytes in 1 blocks are definitely lost (with
         rm -f "$out.core"
     done
 done
+
+# ---------------------------------------------------------------- attached
+# The program waits before its first allocation; memtrace attach loads the
+# tracer; gdb -p takes the snapshot at iteration 1 and asks at 2. The
+# answers are the preloaded run's (the snapshot moves the numbering to the
+# next epoch, #65, in both), and each says once that blocks before the
+# attach are unknown.
+sleep 30 &
+probe=$!
+if ! timeout 60 gdb -q -nx -batch -p "$probe" </dev/null >"$work/probe" 2>&1 ||
+    grep -q "ptrace: Operation not permitted\|Could not attach" "$work/probe"; then
+    echo "SKIP live_growth attached: ptrace is not permitted here"
+else
+    d=$work/attached
+    mkdir -p "$d"
+    ("$prog" wait "$d" >"$d/out" 2>&1 & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
+    for _ in $(seq 200); do [ -s "$d/pid" ] && break; sleep 0.05; done
+    tpid=$(cat "$d/pid")
+    timeout 120 "$build/memtrace" attach "$tpid" 2>"$d/attach.err"
+    check "attached: memtrace attach's status" "$?" 0
+    timeout 120 gdb -q -batch -nx -p "$tpid" -ex "source $helper" \
+        -ex "break tick if i == 1" -ex "shell touch $d/go" -ex "continue" \
+        -ex "echo @@ snapshot\\n" -ex "memtrace snapshot it1" -ex "echo @@ end\\n" \
+        -ex "echo @@ leaks\\n" -ex "memtrace leaks" -ex "echo @@ end\\n" \
+        -ex "delete" -ex "break tick if i == 2" -ex "continue" \
+        -ex "echo @@ growth\\n" -ex "memtrace growth it1" -ex "echo @@ end\\n" \
+        -ex "echo @@ new\\n" -ex "memtrace leaks new" -ex "echo @@ end\\n" \
+        -ex "delete" -ex "detach" </dev/null >"$d/gdb.out" 2>&1
+    for _ in $(seq 400); do [ -s "$d/rc" ] && break; sleep 0.05; done
+    check "attached: the program's exit status" "$(cat "$d/rc" 2>/dev/null)" 0
+    check "attached: snapshot taken at the attach's numbering" \
+        "memtrace: snapshot \"it1\" taken: the blocks allocated from now on (allocation #65 on) are its growth" \
+        "$(answer snapshot "$d/gdb.out" | grep -v '^memtrace: attached to a running process')"
+    check "attached: growth since it1: iteration 1's live blocks, exact" \
+        "$(expected_growth "")" "$(answer growth "$d/gdb.out" | grep -v '^memtrace: attached to a running process')"
+    check "attached: growth says once that blocks before the attach are unknown" 1 \
+        "$(answer growth "$d/gdb.out" | grep -c '^memtrace: attached to a running process; recording since allocation #1 (.* UTC); blocks allocated before the attach or while recording was off are unknown$')"
+    check "attached: leaks at iteration 1: iteration 0's lost block" \
+        "memtrace: leaks: 40 bytes definitely lost in 1 blocks" \
+        "$(answer leaks "$d/gdb.out" | grep -o '^memtrace: leaks: 40 bytes definitely lost in 1 blocks')"
+    check "attached: leaks new: only iteration 1's lost block" \
+        "memtrace: 40 (40 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 indirectly lost blocks), allocated at:
+  #0 lose at $src:$lost:15" "$(answer new "$d/gdb.out" | grep -A1 '^memtrace: 40 (40 direct')"
+fi
+kill "$probe" 2>/dev/null
+wait "$probe" 2>/dev/null
 
 finish live_growth

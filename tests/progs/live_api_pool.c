@@ -135,22 +135,44 @@ static __attribute__((noinline)) struct node *make_lost_pair(void)
     return a;
 }
 
+/* Where gdb asks the same questions from outside (live_api.sh), after
+ * each check: the stack below main's frame scrubbed first, so that no dead
+ * frame's pointer, which a check from outside would see and the check
+ * inside has overwritten, decides a verdict. */
+static __attribute__((noinline)) void scrub(void)
+{
+    volatile char junk[8192];
+    memset((char *)junk, 0, sizeof junk);
+}
+
+static __attribute__((noinline)) void asked(int n)
+{
+    __asm__ volatile("" ::"r"(n) : "memory"); /* a call gdb can break on */
+}
+
+#define ASKED(n) (scrub(), asked(n))
+
 static int mode_ignore(void)
 {
     /* An object the program ignores, and what only it reaches. */
     uintptr_t hidden = (uintptr_t)make_lost_pair() ^ 0xffff; /* no pointer left */
     printf("check lost: %zu\n", (size_t)leak_check_now());
+    ASKED(1);
     memtrace_ignore_object((void *)((hidden ^ 0xffff) + 8)); /* an interior pointer */
     printf("check ignored: %zu\n", (size_t)leak_check_now());
+    ASKED(2);
     /* A region memtrace does not scan (an anonymous mapping), holding a
      * pair: lost until it is a root region, lost again after. */
     void **map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     map[10] = make_lost_pair();
     printf("check unscanned: %zu\n", (size_t)leak_check_now());
+    ASKED(3);
     memtrace_register_root_region(map, 4096);
     printf("check rooted: %zu\n", (size_t)leak_check_now());
+    ASKED(4);
     memtrace_unregister_root_region(map, 4096);
     printf("check unrooted: %zu\n", (size_t)leak_check_now());
+    ASKED(5);
     fflush(stdout);
     return 0;
 }

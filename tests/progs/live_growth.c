@@ -5,12 +5,16 @@
  * iteration 2's, `memtrace growth` must show exactly iteration 1's blocks
  * still live, and `memtrace leaks new` its one lost block. With an
  * argument "pool", the kept blocks come from a pool the program declares
- * (memtrace_malloclike), which growth counts as well. */
+ * (memtrace_malloclike), which growth counts as well. With "wait DIR", it
+ * first waits, allocating nothing, until DIR/go exists: time for
+ * `memtrace attach` to load memtrace into it. */
 #include "memtrace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void *kept[64];
 static char pool[4096];
@@ -48,6 +52,13 @@ static __attribute__((noinline)) void iteration(int i, int use_pool)
 int main(int argc, char **argv)
 {
     int use_pool = argc > 1 && strcmp(argv[1], "pool") == 0;
+    if (argc > 2 && strcmp(argv[1], "wait") == 0) {
+        char go[4096];
+        struct stat st;
+        snprintf(go, sizeof go, "%s/go", argv[2]);
+        while (stat(go, &st) != 0)
+            usleep(10000);
+    }
     for (int i = 0; i < 4; i++) {
         tick(i);
         iteration(i, use_pool);
