@@ -31,7 +31,6 @@
 #include "profile/profiler.h"
 #include "report/describe.h"
 #include "report/format.h"
-#include "report/recording_line.h"
 #include "scan/leak_gather.h"
 #include "scan/leak_scan.h"
 #include "store/live_table.h"
@@ -215,7 +214,7 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
     mt_report_open(&o, &own);
     /* Blocks allocated while recording was off are not in the scan: say so
      * first, the summary line stays last. */
-    mt_recording_say(&o);
+    mt_describe_recording(&o);
     /* Sample mode: what the verdicts can and cannot say, before them. */
     if (mt_cfg.sample)
         mt_out_printf(&o,

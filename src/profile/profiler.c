@@ -26,8 +26,8 @@
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/real.h"
+#include "report/describe.h"
 #include "report/pprof_out.h"
-#include "report/recording_line.h"
 #include "store/site.h"
 
 #define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
@@ -79,7 +79,7 @@ bool mt_prof_leak_classes(mt_stack_id id, uint64_t cls[4])
  * by this one file of the folder. */
 void mt_prof_say_recording(mt_out *o)
 {
-    mt_recording_say(o);
+    mt_describe_recording(o);
 }
 
 /* ------------------------------------------------------------ fork */
