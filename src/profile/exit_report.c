@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
+#include "report/describe.h"
 
 #include <pthread.h>
 #include <stdio.h> /* snprintf only: no stdio streams */
@@ -153,7 +154,7 @@ static void exit_report_locked(pid_t pid)
     if (mt_sample_rate) /* the totals exact, not the records' estimates; the time the latter's */
         mt_live_read(&head.live, &head.peak);
     mt_fmt_prof_exit_begin(&o, &head);
-    mt_prof_say_recording(&o);
+    mt_describe_recording(&o);
     if (count > shown)
         mt_fmt_prof_exit_more(&o, mt_prof_set.top_by, count - shown, &rest, mt_prof_set.exit_top,
                               ranked != NULL);

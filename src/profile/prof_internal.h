@@ -2,7 +2,8 @@
 /* What the profiler's files share (the profiler build's src/profile/, all
  * but profiler_off.c), and nothing outside the folder includes:
  *
- *   profiler.c     settings, start-up, fork handlers, memtrace_report
+ *   prof_state.c   the settings and the state the others share
+ *   profiler.c     start-up, fork handlers, exit handler, memtrace_report
  *   reporter.c     the reporter thread, MEMTRACE_SIGNAL, pause and resume
  *   sites.c        the site table, its walk and the ranking; report_lock
  *   site_text.c    the sites' symbolized stacks
@@ -30,13 +31,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <ucontext.h>
 
 /* Paths, expanded or not, are at most MT_PROF_PATH_BYTES - 1 bytes. */
 #define MT_PROF_PATH_BYTES 4096
 
-/* ------------------------------------------------------------ profiler.c */
+/* ------------------------------------------------------------ prof_state.c */
 
-/* The settings, read once in mt_profiler_start; the templates are copies
+/* The settings, read once at start-up (mt_prof_load_settings); the templates are copies
  * (the program may rewrite its environment and argv later). */
 typedef struct {
     long interval_ms;   /* MEMTRACE_INTERVAL_MS, 0 = no periodic report */
@@ -57,15 +59,22 @@ extern int mt_prof_exiting;       /* the exit report is done: print nothing more
 /* The leak check's verdict for the blocks of stack ID (bytes by MT_LEAK_*
  * in CLS), false when there is none (mt_profiler_set_leak_hooks). */
 bool mt_prof_leak_classes(mt_stack_id id, uint64_t cls[4]);
+/* The leak check's run at exit, if it registered its hooks (profiler.h's
+ * mt_leak_hooks: UC and STACK_FROM are the exit handler's). */
+void mt_prof_leak_run(const ucontext_t *uc, uintptr_t stack_from);
+
+/* Reads the settings into mt_prof_set (warning once on a bad value), and
+ * MEMTRACE_FOLDED's template for the processes this one starts. */
+void mt_prof_load_settings(void);
+/* In a forked child: PARENT's child, started at NOW_NS; its report count
+ * starts over and its folded files are its own. */
+void mt_prof_state_forked(pid_t parent, uint64_t now_ns);
 
 /* Milliseconds from the process's start to NS (0 before it). */
 static inline uint64_t mt_prof_ms(uint64_t ns)
 {
     return ns > mt_prof_start_ns ? (ns - mt_prof_start_ns) / 1000000 : 0;
 }
-
-/* The recording line that follows a report's first line (recording.h). */
-void mt_prof_say_recording(mt_out *o);
 
 /* ------------------------------------------------------------ sites.c */
 

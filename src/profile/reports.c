@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
+#include "report/describe.h"
 #include "tags/tags_out.h"
 
 #include <pthread.h>
@@ -60,7 +61,7 @@ static void report_locked(int why)
     if (mt_sample_rate) /* the totals exact, not the records' estimates */
         mt_live_read(&head.live, &head.peak);
     mt_fmt_prof_report_begin(&o, &head);
-    mt_prof_say_recording(&o);
+    mt_describe_recording(&o);
     for (size_t i = n; i-- > 0;)
         mt_prof_print_entry(&o, i + 1, top[i], false);
     if (mt_pprof_out_every_report())
