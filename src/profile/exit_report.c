@@ -144,7 +144,7 @@ static void exit_report_locked(pid_t pid)
     uint64_t at = mt_atomic_load_relaxed(&mt_site_peak_ns);
     mt_out o;
     bool own;
-    mt_report_open(&o, &own);
+    mt_profiler_output_open(&o, &own);
     mt_fmt_prof_exit head = { .pid = (int)pid, .parent = (int)mt_prof_parent,
                               .ms = mt_prof_ms(mt_os_now_ns()), .peak = peak,
                               .peak_ms = mt_prof_ms(at),
@@ -168,7 +168,7 @@ static void exit_report_locked(pid_t pid)
         mt_prof_write_pprof(MT_PPROF_AT_PEAK, &o);
     }
     mt_fmt_prof_exit_end(&o);
-    mt_report_close(&o, own);
+    mt_profiler_output_close(&o, own);
 }
 
 static mt_atomic(pid_t) exit_reported_by;
@@ -179,7 +179,7 @@ void mt_prof_exit_report(void *unused)
     pid_t pid = getpid();
     if (mt_atomic_exchange_acq_rel(&exit_reported_by, pid) == pid)
         return;
-    int cancel; /* as in mt_prof_report */
+    int cancel; /* as in mt_prof_running_report */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
     mt_prof_lock();

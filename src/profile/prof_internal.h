@@ -2,15 +2,17 @@
 /* What the profiler's files share (the profiler build's src/profile/, all
  * but profiler_off.c), and nothing outside the folder includes:
  *
- *   prof_state.c   the settings and the state the others share
- *   profiler.c     start-up, fork handlers, exit handler, memtrace_report
- *   reporter.c     the reporter thread, MEMTRACE_SIGNAL, pause and resume
- *   sites.c        the site table, its walk and the ranking; report_lock
- *   site_text.c    the sites' symbolized stacks
- *   reports.c      the reports while the program runs, the ranking's entries
- *   exit_report.c  the exit report, its top at the peak
- *   site_files.c   the folded files and the pprof profiles from the sites
- *   report_file.c  MEMTRACE_OUTPUT: where reports go
+ *   prof_state.c       the settings and the state the others share
+ *   profiler.c         start-up, fork handlers, exit handler, memtrace_report
+ *   reporter_thread.c  the thread that makes the running reports on time
+ *                      and on MEMTRACE_SIGNAL; pause and resume
+ *   sites.c            the site table, its walk and the ranking; report_lock
+ *   site_text.c        the sites' symbolized stacks
+ *   running_report.c   the running reports ("report N": periodic, on
+ *                      request, on signal), the ranking's entries
+ *   exit_report.c      the exit report, its top at the peak
+ *   site_files.c       the folded files and the pprof profiles from the sites
+ *   output_file.c      MEMTRACE_OUTPUT: where every report goes
  *
  * Every line they print is written by the formatter
  * (report/format_profile.h, report/format.h). Not profile/profiler.h, the
@@ -53,7 +55,7 @@ typedef struct {
 extern mt_prof_settings mt_prof_set;
 
 extern uint64_t mt_prof_start_ns; /* this process's start (a forked child's: the fork) */
-extern uint32_t mt_prof_reports;  /* printed in this process */
+extern uint32_t mt_prof_report_number; /* of the last running report in this process */
 extern pid_t mt_prof_parent;      /* of a forked child, else 0 */
 extern int mt_prof_exiting;       /* the exit report is done: print nothing more */
 /* The leak check's verdict for the blocks of stack ID (bytes by MT_LEAK_*
@@ -154,12 +156,12 @@ void mt_prof_heap_check(void);
  * cannot be symbolized. */
 const char *mt_prof_site_text(struct mt_prof_site *s, char **made, char *raw, size_t raw_size);
 
-/* ------------------------------------------------------------ reports.c */
+/* ------------------------------------------------------------ running_report.c */
 
-/* A report (WHY: MT_PROF_*), unless the exit report was made; a periodic
+/* A running report (WHY: MT_PROF_*), unless the exit report was made; a periodic
  * one only if a block was allocated or freed since the last. Takes the
  * lock, with cancellation disabled throughout. */
-void mt_prof_report(int why);
+void mt_prof_running_report(int why);
 /* The ranking's entry RANK: its lines, stack and all. Under the lock. */
 void mt_prof_print_entry(mt_out *o, size_t rank, struct mt_prof_site *s, bool since_start);
 
@@ -179,7 +181,7 @@ const char *mt_prof_write_folded(const char *path, uint64_t *peak_sum);
 /* The MEMTRACE_PPROF profile of WHEN, named in SAY. Under the lock. */
 void mt_prof_write_pprof(enum mt_pprof_when when, mt_out *say);
 
-/* ------------------------------------------------------------ report_file.c */
+/* ------------------------------------------------------------ output_file.c */
 
 /* PATTERN with %p, %e, %t, %% expanded (mt_path_expand), into OUT (SIZE
  * bytes); false, and OUT unusable, when the result does not fit. */
@@ -190,7 +192,7 @@ int mt_prof_open_file(const char *path, int flags);
 /* Whether an open of PATH failed because it is a symbolic link. */
 bool mt_prof_is_link(const char *path);
 
-/* ------------------------------------------------------------ reporter.c */
+/* ------------------------------------------------------------ reporter_thread.c */
 
 /* At start-up: the main thread watched, the reporter thread started if a
  * setting needs it, MEMTRACE_SIGNAL's handler installed. */

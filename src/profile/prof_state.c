@@ -32,7 +32,7 @@ static char folded_env[sizeof "MEMTRACE_FOLDED=" + MT_PROF_PATH_BYTES + 3];
 static const char *folded_child_template;
 
 uint64_t mt_prof_start_ns;
-uint32_t mt_prof_reports;
+uint32_t mt_prof_report_number;
 pid_t mt_prof_parent;
 int mt_prof_exiting;
 
@@ -79,6 +79,6 @@ void mt_prof_state_forked(pid_t parent, uint64_t now_ns)
 {
     mt_prof_parent = parent;
     mt_prof_start_ns = now_ns;
-    mt_prof_reports = 0;
+    mt_prof_report_number = 0;
     mt_prof_set.folded = folded_child_template;
 }

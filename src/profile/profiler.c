@@ -108,7 +108,7 @@ void mt_profiler_start(void)
 static void report_on_request(void *unused)
 {
     (void)unused;
-    mt_prof_report(MT_PROF_ON_REQUEST);
+    mt_prof_running_report(MT_PROF_ON_REQUEST);
 }
 
 /* On mt_own_stack: the caller may be a main thread with no room to grow. */
