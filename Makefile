@@ -83,9 +83,10 @@ LIB_LIBS   := $(PPROF_LIBS) $(RECORD_LIBS) $(shell pkg-config --libs libdw libun
 # profiler's reporting (src/profile/ but profiler_off.c, and its rows in the
 # formatter) and site totals, or the tracer's stand-in. site.h's inline
 # counters are the one place compiled differently (MEMTRACE_PROFILER).
-PROFILER_ONLY := src/profile/profiler.c src/profile/reporter.c src/profile/sites.c \
-                 src/profile/site_text.c src/profile/reports.c src/profile/exit_report.c \
-                 src/profile/site_files.c src/profile/report_file.c \
+PROFILER_ONLY := src/profile/profiler.c src/profile/prof_state.c src/profile/reporter_thread.c \
+                 src/profile/sites.c src/profile/site_text.c src/profile/running_report.c \
+                 src/profile/exit_report.c \
+                 src/profile/site_files.c src/profile/output_file.c \
                  src/report/format_profile.c src/store/site.c
 TRACER_ONLY   := src/profile/profiler_off.c
 COMMON_SRCS   := $(filter-out $(PROFILER_ONLY) $(TRACER_ONLY),$(wildcard src/*/*.c))

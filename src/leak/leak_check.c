@@ -31,7 +31,6 @@
 #include "profile/profiler.h"
 #include "report/describe.h"
 #include "report/format.h"
-#include "report/recording_line.h"
 #include "scan/leak_gather.h"
 #include "scan/leak_scan.h"
 #include "store/live_table.h"
@@ -212,10 +211,10 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
     };
     mt_out o;
     bool own;
-    mt_report_open(&o, &own);
+    mt_profiler_output_open(&o, &own);
     /* Blocks allocated while recording was off are not in the scan: say so
      * first, the summary line stays last. */
-    mt_recording_say(&o);
+    mt_describe_recording(&o);
     /* Sample mode: what the verdicts can and cannot say, before them. */
     if (mt_cfg.sample)
         mt_out_printf(&o,
@@ -225,7 +224,7 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
                       "held by unsampled blocks\n",
                       (unsigned long)mt_cfg.sample);
     uint64_t lost = mt_leak_report(&o, &in);
-    mt_report_close(&o, own);
+    mt_profiler_output_close(&o, own);
     if (sup)
         munmap(sup, MT_SUPPRESSIONS_MAX * sizeof *sup);
     return lost;

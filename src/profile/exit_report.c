@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
+#include "report/describe.h"
 
 #include <pthread.h>
 #include <stdio.h> /* snprintf only: no stdio streams */
@@ -143,7 +144,7 @@ static void exit_report_locked(pid_t pid)
     uint64_t at = mt_atomic_load_relaxed(&mt_site_peak_ns);
     mt_out o;
     bool own;
-    mt_report_open(&o, &own);
+    mt_profiler_output_open(&o, &own);
     mt_fmt_prof_exit head = { .pid = (int)pid, .parent = (int)mt_prof_parent,
                               .ms = mt_prof_ms(mt_os_now_ns()), .peak = peak,
                               .peak_ms = mt_prof_ms(at),
@@ -153,7 +154,7 @@ static void exit_report_locked(pid_t pid)
     if (mt_sample_rate) /* the totals exact, not the records' estimates; the time the latter's */
         mt_live_read(&head.live, &head.peak);
     mt_fmt_prof_exit_begin(&o, &head);
-    mt_prof_say_recording(&o);
+    mt_describe_recording(&o);
     if (count > shown)
         mt_fmt_prof_exit_more(&o, mt_prof_set.top_by, count - shown, &rest, mt_prof_set.exit_top,
                               ranked != NULL);
@@ -167,7 +168,7 @@ static void exit_report_locked(pid_t pid)
         mt_prof_write_pprof(MT_PPROF_AT_PEAK, &o);
     }
     mt_fmt_prof_exit_end(&o);
-    mt_report_close(&o, own);
+    mt_profiler_output_close(&o, own);
 }
 
 static mt_atomic(pid_t) exit_reported_by;
@@ -178,7 +179,7 @@ void mt_prof_exit_report(void *unused)
     pid_t pid = getpid();
     if (mt_atomic_exchange_acq_rel(&exit_reported_by, pid) == pid)
         return;
-    int cancel; /* as in mt_prof_report */
+    int cancel; /* as in mt_prof_running_report */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     int was = mt_enter();
     mt_prof_lock();

@@ -2,14 +2,17 @@
 /* What the profiler's files share (the profiler build's src/profile/, all
  * but profiler_off.c), and nothing outside the folder includes:
  *
- *   profiler.c     settings, start-up, fork handlers, memtrace_report
- *   reporter.c     the reporter thread, MEMTRACE_SIGNAL, pause and resume
- *   sites.c        the site table, its walk and the ranking; report_lock
- *   site_text.c    the sites' symbolized stacks
- *   reports.c      the reports while the program runs, the ranking's entries
- *   exit_report.c  the exit report, its top at the peak
- *   site_files.c   the folded files and the pprof profiles from the sites
- *   report_file.c  MEMTRACE_OUTPUT: where reports go
+ *   prof_state.c       the settings and the state the others share
+ *   profiler.c         start-up, fork handlers, exit handler, memtrace_report
+ *   reporter_thread.c  the thread that makes the running reports on time
+ *                      and on MEMTRACE_SIGNAL; pause and resume
+ *   sites.c            the site table, its walk and the ranking; report_lock
+ *   site_text.c        the sites' symbolized stacks
+ *   running_report.c   the running reports ("report N": periodic, on
+ *                      request, on signal), the ranking's entries
+ *   exit_report.c      the exit report, its top at the peak
+ *   site_files.c       the folded files and the pprof profiles from the sites
+ *   output_file.c      MEMTRACE_OUTPUT: where every report goes
  *
  * Every line they print is written by the formatter
  * (report/format_profile.h, report/format.h). Not profile/profiler.h, the
@@ -30,13 +33,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <ucontext.h>
 
 /* Paths, expanded or not, are at most MT_PROF_PATH_BYTES - 1 bytes. */
 #define MT_PROF_PATH_BYTES 4096
 
-/* ------------------------------------------------------------ profiler.c */
+/* ------------------------------------------------------------ prof_state.c */
 
-/* The settings, read once in mt_profiler_start; the templates are copies
+/* The settings, read once at start-up (mt_prof_load_settings); the templates are copies
  * (the program may rewrite its environment and argv later). */
 typedef struct {
     long interval_ms;   /* MEMTRACE_INTERVAL_MS, 0 = no periodic report */
@@ -51,21 +55,28 @@ typedef struct {
 extern mt_prof_settings mt_prof_set;
 
 extern uint64_t mt_prof_start_ns; /* this process's start (a forked child's: the fork) */
-extern uint32_t mt_prof_reports;  /* printed in this process */
+extern uint32_t mt_prof_report_number; /* of the last running report in this process */
 extern pid_t mt_prof_parent;      /* of a forked child, else 0 */
 extern int mt_prof_exiting;       /* the exit report is done: print nothing more */
 /* The leak check's verdict for the blocks of stack ID (bytes by MT_LEAK_*
  * in CLS), false when there is none (mt_profiler_set_leak_hooks). */
 bool mt_prof_leak_classes(mt_stack_id id, uint64_t cls[4]);
+/* The leak check's run at exit, if it registered its hooks (profiler.h's
+ * mt_leak_hooks: UC and STACK_FROM are the exit handler's). */
+void mt_prof_leak_run(const ucontext_t *uc, uintptr_t stack_from);
+
+/* Reads the settings into mt_prof_set (warning once on a bad value), and
+ * MEMTRACE_FOLDED's template for the processes this one starts. */
+void mt_prof_load_settings(void);
+/* In a forked child: PARENT's child, started at NOW_NS; its report count
+ * starts over and its folded files are its own. */
+void mt_prof_state_forked(pid_t parent, uint64_t now_ns);
 
 /* Milliseconds from the process's start to NS (0 before it). */
 static inline uint64_t mt_prof_ms(uint64_t ns)
 {
     return ns > mt_prof_start_ns ? (ns - mt_prof_start_ns) / 1000000 : 0;
 }
-
-/* The recording line that follows a report's first line (recording.h). */
-void mt_prof_say_recording(mt_out *o);
 
 /* ------------------------------------------------------------ sites.c */
 
@@ -145,12 +156,12 @@ void mt_prof_heap_check(void);
  * cannot be symbolized. */
 const char *mt_prof_site_text(struct mt_prof_site *s, char **made, char *raw, size_t raw_size);
 
-/* ------------------------------------------------------------ reports.c */
+/* ------------------------------------------------------------ running_report.c */
 
-/* A report (WHY: MT_PROF_*), unless the exit report was made; a periodic
+/* A running report (WHY: MT_PROF_*), unless the exit report was made; a periodic
  * one only if a block was allocated or freed since the last. Takes the
  * lock, with cancellation disabled throughout. */
-void mt_prof_report(int why);
+void mt_prof_running_report(int why);
 /* The ranking's entry RANK: its lines, stack and all. Under the lock. */
 void mt_prof_print_entry(mt_out *o, size_t rank, struct mt_prof_site *s, bool since_start);
 
@@ -170,7 +181,7 @@ const char *mt_prof_write_folded(const char *path, uint64_t *peak_sum);
 /* The MEMTRACE_PPROF profile of WHEN, named in SAY. Under the lock. */
 void mt_prof_write_pprof(enum mt_pprof_when when, mt_out *say);
 
-/* ------------------------------------------------------------ report_file.c */
+/* ------------------------------------------------------------ output_file.c */
 
 /* PATTERN with %p, %e, %t, %% expanded (mt_path_expand), into OUT (SIZE
  * bytes); false, and OUT unusable, when the result does not fit. */
@@ -181,7 +192,7 @@ int mt_prof_open_file(const char *path, int flags);
 /* Whether an open of PATH failed because it is a symbolic link. */
 bool mt_prof_is_link(const char *path);
 
-/* ------------------------------------------------------------ reporter.c */
+/* ------------------------------------------------------------ reporter_thread.c */
 
 /* At start-up: the main thread watched, the reporter thread started if a
  * setting needs it, MEMTRACE_SIGNAL's handler installed. */

@@ -4,9 +4,9 @@
  * sites by live bytes, allocations or temporary allocations (MEMTRACE_TOP_BY)
  * every MEMTRACE_INTERVAL_MS, on memtrace_report() and on MEMTRACE_SIGNAL; at
  * exit the peak and the leaks, and MEMTRACE_FOLDED files (the `.peak` one
- * from site.c's exact snapshot at the peak). This file holds the settings,
- * start-up, the fork handlers and memtrace_report; prof_internal.h says
- * which file of the folder does the rest.
+ * from site.c's exact snapshot at the peak). This file holds start-up,
+ * the fork handlers, the exit handler and memtrace_report; prof_internal.h
+ * says which file of the folder does the rest.
  *
  * Every function of the folder that reports runs inside memtrace
  * (mt_enter), so its own allocations (the site table, cached stack texts,
@@ -18,69 +18,22 @@
 #include "profile/profiler.h"
 #include "profile/prof_internal.h"
 
-#include "base/children_env.h"
 #include "base/common.h"
-#include "base/config.h"
 #include "base/lock.h"
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/real.h"
-#include "report/pprof_out.h"
-#include "report/recording_line.h"
 #include "store/site.h"
 
 #define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */
 #include "../../include/memtrace.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <stdio.h> /* snprintf only: no stdio streams */
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
-
-mt_prof_settings mt_prof_set = {
-    .interval_ms = 1000,
-    .top = 10,
-    .exit_top = 1000,
-    .top_by = MT_TOP_BY_LIVE,
-};
-
-/* The strings the settings need, copied at start-up: the program may
- * rewrite its environment and argv (setproctitle) or clear its environment
- * later, so nothing here points into them. */
-static char output_copy[MT_PROF_PATH_BYTES], folded_copy[MT_PROF_PATH_BYTES];
-/* MEMTRACE_FOLDED as the processes this one starts see it (see
- * pass_on_setting): "NAME=" and the template. */
-static char folded_env[sizeof "MEMTRACE_FOLDED=" + MT_PROF_PATH_BYTES + 3];
-static const char *folded_child_template;
-
-uint64_t mt_prof_start_ns;
-uint32_t mt_prof_reports;
-pid_t mt_prof_parent;
-int mt_prof_exiting;
-
-/* Set once at start-up, before the exit report can run. */
-static const mt_leak_hooks *leak_hooks;
-
-void mt_profiler_set_leak_hooks(const mt_leak_hooks *hooks)
-{
-    leak_hooks = hooks;
-}
-
-bool mt_prof_leak_classes(mt_stack_id id, uint64_t cls[4])
-{
-    return leak_hooks && leak_hooks->classes(id, cls);
-}
-
-/* Here, so that runtime/ (which includes this folder's header) is included
- * by this one file of the folder. */
-void mt_prof_say_recording(mt_out *o)
-{
-    mt_recording_say(o);
-}
 
 /* ------------------------------------------------------------ fork */
 
@@ -110,7 +63,7 @@ static void fork_parent(void)
 /* The child reports its own heap (a copy of its parent's at the fork) from
  * its own start: report numbers, clock and peak start over, the output
  * path is expanded again and the folded files are its own (PATH.PID, see
- * pass_on_setting); the interval counts since the parent's last report. */
+ * mt_children_pass_on); the interval counts since the parent's last report. */
 static void fork_child(void)
 {
     bool took = fork_took_report_lock;
@@ -119,36 +72,13 @@ static void fork_child(void)
     else /* this thread's interrupted code holds it: under the child's token now */
         mt_lock_adopt_in_child(&mt_prof_report_lock);
     int was = mt_enter();
-    mt_prof_parent = forking_pid;
-    mt_prof_start_ns = mt_os_now_ns();
-    mt_prof_reports = 0;
+    mt_prof_state_forked(forking_pid, mt_os_now_ns());
     mt_site_restart_peak(mt_prof_start_ns);
-    mt_prof_set.folded = folded_child_template;
     mt_prof_reporter_forked();
     mt_leave(was);
 }
 
 /* ------------------------------------------------------------ start */
-
-static void load_settings(void)
-{
-    mt_profiler_config c;
-    mt_config_profiler(&c);
-    mt_prof_set.interval_ms = c.interval_ms;
-    mt_prof_set.top = c.top;
-    mt_prof_set.exit_top = c.exit_top;
-    mt_prof_set.top_by = c.top_by;
-    mt_prof_set.output =
-        mt_setting_path(MT_SET_OUTPUT, output_copy, sizeof output_copy, "reporting on stderr");
-    mt_prof_set.folded =
-        mt_setting_path(MT_SET_FOLDED, folded_copy, sizeof folded_copy, "no folded files");
-    folded_child_template = mt_children_pass_on("MEMTRACE_FOLDED", mt_prof_set.folded,
-                                                folded_env, sizeof folded_env);
-    mt_pprof_out_start(true);
-    snprintf(mt_prof_set.program, sizeof mt_prof_set.program, "%s",
-             program_invocation_short_name);
-    mt_prof_set.signal = mt_config_signal(MT_SET_SIGNAL, "no signal asks for a report");
-}
 
 /* The registered exit handler: with MEMTRACE_LEAK_CHECK=1, the leak
  * verdict first (it stops every other thread, so before the report's lock),
@@ -159,8 +89,7 @@ static void exit_report_entry(void)
     ucontext_t uc;
     if (getcontext(&uc) != 0)
         memset(&uc, 0, sizeof uc);
-    if (leak_hooks)
-        leak_hooks->run(&uc, (uintptr_t)__builtin_frame_address(0));
+    mt_prof_leak_run(&uc, (uintptr_t)__builtin_frame_address(0));
     mt_os_on_stack(&mt_own_stack, mt_prof_exit_report, NULL);
 }
 
@@ -168,7 +97,7 @@ void mt_profiler_start(void)
 {
     int was = mt_enter();
     mt_prof_start_ns = mt_os_now_ns();
-    load_settings();
+    mt_prof_load_settings();
     mt_prof_reserve_sites();
     mt_prof_reporter_init();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -179,7 +108,7 @@ void mt_profiler_start(void)
 static void report_on_request(void *unused)
 {
     (void)unused;
-    mt_prof_report(MT_PROF_ON_REQUEST);
+    mt_prof_running_report(MT_PROF_ON_REQUEST);
 }
 
 /* On mt_own_stack: the caller may be a main thread with no room to grow. */

@@ -25,11 +25,12 @@ void mt_profiler_start(void);
 bool mt_profiler_pause(void);
 void mt_profiler_resume(void);
 
-/* Where the reports made at exit go (the leak check's too): the file
- * MEMTRACE_OUTPUT names in the profiler build, memtrace's stderr
- * (mt_err_fd) otherwise. *OWN: close with mt_report_close. */
-void mt_report_open(mt_out *o, bool *own);
-void mt_report_close(mt_out *o, bool own);
+/* The output: where the profiler's reports and the leak report at exit
+ * go, the file MEMTRACE_OUTPUT names (the profiler build only), else
+ * memtrace's stderr (mt_err_fd). *OWN: close with
+ * mt_profiler_output_close. */
+void mt_profiler_output_open(mt_out *o, bool *own);
+void mt_profiler_output_close(mt_out *o, bool own);
 
 /* The leak check's verdict for the profiler's exit report, registered by
  * leak_check.c when MEMTRACE_LEAK_CHECK=1 (hooks, so that the profiler does

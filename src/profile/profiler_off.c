@@ -57,13 +57,13 @@ void mt_profiler_resume(void)
 {
 }
 
-void mt_report_open(mt_out *o, bool *own)
+void mt_profiler_output_open(mt_out *o, bool *own)
 {
     *own = false;
     mt_out_init(o, mt_err_fd());
 }
 
-void mt_report_close(mt_out *o, bool own)
+void mt_profiler_output_close(mt_out *o, bool own)
 {
     (void)own;
     mt_out_flush(o);

@@ -96,7 +96,7 @@ void mt_prof_write_pprof(enum mt_pprof_when when, mt_out *say)
     if (when == MT_PPROF_AT_PEAK) {
         struct peak_profile pp = { mt_pprof_out_new(false) };
         mt_site_peak_foreach(add_peak_site, &pp);
-        mt_pprof_out_write(pp.p, when, mt_prof_reports, say,
+        mt_pprof_out_write(pp.p, when, mt_prof_report_number, say,
                            (int64_t)(mt_os_now_ns() - mt_prof_start_ns));
         return;
     }
@@ -112,6 +112,6 @@ void mt_prof_write_pprof(enum mt_pprof_when when, mt_out *say)
             p = NULL;
         }
     }
-    mt_pprof_out_write(p, when, mt_prof_reports, say,
+    mt_pprof_out_write(p, when, mt_prof_report_number, say,
                        (int64_t)(mt_os_now_ns() - mt_prof_start_ns));
 }

@@ -7,6 +7,7 @@
  * mode's exit report (describe.h), whose stacks are written the same way. */
 #include "report/describe.h"
 
+#include "base/atomic.h"
 #include "base/common.h"
 #include "base/config.h"
 #include "base/os.h"
@@ -15,9 +16,9 @@
 #include "capture/capture.h"
 #include "capture/real.h"
 #include "report/format.h"
-#include "report/recording_line.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
+#include "store/recording_words.h"
 #include "store/stack_bounds.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
@@ -49,6 +50,20 @@ void mt_describe_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned
         mt_fmt_raw_stack(out, frames, depth);
     }
     mt_sym_self_unlock();
+}
+
+void mt_describe_recording(mt_out *out)
+{
+    const mt_recording_words *w = &mt_recording_state;
+    mt_fmt_recording_state r = {
+        .on = mt_atomic_load_acquire(&w->on) != 0,
+        .ever_off = mt_atomic_load_relaxed(&w->ever_off) != 0,
+        .seq = mt_atomic_load_relaxed(&w->seq),
+        .sec = mt_atomic_load_relaxed(&w->sec),
+        .attached = (mt_atomic_load_relaxed(&w->ever_off) & MT_REC_ATTACHED) != 0,
+        .detached = (mt_atomic_load_relaxed(&w->ever_off) & MT_REC_DETACHED) != 0,
+    };
+    mt_fmt_recording(out, &r);
 }
 
 mt_fmt_thread mt_describe_thread(uint32_t number)
@@ -222,7 +237,7 @@ static void print_trace_on_stack(void *ptr)
     mt_out out;
     mt_out_init(&out, 2);
     describe(ptr, &out);
-    mt_recording_say(&out);
+    mt_describe_recording(&out);
     mt_out_flush(&out);
 }
 

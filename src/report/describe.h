@@ -21,6 +21,13 @@ void mt_describe_check_report(void);
  * it cannot be had). Call inside memtrace (mt_enter). */
 void mt_describe_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned depth);
 
+/* The recording line: since when memtrace records, or since when it has
+ * been off (format.h's mt_fmt_recording), from the recording words
+ * (store/recording_words.h), if recording was ever off; nothing otherwise.
+ * Ends every answer and report made in the process. Reads the words
+ * without a lock (a toggle racing it shows either side). */
+void mt_describe_recording(mt_out *out);
+
 /* Thread NUMBER with its name, and the frames of stack ID, as the
  * formatter takes them. */
 mt_fmt_thread mt_describe_thread(uint32_t number);

@@ -73,7 +73,7 @@ void mt_fmt_prof_site_tail(mt_out *out, const mt_fmt_prof_site *s, bool at_peak)
                       (unsigned long)s->peak_bytes, (unsigned long)s->peak_blocks);
 }
 
-/* ------------------------------------------------------------ reports */
+/* ------------------------------------------------------------ running reports */
 
 /* How the sites are ordered, for the headers; "" for live bytes, whose
  * headers stay as they always were. */
@@ -112,7 +112,7 @@ static void put_sampled(mt_out *out)
                       (unsigned long)mt_sample_rate, (unsigned long)MT_LIVE_FLUSH);
 }
 
-void mt_fmt_prof_report_begin(mt_out *out, const mt_fmt_prof_report *r)
+void mt_fmt_prof_running_begin(mt_out *out, const mt_fmt_prof_running *r)
 {
     static const char *const why_name[] = { "periodic", "on request", "signal" };
     mt_out_printf(out, "memtrace: report %u (%s), pid %d, at ", r->number, why_name[r->why],
@@ -124,7 +124,7 @@ void mt_fmt_prof_report_begin(mt_out *out, const mt_fmt_prof_report *r)
     put_sampled(out);
 }
 
-void mt_fmt_prof_report_end(mt_out *out, unsigned number)
+void mt_fmt_prof_running_end(mt_out *out, unsigned number)
 {
     mt_out_printf(out, "memtrace: end of report %u\n", number);
 }

@@ -53,7 +53,7 @@ void mt_fmt_prof_site_head(mt_out *out, size_t rank, const mt_fmt_prof_site *s,
  * line), and "  at the peak: B bytes live in K blocks" with AT_PEAK. */
 void mt_fmt_prof_site_tail(mt_out *out, const mt_fmt_prof_site *s, bool at_peak);
 
-/* ------------------------------------------------------------ reports */
+/* ------------------------------------------------------------ running reports */
 
 /* Why a report was made. */
 enum { MT_PROF_PERIODIC, MT_PROF_ON_REQUEST, MT_PROF_ON_SIGNAL };
@@ -67,14 +67,14 @@ typedef struct {
     size_t sites;    /* holding memory */
     size_t shown;    /* entries that follow */
     int top_by;
-} mt_fmt_prof_report;
+} mt_fmt_prof_running;
 
 /* "memtrace: report N (periodic|on request|signal), pid P, at S.MMM s: L
  * bytes live at K sites, peak B bytes; top N sites[ by ...], largest|most
  * last"; the entries follow, largest last. */
-void mt_fmt_prof_report_begin(mt_out *out, const mt_fmt_prof_report *r);
+void mt_fmt_prof_running_begin(mt_out *out, const mt_fmt_prof_running *r);
 /* "memtrace: end of report N". */
-void mt_fmt_prof_report_end(mt_out *out, unsigned number);
+void mt_fmt_prof_running_end(mt_out *out, unsigned number);
 
 /* ------------------------------------------------------------ exit */
 

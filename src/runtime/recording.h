@@ -3,7 +3,7 @@
  * memtrace_set_recording turn recording on and off (the phase READY <->
  * PAUSED, real.h), and remember since when it records (the words,
  * store/recording_words.h), for every answer and report to say
- * (report/recording_line.h). */
+ * (report/describe.h). */
 #ifndef MT_RECORDING_H
 #define MT_RECORDING_H
 

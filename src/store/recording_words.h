@@ -2,7 +2,7 @@
 /* The recording words: since when memtrace records, kept where every
  * layer that says so can read them. runtime/recording.c turns recording on
  * and off and writes them, runtime/attach.c adds its bits, the recording
- * line (report/recording_line.h) reads them, and memtrace_state's
+ * line (report/describe.h) reads them, and memtrace_state's
  * recording field points here for a debugger (runtime/descriptor.c). */
 #ifndef MT_RECORDING_WORDS_H
 #define MT_RECORDING_WORDS_H

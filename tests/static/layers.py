@@ -172,9 +172,6 @@ PAIRS_PENDING = {
     ("symbolize/sym_state", "symbolize/sym_tail"),
     ("timeline/emit", "timeline/writer"),
     ("timeline/ring", "timeline/writer"),
-    ("profile/exit_report", "profile/profiler"),
-    ("profile/profiler", "profile/reporter"),
-    ("profile/profiler", "profile/reports"),
 }
 
 

@@ -62,18 +62,18 @@ Test(format_profile, site_entry)
 
 Test(format_profile, report_lines)
 {
-    mt_fmt_prof_report r = { .number = 3, .why = MT_PROF_ON_SIGNAL, .pid = 42, .ms = 1005,
-                             .live = 300, .peak = 900, .sites = 5, .shown = 2,
-                             .top_by = MT_TOP_BY_TEMPORARY };
-    mt_fmt_prof_report_begin(&out, &r);
-    mt_fmt_prof_report_end(&out, 3);
+    mt_fmt_prof_running r = { .number = 3, .why = MT_PROF_ON_SIGNAL, .pid = 42, .ms = 1005,
+                              .live = 300, .peak = 900, .sites = 5, .shown = 2,
+                              .top_by = MT_TOP_BY_TEMPORARY };
+    mt_fmt_prof_running_begin(&out, &r);
+    mt_fmt_prof_running_end(&out, 3);
     cr_assert_str_eq(written(),
                      "memtrace: report 3 (signal), pid 42, at 1.005 s: 300 bytes live at 5 "
                      "sites, peak 900 bytes; top 2 sites by temporary allocations since last "
                      "report, most last\n"
                      "memtrace: end of report 3\n");
     r.why = MT_PROF_PERIODIC, r.top_by = MT_TOP_BY_LIVE, r.ms = 20;
-    mt_fmt_prof_report_begin(&out, &r);
+    mt_fmt_prof_running_begin(&out, &r);
     cr_assert_str_eq(written(),
                      "memtrace: report 3 (periodic), pid 42, at 0.020 s: 300 bytes live at 5 "
                      "sites, peak 900 bytes; top 2 sites, largest last\n");

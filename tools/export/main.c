@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 /* The output files are created 0600 (before the umask), as the library's
- * are (src/profile/report_file.c): they hold the program's command line,
+ * are (src/profile/output_file.c): they hold the program's command line,
  * functions and sources, the recording's owner's business. The last
  * component of PATH is never followed if it is a symbolic link
  * (O_NOFOLLOW): a link planted at a predictable name (REC.json) in a shared

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The reports made while the program runs (every MEMTRACE_INTERVAL_MS, on
- * memtrace_report, on MEMTRACE_SIGNAL): the top MEMTRACE_TOP sites by
- * MEMTRACE_TOP_BY since the last report, largest last; and the ranking's
- * entries, which the exit report shares. */
+/* The running reports, "memtrace: report N", made while the program runs
+ * (every MEMTRACE_INTERVAL_MS, on memtrace_report, on MEMTRACE_SIGNAL): the
+ * top MEMTRACE_TOP sites by MEMTRACE_TOP_BY since the last report, largest
+ * last; and the ranking's entries, which the exit report shares. */
 #include "profile/prof_internal.h"
 #include "profile/profiler.h"
 
@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
+#include "report/describe.h"
 #include "tags/tags_out.h"
 
 #include <pthread.h>
@@ -53,22 +54,23 @@ static void report_locked(int why)
         mt_prof_largest(mt_prof_set.top_by, (size_t)mt_prof_set.top, false, &n);
     mt_out o;
     bool own;
-    mt_report_open(&o, &own);
-    mt_fmt_prof_report head = { .number = ++mt_prof_reports, .why = why, .pid = (int)getpid(),
-                                .ms = mt_prof_ms(mt_os_now_ns()), .live = total, .peak = peak,
-                                .sites = w.nlive, .shown = n, .top_by = mt_prof_set.top_by };
+    mt_profiler_output_open(&o, &own);
+    mt_fmt_prof_running head = { .number = ++mt_prof_report_number, .why = why,
+                                 .pid = (int)getpid(), .ms = mt_prof_ms(mt_os_now_ns()),
+                                 .live = total, .peak = peak, .sites = w.nlive, .shown = n,
+                                 .top_by = mt_prof_set.top_by };
     if (mt_sample_rate) /* the totals exact, not the records' estimates */
         mt_live_read(&head.live, &head.peak);
-    mt_fmt_prof_report_begin(&o, &head);
-    mt_prof_say_recording(&o);
+    mt_fmt_prof_running_begin(&o, &head);
+    mt_describe_recording(&o);
     for (size_t i = n; i-- > 0;)
         mt_prof_print_entry(&o, i + 1, top[i], false);
     if (mt_pprof_out_every_report())
         mt_prof_write_pprof(MT_PPROF_AT_REPORT, &o);
     if (why != MT_PROF_PERIODIC && mt_tags_out_enabled())
-        mt_tags_out_write(mt_prof_reports);
-    mt_fmt_prof_report_end(&o, mt_prof_reports);
-    mt_report_close(&o, own);
+        mt_tags_out_write(mt_prof_report_number);
+    mt_fmt_prof_running_end(&o, mt_prof_report_number);
+    mt_profiler_output_close(&o, own);
     for (size_t i = 0; i < mt_prof_nsites; i++)
         mt_prof_sites[i].last = mt_prof_sites[i].now;
     events_at_last_report = w.events;
@@ -79,7 +81,7 @@ static void report_locked(int why)
  * cancellation points, and a thread cancelled inside a report would leave
  * the locks held for good. A cancel that arrives meanwhile stays pending and
  * acts at the thread's next cancellation point in the program. */
-void mt_prof_report(int why)
+void mt_prof_running_report(int why)
 {
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);

@@ -93,7 +93,7 @@ static int open_output(bool *own)
     return fd;
 }
 
-void mt_report_open(mt_out *o, bool *own)
+void mt_profiler_output_open(mt_out *o, bool *own)
 {
     mt_out_init(o, open_output(own));
     if (*own)
@@ -103,7 +103,7 @@ void mt_report_open(mt_out *o, bool *own)
 /* A report that could not be written to the MEMTRACE_OUTPUT file went on
  * on stderr (mt_out_fall_back, which said so once); later ones go there
  * directly, as after a failed open. */
-void mt_report_close(mt_out *o, bool own)
+void mt_profiler_output_close(mt_out *o, bool own)
 {
     mt_out_flush(o);
     if (!own)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The reporter thread: periodic reports every MEMTRACE_INTERVAL_MS and the
- * reports MEMTRACE_SIGNAL asks for, and the end of a program whose main
+/* The reporter thread: the running reports due every MEMTRACE_INTERVAL_MS
+ * and those MEMTRACE_SIGNAL asks for, and the end of a program whose main
  * thread called pthread_exit. It is memtrace's, not the program's, and
  * must never change what the program sees of its own threads:
  *
@@ -135,10 +135,10 @@ static void *reporter_main(void *arg)
         if (mt_atomic_load_acquire(&reporter_stop))
             break;
         if (mt_atomic_exchange_relaxed(&signal_pending, 0))
-            mt_prof_report(MT_PROF_ON_SIGNAL);
+            mt_prof_running_report(MT_PROF_ON_SIGNAL);
         now = mt_os_now_ns();
         if (interval && now >= due) {
-            mt_prof_report(MT_PROF_PERIODIC);
+            mt_prof_running_report(MT_PROF_PERIODIC);
             due += interval;
             if (due <= now)
                 due = now + interval;
