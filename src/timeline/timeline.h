@@ -4,7 +4,7 @@
  * `memtrace export` and `memtrace view` (record_format.h says how).
  *
  * The hot path only appends a fixed-size record to the calling thread's
- * ring (ring.c: no lock, no line written by another thread but the
+ * ring (append.c: no lock, no line written by another thread but the
  * writer's read position); a writer thread of memtrace's (writer.c) drains
  * the rings, culls the temporary blocks (cull.c), codes the records and
  * writes compressed blocks. The recording follows memtrace's own on and

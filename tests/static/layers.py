@@ -170,8 +170,6 @@ PAIRS_PENDING = {
     ("symbolize/sym_modules", "symbolize/sym_state"),
     ("symbolize/sym_scopes", "symbolize/sym_state"),
     ("symbolize/sym_state", "symbolize/sym_tail"),
-    ("timeline/emit", "timeline/writer"),
-    ("timeline/ring", "timeline/writer"),
     ("profile/exit_report", "profile/profiler"),
     ("profile/profiler", "profile/reporter"),
     ("profile/profiler", "profile/reports"),
