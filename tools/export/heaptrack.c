@@ -347,6 +347,153 @@ typedef struct {
     uint64_t addr, kind; /* addr 0: empty */
 } live;
 
+/* Whether R's culled blocks, a line pair each in the file, stay within
+ * EXPORT_CULLED_MAX: bounded before anything is written (a damaged or
+ * crafted count of 2^40 would write for days). */
+static bool culled_bounded(const rec_file *r)
+{
+    uint64_t culled = 0;
+    for (size_t i = 0; i < r->nev; i++)
+        if ((r->ev[i].thread_kind & 0xff) == EV_CULLED &&
+            (culled += r->ev[i].addr) > EXPORT_CULLED_MAX) {
+            fprintf(stderr, "memtrace export: %s: its culled blocks exceed %llu, the heaptrack "
+                            "export's bound (a damaged recording?); --json reads it\n",
+                    r->path, (unsigned long long)EXPORT_CULLED_MAX);
+            return false;
+        }
+    return true;
+}
+
+/* S writing to a new file at PATH, through gzip (GZ) or zstd; false when
+ * it cannot be created (said). */
+static bool sink_open(sink *s, const char *path, bool gz)
+{
+    int fd = export_open(path);
+    if (fd < 0)
+        return false;
+    if (gz)
+        s->gz = gzdopen(fd, "wb6");
+    else if ((s->f = fdopen(fd, "wb"))) {
+        s->z = ZSTD_createCCtx();
+        s->zcap = ZSTD_CStreamOutSize();
+        s->zout = rec_xrealloc(NULL, s->zcap);
+    }
+    if (!s->gz && !s->f)
+        die_oom();
+    return true;
+}
+
+/* Writes out what S holds and closes its file; false when a write failed
+ * (said). */
+static bool sink_close(sink *s, const char *path)
+{
+    flush(s);
+    if (s->gz && gzclose(s->gz) != Z_OK)
+        s->failed = true;
+    if (s->z) {
+        zflush(s, ZSTD_e_end);
+        if (fclose(s->f) != 0)
+            s->failed = true;
+    }
+    if (s->failed)
+        fprintf(stderr, "memtrace-export: %s: a write failed\n", path);
+    return !s->failed;
+}
+
+/* The events' state as they are written. */
+typedef struct {
+    sink *s;
+    defs d;
+    /* Live block address -> its kind + 1 | its alias << ALIAS_SHIFT. */
+    map lv;
+    latest_kinds lk;
+    uint64_t owed, owed_alias; /* culled frees written after the next "-" */
+    /* Culled blocks written ahead of their K record, by stack id + 1: the
+     * latest allocation a G record names, which made the free after it
+     * temporary (its line goes right before that free's, its free right
+     * after; its K record then writes one block fewer). */
+    map borrowed;
+    uint64_t prev_plus; /* the number of a "+" line just written, else MAX */
+} stream;
+
+/* A K record E: TEMPS of its COUNT blocks were temporary allocations:
+ * those as "+ k" "- k" pairs, which heaptrack_print counts so; the others
+ * under an alias no live block has, their allocations before the pairs
+ * and their frees after them (with no pair, after the stream's next "-"),
+ * where the latest kind is cleared. */
+static void write_culled(stream *st, const rec_event *e, uint64_t temps)
+{
+    sink *s = st->s;
+    uint64_t count = e->addr;
+    uint64_t *lent = slot(&st->borrowed, (uint64_t)e->stack + 1);
+    uint64_t m = *lent < count ? *lent : count;
+    *lent -= m;
+    count -= m; /* the others first: a lent block's free was not temporary */
+    temps = temps < count ? temps : count;
+    uint64_t each = count ? e->size / count : 0;
+    uint64_t kd = kind(&st->d, each, e->stack);
+    uint64_t last = count ? kind(&st->d, e->size - each * (count - 1), e->stack) : kd;
+    uint64_t others = count - temps, untemp = alias_of(&st->d, kd, ALIAS_CULLED);
+    for (uint64_t j = 0; j < others; j++)
+        out(s, "+ %lx\n", (unsigned long)untemp);
+    if (temps > 1) {
+        char pair[48];
+        int n = snprintf(pair, sizeof pair, "+ %lx\n- %lx\n", (unsigned long)kd,
+                         (unsigned long)kd);
+        for (uint64_t left = temps - 1; left; left--) {
+            if (s->len + (size_t)n > sizeof s->buf)
+                flush(s);
+            memcpy(s->buf + s->len, pair, (size_t)n);
+            s->len += (size_t)n;
+        }
+    }
+    if (temps)
+        out(s, "+ %lx\n- %lx\n", (unsigned long)last, (unsigned long)last);
+    if (temps) {
+        for (uint64_t j = 0; j < others; j++)
+            out(s, "- %lx\n", (unsigned long)untemp);
+    } else {
+        owe_frees(s, &st->owed, &st->owed_alias, untemp, others);
+    }
+    if (count)
+        st->prev_plus = temps || !others || st->owed_alias != untemp ? UINT64_MAX : untemp;
+}
+
+/* Event I of R, an allocation or a free (K its kind, TH its thread). */
+static void write_event(stream *st, const rec_file *r, size_t i, int k, uint32_t th)
+{
+    sink *s = st->s;
+    const rec_event *e = &r->ev[i];
+    if (k == EV_FREE_ARMED)
+        *latest_of(&st->lk, th) = kind(&st->d, e->size, e->stack) + 1;
+    uint64_t *v = slot(&st->lv, e->addr);
+    if (*v) { /* a free, or a missed one before an allocation */
+        uint64_t a = alias_of(&st->d, (*v & ALIAS_KIND) - 1, (int)(*v >> ALIAS_SHIFT));
+        bool lend = k == EV_FREE_ARMED && *latest_of(&st->lk, th) == (*v & ALIAS_KIND) &&
+                    st->prev_plus != a;
+        if (lend) { /* the rule's latest allocation was culled: lent here */
+            out(s, "+ %lx\n", (unsigned long)a);
+            ++*slot(&st->borrowed, (uint64_t)e->stack + 1);
+        }
+        out(s, "- %lx\n", (unsigned long)a);
+        if (lend)
+            out(s, "- %lx\n", (unsigned long)a);
+        st->prev_plus = UINT64_MAX;
+        *v = 0;
+        if (st->owed)
+            owe_frees(s, &st->owed, &st->owed_alias, 0, 0);
+        if (ev_is_free(k)) /* a block the recording knows: as replay.c */
+            *latest_of(&st->lk, th) = 0;
+    }
+    if (k == EV_ALLOC) {
+        uint64_t kd = kind(&st->d, e->size, e->stack);
+        *latest_of(&st->lk, th) = kd + 1;
+        int which = alias_before(&st->d, &st->lv, &st->lk, r, i, kd);
+        *slot(&st->lv, e->addr) = (kd + 1) | (uint64_t)which << ALIAS_SHIFT;
+        out(s, "+ %lx\n", (unsigned long)(st->prev_plus = alias_of(&st->d, kd, which)));
+    }
+}
+
 bool export_heaptrack(const rec_file *r, const char *path)
 {
     size_t plen = strlen(path);
@@ -357,33 +504,13 @@ bool export_heaptrack(const rec_file *r, const char *path)
                         "picks its decompressor by it)\n", path);
         return false;
     }
-    /* Every culled block is a line pair of the file: a recording's count
-     * is bounded before anything is written (a damaged or crafted count of
-     * 2^40 would write for days). */
-    uint64_t culled = 0;
-    for (size_t i = 0; i < r->nev; i++)
-        if ((r->ev[i].thread_kind & 0xff) == EV_CULLED &&
-            (culled += r->ev[i].addr) > EXPORT_CULLED_MAX) {
-            fprintf(stderr, "memtrace export: %s: its culled blocks exceed %llu, the heaptrack "
-                            "export's bound (a damaged recording?); --json reads it\n",
-                    r->path, (unsigned long long)EXPORT_CULLED_MAX);
-            return false;
-        }
-    static sink s;
-    int fd = export_open(path);
-    if (fd < 0)
+    if (!culled_bounded(r))
         return false;
-    if (gz)
-        s.gz = gzdopen(fd, "wb6");
-    else if ((s.f = fdopen(fd, "wb"))) {
-        s.z = ZSTD_createCCtx();
-        s.zcap = ZSTD_CStreamOutSize();
-        s.zout = rec_xrealloc(NULL, s.zcap);
-    }
-    if (!s.gz && !s.f)
-        die_oom();
-    defs d = { .s = &s, .r = r };
-    d.strs = rec_xrealloc(NULL, sizeof *d.strs);
+    static sink s;
+    if (!sink_open(&s, path, gz))
+        return false;
+    stream st = { .s = &s, .d = { .s = &s, .r = r }, .prev_plus = UINT64_MAX };
+    st.d.strs = rec_xrealloc(NULL, sizeof *st.d.strs);
     out(&s, "v 10400 2\n# memtrace export of a recording%s\n", r->truncated ? " (truncated)" : "");
     out(&s, "X %.3000s\n", r->command ? r->command : "");
     /* Kind 0 is never allocated: heaptrack_print clears its latest kind
@@ -391,17 +518,7 @@ bool export_heaptrack(const rec_file *r, const char *path)
      * would count as temporary (store/temporary.h); with this, its count
      * is the rule's. */
     out(&s, "a 0 0\n");
-    d.nkinds = 1;
-    /* Live block address -> its kind + 1 | its alias << ALIAS_SHIFT. */
-    map lv = { 0 };
-    latest_kinds lk = { 0 };
-    uint64_t owed = 0, owed_alias = 0; /* culled frees written after the next "-" */
-    /* Culled blocks written ahead of their K record, by stack id + 1: the
-     * latest allocation a G record names, which made the free after it
-     * temporary (its line goes right before that free's, its free right
-     * after; its K record then writes one block fewer). */
-    map borrowed = { 0 };
-    uint64_t prev_plus = UINT64_MAX; /* the number of a "+" line just written, else MAX */
+    st.d.nkinds = 1;
     uint64_t last_ms = 0;
     for (size_t i = 0; i < r->nev; i++) {
         const rec_event *e = &r->ev[i];
@@ -412,92 +529,16 @@ bool export_heaptrack(const rec_file *r, const char *path)
         }
         int k = (int)(e->thread_kind & 0xff);
         uint32_t th = e->thread_kind >> 8;
-        if (k == EV_CULLED) {
-            /* TEMPS of the COUNT blocks were temporary allocations: those
-             * as "+ k" "- k" pairs, which heaptrack_print counts so; the
-             * others under an alias no live block has, their allocations
-             * before the pairs and their frees after them (with no pair,
-             * after the stream's next "-"), where the latest kind is
-             * cleared. */
-            uint64_t count = e->addr, temps = th;
-            uint64_t *lent = slot(&borrowed, (uint64_t)e->stack + 1);
-            uint64_t m = *lent < count ? *lent : count;
-            *lent -= m;
-            count -= m; /* the others first: a lent block's free was not temporary */
-            temps = temps < count ? temps : count;
-            uint64_t each = count ? e->size / count : 0;
-            uint64_t kd = kind(&d, each, e->stack);
-            uint64_t last = count ? kind(&d, e->size - each * (count - 1), e->stack) : kd;
-            uint64_t others = count - temps, untemp = alias_of(&d, kd, ALIAS_CULLED);
-            for (uint64_t j = 0; j < others; j++)
-                out(&s, "+ %lx\n", (unsigned long)untemp);
-            if (temps > 1) {
-                char pair[48];
-                int n = snprintf(pair, sizeof pair, "+ %lx\n- %lx\n", (unsigned long)kd,
-                                 (unsigned long)kd);
-                for (uint64_t left = temps - 1; left; left--) {
-                    if (s.len + (size_t)n > sizeof s.buf)
-                        flush(&s);
-                    memcpy(s.buf + s.len, pair, (size_t)n);
-                    s.len += (size_t)n;
-                }
-            }
-            if (temps)
-                out(&s, "+ %lx\n- %lx\n", (unsigned long)last, (unsigned long)last);
-            if (temps) {
-                for (uint64_t j = 0; j < others; j++)
-                    out(&s, "- %lx\n", (unsigned long)untemp);
-            } else {
-                owe_frees(&s, &owed, &owed_alias, untemp, others);
-            }
-            if (count)
-                prev_plus = temps || !others || owed_alias != untemp ? UINT64_MAX : untemp;
-            continue;
-        }
-        if (k == EV_FREE_ARMED)
-            *latest_of(&lk, th) = kind(&d, e->size, e->stack) + 1;
-        uint64_t *v = slot(&lv, e->addr);
-        if (*v) { /* a free, or a missed one before an allocation */
-            uint64_t a = alias_of(&d, (*v & ALIAS_KIND) - 1, (int)(*v >> ALIAS_SHIFT));
-            bool lend = k == EV_FREE_ARMED && *latest_of(&lk, th) == (*v & ALIAS_KIND) &&
-                        prev_plus != a;
-            if (lend) { /* the rule's latest allocation was culled: lent here */
-                out(&s, "+ %lx\n", (unsigned long)a);
-                ++*slot(&borrowed, (uint64_t)e->stack + 1);
-            }
-            out(&s, "- %lx\n", (unsigned long)a);
-            if (lend)
-                out(&s, "- %lx\n", (unsigned long)a);
-            prev_plus = UINT64_MAX;
-            *v = 0;
-            if (owed)
-                owe_frees(&s, &owed, &owed_alias, 0, 0);
-            if (ev_is_free(k)) /* a block the recording knows: as replay.c */
-                *latest_of(&lk, th) = 0;
-        }
-        if (k == EV_ALLOC) {
-            uint64_t kd = kind(&d, e->size, e->stack);
-            *latest_of(&lk, th) = kd + 1;
-            int which = alias_before(&d, &lv, &lk, r, i, kd);
-            *slot(&lv, e->addr) = (kd + 1) | (uint64_t)which << ALIAS_SHIFT;
-            out(&s, "+ %lx\n", (unsigned long)(prev_plus = alias_of(&d, kd, which)));
-        }
+        if (k == EV_CULLED)
+            write_culled(&st, e, th);
+        else
+            write_event(&st, r, i, k, th);
     }
-    if (owed) /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
-        owe_frees(&s, &owed, &owed_alias, 0, 0);
-    free(lk.kind);
-    free(borrowed.key);
-    free(borrowed.val);
+    if (st.owed) /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
+        owe_frees(&s, &st.owed, &st.owed_alias, 0, 0);
+    free(st.lk.kind);
+    free(st.borrowed.key);
+    free(st.borrowed.val);
     out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1)); /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
-    flush(&s);
-    if (s.gz && gzclose(s.gz) != Z_OK)
-        s.failed = true;
-    if (s.z) {
-        zflush(&s, ZSTD_e_end);
-        if (fclose(s.f) != 0)
-            s.failed = true;
-    }
-    if (s.failed)
-        fprintf(stderr, "memtrace-export: %s: a write failed\n", path);
-    return !s.failed;
+    return sink_close(&s, path);
 }

@@ -90,6 +90,68 @@ static void add_event(rec_file *r, cursor *c, int kind, uint64_t addr, uint64_t 
     r->ev[r->nev++] = (rec_event){ c->time, addr, size, stack, c->thread << 8 | (uint32_t)kind };
 }
 
+/* An S record: a stack's id and its frames, as differences. */
+static bool read_stack(rec_file *r, cursor *c)
+{
+    uint64_t a, b;
+    if (!get_u(c, &a) || !get_u(c, &b) || b > 4096)
+        return false;
+    rec_stack s = { (uint32_t)a, (unsigned)b, rec_xrealloc(NULL, (b ? b : 1) * sizeof(uint64_t)) };
+    uint64_t prev = 0;
+    for (unsigned i = 0; i < s.depth; i++) {
+        int64_t dd;
+        if (!mt_rec_get_s(&c->p, c->end, &dd)) {
+            free(s.frames);
+            return false;
+        }
+        s.frames[i] = prev += (uint64_t)dd;
+    }
+    GROW(r->stacks, r->nstacks, r->capstacks);
+    r->stacks[r->nstacks++] = s;
+    return true;
+}
+
+/* An M record: a module's bias, range, build id and path. */
+static bool read_module(rec_file *r, cursor *c)
+{
+    rec_module m = { 0 };
+    size_t idlen;
+    char *id;
+    if (!get_u(c, &m.bias) || !get_u(c, &m.low) || !get_u(c, &m.high) ||
+        !(id = get_str(c, &idlen)))
+        return false;
+    for (size_t i = 0; i < idlen && i < 64; i++)
+        sprintf(m.build_id + 2 * i, "%02x", (uint8_t)id[i]);
+    free(id);
+    if (!(m.path = get_str(c, NULL)))
+        return false;
+    GROW(r->mods, r->nmods, r->capmods);
+    r->mods[r->nmods++] = m;
+    return true;
+}
+
+/* A Y record: an address's rows, innermost first. */
+static bool read_symbol(rec_file *r, cursor *c)
+{
+    uint64_t a;
+    rec_symbol s;
+    if (!get_u(c, &s.addr) || !get_u(c, &a) || a > 256)
+        return false;
+    s.nrows = (unsigned)a;
+    s.rows = rec_xrealloc(NULL, (a ? a : 1) * sizeof *s.rows);
+    for (unsigned i = 0; i < s.nrows; i++) {
+        char *fn = get_str(c, NULL), *file = fn ? get_str(c, NULL) : NULL;
+        if (!file || !get_u(c, &s.rows[i].line))
+            return false; /* NOLINT(clang-analyzer-unix.Malloc): a damaged recording ends the export, and the process */
+        s.rows[i].function = *fn ? fn : (free(fn), NULL);
+        s.rows[i].file = *file ? file : (free(file), NULL);
+    }
+    GROW(r->syms, r->nsyms, r->capsyms);
+    r->syms[r->nsyms++] = s;
+    return true;
+}
+
+/* The record at C (its tag first) into R; false when it is damaged. */
 static bool record(rec_file *r, cursor *c)
 {
     uint8_t tag = *c->p++;
@@ -140,56 +202,12 @@ static bool record(rec_file *r, cursor *c)
             return false;
         add_event(r, c, a ? EV_FREE_ARMED : EV_FREE_DISARMED, c->addr, b, (uint32_t)a);
         return true;
-    case MT_REC_STACK: {
-        if (!get_u(c, &a) || !get_u(c, &b) || b > 4096)
-            return false;
-        rec_stack s = { (uint32_t)a, (unsigned)b, rec_xrealloc(NULL, (b ? b : 1) * sizeof(uint64_t)) };
-        uint64_t prev = 0;
-        for (unsigned i = 0; i < s.depth; i++) {
-            int64_t dd;
-            if (!mt_rec_get_s(&c->p, c->end, &dd)) {
-                free(s.frames);
-                return false;
-            }
-            s.frames[i] = prev += (uint64_t)dd;
-        }
-        GROW(r->stacks, r->nstacks, r->capstacks);
-        r->stacks[r->nstacks++] = s;
-        return true;
-    }
-    case MT_REC_MODULE: {
-        rec_module m = { 0 };
-        size_t idlen;
-        char *id;
-        if (!get_u(c, &m.bias) || !get_u(c, &m.low) || !get_u(c, &m.high) ||
-            !(id = get_str(c, &idlen)))
-            return false;
-        for (size_t i = 0; i < idlen && i < 64; i++)
-            sprintf(m.build_id + 2 * i, "%02x", (uint8_t)id[i]);
-        free(id);
-        if (!(m.path = get_str(c, NULL)))
-            return false;
-        GROW(r->mods, r->nmods, r->capmods);
-        r->mods[r->nmods++] = m;
-        return true;
-    }
-    case MT_REC_SYMBOL: {
-        rec_symbol s;
-        if (!get_u(c, &s.addr) || !get_u(c, &a) || a > 256)
-            return false;
-        s.nrows = (unsigned)a;
-        s.rows = rec_xrealloc(NULL, (a ? a : 1) * sizeof *s.rows);
-        for (unsigned i = 0; i < s.nrows; i++) {
-            char *fn = get_str(c, NULL), *file = fn ? get_str(c, NULL) : NULL;
-            if (!file || !get_u(c, &s.rows[i].line))
-                return false; /* NOLINT(clang-analyzer-unix.Malloc): a damaged recording ends the export, and the process */
-            s.rows[i].function = *fn ? fn : (free(fn), NULL);
-            s.rows[i].file = *file ? file : (free(file), NULL);
-        }
-        GROW(r->syms, r->nsyms, r->capsyms);
-        r->syms[r->nsyms++] = s;
-        return true;
-    }
+    case MT_REC_STACK:
+        return read_stack(r, c);
+    case MT_REC_MODULE:
+        return read_module(r, c);
+    case MT_REC_SYMBOL:
+        return read_symbol(r, c);
     case MT_REC_END:
         if (!get_time(c))
             return false;
