@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* `memtrace export --heaptrack`: the recording as heaptrack's own data
+/* `memtrace export --heaptrack`: the timeline as heaptrack's own data
  * file, the one heaptrack_interpret writes and heaptrack_print and
  * heaptrack_gui read (file format version 2: lines of a mode character
  * and hexadecimal numbers). Definitions come before their first use:
@@ -12,7 +12,7 @@
  * the average size (the last takes the remainder), so that the totals
  * match. The output is gzip or zstd, as heaptrack picks by the name
  * (.gz, .zst). */
-#include "rec.h"
+#include "timeline.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -107,7 +107,7 @@ static uint64_t *slot(map *m, uint64_t key)
 
 typedef struct {
     sink *s;
-    const rec_file *r;
+    const tl_file *r;
     char **strs; /* the strings written, for their numbers (a sorted copy would do too) */
     map str_index, ips, traces, kinds, stack_trace, aliases;
     uint64_t nstrs, nips, ntraces, nkinds;
@@ -137,7 +137,7 @@ static uint64_t string(defs *d, const char *p)
         if (*v)
             continue;
         *v = ++d->nstrs;
-        d->strs = rec_xrealloc(d->strs, (d->nstrs + 1) * sizeof *d->strs);
+        d->strs = tl_xrealloc(d->strs, (d->nstrs + 1) * sizeof *d->strs);
         d->strs[*v] = strdup(p);
         char line[1024];
         size_t n = strcspn(p, "\n");
@@ -153,8 +153,8 @@ static uint64_t ip(defs *d, uint64_t addr)
     if (*v)
         /* cppcheck-suppress identicalInnerCondition ; slot() may return a filled slot */
         return *v;
-    const rec_module *m = rec_module_of(d->r, addr);
-    const rec_symbol *sym = rec_symbol_of(d->r, addr);
+    const tl_module *m = tl_module_of(d->r, addr);
+    const tl_symbol *sym = tl_symbol_of(d->r, addr);
     uint64_t mod = string(d, m ? m->path : NULL);
     uint64_t f[32][3];
     unsigned rows = sym ? sym->nrows : 0;
@@ -204,7 +204,7 @@ static uint64_t trace(defs *d, uint32_t stack)
     if (*v)
         /* cppcheck-suppress identicalInnerCondition ; slot() may return a filled slot */
         return *v;
-    const rec_stack *st = rec_stack_of(d->r, stack);
+    const tl_stack *st = tl_stack_of(d->r, stack);
     uint64_t parent = 0;
     for (unsigned i = st ? st->depth : 0; i-- > 0;) {
         uint64_t node_ip = ip(d, st->frames[i]);
@@ -235,8 +235,8 @@ static uint64_t kind(defs *d, uint64_t size, uint32_t stack)
         *v = ++d->nkinds;
         if (d->nkinds >= d->kind_cap) {
             d->kind_cap = d->kind_cap ? 2 * d->kind_cap : 1024;
-            d->kind_size = rec_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
-            d->kind_trace = rec_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
+            d->kind_size = tl_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
+            d->kind_trace = tl_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
         }
         d->kind_size[*v] = size;
         d->kind_trace[*v] = tr;
@@ -248,7 +248,7 @@ static uint64_t kind(defs *d, uint64_t size, uint32_t stack)
 /* ---- the temporary allocations' order */
 
 /* heaptrack_print counts a free temporary when the line before it
- * allocated the same kind number (store/temporary.h); the recording's rule
+ * allocated the same kind number (store/temporary.h); the timeline's rule
  * is per thread and knows of culled events (G, K records). So a kind is
  * written under up to three numbers, "a" lines of the same size and trace
  * (heaptrack's figures go by trace, not by number): its own, a second one
@@ -271,8 +271,8 @@ static uint64_t alias_of(defs *d, uint64_t kd, int alias)
         *v = ++d->nkinds;
         if (d->nkinds >= d->kind_cap) {
             d->kind_cap = 2 * d->kind_cap;
-            d->kind_size = rec_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
-            d->kind_trace = rec_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
+            d->kind_size = tl_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
+            d->kind_trace = tl_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
         }
         d->kind_size[*v] = d->kind_trace[*v] = 0; /* an alias: no kind of its own */
     }
@@ -289,7 +289,7 @@ static uint64_t *latest_of(latest_kinds *lk, uint32_t thread)
 {
     if (thread >= lk->n) {
         size_t n = thread + 64;
-        lk->kind = rec_xrealloc(lk->kind, n * sizeof *lk->kind);
+        lk->kind = tl_xrealloc(lk->kind, n * sizeof *lk->kind);
         memset(lk->kind + lk->n, 0, (n - lk->n) * sizeof *lk->kind);
         lk->n = n;
     }
@@ -300,13 +300,13 @@ static uint64_t *latest_of(latest_kinds *lk, uint32_t thread)
  * written right before event I + 1's: when that is the free of a block
  * of kind KD, the one that makes heaptrack_print's count of it the
  * rule's (LK: the latest kinds with event I applied). */
-static int alias_before(defs *d, map *lv, latest_kinds *lk, const rec_file *r, size_t i,
+static int alias_before(defs *d, map *lv, latest_kinds *lk, const tl_file *r, size_t i,
                         uint64_t kd)
 {
     if (i + 1 >= r->nev || !ev_is_free((int)(r->ev[i + 1].thread_kind & 0xff)) ||
         r->ev[i + 1].addr == r->ev[i].addr)
         return ALIAS_OWN;
-    const rec_event *f = &r->ev[i + 1];
+    const tl_event *f = &r->ev[i + 1];
     uint64_t b = *slot(lv, f->addr);
     if (!b || (b & ALIAS_KIND) - 1 != kd)
         return ALIAS_OWN; /* another kind: heaptrack_print does not count it either */
@@ -350,7 +350,7 @@ typedef struct {
 /* Whether R's culled blocks, a line pair each in the file, stay within
  * EXPORT_CULLED_MAX: bounded before anything is written (a damaged or
  * crafted count of 2^40 would write for days). */
-static bool culled_bounded(const rec_file *r)
+static bool culled_bounded(const tl_file *r)
 {
     uint64_t culled = 0;
     for (size_t i = 0; i < r->nev; i++)
@@ -376,7 +376,7 @@ static bool sink_open(sink *s, const char *path, bool gz)
     else if ((s->f = fdopen(fd, "wb"))) {
         s->z = ZSTD_createCCtx();
         s->zcap = ZSTD_CStreamOutSize();
-        s->zout = rec_xrealloc(NULL, s->zcap);
+        s->zout = tl_xrealloc(NULL, s->zcap);
     }
     if (!s->gz && !s->f)
         die_oom();
@@ -421,7 +421,7 @@ typedef struct {
  * under an alias no live block has, their allocations before the pairs
  * and their frees after them (with no pair, after the stream's next "-"),
  * where the latest kind is cleared. */
-static void write_culled(stream *st, const rec_event *e, uint64_t temps)
+static void write_culled(stream *st, const tl_event *e, uint64_t temps)
 {
     sink *s = st->s;
     uint64_t count = e->addr;
@@ -460,10 +460,10 @@ static void write_culled(stream *st, const rec_event *e, uint64_t temps)
 }
 
 /* Event I of R, an allocation or a free (K its kind, TH its thread). */
-static void write_event(stream *st, const rec_file *r, size_t i, int k, uint32_t th)
+static void write_event(stream *st, const tl_file *r, size_t i, int k, uint32_t th)
 {
     sink *s = st->s;
-    const rec_event *e = &r->ev[i];
+    const tl_event *e = &r->ev[i];
     if (k == EV_FREE_ARMED)
         *latest_of(&st->lk, th) = kind(&st->d, e->size, e->stack) + 1;
     uint64_t *v = slot(&st->lv, e->addr);
@@ -482,7 +482,7 @@ static void write_event(stream *st, const rec_file *r, size_t i, int k, uint32_t
         *v = 0;
         if (st->owed)
             owe_frees(s, &st->owed, &st->owed_alias, 0, 0);
-        if (ev_is_free(k)) /* a block the recording knows: as replay.c */
+        if (ev_is_free(k)) /* a block the timeline knows: as replay.c */
             *latest_of(&st->lk, th) = 0;
     }
     if (k == EV_ALLOC) {
@@ -494,7 +494,7 @@ static void write_event(stream *st, const rec_file *r, size_t i, int k, uint32_t
     }
 }
 
-bool export_heaptrack(const rec_file *r, const char *path)
+bool export_heaptrack(const tl_file *r, const char *path)
 {
     size_t plen = strlen(path);
     bool zst = plen > 4 && strcmp(path + plen - 4, ".zst") == 0;
@@ -510,7 +510,7 @@ bool export_heaptrack(const rec_file *r, const char *path)
     if (!sink_open(&s, path, gz))
         return false;
     stream st = { .s = &s, .d = { .s = &s, .r = r }, .prev_plus = UINT64_MAX };
-    st.d.strs = rec_xrealloc(NULL, sizeof *st.d.strs);
+    st.d.strs = tl_xrealloc(NULL, sizeof *st.d.strs);
     out(&s, "v 10400 2\n# memtrace export of a recording%s\n", r->truncated ? " (truncated)" : "");
     out(&s, "X %.3000s\n", r->command ? r->command : "");
     /* Kind 0 is never allocated: heaptrack_print clears its latest kind
@@ -521,7 +521,7 @@ bool export_heaptrack(const rec_file *r, const char *path)
     st.d.nkinds = 1;
     uint64_t last_ms = 0;
     for (size_t i = 0; i < r->nev; i++) {
-        const rec_event *e = &r->ev[i];
+        const tl_event *e = &r->ev[i];
         uint64_t ms = e->t / 1000000;
         if (ms >= last_ms + 10) {
             out(&s, "c %lx\n", (unsigned long)ms);

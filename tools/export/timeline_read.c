@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading a recording (rec.h): the blocks one by one, each through zstd,
+/* Reading a timeline (timeline.h): the blocks one by one, each through zstd,
  * their records into arrays. A block cut short, one that does not
  * decompress to its stated length or a record that does not parse ends
- * the reading there: what came before is the recording, marked truncated,
+ * the reading there: what came before is the timeline, marked truncated,
  * as is a file whose last record is not the end. */
-#include "rec.h"
+#include "timeline.h"
 
 #include "timeline/record_format.h"
 
@@ -23,7 +23,7 @@ void die_oom(void)
     exit(1);
 }
 
-void *rec_xrealloc(void *p, size_t n)
+void *tl_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
@@ -35,7 +35,7 @@ void *rec_xrealloc(void *p, size_t n)
     do {                                                                         \
         if ((n) == (cap)) {                                                      \
             (cap) = (cap) ? 2 * (cap) : 1024;                                    \
-            (arr) = rec_xrealloc((arr), (cap) * sizeof *(arr));                      \
+            (arr) = tl_xrealloc((arr), (cap) * sizeof *(arr));                      \
         }                                                                        \
     } while (0)
 
@@ -75,7 +75,7 @@ static char *get_str(cursor *c, size_t *len_out)
     uint64_t len;
     if (!get_u(c, &len) || len > (uint64_t)(c->end - c->p))
         return NULL;
-    char *s = rec_xrealloc(NULL, len + 1);
+    char *s = tl_xrealloc(NULL, len + 1);
     memcpy(s, c->p, len);
     s[len] = '\0';
     c->p += len;
@@ -84,19 +84,19 @@ static char *get_str(cursor *c, size_t *len_out)
     return s;
 }
 
-static void add_event(rec_file *r, cursor *c, int kind, uint64_t addr, uint64_t size, uint32_t stack)
+static void add_event(tl_file *r, cursor *c, int kind, uint64_t addr, uint64_t size, uint32_t stack)
 {
     GROW(r->ev, r->nev, r->capev);
-    r->ev[r->nev++] = (rec_event){ c->time, addr, size, stack, c->thread << 8 | (uint32_t)kind };
+    r->ev[r->nev++] = (tl_event){ c->time, addr, size, stack, c->thread << 8 | (uint32_t)kind };
 }
 
 /* An S record: a stack's id and its frames, as differences. */
-static bool read_stack(rec_file *r, cursor *c)
+static bool read_stack(tl_file *r, cursor *c)
 {
     uint64_t a, b;
     if (!get_u(c, &a) || !get_u(c, &b) || b > 4096)
         return false;
-    rec_stack s = { (uint32_t)a, (unsigned)b, rec_xrealloc(NULL, (b ? b : 1) * sizeof(uint64_t)) };
+    tl_stack s = { (uint32_t)a, (unsigned)b, tl_xrealloc(NULL, (b ? b : 1) * sizeof(uint64_t)) };
     uint64_t prev = 0;
     for (unsigned i = 0; i < s.depth; i++) {
         int64_t dd;
@@ -112,9 +112,9 @@ static bool read_stack(rec_file *r, cursor *c)
 }
 
 /* An M record: a module's bias, range, build id and path. */
-static bool read_module(rec_file *r, cursor *c)
+static bool read_module(tl_file *r, cursor *c)
 {
-    rec_module m = { 0 };
+    tl_module m = { 0 };
     size_t idlen;
     char *id;
     if (!get_u(c, &m.bias) || !get_u(c, &m.low) || !get_u(c, &m.high) ||
@@ -131,18 +131,18 @@ static bool read_module(rec_file *r, cursor *c)
 }
 
 /* A Y record: an address's rows, innermost first. */
-static bool read_symbol(rec_file *r, cursor *c)
+static bool read_symbol(tl_file *r, cursor *c)
 {
     uint64_t a;
-    rec_symbol s;
+    tl_symbol s;
     if (!get_u(c, &s.addr) || !get_u(c, &a) || a > 256)
         return false;
     s.nrows = (unsigned)a;
-    s.rows = rec_xrealloc(NULL, (a ? a : 1) * sizeof *s.rows);
+    s.rows = tl_xrealloc(NULL, (a ? a : 1) * sizeof *s.rows);
     for (unsigned i = 0; i < s.nrows; i++) {
         char *fn = get_str(c, NULL), *file = fn ? get_str(c, NULL) : NULL;
         if (!file || !get_u(c, &s.rows[i].line))
-            return false; /* NOLINT(clang-analyzer-unix.Malloc): a damaged recording ends the export, and the process */
+            return false; /* NOLINT(clang-analyzer-unix.Malloc): a damaged timeline ends the export, and the process */
         s.rows[i].function = *fn ? fn : (free(fn), NULL);
         s.rows[i].file = *file ? file : (free(file), NULL);
     }
@@ -152,7 +152,7 @@ static bool read_symbol(rec_file *r, cursor *c)
 }
 
 /* The record at C (its tag first) into R; false when it is damaged. */
-static bool record(rec_file *r, cursor *c)
+static bool record(tl_file *r, cursor *c)
 {
     uint8_t tag = *c->p++;
     uint64_t a, b, d;
@@ -221,17 +221,17 @@ static bool record(rec_file *r, cursor *c)
 
 static int by_id(const void *a, const void *b)
 {
-    const rec_stack *x = a, *y = b;
+    const tl_stack *x = a, *y = b;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static int by_addr(const void *a, const void *b)
 {
-    const rec_symbol *x = a, *y = b;
+    const tl_symbol *x = a, *y = b;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-bool rec_read(const char *path, rec_file *r)
+bool tl_read(const char *path, tl_file *r)
 {
     memset(r, 0, sizeof *r);
     r->path = path;
@@ -249,7 +249,7 @@ bool rec_read(const char *path, rec_file *r)
         fprintf(stderr, "memtrace-export: %s: not a memtrace recording (MEMTRACE_RECORD)\n", path);
         return false;
     }
-    uint8_t *raw = rec_xrealloc(NULL, MT_REC_BLOCK_MAX);
+    uint8_t *raw = tl_xrealloc(NULL, MT_REC_BLOCK_MAX);
     cursor c = { 0 };
     size_t at = MT_REC_MAGIC_LEN;
     r->why = NULL;
@@ -300,19 +300,19 @@ bool rec_read(const char *path, rec_file *r)
     return true;
 }
 
-const rec_stack *rec_stack_of(const rec_file *r, uint32_t id)
+const tl_stack *tl_stack_of(const tl_file *r, uint32_t id)
 {
-    rec_stack key = { .id = id };
+    tl_stack key = { .id = id };
     return bsearch(&key, r->stacks, r->nstacks, sizeof key, by_id);
 }
 
-const rec_symbol *rec_symbol_of(const rec_file *r, uint64_t addr)
+const tl_symbol *tl_symbol_of(const tl_file *r, uint64_t addr)
 {
-    rec_symbol key = { .addr = addr };
+    tl_symbol key = { .addr = addr };
     return bsearch(&key, r->syms, r->nsyms, sizeof key, by_addr);
 }
 
-const rec_module *rec_module_of(const rec_file *r, uint64_t addr)
+const tl_module *tl_module_of(const tl_file *r, uint64_t addr)
 {
     for (size_t i = r->nmods; i-- > 0;) /* the newest first: a range reused after dlclose */
         if (addr >= r->mods[i].low && addr < r->mods[i].high)
