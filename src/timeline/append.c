@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The hot path's part of the recording (append.h, timeline.h, ring.h): the calling
+/* The hot path's part of the timeline (append.h, timeline.h, ring.h): the calling
  * thread's ring and the append. An append takes the time (the vDSO),
  * writes two or four words into the thread's own ring and publishes them
  * with one release store; it reads the drain's TAIL only when its copy
  * says the ring may be full. A full ring wakes the writer and waits for
- * room; with no writer (before the constructor, or once the recording has
+ * room; with no writer (before the constructor, or once the timeline has
  * ended) the appender drains the rings itself, or drops the record once
- * the recording is over. */
+ * the timeline is over. */
 #include "timeline/append.h"
 
 #include "base/os.h"
@@ -65,7 +65,7 @@ static MT_COLD MT_NOINLINE mt_tl_ring *ring_new(void)
     return r;
 }
 
-/* Waits until R has room for words up to END; false when the recording
+/* Waits until R has room for words up to END; false when the timeline
  * is over (the record is dropped). */
 static MT_COLD MT_NOINLINE bool wait_room(mt_tl_ring *r, uint64_t end)
 {
@@ -92,7 +92,7 @@ static MT_COLD MT_NOINLINE bool wait_room(mt_tl_ring *r, uint64_t end)
 }
 
 /* Room for N more words in the calling thread's ring: the index of the
- * first, or -1 when the record is dropped (no ring, recording over). */
+ * first, or -1 when the record is dropped (no ring, timeline over). */
 static inline __attribute__((always_inline)) int64_t room(mt_tl_ring **rp, uint64_t *hp, unsigned n)
 {
     mt_tl_ring *r = mine;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The drain of the recording's rings (drain.h): the list of every
+/* The drain of the timeline's rings (drain.h): the list of every
  * thread's ring, the lock a drain holds, and the writer thread's doorbell.
  * A drain reads each ring up to its head into the current block (emit.c),
  * through the culling when MEMTRACE_RECORD_CULL_MS asks for it (cull.c),
@@ -90,9 +90,9 @@ void mt_tl_writer_sleep(uint64_t ns)
     mt_atomic_store_relaxed(&D.wake, 0);
 }
 
-/* Stops the recording after a failed write (emit.c said why): the rings
+/* Stops the timeline after a failed write (emit.c said why): the rings
  * are drained into nothing. */
-static void stop_recording(void)
+static void stop_timeline(void)
 {
     mt_atomic_store_relaxed(&mt_tl_on, 0);
 }
@@ -177,7 +177,7 @@ static void drain_locked(bool final)
     if (old)
         D.last_flush = now;
     if (!mt_tl_emit_flush(old || final))
-        stop_recording();
+        stop_timeline();
 }
 
 bool mt_tl_drain(bool wait)

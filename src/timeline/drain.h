@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The drain of the recording's rings (timeline/ only): the consumer side
+/* The drain of the timeline's rings (timeline/ only): the consumer side
  * of ring.h, shared by the writer thread (writer.c) and by an appender
  * whose ring is full (append.c). One drain at a time, under the drain lock;
  * the emitter (emit.c), the culling (cull.c) and the file (file.c) are
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The start of the recording, CLOCK_MONOTONIC ns. */
+/* The start of the timeline, CLOCK_MONOTONIC ns. */
 extern uint64_t mt_tl_start_ns MT_HIDDEN;
 
 /* Lists R, the calling thread's new ring (release: its fields are set). */

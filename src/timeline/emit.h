@@ -33,7 +33,7 @@ void mt_tl_emit_end(uint64_t t);
 /* Symbols for every frame of the stacks written, through FN(ADDR, CTX). */
 void mt_tl_emit_symbols(void (*fn)(uintptr_t addr, void *ctx));
 /* Writes the current block out when it is large, or when FORCE and not
- * empty. False once writing failed (the recording then stops). */
+ * empty. False once writing failed (the timeline then stops). */
 bool mt_tl_emit_flush(bool force);
 /* The events written (A, F and the allocations C counts), and whether a
  * write failed. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The recording's file (file.h): its name, its descriptor and the checks
+/* The timeline's file (file.h): its name, its descriptor and the checks
  * that keep the records out of the program's own files. The descriptor
  * sits high above the program's (move_high) and is checked to be that
  * file before every write (mt_tl_file_fd): a daemon that closes every
- * descriptor and opens its own files never gets the recording written
+ * descriptor and opens its own files never gets the timeline written
  * into them. A file there from this process before it executed a program
  * is kept (earlier_image). Used under the drain lock, or before the
  * writer starts and after it ends. */
@@ -33,7 +33,7 @@ static struct {
     ino_t ino;
 } F = { .fd = -1 };
 
-/* Whether FD is the recording's file. */
+/* Whether FD is the timeline's file. */
 static bool is_file(int fd)
 {
     struct stat st;
@@ -158,11 +158,11 @@ static bool earlier_head(const char *path, uint8_t *file, size_t file_size, uint
     return pid == (uint64_t)getpid() && born && start >= born;
 }
 
-/* Whether the file at PATH is a recording this process made before it
+/* Whether the file at PATH is a timeline this process made before it
  * executed a program (itself, most often: a server that re-executes
  * itself to upgrade), whose name it expands to again: its head (the first
  * block, which mt_tl_start writes alone) names this pid and a start after
- * this process's. A recording of an earlier process that had the same pid
+ * this process's. A timeline of an earlier process that had the same pid
  * (the first process of every container) started before this one. */
 static bool earlier_image(const char *path)
 {
@@ -178,11 +178,11 @@ static bool earlier_image(const char *path)
     return earlier;
 }
 
-/* Opens F.path for the recording, O_NOFOLLOW; -1 and errno when it
- * cannot. A recording there of this process before its exec is kept: the
+/* Opens F.path for the timeline, O_NOFOLLOW; -1 and errno when it
+ * cannot. A timeline there of this process before its exec is kept: the
  * first of PATH.1 to PATH.99 that does not exist is written instead (said
  * once; F.path is that name). */
-static int open_recording(void)
+static int open_timeline(void)
 {
     int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
     int fd = open(F.path, flags | O_EXCL, 0600);
@@ -216,7 +216,7 @@ const char *mt_tl_file_open(const char *pattern)
         snprintf(F.path, sizeof F.path, "%s", pattern);
         return "the name it expands to is too long";
     }
-    if ((F.fd = open_recording()) < 0) {
+    if ((F.fd = open_timeline()) < 0) {
         struct stat st;
         return errno == ELOOP && lstat(F.path, &st) == 0 && S_ISLNK(st.st_mode)
                    ? "a symbolic link; not followed"

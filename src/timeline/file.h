@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The recording's file (timeline/ only): opened by mt_tl_start (writer.c),
+/* The timeline's file (timeline/ only): opened by mt_tl_start (writer.c),
  * written by the emitter (emit.c), closed at the end or in a fork child.
  * Not thread-safe: its callers hold the drain lock, or run before the
  * writer thread starts or after it ended. */
@@ -19,7 +19,7 @@ const char *mt_tl_file_open(const char *pattern);
 /* The file's name, as expanded (the name tried, when the open failed). */
 const char *mt_tl_file_path(void);
 
-/* The recording's descriptor, for a write at OFFSET, the bytes written so
+/* The timeline's descriptor, for a write at OFFSET, the bytes written so
  * far: checked before every write to be the file opened (the program may
  * have closed that number and opened a file of its own there), reopened
  * at OFFSET when it is not; -1, said once, when the file itself is gone

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The per-thread rings of the recording (timeline/ only): one producer,
+/* The per-thread rings of the timeline (timeline/ only): one producer,
  * the owning thread (append.c), which writes records and publishes HEAD; one
  * consumer, the drain (the writer thread, or an appender whose ring is
  * full while no writer runs), which reads records up to HEAD and

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The recording's writer (timeline.h): its settings, its start and end,
+/* The timeline's writer (timeline.h): its settings, its start and end,
  * and its thread. The thread wakes every 10 ms, or when an appender finds
  * its ring full, and drains every ring (drain.c) into the current block
  * (emit.c), which is written out when it holds 1 MiB or half a second has
@@ -65,7 +65,7 @@ void mt_tl_arm(void)
     mt_atomic_store_release(&mt_tl_on, 1);
 }
 
-bool mt_tl_recording(void)
+bool mt_tl_armed(void)
 {
     return mt_atomic_load_relaxed(&mt_tl_on) && getpid() == W.pid;
 }
@@ -75,8 +75,8 @@ bool mt_tl_to_finish(void)
     return mt_tl_drain_ready() && !W.finished && getpid() == W.pid;
 }
 
-/* Stops the recording when it cannot start. */
-static void stop_recording(void)
+/* Stops the timeline when it cannot start. */
+static void stop_timeline(void)
 {
     mt_atomic_store_relaxed(&mt_tl_on, 0);
 }
@@ -180,7 +180,7 @@ void mt_tl_start(void)
         mt_warn("MEMTRACE_RECORD: %.1024s not written (%s); no recording", mt_tl_file_path(),
                 failed);
         mt_tl_file_discard();
-        stop_recording();
+        stop_timeline();
         return;
     }
     static char command[4096];
