@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The hot path's part of the timeline (append.h, timeline.h, ring.h): the calling
+/* The hot path's part of the timeline (timeline.h, ring.h): the calling
  * thread's ring and the append. An append takes the time (the vDSO),
  * writes two or four words into the thread's own ring and publishes them
  * with one release store; it reads the drain's TAIL only when its copy
@@ -7,7 +7,6 @@
  * room; with no writer (before the constructor, or once the timeline has
  * ended) the appender drains the rings itself, or drops the record once
  * the timeline is over. */
-#include "timeline/append.h"
 
 #include "base/os.h"
 #include "base/output.h"

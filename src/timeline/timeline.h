@@ -35,6 +35,9 @@ extern mt_atomic(int) mt_tl_on MT_HIDDEN;
 
 void mt_tl_put_alloc(uintptr_t p, size_t size, mt_stack_id stack);
 void mt_tl_put_free(uintptr_t p);
+/* Makes the key whose destructor marks an exiting thread's ring done
+ * (timeline/ only: from mt_tl_arm, no heap). */
+void mt_tl_append_init(void);
 
 /* Block P of SIZE bytes at STACK was recorded (entered the live table). */
 static inline void mt_tl_alloc(uintptr_t p, size_t size, mt_stack_id stack)

@@ -18,7 +18,6 @@
 #include "base/output.h"
 #include "base/reentry.h"
 #include "store/threads.h"
-#include "timeline/append.h"
 #include "timeline/drain.h"
 #include "timeline/emit.h"
 #include "timeline/file.h"
