@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The timeline's file format (MEMTRACE_RECORD), shared by its writer
- * (timeline/writer.c, in the traced process) and its reader
+ * (timeline/emit.c, in the traced process) and its reader
  * (tools/export/timeline_read.c, memtrace-export). Version 1.
  *
  * The file is MT_REC_MAGIC (8 bytes) and then blocks, each a 12-byte
