@@ -26,7 +26,9 @@
 mt_atomic(int) mt_tl_on;
 uint64_t mt_tl_start_ns;
 
-static mt_atomic(mt_tl_ring *) rings; /* newest first */
+/* Every ring, newest first: listed with a release (mt_tl_rings_add), read
+ * with an acquire that pairs with it; unlisted by the drain alone. */
+static mt_atomic(mt_tl_ring *) rings;
 
 static struct {
     bool ready;            /* the emitter's buffers exist: drains may run */
@@ -163,7 +165,6 @@ static void reclaim(void)
         munmap(r, sizeof *r);
     }
 }
-
 
 static void drain_locked(bool final)
 {
