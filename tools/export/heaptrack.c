@@ -509,7 +509,9 @@ bool export_heaptrack(const tl_file *r, const char *path)
     static sink s;
     if (!sink_open(&s, path, gz))
         return false;
-    stream st = { .s = &s, .d = { .s = &s, .r = r }, .prev_plus = UINT64_MAX };
+    /* Static as the sink: its maps live as long as the exporter. */
+    static stream st;
+    st = (stream){ .s = &s, .d = { .s = &s, .r = r }, .prev_plus = UINT64_MAX };
     st.d.strs = tl_xrealloc(NULL, sizeof *st.d.strs);
     out(&s, "v 10400 2\n# memtrace export of a recording%s\n", r->truncated ? " (truncated)" : "");
     out(&s, "X %.3000s\n", r->command ? r->command : "");
