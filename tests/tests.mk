@@ -26,12 +26,12 @@ $(TEST_BUILD)/unit/%: tests/unit/test_%.c tests/unit/sym_fixture.c $(UNIT_CORE) 
 $(TEST_BUILD)/unit/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER $(LDFLAGS) \
-	  -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c src/base/reentry.c $(UNIT_CORE) $(UNIT_LIBS)
+	  -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c src/base/pausable.c $(UNIT_CORE) $(UNIT_LIBS)
 
 $(TEST_BUILD)/unit-san/site: tests/unit/test_site.c tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_PROFILER -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c src/base/reentry.c $(UNIT_CORE) $(UNIT_LIBS)
+	  $(LDFLAGS) -o $@ $< tests/unit/sym_fixture.c src/store/site.c src/profile/sites.c src/base/pausable.c $(UNIT_CORE) $(UNIT_LIBS)
 
 # The symbolizer's tests on the fixture compiled by clang (no aranges),
 # whatever CC is: clang writes no .debug_aranges, the case the symbolizer's

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Pausing memtrace's background threads (pausable.h), and the
+ * re-entrancy flag (reentry.h), defined here: in base, below every layer
+ * that reads or sets it (the stores' modules.c and threads.c as well as the
+ * hot path), so that none of them refers up to the hot path for it; this
+ * file is base's one user of it. */
 #include "base/pausable.h"
 
 #include "base/reentry.h"
@@ -6,6 +11,8 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+
+MT_TLS int mt_busy;
 
 void mt_pausable_pause(mt_pausable *p)
 {

@@ -3,7 +3,8 @@
  * unwind, an intern, a report, symbolization). The hot path reads it on
  * every call: a flagged thread's allocations come from the internal heap,
  * untraced, so nothing recurses and no allocator lock is taken from inside
- * memtrace. Defined in reentry.c, in base with everything that reads it. */
+ * memtrace. Defined in base/pausable.c, in base below everything that reads
+ * it. */
 #ifndef MT_REENTRY_H
 #define MT_REENTRY_H
 

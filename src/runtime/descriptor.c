@@ -36,20 +36,11 @@ static struct snapshot {
 
 static const char version[] = MEMTRACE_VERSION;
 
-void mt_descriptor_publish(void)
+/* The live table: its shards, their layout and an entry's, the exact totals. */
+static void publish_live(struct memtrace_state *s)
 {
-    struct memtrace_state *s = &memtrace_state;
     mt_live_layout live;
     mt_live_describe(&live);
-    mt_stack_layout stacks;
-    mt_stack_describe(&stacks);
-    size_t freed_cap;
-    uint64_t pushed;
-    const mt_freed_record *ring = mt_freed_ring(&freed_cap, &pushed);
-
-    s->version = MT_STATE_VERSION;
-    s->size = sizeof *s;
-
     s->live_shards = (uintptr_t)live.shards;
     s->live_shard_count = MT_LIVE_SHARDS;
     s->live_shard_bits = MT_LIVE_SHARD_BITS;
@@ -73,7 +64,15 @@ void mt_descriptor_publish(void)
     s->entry_stack = offsetof(mt_live_entry, stack);
     s->entry_thread = offsetof(mt_live_entry, thread);
     s->entry_thread_bits = MT_ENTRY_THREAD_BITS;
+    s->entry_seq_bits = MT_ENTRY_SEQ_BITS;
+    s->live_cap_offset = live.cap_offset;
+}
 
+/* The stack store's chunks. */
+static void publish_stacks(struct memtrace_state *s)
+{
+    mt_stack_layout stacks;
+    mt_stack_describe(&stacks);
     s->stack_chunks = (uintptr_t)stacks.chunks;
     s->stack_max_chunks = stacks.max_chunks;
     s->stack_chunk_bits = stacks.chunk_bits;
@@ -81,7 +80,14 @@ void mt_descriptor_publish(void)
     s->stack_depth_mask = stacks.depth_mask;
     s->stack_present_bit = stacks.present_bit;
     s->stack_count = (uintptr_t)stacks.count;
+}
 
+/* The freed history's ring and a record's layout. */
+static void publish_freed(struct memtrace_state *s)
+{
+    size_t freed_cap;
+    uint64_t pushed;
+    const mt_freed_record *ring = mt_freed_ring(&freed_cap, &pushed);
     s->freed_ring = (uintptr_t)ring;
     s->freed_capacity = ring ? freed_cap : 0;
     s->freed_record_size = sizeof(mt_freed_record);
@@ -94,7 +100,15 @@ void mt_descriptor_publish(void)
     s->freed_free_stack = offsetof(mt_freed_record, free_stack);
     s->freed_alloc_thread = offsetof(mt_freed_record, alloc_thread);
     s->freed_free_thread = offsetof(mt_freed_record, free_thread);
+    s->freed_pushed = 0; /* see freed_blocks */
+    s->freed_blocks = (uintptr_t)mt_freed_pushed();
+    s->freed_block = mt_freed_block_size();
+    s->freed_when = offsetof(mt_freed_record, when);
+}
 
+/* The thread registry and the allocation numbers. */
+static void publish_threads(struct memtrace_state *s)
+{
     s->threads = (uintptr_t)mt_threads_registry();
     s->threads_max = MT_THREADS_MAX;
     s->threads_entry_size = sizeof(mt_thread_info);
@@ -102,21 +116,18 @@ void mt_descriptor_publish(void)
     s->threads_name = offsetof(mt_thread_info, name);
     s->threads_name_size = MT_THREAD_NAME;
     s->threads_highest = (uintptr_t)mt_threads_highest();
-
     s->seq_counter = (uintptr_t)mt_seq_counter();
-    s->freed_pushed = 0; /* see freed_blocks */
-    s->unwind_fallbacks = (uintptr_t)mt_unwind_fallback_counter();
-    s->version_string = (uintptr_t)version;
-    s->recording = (uintptr_t)&mt_recording_state;
-    s->contended = (uintptr_t)&mt_contended;
-    s->freed_blocks = (uintptr_t)mt_freed_pushed();
-    s->freed_block = mt_freed_block_size();
-    s->freed_when = offsetof(mt_freed_record, when);
     s->seq_discarded = (uintptr_t)mt_seq_discarded();
     s->seq_batch = MT_SEQ_BATCH;
     s->threads_seq_next = offsetof(mt_thread_info, seq_next);
     s->threads_seq_end = offsetof(mt_thread_info, seq_end);
+    s->seq_epoch = (uintptr_t)&mt_seq.epoch;
+}
 
+/* The heap checks: the fill bytes, the quarantine, the error records and
+ * the guard pool. */
+static void publish_heap_check(struct memtrace_state *s)
+{
     s->redzone_size = mt_cfg.redzone;
     s->redzone_byte = MT_REDZONE_BYTE;
     s->freed_byte = MT_FREED_BYTE;
@@ -153,8 +164,11 @@ void mt_descriptor_publish(void)
     s->client_roots_count = client.roots_count;
     s->guard_pool = (uintptr_t)&mt_guard_lo;
     s->guard_pool_size = (uintptr_t)&mt_guard_len;
-    s->sample_rate = mt_cfg.sample;
-    s->entry_seq_bits = MT_ENTRY_SEQ_BITS;
+}
+
+/* The tag scopes' nodes. */
+static void publish_tags(struct memtrace_state *s)
+{
     s->tag_nodes = (uintptr_t)mt_tag_nodes_word();
     s->tag_count = (uintptr_t)mt_tag_count_word();
     s->tag_max = MT_TAG_MAX;
@@ -170,13 +184,35 @@ void mt_descriptor_publish(void)
     s->tag_root = offsetof(mt_tag_node, root);
     s->tag_thread = offsetof(mt_tag_node, thread);
     s->tag_name = offsetof(mt_tag_node, name);
-    s->live_cap_offset = live.cap_offset;
+}
+
+/* The snapshots' marks. */
+static void publish_snapshots(struct memtrace_state *s)
+{
     s->snapshots = (uintptr_t)snapshots;
     s->snapshot_count = sizeof snapshots / sizeof *snapshots;
     s->snapshot_size = sizeof *snapshots;
     s->snapshot_name = offsetof(struct snapshot, name);
     s->snapshot_name_size = sizeof snapshots->name;
-    s->seq_epoch = (uintptr_t)&mt_seq.epoch;
+}
+
+void mt_descriptor_publish(void)
+{
+    struct memtrace_state *s = &memtrace_state;
+    s->version = MT_STATE_VERSION;
+    s->size = sizeof *s;
+    publish_live(s);
+    publish_stacks(s);
+    publish_freed(s);
+    publish_threads(s);
+    publish_heap_check(s);
+    publish_tags(s);
+    publish_snapshots(s);
+    s->unwind_fallbacks = (uintptr_t)mt_unwind_fallback_counter();
+    s->version_string = (uintptr_t)version;
+    s->recording = (uintptr_t)&mt_recording_state;
+    s->contended = (uintptr_t)&mt_contended;
+    s->sample_rate = mt_cfg.sample;
 
     /* The magic last: a reader that sees it (a debugger attached while the
      * process runs) sees every word before it. */

@@ -59,11 +59,11 @@ static void finish_at_exit(void)
 
 void mt_record_file_start(void)
 {
-    if (!mt_tl_recording())
+    if (!mt_tl_armed())
         return;
     int was = mt_enter();
     mt_tl_start();
-    if (mt_tl_recording())
+    if (mt_tl_armed())
         atexit(finish_at_exit);
     mt_leave(was);
 }

@@ -3,7 +3,8 @@
  * layer that says so can read them. runtime/recording.c turns recording on
  * and off and writes them, runtime/attach.c adds its bits, the recording
  * line (report/describe.h) reads them, and memtrace_state's
- * recording field points here for a debugger (runtime/descriptor.c). */
+ * recording field points here for a debugger (runtime/descriptor.c).
+ * Defined in store/threads.c, beside the allocation numbers. */
 #ifndef MT_RECORDING_WORDS_H
 #define MT_RECORDING_WORDS_H
 

@@ -23,7 +23,7 @@
  * below what it was.
  *
  * temp_blocks: the site's temporary allocations, by the rule of
- * store/temporary.h (heaptrack's, per thread), which the recording's
+ * store/temporary.h (heaptrack's, per thread), which the timeline's
  * readers share.
  *
  * The peak snapshot (copy on write by epoch): peak_bytes and peak_blocks

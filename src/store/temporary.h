@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What a temporary allocation is: the one rule shared by the profiler
- * (store/site.h, per thread in TLS) and the recording's readers
+ * (store/site.h, per thread in TLS) and the timeline's readers
  * (tools/export/replay.c: the JSON and so the page; heaptrack.c writes
  * the events so that heaptrack_print's own count is this one).
  *

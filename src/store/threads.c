@@ -11,6 +11,7 @@
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/reentry.h"
+#include "store/recording_words.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -25,6 +26,10 @@
 MT_TLS uint32_t mt_thread_self;
 MT_TLS mt_thread_info *mt_thread_slot;
 mt_seq_state mt_seq;
+/* The recording words (recording_words.h), beside the allocation numbers
+ * their seq is one of: all zero until start-up stamps them
+ * (mt_recording_init). */
+mt_recording_words mt_recording_state;
 /* How many threads have asked for a number, plus one: 64 bits, so that it
  * never comes back to 0 (mt_thread_wrap bounds the number itself). */
 static mt_atomic(uint64_t) next_number = 1;

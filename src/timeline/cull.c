@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Culling while recording (MEMTRACE_RECORD_CULL_MS, bytehound's idea): an
- * allocation is held back for CULL_NS; when its free comes within that
- * time, neither is written and its stack's count of culled blocks grows
- * (a C record per stack and drain). Held back in arrival order (a FIFO,
+/* Culling as the timeline is written (MEMTRACE_RECORD_CULL_MS,
+ * bytehound's idea): an allocation is held back for CULL_NS; when its
+ * free comes within that time, neither is written and its stack's count
+ * of culled blocks grows (a C record per stack and drain). Held back in arrival order (a FIFO,
  * which each drain writes out from its old end) with an index by address
  * (open addressing, backward-shift deletion). The rings are drained in
  * turn, so a free by another thread may come before its allocation: it is

@@ -11,6 +11,7 @@
 #include "base/os.h"
 #include "base/output.h"
 #include "store/stack_store.h"
+#include "timeline/file.h"
 #include "timeline/record_format.h"
 #include "timeline/timeline.h"
 

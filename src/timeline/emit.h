@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The writer's records (timeline/ only): writer.c drains the rings and
+/* The writer's records (timeline/ only): drain.c drains the rings and
  * calls these under the drain lock; emit.c codes them into the current
  * block (record_format.h) and the block into the file; cull.c holds the
  * allocations back for MEMTRACE_RECORD_CULL_MS. */
@@ -33,19 +33,12 @@ void mt_tl_emit_end(uint64_t t);
 /* Symbols for every frame of the stacks written, through FN(ADDR, CTX). */
 void mt_tl_emit_symbols(void (*fn)(uintptr_t addr, void *ctx));
 /* Writes the current block out when it is large, or when FORCE and not
- * empty. False once writing failed (the recording then stops). */
+ * empty. False once writing failed (the timeline then stops). */
 bool mt_tl_emit_flush(bool force);
 /* The events written (A, F and the allocations C counts), and whether a
  * write failed. */
 uint64_t mt_tl_emit_events(void);
 bool mt_tl_emit_failed(void);
-
-/* The recording's descriptor, for a write at OFFSET, the bytes written so
- * far (writer.c): checked before every write to be the file the writer
- * opened (the program may have closed that number and opened a file of
- * its own there), reopened at OFFSET when it is not; -1, said once, when
- * the file itself is gone or replaced. */
-int mt_tl_file_fd(uint64_t offset);
 
 /* Culling (cull.c): an allocation waits up to CULL_NS for its free. */
 bool mt_tl_cull_init(uint64_t cull_ns);

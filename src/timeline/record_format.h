@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The recording's file format (MEMTRACE_RECORD), shared by its writer
- * (timeline/writer.c, in the traced process) and its reader
- * (tools/rec_read.c, memtrace-export). Version 1.
+/* The timeline's file format (MEMTRACE_RECORD), shared by its writer
+ * (timeline/emit.c, in the traced process) and its reader
+ * (tools/export/timeline_read.c, memtrace-export). Version 1.
  *
  * The file is MT_REC_MAGIC (8 bytes) and then blocks, each a 12-byte
  * header (compressed length, raw length, both u32 little-endian, and u32
@@ -22,20 +22,20 @@
  * in its order; events of different threads interleave, each within a
  * drain's latency of the others: a reader sorts by time.
  *   H  u version, u pid, u start_unix_ns, u cull_ns, u len + command bytes
- *   R  u sample_bytes           (a sampled recording, MEMTRACE_SAMPLE: one
+ *   R  u sample_bytes           (a sampled timeline, MEMTRACE_SAMPLE: one
  *                               allocation in SAMPLE_BYTES bytes is in A, F
  *                               and C, the others not at all; right after H,
- *                               in a sampled recording only, so a recording
+ *                               in a sampled timeline only, so a timeline
  *                               without R, older ones too, is of every
  *                               allocation. A reader from before R stops at
- *                               it, reading a sampled recording as truncated
+ *                               it, reading a sampled timeline as truncated
  *                               after its head, never as a whole run.)
  *   T  u thread                 (the thread of the A and F records after it)
  *   A  s dtime, u stack, u size, s daddr
  *   F  s dtime, s daddr
  *   C  s dtime, u stack, u count, u bytes   (COUNT allocations of STACK,
  *                               BYTES in all, each freed within cull_ns:
- *                               culled while recording, not in A and F;
+ *                               culled while writing, not in A and F;
  *                               written by older writers: a reader counts
  *                               them all temporary)
  *   K  s dtime, u stack, u count, u bytes, u temporary   (C, with how many

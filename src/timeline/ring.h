@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The per-thread rings of the recording (timeline/ only): one producer,
- * the owning thread, which writes records and publishes HEAD; one
+/* The per-thread rings of the timeline (timeline/ only): one producer,
+ * the owning thread (append.c), which writes records and publishes HEAD; one
  * consumer, the drain (the writer thread, or an appender whose ring is
  * full while no writer runs), which reads records up to HEAD and
- * publishes TAIL. HEAD and TAIL count words ever written and read; a ring
- * holds HEAD - TAIL <= MT_TL_RING_WORDS words. A record is MT_TL_ALLOC_WORDS
+ * publishes TAIL (drain.h). HEAD and TAIL count words ever written and
+ * read; a ring holds HEAD - TAIL <= MT_TL_RING_WORDS words. A record is MT_TL_ALLOC_WORDS
  * or MT_TL_FREE_WORDS words: word 0 its tag (top byte) and time (ns since
  * the start, low 56 bits), then its address, and for an allocation its
  * size and stack. */
@@ -28,7 +28,7 @@ typedef struct mt_tl_ring {
     struct mt_tl_ring *next; /* all rings, newest first; set before it is listed */
     uint32_t thread;         /* memtrace's number of the owner */
     mt_atomic(int) done;     /* the owner has exited: freed once drained (release) */
-    /* The drain's alone, with culling (writer.c, under its lock): the
+    /* The drain's alone, with culling (drain.c, under its lock): the
      * temporary rule's latest kind over all this thread's events, culled
      * ones included, and whether the file's reader may not know it (a
      * culled event, or an allocation still held back, since the last F). */
@@ -39,26 +39,5 @@ typedef struct mt_tl_ring {
     mt_atomic(uint64_t) tail __attribute__((aligned(MT_CACHELINE))); /* drain: release */
     uint64_t words[MT_TL_RING_WORDS] __attribute__((aligned(MT_CACHELINE)));
 } mt_tl_ring;
-
-/* The newest ring (acquire: pairs with the release that lists one). */
-mt_tl_ring *mt_tl_rings(void);
-
-/* Unlists and unmaps the rings whose owner has exited and that are
- * drained (the drain, under its lock: the only one that unlists). */
-void mt_tl_rings_reclaim(void);
-
-/* Makes the key whose destructor marks an exiting thread's ring done
- * (from mt_tl_arm; no heap). */
-void mt_tl_rings_init(void);
-
-/* The start of the recording, CLOCK_MONOTONIC ns. */
-extern uint64_t mt_tl_start_ns MT_HIDDEN;
-
-/* Drains every ring (writer.c): false when another drain holds the lock
- * (WAIT false) or no writer state exists yet. */
-bool mt_tl_drain(bool wait);
-/* Whether the writer thread runs; and wakes it. */
-bool mt_tl_writer_running(void);
-void mt_tl_wake_writer(void);
 
 #endif

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The recording (MEMTRACE_RECORD): every allocation and free of the run,
+/* The timeline (MEMTRACE_RECORD): every allocation and free of the run,
  * with its time, thread, stack and address, written to a file for
  * `memtrace export` and `memtrace view` (record_format.h says how).
  *
  * The hot path only appends a fixed-size record to the calling thread's
- * ring (ring.c: no lock, no line written by another thread but the
+ * ring (append.c: no lock, no line written by another thread but the
  * writer's read position); a writer thread of memtrace's (writer.c) drains
- * the rings, culls the temporary blocks (cull.c), codes the records and
- * writes compressed blocks. The recording follows memtrace's own on and
+ * the rings (drain.c), culls the temporary blocks (cull.c), codes the
+ * records (emit.c) and writes compressed blocks to the file (file.c). The timeline follows memtrace's own on and
  * off (the phase): mt_record is not called while off, so nothing is
  * appended; frees of recorded blocks still are, so that a block freed
- * while off does not stay live in the recording.
+ * while off does not stay live in the timeline.
  *
  * Fork: a forked child records nothing (mt_tl_fork_child): its rings and
  * the writer thread are its parent's; a program it execs records to its
  * own file (MEMTRACE_RECORD passed on as TEMPLATE.%p, as MEMTRACE_PPROF).
- * Exec: the process's recording is written out first (mt_tl_sync); it
+ * Exec: the process's timeline is written out first (mt_tl_sync); it
  * ends there without its end record. */
 #ifndef MT_TIMELINE_H
 #define MT_TIMELINE_H
@@ -30,11 +30,14 @@
 
 /* The one flag the hot path tests: 1 while this process records to a
  * file. Set once by mt_tl_arm (before the phase is first READY), cleared
- * for good by the end of the recording, a write error, or a fork child. */
+ * for good by the end of the timeline, a write error, or a fork child. */
 extern mt_atomic(int) mt_tl_on MT_HIDDEN;
 
 void mt_tl_put_alloc(uintptr_t p, size_t size, mt_stack_id stack);
 void mt_tl_put_free(uintptr_t p);
+/* Makes the key whose destructor marks an exiting thread's ring done
+ * (timeline/ only: from mt_tl_arm, no heap). */
+void mt_tl_append_init(void);
 
 /* Block P of SIZE bytes at STACK was recorded (entered the live table). */
 static inline void mt_tl_alloc(uintptr_t p, size_t size, mt_stack_id stack)
@@ -52,12 +55,12 @@ static inline void mt_tl_free(uintptr_t p)
 
 /* ---- start-up and the end (runtime/record_end.c) */
 
-/* Reads MEMTRACE_RECORD and MEMTRACE_RECORD_CULL_MS; when a recording is
+/* Reads MEMTRACE_RECORD and MEMTRACE_RECORD_CULL_MS; when a timeline is
  * asked for, stamps the start and sets mt_tl_on. From mt_start, after the
  * settings are loaded, before the phase is first READY: no heap, no file. */
 void mt_tl_arm(void);
 
-/* Opens the file (the expanded name; one memtrace: line and no recording
+/* Opens the file (the expanded name; one memtrace: line and no timeline
  * when it cannot) and starts the writer thread. From the constructor. */
 void mt_tl_start(void);
 
@@ -71,14 +74,14 @@ typedef struct {
 typedef void mt_tl_symbolize_fn(uintptr_t addr, void *ctx);
 void mt_tl_put_symbol(void *ctx, uintptr_t addr, const mt_tl_row *rows, unsigned n);
 
-/* The end of the recording (at exit, in the process that armed it): the
+/* The end of the timeline (at exit, in the process that armed it): the
  * writer stops, the rings are drained, the frames of the recorded stacks
  * are symbolized through SYMBOLIZE (NULL: none, read by address), the end
  * record is written and one line names the file and how to view it. */
 void mt_tl_finish(mt_tl_symbolize_fn *symbolize);
 
 /* Before this process execs: what it recorded so far is written out (the
- * file reads as a truncated recording if the exec succeeds; the recording
+ * file reads as a truncated timeline if the exec succeeds; the timeline
  * goes on if it fails). */
 void mt_tl_sync(void);
 
@@ -89,12 +92,12 @@ void mt_tl_sync(void);
 bool mt_tl_pause(void);
 void mt_tl_resume(void);
 
-/* Whether this process has a recording to end (started, not ended; its
+/* Whether this process has a timeline to end (started, not ended; its
  * writing may have failed). */
 bool mt_tl_to_finish(void);
 
-/* Whether this process records (armed, not ended). */
-bool mt_tl_recording(void);
+/* Whether this process writes a timeline (armed, not ended). */
+bool mt_tl_armed(void);
 
 /* In a fork child: records nothing. */
 void mt_tl_fork_child(void);

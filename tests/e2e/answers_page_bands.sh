@@ -3,7 +3,7 @@
 # The chart's ten bands on a g++ compile (cc1plus -O1 on bench/templates.cpp,
 # as `make bench` runs it): every distinct full stack a band, they held 46%
 # of the peak and "other" the rest; grouped by the names the page shows
-# (doc/recording.adoc, "Sites on the page") they hold most of it. Read
+# (doc/timeline.adoc, "Sites on the page") they hold most of it. Read
 # from the page as headless Chromium drew it: the bands' bytes at the peak
 # (their data-peak; the peak is a moment between two samples) against the
 # peak's. Prints the share, and the same at the sample nearest the peak.

@@ -38,6 +38,12 @@ there (Graphviz's DOT: the folders in their layers, the base at the
 bottom; include arrows solid, call-only arrows dashed, the declared upward
 calls red; `make test-static` renders it as build/layers.svg).
 
+doc/design.adoc's Layers table (next to SRC_DIR) must say the same: one
+row per folder, in its layer here; each row names every module of its
+folder, and every name a row quotes in backquotes is a module (of any
+folder), memtrace's own (mt_*, memtrace_*), or one of PROSE, a few C
+names the prose quotes.
+
 Usage: layers.py [--dot FILE] [SRC_DIR [BUILD_DIR]]   (default: src next to
 this script's tests/, no object check; `make test-static` gives both)"""
 import glob
@@ -54,6 +60,10 @@ LAYERS = [
     ("slow path", "symbolize report leak profile runtime"),
 ]
 LAYER_OF = {f: i for i, (_, folders) in enumerate(LAYERS) for f in folders.split()}
+
+
+# Names in backquotes in the Layers table's rows that are no module.
+PROSE = {"backtrace_state", "sigaction", "signal"}
 
 
 def layer_name(folder):
@@ -170,8 +180,6 @@ PAIRS_PENDING = {
     ("symbolize/sym_modules", "symbolize/sym_state"),
     ("symbolize/sym_scopes", "symbolize/sym_state"),
     ("symbolize/sym_state", "symbolize/sym_tail"),
-    ("timeline/emit", "timeline/writer"),
-    ("timeline/ring", "timeline/writer"),
 }
 
 
@@ -298,6 +306,57 @@ def dot(fedges, calls):
     return "\n".join(lines) + "\n"
 
 
+def check_table(src):
+    """doc/design.adoc's Layers table against the folders and modules of SRC."""
+    path = os.path.join(src, "..", "doc", "design.adoc")
+    if not os.path.exists(path):
+        return []
+    text = open(path).read()
+    start = text.find("\n== Layers\n")
+    top = text.find("\n|===\n", start)
+    end = text.find("\n|===\n", top + 1)
+    if start < 0 or top < 0 or end < 0:
+        return ["doc/design.adoc: no Layers table (== Layers, then |=== ... |===)"]
+    table = text[top:end]
+    modules_of, every = {}, set()
+    for folder in LAYER_OF:
+        names = set()
+        if os.path.isdir(os.path.join(src, folder)):
+            for name in os.listdir(os.path.join(src, folder)):
+                if name.endswith((".c", ".h", ".def")):
+                    names.add(name.rsplit(".", 1)[0])
+        modules_of[folder], every = names, every | names
+    errors, rows = [], {}
+    for row in re.split(r"\n(?=\| `src/)", table)[1:]:
+        head = re.match(r"\| `src/([a-z_]+)/`\n\| ([a-z ]+)\n", row)
+        if not head:
+            errors.append("doc/design.adoc: Layers: a row that does not start | `src/FOLDER/` | LAYER")
+            continue
+        folder, layer = head.group(1), head.group(2).strip()
+        rows[folder] = rows.get(folder, 0) + 1
+        if folder not in LAYER_OF:
+            errors.append("doc/design.adoc: Layers: src/%s/ is no folder with a layer" % folder)
+            continue
+        if layer != layer_name(folder):
+            errors.append("doc/design.adoc: Layers: src/%s/ is in layer %s, not %s"
+                          % (folder, layer_name(folder), layer))
+        job = row[head.end():].split("\n| ")[0]
+        named = set()
+        for name in re.findall(r"`([a-z][a-z0-9_]*)(?:\.(?:c|h|def))?`", job):
+            named.add(name)
+            if name not in every and name not in PROSE and not name.startswith(("mt_", "memtrace_")):
+                errors.append("doc/design.adoc: Layers: src/%s/'s row names `%s`, which is no module"
+                              % (folder, name))
+        for name in sorted(modules_of[folder] - named):
+            errors.append("doc/design.adoc: Layers: src/%s/'s row does not name its module %s"
+                          % (folder, name))
+    for folder in sorted(LAYER_OF):
+        if os.path.isdir(os.path.join(src, folder)) and rows.get(folder, 0) != 1:
+            errors.append("doc/design.adoc: Layers: src/%s/ has %d rows, not one"
+                          % (folder, rows.get(folder, 0)))
+    return errors
+
+
 def main():
     args = sys.argv[1:]
     drawing = None
@@ -320,6 +379,7 @@ def main():
             graph.setdefault(pair, why)
     errors += folder_cycles(graph)
     summary += ", %d folder arrows" % len(graph)
+    errors += check_table(src)
     if drawing:
         with open(drawing, "w") as f:
             f.write(dot(fedges, calls))

@@ -26,12 +26,11 @@
 #include <unistd.h>
 
 extern struct memtrace_state memtrace_state; /* descriptor.c's, exported */
-MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/reentry.c in the library */
+MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/pausable.c in the library */
 
 /* What descriptor.c publishes from the tracer, the capture and recording. */
 static mt_atomic(uint64_t) seq = 43;
 static mt_atomic(unsigned long) fallbacks = 5;
-mt_recording_words mt_recording_state;
 
 const mt_atomic(uint64_t) *mt_seq_counter(void)
 {

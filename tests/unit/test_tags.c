@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-MT_TLS int mt_busy; /* threads.c's re-entrancy flag (base/reentry.c in the library) */
+MT_TLS int mt_busy; /* threads.c's re-entrancy flag (base/pausable.c in the library) */
 
 static mt_tag_view view_of(uint32_t id)
 {

@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 
-MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/reentry.c in the library */
+MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/pausable.c in the library */
 
 Test(threads, wrap_keeps_numbers_in_the_entry_bits)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* `memtrace export --heaptrack`: the recording as heaptrack's own data
+/* `memtrace export --heaptrack`: the timeline as heaptrack's own data
  * file, the one heaptrack_interpret writes and heaptrack_print and
  * heaptrack_gui read (file format version 2: lines of a mode character
  * and hexadecimal numbers). Definitions come before their first use:
@@ -12,7 +12,7 @@
  * the average size (the last takes the remainder), so that the totals
  * match. The output is gzip or zstd, as heaptrack picks by the name
  * (.gz, .zst). */
-#include "rec.h"
+#include "timeline.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -107,7 +107,7 @@ static uint64_t *slot(map *m, uint64_t key)
 
 typedef struct {
     sink *s;
-    const rec_file *r;
+    const tl_file *r;
     char **strs; /* the strings written, for their numbers (a sorted copy would do too) */
     map str_index, ips, traces, kinds, stack_trace, aliases;
     uint64_t nstrs, nips, ntraces, nkinds;
@@ -137,7 +137,7 @@ static uint64_t string(defs *d, const char *p)
         if (*v)
             continue;
         *v = ++d->nstrs;
-        d->strs = rec_xrealloc(d->strs, (d->nstrs + 1) * sizeof *d->strs);
+        d->strs = tl_xrealloc(d->strs, (d->nstrs + 1) * sizeof *d->strs);
         d->strs[*v] = strdup(p);
         char line[1024];
         size_t n = strcspn(p, "\n");
@@ -153,8 +153,8 @@ static uint64_t ip(defs *d, uint64_t addr)
     if (*v)
         /* cppcheck-suppress identicalInnerCondition ; slot() may return a filled slot */
         return *v;
-    const rec_module *m = rec_module_of(d->r, addr);
-    const rec_symbol *sym = rec_symbol_of(d->r, addr);
+    const tl_module *m = tl_module_of(d->r, addr);
+    const tl_symbol *sym = tl_symbol_of(d->r, addr);
     uint64_t mod = string(d, m ? m->path : NULL);
     uint64_t f[32][3];
     unsigned rows = sym ? sym->nrows : 0;
@@ -204,7 +204,7 @@ static uint64_t trace(defs *d, uint32_t stack)
     if (*v)
         /* cppcheck-suppress identicalInnerCondition ; slot() may return a filled slot */
         return *v;
-    const rec_stack *st = rec_stack_of(d->r, stack);
+    const tl_stack *st = tl_stack_of(d->r, stack);
     uint64_t parent = 0;
     for (unsigned i = st ? st->depth : 0; i-- > 0;) {
         uint64_t node_ip = ip(d, st->frames[i]);
@@ -235,8 +235,8 @@ static uint64_t kind(defs *d, uint64_t size, uint32_t stack)
         *v = ++d->nkinds;
         if (d->nkinds >= d->kind_cap) {
             d->kind_cap = d->kind_cap ? 2 * d->kind_cap : 1024;
-            d->kind_size = rec_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
-            d->kind_trace = rec_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
+            d->kind_size = tl_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
+            d->kind_trace = tl_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
         }
         d->kind_size[*v] = size;
         d->kind_trace[*v] = tr;
@@ -248,7 +248,7 @@ static uint64_t kind(defs *d, uint64_t size, uint32_t stack)
 /* ---- the temporary allocations' order */
 
 /* heaptrack_print counts a free temporary when the line before it
- * allocated the same kind number (store/temporary.h); the recording's rule
+ * allocated the same kind number (store/temporary.h); the timeline's rule
  * is per thread and knows of culled events (G, K records). So a kind is
  * written under up to three numbers, "a" lines of the same size and trace
  * (heaptrack's figures go by trace, not by number): its own, a second one
@@ -272,8 +272,8 @@ static uint64_t alias_of(defs *d, uint64_t kd, int alias)
         *v = ++d->nkinds;
         if (d->nkinds >= d->kind_cap) {
             d->kind_cap = 2 * d->kind_cap;
-            d->kind_size = rec_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
-            d->kind_trace = rec_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
+            d->kind_size = tl_xrealloc(d->kind_size, d->kind_cap * sizeof *d->kind_size);
+            d->kind_trace = tl_xrealloc(d->kind_trace, d->kind_cap * sizeof *d->kind_trace);
         }
         d->kind_size[*v] = d->kind_trace[*v] = 0; /* an alias: no kind of its own */
     }
@@ -290,7 +290,7 @@ static uint64_t *latest_of(latest_kinds *lk, uint32_t thread)
 {
     if (thread >= lk->n) {
         size_t n = thread + 64;
-        lk->kind = rec_xrealloc(lk->kind, n * sizeof *lk->kind);
+        lk->kind = tl_xrealloc(lk->kind, n * sizeof *lk->kind);
         memset(lk->kind + lk->n, 0, (n - lk->n) * sizeof *lk->kind);
         lk->n = n;
     }
@@ -301,13 +301,13 @@ static uint64_t *latest_of(latest_kinds *lk, uint32_t thread)
  * written right before event I + 1's: when that is the free of a block
  * of kind KD, the one that makes heaptrack_print's count of it the
  * rule's (LK: the latest kinds with event I applied). */
-static int alias_before(defs *d, map *lv, latest_kinds *lk, const rec_file *r, size_t i,
+static int alias_before(defs *d, map *lv, latest_kinds *lk, const tl_file *r, size_t i,
                         uint64_t kd)
 {
     if (i + 1 >= r->nev || !ev_is_free((int)(r->ev[i + 1].thread_kind & 0xff)) ||
         r->ev[i + 1].addr == r->ev[i].addr)
         return ALIAS_OWN;
-    const rec_event *f = &r->ev[i + 1];
+    const tl_event *f = &r->ev[i + 1];
     uint64_t b = *slot(lv, f->addr);
     if (!b || (b & ALIAS_KIND) - 1 != kd)
         return ALIAS_OWN; /* another kind: heaptrack_print does not count it either */
@@ -348,19 +348,11 @@ typedef struct {
     uint64_t addr, kind; /* addr 0: empty */
 } live;
 
-bool export_heaptrack(const rec_file *r, const char *path)
+/* Whether R's culled blocks, a line pair each in the file, stay within
+ * EXPORT_CULLED_MAX: bounded before anything is written (a damaged or
+ * crafted count of 2^40 would write for days). */
+static bool culled_bounded(const tl_file *r)
 {
-    size_t plen = strlen(path);
-    bool zst = plen > 4 && strcmp(path + plen - 4, ".zst") == 0;
-    bool gz = plen > 3 && strcmp(path + plen - 3, ".gz") == 0;
-    if (!zst && !gz) {
-        fprintf(stderr, "memtrace-export: %s: a heaptrack file's name ends in .gz or .zst (heaptrack "
-                        "picks its decompressor by it)\n", path);
-        return false;
-    }
-    /* Every culled block is a line pair of the file: a recording's count
-     * is bounded before anything is written (a damaged or crafted count of
-     * 2^40 would write for days). */
     uint64_t culled = 0;
     for (size_t i = 0; i < r->nev; i++)
         if ((r->ev[i].thread_kind & 0xff) == EV_CULLED &&
@@ -370,21 +362,158 @@ bool export_heaptrack(const rec_file *r, const char *path)
                     r->path, (unsigned long long)EXPORT_CULLED_MAX);
             return false;
         }
-    static sink s;
+    return true;
+}
+
+/* S writing to a new file at PATH, through gzip (GZ) or zstd; false when
+ * it cannot be created (said). */
+static bool sink_open(sink *s, const char *path, bool gz)
+{
     int fd = export_open(path);
     if (fd < 0)
         return false;
     if (gz)
-        s.gz = gzdopen(fd, "wb6");
-    else if ((s.f = fdopen(fd, "wb"))) {
-        s.z = ZSTD_createCCtx();
-        s.zcap = ZSTD_CStreamOutSize();
-        s.zout = rec_xrealloc(NULL, s.zcap);
+        s->gz = gzdopen(fd, "wb6");
+    else if ((s->f = fdopen(fd, "wb"))) {
+        s->z = ZSTD_createCCtx();
+        s->zcap = ZSTD_CStreamOutSize();
+        s->zout = tl_xrealloc(NULL, s->zcap);
     }
-    if (!s.gz && !s.f)
+    if (!s->gz && !s->f)
         die_oom();
-    defs d = { .s = &s, .r = r };
-    d.strs = rec_xrealloc(NULL, sizeof *d.strs);
+    return true;
+}
+
+/* Writes out what S holds and closes its file; false when a write failed
+ * (said). */
+static bool sink_close(sink *s, const char *path)
+{
+    flush(s);
+    if (s->gz && gzclose(s->gz) != Z_OK)
+        s->failed = true;
+    if (s->z) {
+        zflush(s, ZSTD_e_end);
+        if (fclose(s->f) != 0)
+            s->failed = true;
+    }
+    if (s->failed)
+        fprintf(stderr, "memtrace-export: %s: a write failed\n", path);
+    return !s->failed;
+}
+
+/* The events' state as they are written. */
+typedef struct {
+    sink *s;
+    defs d;
+    /* Live block address -> its kind + 1 | its alias << ALIAS_SHIFT. */
+    map lv;
+    latest_kinds lk;
+    uint64_t owed, owed_alias; /* culled frees written after the next "-" */
+    /* Culled blocks written ahead of their K record, by stack id + 1: the
+     * latest allocation a G record names, which made the free after it
+     * temporary (its line goes right before that free's, its free right
+     * after; its K record then writes one block fewer). */
+    map borrowed;
+    uint64_t prev_plus; /* the number of a "+" line just written, else MAX */
+} stream;
+
+/* A K record E: TEMPS of its COUNT blocks were temporary allocations:
+ * those as "+ k" "- k" pairs, which heaptrack_print counts so; the others
+ * under an alias no live block has, their allocations before the pairs
+ * and their frees after them (with no pair, after the stream's next "-"),
+ * where the latest kind is cleared. */
+static void write_culled(stream *st, const tl_event *e, uint64_t temps)
+{
+    sink *s = st->s;
+    uint64_t count = e->addr;
+    uint64_t *lent = slot(&st->borrowed, (uint64_t)e->stack + 1);
+    uint64_t m = *lent < count ? *lent : count;
+    *lent -= m;
+    count -= m; /* the others first: a lent block's free was not temporary */
+    temps = temps < count ? temps : count;
+    uint64_t each = count ? e->size / count : 0;
+    uint64_t kd = kind(&st->d, each, e->stack);
+    uint64_t last = count ? kind(&st->d, e->size - each * (count - 1), e->stack) : kd;
+    uint64_t others = count - temps, untemp = alias_of(&st->d, kd, ALIAS_CULLED);
+    for (uint64_t j = 0; j < others; j++)
+        out(s, "+ %lx\n", (unsigned long)untemp);
+    if (temps > 1) {
+        char pair[48];
+        int n = snprintf(pair, sizeof pair, "+ %lx\n- %lx\n", (unsigned long)kd,
+                         (unsigned long)kd);
+        for (uint64_t left = temps - 1; left; left--) {
+            if (s->len + (size_t)n > sizeof s->buf)
+                flush(s);
+            memcpy(s->buf + s->len, pair, (size_t)n);
+            s->len += (size_t)n;
+        }
+    }
+    if (temps)
+        out(s, "+ %lx\n- %lx\n", (unsigned long)last, (unsigned long)last);
+    if (temps) {
+        for (uint64_t j = 0; j < others; j++)
+            out(s, "- %lx\n", (unsigned long)untemp);
+    } else {
+        owe_frees(s, &st->owed, &st->owed_alias, untemp, others);
+    }
+    if (count)
+        st->prev_plus = temps || !others || st->owed_alias != untemp ? UINT64_MAX : untemp;
+}
+
+/* Event I of R, an allocation or a free (K its kind, TH its thread). */
+static void write_event(stream *st, const tl_file *r, size_t i, int k, uint32_t th)
+{
+    sink *s = st->s;
+    const tl_event *e = &r->ev[i];
+    if (k == EV_FREE_ARMED)
+        *latest_of(&st->lk, th) = kind(&st->d, e->size, e->stack) + 1;
+    uint64_t *v = slot(&st->lv, e->addr);
+    if (*v) { /* a free, or a missed one before an allocation */
+        uint64_t a = alias_of(&st->d, (*v & ALIAS_KIND) - 1, (int)(*v >> ALIAS_SHIFT));
+        bool lend = k == EV_FREE_ARMED && *latest_of(&st->lk, th) == (*v & ALIAS_KIND) &&
+                    st->prev_plus != a;
+        if (lend) { /* the rule's latest allocation was culled: lent here */
+            out(s, "+ %lx\n", (unsigned long)a);
+            ++*slot(&st->borrowed, (uint64_t)e->stack + 1);
+        }
+        out(s, "- %lx\n", (unsigned long)a);
+        if (lend)
+            out(s, "- %lx\n", (unsigned long)a);
+        st->prev_plus = UINT64_MAX;
+        *v = 0;
+        if (st->owed)
+            owe_frees(s, &st->owed, &st->owed_alias, 0, 0);
+        if (ev_is_free(k)) /* a block the timeline knows: as replay.c */
+            *latest_of(&st->lk, th) = 0;
+    }
+    if (k == EV_ALLOC) {
+        uint64_t kd = kind(&st->d, e->size, e->stack);
+        *latest_of(&st->lk, th) = kd + 1;
+        int which = alias_before(&st->d, &st->lv, &st->lk, r, i, kd);
+        *slot(&st->lv, e->addr) = (kd + 1) | (uint64_t)which << ALIAS_SHIFT;
+        out(s, "+ %lx\n", (unsigned long)(st->prev_plus = alias_of(&st->d, kd, which)));
+    }
+}
+
+bool export_heaptrack(const tl_file *r, const char *path)
+{
+    size_t plen = strlen(path);
+    bool zst = plen > 4 && strcmp(path + plen - 4, ".zst") == 0;
+    bool gz = plen > 3 && strcmp(path + plen - 3, ".gz") == 0;
+    if (!zst && !gz) {
+        fprintf(stderr, "memtrace-export: %s: a heaptrack file's name ends in .gz or .zst (heaptrack "
+                        "picks its decompressor by it)\n", path);
+        return false;
+    }
+    if (!culled_bounded(r))
+        return false;
+    static sink s;
+    if (!sink_open(&s, path, gz))
+        return false;
+    /* Static as the sink: its maps live as long as the exporter. */
+    static stream st;
+    st = (stream){ .s = &s, .d = { .s = &s, .r = r }, .prev_plus = UINT64_MAX };
+    st.d.strs = tl_xrealloc(NULL, sizeof *st.d.strs);
     out(&s, "v 10400 2\n# memtrace export of a recording%s\n", r->truncated ? " (truncated)" : "");
     out(&s, "X %.3000s\n", r->command ? r->command : "");
     /* Kind 0 is never allocated: heaptrack_print clears its latest kind
@@ -392,20 +521,10 @@ bool export_heaptrack(const rec_file *r, const char *path)
      * would count as temporary (store/temporary.h); with this, its count
      * is the rule's. */
     out(&s, "a 0 0\n");
-    d.nkinds = 1;
-    /* Live block address -> its kind + 1 | its alias << ALIAS_SHIFT. */
-    map lv = { 0 };
-    latest_kinds lk = { 0 };
-    uint64_t owed = 0, owed_alias = 0; /* culled frees written after the next "-" */
-    /* Culled blocks written ahead of their K record, by stack id + 1: the
-     * latest allocation a G record names, which made the free after it
-     * temporary (its line goes right before that free's, its free right
-     * after; its K record then writes one block fewer). */
-    map borrowed = { 0 };
-    uint64_t prev_plus = UINT64_MAX; /* the number of a "+" line just written, else MAX */
+    st.d.nkinds = 1;
     uint64_t last_ms = 0;
     for (size_t i = 0; i < r->nev; i++) {
-        const rec_event *e = &r->ev[i];
+        const tl_event *e = &r->ev[i];
         uint64_t ms = e->t / 1000000;
         if (ms >= last_ms + 10) {
             out(&s, "c %lx\n", (unsigned long)ms);
@@ -413,93 +532,16 @@ bool export_heaptrack(const rec_file *r, const char *path)
         }
         int k = (int)(e->thread_kind & 0xff);
         uint32_t th = e->thread_kind >> 8;
-        if (k == EV_CULLED) {
-            /* TEMPS of the COUNT blocks were temporary allocations: those
-             * as "+ k" "- k" pairs, which heaptrack_print counts so; the
-             * others under an alias no live block has, their allocations
-             * before the pairs and their frees after them (with no pair,
-             * after the stream's next "-"), where the latest kind is
-             * cleared. */
-            uint64_t count = e->addr, temps = th;
-            uint64_t *lent = slot(&borrowed, (uint64_t)e->stack + 1);
-            uint64_t m = *lent < count ? *lent : count;
-            *lent -= m;
-            count -= m; /* the others first: a lent block's free was not temporary */
-            temps = temps < count ? temps : count;
-            uint64_t each = count ? e->size / count : 0;
-            uint64_t kd = kind(&d, each, e->stack);
-            uint64_t last = count ? kind(&d, e->size - each * (count - 1), e->stack) : kd;
-            uint64_t others = count - temps, untemp = alias_of(&d, kd, ALIAS_CULLED);
-            for (uint64_t j = 0; j < others; j++)
-                out(&s, "+ %lx\n", (unsigned long)untemp);
-            if (temps > 1) {
-                char pair[48];
-                int n = snprintf(pair, sizeof pair, "+ %lx\n- %lx\n", (unsigned long)kd,
-                                 (unsigned long)kd);
-                for (uint64_t left = temps - 1; left; left--) {
-                    if (s.len + (size_t)n > sizeof s.buf)
-                        flush(&s);
-                    memcpy(s.buf + s.len, pair, (size_t)n);
-                    s.len += (size_t)n;
-                }
-            }
-            if (temps)
-                out(&s, "+ %lx\n- %lx\n", (unsigned long)last, (unsigned long)last);
-            if (temps) {
-                for (uint64_t j = 0; j < others; j++)
-                    out(&s, "- %lx\n", (unsigned long)untemp);
-            } else {
-                owe_frees(&s, &owed, &owed_alias, untemp, others);
-            }
-            if (count)
-                prev_plus = temps || !others || owed_alias != untemp ? UINT64_MAX : untemp;
-            continue;
-        }
-        if (k == EV_FREE_ARMED)
-            *latest_of(&lk, th) = kind(&d, e->size, e->stack) + 1;
-        uint64_t *v = slot(&lv, e->addr);
-        if (*v) { /* a free, or a missed one before an allocation */
-            uint64_t a = alias_of(&d, (*v & ALIAS_KIND) - 1, (int)(*v >> ALIAS_SHIFT));
-            bool lend = k == EV_FREE_ARMED && *latest_of(&lk, th) == (*v & ALIAS_KIND) &&
-                        prev_plus != a;
-            if (lend) { /* the rule's latest allocation was culled: lent here */
-                out(&s, "+ %lx\n", (unsigned long)a);
-                ++*slot(&borrowed, (uint64_t)e->stack + 1);
-            }
-            out(&s, "- %lx\n", (unsigned long)a);
-            if (lend)
-                out(&s, "- %lx\n", (unsigned long)a);
-            prev_plus = UINT64_MAX;
-            *v = 0;
-            if (owed)
-                owe_frees(&s, &owed, &owed_alias, 0, 0);
-            if (ev_is_free(k)) /* a block the recording knows: as replay.c */
-                *latest_of(&lk, th) = 0;
-        }
-        if (k == EV_ALLOC) {
-            uint64_t kd = kind(&d, e->size, e->stack);
-            *latest_of(&lk, th) = kd + 1;
-            int which = alias_before(&d, &lv, &lk, r, i, kd);
-            *slot(&lv, e->addr) = (kd + 1) | (uint64_t)which << ALIAS_SHIFT;
-            out(&s, "+ %lx\n", (unsigned long)(prev_plus = alias_of(&d, kd, which)));
-        }
+        if (k == EV_CULLED)
+            write_culled(&st, e, th);
+        else
+            write_event(&st, r, i, k, th);
     }
-    if (owed) /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
-        owe_frees(&s, &owed, &owed_alias, 0, 0);
-    free(lk.kind);
-    free(borrowed.key);
-    free(borrowed.val);
-    /* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
-    out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1));
-    flush(&s);
-    if (s.gz && gzclose(s.gz) != Z_OK)
-        s.failed = true;
-    if (s.z) {
-        zflush(&s, ZSTD_e_end);
-        if (fclose(s.f) != 0)
-            s.failed = true;
-    }
-    if (s.failed)
-        fprintf(stderr, "memtrace-export: %s: a write failed\n", path);
-    return !s.failed;
+    if (st.owed) /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
+        owe_frees(&s, &st.owed, &st.owed_alias, 0, 0);
+    free(st.lk.kind);
+    free(st.borrowed.key);
+    free(st.borrowed.val);
+    out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1)); /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
+    return sink_close(&s, path);
 }

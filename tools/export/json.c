@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* `memtrace export --json`: the timeline JSON that `memtrace view` reads
- * (the contract: doc/design.adoc's recording section). Every number an integer, times in ns from the
+ * (the contract: doc/design.adoc's timeline section). Every number an integer, times in ns from the
  * run's start; frames innermost first, one per row of an inline chain. */
-#include "rec.h"
+#include "timeline.h"
 
 #include "base/json_str.h"
 
@@ -33,9 +33,9 @@ static void series(FILE *f, const uint64_t *v, size_t n)
     putc(']', f);
 }
 
-static void frame(FILE *f, const rec_file *r, uint64_t addr, const rec_row *row, bool *first)
+static void frame(FILE *f, const tl_file *r, uint64_t addr, const tl_row *row, bool *first)
 {
-    const rec_module *m = rec_module_of(r, addr);
+    const tl_module *m = tl_module_of(r, addr);
     fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"function\":", *first ? "" : ",", addr);
     str(f, row ? row->function : NULL);
     fputs(",\"file\":", f);
@@ -55,13 +55,13 @@ static void frame(FILE *f, const rec_file *r, uint64_t addr, const rec_row *row,
     *first = false;
 }
 
-static void site(FILE *f, const rec_file *r, const rec_timeline *t, const rec_site *s)
+static void site(FILE *f, const tl_file *r, const tl_timeline *t, const tl_site *s)
 {
     fprintf(f, "{\"id\":%" PRIu32 ",\"frames\":[", s->id);
-    const rec_stack *st = rec_stack_of(r, s->id);
+    const tl_stack *st = tl_stack_of(r, s->id);
     bool first = true;
     for (unsigned i = 0; st && i < st->depth; i++) {
-        const rec_symbol *sym = rec_symbol_of(r, st->frames[i]);
+        const tl_symbol *sym = tl_symbol_of(r, st->frames[i]);
         if (!sym || !sym->nrows)
             frame(f, r, st->frames[i], NULL, &first);
         for (unsigned k = 0; sym && k < sym->nrows; k++)
@@ -79,16 +79,16 @@ static void site(FILE *f, const rec_file *r, const rec_timeline *t, const rec_si
     putc('}', f);
 }
 
-/* The sites written: the first REC_SITES_PER_RANK by each ranking the
+/* The sites written: the first TL_SITES_PER_RANK by each ranking the
  * page shows (peak bytes, leaked, allocated, temporary), not all: a large
  * program's thousands of deep stacks would make the file hundreds of MB. */
-typedef uint64_t rank_key(const rec_site *s);
-static uint64_t by_peak_key(const rec_site *s) { return s->peak_bytes; }
-static uint64_t by_leak_key(const rec_site *s) { return s->leaked_bytes; }
-static uint64_t by_alloc_key(const rec_site *s) { return s->allocated_bytes; }
-static uint64_t by_temp_key(const rec_site *s) { return s->temporary; }
+typedef uint64_t rank_key(const tl_site *s);
+static uint64_t by_peak_key(const tl_site *s) { return s->peak_bytes; }
+static uint64_t by_leak_key(const tl_site *s) { return s->leaked_bytes; }
+static uint64_t by_alloc_key(const tl_site *s) { return s->allocated_bytes; }
+static uint64_t by_temp_key(const tl_site *s) { return s->temporary; }
 
-static const rec_site *sort_sites;
+static const tl_site *sort_sites;
 static rank_key *sort_key;
 
 static int by_key(const void *a, const void *b)
@@ -99,11 +99,11 @@ static int by_key(const void *a, const void *b)
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-static bool *chosen_sites(const rec_timeline *t)
+static bool *chosen_sites(const tl_timeline *t)
 {
     static rank_key *const keys[] = { by_peak_key, by_leak_key, by_alloc_key, by_temp_key };
     bool *chosen = calloc(t->nsites + 1, sizeof *chosen);
-    size_t *order = rec_xrealloc(NULL, (t->nsites + 1) * sizeof *order);
+    size_t *order = tl_xrealloc(NULL, (t->nsites + 1) * sizeof *order);
     if (!chosen)
         die_oom();
     sort_sites = t->sites;
@@ -112,7 +112,7 @@ static bool *chosen_sites(const rec_timeline *t)
             order[i] = i;
         sort_key = keys[k];
         qsort(order, t->nsites, sizeof *order, by_key);
-        for (size_t i = 0; i < t->nsites && i < REC_SITES_PER_RANK; i++)
+        for (size_t i = 0; i < t->nsites && i < TL_SITES_PER_RANK; i++)
             if (keys[k](&t->sites[order[i]]) || k == 0)
                 chosen[order[i]] = true;
     }
@@ -120,7 +120,7 @@ static bool *chosen_sites(const rec_timeline *t)
     return chosen;
 }
 
-bool export_json(const rec_file *r, const rec_timeline *t, FILE *f)
+bool export_json(const tl_file *r, const tl_timeline *t, FILE *f)
 {
     fputs("{\"memtrace_timeline\":1,\"command\":", f);
     str(f, r->command ? r->command : "");

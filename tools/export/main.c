@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* memtrace-export: a recording (MEMTRACE_RECORD) as heaptrack's data file
+/* memtrace-export: a timeline (MEMTRACE_RECORD) as heaptrack's data file
  * or as the timeline JSON of `memtrace view`. The launcher runs it for
  * `memtrace export`.
  *   memtrace-export --heaptrack REC [-o OUT]   OUT: REC.heaptrack.gz; .gz or .zst
  *   memtrace-export --json REC [-o OUT]        OUT: REC.json; - for stdout
  * Exit status 0, 1 when REC cannot be read or OUT written, 2 for a usage
- * error. A sampled recording (MEMTRACE_SAMPLE) holds only the sampled
+ * error. A sampled timeline (MEMTRACE_SAMPLE) holds only the sampled
  * blocks, its figures a fraction of the run's: it is said on one line, the
  * JSON carries its sample_rate, and the heaptrack export, whose format has
- * no room to say so, is refused (status 1) without --sampled-ok. A recording cut short (kill -9, a full disk) is exported as far
+ * no room to say so, is refused (status 1) without --sampled-ok. A timeline cut short (kill -9, a full disk) is exported as far
  * as it goes, with one line saying so. */
-#include "rec.h"
+#include "timeline.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,7 +22,7 @@
 
 /* The output files are created 0600 (before the umask), as the library's
  * are (src/profile/output_file.c): they hold the program's command line,
- * functions and sources, the recording's owner's business. The last
+ * functions and sources, the timeline's owner's business. The last
  * component of PATH is never followed if it is a symbolic link
  * (O_NOFOLLOW): a link planted at a predictable name (REC.json) in a shared
  * directory would otherwise make the export overwrite any file its user
@@ -80,10 +80,10 @@ int main(int argc, char **argv)
         snprintf(def, sizeof def, "%s.%s", rec, strcmp(what, "json") == 0 ? "json" : "heaptrack.gz");
         out = def;
     }
-    rec_file r;
-    if (!rec_read(rec, &r))
+    tl_file r;
+    if (!tl_read(rec, &r))
         return 1;
-    rec_symbolize(&r);
+    tl_symbolize(&r);
     if (r.truncated)
         fprintf(stderr, "memtrace export: %s is truncated (%s): the run up to %.3f s\n", rec, r.why,
                 (double)r.duration_ns / 1e9);
@@ -98,8 +98,8 @@ int main(int argc, char **argv)
                 "figures are of the sampled blocks only\n", rec, r.sample_rate);
     bool ok;
     if (strcmp(what, "json") == 0) {
-        rec_timeline t;
-        rec_replay(&r, &t, 2000);
+        tl_timeline t;
+        tl_replay(&r, &t, 2000);
         FILE *f = stdout;
         if (strcmp(out, "-") != 0) {
             int fd = export_open(out);
@@ -113,7 +113,7 @@ int main(int argc, char **argv)
         if (!ok)
             fprintf(stderr, "memtrace export: %s: a write failed\n", out);
     } else {
-        rec_sort(&r);
+        tl_sort(&r);
         ok = export_heaptrack(&r, out);
         if (ok)
             fprintf(stderr, "memtrace export: %s (open it with: heaptrack_gui %s)\n", out, out);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The replay of a recording (rec.h): its events sorted by time, then
+/* The replay of a timeline (timeline.h): its events sorted by time, then
  * two passes of a table of the live blocks by address: (1) the totals,
  * the series of the whole, each site's live bytes at the peak; (2) the
  * series of the top sites by those. A
- * free of an address not live (a block from before the recording, or
- * while it was off) is no event of the recording; an allocation at a live
+ * free of an address not live (a block from before the timeline began,
+ * or made while recording was off) is no event of the timeline; an allocation at a live
  * address ends that block first (its free was missed). */
-#include "rec.h"
+#include "timeline.h"
 #include "store/temporary.h"
 
 #include <stdlib.h>
@@ -79,7 +79,7 @@ static void take(table *tb, size_t j)
 
 static int by_time(const void *a, const void *b)
 {
-    const rec_event *x = a, *y = b;
+    const tl_event *x = a, *y = b;
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
@@ -90,11 +90,11 @@ static int by_u32(const void *a, const void *b)
 }
 
 typedef struct {
-    rec_file *r;
-    rec_timeline *t;
+    tl_file *r;
+    tl_timeline *t;
     uint32_t *ids; /* the sites' stack ids, sorted: a site's index */
     size_t nids;
-    rec_site *by_index;
+    tl_site *by_index;
     table live;
     mt_temp_state *last; /* per thread: its latest allocation's kind (store/temporary.h) */
     size_t nlast;
@@ -110,7 +110,7 @@ static uint32_t site_of(const replay *rp, uint32_t stack)
 /* Before a change to site S: its live bytes saved as its value at the
  * latest peak, when it has not changed since (the profiler's copy on
  * write, store/site.h: EPOCH counts the raises of the peak). */
-static void touch(replay *rp, rec_site *s)
+static void touch(replay *rp, tl_site *s)
 {
     if (s->epoch != rp->epoch) {
         s->peak_bytes = s->live;
@@ -122,7 +122,7 @@ static mt_temp_state *last_of(replay *rp, uint32_t thread)
 {
     if (thread >= rp->nlast) {
         size_t n = thread + 64;
-        rp->last = rec_xrealloc(rp->last, n * sizeof *rp->last);
+        rp->last = tl_xrealloc(rp->last, n * sizeof *rp->last);
         memset(rp->last + rp->nlast, 0, (n - rp->nlast) * sizeof *rp->last);
         rp->nlast = n;
     }
@@ -131,15 +131,15 @@ static mt_temp_state *last_of(replay *rp, uint32_t thread)
 
 /* One event of pass PASS: the live table and *BYTES, *BLOCKS moved, the
  * sites' numbers counted (pass 1) or their live bytes (pass 2). */
-static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint64_t *blocks)
+static void step(replay *rp, const tl_event *e, int pass, uint64_t *bytes, uint64_t *blocks)
 {
-    rec_timeline *t = rp->t;
+    tl_timeline *t = rp->t;
     int kind = (int)(e->thread_kind & 0xff);
     uint32_t thread = e->thread_kind >> 8;
     if (kind == EV_CULLED) {
         if (pass == 1) {
-            rec_site *s = &rp->by_index[e->stack];
-            uint32_t temps = thread; /* rec.h: a culled count's thread bits */
+            tl_site *s = &rp->by_index[e->stack];
+            uint32_t temps = thread; /* timeline.h: a culled count's thread bits */
             s->allocations += e->addr;
             s->allocated_bytes += e->size;
             s->temporary += temps;
@@ -157,7 +157,7 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
     size_t j = find(&rp->live, e->addr);
     if (rp->live.slot[j].addr) { /* a free, or a missed one */
         live *b = &rp->live.slot[j];
-        rec_site *s = &rp->by_index[b->site];
+        tl_site *s = &rp->by_index[b->site];
         if (pass == 1)
             touch(rp, s);
         *bytes -= b->size;
@@ -178,7 +178,7 @@ static void step(replay *rp, const rec_event *e, int pass, uint64_t *bytes, uint
     put(&rp->live, &b);
     *bytes += e->size;
     *blocks += 1;
-    rec_site *s = &rp->by_index[b.site];
+    tl_site *s = &rp->by_index[b.site];
     if (pass == 1)
         touch(rp, s);
     s->live += e->size;
@@ -202,7 +202,7 @@ static void reset(replay *rp)
 
 static int by_peak(const void *a, const void *b)
 {
-    const rec_site *x = a, *y = b;
+    const tl_site *x = a, *y = b;
     if (x->peak_bytes != y->peak_bytes)
         return x->peak_bytes > y->peak_bytes ? -1 : 1;
     if (x->allocated_bytes != y->allocated_bytes)
@@ -213,8 +213,8 @@ static int by_peak(const void *a, const void *b)
 /* The sites: one per stack id of an allocation, by id. */
 static void make_sites(replay *rp)
 {
-    rec_file *r = rp->r;
-    rp->ids = rec_xrealloc(NULL, (r->nev + 1) * sizeof *rp->ids);
+    tl_file *r = rp->r;
+    rp->ids = tl_xrealloc(NULL, (r->nev + 1) * sizeof *rp->ids);
     for (size_t i = 0; i < r->nev; i++)
         if (ev_has_stack((int)(r->ev[i].thread_kind & 0xff)))
             rp->ids[rp->nids++] = r->ev[i].stack;
@@ -235,13 +235,13 @@ static void make_sites(replay *rp)
 }
 
 /* The sample times: evenly from 0 to the end, at most MAX. */
-static void make_samples(const rec_file *r, rec_timeline *t, size_t max)
+static void make_samples(const tl_file *r, tl_timeline *t, size_t max)
 {
     size_t ns = max < 2 ? 2 : max;
     if (r->duration_ns < ns)
         ns = (size_t)r->duration_ns + 1;
     t->nsamples = ns;
-    t->times = rec_xrealloc(NULL, ns * sizeof(uint64_t));
+    t->times = tl_xrealloc(NULL, ns * sizeof(uint64_t));
     t->bytes = calloc(ns, sizeof(uint64_t));
     t->blocks = calloc(ns, sizeof(uint64_t));
     t->allocs = calloc(ns, sizeof(uint64_t));
@@ -255,13 +255,13 @@ static void make_samples(const rec_file *r, rec_timeline *t, size_t max)
  * at the peak; the peak's event. */
 static size_t pass_totals(replay *rp)
 {
-    rec_file *r = rp->r;
-    rec_timeline *t = rp->t;
+    tl_file *r = rp->r;
+    tl_timeline *t = rp->t;
     uint64_t bytes = 0, blocks = 0;
     size_t peak_at = SIZE_MAX, si = 0, ns = t->nsamples;
     reset(rp);
     for (size_t i = 0; i < r->nev; i++) {
-        const rec_event *e = &r->ev[i];
+        const tl_event *e = &r->ev[i];
         while (si < ns && t->times[si] < e->t) {
             t->bytes[si] = bytes;
             t->blocks[si] = blocks;
@@ -287,7 +287,7 @@ static size_t pass_totals(replay *rp)
     t->leaked_blocks = blocks;
     for (size_t j = 0; j < rp->live.cap; j++)
         if (rp->live.slot[j].addr) {
-            rec_site *s = &rp->by_index[rp->live.slot[j].site];
+            tl_site *s = &rp->by_index[rp->live.slot[j].site];
             s->leaked_bytes += rp->live.slot[j].size;
             s->leaked_blocks++;
         }
@@ -298,13 +298,13 @@ static size_t pass_totals(replay *rp)
 }
 
 /* Pass 2: the series of SORTED's first TOP sites. */
-static void pass_series(replay *rp, rec_site *sorted, size_t top)
+static void pass_series(replay *rp, tl_site *sorted, size_t top)
 {
-    rec_file *r = rp->r;
-    rec_timeline *t = rp->t;
+    tl_file *r = rp->r;
+    tl_timeline *t = rp->t;
     size_t ns = t->nsamples, si = 0;
     uint64_t bytes = 0, blocks = 0;
-    uint32_t *idx = rec_xrealloc(NULL, (top + 1) * sizeof *idx);
+    uint32_t *idx = tl_xrealloc(NULL, (top + 1) * sizeof *idx);
     for (size_t k = 0; k < top; k++)
         if (!(rp->by_index[idx[k] = site_of(rp, sorted[k].id)].bytes = calloc(ns, sizeof(uint64_t))))
             die_oom();
@@ -313,7 +313,7 @@ static void pass_series(replay *rp, rec_site *sorted, size_t top)
         uint64_t te = i < r->nev ? r->ev[i].t : UINT64_MAX;
         for (; si < ns && t->times[si] < te; si++)
             for (size_t k = 0; k < top; k++) {
-                rec_site *s = &rp->by_index[idx[k]];
+                tl_site *s = &rp->by_index[idx[k]];
                 s->bytes[si] = s->live;
             }
         if (i < r->nev)
@@ -324,15 +324,15 @@ static void pass_series(replay *rp, rec_site *sorted, size_t top)
     free(idx);
 }
 
-void rec_sort(rec_file *r)
+void tl_sort(tl_file *r)
 {
     qsort(r->ev, r->nev, sizeof *r->ev, by_time);
 }
 
-bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
+bool tl_replay(tl_file *r, tl_timeline *t, size_t max_samples)
 {
     memset(t, 0, sizeof *t);
-    rec_sort(r);
+    tl_sort(r);
     replay rp = { .r = r, .t = t };
     make_sites(&rp);
     if (r->nev && r->ev[r->nev - 1].t > r->duration_ns)
@@ -340,10 +340,10 @@ bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples)
     make_samples(r, t, max_samples);
     pass_totals(&rp);
 
-    rec_site *sorted = rec_xrealloc(NULL, (rp.nids + 1) * sizeof *sorted);
+    tl_site *sorted = tl_xrealloc(NULL, (rp.nids + 1) * sizeof *sorted);
     memcpy(sorted, rp.by_index, rp.nids * sizeof *sorted);
     qsort(sorted, rp.nids, sizeof *sorted, by_peak);
-    pass_series(&rp, sorted, rp.nids < REC_TOP_SERIES ? rp.nids : REC_TOP_SERIES);
+    pass_series(&rp, sorted, rp.nids < TL_TOP_SERIES ? rp.nids : TL_TOP_SERIES);
     t->sites = sorted;
     t->nsites = rp.nids;
     free(rp.by_index);

@@ -1,29 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The hot path's part of the recording (timeline.h, ring.h): the calling
+/* The hot path's part of the timeline (timeline.h, ring.h): the calling
  * thread's ring and the append. An append takes the time (the vDSO),
  * writes two or four words into the thread's own ring and publishes them
  * with one release store; it reads the drain's TAIL only when its copy
  * says the ring may be full. A full ring wakes the writer and waits for
- * room; with no writer (before the constructor, or once the recording has
+ * room; with no writer (before the constructor, or once the timeline has
  * ended) the appender drains the rings itself, or drops the record once
- * the recording is over. */
-#include "timeline/ring.h"
+ * the timeline is over. */
 
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
 #include "store/threads.h"
+#include "timeline/drain.h"
+#include "timeline/ring.h"
 #include "timeline/timeline.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
 #include <time.h>
 
-mt_atomic(int) mt_tl_on;
-uint64_t mt_tl_start_ns;
-
 static MT_TLS mt_tl_ring *mine;
-static mt_atomic(mt_tl_ring *) rings;
 static pthread_key_t exit_key;
 static bool exit_key_made;
 
@@ -38,37 +35,9 @@ static void thread_exits(void *ring)
     mt_atomic_store_release(&r->done, 1); /* pairs with the reclaim's acquire */
 }
 
-void mt_tl_rings_init(void)
+void mt_tl_append_init(void)
 {
     exit_key_made = pthread_key_create(&exit_key, thread_exits) == 0;
-}
-
-void mt_tl_rings_reclaim(void)
-{
-    mt_tl_ring *prev = NULL;
-    for (mt_tl_ring *r = mt_tl_rings(), *next; r; r = next) {
-        next = r->next;
-        if (!mt_atomic_load_acquire(&r->done) ||
-            mt_atomic_load_acquire(&r->head) != mt_atomic_load_relaxed(&r->tail)) {
-            prev = r;
-            continue;
-        }
-        if (prev) {
-            prev->next = next;
-        } else {
-            mt_tl_ring *expected = r; /* the head: a new ring may be listed meanwhile */
-            if (!mt_atomic_cas_acq_rel(&rings, &expected, next)) {
-                prev = r; /* freed at a later drain, once not the head */
-                continue;
-            }
-        }
-        munmap(r, sizeof *r);
-    }
-}
-
-mt_tl_ring *mt_tl_rings(void)
-{
-    return mt_atomic_load_acquire(&rings);
 }
 
 /* The calling thread's ring, made on its first record (NULL when no memory:
@@ -86,10 +55,7 @@ static MT_COLD MT_NOINLINE mt_tl_ring *ring_new(void)
     }
     mt_tl_ring *r = m;
     r->thread = mt_thread_number();
-    mt_tl_ring *old = mt_atomic_load_relaxed(&rings);
-    do
-        r->next = old;
-    while (!mt_atomic_cas_weak_release(&rings, &old, r));
+    mt_tl_rings_add(r);
     mine = r;
     /* The main thread's value is never destroyed (it exits the process):
      * its ring stays. pthread_setspecific of a low key allocates nothing. */
@@ -98,7 +64,7 @@ static MT_COLD MT_NOINLINE mt_tl_ring *ring_new(void)
     return r;
 }
 
-/* Waits until R has room for words up to END; false when the recording
+/* Waits until R has room for words up to END; false when the timeline
  * is over (the record is dropped). */
 static MT_COLD MT_NOINLINE bool wait_room(mt_tl_ring *r, uint64_t end)
 {
@@ -125,7 +91,7 @@ static MT_COLD MT_NOINLINE bool wait_room(mt_tl_ring *r, uint64_t end)
 }
 
 /* Room for N more words in the calling thread's ring: the index of the
- * first, or -1 when the record is dropped (no ring, recording over). */
+ * first, or -1 when the record is dropped (no ring, timeline over). */
 static inline __attribute__((always_inline)) int64_t room(mt_tl_ring **rp, uint64_t *hp, unsigned n)
 {
     mt_tl_ring *r = mine;

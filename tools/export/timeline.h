@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* memtrace-export's view of a recording (src/timeline/record_format.h):
- * read whole into memory (rec_read.c), replayed in time order into the
+/* memtrace-export's view of a timeline (src/timeline/record_format.h):
+ * read whole into memory (tl_read.c), replayed in time order into the
  * series and sites the exports write (replay.c). */
-#ifndef MT_EXPORT_REC_H
-#define MT_EXPORT_REC_H
+#ifndef MT_EXPORT_TIMELINE_H
+#define MT_EXPORT_TIMELINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,62 +32,62 @@ typedef struct {
     uint64_t t, addr, size;
     uint32_t stack;
     uint32_t thread_kind; /* thread << 8 | kind */
-} rec_event;
+} tl_event;
 
 typedef struct {
     const char *function, *file; /* NULL: unknown */
     uint64_t line;
-} rec_row;
+} tl_row;
 
 typedef struct {
     uint64_t addr;
     unsigned nrows;
-    rec_row *rows;
-} rec_symbol;
+    tl_row *rows;
+} tl_symbol;
 
 typedef struct {
     uint64_t bias, low, high;
     char *path;
     char build_id[129]; /* hex, "" none */
-} rec_module;
+} tl_module;
 
 typedef struct {
     uint32_t id;
     unsigned depth;
     uint64_t *frames; /* innermost first */
-} rec_stack;
+} tl_stack;
 
 typedef struct {
-    const char *path; /* as given to rec_read */
+    const char *path; /* as given to tl_read */
     /* the head */
     uint64_t pid, start_unix_ns, cull_ns, duration_ns;
     /* MEMTRACE_SAMPLE's mean bytes between the allocations recorded (the
-     * R record); 0: every allocation is (no R, as in older recordings) */
+     * R record); 0: every allocation is (no R, as in older timelines) */
     uint64_t sample_rate;
     char *command;
     bool truncated; /* no end record: a prefix */
     const char *why; /* what ended the reading early, for the truncated line */
-    rec_event *ev;
+    tl_event *ev;
     size_t nev, capev;
-    rec_stack *stacks; /* sorted by id after reading */
+    tl_stack *stacks; /* sorted by id after reading */
     size_t nstacks, capstacks;
-    rec_module *mods;
+    tl_module *mods;
     size_t nmods, capmods;
-    rec_symbol *syms; /* sorted by address after reading */
+    tl_symbol *syms; /* sorted by address after reading */
     size_t nsyms, capsyms;
-} rec_file;
+} tl_file;
 
 /* Reads PATH into R; false (with one memtrace-export: line) when it is no
- * recording at all. A cut or damaged file reads up to its damage, with
+ * timeline at all. A cut or damaged file reads up to its damage, with
  * R->truncated set. */
-bool rec_read(const char *path, rec_file *r);
-/* Symbolizes the frames R has no symbols for (a recording cut short) from
- * its modules' files (rec_symbolize.c); one line for each module that
+bool tl_read(const char *path, tl_file *r);
+/* Symbolizes the frames R has no symbols for (a timeline cut short) from
+ * its modules' files (tl_symbolize.c); one line for each module that
  * cannot be used. */
-void rec_symbolize(rec_file *r);
-const rec_stack *rec_stack_of(const rec_file *r, uint32_t id);
-const rec_symbol *rec_symbol_of(const rec_file *r, uint64_t addr);
-const rec_module *rec_module_of(const rec_file *r, uint64_t addr);
+void tl_symbolize(tl_file *r);
+const tl_stack *tl_stack_of(const tl_file *r, uint32_t id);
+const tl_symbol *tl_symbol_of(const tl_file *r, uint64_t addr);
+const tl_module *tl_module_of(const tl_file *r, uint64_t addr);
 
 /* ---- the replay (replay.c) */
 
@@ -95,41 +95,41 @@ const rec_module *rec_module_of(const rec_file *r, uint64_t addr);
  * many as the JSON lists by that ranking, so that the page can group them
  * by the name it shows (a large program's top sites by name hold most of
  * the peak only when their stacks are summed). */
-#define REC_TOP_SERIES REC_SITES_PER_RANK
+#define TL_TOP_SERIES TL_SITES_PER_RANK
 /* Sites the JSON lists: this many by each ranking (json.c). */
-#define REC_SITES_PER_RANK 200
+#define TL_SITES_PER_RANK 200
 
 typedef struct {
     uint32_t id;
     uint64_t allocations, allocated_bytes, peak_bytes, leaked_bytes, leaked_blocks, temporary;
     uint64_t live, epoch; /* while replaying */
-    uint64_t *bytes; /* series: for the top REC_TOP_SERIES by peak_bytes, else NULL */
-} rec_site;
+    uint64_t *bytes; /* series: for the top TL_TOP_SERIES by peak_bytes, else NULL */
+} tl_site;
 
 typedef struct {
     size_t nsamples;
     uint64_t *times, *bytes, *blocks, *allocs;
     uint64_t peak_time, peak_bytes, peak_blocks;
     uint64_t allocations, frees, allocated_bytes, leaked_bytes, leaked_blocks, temporary;
-    rec_site *sites; /* sorted by peak_bytes descending, then id */
+    tl_site *sites; /* sorted by peak_bytes descending, then id */
     size_t nsites;
-} rec_timeline;
+} tl_timeline;
 
 /* Sorts R's events by time. */
-void rec_sort(rec_file *r);
+void tl_sort(tl_file *r);
 /* Sorts R's events by time and replays them into T; from then on an
  * event's stack is its site's index in the replay, not its stack id. */
-bool rec_replay(rec_file *r, rec_timeline *t, size_t max_samples);
+bool tl_replay(tl_file *r, tl_timeline *t, size_t max_samples);
 
 /* The exports: false (one line said) when OUT cannot be written. */
-bool export_json(const rec_file *r, const rec_timeline *t, FILE *out);
-bool export_heaptrack(const rec_file *r, const char *out_path);
+bool export_json(const tl_file *r, const tl_timeline *t, FILE *out);
+bool export_heaptrack(const tl_file *r, const char *out_path);
 
 /* OUT_PATH created (or truncated) for writing, mode 0600, a symbolic link
  * not followed (main.c); -1 with one line said. */
 int export_open(const char *out_path);
 
 void die_oom(void) __attribute__((noreturn));
-void *rec_xrealloc(void *p, size_t n);
+void *tl_xrealloc(void *p, size_t n);
 
 #endif

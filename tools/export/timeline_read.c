@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading a recording (rec.h): the blocks one by one, each through zstd,
+/* Reading a timeline (timeline.h): the blocks one by one, each through zstd,
  * their records into arrays. A block cut short, one that does not
  * decompress to its stated length or a record that does not parse ends
- * the reading there: what came before is the recording, marked truncated,
+ * the reading there: what came before is the timeline, marked truncated,
  * as is a file whose last record is not the end. */
-#include "rec.h"
+#include "timeline.h"
 
 #include "timeline/record_format.h"
 
@@ -23,7 +23,7 @@ void die_oom(void)
     exit(1);
 }
 
-void *rec_xrealloc(void *p, size_t n)
+void *tl_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
@@ -35,7 +35,7 @@ void *rec_xrealloc(void *p, size_t n)
     do {                                                                         \
         if ((n) == (cap)) {                                                      \
             (cap) = (cap) ? 2 * (cap) : 1024;                                    \
-            (arr) = rec_xrealloc((arr), (cap) * sizeof *(arr));                      \
+            (arr) = tl_xrealloc((arr), (cap) * sizeof *(arr));                      \
         }                                                                        \
     } while (0)
 
@@ -75,7 +75,7 @@ static char *get_str(cursor *c, size_t *len_out)
     uint64_t len;
     if (!get_u(c, &len) || len > (uint64_t)(c->end - c->p))
         return NULL;
-    char *s = rec_xrealloc(NULL, len + 1);
+    char *s = tl_xrealloc(NULL, len + 1);
     memcpy(s, c->p, len);
     s[len] = '\0';
     c->p += len;
@@ -84,13 +84,75 @@ static char *get_str(cursor *c, size_t *len_out)
     return s;
 }
 
-static void add_event(rec_file *r, cursor *c, int kind, uint64_t addr, uint64_t size, uint32_t stack)
+static void add_event(tl_file *r, cursor *c, int kind, uint64_t addr, uint64_t size, uint32_t stack)
 {
     GROW(r->ev, r->nev, r->capev);
-    r->ev[r->nev++] = (rec_event){ c->time, addr, size, stack, c->thread << 8 | (uint32_t)kind };
+    r->ev[r->nev++] = (tl_event){ c->time, addr, size, stack, c->thread << 8 | (uint32_t)kind };
 }
 
-static bool record(rec_file *r, cursor *c)
+/* An S record: a stack's id and its frames, as differences. */
+static bool read_stack(tl_file *r, cursor *c)
+{
+    uint64_t a, b;
+    if (!get_u(c, &a) || !get_u(c, &b) || b > 4096)
+        return false;
+    tl_stack s = { (uint32_t)a, (unsigned)b, tl_xrealloc(NULL, (b ? b : 1) * sizeof(uint64_t)) };
+    uint64_t prev = 0;
+    for (unsigned i = 0; i < s.depth; i++) {
+        int64_t dd;
+        if (!mt_rec_get_s(&c->p, c->end, &dd)) {
+            free(s.frames);
+            return false;
+        }
+        s.frames[i] = prev += (uint64_t)dd;
+    }
+    GROW(r->stacks, r->nstacks, r->capstacks);
+    r->stacks[r->nstacks++] = s;
+    return true;
+}
+
+/* An M record: a module's bias, range, build id and path. */
+static bool read_module(tl_file *r, cursor *c)
+{
+    tl_module m = { 0 };
+    size_t idlen;
+    char *id;
+    if (!get_u(c, &m.bias) || !get_u(c, &m.low) || !get_u(c, &m.high) ||
+        !(id = get_str(c, &idlen)))
+        return false;
+    for (size_t i = 0; i < idlen && i < 64; i++)
+        sprintf(m.build_id + 2 * i, "%02x", (uint8_t)id[i]);
+    free(id);
+    if (!(m.path = get_str(c, NULL)))
+        return false;
+    GROW(r->mods, r->nmods, r->capmods);
+    r->mods[r->nmods++] = m;
+    return true;
+}
+
+/* A Y record: an address's rows, innermost first. */
+static bool read_symbol(tl_file *r, cursor *c)
+{
+    uint64_t a;
+    tl_symbol s;
+    if (!get_u(c, &s.addr) || !get_u(c, &a) || a > 256)
+        return false;
+    s.nrows = (unsigned)a;
+    s.rows = tl_xrealloc(NULL, (a ? a : 1) * sizeof *s.rows);
+    for (unsigned i = 0; i < s.nrows; i++) {
+        char *fn = get_str(c, NULL), *file = fn ? get_str(c, NULL) : NULL;
+        if (!file || !get_u(c, &s.rows[i].line))
+            return false; /* NOLINT(clang-analyzer-unix.Malloc): a damaged timeline ends the export, and the process */
+        s.rows[i].function = *fn ? fn : (free(fn), NULL);
+        s.rows[i].file = *file ? file : (free(file), NULL);
+    }
+    GROW(r->syms, r->nsyms, r->capsyms);
+    r->syms[r->nsyms++] = s;
+    return true;
+}
+
+/* The record at C (its tag first) into R; false when it is damaged. */
+static bool record(tl_file *r, cursor *c)
 {
     uint8_t tag = *c->p++;
     uint64_t a, b, d;
@@ -140,56 +202,12 @@ static bool record(rec_file *r, cursor *c)
             return false;
         add_event(r, c, a ? EV_FREE_ARMED : EV_FREE_DISARMED, c->addr, b, (uint32_t)a);
         return true;
-    case MT_REC_STACK: {
-        if (!get_u(c, &a) || !get_u(c, &b) || b > 4096)
-            return false;
-        rec_stack s = { (uint32_t)a, (unsigned)b, rec_xrealloc(NULL, (b ? b : 1) * sizeof(uint64_t)) };
-        uint64_t prev = 0;
-        for (unsigned i = 0; i < s.depth; i++) {
-            int64_t dd;
-            if (!mt_rec_get_s(&c->p, c->end, &dd)) {
-                free(s.frames);
-                return false;
-            }
-            s.frames[i] = prev += (uint64_t)dd;
-        }
-        GROW(r->stacks, r->nstacks, r->capstacks);
-        r->stacks[r->nstacks++] = s;
-        return true;
-    }
-    case MT_REC_MODULE: {
-        rec_module m = { 0 };
-        size_t idlen;
-        char *id;
-        if (!get_u(c, &m.bias) || !get_u(c, &m.low) || !get_u(c, &m.high) ||
-            !(id = get_str(c, &idlen)))
-            return false;
-        for (size_t i = 0; i < idlen && i < 64; i++)
-            sprintf(m.build_id + 2 * i, "%02x", (uint8_t)id[i]);
-        free(id);
-        if (!(m.path = get_str(c, NULL)))
-            return false;
-        GROW(r->mods, r->nmods, r->capmods);
-        r->mods[r->nmods++] = m;
-        return true;
-    }
-    case MT_REC_SYMBOL: {
-        rec_symbol s;
-        if (!get_u(c, &s.addr) || !get_u(c, &a) || a > 256)
-            return false;
-        s.nrows = (unsigned)a;
-        s.rows = rec_xrealloc(NULL, (a ? a : 1) * sizeof *s.rows);
-        for (unsigned i = 0; i < s.nrows; i++) {
-            char *fn = get_str(c, NULL), *file = fn ? get_str(c, NULL) : NULL;
-            if (!file || !get_u(c, &s.rows[i].line))
-                return false; /* NOLINT(clang-analyzer-unix.Malloc): a damaged recording ends the export, and the process */
-            s.rows[i].function = *fn ? fn : (free(fn), NULL);
-            s.rows[i].file = *file ? file : (free(file), NULL);
-        }
-        GROW(r->syms, r->nsyms, r->capsyms);
-        r->syms[r->nsyms++] = s;
-        return true;
-    }
+    case MT_REC_STACK:
+        return read_stack(r, c);
+    case MT_REC_MODULE:
+        return read_module(r, c);
+    case MT_REC_SYMBOL:
+        return read_symbol(r, c);
     case MT_REC_END:
         if (!get_time(c))
             return false;
@@ -203,17 +221,17 @@ static bool record(rec_file *r, cursor *c)
 
 static int by_id(const void *a, const void *b)
 {
-    const rec_stack *x = a, *y = b;
+    const tl_stack *x = a, *y = b;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static int by_addr(const void *a, const void *b)
 {
-    const rec_symbol *x = a, *y = b;
+    const tl_symbol *x = a, *y = b;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-bool rec_read(const char *path, rec_file *r)
+bool tl_read(const char *path, tl_file *r)
 {
     memset(r, 0, sizeof *r);
     r->path = path;
@@ -231,7 +249,7 @@ bool rec_read(const char *path, rec_file *r)
         fprintf(stderr, "memtrace-export: %s: not a memtrace recording (MEMTRACE_RECORD)\n", path);
         return false;
     }
-    uint8_t *raw = rec_xrealloc(NULL, MT_REC_BLOCK_MAX);
+    uint8_t *raw = tl_xrealloc(NULL, MT_REC_BLOCK_MAX);
     cursor c = { 0 };
     size_t at = MT_REC_MAGIC_LEN;
     r->why = NULL;
@@ -282,19 +300,19 @@ bool rec_read(const char *path, rec_file *r)
     return true;
 }
 
-const rec_stack *rec_stack_of(const rec_file *r, uint32_t id)
+const tl_stack *tl_stack_of(const tl_file *r, uint32_t id)
 {
-    rec_stack key = { .id = id };
+    tl_stack key = { .id = id };
     return bsearch(&key, r->stacks, r->nstacks, sizeof key, by_id);
 }
 
-const rec_symbol *rec_symbol_of(const rec_file *r, uint64_t addr)
+const tl_symbol *tl_symbol_of(const tl_file *r, uint64_t addr)
 {
-    rec_symbol key = { .addr = addr };
+    tl_symbol key = { .addr = addr };
     return bsearch(&key, r->syms, r->nsyms, sizeof key, by_addr);
 }
 
-const rec_module *rec_module_of(const rec_file *r, uint64_t addr)
+const tl_module *tl_module_of(const tl_file *r, uint64_t addr)
 {
     for (size_t i = r->nmods; i-- > 0;) /* the newest first: a range reused after dlclose */
         if (addr >= r->mods[i].low && addr < r->mods[i].high)
