@@ -8,14 +8,14 @@
  * definition by probing for it. When the program replaces an operator
  * (mt_cxx_replaced), memtrace's only forward, untraced: the malloc and
  * free inside the program's are what is recorded. */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/common.h"
 #include "base/output.h"
 #include "base/reentry.h"
-#include "capture/entry.h"
+#include "capture/record.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/internal_heap.h"
 
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include "base/common.h"
 #include "base/lock.h"
 #include "base/os.h"
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 
 #include <string.h>
 #include <sys/mman.h>

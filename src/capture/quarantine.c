@@ -6,7 +6,7 @@
  * it too (2), with a bounded wait, and the owner that finds it taken frees
  * its block at once: nobody waits on the hot path, and no lock survives a
  * fork in a state the child cannot undo (mt_quarantine_fork_child). */
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 
 #include "base/atomic.h"
 #include "base/common.h"
@@ -14,8 +14,8 @@
 #include "base/lock.h"
 #include "base/reentry.h"
 #include "base/upcalls.h"
-#include "capture/entry.h"
-#include "capture/real.h"
+#include "capture/record.h"
+#include "capture/state.h"
 #include "store/live_table.h"
 #include "store/threads.h"
 

@@ -31,7 +31,7 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/sample_weight.h"
 #include "tags/tags.h"
 

@@ -2,7 +2,7 @@
 /* Sample mode's fast path (sample_fast.h): its cold side. */
 #include "capture/sample_fast.h"
 
-#include "capture/entry.h"
+#include "capture/record.h"
 
 #include <dlfcn.h>
 #include <string.h>

@@ -43,7 +43,7 @@
 #include "base/config.h"
 #include "base/reentry.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "capture/sample.h"
 #include "store/internal_heap.h"
 #include "tags/tags.h"

@@ -2,13 +2,13 @@
 /* tcmalloc's tc_* C functions, each with its libc namesake's contract:
  * through tcmalloc's own when it is below memtrace, else the namesake's
  * entry point. (tc_new & co. are the C++ operators': cxx.c.) */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/common.h"
 #include "base/config.h"
 #include "base/os.h"
-#include "capture/entry.h"
-#include "capture/real.h"
+#include "capture/record.h"
+#include "capture/state.h"
 
 void *mt_tc_malloc(size_t size)
 {

@@ -7,7 +7,7 @@
 #include "base/os.h"
 #include "base/stop_world.h"
 #include "scan/spans.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
 

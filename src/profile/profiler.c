@@ -25,7 +25,7 @@
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "report/pprof_out.h"
 #include "report/recording_line.h"
 #include "store/site.h"

@@ -10,7 +10,7 @@
  * nothing: a wrong report is worse than none. A report is an error like a
  * heap error's: it sets the exit status and MEMTRACE_ON_ERROR=abort aborts
  * at it (mt_error_reported). */
-#include "capture/real.h"
+#include "capture/state.h"
 
 #include "base/atomic.h"
 #include "base/common.h"

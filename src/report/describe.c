@@ -13,7 +13,7 @@
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/capture.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "report/format.h"
 #include "report/recording_line.h"
 #include "store/freed_history.h"

@@ -23,7 +23,7 @@
 #include "base/config.h"
 #include "base/lock.h"
 #include "base/output.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "runtime/interposed.h"
 #include "runtime/plt_entry.h"
 #include "runtime/recording.h"

@@ -8,9 +8,9 @@
  * `memtrace attach` (attach.c): a name added here goes there too
  * (tests/static/interposed.py checks). */
 #include "base/common.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "capture/sample_fast.h"
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 #include "runtime/children.h"
 #include "runtime/guard_signal.h"
 #include "runtime/startup.h"

@@ -13,8 +13,8 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "base/output.h"
-#include "capture/heap_check.h"
-#include "capture/real.h"
+#include "capture/quarantine.h"
+#include "capture/state.h"
 #include "store/threads.h"
 
 #include <errno.h>

@@ -6,15 +6,15 @@
  * posix_memalign with the alignment it implies; before the real allocator
  * is known and inside memtrace, the internal heap serves. And C23's sized
  * frees, through mt_free_next, which tcmalloc.c's frees share. */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/common.h"
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
-#include "capture/entry.h"
+#include "capture/record.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/internal_heap.h"
 
 #include <errno.h>

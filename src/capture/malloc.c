@@ -15,7 +15,7 @@
  * stores below it; none of them includes a slow-path header (tests/static/layers.py
  * checks). Start-up, fork handling and the stop-recording policy are in
  * runtime/startup.c, reached through base/upcalls.h. */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/atomic.h"
 #include "base/common.h"
@@ -26,10 +26,10 @@
 #include "base/reentry.h"
 #include "base/upcalls.h"
 #include "capture/capture.h"
-#include "capture/entry.h"
+#include "capture/record.h"
 #include "capture/guard.h"
-#include "capture/heap_check.h"
-#include "capture/real.h"
+#include "capture/quarantine.h"
+#include "capture/state.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"

@@ -2,7 +2,7 @@
 /* Which copy of memtrace is in charge (real.h's mt_owner), kept below the
  * reports and the API functions that forward to the owner's; start-up
  * decides (mt_aside). */
-#include "capture/real.h"
+#include "capture/state.h"
 
 #include "base/reentry.h"
 
