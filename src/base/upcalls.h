@@ -13,6 +13,7 @@
 #ifndef MT_UPCALLS_H
 #define MT_UPCALLS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,5 +91,37 @@ void mt_heap_error_report(const struct mt_heap_error *e);
  * that only warns, for the unit tests and memtrace-symbolize, which link
  * base without start-up. */
 void mt_metadata_failed(const char *what, size_t size, int err);
+
+/* Hot path (capture/interposed.def: the interposed names) -> slow path
+ * (runtime/guard_signal.c, children.c, startup.c). The library defines
+ * every name it interposes in one place, the hot path's; these few need
+ * the slow path's state, and are called only through the interposed names
+ * (never from an allocation or a free).
+ *
+ * sigaction and the signal family: for SIGSEGV while the guard pages'
+ * handler is installed, they set and answer the program's action, which
+ * the handler calls (or whose default it takes) after memtrace's report;
+ * everything else goes to libc's, with its results and errno.
+ * mt_sighandler is signal.h's __sighandler_t. */
+typedef void (*mt_sighandler)(int);
+int mt_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+mt_sighandler mt_signal(int sig, mt_sighandler handler);
+mt_sighandler mt_bsd_signal(int sig, mt_sighandler handler);
+mt_sighandler mt_sysv_signal(int sig, mt_sighandler handler);
+mt_sighandler mt_sigset(int sig, mt_sighandler disp);
+int mt_sigignore(int sig);
+/* The exec family: the real function, with the memtrace entries handed on
+ * when the process itself execs under MEMTRACE_CHILDREN=0 (children.c).
+ * execv, execvp and the execl forms come here with environ. */
+int mt_execve(const char *path, char *const argv[], char *const envp[]);
+int mt_execvpe(const char *file, char *const argv[], char *const envp[]);
+int mt_fexecve(int fd, char *const argv[], char *const envp[]);
+/* unshare and setns: the kernel refuses unshare(CLONE_NEWUSER) (and the
+ * other flags that unshare the thread group) and every setns but to a
+ * single-threaded process, so memtrace's own threads are stopped around
+ * the real call (mt_profiler_pause). Results and errno are the real
+ * call's. */
+int mt_unshare(int flags);
+int mt_setns(int fd, int nstype);
 
 #endif

@@ -14,7 +14,6 @@
 #include "base/lock.h"
 #include "base/reentry.h"
 #include "base/upcalls.h"
-#include "capture/record.h"
 #include "capture/state.h"
 #include "store/live_table.h"
 #include "store/threads.h"
@@ -232,7 +231,7 @@ static MT_COLD MT_NOINLINE void report_header(const mt_quarantine_ring *r, uint6
 /* The block of R's slot I (I < cap) leaves the quarantine: its fill
  * and its own chunk header (glibc's size word, on the fill's line)
  * checked, then freed for real (with its ring taken: the call may not
- * come back into the quarantine, pass-through or mt_real.free, and a
+ * come back into the quarantine, pass-through or mt_real.next_free, and a
  * report runs inside memtrace). Its redzone is not read here: it was
  * checked at the free, and reading it again would cost a miss on a line
  * nothing else touches (mt_quarantine_check reads it). */
@@ -251,7 +250,7 @@ static inline __attribute__((always_inline)) void release(const mt_quarantine_ri
             report_header(r, i, damage);
     }
     if ((h->shape & MT_FC_SHAPE) == MT_FC_REAL)
-        mt_real.free(p);
+        mt_real.next_free(p);
     else
         mt_free_call_run(p, &r->calls[i]);
 }

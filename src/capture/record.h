@@ -265,40 +265,6 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
 
 /* ---- the next allocator */
 
-/* mt_ext's I-th next definition, looked up on the first call of any. */
-static inline void *mt_ext_get(unsigned i)
-{
-    if (MT_UNLIKELY(!mt_atomic_load_acquire(&mt_ext_ready))) /* pairs with mt_ext_lookup's release */
-        mt_ext_lookup();
-    return mt_atomic_load_relaxed(&mt_ext[i]);
-}
-
-/* How an entry point's next function is called (HOW below):
- * MT_NEXT_PLAIN: directly. For functions that call no interposed name: the
- *   C allocator (mt_real), tcmalloc's C functions with libc's contracts.
- * MT_NEXT_SCOPED: in a pass-through scope (real.h), so that whatever it
- *   calls in turn (libstdc++'s and jemalloc's operator new call malloc)
- *   goes to the real allocator untraced, and the block is recorded or
- *   forgotten once, by the entry point; the scope ends also when an
- *   exception (std::bad_alloc) leaves the call. For the next definitions
- *   of the names beyond the C allocator's (mt_ext). */
-enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
-
-/* The one way an entry point calls the next allocator: runs STMT, the call,
- * as HOW says (a constant); KEPT, read after STMT, is true when it
- * returned a block the entry point goes on to account for (MT_NEXT_ALLOC;
- * false for a free), so that the scope does not count it as lost. */
-#define MT_NEXT_CALL(how, stmt, kept)                                        \
-    do {                                                                     \
-        if ((how) == MT_NEXT_SCOPED) {                                       \
-            MT_PASSTHROUGH_SCOPE;                                            \
-            stmt;                                                            \
-            mt_passthrough_scope.keeps = (kept);                             \
-        } else {                                                             \
-            stmt;                                                            \
-        }                                                                    \
-    } while (0)
-
 /* An allocating entry point's call: P = CALL (its next function, HOW),
  * then P recorded with SIZE and KIND when TRACED (!mt_bypass(), taken
  * before), else passed on untraced. The call is written in each branch so
@@ -321,37 +287,6 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
                 mt_untraced_entry(p);                                        \
         }                                                                    \
     } while (0)
-
-/* Makes the free call C of PTR (heap_check.h's mt_free_call): mt_real.free
- * directly, a next definition in a pass-through scope. */
-typedef void (*mt_fc_p)(void *);
-typedef void (*mt_fc_pa)(void *, uintptr_t);
-typedef void (*mt_fc_pab)(void *, uintptr_t, uintptr_t);
-typedef void (*mt_fc_pi)(void *, int);
-typedef void (*mt_fc_pai)(void *, uintptr_t, int);
-typedef void (*mt_fc_pp)(void *, const void *);
-typedef void (*mt_fc_pap)(void *, uintptr_t, const void *);
-
-static inline void mt_free_call_scoped(void *ptr, const mt_free_call *c)
-{
-    switch (c->shape & MT_FC_SHAPE) {
-    case MT_FC_P: ((mt_fc_p)c->fn)(ptr); break;
-    case MT_FC_PA: ((mt_fc_pa)c->fn)(ptr, c->a); break;
-    case MT_FC_PAB: ((mt_fc_pab)c->fn)(ptr, c->a, c->b); break;
-    case MT_FC_PI: ((mt_fc_pi)c->fn)(ptr, (int)c->a); break;
-    case MT_FC_PAI: ((mt_fc_pai)c->fn)(ptr, c->a, (int)c->b); break;
-    case MT_FC_PP: ((mt_fc_pp)c->fn)(ptr, (const void *)c->a); break;
-    default: ((mt_fc_pap)c->fn)(ptr, c->a, (const void *)c->b); break;
-    }
-}
-
-static inline void mt_free_call_run(void *ptr, const mt_free_call *c)
-{
-    if ((c->shape & MT_FC_SHAPE) == MT_FC_REAL)
-        mt_real.free(ptr);
-    else
-        MT_NEXT_CALL(MT_NEXT_SCOPED, mt_free_call_scoped(ptr, c), false);
-}
 
 /* A freeing entry point's call: FC (an mt_free_call: its next function
  * and arguments as data) frees PTR, a block of family KIND (MT_KIND_*).

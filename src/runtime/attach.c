@@ -23,8 +23,8 @@
 #include "base/config.h"
 #include "base/lock.h"
 #include "base/output.h"
+#include "capture/interpose.h"
 #include "capture/state.h"
-#include "runtime/interposed.h"
 #include "runtime/plt_entry.h"
 #include "runtime/recording.h"
 #include "base/reentry.h"
@@ -57,13 +57,21 @@
 #define RELOC_GLOB_DAT 0xffffffffu
 #endif
 
-/* The names redirected: preload.c's (interposed.h) but the exec family
+/* The names redirected: capture/interposed.def's but the exec family
  * (children of an attached process are not traced: ours[i] stays NULL),
  * then dlopen, which is this file's. classes[i] is names[i]'s MT_IP_*. */
-#define NAME_OF(name, cls) #name,
-#define CLASS_OF(name, cls) cls,
-static const char *const names[] = { MT_INTERPOSED(NAME_OF) "dlopen" };
-static const unsigned char classes[] = { MT_INTERPOSED(CLASS_OF) MT_IP_OTHER };
+#define MT_INTERPOSE(cls, next, ret, name, params, body) #name,
+static const char *const names[] = {
+#include "capture/interposed.def"
+    "dlopen"
+};
+#undef MT_INTERPOSE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) MT_IP_##cls,
+static const unsigned char classes[] = {
+#include "capture/interposed.def"
+    MT_IP_OTHER
+};
+#undef MT_INTERPOSE
 #define N_NAMES (sizeof names / sizeof names[0])
 #define DLOPEN (N_NAMES - 1)
 _Static_assert(N_NAMES <= 256, "patched_entry.name is one byte");

@@ -26,6 +26,7 @@
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
+#include "base/upcalls.h"
 #include "timeline/timeline.h"
 
 #include <dlfcn.h>

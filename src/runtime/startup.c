@@ -167,9 +167,20 @@ int mt_setns(int fd, int nstype)
     return rc;
 }
 
-#define MT_EXT_NAME(e, name) name,
-static const char *const ext_names[MT_EXT_COUNT] = { MT_EXT_FUNCS(MT_EXT_NAME) };
-#undef MT_EXT_NAME
+/* The names of mt_ext's next definitions (capture/interposed.def's EXT rows). */
+#define MT_NAME_OF_EXT(e) [MT_X_##e] = MT_NAME_KEEP
+#define MT_NAME_KEEP(name) #name,
+#define MT_NAME_OF_REAL(name)
+#define MT_NAME_OF_NONE(name)
+#define MT_INTERPOSE(cls, next, ret, name, params, body) MT_NAME_OF_##next(name)
+static const char *const ext_names[MT_EXT_COUNT] = {
+#include "capture/interposed.def"
+};
+#undef MT_INTERPOSE
+#undef MT_NAME_OF_NONE
+#undef MT_NAME_OF_REAL
+#undef MT_NAME_KEEP
+#undef MT_NAME_OF_EXT
 
 /* Fills mt_ext (real.h) on the first call of an entry point beyond the C
  * allocator's. Takes no memtrace lock (dlsym takes the loader's, which a
@@ -227,19 +238,19 @@ static void warn_if_not_first(void)
             who, ours.dli_fname);
 }
 
-/* The real allocator: the next definitions after this library's. */
+/* The real allocator: the next definitions after this library's of
+ * capture/interposed.def's REAL rows. */
 static void find_real(void)
 {
-    mt_real.malloc = next_symbol("malloc");
-    mt_real.free = next_symbol("free");
-    mt_real.calloc = next_symbol("calloc");
-    mt_real.realloc = next_symbol("realloc");
-    mt_real.posix_memalign = next_symbol("posix_memalign");
-    mt_real.aligned_alloc = next_symbol("aligned_alloc");
-    mt_real.memalign = next_symbol("memalign");
-    mt_real.valloc = next_symbol("valloc");
-    mt_real.pvalloc = next_symbol("pvalloc");
-    mt_real.malloc_usable_size = next_symbol("malloc_usable_size");
+#define MT_FIND_OF_REAL(name) mt_real.next_##name = next_symbol(#name);
+#define MT_FIND_OF_NONE(name)
+#define MT_FIND_OF_EXT(e) MT_FIND_OF_NONE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) MT_FIND_OF_##next(name)
+#include "capture/interposed.def"
+#undef MT_INTERPOSE
+#undef MT_FIND_OF_EXT
+#undef MT_FIND_OF_NONE
+#undef MT_FIND_OF_REAL
 }
 
 /* Whether the malloc the program's calls reach is another memtrace's: the
@@ -280,8 +291,8 @@ MT_COLD void mt_start(void)
         mt_leave(was);
         return;
     }
-    if (!mt_real.malloc || !mt_real.free || !mt_real.calloc || !mt_real.realloc ||
-        !mt_real.posix_memalign) {
+    if (!mt_real.next_malloc || !mt_real.next_free || !mt_real.next_calloc || !mt_real.next_realloc ||
+        !mt_real.next_posix_memalign) {
         /* Without a real allocator there is nothing to forward to: stay in
          * INITIALIZING and serve everything from the internal heap. */
         mt_leave(was);

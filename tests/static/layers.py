@@ -164,8 +164,6 @@ UPCALLS = "base/upcalls.h"
 # Same-folder pairs that still call each other, to be untangled; the list
 # may only shrink (an entry that no longer holds fails).
 PAIRS_PENDING = {
-    ("capture/malloc", "capture/quarantine"),
-    ("capture/malloc", "capture/sample"),
     ("symbolize/sym_cus", "symbolize/sym_state"),
     ("symbolize/sym_modules", "symbolize/sym_state"),
     ("symbolize/sym_scopes", "symbolize/sym_state"),
