@@ -19,7 +19,7 @@
 
 struct mt_live_entry; /* store/live_table.h's mt_live_entry */
 
-/* Hot path (capture/tracer.c) -> slow path (runtime/startup.c).
+/* Hot path (capture/malloc.c) -> slow path (runtime/startup.c).
  * Looks up the real allocator and sets everything up, once. Called by the
  * hot path on a call that finds the phase UNINIT, outside memtrace
  * (mt_busy clear): memtrace starts on the program's first allocation,
@@ -27,8 +27,8 @@ struct mt_live_entry; /* store/live_table.h's mt_live_entry */
  * start-up knows the settings, the tables and the reports to set up. */
 void mt_start(void);
 
-/* Hot path (capture/entry.h) -> slow path (runtime/startup.c).
- * Fills mt_ext (capture/real.h) on the first call of an entry point beyond
+/* Hot path (capture/record.h) -> slow path (runtime/startup.c).
+ * Fills mt_ext (capture/state.h) on the first call of an entry point beyond
  * the C allocator's (aligned_alloc, the C++ operators, ...): dlsym is
  * start-up's business, and the names cannot be looked up at start-up (a
  * C++ runtime or an allocator may be loaded after the first malloc). Sets
@@ -36,7 +36,7 @@ void mt_start(void);
  * Racing lookups store the same values. */
 void mt_ext_lookup(void);
 
-/* Hot path (capture/entry.h, tracer.c) -> slow path (report/bad_free.c).
+/* Hot path (capture/record.h, malloc.c) -> slow path (report/bad_free.c).
  * A free the live table cannot match: PTR is no live block's start (FOUND
  * NULL), or FOUND, its record (already removed), was allocated by another
  * family than the free's KIND (MT_KIND_*, with MT_FREE_BY_REALLOC added

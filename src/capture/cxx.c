@@ -94,7 +94,7 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
     return p;
 }
 
-/* The call of FN, the next operator delete of FORM, as data (entry.h's
+/* The call of FN, the next operator delete of FORM, as data (record.h's
  * mt_free_call): SIZE is the block's size where the form takes one. */
 static inline mt_free_call delete_call(void *fn, unsigned form, size_t size, size_t align,
                                        const void *nothrow)

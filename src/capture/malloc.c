@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hot path: every allocation and free of the program comes through the
- * entry points here (the C allocator's) or in the files of the other API
- * families (capture/entry.h says which), which share this file's state and
- * records.
+ * entry points here (the C allocator's: malloc, free, calloc, realloc) or
+ * in the files of the other API families (capture/record.h says which),
+ * which share this file's records (and state.c's state).
  *
  * Contract: the program sees the real allocator's results unchanged (same
  * pointers, same errno); memtrace only adds records. A thread already inside

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The quarantine of freed blocks (heap_check.h): a ring per thread, made
+/* The quarantine of freed blocks (quarantine.h): a ring per thread, made
  * on the thread's first traced free (or a free ring of an exited thread
  * taken over), on the list of every ring. The owner changes its ring only
  * with the ring's busy word taken (1); a checker from another thread takes

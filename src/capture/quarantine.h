@@ -33,8 +33,8 @@
  * rings are never unmapped, and all of them are on one list (rings, from
  * mt_quarantine_rings) that a reader out of process walks through the
  * state descriptor. */
-#ifndef MT_HEAP_CHECK_H
-#define MT_HEAP_CHECK_H
+#ifndef MT_QUARANTINE_H
+#define MT_QUARANTINE_H
 
 #include "base/atomic.h"
 #include "base/common.h"

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What the hot path (capture/) shares with start-up (startup.c): the real
- * allocator's functions and the tracer's phase. startup.c fills them in
- * once, before the phase becomes READY; the hot path only reads them. */
-#ifndef MT_REAL_H
-#define MT_REAL_H
+/* What the hot path (capture/) shares with start-up (startup.c) and every
+ * entry point's file with the others (defined in state.c): the next
+ * allocator's functions (mt_real, mt_ext) and the one way to call them,
+ * frees as data, the tracer's phase, the pass-through and held scopes, the
+ * untraced accounting, and which copy of memtrace is in charge. startup.c
+ * fills the allocator's in once, before the phase becomes READY; the hot
+ * path only reads them. */
+#ifndef MT_STATE_H
+#define MT_STATE_H
 
 #include "base/atomic.h"
 #include "base/common.h"
@@ -122,7 +126,7 @@ extern MT_TLS unsigned mt_passthrough_allocs MT_HIDDEN;
 
 /* The real allocator handed out or took back a block untraced in a fork
  * window or a pass-through scope (see mt_untraced_seq); called after the
- * real allocator returned, before the program gets the block (tracer.c). */
+ * real allocator returned, before the program gets the block (malloc.c). */
 MT_COLD void mt_note_untraced(void);
 
 /* A pass-through scope: the count of untraced blocks at its start, and how
@@ -208,7 +212,7 @@ extern bool mt_cxx_replaced MT_HIDDEN;
 extern mt_atomic(uint64_t) mt_untraced_seq MT_HIDDEN;
 
 /* The allocation numbers handed out to the threads' batches so far, plus
- * one (tracer.c's next_seq): every number handed out is below it, and
+ * one (malloc.c's next_seq): every number handed out is below it, and
  * after mt_seq_new_epoch every number a thread then hands out is at least
  * the value read before. */
 extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;
@@ -222,7 +226,7 @@ uint64_t mt_seq_last(void);
  * linked with -lmemtrace run under the preloaded profiler, say), this copy
  * stands aside: it records nothing and says nothing, and its API
  * functions call the owner's, which mt_owner returns by NAME; NULL when
- * this copy is the one in charge. Defined in owner.c; mt_aside is set
+ * this copy is the one in charge. Defined in state.c; mt_aside is set
  * once by start-up (startup.c's stand_aside), before the program's main. */
 extern bool mt_aside MT_HIDDEN;
 void *mt_owner(const char *name);
@@ -240,7 +244,7 @@ static inline void *mt_ext_get(unsigned i)
 /* How an entry point's next function is called (HOW below):
  * MT_NEXT_PLAIN: directly. For functions that call no interposed name: the
  *   C allocator (mt_real), tcmalloc's C functions with libc's contracts.
- * MT_NEXT_SCOPED: in a pass-through scope (real.h), so that whatever it
+ * MT_NEXT_SCOPED: in a pass-through scope (state.h), so that whatever it
  *   calls in turn (libstdc++'s and jemalloc's operator new call malloc)
  *   goes to the real allocator untraced, and the block is recorded or
  *   forgotten once, by the entry point; the scope ends also when an
@@ -270,7 +274,7 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
  * the redzone is added for a block that has one (a sized free must name
  * the size the next allocator was asked for). MT_FC_REAL is mt_real.next_free,
  * called directly; the others are next definitions, called in a
- * pass-through scope (entry.h's MT_NEXT_SCOPED). */
+ * pass-through scope (record.h's MT_NEXT_SCOPED). */
 enum {
     MT_FC_REAL,   /* mt_real.next_free(ptr) */
     MT_FC_P,      /* fn(ptr) */
@@ -307,7 +311,7 @@ static inline void mt_free_call_pad(mt_free_call *c, size_t redzone)
         c->b += redzone;
 }
 
-/* Makes the free call C of PTR (heap_check.h's mt_free_call): mt_real.next_free
+/* Makes the free call C of PTR (quarantine.h's mt_free_call): mt_real.next_free
  * directly, a next definition in a pass-through scope. */
 typedef void (*mt_fc_p)(void *);
 typedef void (*mt_fc_pa)(void *, uintptr_t);

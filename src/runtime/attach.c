@@ -4,7 +4,7 @@
  * it. Nothing calls its malloc then: the program's modules reach libc's
  * through their GOT entries. memtrace_attach rewrites the GOT entries
  * (JUMP_SLOT and GLOB_DAT relocations) of every loaded module for the
- * names preload.c interposes, to this library's definitions, and again
+ * names interpose.c interposes, to this library's definitions, and again
  * after each dlopen for the modules it loads; memtrace_detach writes the
  * original values back, but for the functions that free (see stays).
  * What no GOT entry leads to stays invisible: libc
@@ -343,7 +343,7 @@ out:
  * deletes, sdallocx, ...). A block recorded while attached may be freed
  * after the detach; its record must leave then, or the block would still
  * be answered as live. With recording off they cost a table lookup
- * (tracer.c's forget finds no record for a block allocated since). */
+ * (malloc.c's forget finds no record for a block allocated since). */
 static bool stays(const patched_entry *e)
 {
     return is_dep(e->module) || classes[e->name] == MT_IP_FREE;
@@ -363,7 +363,7 @@ MT_EXPORT int memtrace_detach(void)
         /* Off first, then the entries (as memtrace_attach, the other way
          * round): the allocation functions are the real ones again only
          * once nothing records; the frees that stay on ours (stays) find
-         * the phase PAUSED and only take the records out (tracer.c's
+         * the phase PAUSED and only take the records out (malloc.c's
          * forget: no stack captured, no freed history; a bad free is
          * reported only when the record says another family allocated
          * the block). */

@@ -3,7 +3,7 @@
  * descriptor, once, on the process's first allocation (or the library's
  * constructor, whichever comes first); memtrace's fork handlers; and the
  * stop-recording policy when a metadata mapping fails. None of it is on the
- * hot path, which reaches it only through mt_start (real.h). */
+ * hot path, which reaches it only through mt_start (state.h). */
 #include "runtime/startup.h"
 
 #include "base/atomic.h"
@@ -182,12 +182,12 @@ static const char *const ext_names[MT_EXT_COUNT] = {
 #undef MT_NAME_KEEP
 #undef MT_NAME_OF_EXT
 
-/* Fills mt_ext (real.h) on the first call of an entry point beyond the C
+/* Fills mt_ext (state.h) on the first call of an entry point beyond the C
  * allocator's. Takes no memtrace lock (dlsym takes the loader's, which a
  * thread running a library's constructor inside dlopen already holds):
  * threads that race store the same values. dlsym's own allocations go to
  * the internal heap (mt_busy). */
-/* Whether the program replaces a C++ operator (real.h's mt_cxx_replaced):
+/* Whether the program replaces a C++ operator (state.h's mt_cxx_replaced):
  * the definition a lookup finds is another module's than memtrace's, and
  * no canonical PLT entry (plt_entry.h). */
 static bool cxx_replaced(void)
@@ -212,7 +212,7 @@ MT_COLD void mt_ext_lookup(void)
     mt_cxx_replaced = cxx_replaced();
     mt_sample_ext_found();
     mt_leave(was);
-    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in capture/entry.h's mt_ext_get() */
+    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in capture/record.h's mt_ext_get() */
 }
 
 /* Says once, at start-up, when the program's calls to malloc do not reach

@@ -250,7 +250,7 @@ def check_calls(src, build):
             for sym in sorted(refs[o]):
                 for d in strong.get(sym, ()):
                     dfolder = os.path.basename(os.path.dirname(d))
-                    # memtrace's own names only: the libc names runtime/preload.c
+                    # memtrace's own names only: the libc names capture/interpose.c
                     # interposes (calloc, execve) are the program's, not a layer's.
                     if dfolder != folder and sym.startswith(("mt_", "memtrace_")):
                         why, syms, upcall = calls.get((folder, dfolder), (None, set(), True))

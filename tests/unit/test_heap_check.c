@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Heap errors' pure parts: the pattern check of redzones and quarantined
- * blocks (capture/heap_check.h's mt_pattern_damage, its word, 16-byte and
+ * blocks (capture/quarantine.h's mt_pattern_damage, its word, 16-byte and
  * memcmp paths, and mt_pattern_fill) and the report's text (format.c's mt_fmt_heap_error)
  * for every kind. The e2e suite (tests/e2e/heap_errors.sh) checks the
  * real thing against AddressSanitizer. */
