@@ -23,6 +23,7 @@
  * of capture/interposed.def whose NEXT is REAL, with its signature.
  * Written before the phase leaves UNINIT's start-up (release on mt_phase),
  * read after an acquire of it. */
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): PARAMS is a parameter list */
 #define MT_REAL_OF_REAL(ret, name, params) ret(*next_##name) params;
 #define MT_REAL_OF_NONE(ret, name, params)
 #define MT_REAL_OF_EXT(e) MT_REAL_OF_NONE
