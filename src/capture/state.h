@@ -20,21 +20,21 @@
 
 /* The next allocator in lookup order (RTLD_NEXT): glibc's, or whatever the
  * program preloaded after memtrace. One member, next_NAME, for each row
- * of capture/interposed.def whose NEXT is REAL, with its signature.
+ * of capture/interposed.def whose NEXT is NEXT_REAL, with its signature.
  * Written before the phase leaves UNINIT's start-up (release on mt_phase),
  * read after an acquire of it. */
 /* NOLINTNEXTLINE(bugprone-macro-parentheses): PARAMS is a parameter list */
-#define MT_REAL_OF_REAL(ret, name, params) ret(*next_##name) params;
-#define MT_REAL_OF_NONE(ret, name, params)
-#define MT_REAL_OF_EXT(e) MT_REAL_OF_NONE
-#define MT_INTERPOSE(cls, next, ret, name, params, body) MT_REAL_OF_##next(ret, name, params)
+#define NEXT_REAL(ret, name, params) ret(*next_##name) params;
+#define NEXT_NONE(ret, name, params)
+#define NEXT_EXT(e) NEXT_NONE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) next(ret, name, params)
 typedef struct {
 #include "capture/interposed.def"
 } mt_real_allocator;
 #undef MT_INTERPOSE
-#undef MT_REAL_OF_EXT
-#undef MT_REAL_OF_NONE
-#undef MT_REAL_OF_REAL
+#undef NEXT_EXT
+#undef NEXT_NONE
+#undef NEXT_REAL
 
 extern mt_real_allocator mt_real MT_HIDDEN;
 
@@ -165,22 +165,22 @@ static inline void mt_passthrough_end(mt_passthrough_scope_t *scope)
 /* The next definitions of the entry points beyond the C allocator's (the
  * C++ operators, jemalloc's and tcmalloc's extended APIs, C23's sized
  * frees): MT_X_E for each row of capture/interposed.def whose NEXT is
- * EXT(E), in the list's order. */
-#define MT_X_OF_EXT(e) MT_X_##e,
-#define MT_X_OF_REAL
-#define MT_X_OF_NONE
-#define MT_INTERPOSE(cls, next, ret, name, params, body) MT_X_OF_##next
+ * NEXT_EXT(E), in the list's order. */
+#define NEXT_EXT(e) MT_X_##e,
+#define NEXT_REAL
+#define NEXT_NONE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) next
 enum {
 #include "capture/interposed.def"
     MT_EXT_COUNT
 };
 #undef MT_INTERPOSE
-#undef MT_X_OF_NONE
-#undef MT_X_OF_REAL
-#undef MT_X_OF_EXT
+#undef NEXT_NONE
+#undef NEXT_REAL
+#undef NEXT_EXT
 _Static_assert(MT_X_NEW == 0 && MT_X_DELA_AL_NT == 19, "the C++ operators come first, together");
 
-/* mt_ext[i]: the next definition (RTLD_NEXT) of the I-th EXT row of interposed.def,
+/* mt_ext[i]: the next definition (RTLD_NEXT) of the I-th NEXT_EXT row of interposed.def,
  * or NULL when no object after memtrace defines it. All are looked up
  * together, on the first call of any of them (not at start-up: a C++
  * runtime or an allocator may be loaded after the first malloc), by

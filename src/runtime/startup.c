@@ -167,20 +167,21 @@ int mt_setns(int fd, int nstype)
     return rc;
 }
 
-/* The names of mt_ext's next definitions (capture/interposed.def's EXT rows). */
-#define MT_NAME_OF_EXT(e) [MT_X_##e] = MT_NAME_KEEP
+/* The names of mt_ext's next definitions (capture/interposed.def's
+ * NEXT_EXT rows). */
+#define NEXT_EXT(e) [MT_X_##e] = MT_NAME_KEEP
 #define MT_NAME_KEEP(name) #name,
-#define MT_NAME_OF_REAL(name)
-#define MT_NAME_OF_NONE(name)
-#define MT_INTERPOSE(cls, next, ret, name, params, body) MT_NAME_OF_##next(name)
+#define NEXT_REAL(name)
+#define NEXT_NONE(name)
+#define MT_INTERPOSE(cls, next, ret, name, params, body) next(name)
 static const char *const ext_names[MT_EXT_COUNT] = {
 #include "capture/interposed.def"
 };
 #undef MT_INTERPOSE
-#undef MT_NAME_OF_NONE
-#undef MT_NAME_OF_REAL
+#undef NEXT_NONE
+#undef NEXT_REAL
 #undef MT_NAME_KEEP
-#undef MT_NAME_OF_EXT
+#undef NEXT_EXT
 
 /* Fills mt_ext (state.h) on the first call of an entry point beyond the C
  * allocator's. Takes no memtrace lock (dlsym takes the loader's, which a
@@ -239,18 +240,18 @@ static void warn_if_not_first(void)
 }
 
 /* The real allocator: the next definitions after this library's of
- * capture/interposed.def's REAL rows. */
+ * capture/interposed.def's NEXT_REAL rows. */
 static void find_real(void)
 {
-#define MT_FIND_OF_REAL(name) mt_real.next_##name = next_symbol(#name);
-#define MT_FIND_OF_NONE(name)
-#define MT_FIND_OF_EXT(e) MT_FIND_OF_NONE
-#define MT_INTERPOSE(cls, next, ret, name, params, body) MT_FIND_OF_##next(name)
+#define NEXT_REAL(name) mt_real.next_##name = next_symbol(#name);
+#define NEXT_NONE(name)
+#define NEXT_EXT(e) NEXT_NONE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) next(name)
 #include "capture/interposed.def"
 #undef MT_INTERPOSE
-#undef MT_FIND_OF_EXT
-#undef MT_FIND_OF_NONE
-#undef MT_FIND_OF_REAL
+#undef NEXT_EXT
+#undef NEXT_NONE
+#undef NEXT_REAL
 }
 
 /* Whether the malloc the program's calls reach is another memtrace's: the

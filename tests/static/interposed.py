@@ -15,7 +15,8 @@ build/libmemtrace-profiler.so is read with `nm -D --defined-only`: its
 exported functions must be the list's names plus memtrace_* and
 print_trace (include/memtrace.h), no more, no fewer. Also fails on a
 row that does not parse, a name listed twice, a CLASS that is not
-ALLOC/FREE/OTHER/EXEC or a NEXT that is not REAL/NONE/EXT(E). Fails
+ALLOC/FREE/OTHER/EXEC or a NEXT that is not NEXT_REAL, NEXT_NONE or
+NEXT_EXT(E). Fails
 with one line per difference.
 
 Usage: interposed.py BUILD"""
@@ -27,7 +28,7 @@ import sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 LIST = os.path.join(ROOT, "src", "capture", "interposed.def")
 CLASSES = {"ALLOC", "FREE", "OTHER", "EXEC"}
-ROW = re.compile(r"^MT_INTERPOSE\((\w+), (REAL|NONE|EXT\(\w+\)), ([^,]+), (\w+), \(")
+ROW = re.compile(r"^MT_INTERPOSE\((\w+), (NEXT_REAL|NEXT_NONE|NEXT_EXT\(\w+\)), ([^,]+), (\w+), \(")
 
 
 def listed(errors):
