@@ -61,7 +61,7 @@ DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DMT_DEBUG)
 # Frame pointers in the library itself, so that MEMTRACE_UNWIND=fp can walk
 # from its frames into the program's. -fexceptions: a real operator new may
 # throw std::bad_alloc through memtrace's frames, whose cleanups
-# (MT_PASSTHROUGH_SCOPE, src/capture/real.h) must then run.
+# (MT_PASSTHROUGH_SCOPE, src/capture/state.h) must then run.
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
               -fno-omit-frame-pointer -fexceptions $(DEBUG_FLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' \
               -pthread -D_GNU_SOURCE -Isrc $(shell pkg-config --cflags libdw libunwind 2>/dev/null)

@@ -465,7 +465,7 @@ test-view: all $(TEST_BUILD)/pprof_sites $(TIMELINE_PROGS)
 # source, and the settings documents say what src/base/settings.def says
 # (tests/static/*.py). The objects are built first. The folders' graph is
 # drawn as $(BUILD)/layers.svg (graphviz's dot), for the reader.
-test-static: $(TRACER_OBJS) $(PROFILER_OBJS)
+test-static: $(TRACER_OBJS) $(PROFILER_OBJS) $(TRACER_LIB) $(PROFILER_LIB)
 	@python3 tests/static/layers.py --dot $(BUILD)/layers.dot src $(BUILD)
 	@dot -Tsvg -o $(BUILD)/layers.svg $(BUILD)/layers.dot
 	@python3 tests/static/descriptor.py

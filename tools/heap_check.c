@@ -16,7 +16,7 @@
 #include "heap_check.h"
 
 #include "base/common.h"
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 #include "report/error_record.h"
 #include "report/format.h"
 #include "scan/pattern.h"

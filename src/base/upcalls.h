@@ -13,12 +13,13 @@
 #ifndef MT_UPCALLS_H
 #define MT_UPCALLS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct mt_live_entry; /* store/live_table.h's mt_live_entry */
 
-/* Hot path (capture/tracer.c) -> slow path (runtime/startup.c).
+/* Hot path (capture/malloc.c) -> slow path (runtime/startup.c).
  * Looks up the real allocator and sets everything up, once. Called by the
  * hot path on a call that finds the phase UNINIT, outside memtrace
  * (mt_busy clear): memtrace starts on the program's first allocation,
@@ -26,8 +27,8 @@ struct mt_live_entry; /* store/live_table.h's mt_live_entry */
  * start-up knows the settings, the tables and the reports to set up. */
 void mt_start(void);
 
-/* Hot path (capture/entry.h) -> slow path (runtime/startup.c).
- * Fills mt_ext (capture/real.h) on the first call of an entry point beyond
+/* Hot path (capture/record.h) -> slow path (runtime/startup.c).
+ * Fills mt_ext (capture/state.h) on the first call of an entry point beyond
  * the C allocator's (aligned_alloc, the C++ operators, ...): dlsym is
  * start-up's business, and the names cannot be looked up at start-up (a
  * C++ runtime or an allocator may be loaded after the first malloc). Sets
@@ -35,7 +36,7 @@ void mt_start(void);
  * Racing lookups store the same values. */
 void mt_ext_lookup(void);
 
-/* Hot path (capture/entry.h, tracer.c) -> slow path (report/bad_free.c).
+/* Hot path (capture/record.h, malloc.c) -> slow path (report/bad_free.c).
  * A free the live table cannot match: PTR is no live block's start (FOUND
  * NULL), or FOUND, its record (already removed), was allocated by another
  * family than the free's KIND (MT_KIND_*, with MT_FREE_BY_REALLOC added
@@ -90,5 +91,37 @@ void mt_heap_error_report(const struct mt_heap_error *e);
  * that only warns, for the unit tests and memtrace-symbolize, which link
  * base without start-up. */
 void mt_metadata_failed(const char *what, size_t size, int err);
+
+/* Hot path (capture/interposed.def: the interposed names) -> slow path
+ * (runtime/guard_signal.c, children.c, startup.c). The library defines
+ * every name it interposes in one place, the hot path's; these few need
+ * the slow path's state, and are called only through the interposed names
+ * (never from an allocation or a free).
+ *
+ * sigaction and the signal family: for SIGSEGV while the guard pages'
+ * handler is installed, they set and answer the program's action, which
+ * the handler calls (or whose default it takes) after memtrace's report;
+ * everything else goes to libc's, with its results and errno.
+ * mt_sighandler is signal.h's __sighandler_t. */
+typedef void (*mt_sighandler)(int);
+int mt_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+mt_sighandler mt_signal(int sig, mt_sighandler handler);
+mt_sighandler mt_bsd_signal(int sig, mt_sighandler handler);
+mt_sighandler mt_sysv_signal(int sig, mt_sighandler handler);
+mt_sighandler mt_sigset(int sig, mt_sighandler disp);
+int mt_sigignore(int sig);
+/* The exec family: the real function, with the memtrace entries handed on
+ * when the process itself execs under MEMTRACE_CHILDREN=0 (children.c).
+ * execv, execvp and the execl forms come here with environ. */
+int mt_execve(const char *path, char *const argv[], char *const envp[]);
+int mt_execvpe(const char *file, char *const argv[], char *const envp[]);
+int mt_fexecve(int fd, char *const argv[], char *const envp[]);
+/* unshare and setns: the kernel refuses unshare(CLONE_NEWUSER) (and the
+ * other flags that unshare the thread group) and every setns but to a
+ * single-threaded process, so memtrace's own threads are stopped around
+ * the real call (mt_profiler_pause). Results and errno are the real
+ * call's. */
+int mt_unshare(int flags);
+int mt_setns(int fd, int nstype);
 
 #endif

@@ -8,14 +8,14 @@
  * definition by probing for it. When the program replaces an operator
  * (mt_cxx_replaced), memtrace's only forward, untraced: the malloc and
  * free inside the program's are what is recorded. */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/common.h"
 #include "base/output.h"
 #include "base/reentry.h"
-#include "capture/entry.h"
+#include "capture/record.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/internal_heap.h"
 
 #include <stdlib.h>
@@ -47,12 +47,12 @@ static MT_COLD void *emulated_new(size_t size, size_t align, unsigned form)
     if (!(form & MT_FORM_ALIGNED) || align < sizeof(void *))
         align = sizeof(void *);
     void *p = NULL;
-    if (mt_busy || !mt_real.malloc || !mt_real.posix_memalign)
+    if (mt_busy || !mt_real.next_malloc || !mt_real.next_posix_memalign)
         p = mt_iheap_alloc(size, align < 16 ? 16 : align);
-    else if ((form & MT_FORM_ALIGNED) && mt_real.posix_memalign(&p, align, size) != 0)
+    else if ((form & MT_FORM_ALIGNED) && mt_real.next_posix_memalign(&p, align, size) != 0)
         p = NULL;
     else if (!(form & MT_FORM_ALIGNED))
-        p = mt_real.malloc(size);
+        p = mt_real.next_malloc(size);
     if (!p && !(form & MT_FORM_NOTHROW))
         new_failed_without_runtime(size);
     return p;
@@ -94,7 +94,7 @@ void *mt_new(size_t size, size_t align, const void *nothrow, unsigned op)
     return p;
 }
 
-/* The call of FN, the next operator delete of FORM, as data (entry.h's
+/* The call of FN, the next operator delete of FORM, as data (record.h's
  * mt_free_call): SIZE is the block's size where the form takes one. */
 static inline mt_free_call delete_call(void *fn, unsigned form, size_t size, size_t align,
                                        const void *nothrow)
@@ -125,5 +125,5 @@ void mt_delete(void *ptr, size_t size, size_t align, const void *nothrow, unsign
         MT_NEXT_FREE(ptr, MT_OP_KIND(op), true,
                      delete_call(fn, MT_OP_FORM(op), size, align, nothrow));
     else /* emulated_new's block */
-        MT_NEXT_FREE(ptr, MT_OP_KIND(op), mt_real.free != NULL, MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
+        MT_NEXT_FREE(ptr, MT_OP_KIND(op), mt_real.next_free != NULL, MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The guard pages' pool (guard.h): its slots, the sampled allocations and
- * the slots their frees give back (the frees' records: tracer.c's
+ * the slots their frees give back (the frees' records: malloc.c's
  * mt_guard_free). Off the fast path but for mt_guard_take and
  * mt_guard_owns (inline in guard.h); everything here runs once per
  * sampled block. */
@@ -9,7 +9,7 @@
 #include "base/common.h"
 #include "base/lock.h"
 #include "base/os.h"
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 
 #include <string.h>
 #include <sys/mman.h>

@@ -3,14 +3,14 @@
  * dallocx, sdallocx): each forwards to its next definition (mt_ext) in a
  * pass-through scope; without jemalloc below, emulated on the traced C
  * functions (README: "Entry points"). Flags as in jemalloc.h. */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/common.h"
 #include "base/config.h"
 #include "base/reentry.h"
-#include "capture/entry.h"
+#include "capture/record.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
 #include "store/site.h"

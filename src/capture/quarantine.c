@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The quarantine of freed blocks (heap_check.h): a ring per thread, made
+/* The quarantine of freed blocks (quarantine.h): a ring per thread, made
  * on the thread's first traced free (or a free ring of an exited thread
  * taken over), on the list of every ring. The owner changes its ring only
  * with the ring's busy word taken (1); a checker from another thread takes
  * it too (2), with a bounded wait, and the owner that finds it taken frees
  * its block at once: nobody waits on the hot path, and no lock survives a
  * fork in a state the child cannot undo (mt_quarantine_fork_child). */
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 
 #include "base/atomic.h"
 #include "base/common.h"
@@ -14,8 +14,7 @@
 #include "base/lock.h"
 #include "base/reentry.h"
 #include "base/upcalls.h"
-#include "capture/entry.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/live_table.h"
 #include "store/threads.h"
 
@@ -231,7 +230,7 @@ static MT_COLD MT_NOINLINE void report_header(const mt_quarantine_ring *r, uint6
 
 /* The block of R's slot I (I < cap) leaves the quarantine: checked,
  * then freed for real (with its ring taken: the call may not come back
- * into the quarantine, pass-through or mt_real.free, and a report runs
+ * into the quarantine, pass-through or mt_real.next_free, and a report runs
  * inside memtrace). Checked are its fill; its own chunk header (glibc's
  * size word, on the fill's line), after which glibc's own check of it
  * runs as without memtrace; and, when that word is sound and not a mapped
@@ -262,7 +261,7 @@ static inline __attribute__((always_inline)) void release(const mt_quarantine_ri
         }
     }
     if ((h->shape & MT_FC_SHAPE) == MT_FC_REAL)
-        mt_real.free(p);
+        mt_real.next_free(p);
     else
         mt_free_call_run(p, &r->calls[i]);
 }

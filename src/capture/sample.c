@@ -13,7 +13,6 @@
 MT_TLS mt_sample_thread mt_sample_me;
 uint64_t mt_sample_key;
 bool mt_sample_glibc;
-bool mt_real_glibc;
 
 /* Whether FN is defined by glibc's libc.so.6. */
 static bool in_libc(void *fn)
@@ -39,9 +38,9 @@ static uint64_t splitmix(uint64_t *x)
 void mt_sample_start(void)
 {
     mt_sample_rate = mt_cfg.sample;
-    mt_real_glibc = in_libc((void *)mt_real.malloc) && in_libc((void *)mt_real.free);
+    mt_real_glibc = in_libc((void *)mt_real.next_malloc) && in_libc((void *)mt_real.next_free);
     mt_sample_glibc = mt_cfg.sample && mt_real_glibc &&
-                      in_libc((void *)mt_real.malloc_usable_size);
+                      in_libc((void *)mt_real.next_malloc_usable_size);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^

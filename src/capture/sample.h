@@ -31,7 +31,7 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/sample_weight.h"
 #include "tags/tags.h"
 
@@ -99,17 +99,6 @@ typedef struct {
  * sizes are then read inline from the chunk header. */
 extern bool mt_sample_glibc MT_HIDDEN;
 
-/* glibc's chunk header, the size word before a block, keeps flags in its 3
- * low bits; this one says the chunk is a mapping of its own (IS_MMAPPED). */
-#define MT_GLIBC_MMAPPED 2
-
-/* Whether P, a block glibc handed out, is a chunk glibc mapped for it
- * alone (whole pages, which the program may have made read-only). */
-static inline bool mt_glibc_mmapped(const void *p)
-{
-    return ((const size_t *)p)[-1] & MT_GLIBC_MMAPPED;
-}
-
 /* The next allocator's usable size of P, a block it handed out; 0 for a
  * pointer that cannot be a block's start. glibc's: the size word before P
  * (flags in its 3 low bits) less the header word(s), as its
@@ -131,7 +120,7 @@ static inline size_t mt_sample_usable(void *p)
 {
     if (MT_LIKELY(mt_sample_glibc))
         return mt_glibc_usable(p);
-    return mt_real.malloc_usable_size(p);
+    return mt_real.next_malloc_usable_size(p);
 }
 
 /* True when P, of usable size U (mt_sample_usable's), is an unsampled

@@ -2,7 +2,7 @@
 /* Sample mode's fast path (sample_fast.h): its cold side. */
 #include "capture/sample_fast.h"
 
-#include "capture/entry.h"
+#include "capture/record.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -41,10 +41,10 @@ MT_COLD void *mt_fast_trail_call(void *p, size_t size, unsigned kind)
 
 void *mt_fast_malloc(size_t size)
 {
-    return mt_fast_trail(mt_real.malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
+    return mt_fast_trail(mt_real.next_malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
 }
 
 void *mt_fast_calloc(size_t total)
 {
-    return mt_fast_trail(mt_real.calloc(1, total + MT_TRAILER), total, MT_KIND_MALLOC);
+    return mt_fast_trail(mt_real.next_calloc(1, total + MT_TRAILER), total, MT_KIND_MALLOC);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sample mode's fast path: the entry points' first test, taken
- * before everything else they do (runtime/preload.c calls these ahead of
- * tracer.c's and cxx.c's entry points).
+ * before everything else they do (the *_fast_first functions at the end,
+ * which capture/interposed.def's malloc, free, calloc and C++ operators
+ * call ahead of malloc.c's and cxx.c's entry points).
  *
  * An allocation whose block will not be sampled is made here, with its
  * trailer (sample.h), when nothing else needs the general path:
@@ -42,8 +43,9 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "base/reentry.h"
+#include "capture/entry_points.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "capture/sample.h"
 #include "store/internal_heap.h"
 #include "tags/tags.h"
@@ -139,7 +141,7 @@ static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
         return false;
     if (!mt_sample_free_try(ptr))
         return false;
-    mt_real.free(ptr);
+    mt_real.next_free(ptr);
     return true;
 }
 
@@ -150,7 +152,7 @@ static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 static inline __attribute__((always_inline)) void *mt_fast_new(size_t size, unsigned kind)
 {
     if (MT_LIKELY(mt_sample_cxx) && mt_fast_alloc_ok(size))
-        return mt_fast_trail(mt_real.malloc(size + MT_TRAILER), size, kind);
+        return mt_fast_trail(mt_real.next_malloc(size + MT_TRAILER), size, kind);
     return NULL;
 }
 
@@ -159,6 +161,48 @@ static inline __attribute__((always_inline)) void *mt_fast_new(size_t size, unsi
 static inline bool mt_fast_delete(void *ptr)
 {
     return MT_LIKELY(mt_sample_cxx) && mt_fast_free(ptr);
+}
+
+/* ---- the interposed names' bodies: the fast path, else the general one */
+
+static inline __attribute__((always_inline)) void *mt_malloc_fast_first(size_t size)
+{
+    if (MT_LIKELY(mt_fast_alloc_ok(size)))
+        return mt_fast_malloc(size);
+    return mt_malloc(size);
+}
+
+static inline __attribute__((always_inline)) void mt_free_fast_first(void *ptr)
+{
+    if (MT_LIKELY(mt_fast_free(ptr)))
+        return;
+    mt_free(ptr);
+}
+
+static inline __attribute__((always_inline)) void *mt_calloc_fast_first(size_t n, size_t size)
+{
+    size_t total;
+    if (MT_LIKELY(!__builtin_mul_overflow(n, size, &total) && mt_fast_alloc_ok(total)))
+        return mt_fast_calloc(total);
+    return mt_calloc(n, size);
+}
+
+/* operator new's forms without an alignment; OP as mt_new's. */
+static inline __attribute__((always_inline)) void *mt_new_fast_first(size_t size,
+                                                                     const void *nothrow,
+                                                                     unsigned op)
+{
+    void *p = mt_fast_new(size, MT_OP_KIND(op));
+    return p ? p : mt_new(size, 0, nothrow, op);
+}
+
+/* operator delete's forms without an alignment; OP as mt_delete's. */
+static inline __attribute__((always_inline)) void mt_delete_fast_first(void *ptr, size_t size,
+                                                                       const void *nothrow,
+                                                                       unsigned op)
+{
+    if (!mt_fast_delete(ptr))
+        mt_delete(ptr, size, 0, nothrow, op);
 }
 
 #endif

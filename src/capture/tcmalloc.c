@@ -2,13 +2,13 @@
 /* tcmalloc's tc_* C functions, each with its libc namesake's contract:
  * through tcmalloc's own when it is below memtrace, else the namesake's
  * entry point. (tc_new & co. are the C++ operators': cxx.c.) */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/common.h"
 #include "base/config.h"
 #include "base/os.h"
-#include "capture/entry.h"
-#include "capture/real.h"
+#include "capture/record.h"
+#include "capture/state.h"
 
 void *mt_tc_malloc(size_t size)
 {
@@ -56,20 +56,20 @@ void *mt_tc_calloc(size_t n, size_t size)
 void *mt_tc_realloc(void *ptr, size_t size)
 {
     void *(*fn)(void *, size_t) = (void *(*)(void *, size_t))mt_ext_get(MT_X_TC_REALLOC);
-    return mt_realloc_next(fn ? fn : mt_real.realloc, ptr, size);
+    return mt_realloc_next(fn ? fn : mt_real.next_realloc, ptr, size);
 }
 
 void *mt_tc_memalign(size_t align, size_t size)
 {
     void *(*fn)(size_t, size_t) = (void *(*)(size_t, size_t))mt_ext_get(MT_X_TC_MEMALIGN);
-    return mt_aligned_next(fn ? fn : mt_real.memalign, align, size);
+    return mt_aligned_next(fn ? fn : mt_real.next_memalign, align, size);
 }
 
 int mt_tc_posix_memalign(void **out, size_t align, size_t size)
 {
     int (*fn)(void **, size_t, size_t) =
         (int (*)(void **, size_t, size_t))mt_ext_get(MT_X_TC_POSIX_MEMALIGN);
-    return mt_posix_memalign_next(fn ? fn : mt_real.posix_memalign, out, align, size);
+    return mt_posix_memalign_next(fn ? fn : mt_real.next_posix_memalign, out, align, size);
 }
 
 static void *tc_valloc_adapter(size_t align, size_t size)

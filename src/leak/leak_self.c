@@ -7,7 +7,7 @@
 #include "base/os.h"
 #include "base/stop_world.h"
 #include "scan/spans.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
 
@@ -192,7 +192,7 @@ static int module_of(struct dl_phdr_info *info, size_t size, void *arg)
     (void)size;
     const struct modules_fn *f = arg;
     int kind = module_holds(info, (uintptr_t)module_of) ? MT_LEAK_MODULE_MEMTRACE
-               : mt_real.malloc && module_holds(info, (uintptr_t)mt_real.malloc)
+               : mt_real.next_malloc && module_holds(info, (uintptr_t)mt_real.next_malloc)
                    ? MT_LEAK_MODULE_ALLOCATOR
                    : MT_LEAK_MODULE_PROGRAM;
     mt_leak_module m = { info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, kind,

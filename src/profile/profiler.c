@@ -23,7 +23,7 @@
 #include "base/os.h"
 #include "base/output.h"
 #include "base/reentry.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/site.h"
 
 #define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */

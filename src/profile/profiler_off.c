@@ -8,7 +8,7 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "base/output.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "report/pprof_out.h"
 
 #define MEMTRACE_DEFINING /* the definitions: no weak declarations, no macros */

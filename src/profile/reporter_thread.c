@@ -9,7 +9,7 @@
  *   kernel thread id is registered as memtrace's own (mt_threads_own_add),
  *   so the leak check neither waits for it nor scans it.
  * - unshare(CLONE_NEWUSER) and setns refuse a multi-threaded process: the
- *   interposed calls (preload.c) stop the thread (joined, and gone from
+ *   interposed calls (interpose.c) stop the thread (joined, and gone from
  *   /proc/self/task) around the real call and start it again after
  *   (mt_profiler_pause / mt_profiler_resume).
  * - The process ends when its last thread does; natively, when main has

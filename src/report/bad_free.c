@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Bad frees (mt_bad_free in real.h): a free the live table could not match
+/* Bad frees (mt_bad_free in state.h): a free the live table could not match
  * is told apart here, off the hot path, and reported on memtrace's stderr
  * (mt_err_fd) before the caller hands the call to the real allocator
  * unchanged. A double free (no live block starts at the address, and the
@@ -10,7 +10,7 @@
  * nothing: a wrong report is worse than none. A report is an error like a
  * heap error's: it sets the exit status and MEMTRACE_ON_ERROR=abort aborts
  * at it (mt_error_reported). */
-#include "capture/real.h"
+#include "capture/state.h"
 
 #include "base/atomic.h"
 #include "base/common.h"

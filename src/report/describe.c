@@ -14,7 +14,7 @@
 #include "base/output.h"
 #include "base/reentry.h"
 #include "capture/capture.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "report/format.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"

@@ -4,7 +4,7 @@
  * it. Nothing calls its malloc then: the program's modules reach libc's
  * through their GOT entries. memtrace_attach rewrites the GOT entries
  * (JUMP_SLOT and GLOB_DAT relocations) of every loaded module for the
- * names preload.c interposes, to this library's definitions, and again
+ * names interpose.c interposes, to this library's definitions, and again
  * after each dlopen for the modules it loads; memtrace_detach writes the
  * original values back, but for the functions that free (see stays).
  * What no GOT entry leads to stays invisible: libc
@@ -23,8 +23,8 @@
 #include "base/config.h"
 #include "base/lock.h"
 #include "base/output.h"
-#include "capture/real.h"
-#include "runtime/interposed.h"
+#include "capture/interpose.h"
+#include "capture/state.h"
 #include "runtime/plt_entry.h"
 #include "runtime/recording.h"
 #include "base/reentry.h"
@@ -57,13 +57,21 @@
 #define RELOC_GLOB_DAT 0xffffffffu
 #endif
 
-/* The names redirected: preload.c's (interposed.h) but the exec family
+/* The names redirected: capture/interposed.def's but the exec family
  * (children of an attached process are not traced: ours[i] stays NULL),
  * then dlopen, which is this file's. classes[i] is names[i]'s MT_IP_*. */
-#define NAME_OF(name, cls) #name,
-#define CLASS_OF(name, cls) cls,
-static const char *const names[] = { MT_INTERPOSED(NAME_OF) "dlopen" };
-static const unsigned char classes[] = { MT_INTERPOSED(CLASS_OF) MT_IP_OTHER };
+#define MT_INTERPOSE(cls, next, ret, name, params, body) #name,
+static const char *const names[] = {
+#include "capture/interposed.def"
+    "dlopen"
+};
+#undef MT_INTERPOSE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) MT_IP_##cls,
+static const unsigned char classes[] = {
+#include "capture/interposed.def"
+    MT_IP_OTHER
+};
+#undef MT_INTERPOSE
 #define N_NAMES (sizeof names / sizeof names[0])
 #define DLOPEN (N_NAMES - 1)
 _Static_assert(N_NAMES <= 256, "patched_entry.name is one byte");
@@ -335,7 +343,7 @@ out:
  * deletes, sdallocx, ...). A block recorded while attached may be freed
  * after the detach; its record must leave then, or the block would still
  * be answered as live. With recording off they cost a table lookup
- * (tracer.c's forget finds no record for a block allocated since). */
+ * (malloc.c's forget finds no record for a block allocated since). */
 static bool stays(const patched_entry *e)
 {
     return is_dep(e->module) || classes[e->name] == MT_IP_FREE;
@@ -355,7 +363,7 @@ MT_EXPORT int memtrace_detach(void)
         /* Off first, then the entries (as memtrace_attach, the other way
          * round): the allocation functions are the real ones again only
          * once nothing records; the frees that stay on ours (stays) find
-         * the phase PAUSED and only take the records out (tracer.c's
+         * the phase PAUSED and only take the records out (malloc.c's
          * forget: no stack captured, no freed history; a bad free is
          * reported only when the record says another family allocated
          * the block). */

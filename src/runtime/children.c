@@ -10,7 +10,7 @@
  * no interposed function sees; a shell, which copies its environment into
  * its variables before main and builds each child's from them) starts it
  * untraced, at no cost per call. And the exec family is interposed (the
- * thin names in preload.c): an exec made by the process itself (its pid
+ * thin names in interpose.c): an exec made by the process itself (its pid
  * is still the one it started with, so not a forked or vforked child) gets
  * the entries back in front of its LD_PRELOAD, with MEMTRACE_CHILDREN=0.
  * Interposing the exec family alone would miss system, popen and shells;
@@ -26,6 +26,7 @@
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
+#include "base/upcalls.h"
 #include "timeline/timeline.h"
 
 #include <dlfcn.h>

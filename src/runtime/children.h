@@ -17,12 +17,6 @@ void mt_children_untrace(void);
 /* Looks up the real exec functions (called before main). */
 void mt_children_lookup(void);
 
-/* The exec family as preload.c interposes it: the real function, with the
- * memtrace entries handed on when the process itself execs under
- * MEMTRACE_CHILDREN=0 (children.c). execv, execvp and the execl forms
- * come here with environ. */
-int mt_execve(const char *path, char *const argv[], char *const envp[]);
-int mt_execvpe(const char *file, char *const argv[], char *const envp[]);
-int mt_fexecve(int fd, char *const argv[], char *const envp[]);
+/* The exec family, interposed (mt_execve & co.): base/upcalls.h. */
 
 #endif

@@ -106,7 +106,7 @@ struct memtrace_state {
     uint64_t seq_discarded; /* address of a uint64_t: numbers given up */
     uint64_t seq_batch, threads_seq_next, threads_seq_end;
 
-    /* Heap errors (capture/heap_check.h). Every live block (every record
+    /* Heap errors (capture/quarantine.h). Every live block (every record
      * of the live table) is followed by redzone_size bytes (0: redzones
      * off) that hold redzone_byte while nothing wrote past its end: the
      * redzone is [ptr + size, ptr + size + redzone_size). Freed blocks wait

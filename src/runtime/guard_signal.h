@@ -13,15 +13,6 @@
  * mt_start, after the settings. */
 void mt_guard_start(void);
 
-/* sigaction and the signal family, interposed. For SIGSEGV while the handler is
- * installed, they set and answer the program's action, which the handler
- * calls (or whose default it takes) after memtrace's report; everything
- * else goes to libc's, with its results and errno. */
-int mt_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-__sighandler_t mt_signal(int sig, __sighandler_t handler);
-__sighandler_t mt_bsd_signal(int sig, __sighandler_t handler);
-__sighandler_t mt_sysv_signal(int sig, __sighandler_t handler);
-__sighandler_t mt_sigset(int sig, __sighandler_t disp);
-int mt_sigignore(int sig);
+/* sigaction and the signal family, interposed: base/upcalls.h. */
 
 #endif

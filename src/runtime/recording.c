@@ -4,7 +4,7 @@
  * allocator untraced and still removes the records of freed blocks, so
  * turning recording off adds no test to it. What is left to this file is
  * the bad-free detector's trust: blocks handed out while off are unknown,
- * so turning recording on moves mt_untraced_seq (real.h) past every freed
+ * so turning recording on moves mt_untraced_seq (state.h) past every freed
  * record pushed before, and a later free of such a block at an address
  * freed before is not taken for a double free. */
 #include "runtime/recording.h"
@@ -13,8 +13,8 @@
 #include "base/common.h"
 #include "base/config.h"
 #include "base/output.h"
-#include "capture/heap_check.h"
-#include "capture/real.h"
+#include "capture/quarantine.h"
+#include "capture/state.h"
 #include "store/threads.h"
 
 #include <errno.h>
@@ -76,7 +76,7 @@ void mt_recording_init(bool on)
  * this caller leaves for READY: no READY (no freed record pushed) comes
  * between this and the phase this caller makes READY, so a thread that
  * sees READY sees the mark; a block handed out untraced by a thread that
- * saw PAUSED and returned after the change moves it again (tracer.c's
+ * saw PAUSED and returned after the change moves it again (malloc.c's
  * mt_untraced_outside). */
 static void distrust_history(void)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Recording on demand: MEMTRACE_START, MEMTRACE_TOGGLE_SIGNAL and
  * memtrace_set_recording turn recording on and off (the phase READY <->
- * PAUSED, real.h), and remember since when it records (the words,
+ * PAUSED, state.h), and remember since when it records (the words,
  * store/recording_words.h), for every answer and report to say
  * (report/describe.h). */
 #ifndef MT_RECORDING_H

@@ -3,7 +3,7 @@
  * descriptor, once, on the process's first allocation (or the library's
  * constructor, whichever comes first); memtrace's fork handlers; and the
  * stop-recording policy when a metadata mapping fails. None of it is on the
- * hot path, which reaches it only through mt_start (real.h). */
+ * hot path, which reaches it only through mt_start (state.h). */
 #include "runtime/startup.h"
 
 #include "base/atomic.h"
@@ -15,9 +15,9 @@
 #include "base/reentry.h"
 #include "base/upcalls.h"
 #include "capture/capture.h"
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 #include "runtime/attach.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "capture/sample_fast.h"
 #include "capture/sample.h"
 #include "leak/leak_check.h"
@@ -167,16 +167,28 @@ int mt_setns(int fd, int nstype)
     return rc;
 }
 
-#define MT_EXT_NAME(e, name) name,
-static const char *const ext_names[MT_EXT_COUNT] = { MT_EXT_FUNCS(MT_EXT_NAME) };
-#undef MT_EXT_NAME
+/* The names of mt_ext's next definitions (capture/interposed.def's
+ * NEXT_EXT rows). */
+#define NEXT_EXT(e) [MT_X_##e] = MT_NAME_KEEP
+#define MT_NAME_KEEP(name) #name,
+#define NEXT_REAL(name)
+#define NEXT_NONE(name)
+#define MT_INTERPOSE(cls, next, ret, name, params, body) next(name)
+static const char *const ext_names[MT_EXT_COUNT] = {
+#include "capture/interposed.def"
+};
+#undef MT_INTERPOSE
+#undef NEXT_NONE
+#undef NEXT_REAL
+#undef MT_NAME_KEEP
+#undef NEXT_EXT
 
-/* Fills mt_ext (real.h) on the first call of an entry point beyond the C
+/* Fills mt_ext (state.h) on the first call of an entry point beyond the C
  * allocator's. Takes no memtrace lock (dlsym takes the loader's, which a
  * thread running a library's constructor inside dlopen already holds):
  * threads that race store the same values. dlsym's own allocations go to
  * the internal heap (mt_busy). */
-/* Whether the program replaces a C++ operator (real.h's mt_cxx_replaced):
+/* Whether the program replaces a C++ operator (state.h's mt_cxx_replaced):
  * the definition a lookup finds is another module's than memtrace's, and
  * no canonical PLT entry (plt_entry.h). */
 static bool cxx_replaced(void)
@@ -201,7 +213,7 @@ MT_COLD void mt_ext_lookup(void)
     mt_cxx_replaced = cxx_replaced();
     mt_sample_ext_found();
     mt_leave(was);
-    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in capture/entry.h's mt_ext_get() */
+    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in capture/record.h's mt_ext_get() */
 }
 
 /* Says once, at start-up, when the program's calls to malloc do not reach
@@ -227,19 +239,19 @@ static void warn_if_not_first(void)
             who, ours.dli_fname);
 }
 
-/* The real allocator: the next definitions after this library's. */
+/* The real allocator: the next definitions after this library's of
+ * capture/interposed.def's NEXT_REAL rows. */
 static void find_real(void)
 {
-    mt_real.malloc = next_symbol("malloc");
-    mt_real.free = next_symbol("free");
-    mt_real.calloc = next_symbol("calloc");
-    mt_real.realloc = next_symbol("realloc");
-    mt_real.posix_memalign = next_symbol("posix_memalign");
-    mt_real.aligned_alloc = next_symbol("aligned_alloc");
-    mt_real.memalign = next_symbol("memalign");
-    mt_real.valloc = next_symbol("valloc");
-    mt_real.pvalloc = next_symbol("pvalloc");
-    mt_real.malloc_usable_size = next_symbol("malloc_usable_size");
+#define NEXT_REAL(name) mt_real.next_##name = next_symbol(#name);
+#define NEXT_NONE(name)
+#define NEXT_EXT(e) NEXT_NONE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) next(name)
+#include "capture/interposed.def"
+#undef MT_INTERPOSE
+#undef NEXT_EXT
+#undef NEXT_NONE
+#undef NEXT_REAL
 }
 
 /* Whether the malloc the program's calls reach is another memtrace's: the
@@ -280,8 +292,8 @@ MT_COLD void mt_start(void)
         mt_leave(was);
         return;
     }
-    if (!mt_real.malloc || !mt_real.free || !mt_real.calloc || !mt_real.realloc ||
-        !mt_real.posix_memalign) {
+    if (!mt_real.next_malloc || !mt_real.next_free || !mt_real.next_calloc || !mt_real.next_realloc ||
+        !mt_real.next_posix_memalign) {
         /* Without a real allocator there is nothing to forward to: stay in
          * INITIALIZING and serve everything from the internal heap. */
         mt_leave(was);

@@ -2,7 +2,7 @@
 /* The byte-pattern check of the heap checks: whether a range still holds
  * the byte it was filled with (a redzone, a quarantined block's head, the
  * rest of a guard page), where it does not, and the fill. One check for
- * the library's hot path (capture/heap_check.h, guard.c) and memtrace-
+ * the library's hot path (capture/quarantine.h, guard.c) and memtrace-
  * symbolize's `check` (tools/heap_check.c) alike. Header-only and in line
  * (a redzone is checked on every free); no heap, no system call. */
 #ifndef MT_PATTERN_H

@@ -201,7 +201,7 @@ int mt_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, u
 
 void mt_seq_new_epoch(void)
 {
-    /* Release: pairs with the acquire in tracer.c's batch refill, which
+    /* Release: pairs with the acquire in malloc.c's batch refill, which
      * then adds to the shared counter after the caller read it. */
     mt_atomic_add_release(&mt_seq.epoch, 1);
 }

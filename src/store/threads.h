@@ -24,7 +24,7 @@ typedef struct {
     uint32_t reserved;
     uint64_t self;     /* pthread_self() of the thread, to find it by pthread_t */
     char name[MT_THREAD_NAME]; /* "" until the program names the thread */
-    /* The thread's batch of allocation numbers (tracer.c's next_seq):
+    /* The thread's batch of allocation numbers (malloc.c's next_seq):
      * seq_next to seq_end - 1 are its to hand out, while seq_epoch is
      * mt_seq_epoch's value; 0, 0 before its first batch. Written by the
      * thread only; read by the counts (mt_threads_seq_highest, the reader

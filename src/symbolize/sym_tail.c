@@ -36,7 +36,7 @@ void sym_tail_cache_clear(struct mt_sym_state *st)
 }
 
 /* Whether NAME (a DIE's linkage name or name) is one of the functions
- * memtrace interposes (src/runtime/preload.c): the end of every recorded stack. */
+ * memtrace interposes (src/capture/interpose.c): the end of every recorded stack. */
 static bool is_allocation_function(const char *name)
 {
     static const char *const names[] = {

@@ -30,8 +30,6 @@ EXCLUDED = {
     "tests/progs/": "the e2e tests' programs: their SITE: markers and the lines and columns "
                     "of their calls are what the tests assert (against gdb, addr2line, "
                     "llvm-symbolizer); a layout change moves what is tested",
-    "src/runtime/preload.c": "a table of one-line forwarders, one interposed name a line; "
-                             "clang-format spreads each over four lines",
 }
 
 

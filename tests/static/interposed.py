@@ -1,72 +1,82 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""preload.c defines the names src/runtime/interposed.h lists, no more, no fewer.
+"""The libraries export exactly the names src/capture/interposed.def lists,
+and the public API.
 
-interposed.h's MT_INTERPOSED list is what `memtrace attach` redirects
-(attach.c takes its names from it); preload.c defines each name by hand.
-A name defined in one and not listed in the other would be interposed when
-preloaded but not when attached, or the reverse. Compared: the list's
-names, the names preload.c defines with MT_EXPORT, and, given the build
-directory, the global functions `nm` finds defined in preload.c's objects
-(build/tracer and build/profiler). Also fails on a name listed twice or a
-class that is not MT_IP_*. Fails with one line per difference.
+interposed.def is the one list of the names memtrace interposes: the
+definitions (capture/interpose.c), what `memtrace attach` redirects
+(runtime/attach.c), the next allocator's members and the lazily looked-up
+next definitions (capture/state.h, runtime/startup.c) are all expanded
+from it. What can still go wrong is what the linker makes of it: a row
+whose definition is not exported (visibility), a name exported that the
+list does not carry (attach would not redirect it), an API function
+that leaks out unlisted. So each of build/libmemtrace.so and
+build/libmemtrace-profiler.so is read with `nm -D --defined-only`: its
+exported functions must be the list's names plus memtrace_* and
+print_trace (include/memtrace.h), no more, no fewer. Also fails on a
+row that does not parse, a name listed twice, a CLASS that is not
+ALLOC/FREE/OTHER/EXEC or a NEXT that is not NEXT_REAL, NEXT_NONE or
+NEXT_EXT(E). Fails
+with one line per difference.
 
-Usage: interposed.py [BUILD]"""
+Usage: interposed.py BUILD"""
 import os
 import re
 import subprocess
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-HEADER = os.path.join(ROOT, "src", "runtime", "interposed.h")
-PRELOAD = os.path.join(ROOT, "src", "runtime", "preload.c")
-CLASSES = {"MT_IP_ALLOC", "MT_IP_FREE", "MT_IP_OTHER", "MT_IP_EXEC"}
+LIST = os.path.join(ROOT, "src", "capture", "interposed.def")
+CLASSES = {"ALLOC", "FREE", "OTHER", "EXEC"}
+ROW = re.compile(r"^MT_INTERPOSE\((\w+), (NEXT_REAL|NEXT_NONE|NEXT_EXT\(\w+\)), ([^,]+), (\w+), \(")
 
 
 def listed(errors):
-    text = open(HEADER).read()
-    body = text[text.index("#define MT_INTERPOSED(X)"):]
-    rows = re.findall(r"\bX\((\w+),\s*(\w+)\)", body)
-    names = [n for n, _ in rows]
-    for n, c in rows:
-        if c not in CLASSES:
-            errors.append("interposed.h: %s has class %s, not one of %s" % (n, c, sorted(CLASSES)))
+    text = re.sub(r"/\*.*?\*/", "", open(LIST).read(), flags=re.S)
+    names = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        m = ROW.match(line)
+        if not m:
+            errors.append("interposed.def:%d: not a row MT_INTERPOSE(CLASS, NEXT, RET, NAME, (PARAMS), BODY)" % n)
+            continue
+        if m.group(1) not in CLASSES:
+            errors.append("interposed.def:%d: %s has class %s, not one of %s"
+                          % (n, m.group(4), m.group(1), sorted(CLASSES)))
+        names.append(m.group(4))
     for n in sorted({n for n in names if names.count(n) > 1}):
-        errors.append("interposed.h: %s is listed %d times" % (n, names.count(n)))
+        errors.append("interposed.def: %s is listed %d times" % (n, names.count(n)))
     return set(names)
 
 
-def defined():
-    text = re.sub(r"/\*.*?\*/", "", open(PRELOAD).read(), flags=re.S)
-    return set(re.findall(r"^MT_EXPORT\s+[\w\s]*?\**\s*(\w+)\s*\(", text, re.M))
-
-
-def in_object(path):
-    out = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True,
+def exported(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True,
                          check=True).stdout
     return {f[2] for f in (line.split() for line in out.splitlines())
-            if len(f) == 3 and f[1] == "T"}
+            if len(f) == 3 and f[1] in "TWi"}
 
 
 def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
     errors = []
     names = listed(errors)
-    sources = [("preload.c's MT_EXPORT definitions", defined())]
-    if len(sys.argv) > 1:
-        for flavour in ("tracer", "profiler"):
-            obj = os.path.join(sys.argv[1], flavour, "runtime", "preload.o")
-            if os.path.exists(obj):
-                sources.append(("the functions %s defines" % os.path.relpath(obj), in_object(obj)))
-    for what, got in sources:
+    for lib in ("libmemtrace.so", "libmemtrace-profiler.so"):
+        path = os.path.join(sys.argv[1], lib)
+        if not os.path.exists(path):
+            errors.append("%s: not built (make first)" % path)
+            continue
+        got = {s for s in exported(path) if not s.startswith("memtrace_") and s != "print_trace"}
         for n in sorted(got - names):
-            errors.append("%s: %s is not in interposed.h's MT_INTERPOSED list" % (what, n))
+            errors.append("%s exports %s, which interposed.def does not list" % (lib, n))
         for n in sorted(names - got):
-            errors.append("interposed.h: %s is not among %s" % (n, what))
+            errors.append("%s does not export %s, which interposed.def lists" % (lib, n))
     for e in errors:
         print("interposed: " + e)
     if errors:
         sys.exit(1)
-    print("interposed: preload.c defines the %d names interposed.h lists" % len(names))
+    print("interposed: both libraries export the %d names interposed.def lists, and the API" % len(names))
 
 
 main()

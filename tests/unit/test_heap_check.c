@@ -4,7 +4,7 @@
  * memcmp paths, and mt_pattern_fill) and the report's text (format.c's mt_fmt_heap_error)
  * for every kind. The e2e suite (tests/e2e/heap_errors.sh) checks the
  * real thing against AddressSanitizer. */
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 #include "report/format.h"
 
 #include <criterion/criterion.h>

@@ -8,11 +8,11 @@
 
 #include "capture/capture.h"
 #include "capture/guard.h"
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 #include "report/heap_error.h"
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 #include "runtime/descriptor.h"
-#include "capture/heap_check.h"
+#include "capture/quarantine.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
 #include "store/live_table.h"
@@ -169,7 +169,7 @@ Test(tables, freed_history_newest_first_and_only_what_the_ring_holds)
     cr_assert(r.alloc_seq == 6 && r.free_seq == 16 && r.alloc_thread == 1 && r.free_thread == 2);
 }
 
-/* Gives the calling thread the batch NEXT to END - 1, as tracer.c's refill
+/* Gives the calling thread the batch NEXT to END - 1, as malloc.c's refill
  * does after it registered. */
 static void *take_batch(void *arg)
 {

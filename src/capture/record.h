@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What every interposed entry point shares (capture/ only; the entry
- * points themselves are declared in tracer.h): when a call bypasses
+ * points themselves are declared in entry_points.h): when a call bypasses
  * tracing, how a block the program gets untraced is accounted for, how a
  * free's record leaves, and the one way to call the next allocator
  * (MT_NEXT_CALL, MT_NEXT_ALLOC, MT_NEXT_FREE).
  *
- * The entry points are split by API family: tracer.c (the state, the
- * records, the C allocator's functions), aligned.c (posix_memalign and the
- * aligned allocators), cxx.c (operator new and delete), jemalloc.c
+ * The entry points are split by API family: malloc.c (the records, the C
+ * allocator's functions), aligned_sized.c (posix_memalign and the aligned
+ * allocators, C23's sized frees), cxx.c (operator new and delete), jemalloc.c
  * (jemalloc's *allocx), tcmalloc.c (tcmalloc's tc_* C functions). Everything
- * here is inline or in tracer.c: the fast paths of malloc, free, calloc and
+ * here is inline or in malloc.c: the fast paths of malloc, free, calloc and
  * realloc call nothing of memtrace's but the records' stores. */
-#ifndef MT_ENTRY_H
-#define MT_ENTRY_H
+#ifndef MT_RECORD_H
+#define MT_RECORD_H
 
 #include "base/atomic.h"
 #include "base/common.h"
@@ -20,8 +20,8 @@
 #include "base/reentry.h"
 #include "base/upcalls.h"
 #include "capture/guard.h"
-#include "capture/heap_check.h"
-#include "capture/real.h"
+#include "capture/quarantine.h"
+#include "capture/state.h"
 #include "capture/sample.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* ---- the records (tracer.c) */
+/* ---- the records (malloc.c) */
 
 /* Records a new block, allocated as KIND says (MT_KIND_*), and fills its
  * redzone: the next allocator was asked for mt_padded(SIZE, true) bytes.
@@ -157,7 +157,7 @@ static inline void mt_untraced_free(void)
         mt_note_untraced();
 }
 
-/* ---- redzones (capture/heap_check.h) */
+/* ---- redzones (capture/quarantine.h) */
 
 /* The size asked of the next allocator for a block of SIZE bytes: with the
  * redzone after it when the block will be recorded (TRACED); SIZE itself
@@ -183,14 +183,14 @@ static inline void mt_record_block(void *p, size_t size, unsigned kind)
 
 /* ---- frees */
 
-/* A free of family KIND found the record E of another family (tracer.c):
+/* A free of family KIND found the record E of another family (malloc.c):
  * reported (mt_bad_free); true when the free goes on, false for a block
  * of the program's own pool (MT_KIND_POOL), whose record is put back: the
  * real allocator must never see it. */
 bool mt_free_mismatched(void *p, unsigned kind, mt_live_entry *e);
 
 /* E, a pool block's record just taken out of the table, starts where an
- * allocator's block starts whose record it shadows (tracer.c): E goes
+ * allocator's block starts whose record it shadows (malloc.c): E goes
  * back, *E becomes that block's record, and true; false if none. */
 bool mt_pool_unshadow(mt_live_entry *e);
 
@@ -265,40 +265,6 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
 
 /* ---- the next allocator */
 
-/* mt_ext's I-th next definition, looked up on the first call of any. */
-static inline void *mt_ext_get(unsigned i)
-{
-    if (MT_UNLIKELY(!mt_atomic_load_acquire(&mt_ext_ready))) /* pairs with mt_ext_lookup's release */
-        mt_ext_lookup();
-    return mt_atomic_load_relaxed(&mt_ext[i]);
-}
-
-/* How an entry point's next function is called (HOW below):
- * MT_NEXT_PLAIN: directly. For functions that call no interposed name: the
- *   C allocator (mt_real), tcmalloc's C functions with libc's contracts.
- * MT_NEXT_SCOPED: in a pass-through scope (real.h), so that whatever it
- *   calls in turn (libstdc++'s and jemalloc's operator new call malloc)
- *   goes to the real allocator untraced, and the block is recorded or
- *   forgotten once, by the entry point; the scope ends also when an
- *   exception (std::bad_alloc) leaves the call. For the next definitions
- *   of the names beyond the C allocator's (mt_ext). */
-enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
-
-/* The one way an entry point calls the next allocator: runs STMT, the call,
- * as HOW says (a constant); KEPT, read after STMT, is true when it
- * returned a block the entry point goes on to account for (MT_NEXT_ALLOC;
- * false for a free), so that the scope does not count it as lost. */
-#define MT_NEXT_CALL(how, stmt, kept)                                        \
-    do {                                                                     \
-        if ((how) == MT_NEXT_SCOPED) {                                       \
-            MT_PASSTHROUGH_SCOPE;                                            \
-            stmt;                                                            \
-            mt_passthrough_scope.keeps = (kept);                             \
-        } else {                                                             \
-            stmt;                                                            \
-        }                                                                    \
-    } while (0)
-
 /* An allocating entry point's call: P = CALL (its next function, HOW),
  * then P recorded with SIZE and KIND when TRACED (!mt_bypass(), taken
  * before), else passed on untraced. The call is written in each branch so
@@ -321,37 +287,6 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
                 mt_untraced_entry(p);                                        \
         }                                                                    \
     } while (0)
-
-/* Makes the free call C of PTR (heap_check.h's mt_free_call): mt_real.free
- * directly, a next definition in a pass-through scope. */
-typedef void (*mt_fc_p)(void *);
-typedef void (*mt_fc_pa)(void *, uintptr_t);
-typedef void (*mt_fc_pab)(void *, uintptr_t, uintptr_t);
-typedef void (*mt_fc_pi)(void *, int);
-typedef void (*mt_fc_pai)(void *, uintptr_t, int);
-typedef void (*mt_fc_pp)(void *, const void *);
-typedef void (*mt_fc_pap)(void *, uintptr_t, const void *);
-
-static inline void mt_free_call_scoped(void *ptr, const mt_free_call *c)
-{
-    switch (c->shape & MT_FC_SHAPE) {
-    case MT_FC_P: ((mt_fc_p)c->fn)(ptr); break;
-    case MT_FC_PA: ((mt_fc_pa)c->fn)(ptr, c->a); break;
-    case MT_FC_PAB: ((mt_fc_pab)c->fn)(ptr, c->a, c->b); break;
-    case MT_FC_PI: ((mt_fc_pi)c->fn)(ptr, (int)c->a); break;
-    case MT_FC_PAI: ((mt_fc_pai)c->fn)(ptr, c->a, (int)c->b); break;
-    case MT_FC_PP: ((mt_fc_pp)c->fn)(ptr, (const void *)c->a); break;
-    default: ((mt_fc_pap)c->fn)(ptr, c->a, (const void *)c->b); break;
-    }
-}
-
-static inline void mt_free_call_run(void *ptr, const mt_free_call *c)
-{
-    if ((c->shape & MT_FC_SHAPE) == MT_FC_REAL)
-        mt_real.free(ptr);
-    else
-        MT_NEXT_CALL(MT_NEXT_SCOPED, mt_free_call_scoped(ptr, c), false);
-}
 
 /* A freeing entry point's call: FC (an mt_free_call: its next function
  * and arguments as data) frees PTR, a block of family KIND (MT_KIND_*).
@@ -387,36 +322,36 @@ static inline void mt_free_call_run(void *ptr, const mt_free_call *c)
 /* ---- shared by the families */
 
 /* A free of P, a pointer in the guard pages' pool (guard.h), by a function
- * of family KIND (tracer.c): its record leaves as in any free (a bad free
+ * of family KIND (malloc.c): its record leaves as in any free (a bad free
  * is reported the same way), the slot keeps the allocation's and the
  * free's stacks for the fault handler, and the page becomes inaccessible.
  * A pointer that is no live block's start changes nothing more. */
 void mt_guard_free(void *p, unsigned kind);
 
-/* realloc of P, a pointer in the pool (tracer.c): a new block (sampled or
+/* realloc of P, a pointer in the pool (malloc.c): a new block (sampled or
  * not) with the contents, then P freed; SIZE 0 frees P and answers NULL,
  * as glibc's realloc does. */
 void *mt_guard_realloc(void *p, size_t size);
 
-/* realloc through FN (tracer.c): glibc's, or another allocator's with
+/* realloc through FN (malloc.c): glibc's, or another allocator's with
  * realloc's contract (tc_realloc). */
 void *mt_realloc_next(void *(*fn)(void *, size_t), void *ptr, size_t size);
 
 /* A free by the next definition mt_ext[I] taking PTR and ARGS (0 to 2)
  * words more, A and B (free_sized, free_aligned_sized, tc_free_sized...),
- * or by free when there is none (tracer.c). */
+ * or by free when there is none (malloc.c). */
 void mt_free_next(unsigned i, void *ptr, size_t a, size_t b, int args);
 
-/* realloc through FN of PTR, the unsampled block B (tracer.c): its tag
+/* realloc through FN of PTR, the unsampled block B (malloc.c): its tag
  * count leaves, the new block is sampled or not as any allocation. */
 void *mt_sample_realloc(void *(*fn)(void *, size_t), void *ptr, size_t size,
                         const mt_sample_block *b);
 
-/* posix_memalign through FN (aligned.c): glibc's or tc_posix_memalign. */
+/* posix_memalign through FN (aligned_sized.c): glibc's or tc_posix_memalign. */
 int mt_posix_memalign_next(int (*fn)(void **, size_t, size_t), void **out, size_t align,
                            size_t size);
 
-/* The aligned entry points that return the block (aligned.c): through FN
+/* The aligned entry points that return the block (aligned_sized.c): through FN
  * (ALIGN, SIZE) when not NULL (they differ in what they accept), else
  * posix_memalign with the alignment ALIGN they imply. */
 void *mt_aligned_next(void *(*fn)(size_t, size_t), size_t align, size_t size);

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What the hot path (capture/) shares with start-up (startup.c): the real
- * allocator's functions and the tracer's phase. startup.c fills them in
- * once, before the phase becomes READY; the hot path only reads them. */
-#ifndef MT_REAL_H
-#define MT_REAL_H
+/* What the hot path (capture/) shares with start-up (startup.c) and every
+ * entry point's file with the others (defined in state.c): the next
+ * allocator's functions (mt_real, mt_ext) and the one way to call them,
+ * frees as data, the tracer's phase, the pass-through and held scopes, the
+ * untraced accounting, and which copy of memtrace is in charge. startup.c
+ * fills the allocator's in once, before the phase becomes READY; the hot
+ * path only reads them. */
+#ifndef MT_STATE_H
+#define MT_STATE_H
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/upcalls.h"
 #include "store/live_table.h"
 
 #include <stdbool.h>
@@ -14,27 +19,41 @@
 #include <stdint.h>
 
 /* The next allocator in lookup order (RTLD_NEXT): glibc's, or whatever the
- * program preloaded after memtrace. Written before the phase leaves
- * UNINIT's start-up (release on mt_phase), read after an acquire of it. */
+ * program preloaded after memtrace. One member, next_NAME, for each row
+ * of capture/interposed.def whose NEXT is NEXT_REAL, with its signature.
+ * Written before the phase leaves UNINIT's start-up (release on mt_phase),
+ * read after an acquire of it. */
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): PARAMS is a parameter list */
+#define NEXT_REAL(ret, name, params) ret(*next_##name) params;
+#define NEXT_NONE(ret, name, params)
+#define NEXT_EXT(e) NEXT_NONE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) next(ret, name, params)
 typedef struct {
-    void *(*malloc)(size_t);
-    void (*free)(void *);
-    void *(*calloc)(size_t, size_t);
-    void *(*realloc)(void *, size_t);
-    int (*posix_memalign)(void **, size_t, size_t);
-    void *(*aligned_alloc)(size_t, size_t);
-    void *(*memalign)(size_t, size_t);
-    void *(*valloc)(size_t);
-    void *(*pvalloc)(size_t);
-    size_t (*malloc_usable_size)(void *);
+#include "capture/interposed.def"
 } mt_real_allocator;
+#undef MT_INTERPOSE
+#undef NEXT_EXT
+#undef NEXT_NONE
+#undef NEXT_REAL
 
 extern mt_real_allocator mt_real MT_HIDDEN;
 
 /* The next malloc and free are glibc's (libc.so.6's): a block's chunk
- * header, the word before it, may be read (sample.h's mt_glibc_*). Set by
- * mt_sample_start at start-up, after mt_real. */
+ * header, the word before it, may be read (mt_glibc_mmapped below,
+ * sample.h's mt_glibc_*). Set by mt_sample_start at start-up, after
+ * mt_real. */
 extern bool mt_real_glibc MT_HIDDEN;
+
+/* glibc's chunk header, the size word before a block, keeps flags in its 3
+ * low bits; this one says the chunk is a mapping of its own (IS_MMAPPED). */
+#define MT_GLIBC_MMAPPED 2
+
+/* Whether P, a block glibc handed out, is a chunk glibc mapped for it
+ * alone (whole pages, which the program may have made read-only). */
+static inline bool mt_glibc_mmapped(const void *p)
+{
+    return ((const size_t *)p)[-1] & MT_GLIBC_MMAPPED;
+}
 
 /* UNINIT -> INITIALIZING -> READY or PAUSED (MEMTRACE_START=0); READY
  * -> PAUSED when recording is turned off, PAUSED -> RESUMING -> READY when
@@ -108,7 +127,7 @@ extern MT_TLS unsigned mt_passthrough_allocs MT_HIDDEN;
 
 /* The real allocator handed out or took back a block untraced in a fork
  * window or a pass-through scope (see mt_untraced_seq); called after the
- * real allocator returned, before the program gets the block (tracer.c). */
+ * real allocator returned, before the program gets the block (malloc.c). */
 MT_COLD void mt_note_untraced(void);
 
 /* A pass-through scope: the count of untraced blocks at its start, and how
@@ -143,47 +162,25 @@ static inline void mt_passthrough_end(mt_passthrough_scope_t *scope)
         }
 #define MT_PASSTHROUGH_KEEPS(p) (mt_passthrough_scope.keeps = (p) != NULL)
 
-/* The next definitions of the entry points beyond the C allocator's: the
+/* The next definitions of the entry points beyond the C allocator's (the
  * C++ operators, jemalloc's and tcmalloc's extended APIs, C23's sized
- * frees. X(ENUM, "symbol"), several to a line, which clang-format
- * cannot lay out (it runs them together). */
-/* clang-format off */
-#define MT_EXT_FUNCS(X)                                                     \
-    X(NEW, "_Znwm") X(NEW_NT, "_ZnwmRKSt9nothrow_t")                        \
-    X(NEW_AL, "_ZnwmSt11align_val_t") X(NEW_AL_NT, "_ZnwmSt11align_val_tRKSt9nothrow_t") \
-    X(NEWA, "_Znam") X(NEWA_NT, "_ZnamRKSt9nothrow_t")                      \
-    X(NEWA_AL, "_ZnamSt11align_val_t") X(NEWA_AL_NT, "_ZnamSt11align_val_tRKSt9nothrow_t") \
-    X(DEL, "_ZdlPv") X(DEL_SZ, "_ZdlPvm") X(DEL_AL, "_ZdlPvSt11align_val_t") \
-    X(DEL_SZ_AL, "_ZdlPvmSt11align_val_t") X(DEL_NT, "_ZdlPvRKSt9nothrow_t") \
-    X(DEL_AL_NT, "_ZdlPvSt11align_val_tRKSt9nothrow_t")                     \
-    X(DELA, "_ZdaPv") X(DELA_SZ, "_ZdaPvm") X(DELA_AL, "_ZdaPvSt11align_val_t") \
-    X(DELA_SZ_AL, "_ZdaPvmSt11align_val_t") X(DELA_NT, "_ZdaPvRKSt9nothrow_t") \
-    X(DELA_AL_NT, "_ZdaPvSt11align_val_tRKSt9nothrow_t")                    \
-    X(MALLOCX, "mallocx") X(RALLOCX, "rallocx") X(XALLOCX, "xallocx")       \
-    X(SALLOCX, "sallocx") X(DALLOCX, "dallocx") X(SDALLOCX, "sdallocx")     \
-    X(NALLOCX, "nallocx")                                                   \
-    X(FREE_SIZED, "free_sized") X(FREE_ALIGNED_SIZED, "free_aligned_sized") \
-    X(TC_MALLOC, "tc_malloc") X(TC_FREE, "tc_free") X(TC_FREE_SIZED, "tc_free_sized") \
-    X(TC_CFREE, "tc_cfree") X(TC_CALLOC, "tc_calloc") X(TC_REALLOC, "tc_realloc") \
-    X(TC_MEMALIGN, "tc_memalign") X(TC_POSIX_MEMALIGN, "tc_posix_memalign") \
-    X(TC_VALLOC, "tc_valloc") X(TC_PVALLOC, "tc_pvalloc")                   \
-    X(TC_NEW, "tc_new") X(TC_NEW_NT, "tc_new_nothrow")                      \
-    X(TC_NEW_AL, "tc_new_aligned") X(TC_NEW_AL_NT, "tc_new_aligned_nothrow") \
-    X(TC_NEWA, "tc_newarray") X(TC_NEWA_NT, "tc_newarray_nothrow")          \
-    X(TC_NEWA_AL, "tc_newarray_aligned") X(TC_NEWA_AL_NT, "tc_newarray_aligned_nothrow") \
-    X(TC_DEL, "tc_delete") X(TC_DEL_SZ, "tc_delete_sized") X(TC_DEL_AL, "tc_delete_aligned") \
-    X(TC_DEL_SZ_AL, "tc_delete_sized_aligned") X(TC_DEL_NT, "tc_delete_nothrow") \
-    X(TC_DEL_AL_NT, "tc_delete_aligned_nothrow")                            \
-    X(TC_DELA, "tc_deletearray") X(TC_DELA_SZ, "tc_deletearray_sized")      \
-    X(TC_DELA_AL, "tc_deletearray_aligned") X(TC_DELA_SZ_AL, "tc_deletearray_sized_aligned") \
-    X(TC_DELA_NT, "tc_deletearray_nothrow") X(TC_DELA_AL_NT, "tc_deletearray_aligned_nothrow")
-/* clang-format on */
+ * frees): MT_X_E for each row of capture/interposed.def whose NEXT is
+ * NEXT_EXT(E), in the list's order. */
+#define NEXT_EXT(e) MT_X_##e,
+#define NEXT_REAL
+#define NEXT_NONE
+#define MT_INTERPOSE(cls, next, ret, name, params, body) next
+enum {
+#include "capture/interposed.def"
+    MT_EXT_COUNT
+};
+#undef MT_INTERPOSE
+#undef NEXT_NONE
+#undef NEXT_REAL
+#undef NEXT_EXT
+_Static_assert(MT_X_NEW == 0 && MT_X_DELA_AL_NT == 19, "the C++ operators come first, together");
 
-#define MT_EXT_ENUM(e, name) MT_X_##e,
-enum { MT_EXT_FUNCS(MT_EXT_ENUM) MT_EXT_COUNT };
-#undef MT_EXT_ENUM
-
-/* mt_ext[i]: the next definition (RTLD_NEXT) of MT_EXT_FUNCS' i-th name,
+/* mt_ext[i]: the next definition (RTLD_NEXT) of the I-th NEXT_EXT row of interposed.def,
  * or NULL when no object after memtrace defines it. All are looked up
  * together, on the first call of any of them (not at start-up: a C++
  * runtime or an allocator may be loaded after the first malloc), by
@@ -216,7 +213,7 @@ extern bool mt_cxx_replaced MT_HIDDEN;
 extern mt_atomic(uint64_t) mt_untraced_seq MT_HIDDEN;
 
 /* The allocation numbers handed out to the threads' batches so far, plus
- * one (tracer.c's next_seq): every number handed out is below it, and
+ * one (malloc.c's next_seq): every number handed out is below it, and
  * after mt_seq_new_epoch every number a thread then hands out is at least
  * the value read before. */
 extern mt_atomic(uint64_t) mt_next_seq MT_HIDDEN;
@@ -230,9 +227,120 @@ uint64_t mt_seq_last(void);
  * linked with -lmemtrace run under the preloaded profiler, say), this copy
  * stands aside: it records nothing and says nothing, and its API
  * functions call the owner's, which mt_owner returns by NAME; NULL when
- * this copy is the one in charge. Defined in owner.c; mt_aside is set
+ * this copy is the one in charge. Defined in state.c; mt_aside is set
  * once by start-up (startup.c's stand_aside), before the program's main. */
 extern bool mt_aside MT_HIDDEN;
 void *mt_owner(const char *name);
+
+/* ---- calling the next allocator */
+
+/* mt_ext's I-th next definition, looked up on the first call of any. */
+static inline void *mt_ext_get(unsigned i)
+{
+    if (MT_UNLIKELY(!mt_atomic_load_acquire(&mt_ext_ready))) /* pairs with mt_ext_lookup's release */
+        mt_ext_lookup();
+    return mt_atomic_load_relaxed(&mt_ext[i]);
+}
+
+/* How an entry point's next function is called (HOW below):
+ * MT_NEXT_PLAIN: directly. For functions that call no interposed name: the
+ *   C allocator (mt_real), tcmalloc's C functions with libc's contracts.
+ * MT_NEXT_SCOPED: in a pass-through scope (state.h), so that whatever it
+ *   calls in turn (libstdc++'s and jemalloc's operator new call malloc)
+ *   goes to the real allocator untraced, and the block is recorded or
+ *   forgotten once, by the entry point; the scope ends also when an
+ *   exception (std::bad_alloc) leaves the call. For the next definitions
+ *   of the names beyond the C allocator's (mt_ext). */
+enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
+
+/* The one way an entry point calls the next allocator: runs STMT, the call,
+ * as HOW says (a constant); KEPT, read after STMT, is true when it
+ * returned a block the entry point goes on to account for (MT_NEXT_ALLOC;
+ * false for a free), so that the scope does not count it as lost. */
+#define MT_NEXT_CALL(how, stmt, kept)                                        \
+    do {                                                                     \
+        if ((how) == MT_NEXT_SCOPED) {                                       \
+            MT_PASSTHROUGH_SCOPE;                                            \
+            stmt;                                                            \
+            mt_passthrough_scope.keeps = (kept);                             \
+        } else {                                                             \
+            stmt;                                                            \
+        }                                                                    \
+    } while (0)
+
+/* A call that frees a block, as data: the quarantine makes it when the
+ * block leaves. FN takes the block and the arguments SHAPE says, A and B
+ * (a pointer or int argument passed in the word); SHAPE's MT_FC_SIZE_A or
+ * MT_FC_SIZE_B bit marks the argument that is the block's size, to which
+ * the redzone is added for a block that has one (a sized free must name
+ * the size the next allocator was asked for). MT_FC_REAL is mt_real.next_free,
+ * called directly; the others are next definitions, called in a
+ * pass-through scope (record.h's MT_NEXT_SCOPED). */
+enum {
+    MT_FC_REAL,   /* mt_real.next_free(ptr) */
+    MT_FC_P,      /* fn(ptr) */
+    MT_FC_PA,     /* fn(ptr, a) */
+    MT_FC_PAB,    /* fn(ptr, a, b) */
+    MT_FC_PI,     /* fn(ptr, (int)a) */
+    MT_FC_PAI,    /* fn(ptr, a, (int)b) */
+    MT_FC_PP,     /* fn(ptr, (const void *)a) */
+    MT_FC_PAP,    /* fn(ptr, a, (const void *)b) */
+    MT_FC_SHAPE = 0xff,
+    MT_FC_SIZE_A = 0x100,
+    MT_FC_SIZE_B = 0x200,
+};
+
+typedef struct {
+    void *fn;
+    uintptr_t a, b;
+    unsigned shape;
+} mt_free_call;
+
+#define MT_FREE_CALL(fn_, shape_, a_, b_)                                                        \
+    ((mt_free_call){ .fn = (void *)(fn_), .a = (uintptr_t)(a_), .b = (uintptr_t)(b_),         \
+                     .shape = (shape_) })
+
+/* C's size argument, if it has one, made the size the next allocator was
+ * asked for: REDZONE more. */
+static inline void mt_free_call_pad(mt_free_call *c, size_t redzone)
+{
+    if (!(c->shape & (MT_FC_SIZE_A | MT_FC_SIZE_B)))
+        return; /* the common case, told by one test */
+    if (c->shape & MT_FC_SIZE_A)
+        c->a += redzone;
+    if (c->shape & MT_FC_SIZE_B)
+        c->b += redzone;
+}
+
+/* Makes the free call C of PTR (quarantine.h's mt_free_call): mt_real.next_free
+ * directly, a next definition in a pass-through scope. */
+typedef void (*mt_fc_p)(void *);
+typedef void (*mt_fc_pa)(void *, uintptr_t);
+typedef void (*mt_fc_pab)(void *, uintptr_t, uintptr_t);
+typedef void (*mt_fc_pi)(void *, int);
+typedef void (*mt_fc_pai)(void *, uintptr_t, int);
+typedef void (*mt_fc_pp)(void *, const void *);
+typedef void (*mt_fc_pap)(void *, uintptr_t, const void *);
+
+static inline void mt_free_call_scoped(void *ptr, const mt_free_call *c)
+{
+    switch (c->shape & MT_FC_SHAPE) {
+    case MT_FC_P: ((mt_fc_p)c->fn)(ptr); break;
+    case MT_FC_PA: ((mt_fc_pa)c->fn)(ptr, c->a); break;
+    case MT_FC_PAB: ((mt_fc_pab)c->fn)(ptr, c->a, c->b); break;
+    case MT_FC_PI: ((mt_fc_pi)c->fn)(ptr, (int)c->a); break;
+    case MT_FC_PAI: ((mt_fc_pai)c->fn)(ptr, c->a, (int)c->b); break;
+    case MT_FC_PP: ((mt_fc_pp)c->fn)(ptr, (const void *)c->a); break;
+    default: ((mt_fc_pap)c->fn)(ptr, c->a, (const void *)c->b); break;
+    }
+}
+
+static inline void mt_free_call_run(void *ptr, const mt_free_call *c)
+{
+    if ((c->shape & MT_FC_SHAPE) == MT_FC_REAL)
+        mt_real.next_free(ptr);
+    else
+        MT_NEXT_CALL(MT_NEXT_SCOPED, mt_free_call_scoped(ptr, c), false);
+}
 
 #endif

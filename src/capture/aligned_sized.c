@@ -6,15 +6,15 @@
  * posix_memalign with the alignment it implies; before the real allocator
  * is known and inside memtrace, the internal heap serves. And C23's sized
  * frees, through mt_free_next, which tcmalloc.c's frees share. */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/common.h"
 #include "base/config.h"
 #include "base/os.h"
 #include "base/reentry.h"
-#include "capture/entry.h"
+#include "capture/record.h"
 #include "capture/guard.h"
-#include "capture/real.h"
+#include "capture/state.h"
 #include "store/internal_heap.h"
 
 #include <errno.h>
@@ -61,7 +61,7 @@ int mt_posix_memalign_next(int (*fn)(void **, size_t, size_t), void **out, size_
 
 int mt_posix_memalign(void **out, size_t align, size_t size)
 {
-    return mt_posix_memalign_next(mt_real.posix_memalign, out, align, size);
+    return mt_posix_memalign_next(mt_real.next_posix_memalign, out, align, size);
 }
 
 /* The block of FN's call, or of posix_memalign's when FN is NULL (errno
@@ -71,7 +71,7 @@ static void *aligned_call(void *(*fn)(size_t, size_t), size_t align, size_t size
     if (fn)
         return fn(align, size);
     void *p;
-    int rc = mt_real.posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size);
+    int rc = mt_real.next_posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size);
     if (rc != 0) {
         errno = rc;
         return NULL;
@@ -82,7 +82,7 @@ static void *aligned_call(void *(*fn)(size_t, size_t), size_t align, size_t size
 void *mt_aligned_next(void *(*fn)(size_t, size_t), size_t align, size_t size)
 {
     bool traced = !mt_bypass();
-    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.posix_memalign))) {
+    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.next_posix_memalign))) {
         if (!valid_alignment(align)) {
             errno = EINVAL;
             return NULL;
@@ -99,30 +99,30 @@ void *mt_aligned_next(void *(*fn)(size_t, size_t), size_t align, size_t size)
 
 void *mt_aligned_alloc(size_t align, size_t size)
 {
-    return mt_aligned_next(mt_real.aligned_alloc, align, size);
+    return mt_aligned_next(mt_real.next_aligned_alloc, align, size);
 }
 
 void *mt_memalign(size_t align, size_t size)
 {
-    return mt_aligned_next(mt_real.memalign, align, size);
+    return mt_aligned_next(mt_real.next_memalign, align, size);
 }
 
 static void *valloc_adapter(size_t align, size_t size)
 {
     (void)align;
-    return mt_real.valloc(size);
+    return mt_real.next_valloc(size);
 }
 
 static void *pvalloc_adapter(size_t align, size_t size)
 {
     (void)align;
-    return mt_real.pvalloc(size);
+    return mt_real.next_pvalloc(size);
 }
 
 void *mt_valloc(size_t size)
 {
     size_t page = mt_os_page_size();
-    return mt_aligned_next(mt_real.valloc ? valloc_adapter : NULL, page, size);
+    return mt_aligned_next(mt_real.next_valloc ? valloc_adapter : NULL, page, size);
 }
 
 void *mt_pvalloc(size_t size)
@@ -136,8 +136,8 @@ void *mt_pvalloc(size_t size)
     rounded &= ~(page - 1);
     /* With a redzone the record's size is the rounded one, which pvalloc
      * lets the program use. */
-    return mt_aligned_next(mt_real.pvalloc ? pvalloc_adapter : NULL, page,
-                           mt_real.pvalloc && !mt_cfg.redzone ? size : rounded);
+    return mt_aligned_next(mt_real.next_pvalloc ? pvalloc_adapter : NULL, page,
+                           mt_real.next_pvalloc && !mt_cfg.redzone ? size : rounded);
 }
 
 /* ---- C23's sized frees; and the frees of the other families that take

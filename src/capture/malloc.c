@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hot path: every allocation and free of the program comes through the
- * entry points here (the C allocator's) or in the files of the other API
- * families (capture/entry.h says which), which share this file's state and
- * records.
+ * entry points here (the C allocator's: malloc, free, calloc, realloc) or
+ * in the files of the other API families (capture/record.h says which),
+ * which share this file's records (and state.c's state).
  *
  * Contract: the program sees the real allocator's results unchanged (same
  * pointers, same errno); memtrace only adds records. A thread already inside
@@ -15,7 +15,7 @@
  * stores below it; none of them includes a slow-path header (tests/static/layers.py
  * checks). Start-up, fork handling and the stop-recording policy are in
  * runtime/startup.c, reached through base/upcalls.h. */
-#include "capture/tracer.h"
+#include "capture/entry_points.h"
 
 #include "base/atomic.h"
 #include "base/common.h"
@@ -26,10 +26,10 @@
 #include "base/reentry.h"
 #include "base/upcalls.h"
 #include "capture/capture.h"
-#include "capture/entry.h"
+#include "capture/record.h"
 #include "capture/guard.h"
-#include "capture/heap_check.h"
-#include "capture/real.h"
+#include "capture/quarantine.h"
+#include "capture/state.h"
 #include "store/freed_history.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
@@ -43,47 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-mt_real_allocator mt_real;
-mt_atomic(int) mt_phase = MT_UNINIT;
-MT_TLS int mt_passthrough;
-MT_TLS int mt_held;
-MT_TLS int mt_fork_window;
-MT_TLS unsigned mt_passthrough_allocs;
-mt_atomic(void *) mt_ext[MT_EXT_COUNT];
-mt_atomic(int) mt_ext_ready;
-/* The allocation counter: the numbers handed out to the threads' batches
- * so far, plus one (next_seq). It has its cache line to itself: every
- * thread's batch refill adds to it, and a neighbour read on every call
- * (mt_cfg was one) would otherwise miss in the other threads' caches each
- * time. A one-member aligned struct owns its whole line wherever the linker
- * puts it; mt_next_seq names its member for the rest of memtrace. */
-static struct {
-    mt_atomic(uint64_t) next;
-} __attribute__((aligned(MT_CACHELINE))) seq_line = { 1 };
-extern mt_atomic(uint64_t) mt_next_seq __attribute__((alias("seq_line")));
-
 const mt_atomic(uint64_t) *mt_seq_counter(void)
 {
     return &mt_next_seq;
-}
-
-mt_atomic(uint64_t) mt_untraced_seq;
-
-/* Window and scope accounting (see mt_untraced_seq). Only the window
- * matters: no record precedes the phase READY, none is consulted after
- * it, and the calls a pass-through scope sends on untraced inside an entry
- * point are recorded or forgotten by that entry point. */
-MT_COLD MT_NOINLINE void mt_note_untraced(void)
-{
-    if (mt_atomic_load_relaxed(&mt_phase) != MT_READY)
-        return;
-    uint64_t now = mt_atomic_load_relaxed(&mt_next_seq) - 1;
-    uint64_t seen = mt_atomic_load_relaxed(&mt_untraced_seq);
-    while (seen < now && !mt_atomic_cas_acq_rel(&mt_untraced_seq, &seen, now)) {
-    }
-    /* Numbers left in the threads' batches are below NOW: the blocks
-     * recorded from here on must get greater ones to be trusted. */
-    mt_seq_new_epoch();
 }
 
 /* ---- allocation numbers
@@ -546,18 +508,18 @@ static MT_NOINLINE void note_resize_freed(const mt_live_entry *e)
 void *mt_malloc(size_t size)
 {
     bool traced = !mt_bypass();
-    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.malloc)))
+    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.next_malloc)))
         return mt_iheap_alloc(size, 16);
     void *p;
     MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
-                  MT_GUARD_OR(traced, size, 0, mt_real.malloc(mt_padded(size, traced))), size,
+                  MT_GUARD_OR(traced, size, 0, mt_real.next_malloc(mt_padded(size, traced))), size,
                   MT_KIND_MALLOC);
     return p;
 }
 
 void mt_free(void *ptr)
 {
-    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, mt_real.free != NULL, MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
+    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, mt_real.next_free != NULL, MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
 }
 
 void *mt_calloc(size_t n, size_t size)
@@ -569,7 +531,7 @@ void *mt_calloc(size_t n, size_t size)
     }
     bool traced = !mt_bypass();
     void *p;
-    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.calloc))) {
+    if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.next_calloc))) {
         p = mt_iheap_alloc(total, 16);
         if (p)
             memset(p, 0, total);
@@ -578,11 +540,11 @@ void *mt_calloc(size_t n, size_t size)
     /* calloc(1, padded): the redzone is zeroed, then filled */
     if (traced && (mt_cfg.redzone || mt_cfg.sample)) /* sample mode: the trailer too */
         MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
-                      MT_GUARD_OR(traced, total, 0, mt_real.calloc(1, mt_padded(total, true))),
+                      MT_GUARD_OR(traced, total, 0, mt_real.next_calloc(1, mt_padded(total, true))),
                       total, MT_KIND_MALLOC);
     else
         MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
-                      MT_GUARD_OR(traced, total, 0, mt_real.calloc(n, size)), total,
+                      MT_GUARD_OR(traced, total, 0, mt_real.next_calloc(n, size)), total,
                       MT_KIND_MALLOC);
     return p;
 }
@@ -761,7 +723,7 @@ static inline __attribute__((always_inline)) void *realloc_with(void *(*fn)(void
 
 void *mt_realloc(void *ptr, size_t size)
 {
-    return realloc_with(mt_real.realloc, ptr, size);
+    return realloc_with(mt_real.next_realloc, ptr, size);
 }
 
 void *mt_realloc_next(void *(*fn)(void *, size_t), void *ptr, size_t size)
@@ -931,16 +893,16 @@ size_t mt_malloc_usable_size(void *ptr)
         const mt_guard_block *b = mt_guard_live(ptr);
         return b ? b->size : 0;
     }
-    if (!mt_real.malloc_usable_size)
+    if (!mt_real.next_malloc_usable_size)
         mt_start();
     /* A recorded block's redzone is not the program's to use; nor is a
      * trailer (sample mode). */
     mt_sample_block b;
-    if (mt_cfg.sample && mt_real.malloc_usable_size && mt_sample_unsampled(ptr, &b))
+    if (mt_cfg.sample && mt_real.next_malloc_usable_size && mt_sample_unsampled(ptr, &b))
         return b.size;
     mt_live_entry e;
     bool unlocked = false;
     if ((mt_cfg.redzone || mt_cfg.sample) && mt_live_find((uintptr_t)ptr, &e, &unlocked))
         return e.size;
-    return mt_real.malloc_usable_size ? mt_real.malloc_usable_size(ptr) : 0;
+    return mt_real.next_malloc_usable_size ? mt_real.next_malloc_usable_size(ptr) : 0;
 }

@@ -33,12 +33,13 @@
  * rings are never unmapped, and all of them are on one list (rings, from
  * mt_quarantine_rings) that a reader out of process walks through the
  * state descriptor. */
-#ifndef MT_HEAP_CHECK_H
-#define MT_HEAP_CHECK_H
+#ifndef MT_QUARANTINE_H
+#define MT_QUARANTINE_H
 
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/upcalls.h"
+#include "capture/state.h"
 #include "scan/pattern.h"
 #include "store/freed_history.h"
 
@@ -179,52 +180,6 @@ static inline bool mt_glibc_next_ok(uintptr_t ptr, size_t *at)
     return (next & 1) && !(next & 8) && (next & ~(size_t)7) >= 16;
 }
 
-/* ---- frees made later */
-
-/* A call that frees a block, as data: the quarantine makes it when the
- * block leaves. FN takes the block and the arguments SHAPE says, A and B
- * (a pointer or int argument passed in the word); SHAPE's MT_FC_SIZE_A or
- * MT_FC_SIZE_B bit marks the argument that is the block's size, to which
- * the redzone is added for a block that has one (a sized free must name
- * the size the next allocator was asked for). MT_FC_REAL is mt_real.free,
- * called directly; the others are next definitions, called in a
- * pass-through scope (entry.h's MT_NEXT_SCOPED). */
-enum {
-    MT_FC_REAL,   /* mt_real.free(ptr) */
-    MT_FC_P,      /* fn(ptr) */
-    MT_FC_PA,     /* fn(ptr, a) */
-    MT_FC_PAB,    /* fn(ptr, a, b) */
-    MT_FC_PI,     /* fn(ptr, (int)a) */
-    MT_FC_PAI,    /* fn(ptr, a, (int)b) */
-    MT_FC_PP,     /* fn(ptr, (const void *)a) */
-    MT_FC_PAP,    /* fn(ptr, a, (const void *)b) */
-    MT_FC_SHAPE = 0xff,
-    MT_FC_SIZE_A = 0x100,
-    MT_FC_SIZE_B = 0x200,
-};
-
-typedef struct {
-    void *fn;
-    uintptr_t a, b;
-    unsigned shape;
-} mt_free_call;
-
-#define MT_FREE_CALL(fn_, shape_, a_, b_)                                                        \
-    ((mt_free_call){ .fn = (void *)(fn_), .a = (uintptr_t)(a_), .b = (uintptr_t)(b_),         \
-                     .shape = (shape_) })
-
-/* C's size argument, if it has one, made the size the next allocator was
- * asked for: REDZONE more. */
-static inline void mt_free_call_pad(mt_free_call *c, size_t redzone)
-{
-    if (!(c->shape & (MT_FC_SIZE_A | MT_FC_SIZE_B)))
-        return; /* the common case, told by one test */
-    if (c->shape & MT_FC_SIZE_A)
-        c->a += redzone;
-    if (c->shape & MT_FC_SIZE_B)
-        c->b += redzone;
-}
-
 /* ---- the quarantine's rings (quarantine.c); the layout is published in
  * the state descriptor (descriptor.h) */
 
@@ -243,7 +198,7 @@ typedef struct {
  * every free and read when the block leaves, 1,024 slots at least (more
  * than L1 holds), so each line of a slot costs a miss a free. The call is
  * kept apart, in the ring's calls (slot i's at calls[i]), written and read
- * only for a call that is not mt_real.free (MT_FC_REAL: C's free, every
+ * only for a call that is not mt_real.next_free (MT_FC_REAL: C's free, every
  * free of a C program), so that such a free touches one line of the ring
  * (the whole record was 88 bytes, 1.4 lines). */
 typedef struct {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The interposed allocation entry points (mt_malloc & co., called by the
- * preload shim): the hot path, defined by API family in capture/ (entry.h
- * says which file). */
-#ifndef MT_TRACER_H
-#define MT_TRACER_H
+ * definitions of capture/interposed.def's names): the hot path, defined by
+ * API family in capture/ (record.h says which file). */
+#ifndef MT_ENTRY_POINTS_H
+#define MT_ENTRY_POINTS_H
 
 #include "base/atomic.h"
 
@@ -24,7 +24,7 @@ size_t mt_malloc_usable_size(void *ptr);
 
 /* The C++ operators (mt_new, mt_delete) and tcmalloc's tc_new & co. share
  * one implementation; OP says which: MT_OP(MT_X_..., MT_FORM_..., MT_KIND_...)
- * names the next definition to forward to (real.h), the arguments it
+ * names the next definition to forward to (state.h), the arguments it
  * takes beyond the size or pointer, and the family the block belongs to. */
 enum { MT_FORM_NOTHROW = 1, MT_FORM_ALIGNED = 2, MT_FORM_SIZED = 4 };
 #define MT_OP(fn, form, kind) ((unsigned)(fn) | (unsigned)(form) << 8 | (unsigned)(kind) << 12)
