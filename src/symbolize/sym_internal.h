@@ -149,6 +149,11 @@ struct mt_sym_state {
      * b = 0; sym_cus.c): built only for a module where libdwfl could not
      * place a pc. */
     struct memo cu_maps;
+    /* The name gdb gives each file of a CU's line table, by the address of
+     * libdw's name for it (key b = 1), for the names that differ; and the
+     * line tables whose names were worked out, by their Dwarf_Files (key
+     * b = 2). The values point into libdw's data (sym_cus.c). */
+    struct memo file_names;
     /* The ranges of the index being built: the state's, so that libdw
      * running out of memory half-way (sym_oom.c) leaves nothing unowned. */
     void *cu_scratch;
@@ -277,7 +282,13 @@ void sym_cu_index_clear(struct mt_sym_state *st);
  * no unit holds PC. */
 Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc,
                          Dwarf_Die *mem, Dwarf_Addr *bias, bool *indexed);
-/* Drops ST's CU range indexes. */
+/* NAME (libdw's name of a file of CU's line table, joined with its
+ * directory) as gdb names it: the CU's DW_AT_name where that is the same
+ * file, else the line table's name relative to DW_AT_comp_dir where the
+ * table gives it so (see there). NAME itself for a name CU's table does
+ * not hold. */
+const char *sym_file_name(struct mt_sym_state *st, Dwarf_Die *cu, const char *name);
+/* Drops ST's CU range indexes and file names. */
 void sym_cu_maps_clear(struct mt_sym_state *st);
 
 /* ------------------------------------------------------------ sym_oom.c */
