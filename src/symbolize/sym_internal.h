@@ -7,7 +7,8 @@
  *   sym_state.c    the state: creation, the caches it owns, the process's
  *                  default state and its lock
  *   sym_modules.c  this process's modules: reading them again, unloaded
- *                  libraries, the local-only debuginfo search
+ *                  libraries, the debuginfo search (local in the process)
+ *   sym_debuginfod.c  debuginfod's client, for memtrace-symbolize's search
  *   sym_maps.c     /proc/PID/maps: finding, reading, filtering, reporting
  *   sym_symtab.c   sorted symbol tables: address to name as libdwfl gives
  *                  it, name to address
@@ -220,6 +221,12 @@ extern const Dwfl_Callbacks sym_self_callbacks;
 bool sym_read_modules(struct mt_sym_state *st);
 /* The module of an unloaded library holding PC, from its file on disk. */
 Dwfl_Module *sym_unloaded_module(struct mt_sym_state *st, Dwarf_Addr pc);
+
+/* ------------------------------------------------------------ sym_debuginfod.c */
+
+/* MOD's debug file from debuginfod (see there): fd; -1 not asked, -2
+ * nothing (said once). */
+int mt_sym_debuginfod_find(Dwfl_Module *mod, const char *name, char **found);
 
 /* ------------------------------------------------------------ sym_maps.c */
 
