@@ -200,7 +200,7 @@ struct mt_sym_state {
     struct tail_chain found;
 };
 
-/* ------------------------------------------------------------ sym_state.c */
+/* ------------------------------------------------------------ sym_memo.c */
 
 /* Drops every cache of ST (not the symbol tables: they go with modules). */
 void sym_clear_caches(struct mt_sym_state *st);

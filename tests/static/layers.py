@@ -166,10 +166,9 @@ UPCALLS = "base/upcalls.h"
 PAIRS_PENDING = {
     ("capture/quarantine", "capture/tracer"),
     ("capture/sample", "capture/tracer"),
-    ("symbolize/sym_cus", "symbolize/sym_state"),
-    ("symbolize/sym_modules", "symbolize/sym_state"),
-    ("symbolize/sym_scopes", "symbolize/sym_state"),
-    ("symbolize/sym_state", "symbolize/sym_tail"),
+    ("symbolize/sym_cus", "symbolize/sym_memo"),
+    ("symbolize/sym_memo", "symbolize/sym_scopes"),
+    ("symbolize/sym_memo", "symbolize/sym_tail"),
     ("timeline/emit", "timeline/writer"),
     ("timeline/ring", "timeline/writer"),
     ("profile/exit_report", "profile/profiler"),
