@@ -124,7 +124,7 @@ static const struct cu_map *cu_map_of(struct mt_sym_state *st, Dwarf *dw)
     if (m)
         return m;
     m = cu_map_build(st, dw);
-    if (m && !sym_memo_add(&st->cu_maps, (uintptr_t)dw, 0, m)) {
+    if (m && !sym_memo_add(&st->cu_maps, (uintptr_t)dw, 0, m, NULL)) {
         free(m);
         return NULL;
     }
@@ -136,13 +136,6 @@ static void keep_value(void *value)
     (void)value; /* libdw's data: goes with the module */
 }
 
-void sym_cu_maps_clear(struct mt_sym_state *st)
-{
-    sym_memo_clear_with(&st->cu_maps, NULL);
-    sym_memo_clear_with(&st->file_names, keep_value);
-    free(st->cu_scratch);
-    st->cu_scratch = NULL;
-}
 
 /* ------------------------------------------------------------ file names */
 
@@ -224,7 +217,7 @@ static bool file_names_add(struct mt_sym_state *st, Dwarf_Die *cu, Dwarf_Files *
                     break;
                 }
         if (gdb_name[i] != lib && strcmp(gdb_name[i], lib) != 0)
-            ok = sym_memo_add(&st->file_names, (uintptr_t)lib, 1, (void *)gdb_name[i]);
+            ok = sym_memo_add(&st->file_names, (uintptr_t)lib, 1, (void *)gdb_name[i], keep_value);
     }
     free(gdb_name);
     return ok;
@@ -238,7 +231,7 @@ const char *sym_file_name(struct mt_sym_state *st, Dwarf_Die *cu, const char *na
         return name;
     if (!sym_memo_find(&st->file_names, (uintptr_t)files, 2)) {
         if (!file_names_add(st, cu, files) ||
-            !sym_memo_add(&st->file_names, (uintptr_t)files, 2, files))
+            !sym_memo_add(&st->file_names, (uintptr_t)files, 2, files, keep_value))
             return name;
     }
     const char *gdb_name = sym_memo_find(&st->file_names, (uintptr_t)name, 1);

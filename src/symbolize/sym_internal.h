@@ -4,8 +4,11 @@
  * the state object every cache lives in, and the jobs' entry points into
  * one another.
  *
- *   sym_state.c    the state: creation, the caches it owns, the process's
- *                  default state and its lock
+ *   sym_state.c    the state: creation, the process's default state and
+ *                  its lock
+ *   sym_memo.c     what the state keeps: the frame cache, the memos, and
+ *                  dropping them (every file that keeps something calls
+ *                  here, and it calls none of them)
  *   sym_modules.c  this process's modules: reading them again, unloaded
  *                  libraries, the debuginfo search (local in the process)
  *   sym_debuginfod.c  debuginfod's client, for memtrace-symbolize's search
@@ -52,14 +55,15 @@ struct memo_slot {
 struct memo {
     struct memo_slot *slot;
     size_t count, cap;
+    void (*free_value)(void *); /* of every value; NULL: free */
 };
 
-/* Frees the values with FREE_VALUE (free if NULL) and empties M. */
-void sym_memo_clear_with(struct memo *m, void (*free_value)(void *));
 void *sym_memo_find(const struct memo *m, uintptr_t a, uintptr_t b);
-/* Keeps VALUE (not NULL) for (A, B); false, VALUE not kept, if the memo
- * cannot grow. */
-bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value);
+/* Keeps VALUE (not NULL) for (A, B), to be freed with FREE_VALUE (free if
+ * NULL; the same for every value of M) when the state's caches are
+ * cleared; false, VALUE not kept, if the memo cannot grow. */
+bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value,
+                  void (*free_value)(void *));
 
 /* ------------------------------------------------------------ scratch */
 
@@ -202,7 +206,9 @@ struct mt_sym_state {
 
 /* ------------------------------------------------------------ sym_memo.c */
 
-/* Drops every cache of ST (not the symbol tables: they go with modules). */
+/* Drops every cache of ST, each memo's values freed as it was told, and the
+ * scratch lists libdw may have left half-built (not the symbol tables:
+ * they go with modules). */
 void sym_clear_caches(struct mt_sym_state *st);
 /* dwfl_end, and the symbol tables kept in its modules' userdata; ST's
  * caches too (keyed by addresses in DWFL's memory, whichever Dwfl it is). */
@@ -276,8 +282,6 @@ void sym_inline_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned depth);
 /* sym_inline_walk from the function W->chain[0] (W->n = 1), its children
  * found by an index of their ranges built once per function. */
 void sym_fn_inline_walk(struct mt_sym_state *st, struct scope_walk *w);
-/* Drops ST's function indexes. */
-void sym_cu_index_clear(struct mt_sym_state *st);
 
 /* ------------------------------------------------------------ sym_cus.c */
 
@@ -295,8 +299,6 @@ Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr p
  * table gives it so (see there). NAME itself for a name CU's table does
  * not hold. */
 const char *sym_file_name(struct mt_sym_state *st, Dwarf_Die *cu, const char *name);
-/* Drops ST's CU range indexes and file names. */
-void sym_cu_maps_clear(struct mt_sym_state *st);
 
 /* ------------------------------------------------------------ sym_oom.c */
 
@@ -307,10 +309,5 @@ bool sym_libdw_spent(void);
 /* Calls FN(ARG), which calls into libdw; false, libdw then spent, when
  * libdw ran out of memory on the way (FN was left where it was). */
 bool sym_libdw_call(void (*fn)(void *), void *arg);
-
-/* ------------------------------------------------------------ sym_tail.c */
-
-/* Drops ST's tail-call memos. */
-void sym_tail_cache_clear(struct mt_sym_state *st);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What a symbolizer state keeps (struct mt_sym_state, sym_internal.h):
- * its frame cache, and the memos the other files of src/symbolize/ keep
- * their indexes in. */
+ * its frame cache, the memos the other files of src/symbolize/ keep their
+ * indexes in, and dropping them all. Every file that keeps something in the
+ * state calls here; this file calls none of them. */
 #include "symbolize/sym_internal.h"
 
 #include "base/common.h"
@@ -10,11 +11,25 @@
 
 /* ------------------------------------------------------------ caches */
 
+static void memo_clear(struct memo *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slot[i].value)
+            (m->free_value ? m->free_value : free)(m->slot[i].value);
+    free(m->slot);
+    *m = (struct memo){ 0 };
+}
+
 void sym_clear_caches(struct mt_sym_state *st)
 {
-    sym_tail_cache_clear(st);
-    sym_cu_index_clear(st);
-    sym_cu_maps_clear(st);
+    struct memo *memos[] = { &st->cu_indexes, &st->fn_children, &st->cu_maps, &st->file_names,
+                             &st->tail_fns,   &st->tail_chains, &st->call_sites };
+    for (size_t i = 0; i < sizeof memos / sizeof memos[0]; i++)
+        memo_clear(memos[i]);
+    free(st->cu_scratch);
+    st->cu_scratch = NULL;
+    free(st->call_site_scratch);
+    st->call_site_scratch = NULL;
     for (size_t i = 0; i < st->cache_cap; i++)
         free(st->cache[i].rows);
     free(st->cache);
@@ -84,15 +99,6 @@ static size_t memo_hash(uintptr_t a, uintptr_t b, size_t cap)
            (cap - 1);
 }
 
-void sym_memo_clear_with(struct memo *m, void (*free_value)(void *))
-{
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->slot[i].value)
-            (free_value ? free_value : free)(m->slot[i].value);
-    free(m->slot);
-    *m = (struct memo){ 0 };
-}
-
 void *sym_memo_find(const struct memo *m, uintptr_t a, uintptr_t b)
 {
     for (size_t i = m->cap ? memo_hash(a, b, m->cap) : 0; m->cap && m->slot[i].value;
@@ -102,8 +108,11 @@ void *sym_memo_find(const struct memo *m, uintptr_t a, uintptr_t b)
     return NULL;
 }
 
-bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value)
+bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value,
+                  void (*free_value)(void *))
 {
+    MT_ASSERT(m->count == 0 || m->free_value == free_value);
+    m->free_value = free_value;
     if ((m->count + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 256;
         struct memo_slot *s = calloc(cap, sizeof *s);

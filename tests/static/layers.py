@@ -166,9 +166,6 @@ UPCALLS = "base/upcalls.h"
 PAIRS_PENDING = {
     ("capture/quarantine", "capture/tracer"),
     ("capture/sample", "capture/tracer"),
-    ("symbolize/sym_cus", "symbolize/sym_memo"),
-    ("symbolize/sym_memo", "symbolize/sym_scopes"),
-    ("symbolize/sym_memo", "symbolize/sym_tail"),
     ("timeline/emit", "timeline/writer"),
     ("timeline/ring", "timeline/writer"),
     ("profile/exit_report", "profile/profiler"),
