@@ -46,7 +46,7 @@ int mt_sym_debuginfod_find(Dwfl_Module *mod, const char *name, char **found)
     int len;
     if (!urls || !*urls || (len = dwfl_module_build_id(mod, &id, &vaddr)) <= 0)
         return -1;
-    struct client_api api;
+    struct client_api api = { 0 };
     void *client = client_api(&api) ? api.begin() : NULL;
     int fd = client ? api.find_debuginfo(client, id, len, found) : -ENOSYS;
     if (client)
