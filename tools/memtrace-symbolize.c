@@ -114,13 +114,13 @@ static char *debuginfo_path;
 
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = mt_sym_find_debuginfo,
     .debuginfo_path = &debuginfo_path,
 };
 
 static const Dwfl_Callbacks core_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = mt_sym_find_debuginfo,
     .debuginfo_path = &debuginfo_path,
 };
 

@@ -7,6 +7,7 @@
 
 #include <dwarf.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* libdwfl (0.188) finds the CU of an address only through .debug_aranges
  * (dwfl_module_addrdie, dwfl_module_getsrc). clang emits none, and a module
@@ -123,18 +124,118 @@ static const struct cu_map *cu_map_of(struct mt_sym_state *st, Dwarf *dw)
     if (m)
         return m;
     m = cu_map_build(st, dw);
-    if (m && !sym_memo_add(&st->cu_maps, (uintptr_t)dw, 0, m)) {
+    if (m && !sym_memo_add(&st->cu_maps, (uintptr_t)dw, 0, m, NULL)) {
         free(m);
         return NULL;
     }
     return m;
 }
 
-void sym_cu_maps_clear(struct mt_sym_state *st)
+static void keep_value(void *value)
 {
-    sym_memo_clear_with(&st->cu_maps, NULL);
-    free(st->cu_scratch);
-    st->cu_scratch = NULL;
+    (void)value; /* libdw's data: goes with the module */
+}
+
+
+/* ------------------------------------------------------------ file names */
+
+/* File names as gdb gives them (gdb 13: dwarf2_start_subfile and
+ * buildsym's start_subfile), where libdw's differ. libdw joins every file
+ * of a line table with its directory entry; in DWARF 4 entry 0 is
+ * DW_AT_comp_dir, which it joins too, where gdb leaves such a name as the
+ * table has it (relative to the compilation directory). gdb then names
+ * each file by the first of its "subfiles" that is the same file once a
+ * relative name is joined with DW_AT_comp_dir: the CU's own DW_AT_name,
+ * then the table's files in order. clang's DWARF 5 tables name the
+ * primary file by directory entry 0, the absolute compilation directory:
+ * libdw's name is absolute, and gdb's (and so memtrace's) is DW_AT_name,
+ * relative as the compiler was given it. addr2line joins every relative
+ * name with DW_AT_comp_dir. */
+
+/* Whether A and B name one file, a relative name being relative to DIR
+ * (NULL: not known, then only equal names do). */
+static bool same_file(const char *a, const char *b, const char *dir)
+{
+    if ((a[0] == '/') == (b[0] == '/'))
+        return strcmp(a, b) == 0;
+    if (a[0] != '/') {
+        const char *t = a;
+        a = b;
+        b = t;
+    }
+    size_t len = dir ? strlen(dir) : 0;
+    return dir && dir[0] == '/' && strncmp(a, dir, len) == 0 && a[len] == '/' &&
+           strcmp(a + len + 1, b) == 0;
+}
+
+/* libdw's NAME of a file of a DWARF 4 table as the table has it: without
+ * the compilation directory when it came from directory entry 0 (DIRS[0]
+ * is DW_AT_comp_dir there); when another (absolute) entry could have given
+ * it too, libdw's name is kept. */
+static const char *table_name(const char *name, const char *const *dirs, size_t ndirs)
+{
+    size_t len = ndirs && dirs[0] ? strlen(dirs[0]) : 0;
+    if (!len || dirs[0][0] != '/' || strncmp(name, dirs[0], len) != 0 || name[len] != '/')
+        return name;
+    for (size_t k = 1; k < ndirs; k++) {
+        size_t klen = dirs[k] ? strlen(dirs[k]) : 0;
+        if (klen && dirs[k][0] == '/' && strncmp(name, dirs[k], klen) == 0 && name[klen] == '/')
+            return name;
+    }
+    return name + len + 1;
+}
+
+/* Works out gdb's name of every file of FILES (CU's table) whose name is
+ * not libdw's, into ST's file_names; false when out of memory. */
+static bool file_names_add(struct mt_sym_state *st, Dwarf_Die *cu, Dwarf_Files *files)
+{
+    size_t n, ndirs;
+    const char *const *dirs;
+    Dwarf_Half version;
+    if (dwarf_getsrcfiles(cu, &files, &n) != 0 || dwarf_getsrcdirs(files, &dirs, &ndirs) != 0 ||
+        dwarf_cu_info(cu->cu, &version, NULL, NULL, NULL, NULL, NULL, NULL) != 0)
+        return true;
+    const char *dir = sym_die_string(cu, DW_AT_comp_dir), *cu_name = sym_die_string(cu, DW_AT_name);
+    const char **gdb_name = malloc((n ? n : 1) * sizeof *gdb_name);
+    if (!gdb_name)
+        return false;
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        const char *lib = dwarf_filesrc(files, i, NULL, NULL);
+        if (!lib) {
+            gdb_name[i] = "";
+            continue;
+        }
+        gdb_name[i] = version < 5 ? table_name(lib, dirs, ndirs) : lib;
+        if (cu_name && same_file(gdb_name[i], cu_name, dir))
+            gdb_name[i] = cu_name;
+        else
+            for (size_t j = 0; j < i; j++) /* one name each: the same if equal */
+                if (gdb_name[j][0] && (gdb_name[j][0] == '/') != (gdb_name[i][0] == '/') &&
+                    same_file(gdb_name[j], gdb_name[i], dir)) {
+                    gdb_name[i] = gdb_name[j];
+                    break;
+                }
+        if (gdb_name[i] != lib && strcmp(gdb_name[i], lib) != 0)
+            ok = sym_memo_add(&st->file_names, (uintptr_t)lib, 1, (void *)gdb_name[i], keep_value);
+    }
+    free(gdb_name);
+    return ok;
+}
+
+const char *sym_file_name(struct mt_sym_state *st, Dwarf_Die *cu, const char *name)
+{
+    Dwarf_Files *files;
+    size_t n;
+    if (!name || !cu || dwarf_getsrcfiles(cu, &files, &n) != 0)
+        return name;
+    if (!sym_memo_find(&st->file_names, (uintptr_t)files, 2)) {
+        if (!file_names_add(st, cu, files) ||
+            !sym_memo_add(&st->file_names, (uintptr_t)files, 2, files, keep_value))
+            return name;
+    }
+    const char *gdb_name = sym_memo_find(&st->file_names, (uintptr_t)name, 1);
+    return gdb_name ? gdb_name : name;
 }
 
 /* One note per module of ST that a split unit is missing: the .dwo file

@@ -20,7 +20,8 @@ static void rows_free(struct rows *r)
 }
 
 /* Call site of an inlined-subroutine DIE, from DW_AT_call_{file,line,column}. */
-static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *line, int *col)
+static void call_site(struct mt_sym_state *st, Dwarf_Die *cu, Dwarf_Die *inl, const char **file,
+                      int *line, int *col)
 {
     Dwarf_Attribute a;
     Dwarf_Word w;
@@ -30,7 +31,7 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
     *line = *col = 0;
     if (dwarf_attr(inl, DW_AT_call_file, &a) && dwarf_formudata(&a, &w) == 0 &&
         dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && w < nfiles)
-        *file = dwarf_filesrc(files, w, NULL, NULL);
+        *file = sym_file_name(st, cu, dwarf_filesrc(files, w, NULL, NULL));
     if (dwarf_attr(inl, DW_AT_call_line, &a) && dwarf_formudata(&a, &w) == 0)
         *line = (int)w;
     if (dwarf_attr(inl, DW_AT_call_column, &a) && dwarf_formudata(&a, &w) == 0)
@@ -68,12 +69,14 @@ static void module_rows(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc
     if (cu && !indexed) {
         Dwfl_Line *dl = dwfl_module_getsrc(mod, pc);
         if (dl)
-            file = dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL);
+            file = sym_file_name(st, dwfl_linecu(dl),
+                                 dwfl_lineinfo(dl, NULL, &line, &col, NULL, NULL));
     } else if (cu) {
         Dwarf_Line *dl = dwarf_getsrc_die(cu, pc - bias);
         if (dl && (file = dwarf_linesrc(dl, NULL, NULL)) != NULL &&
             (dwarf_lineno(dl, &line) != 0 || dwarf_linecol(dl, &col) != 0))
             file = NULL;
+        file = sym_file_name(st, cu, file);
     }
 
     /* The chain of callers is the concrete nesting of the innermost scope
@@ -97,7 +100,7 @@ static void module_rows(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc
         f->column = f->file && col > 0 ? col : 0;
         if (tag == DW_TAG_subprogram)
             break;
-        call_site(cu, scope, &file, &line, &col);
+        call_site(st, cu, scope, &file, &line, &col);
     }
     if (r->n)
         return;

@@ -4,10 +4,14 @@
  * the state object every cache lives in, and the jobs' entry points into
  * one another.
  *
- *   sym_state.c    the state: creation, the caches it owns, the process's
- *                  default state and its lock
+ *   sym_state.c    the state: creation, the process's default state and
+ *                  its lock
+ *   sym_memo.c     what the state keeps: the frame cache, the memos, and
+ *                  dropping them (every file that keeps something calls
+ *                  here, and it calls none of them)
  *   sym_modules.c  this process's modules: reading them again, unloaded
- *                  libraries, the local-only debuginfo search
+ *                  libraries, the debuginfo search (local in the process)
+ *   sym_debuginfod.c  debuginfod's client, for memtrace-symbolize's search
  *   sym_maps.c     /proc/PID/maps: finding, reading, filtering, reporting
  *   sym_symtab.c   sorted symbol tables: address to name as libdwfl gives
  *                  it, name to address
@@ -51,14 +55,15 @@ struct memo_slot {
 struct memo {
     struct memo_slot *slot;
     size_t count, cap;
+    void (*free_value)(void *); /* of every value; NULL: free */
 };
 
-/* Frees the values with FREE_VALUE (free if NULL) and empties M. */
-void sym_memo_clear_with(struct memo *m, void (*free_value)(void *));
 void *sym_memo_find(const struct memo *m, uintptr_t a, uintptr_t b);
-/* Keeps VALUE (not NULL) for (A, B); false, VALUE not kept, if the memo
- * cannot grow. */
-bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value);
+/* Keeps VALUE (not NULL) for (A, B), to be freed with FREE_VALUE (free if
+ * NULL; the same for every value of M) when the state's caches are
+ * cleared; false, VALUE not kept, if the memo cannot grow. */
+bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value,
+                  void (*free_value)(void *));
 
 /* ------------------------------------------------------------ scratch */
 
@@ -149,6 +154,11 @@ struct mt_sym_state {
      * b = 0; sym_cus.c): built only for a module where libdwfl could not
      * place a pc. */
     struct memo cu_maps;
+    /* The name gdb gives each file of a CU's line table, by the address of
+     * libdw's name for it (key b = 1), for the names that differ; and the
+     * line tables whose names were worked out, by their Dwarf_Files (key
+     * b = 2). The values point into libdw's data (sym_cus.c). */
+    struct memo file_names;
     /* The ranges of the index being built: the state's, so that libdw
      * running out of memory half-way (sym_oom.c) leaves nothing unowned. */
     void *cu_scratch;
@@ -194,9 +204,11 @@ struct mt_sym_state {
     struct tail_chain found;
 };
 
-/* ------------------------------------------------------------ sym_state.c */
+/* ------------------------------------------------------------ sym_memo.c */
 
-/* Drops every cache of ST (not the symbol tables: they go with modules). */
+/* Drops every cache of ST, each memo's values freed as it was told, and the
+ * scratch lists libdw may have left half-built (not the symbol tables:
+ * they go with modules). */
 void sym_clear_caches(struct mt_sym_state *st);
 /* dwfl_end, and the symbol tables kept in its modules' userdata; ST's
  * caches too (keyed by addresses in DWFL's memory, whichever Dwfl it is). */
@@ -215,6 +227,12 @@ extern const Dwfl_Callbacks sym_self_callbacks;
 bool sym_read_modules(struct mt_sym_state *st);
 /* The module of an unloaded library holding PC, from its file on disk. */
 Dwfl_Module *sym_unloaded_module(struct mt_sym_state *st, Dwarf_Addr pc);
+
+/* ------------------------------------------------------------ sym_debuginfod.c */
+
+/* MOD's debug file from debuginfod (see there): fd; -1 not asked, -2
+ * nothing (said once). */
+int mt_sym_debuginfod_find(Dwfl_Module *mod, const char *name, char **found);
 
 /* ------------------------------------------------------------ sym_maps.c */
 
@@ -264,8 +282,6 @@ void sym_inline_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned depth);
 /* sym_inline_walk from the function W->chain[0] (W->n = 1), its children
  * found by an index of their ranges built once per function. */
 void sym_fn_inline_walk(struct mt_sym_state *st, struct scope_walk *w);
-/* Drops ST's function indexes. */
-void sym_cu_index_clear(struct mt_sym_state *st);
 
 /* ------------------------------------------------------------ sym_cus.c */
 
@@ -277,8 +293,12 @@ void sym_cu_index_clear(struct mt_sym_state *st);
  * no unit holds PC. */
 Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc,
                          Dwarf_Die *mem, Dwarf_Addr *bias, bool *indexed);
-/* Drops ST's CU range indexes. */
-void sym_cu_maps_clear(struct mt_sym_state *st);
+/* NAME (libdw's name of a file of CU's line table, joined with its
+ * directory) as gdb names it: the CU's DW_AT_name where that is the same
+ * file, else the line table's name relative to DW_AT_comp_dir where the
+ * table gives it so (see there). NAME itself for a name CU's table does
+ * not hold. */
+const char *sym_file_name(struct mt_sym_state *st, Dwarf_Die *cu, const char *name);
 
 /* ------------------------------------------------------------ sym_oom.c */
 
@@ -289,10 +309,5 @@ bool sym_libdw_spent(void);
 /* Calls FN(ARG), which calls into libdw; false, libdw then spent, when
  * libdw ran out of memory on the way (FN was left where it was). */
 bool sym_libdw_call(void (*fn)(void *), void *arg);
-
-/* ------------------------------------------------------------ sym_tail.c */
-
-/* Drops ST's tail-call memos. */
-void sym_tail_cache_clear(struct mt_sym_state *st);
 
 #endif

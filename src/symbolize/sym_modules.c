@@ -100,21 +100,79 @@ static bool same_build_id(Dwfl_Module *mod, int fd)
     return same;
 }
 
-static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
-                                GElf_Addr base, const char *file_name,
-                                const char *debuglink_file, GElf_Word debuglink_crc,
-                                char **debuginfo_file_name)
+/* Opens PATH for reading if it is a regular file, never blocking on
+ * anything else there (a FIFO nothing writes to would hang the open, and
+ * libdwfl's own search opens its candidates blocking): opened O_NONBLOCK,
+ * checked, then the flag cleared for libelf's reads. -1 when it is not
+ * there, or (*ODD true) is not a regular file. */
+static int open_regular(const char *path, bool *odd)
 {
-    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
-                                          debuglink_file, debuglink_crc, debuginfo_file_name);
-    if (fd >= 0 || !file_name || file_name[0] != '/' || !debuglink_file || !*debuglink_file)
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int flags = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 ||
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        *odd = true;
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* What a search found wrong, for its one note. */
+struct search {
+    char rejected[4096 + 160]; /* the first candidate refused; "" none */
+};
+
+static void reject(struct search *s, const char *path)
+{
+    if (!s->rejected[0])
+        snprintf(s->rejected, sizeof s->rejected, "%s", path);
+}
+
+/* libdwfl's build-ID search (dwfl_build_id_find_debuginfo), each
+ * candidate vetted: DEBUG_DIR/.build-id/xx/yyyy.debug, taken only if it
+ * is a regular file, whole, with MOD's build ID. */
+static int find_by_build_id(Dwfl_Module *mod, char **found, struct search *s)
+{
+    const unsigned char *id;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(mod, &id, &vaddr);
+    if (len < 2 || len > 64)
+        return -1;
+    char path[sizeof debug_dir_buf];
+    int n = snprintf(path, sizeof path, "%s/.build-id/%02x/", debug_dir, id[0]);
+    for (int i = 1; i < len && n > 0 && (size_t)n < sizeof path - 3; i++)
+        n += snprintf(path + n, sizeof path - (size_t)n, "%02x", id[i]);
+    if (n < 0 || (size_t)n + sizeof ".debug" > sizeof path)
+        return -1;
+    memcpy(path + n, ".debug", sizeof ".debug");
+    bool odd = false;
+    int fd = open_regular(path, &odd);
+    if (fd >= 0 && same_build_id(mod, fd) && (*found = strdup(path)))
         return fd;
+    if (fd >= 0 || odd)
+        reject(s, path);
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* The .gnu_debuglink search: DEBUGLINK_FILE beside FILE_NAME, in its
+ * .debug directory and under DEBUG_DIR, each candidate vetted (a regular
+ * file, not the module's own file, whole, with its build ID); an absolute
+ * name (dwz's common file, ALTLINK) is tried as it is (under DEBUG_DIR
+ * when it names /usr/lib/debug), and not checked against the module's
+ * build ID: it has one of its own. */
+static int find_by_debuglink(Dwfl_Module *mod, const char *file_name, const char *debuglink_file,
+                             bool altlink, char **found, struct search *s)
+{
     int dirlen = (int)(strrchr(file_name, '/') - file_name);
     const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "%s%.*s/%s" };
     struct stat main_st;
     bool have_main = stat(file_name, &main_st) == 0;
-    bool altlink = debuglink_crc == 0 && debuglink_file[0] == '/';
-    char rejected[4096] = "";
     /* An absolute name (dwz's common file) under /usr/lib/debug is read
      * under DEBUG_DIR. */
     static const char usr_debug[] = "/usr/lib/debug/";
@@ -134,30 +192,81 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
             n = snprintf(path, sizeof path, forms[i], dirlen, file_name, debuglink_file);
         if (n < 0 || (size_t)n >= sizeof path)
             continue;
-        /* Not blocking: a FIFO under the name must not hang the program. */
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-            continue;
+        bool odd = false;
+        int fd = open_regular(path, &odd);
         struct stat st;
-        bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-        bool self = regular && have_main && st.st_dev == main_st.st_dev &&
+        bool self = fd >= 0 && have_main && fstat(fd, &st) == 0 && st.st_dev == main_st.st_dev &&
                     st.st_ino == main_st.st_ino;
-        if (regular && !self && (altlink || same_build_id(mod, fd)) &&
-            (*debuginfo_file_name = strdup(path)))
+        if (fd >= 0 && !self && (altlink || same_build_id(mod, fd)) && (*found = strdup(path)))
             return fd;
-        if (!self && !rejected[0])
-            snprintf(rejected, sizeof rejected, "%s", path);
-        close(fd);
+        if ((fd >= 0 && !self) || odd)
+            reject(s, path);
+        if (fd >= 0)
+            close(fd);
         if (debuglink_file[0] == '/')
             break;
     }
-    if (rejected[0]) {
-        const char *slash = strrchr(file_name, '/');
-        mt_warn("%s: the debug file %s is not this build's or cannot be read; its frames are "
-                "named from the symbol table", slash ? slash + 1 : file_name, rejected);
+    return -1;
+}
+
+/* The one note of a module whose search refused a candidate. */
+static void note_rejected(const char *file_name, const struct search *s)
+{
+    if (!s->rejected[0])
+        return;
+    const char *slash = strrchr(file_name, '/');
+    mt_warn("%s: the debug file %s is not this build's or cannot be read; its frames are "
+            "named from the symbol table", slash ? slash + 1 : file_name, s->rejected);
+}
+
+/* The local search of both callbacks; REMOTE: memtrace-symbolize's (out
+ * of the traced process), which ends with debuginfod. dwz's common file
+ * (ALTLINK) is left to libdwfl's search, which finds it by the build ID
+ * its .gnu_debugaltlink gives (not the module's, and not public). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                          const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name, bool remote)
+{
+    bool altlink = debuglink_crc == 0 && debuglink_file && debuglink_file[0] == '/';
+    int fd = -1;
+    struct search s = { "" };
+    if (altlink) {
+        fd = (remote ? dwfl_standard_find_debuginfo : dwfl_build_id_find_debuginfo)(
+            mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+            debuginfo_file_name);
+        if (fd >= 0 || remote)
+            return fd;
+    } else {
+        fd = find_by_build_id(mod, debuginfo_file_name, &s);
     }
+    if (fd < 0 && file_name && file_name[0] == '/' && debuglink_file && *debuglink_file)
+        fd = find_by_debuglink(mod, file_name, debuglink_file, altlink, debuginfo_file_name, &s);
+    if (fd >= 0)
+        return fd;
+    if (remote && (fd = mt_sym_debuginfod_find(mod, file_name ? file_name : modname,
+                                               debuginfo_file_name)) >= 0)
+        return fd;
+    if (fd != -2)
+        note_rejected(file_name ? file_name : modname, &s);
     errno = 0; /* nothing found is not an error */
     return -1;
+}
+
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+                                GElf_Addr base, const char *file_name,
+                                const char *debuglink_file, GElf_Word debuglink_crc,
+                                char **debuginfo_file_name)
+{
+    return find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                          debuginfo_file_name, false);
+}
+
+int mt_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                          const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    return find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                          debuginfo_file_name, true);
 }
 
 const Dwfl_Callbacks sym_self_callbacks = {

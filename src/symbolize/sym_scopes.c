@@ -42,12 +42,6 @@ static void cu_index_free(void *value)
     free(x);
 }
 
-void sym_cu_index_clear(struct mt_sym_state *st)
-{
-    sym_memo_clear_with(&st->cu_indexes, cu_index_free);
-    sym_memo_clear_with(&st->fn_children, cu_index_free);
-}
-
 static bool holds_code(int tag)
 {
     switch (tag) {
@@ -143,7 +137,7 @@ static const struct cu_index *cu_index_of(struct mt_sym_state *st, Dwarf_Die *cu
     bool ok = index_walk(x, cu, 0);
     if (ok && x->n)
         qsort(x->range, x->n, sizeof *x->range, by_low);
-    if (!ok || !sym_memo_add(&st->cu_indexes, (uintptr_t)cu->addr, 0, x)) {
+    if (!ok || !sym_memo_add(&st->cu_indexes, (uintptr_t)cu->addr, 0, x, cu_index_free)) {
         cu_index_free(x);
         return NULL;
     }
@@ -213,7 +207,7 @@ static const struct cu_index *children_of(struct mt_sym_state *st, Dwarf_Die *fn
         } while (ok && dwarf_siblingof(&die, &die) == 0);
     if (ok && x->n) /* (no ranges: x->range is NULL) */
         qsort(x->range, x->n, sizeof *x->range, by_low);
-    if (!ok || !sym_memo_add(&st->fn_children, (uintptr_t)fn->addr, 0, x)) {
+    if (!ok || !sym_memo_add(&st->fn_children, (uintptr_t)fn->addr, 0, x, cu_index_free)) {
         cu_index_free(x);
         return NULL;
     }

@@ -26,15 +26,6 @@ struct tail_fn {
     struct tail_edge edge[];
 };
 
-void sym_tail_cache_clear(struct mt_sym_state *st)
-{
-    sym_memo_clear_with(&st->tail_fns, NULL);
-    sym_memo_clear_with(&st->tail_chains, NULL);
-    sym_memo_clear_with(&st->call_sites, NULL);
-    free(st->call_site_scratch);
-    st->call_site_scratch = NULL;
-}
-
 /* Whether NAME (a DIE's linkage name or name) is one of the functions
  * memtrace interposes (src/capture/interpose.c): the end of every recorded stack. */
 static bool is_allocation_function(const char *name)
@@ -240,7 +231,7 @@ static const struct tail_fn *tail_calls_of(struct mt_sym_state *st, uintptr_t en
         return NULL;
     f->n = w->n;
     memcpy(f->edge, w->edge, keep * sizeof f->edge[0]);
-    if (!sym_memo_add(&st->tail_fns, entry, 0, f)) {
+    if (!sym_memo_add(&st->tail_fns, entry, 0, f, NULL)) {
         free(f);
         return NULL;
     }
@@ -360,7 +351,7 @@ static const struct call_sites *call_sites_of(struct mt_sym_state *st, Dwarf_Die
         return NULL;
     st->call_site_scratch = NULL;
     qsort(l->site, l->n, sizeof l->site[0], by_return);
-    if (!sym_memo_add(&st->call_sites, (uintptr_t)fn->addr, 0, l)) {
+    if (!sym_memo_add(&st->call_sites, (uintptr_t)fn->addr, 0, l, NULL)) {
         free(l);
         return NULL;
     }
@@ -452,7 +443,7 @@ unsigned mt_sym_tail_calls(mt_sym_state *st, uintptr_t ret, uintptr_t callee_ret
         struct tail_chain *keep = malloc(sizeof *keep);
         if (keep) {
             *keep = st->found;
-            if (!sym_memo_add(&st->tail_chains, ret, callee_ret, keep))
+            if (!sym_memo_add(&st->tail_chains, ret, callee_ret, keep, NULL))
                 free(keep);
         }
     }

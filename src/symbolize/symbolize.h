@@ -110,6 +110,15 @@ void mt_sym_read_debug_dir(void);
 /* The libdwfl debuginfo_path that says so (":.debug:DIR"); NULL when
  * unset: libdwfl's default, which is that with /usr/lib/debug. */
 char *mt_sym_debuginfo_path(void);
+/* libdwfl's find_debuginfo callback for the tools (out of the traced
+ * process): the search of the process's own (by build ID, then by
+ * .gnu_debuglink, each candidate opened only if it is a regular file: a
+ * FIFO there does not hang it), then debuginfod when DEBUGINFOD_URLS is
+ * set, with one note per module it gave nothing for. */
+struct Dwfl_Module;
+int mt_sym_find_debuginfo(struct Dwfl_Module *mod, void **userdata, const char *modname,
+                          uint64_t base, const char *file_name, const char *debuglink_file,
+                          uint32_t debuglink_crc, char **debuginfo_file_name);
 
 /* Calls FN once with the rows of return address RET (N >= 1). The rows and
  * their strings stay valid until FN returns; FN must not call back into the

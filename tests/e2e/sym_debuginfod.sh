@@ -12,9 +12,11 @@
 #    symbol table's names without a line;
 #  - the traced program itself never loads libdebuginfod or libcurl, and
 #    its own exit report stays local;
-#  - a server that is down (connection refused) or that accepts and never
-#    answers (DEBUGINFOD_TIMEOUT=2): the frames fall back to the symbol
-#    table, the answer comes, status 0, no line but the export's own.
+#  - a server that has no file for the module (404), is down (connection
+#    refused) or accepts and never answers (DEBUGINFOD_TIMEOUT=2): the
+#    frames fall back to the symbol table, the answer comes, status 0, and
+#    one note for the module says why (libdebuginfod's error), besides the
+#    export's own line.
 # Prints "sym_debuginfod: N passed, N failed" last.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -142,12 +144,30 @@ check "in the program: no request to the server" "$before" "$(grep -c ' GET ' de
 check "in the program: its exit report local" "  #0 thr in prog+0x" \
     "$(grep -m1 '^  #0 thr ' inproc.err | sed 's/0x[0-9a-f]*$/0x/')"
 
+# A server that has no file for the module (another build: 404).
+mkdir other
+gcc -O0 -g -pthread -Iinclude -o other/full "$root/$src" -ldl -Wl,--build-id=0x0123456789abcdef0123456789abcdef01234567 &&
+strip --strip-debug -o other/prog other/full
+MEMTRACE_RECORD=$work/other.rec LD_PRELOAD=$tracer other/prog wait >other.out 2>other.err &
+pid=$!
+for i in $(seq 300); do grep -q '^ready' other.out 2>/dev/null && break; sleep 0.1; done
+sleep 1.5
+{ kill -KILL $pid; wait $pid; } 2>/dev/null
+fresh
+DEBUGINFOD_URLS=$url timeout 120 "$export_" --json other.rec -o other.json 2>other.export
+check "server without the file: export's status, one note for the module, the truncated line" \
+    "0|memtrace: no debug info for prog from debuginfod (No such file or directory)|${truncated_line/cut.rec/other.rec}" \
+    "$?|$(sed 's/ [0-9.]* s$//' other.export | paste -sd'|')"
+mapfile -t ot < <(site other.json 1000)
+check "server without the file: the symbol table's name, no line" "thr|None|None" "${ot[0]%% *}"
+
 # A server that is down: refused at once.
 fresh
 down=$(free_port)
 DEBUGINFOD_URLS=http://127.0.0.1:$down timeout 120 "$export_" --json cut.rec -o down.json 2>down.err
-check "server down: export's status, only the truncated line" "0 $truncated_line" \
-    "$? $(sed 's/ [0-9.]* s$//' down.err)"
+check "server down: export's status, one note for the module, the truncated line" \
+    "0|memtrace: no debug info for prog from debuginfod (Connection refused)|$truncated_line" \
+    "$?|$(sed 's/ [0-9.]* s$//' down.err | paste -sd'|')"
 mapfile -t dn < <(site down.json 1000)
 check "server down: the symbol table's name, no line" "thr|None|None" "${dn[0]%% *}"
 
@@ -167,8 +187,9 @@ start=$(date +%s)
 DEBUGINFOD_URLS=$slow DEBUGINFOD_TIMEOUT=2 timeout 120 "$export_" --json cut.rec -o slow.json 2>slow.err
 rc=$?
 took=$(($(date +%s) - start))
-check "slow server: export's status, only the truncated line" "0 $truncated_line" \
-    "$rc $(sed 's/ [0-9.]* s$//' slow.err)"
+check "slow server: export's status, one note for the module, the truncated line" \
+    "0|memtrace: no debug info for prog from debuginfod (Timer expired)|$truncated_line" \
+    "$rc|$(sed 's/ [0-9.]* s$//' slow.err | paste -sd'|')"
 mapfile -t sl < <(site slow.json 1000)
 check "slow server: the symbol table's name, no line" "thr|None|None" "${sl[0]%% *}"
 if [ "$took" -le 30 ]; then pass "slow server: done in $took s (DEBUGINFOD_TIMEOUT=2)"; else

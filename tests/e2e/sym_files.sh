@@ -74,8 +74,9 @@ def truth(off):
 for k, (spec, rows) in enumerate(zip(specs, answers)):
     spec = spec.split()
     row, nxt = rows[0], rows[1] if len(rows) > 1 else ""
-    # gcc names the file relative to the unit's directory, clang's DWARF 5
-    # line table by its full path.
+    # Files are named as gdb names them, relative to the unit's directory;
+    # but a clang skeleton unit whose split unit is not read has no
+    # DW_AT_name, and its line table names the file by its full path.
     row = row.replace(" at " + src[:-len("tests/progs/sym_files.c")], " at ")
     if spec[0] in ("sym", "nameless"):
         m = re.match(r"^  #0 (\S+) in (\S+)\+0x([0-9a-f]+)$", row)

@@ -39,8 +39,8 @@
 # File names: the programs are compiled from the project's root by
 # relative paths, as the other suites' are; gdb and memtrace name a file as
 # the line table does, relative to the CU's directory (DW_AT_comp_dir, the
-# root), where addr2line joins the two: a relative name is compared joined
-# with the root.
+# root), where addr2line joins the two: memtrace's name must be gdb's
+# exactly (`info line`), and name the file addr2line names.
 #
 # SYMDIFF_KEEP=DIR keeps the builds and outputs in DIR.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -312,10 +312,40 @@ def symbolizer(mod, off):
         rows.append((parts[0], int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else 0))
     return rows
 
+# gdb's files of the rows of an address, innermost first, as its `bt`
+# names them: the line table's for the innermost (find_pc_line), then each
+# inlined call's DW_AT_call_file (the symtab of the inlined function's
+# symbol, which gdb gives the call's file and line).
+GDB_ROWS = """
+import gdb
+for a in ADDRS:
+    sal = gdb.find_pc_line(a)
+    files = [sal.symtab.filename if sal.symtab and sal.line else None]
+    b = gdb.block_for_pc(a)
+    fns = []
+    while b is not None:
+        if b.function is not None:
+            fns.append(b.function)
+        b = b.superblock
+    files += [f.symtab.filename if f.symtab else None for f in fns[:-1]]
+    print("@@ " + repr(files))
+"""
+
+def gdb_files(mod, offs):
+    """gdb's files of the rows of each of OFFS in MOD (one gdb)."""
+    script = os.path.join(d, "gdb_rows.py")
+    with open(script, "w") as f:
+        f.write("ADDRS = %r\n" % offs + GDB_ROWS)
+    t = subprocess.run(["gdb", "-nx", "-batch", "-x", script, mod], capture_output=True,
+                       text=True, timeout=120).stdout
+    out = [eval(l[3:]) for l in t.splitlines() if l.startswith("@@ ")]
+    return out + [[]] * (len(offs) - len(out))
+
 dbg, strip = blocks(d + "/debug.txt"), blocks(d + "/stripped.txt")
 errors, compared = [], 0
 if len(dbg) != 3 or len(strip) != 3:
     errors.append("expected 3 answers in each run, got %d and %d" % (len(dbg), len(strip)))
+frames = []  # (where, rows, path, addr2line's rows, columns)
 for b, (fd, fs) in enumerate(zip(dbg, strip)):
     if len(fd) != len(fs):
         errors.append("block %d: %d frames, %d stripped" % (b, len(fd), len(fs)))
@@ -330,35 +360,46 @@ for b, (fd, fs) in enumerate(zip(dbg, strip)):
         path = d + ("/ref/" if os.path.isdir(d + "/ref") else "/debug/") + mod
         want = addr2line(path, off)
         llvm = symbolizer(path, off)
-        cols = [c for _, c in llvm]
         # binutils 2.40 names the file of a line row in gcc's LTO unit by
         # the unit's name, "<artificial>"; gdb (info line) and
         # llvm-symbolizer name the source file, as memtrace does.
         want = [(w[0], llvm[i][0] if w[1] and w[1].endswith("/<artificial>") and i < len(llvm)
                  else w[1], w[2]) for i, w in enumerate(want)]
-        got = [(r[0], r[1] if not r[1] or r[1].startswith("/") else os.path.join(root, r[1]), r[2])
-               for r in rows]
-        # A relative name of a CU built elsewhere (Rust's precompiled
-        # standard library, DW_AT_comp_dir /rustc/HASH) is its own
-        # directory's: taken as addr2line's when that ends in it.
-        got = [(g[0], w[1] if g[1] and w[1] and r[1] and not r[1].startswith("/") and
-                w[1].endswith("/" + r[1]) else g[1], g[2])
-               for g, w, r in zip(got, want, rows)] + got[len(want):]
-        # GCC gives C++ functions with internal linkage no linkage name:
-        # addr2line names an inlined call's caller "run" from DW_AT_name,
-        # where memtrace names it from its symbol, demangled whole, "run()"
-        # (sym_function_name); the one tolerated difference.
-        got = [(w[0] if w[0] and g[0] and "(" not in w[0] and g[0].startswith(w[0] + "(")
-                else g[0],) + g[1:] for g, w in zip(got, want)] + got[len(want):]
-        where = "block %d frame #%d (%s+0x%x)" % (b, k, mod, off)
-        if got != want:
-            errors.append("%s: memtrace %s, addr2line %s" % (where, got, want))
-            continue
-        for i, r in enumerate(rows):
-            if r[3] and i < len(cols) and cols[i] and r[3] != cols[i]:
-                errors.append("%s row %d: column %d, llvm-symbolizer %d" % (where, i, r[3], cols[i]))
+        frames.append(("block %d frame #%d (%s+0x%x)" % (b, k, mod, off), rows, path, off, want,
+                       [c for _, c in llvm]))
     if mine < 2:
         errors.append("block %d: %d frames in the build's modules" % (b, mine))
+# File names are gdb's, exactly: addr2line joins every relative name with
+# DW_AT_comp_dir, where gdb names a file as its line table does, relative
+# (the CU's DW_AT_name for its primary file): gdb_files. addr2line's file
+# must be the same file.
+offs = {}
+for _, _, path, off, _, _ in frames:
+    offs.setdefault(path, []).append(off)
+named = {path: dict(zip(o, gdb_files(path, o))) for path, o in offs.items()}
+for where, rows, path, off, want, cols in frames:
+    gdb = named[path][off]
+    if len(gdb) != len(want):
+        errors.append("%s: gdb has %d rows, addr2line %d" % (where, len(gdb), len(want)))
+        continue
+    gdb = [g if w[1] else None for g, w in zip(gdb, want)]
+    for w, g in zip(want, gdb):
+        if w[1] and not (g and (w[1] == g or (not g.startswith("/") and w[1].endswith("/" + g)))):
+            errors.append("%s: gdb names %s, addr2line %s" % (where, g, w[1]))
+    want = [(w[0], g, w[2]) for w, g in zip(want, gdb)]
+    got = [r[:3] for r in rows]
+    # GCC gives C++ functions with internal linkage no linkage name:
+    # addr2line names an inlined call's caller "run" from DW_AT_name,
+    # where memtrace names it from its symbol, demangled whole, "run()"
+    # (sym_function_name); the one tolerated difference.
+    got = [(w[0] if w[0] and g[0] and "(" not in w[0] and g[0].startswith(w[0] + "(")
+            else g[0],) + g[1:] for g, w in zip(got, want)] + got[len(want):]
+    if got != want:
+        errors.append("%s: memtrace %s, addr2line and gdb %s" % (where, got, want))
+        continue
+    for i, r in enumerate(rows):
+        if r[3] and i < len(cols) and cols[i] and r[3] != cols[i]:
+            errors.append("%s row %d: column %d, llvm-symbolizer %d" % (where, i, r[3], cols[i]))
 # Across runs, a frame no symbol names is compared without its run-time
 # address (address space layout differs from run to run; under gdb it is
 # off): libc's frames, where MEMTRACE_DEBUG_DIR leaves out libc6-dbg's file.

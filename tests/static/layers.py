@@ -23,9 +23,7 @@ there that is no upward call.
 Within a folder, calls go one way too: two objects of one folder that
 each use a symbol the other defines (in either build) fail, with the
 symbols named; split the shared part out into a module both use, or fold
-the two into one. PAIRS_PENDING lists the pairs not yet untangled; a pair
-listed there that no longer calls both ways fails too, so the list only
-shrinks.
+the two into one.
 
 The folders themselves are drawn as a graph too: an arrow from folder A to
 folder B when a file of A includes a header of B or an object of A uses a
@@ -171,27 +169,13 @@ def folder_cycles(fedges):
 
 UPCALLS = "base/upcalls.h"
 
-# Same-folder pairs that still call each other, to be untangled; the list
-# may only shrink (an entry that no longer holds fails).
-PAIRS_PENDING = {
-    ("symbolize/sym_cus", "symbolize/sym_state"),
-    ("symbolize/sym_modules", "symbolize/sym_state"),
-    ("symbolize/sym_scopes", "symbolize/sym_state"),
-    ("symbolize/sym_state", "symbolize/sym_tail"),
-}
-
-
 def check_pairs(pairs_seen):
-    """Errors for PAIRS_SEEN ({(a, b): why}, a < b) beyond PAIRS_PENDING,
-    and for pending pairs that no longer hold."""
+    """Errors for PAIRS_SEEN ({(a, b): why}, a < b): no two objects of one
+    folder call each other."""
     errors = []
     for pair in sorted(pairs_seen):
-        if pair not in PAIRS_PENDING:
-            errors.append("same-folder pair: %s <-> %s call each other (%s); "
-                          "split the shared part out or fold them" % (pair[0], pair[1], pairs_seen[pair]))
-    for pair in sorted(PAIRS_PENDING - set(pairs_seen)):
-        errors.append("same-folder pair %s <-> %s no longer calls both ways: "
-                      "drop it from PAIRS_PENDING (tests/static/layers.py)" % pair)
+        errors.append("same-folder pair: %s <-> %s call each other (%s); "
+                      "split the shared part out or fold them" % (pair[0], pair[1], pairs_seen[pair]))
     return errors
 
 

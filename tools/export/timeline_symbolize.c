@@ -22,7 +22,7 @@ static char *debuginfo_path;
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = mt_sym_find_debuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
@@ -50,6 +50,12 @@ static mt_sym_state *module_state(const tl_file *r, const tl_module *m, mod_sym 
     if (ms->tried)
         return ms->st;
     ms->tried = true;
+    static bool read_debug_dir;
+    if (!read_debug_dir) { /* MEMTRACE_DEBUG_DIR, as memtrace-symbolize reads it */
+        read_debug_dir = true;
+        mt_sym_read_debug_dir();
+        debuginfo_path = mt_sym_debuginfo_path();
+    }
     Dwfl *dwfl = dwfl_begin(&offline_callbacks);
     if (!dwfl)
         die_oom();

@@ -15,6 +15,7 @@
 #include "top.h"
 
 #include "store/sample_weight.h"
+#include "symbolize/symbolize.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -54,7 +55,7 @@ static double now(void)
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = mt_sym_find_debuginfo,
     .debuginfo_path = &debuginfo_path,
 };
 
