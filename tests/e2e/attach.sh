@@ -44,6 +44,12 @@ start_target() {
     mkdir -p "$d"
     (env "$@" "$target" 4 "$d" >"$d/out" 2>"$d/err" & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
     wait_line "$d/out" "@@ before"
+    # The subshell writes the pid file after it forks: under load the
+    # target's first line may come first.
+    for _ in $(seq 400); do
+        [ -s "$d/pid" ] && break
+        sleep 0.05
+    done
     tpid=$(cat "$d/pid")
 }
 wait_line() { # FILE PREFIX: waits up to 20 s for a line starting with PREFIX
