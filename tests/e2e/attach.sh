@@ -44,13 +44,7 @@ start_target() {
     mkdir -p "$d"
     (env "$@" "$target" 4 "$d" >"$d/out" 2>"$d/err" & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
     wait_line "$d/out" "@@ before"
-    # The subshell writes the pid file after it forks: under load the
-    # target's first line may come first.
-    for _ in $(seq 400); do
-        [ -s "$d/pid" ] && break
-        sleep 0.05
-    done
-    tpid=$(cat "$d/pid")
+    tpid=$(pid_file "$d/pid")
 }
 wait_line() { # FILE PREFIX: waits up to 20 s for a line starting with PREFIX
     for _ in $(seq 400); do
@@ -351,7 +345,7 @@ for i in $(seq "$sig_runs"); do
     mkdir -p "$d"
     ("$tests/trust_attach_signals" "$d" >"$d/out" 2>"$d/err" & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
     wait_line "$d/out" "@@ before"
-    spid=$(cat "$d/pid")
+    spid=$(pid_file "$d/pid")
     arc=0
     "$mt" attach "$spid" 2>"$d/attach.err" || arc=$?
     touch "$d/go"

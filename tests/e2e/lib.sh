@@ -65,3 +65,14 @@ finish() {
     echo "$1: $passed passed, $failed failed"
     [ "$failed" = 0 ]
 }
+
+# pid_file FILE: the pid a background subshell wrote to FILE with
+# `echo $! >FILE`, waited for up to 20 s (under load the program it
+# started may print before the subshell writes the file).
+pid_file() {
+    for _ in $(seq 400); do
+        [ -s "$1" ] && break
+        sleep 0.05
+    done
+    cat "$1"
+}

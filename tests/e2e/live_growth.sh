@@ -154,8 +154,7 @@ else
     d=$work/attached
     mkdir -p "$d"
     ("$prog" wait "$d" >"$d/out" 2>&1 & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
-    for _ in $(seq 200); do [ -s "$d/pid" ] && break; sleep 0.05; done
-    tpid=$(cat "$d/pid")
+    tpid=$(pid_file "$d/pid")
     timeout 120 "$build/memtrace" attach "$tpid" 2>"$d/attach.err"
     check "attached: memtrace attach's status" "$?" 0
     timeout 120 gdb -q -batch -nx -p "$tpid" -ex "source $helper" \
