@@ -59,13 +59,13 @@ void memtrace_print_trace(const void *ptr) MEMTRACE_WEAK_;
  * against the first header (memtrace 0.1.0, up to `recording`) call, fills
  * only those first five fields, for good. */
 struct memtrace_stats {
-    unsigned long live_blocks;    /* blocks recorded and not yet freed */
-    unsigned long live_bytes;     /* their requested sizes, summed */
-    unsigned long stacks;         /* distinct allocation stacks stored */
-    unsigned long metadata_bytes; /* memory memtrace mapped for its tables */
-    int recording;                /* 0 while no new block is recorded: turned
-                                     off (memtrace_set_recording), or stopped
-                                     for good (see stderr) */
+    unsigned long live_blocks;      /* blocks recorded and not yet freed */
+    unsigned long live_bytes;       /* their requested sizes, summed */
+    unsigned long stacks;           /* distinct allocation stacks stored */
+    unsigned long metadata_bytes;   /* memory memtrace mapped for its tables */
+    int recording;                  /* 0 while no new block is recorded: turned
+                                       off (memtrace_set_recording), or stopped
+                                       for good (see stderr) */
     unsigned long unwind_fallbacks; /* stack captures memtrace's own (cfi)
                                        unwinder could not make, made by
                                        libunwind instead (MEMTRACE_UNWIND) */
@@ -223,8 +223,8 @@ static inline void memtrace_absent_(void) {}
 #define print_trace(ptr) (print_trace ? (print_trace)(ptr) : memtrace_absent_())
 #define memtrace_print_trace(ptr) \
     (memtrace_print_trace ? (memtrace_print_trace)(ptr) : memtrace_absent_())
-#define memtrace_get_stats_sized(out, size)                                       \
-    (memtrace_get_stats_sized ? (memtrace_get_stats_sized)((out), (size))         \
+#define memtrace_get_stats_sized(out, size)                               \
+    (memtrace_get_stats_sized ? (memtrace_get_stats_sized)((out), (size)) \
                               : memtrace_absent_stats_((out), (size)))
 #define memtrace_report() (memtrace_report ? (memtrace_report)() : memtrace_absent_())
 #define memtrace_set_recording(on) (memtrace_set_recording ? (memtrace_set_recording)(on) : 0)
@@ -263,7 +263,11 @@ namespace memtrace {
 class tag_scope {
 public:
     explicit tag_scope(const char *name) noexcept : entered_(memtrace_tag_push(name) == 0) {}
-    ~tag_scope() { if (entered_) memtrace_tag_pop(); }
+    ~tag_scope()
+    {
+        if (entered_)
+            memtrace_tag_pop();
+    }
     tag_scope(const tag_scope &) = delete;
     tag_scope &operator=(const tag_scope &) = delete;
 

@@ -90,7 +90,8 @@ static void read_nt_file(notes *nt, const unsigned char *body, uint64_t n)
         const char *name = (const char *)body + at;
         int len = (int)strnlen(name, n - at);
         nt->files = mt_request_grow(nt->files, nt->n, sizeof *nt->files);
-        nt->files[nt->n++] = (mapped){le(body + 16 + 24 * k, 8), le(body + 24 + 24 * k, 8), name, len};
+        nt->files[nt->n++] =
+            (mapped){ le(body + 16 + 24 * k, 8), le(body + 24 + 24 * k, 8), name, len };
         at += (uint64_t)len + 1;
     }
 }
@@ -98,7 +99,8 @@ static void read_nt_file(notes *nt, const unsigned char *body, uint64_t n)
 static void read_notes(notes *nt, const unsigned char *data, uint64_t n)
 {
     for (uint64_t at = 0; at + 12 <= n;) {
-        uint64_t namesz = le(data + at, 4), descsz = le(data + at + 4, 4), kind = le(data + at + 8, 4);
+        uint64_t namesz = le(data + at, 4), descsz = le(data + at + 4, 4),
+                 kind = le(data + at + 8, 4);
         uint64_t desc = at + 12 + ((namesz + 3) & ~3ull);
         uint64_t len = desc >= n ? 0 : (descsz < n - desc ? descsz : n - desc);
         if (kind == 0x46494c45) /* NT_FILE */
@@ -125,8 +127,7 @@ static const char *base(const char *s, int len, int *blen)
  * (from the first load segment of its lowest mapping) against EXE's, else
  * its name. Prints the sentence and returns true when they differ. */
 static bool other_program(const core_file *f, const notes *nt, const mapped *by,
-                          const segment *loads, unsigned nloads, const char *core,
-                          const char *exe)
+                          const segment *loads, unsigned nloads, const char *core, const char *exe)
 {
     uint64_t start = UINT64_MAX, n;
     for (unsigned i = 0; i < nt->n; i++)
@@ -178,7 +179,7 @@ static bool read_segments(const core_file *f, const char *core, segment *loads, 
     uint64_t need = add_sat(phoff, got);
     for (uint64_t i = 0; i < got / entsize; i++) {
         const unsigned char *p = tab + i * entsize;
-        segment s = {le(p + 8, 8), le(p + 16, 8), le(p + 32, 8)};
+        segment s = { le(p + 8, 8), le(p + 16, 8), le(p + 32, 8) };
         uint64_t end = add_sat(s.offset, s.filesz);
         need = need > end ? need : end;
         if (le(p, 4) == PT_LOAD)
@@ -209,9 +210,10 @@ static void check(const core_file *f, const char *core, const char *exe)
     uint64_t entsize = le(h + 0x36, 2), phnum = le(h + 0x38, 2);
     if (entsize < 56 || phnum > 1 << 16)
         return;
-    segment *loads = calloc(phnum + 1, sizeof *loads), *note_segs = calloc(phnum + 1, sizeof *loads);
+    segment *loads = calloc(phnum + 1, sizeof *loads),
+            *note_segs = calloc(phnum + 1, sizeof *loads);
     unsigned nloads = 0, nnotes = 0;
-    notes nt = {0};
+    notes nt = { 0 };
     if (!loads || !note_segs || !read_segments(f, core, loads, &nloads, note_segs, &nnotes))
         goto out;
     for (unsigned i = 0; i < nnotes; i++) {
@@ -250,7 +252,7 @@ int mt_core_check(const char *core, const char *exe)
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 64) {
         void *raw = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (raw != MAP_FAILED) {
-            core_file f = {raw, (uint64_t)st.st_size};
+            core_file f = { raw, (uint64_t)st.st_size };
             check(&f, core, exe);
             munmap(raw, (size_t)st.st_size);
         }

@@ -57,8 +57,8 @@ typedef struct {
     uint64_t bytes;
     bool at_least;
     uint64_t header_at, header; /* a glibc size word found damaged (at 0: none) */
-    char reported[48]; /* "": not reported by the program; else where it was */
-    bool seen;         /* found damaged now (else only from a report's record) */
+    char reported[48];          /* "": not reported by the program; else where it was */
+    bool seen;                  /* found damaged now (else only from a report's record) */
 } damage;
 
 typedef struct {
@@ -196,12 +196,15 @@ static bool read_ring(checker *c, uint64_t ring)
     if (!u64_at(c->t, ring + s->quarantine_ring_cap, &cap) ||
         !u64_at(c->t, ring + s->quarantine_ring_head, &head) ||
         !u64_at(c->t, ring + s->quarantine_ring_tail, &tail))
-        return mt_tables_fail(c->t, "memtrace_state looks corrupted (quarantine ring at %#" PRIx64
-                                    " unreadable)", ring);
+        return mt_tables_fail(c->t,
+                              "memtrace_state looks corrupted (quarantine ring at %#" PRIx64
+                              " unreadable)",
+                              ring);
     if (cap == 0 || cap > SLOTS_MAX || head - tail > cap || s->quarantine_slot_size < 64 ||
         s->quarantine_slot_size > 4096)
-        return mt_tables_fail(c->t, "memtrace_state looks corrupted (quarantine ring at %#" PRIx64
-                                    ": %" PRIu64 " slots, %" PRIu64 " held)",
+        return mt_tables_fail(c->t,
+                              "memtrace_state looks corrupted (quarantine ring at %#" PRIx64
+                              ": %" PRIu64 " slots, %" PRIu64 " held)",
                               ring, cap, head - tail);
     for (uint64_t i = tail; i != head; i++) {
         uint64_t at = ring + s->quarantine_ring_slots + (i % cap) * s->quarantine_slot_size;
@@ -221,8 +224,10 @@ static bool read_ring(checker *c, uint64_t ring)
         memcpy(&b.alloc_thread, p + s->quarantine_slot_alloc_thread, 4);
         memcpy(&b.free_thread, p + s->quarantine_slot_free_thread, 4);
         if (b.filled > b.size || b.size > CHUNK_SIZE_MAX)
-            return mt_tables_fail(c->t, "memtrace_state looks corrupted (a quarantined block at "
-                                        "%#" PRIx64 " of %" PRIu64 " bytes)", b.ptr, b.size);
+            return mt_tables_fail(c->t,
+                                  "memtrace_state looks corrupted (a quarantined block at "
+                                  "%#" PRIx64 " of %" PRIu64 " bytes)",
+                                  b.ptr, b.size);
         if (c->nheld == c->held_cap) {
             c->held_cap = c->held_cap ? 2 * c->held_cap : 1024;
             block *n = realloc(c->held, c->held_cap * sizeof *n);
@@ -243,12 +248,16 @@ static bool read_quarantine(checker *c)
     if (!s->quarantine_rings)
         return true;
     if (!u64_at(c->t, s->quarantine_rings, &ring))
-        return mt_tables_fail(c->t, "memtrace_state looks corrupted (quarantine list at %#" PRIx64
-                                    " unreadable)", s->quarantine_rings);
+        return mt_tables_fail(c->t,
+                              "memtrace_state looks corrupted (quarantine list at %#" PRIx64
+                              " unreadable)",
+                              s->quarantine_rings);
     for (unsigned n = 0; ring; n++) {
         if (n == RINGS_MAX)
-            return mt_tables_fail(c->t, "memtrace_state looks corrupted (more than %u "
-                                        "quarantine rings)", RINGS_MAX);
+            return mt_tables_fail(c->t,
+                                  "memtrace_state looks corrupted (more than %u "
+                                  "quarantine rings)",
+                                  RINGS_MAX);
         if (!read_ring(c, ring))
             return false;
         if (!u64_at(c->t, ring + s->quarantine_ring_next, &ring))
@@ -271,12 +280,11 @@ static bool own_header(checker *c, const block *b, uint64_t *v)
     return s % 16 == 0 && s >= CHUNK_MIN && s >= need && s - need < ((uint64_t)1 << 20);
 }
 
-static int other_allocator(Dwfl_Module *m, void **ud, const char *name, Dwarf_Addr base,
-                           void *arg)
+static int other_allocator(Dwfl_Module *m, void **ud, const char *name, Dwarf_Addr base, void *arg)
 {
     (void)ud, (void)base;
-    static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "hoard",
-                                          "snmalloc", "rpmalloc" };
+    static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc",
+                                          "hoard",    "snmalloc", "rpmalloc" };
     const char *slash = name ? strrchr(name, '/') : NULL;
     const char *file = slash ? slash + 1 : name;
     for (size_t i = 0; file && i < sizeof others / sizeof *others; i++) {
@@ -328,8 +336,11 @@ static const mt_tables_entry *live_at(checker *c, uint64_t p)
 
 static block of_entry(const mt_tables_entry *e)
 {
-    return (block){ .ptr = e->ptr, .size = e->size, .alloc_seq = e->seq,
-                    .alloc_stack = e->stack, .alloc_thread = e->thread };
+    return (block){ .ptr = e->ptr,
+                    .size = e->size,
+                    .alloc_seq = e->seq,
+                    .alloc_stack = e->stack,
+                    .alloc_thread = e->thread };
 }
 
 /* The block that ends right before the chunk whose size word is at AT
@@ -356,10 +367,15 @@ static bool block_before(checker *c, uint64_t at, block *b)
         mt_tables_freed r;
         if (!mt_tables_freed_record(c->t, newest, &r))
             return false;
-        *b = (block){ .ptr = r.ptr, .size = r.size, .alloc_seq = r.alloc_seq,
-                      .free_seq = r.free_seq, .alloc_stack = r.alloc_stack,
-                      .free_stack = r.free_stack, .alloc_thread = r.alloc_thread,
-                      .free_thread = r.free_thread, .freed = true };
+        *b = (block){ .ptr = r.ptr,
+                      .size = r.size,
+                      .alloc_seq = r.alloc_seq,
+                      .free_seq = r.free_seq,
+                      .alloc_stack = r.alloc_stack,
+                      .free_stack = r.free_stack,
+                      .alloc_thread = r.alloc_thread,
+                      .free_thread = r.free_thread,
+                      .freed = true };
     }
     return best && at - best < ((uint64_t)1 << 20);
 }
@@ -373,8 +389,12 @@ static void header_damaged(checker *c, uint64_t at, uint64_t v, const block *kno
         b = *known;
     else if (!block_before(c, at, &b))
         return;
-    damage d = { .b = b, .kind = MT_HEAP_OVERFLOW, .offset = (int64_t)(at - b.ptr), .bytes = 8,
-                 .header_at = at, .header = v };
+    damage d = { .b = b,
+                 .kind = MT_HEAP_OVERFLOW,
+                 .offset = (int64_t)(at - b.ptr),
+                 .bytes = 8,
+                 .header_at = at,
+                 .header = v };
     if (at < b.ptr + b.size)
         return; /* inside the block: not an overflow of it */
     note(c, &d);
@@ -406,8 +426,12 @@ static void check_headers(checker *c, const block *b, bool live)
         }
     }
     if (under) {
-        damage d = { .b = *b, .kind = MT_HEAP_UNDERFLOW, .offset = -(int64_t)under,
-                     .bytes = under, .header_at = b->ptr - 8, .header = v };
+        damage d = { .b = *b,
+                     .kind = MT_HEAP_UNDERFLOW,
+                     .offset = -(int64_t)under,
+                     .bytes = under,
+                     .header_at = b->ptr - 8,
+                     .header = v };
         note(c, &d);
         return;
     }
@@ -443,7 +467,8 @@ static size_t read_records(mt_tables *t, mt_error_record *r)
         s->error_records_max > 4096 || !u64_at(t, s->error_record_count, &count))
         return 0;
     size_t n = 0;
-    uint64_t max = s->error_records_max < MT_ERROR_RECORDS ? s->error_records_max : MT_ERROR_RECORDS;
+    uint64_t max = s->error_records_max < MT_ERROR_RECORDS ? s->error_records_max
+                                                           : MT_ERROR_RECORDS;
     for (uint64_t k = count > max ? count - max + 1 : 1; k && k <= count; k++) {
         uint64_t at = s->error_records + ((k - 1) % s->error_records_max) * sizeof *r;
         const void *p = mt_tables_read_at(t, at, sizeof *r);
@@ -482,11 +507,18 @@ static void add_reported(checker *c)
             }
             same = &c->found[c->nfound++];
             *same = (damage){
-                .b = { .ptr = r[k].ptr, .size = r[k].size, .alloc_seq = r[k].alloc_seq,
-                       .free_seq = r[k].free_seq, .alloc_stack = r[k].alloc_stack,
-                       .free_stack = r[k].free_stack, .alloc_thread = r[k].alloc_thread,
-                       .free_thread = r[k].free_thread, .freed = r[k].freed != 0 },
-                .kind = (int)r[k].kind, .offset = r[k].offset, .bytes = r[k].bytes,
+                .b = { .ptr = r[k].ptr,
+                       .size = r[k].size,
+                       .alloc_seq = r[k].alloc_seq,
+                       .free_seq = r[k].free_seq,
+                       .alloc_stack = r[k].alloc_stack,
+                       .free_stack = r[k].free_stack,
+                       .alloc_thread = r[k].alloc_thread,
+                       .free_thread = r[k].free_thread,
+                       .freed = r[k].freed != 0 },
+                .kind = (int)r[k].kind,
+                .offset = r[k].offset,
+                .bytes = r[k].bytes,
                 .at_least = r[k].at_least != 0,
             };
             /* Out of the tables but still damaged: the block the library
@@ -497,8 +529,7 @@ static void add_reported(checker *c)
                                  &end) > 0;
         }
         if (!same->reported[0])
-            snprintf(same->reported, sizeof same->reported, "%s",
-                     r[k].where[0] ? r[k].where : "?");
+            snprintf(same->reported, sizeof same->reported, "%s", r[k].where[0] ? r[k].where : "?");
     }
 }
 
@@ -513,16 +544,24 @@ static bool report_of(mt_tables *t, const damage *d, mt_fmt_heap_error_report *f
                       size_t where_size)
 {
     *f = (mt_fmt_heap_error_report){
-        .kind = d->kind, .access = MT_HEAP_ACCESS_UNSEEN, .ptr = d->b.ptr, .size = d->b.size,
-        .offset = d->offset, .bytes = d->bytes, .at_least = d->at_least, .freed = d->b.freed,
-        .alloc_seq = d->b.alloc_seq, .free_seq = d->b.free_seq,
-        .alloc_thread = { d->b.alloc_thread, NULL }, .free_thread = { d->b.free_thread, NULL },
+        .kind = d->kind,
+        .access = MT_HEAP_ACCESS_UNSEEN,
+        .ptr = d->b.ptr,
+        .size = d->b.size,
+        .offset = d->offset,
+        .bytes = d->bytes,
+        .at_least = d->at_least,
+        .freed = d->b.freed,
+        .alloc_seq = d->b.alloc_seq,
+        .free_seq = d->b.free_seq,
+        .alloc_thread = { d->b.alloc_thread, NULL },
+        .free_thread = { d->b.free_thread, NULL },
         .where = where,
     };
     char mark[96] = "";
     if (d->reported[0])
-        snprintf(mark, sizeof mark, "%sreported before, detected in %s%s", d->header_at ? "; " : " (",
-                 d->reported, d->seen ? "" : "; not found damaged now");
+        snprintf(mark, sizeof mark, "%sreported before, detected in %s%s",
+                 d->header_at ? "; " : " (", d->reported, d->seen ? "" : "; not found damaged now");
     if (d->header_at)
         snprintf(where, where_size,
                  "memtrace check (glibc's chunk header at %#" PRIx64 ", %s the block, holds "
@@ -548,8 +587,9 @@ static bool gather(checker *c, mt_sym_state *sym)
     c->rz_byte = s->redzone_byte;
     c->freed_byte = s->freed_byte;
     if (c->rz > MT_TABLES_READ_MAX)
-        return mt_tables_fail(c->t, "memtrace_state looks corrupted (redzones of %" PRIu64
-                                    " bytes)", c->rz);
+        return mt_tables_fail(c->t,
+                              "memtrace_state looks corrupted (redzones of %" PRIu64 " bytes)",
+                              c->rz);
     if (s->guard_pool && (!u64_at(c->t, s->guard_pool, &c->pool_lo) ||
                           !u64_at(c->t, s->guard_pool_size, &c->pool_len)))
         return mt_tables_fail(c->t, "memtrace_state looks corrupted (guard pool words "
@@ -596,15 +636,17 @@ void mt_heap_check_request(mt_tables *t, mt_sym_state *sym, mt_out *out)
         char before[64] = "";
         if (reported)
             snprintf(before, sizeof before, " (%" PRIu64 " reported before)", reported);
-        mt_out_printf(out, "memtrace: check: %" PRIu64 " damaged %s%s; %" PRIu64 " live %s and %zu "
-                           "quarantined %s checked\n",
+        mt_out_printf(out,
+                      "memtrace: check: %" PRIu64 " damaged %s%s; %" PRIu64 " live %s and %zu "
+                      "quarantined %s checked\n",
                       damaged, damaged == 1 ? "block" : "blocks", before, c.live,
                       c.live == 1 ? "block" : "blocks", c.nheld, c.nheld == 1 ? "block" : "blocks");
         if (c.more)
             mt_out_printf(out, "memtrace: check: %" PRIu64 " damaged blocks not listed\n", c.more);
         if (c.unreadable)
-            mt_out_printf(out, "memtrace: check: %" PRIu64 " blocks could not be read (not in "
-                               "the core file?)\n",
+            mt_out_printf(out,
+                          "memtrace: check: %" PRIu64 " blocks could not be read (not in "
+                          "the core file?)\n",
                           c.unreadable);
         mt_out_write(out, "\0@@\n", 4);
     }
@@ -647,20 +689,40 @@ void mt_last_error_request(mt_tables *t, mt_sym_state *sym, mt_out *out)
     mt_fmt_stack_ref here = { (const uintptr_t *)e->frames, e->depth };
     if (e->kind >= MT_ERROR_BAD_FREE) {
         mt_fmt_bad_free_report b = {
-            .what = (int)(e->kind - MT_ERROR_BAD_FREE), .call = e->call, .alloc = e->alloc,
-            .addr = e->addr, .ptr = e->ptr, .size = e->size, .alloc_seq = e->alloc_seq,
-            .free_seq = e->free_seq, .thread = thread, .alloc_thread = alloc_thread,
-            .free_thread = free_thread, .stack = here, .alloc_stack = alloc_stack,
+            .what = (int)(e->kind - MT_ERROR_BAD_FREE),
+            .call = e->call,
+            .alloc = e->alloc,
+            .addr = e->addr,
+            .ptr = e->ptr,
+            .size = e->size,
+            .alloc_seq = e->alloc_seq,
+            .free_seq = e->free_seq,
+            .thread = thread,
+            .alloc_thread = alloc_thread,
+            .free_thread = free_thread,
+            .stack = here,
+            .alloc_stack = alloc_stack,
             .free_stack = free_stack,
         };
         mt_fmt_bad_free(out, &b, put_stack, sym);
     } else {
         mt_fmt_heap_error_report f = {
-            .kind = (int)e->kind, .access = (int)e->access, .ptr = e->ptr, .size = e->size,
-            .offset = e->offset, .bytes = e->bytes, .at_least = e->at_least != 0,
-            .freed = e->freed != 0, .alloc_seq = e->alloc_seq, .free_seq = e->free_seq,
-            .alloc_thread = alloc_thread, .free_thread = free_thread, .thread = thread,
-            .alloc_stack = alloc_stack, .free_stack = free_stack, .stack = here,
+            .kind = (int)e->kind,
+            .access = (int)e->access,
+            .ptr = e->ptr,
+            .size = e->size,
+            .offset = e->offset,
+            .bytes = e->bytes,
+            .at_least = e->at_least != 0,
+            .freed = e->freed != 0,
+            .alloc_seq = e->alloc_seq,
+            .free_seq = e->free_seq,
+            .alloc_thread = alloc_thread,
+            .free_thread = free_thread,
+            .thread = thread,
+            .alloc_stack = alloc_stack,
+            .free_stack = free_stack,
+            .stack = here,
             .where = e->where,
         };
         mt_fmt_heap_error(out, &f, put_stack, sym);

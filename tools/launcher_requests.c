@@ -19,8 +19,8 @@ static int elf_info_fail(const char *path, const char *why)
 
 static void print_type(unsigned type)
 {
-    static const char *const names[] = {[ET_REL] = "rel", [ET_EXEC] = "exec",
-                                        [ET_DYN] = "dyn", [ET_CORE] = "core"};
+    static const char *const
+        names[] = { [ET_REL] = "rel", [ET_EXEC] = "exec", [ET_DYN] = "dyn", [ET_CORE] = "core" };
     if (type < sizeof names / sizeof *names && names[type])
         printf("type %s\n", names[type]);
     else
@@ -44,11 +44,15 @@ static void print_interp(Elf *elf, const GElf_Ehdr *eh, const char *raw, size_t 
         uint64_t at = eh->e_phoff + i * ent;
         if (at > size || size - at < 4)
             break;
-        GElf_Phdr ph = {0};
-        Elf_Data src = {.d_buf = (void *)(raw + at), .d_type = ELF_T_WORD, .d_size = 4,
-                        .d_version = EV_CURRENT};
-        Elf_Data dst = {.d_buf = &ph.p_type, .d_type = ELF_T_WORD, .d_size = 4,
-                        .d_version = EV_CURRENT};
+        GElf_Phdr ph = { 0 };
+        Elf_Data src = { .d_buf = (void *)(raw + at),
+                         .d_type = ELF_T_WORD,
+                         .d_size = 4,
+                         .d_version = EV_CURRENT };
+        Elf_Data dst = { .d_buf = &ph.p_type,
+                         .d_type = ELF_T_WORD,
+                         .d_size = 4,
+                         .d_version = EV_CURRENT };
         if (!gelf_xlatetom(elf, &dst, &src, eh->e_ident[EI_DATA]) || ph.p_type != PT_INTERP)
             continue;
         printf("pt-interp yes\n");
@@ -95,9 +99,9 @@ static int elf_info(const char *path)
  * by name, so that the numbers are this machine's (some are not on every
  * architecture: aarch64 has ppoll and pselect6, not poll and select). */
 static const long wait_syscalls[] = {
-    SYS_read, SYS_nanosleep, SYS_accept, SYS_recvfrom, SYS_recvmsg, SYS_wait4,
-    SYS_rt_sigtimedwait, SYS_rt_sigsuspend, SYS_futex, SYS_clock_nanosleep, SYS_waitid,
-    SYS_pselect6, SYS_ppoll, SYS_epoll_pwait, SYS_accept4,
+    SYS_read,       SYS_nanosleep,       SYS_accept,        SYS_recvfrom,    SYS_recvmsg,
+    SYS_wait4,      SYS_rt_sigtimedwait, SYS_rt_sigsuspend, SYS_futex,       SYS_clock_nanosleep,
+    SYS_waitid,     SYS_pselect6,        SYS_ppoll,         SYS_epoll_pwait, SYS_accept4,
 #ifdef SYS_poll
     SYS_poll,
 #endif

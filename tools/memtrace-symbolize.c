@@ -126,8 +126,7 @@ static const Dwfl_Callbacks core_callbacks = {
 
 static void die(const char *what, const char *detail)
 {
-    fprintf(stderr, "memtrace-symbolize: %s%s%s\n", what, detail ? ": " : "",
-            detail ? detail : "");
+    fprintf(stderr, "memtrace-symbolize: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
     exit(2);
 }
 

@@ -65,7 +65,9 @@ static bool stack_ref(mt_tables *t, uint32_t id, mt_fmt_stack_ref *s)
 
 static bool live_of(mt_tables *t, const mt_tables_entry *e, mt_fmt_live *l)
 {
-    *l = (mt_fmt_live){ .ptr = e->ptr, .size = e->size, .seq = e->seq,
+    *l = (mt_fmt_live){ .ptr = e->ptr,
+                        .size = e->size,
+                        .seq = e->seq,
                         .thread = { e->thread, NULL } };
     return mt_tables_thread_name(t, e->thread, &l->thread.name) &&
            stack_ref(t, e->stack, &l->stack);
@@ -78,8 +80,11 @@ static bool freed_of(mt_tables *t, const mt_tables_ring_slot *s, bool stacks, mt
     mt_tables_freed r;
     if (!mt_tables_freed_record(t, s, &r))
         return false;
-    *f = (mt_fmt_freed){ .ptr = r.ptr, .size = r.size, .alloc_seq = r.alloc_seq,
-                         .free_seq = r.free_seq, .alloc_thread = { r.alloc_thread, NULL },
+    *f = (mt_fmt_freed){ .ptr = r.ptr,
+                         .size = r.size,
+                         .alloc_seq = r.alloc_seq,
+                         .free_seq = r.free_seq,
+                         .alloc_thread = { r.alloc_thread, NULL },
                          .free_thread = { r.free_thread, NULL } };
     return mt_tables_thread_name(t, r.free_thread, &f->free_thread.name) &&
            mt_tables_thread_name(t, r.alloc_thread, &f->alloc_thread.name) &&
@@ -277,7 +282,8 @@ static bool gather_since(mt_tables *t, bool by_thread, uint64_t since, struct gr
             /* By thread: and by tag node, whose thread is the block's
              * (bit 31: a node's id; thread numbers have 24 bits). */
             uint32_t low = e[i].tag ? 0x80000000u | e[i].tag : e[i].thread;
-            struct group *g = group_of(s, by_thread ? (uint64_t)e[i].stack << 32 | low : e[i].stack);
+            struct group *g =
+                group_of(s, by_thread ? (uint64_t)e[i].stack << 32 | low : e[i].stack);
             g->stack = e[i].stack;
             g->thread = e[i].thread;
             mt_sample_estimate est = { e[i].size, 1 };
@@ -339,9 +345,10 @@ static void put_exact(mt_tables *t, mt_out *out)
     int64_t l, p;
     memcpy(&l, live, 8);
     memcpy(&p, peak, 8);
-    mt_out_printf(out, "memtrace: sampled, but exact, every block counted: %" PRId64
-                       " bytes live, peak %" PRId64 " bytes (as the threads last flushed "
-                       "them: within %" PRIu64 " bytes per thread still running)\n",
+    mt_out_printf(out,
+                  "memtrace: sampled, but exact, every block counted: %" PRId64
+                  " bytes live, peak %" PRId64 " bytes (as the threads last flushed "
+                  "them: within %" PRIu64 " bytes per thread still running)\n",
                   l, p > l ? p : l, t->d.live_exact_slack);
 }
 
@@ -362,16 +369,17 @@ static void top(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *lin
     if (!read || !mt_tables_recording(t, rec, &has_rec)) {
         failed(t, out);
     } else {
-        mt_out_printf(out, "memtrace: top %zu of %zu call sites by live bytes (%" PRIu64
-                           " bytes in %" PRIu64 " live %s in all)\n",
+        mt_out_printf(out,
+                      "memtrace: top %zu of %zu call sites by live bytes (%" PRIu64
+                      " bytes in %" PRIu64 " live %s in all)\n",
                       shown, s.n, s.bytes, s.blocks, blocks_word(s.blocks));
         if (s.unlocked)
             mt_out_write(out, UNLOCKED_SHARD, sizeof UNLOCKED_SHARD - 1);
         put_estimates(t, out);
         put_exact(t, out);
         for (size_t i = 0; i < shown; i++) {
-            mt_out_printf(out, "memtrace: site %zu: %" PRIu64 " bytes in %" PRIu64
-                               " %s allocated at:\n",
+            mt_out_printf(out,
+                          "memtrace: site %zu: %" PRIu64 " bytes in %" PRIu64 " %s allocated at:\n",
                           i + 1, s.g[i].bytes, s.g[i].blocks, blocks_word(s.g[i].blocks));
             mt_fmt_block_stack(out, put_stack, dwfl, &stacks[i]);
         }
@@ -398,17 +406,23 @@ static void stats(mt_tables *t, mt_out *out)
         failed(t, out);
         return;
     }
-    mt_out_printf(out, "memtrace: %" PRIu64 " live blocks, %" PRIu64 " live bytes, %zu call "
-                       "sites with live blocks\n", s.blocks, s.bytes, s.n);
+    mt_out_printf(out,
+                  "memtrace: %" PRIu64 " live blocks, %" PRIu64 " live bytes, %zu call "
+                  "sites with live blocks\n",
+                  s.blocks, s.bytes, s.n);
     put_estimates(t, out);
     put_exact(t, out);
-    mt_out_printf(out, "memtrace: %" PRIu64 " distinct stacks, %" PRIu64 " allocations "
-                       "recorded, %" PRIu64 " threads seen\n", nstacks, allocations, threads);
+    mt_out_printf(out,
+                  "memtrace: %" PRIu64 " distinct stacks, %" PRIu64 " allocations "
+                  "recorded, %" PRIu64 " threads seen\n",
+                  nstacks, allocations, threads);
     mt_out_printf(out, "memtrace: %zu freed-history records (capacity %" PRIu64 "%s)\n", nfreed,
                   t->d.freed_capacity, t->d.freed_capacity ? "" : ", MEMTRACE_FREED=0: off");
     if (has_fallbacks)
-        mt_out_printf(out, "memtrace: %" PRIu64 " stack captures unwound by libunwind instead "
-                           "of cfi\n", fallbacks);
+        mt_out_printf(out,
+                      "memtrace: %" PRIu64 " stack captures unwound by libunwind instead "
+                      "of cfi\n",
+                      fallbacks);
     if (s.unlocked)
         mt_out_write(out, UNLOCKED_SHARD, sizeof UNLOCKED_SHARD - 1);
     mt_table_recording_line(t, out);
@@ -444,8 +458,8 @@ static bool hex_name(const char **p, char *name)
  * MT_SNAPSHOT_NAME_MAX + 1 bytes). False with the error set. */
 static bool snapshot_at(mt_tables *t, uint64_t i, uint64_t *mark, char *name)
 {
-    const char *raw = mt_tables_read_at(t, t->d.snapshots + i * t->d.snapshot_size,
-                                        (size_t)t->d.snapshot_size);
+    const char *raw =
+        mt_tables_read_at(t, t->d.snapshots + i * t->d.snapshot_size, (size_t)t->d.snapshot_size);
     if (!raw)
         return mt_tables_fail(t, "snapshot slot %" PRIu64 " at %#" PRIx64 " unreadable", i,
                               t->d.snapshots + i * t->d.snapshot_size);
@@ -518,8 +532,9 @@ static void snapshot(mt_tables *t, const char *p, const char *line, mt_out *out)
         return;
     }
     if (slot == UINT64_MAX) {
-        mt_out_printf(out, "memtrace: snapshot: all %" PRIu64 " snapshots are taken (%s); "
-                           "take one again by its name to move it\n",
+        mt_out_printf(out,
+                      "memtrace: snapshot: all %" PRIu64 " snapshots are taken (%s); "
+                      "take one again by its name to move it\n",
                       t->d.snapshot_count, names);
         error(out);
         return;
@@ -546,8 +561,9 @@ static void put_blocks(mt_tables *t, uint64_t since, uint32_t stack, mt_out *out
             return;
         for (size_t i = 0; i < k; i++)
             if (e[i].seq >= since && e[i].stack == stack)
-                mt_out_printf(out, "  block %#" PRIx64 ": %" PRIu64 " bytes, allocation #%" PRIu64
-                                   ", thread %" PRIu32 "\n",
+                mt_out_printf(out,
+                              "  block %#" PRIx64 ": %" PRIu64 " bytes, allocation #%" PRIu64
+                              ", thread %" PRIu32 "\n",
                               e[i].ptr, e[i].size, e[i].seq, e[i].thread);
     }
 }
@@ -556,8 +572,7 @@ static void put_blocks(mt_tables *t, uint64_t since, uint32_t stack, mt_out *out
  * ("-": the newest), grouped by stack, the N holding most bytes first;
  * ALL nonzero lists each group's blocks. "since NAME" for a name:
  * "MARK" (0: no such snapshot), for `memtrace leaks new`. */
-static void growth(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *line,
-                   mt_out *out)
+static void growth(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *line, mt_out *out)
 {
     char name[MT_SNAPSHOT_NAME_MAX + 1], names[512];
     uint64_t v[2], slot, mark;
@@ -604,17 +619,18 @@ static void growth(mt_tables *t, mt_sym_state *dwfl, const char *p, const char *
     if (!read) {
         failed(t, out);
     } else {
-        mt_out_printf(out, "memtrace: growth since snapshot \"%s\" (allocation #%" PRIu64
-                           " on): %" PRIu64 " bytes in %" PRIu64 " live %s at %zu call %s; "
-                           "top %zu\n",
+        mt_out_printf(out,
+                      "memtrace: growth since snapshot \"%s\" (allocation #%" PRIu64
+                      " on): %" PRIu64 " bytes in %" PRIu64 " live %s at %zu call %s; "
+                      "top %zu\n",
                       shown_name, mark, s.bytes, s.blocks, blocks_word(s.blocks), s.n,
                       s.n == 1 ? "site" : "sites", shown);
         if (s.unlocked)
             mt_out_write(out, UNLOCKED_SHARD, sizeof UNLOCKED_SHARD - 1);
         put_estimates(t, out);
         for (size_t i = 0; i < shown; i++) {
-            mt_out_printf(out, "memtrace: site %zu: %" PRIu64 " bytes in %" PRIu64
-                               " %s allocated at:\n",
+            mt_out_printf(out,
+                          "memtrace: site %zu: %" PRIu64 " bytes in %" PRIu64 " %s allocated at:\n",
                           i + 1, s.g[i].bytes, s.g[i].blocks, blocks_word(s.g[i].blocks));
             mt_fmt_block_stack(out, put_stack, dwfl, &stacks[i]);
             if (v[1])
@@ -635,7 +651,7 @@ bool mt_table_recording_line(mt_tables *t, mt_out *out)
         return false;
     if (has && v[1])
         mt_fmt_recording(out, &(mt_fmt_recording_state){ v[0] != 0, v[1] != 0, v[2], v[3],
-                                                           (v[1] & 2) != 0, (v[1] & 4) != 0 });
+                                                         (v[1] & 2) != 0, (v[1] & 4) != 0 });
     return true;
 }
 
@@ -725,8 +741,9 @@ static void pprof(mt_tables *t, mt_sym_state *dwfl, const char *p, mt_out *out)
         struct groups sites = { 0 };
         for (size_t i = 0; i < s.n; i++)
             group_of(&sites, s.g[i].stack);
-        mt_out_printf(out, "memtrace: pprof profile: %s: %" PRIu64 " live bytes in %" PRIu64
-                           " %s at %zu call sites\n",
+        mt_out_printf(out,
+                      "memtrace: pprof profile: %s: %" PRIu64 " live bytes in %" PRIu64
+                      " %s at %zu call sites\n",
                       path, s.bytes, s.blocks, blocks_word(s.blocks), sites.n);
         if (s.unlocked)
             mt_out_write(out, UNLOCKED_SHARD, sizeof UNLOCKED_SHARD - 1);

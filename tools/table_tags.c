@@ -37,8 +37,8 @@ static bool read_nodes(mt_tables *t, uint64_t array, uint32_t n, mt_tag_view *v)
     size_t per = MT_TABLES_READ_MAX / d->tag_node_size;
     for (uint32_t first = 1; first < n; first += (uint32_t)per) {
         uint32_t count = n - first < per ? n - first : (uint32_t)per;
-        const char *raw = mt_tables_read_at(t, array + first * d->tag_node_size,
-                                            count * d->tag_node_size);
+        const char *raw =
+            mt_tables_read_at(t, array + first * d->tag_node_size, count * d->tag_node_size);
         if (!raw)
             return mt_tables_fail(t, CORRUPT "tag nodes at %#" PRIx64 " unreadable)", array);
         for (uint32_t i = 0; i < count; i++) {
@@ -67,15 +67,15 @@ bool mt_table_tags(mt_tables *t, enum mt_tag_format format, int pid, mt_out *out
 {
     const struct memtrace_state *d = &t->d;
     if (!d->tag_nodes) {
-        mt_out_printf(out, "memtrace: this library has no tag scopes (older than memtrace_tag_push)\n");
+        mt_out_printf(out,
+                      "memtrace: this library has no tag scopes (older than memtrace_tag_push)\n");
         return true;
     }
     if (d->tag_max == 0 || d->tag_max > MT_TAG_MAX || d->tag_node_size < d->tag_name + 2 ||
-        d->tag_node_size > 4096 || d->tag_name_size < 2 ||
-        d->tag_name_size > MT_TAG_NAME_MAX + 1 || d->tag_name + d->tag_name_size > d->tag_node_size ||
-        d->tag_allocs + 8 > d->tag_node_size || d->tag_alloc_bytes + 8 > d->tag_node_size ||
-        d->tag_frees + 8 > d->tag_node_size || d->tag_free_bytes + 8 > d->tag_node_size ||
-        d->tag_remote_frees + 8 > d->tag_node_size ||
+        d->tag_node_size > 4096 || d->tag_name_size < 2 || d->tag_name_size > MT_TAG_NAME_MAX + 1 ||
+        d->tag_name + d->tag_name_size > d->tag_node_size || d->tag_allocs + 8 > d->tag_node_size ||
+        d->tag_alloc_bytes + 8 > d->tag_node_size || d->tag_frees + 8 > d->tag_node_size ||
+        d->tag_free_bytes + 8 > d->tag_node_size || d->tag_remote_frees + 8 > d->tag_node_size ||
         d->tag_remote_free_bytes + 8 > d->tag_node_size || d->tag_parent + 4 > d->tag_node_size ||
         d->tag_root + 4 > d->tag_node_size || d->tag_thread + 4 > d->tag_node_size)
         return mt_tables_fail(t, CORRUPT "tag node layout implausible)");
@@ -89,7 +89,8 @@ bool mt_table_tags(mt_tables *t, enum mt_tag_format format, int pid, mt_out *out
         return mt_tables_fail(t, CORRUPT "tag scope words unreadable)");
     memcpy(&n, p, 4);
     if (!array) {
-        mt_out_printf(out, "memtrace: no tag scopes: none was entered and MEMTRACE_TAGS is unset\n");
+        mt_out_printf(out,
+                      "memtrace: no tag scopes: none was entered and MEMTRACE_TAGS is unset\n");
         return true;
     }
     if (n > d->tag_max)
@@ -120,8 +121,8 @@ static const char *node_name(void *ctx, uint32_t id)
 {
     struct path_reader *r = ctx;
     const struct memtrace_state *d = &r->t->d;
-    const char *raw = mt_tables_read_at(r->t, r->array + id * d->tag_node_size + d->tag_name,
-                                        d->tag_name_size);
+    const char *raw =
+        mt_tables_read_at(r->t, r->array + id * d->tag_node_size + d->tag_name, d->tag_name_size);
     r->name[0] = '\0';
     if (raw) {
         memcpy(r->name, raw, d->tag_name_size);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LOG2CAP 40u       /* a shard's capacity */
+#define MAX_LOG2CAP 40u /* a shard's capacity */
 #define MAX_CAP ((uint64_t)1 << MAX_LOG2CAP)
 #define PROBE_BATCH 64u /* slots read at once by a hash probe */
 
@@ -26,10 +26,10 @@
 
 struct mt_tables_shard {
     bool locked;
-    uint64_t slots;       /* the slots mapping; 0: none yet */
-    bool slots_checked;   /* BASE and CAP are known */
-    uint64_t base;        /* the first entry */
-    uint64_t cap;         /* slots in the mapping */
+    uint64_t slots;           /* the slots mapping; 0: none yet */
+    bool slots_checked;       /* BASE and CAP are known */
+    uint64_t base;            /* the first entry */
+    uint64_t cap;             /* slots in the mapping */
     mt_tables_entry *entries; /* its records, once decoded */
     size_t n;
     bool decoded;
@@ -154,8 +154,7 @@ static bool read_shards(mt_tables *t)
         const char *raw = mt_tables_read_at(t, D(live_shards) + i * sz, sz);
         if (!raw) {
             free(s);
-            return FAIL(CORRUPT "live shards at %#" PRIx64 " unreadable)",
-                                  D(live_shards));
+            return FAIL(CORRUPT "live shards at %#" PRIx64 " unreadable)", D(live_shards));
         }
         uint32_t lock;
         memcpy(&lock, raw + D(live_lock_offset), 4);
@@ -182,25 +181,24 @@ static bool check_slots(mt_tables *t, size_t n)
     if (!read_u64(t, s->slots + (counts ? D(live_cap_offset) : D(live_log2cap_offset)), &word))
         return FAIL(CORRUPT "live shard %zu: slots at %#" PRIx64 " unreadable)", n, s->slots);
     if (counts && (word == 0 || word > MAX_CAP))
-        return FAIL(CORRUPT "live shard %zu: capacity %" PRIu64 ", not 1 to %" PRIu64 ")", n,
-                     word, MAX_CAP);
+        return FAIL(CORRUPT "live shard %zu: capacity %" PRIu64 ", not 1 to %" PRIu64 ")", n, word,
+                    MAX_CAP);
     if (!counts && word > MAX_LOG2CAP)
-        return FAIL(CORRUPT "live shard %zu: log2 capacity %" PRIu64 ", more than %u)", n,
-                     word, MAX_LOG2CAP);
+        return FAIL(CORRUPT "live shard %zu: log2 capacity %" PRIu64 ", more than %u)", n, word,
+                    MAX_LOG2CAP);
     cap = counts ? word : (uint64_t)1 << word;
     uint64_t base = s->slots + D(live_entries_offset), bytes = D(entry_size) * cap;
     if (base < s->slots || base > UINT64_MAX - bytes + 1 ||
         !mt_tables_read_at(t, base + bytes - 8, 8))
-        return FAIL(CORRUPT "live shard %zu: %" PRIu64 " slots at %#" PRIx64
-                                " not all readable)", n, cap, base);
+        return FAIL(CORRUPT "live shard %zu: %" PRIu64 " slots at %#" PRIx64 " not all readable)",
+                    n, cap, base);
     s->base = base;
     s->cap = cap;
     s->slots_checked = true;
     return true;
 }
 
-bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *count,
-                           bool *locked)
+bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *count, bool *locked)
 {
     if (!check_slots(t, n))
         return false;
@@ -237,8 +235,7 @@ static const char *read_slots(mt_tables *t, size_t n, uint64_t first, uint64_t c
     return raw;
 }
 
-bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **entries,
-                             size_t *count)
+bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **entries, size_t *count)
 {
     if (!check_slots(t, n))
         return false;
@@ -293,7 +290,8 @@ int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool 
         return 0;
     uint64_t cap = s->cap, es = D(entry_size), above = bits < 64 ? h << bits : 0;
     uint64_t i = D(live_cap_offset) ? (uint64_t)(((unsigned __int128)above * cap) >> 64)
-                                    : cap > 1 ? above >> (64 - __builtin_ctzll(cap)) : 0;
+                 : cap > 1          ? above >> (64 - __builtin_ctzll(cap))
+                                    : 0;
     for (uint64_t probed = 0; probed < cap;) {
         uint64_t batch = PROBE_BATCH;
         if (batch > cap - i)
@@ -325,8 +323,8 @@ static int entry_cmp(const void *a, const void *b)
     return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
 
-bool mt_tables_around(mt_tables *t, uintptr_t addr, mt_tables_entry *below,
-                      mt_tables_entry *above, bool *inside, bool *locked)
+bool mt_tables_around(mt_tables *t, uintptr_t addr, mt_tables_entry *below, mt_tables_entry *above,
+                      bool *inside, bool *locked)
 {
     size_t shards = mt_tables_shard_count(t);
     if (!t->sorted) {
@@ -375,8 +373,7 @@ bool mt_tables_around(mt_tables *t, uintptr_t addr, mt_tables_entry *below,
 /* Appends the trusted slots of pushes BEGIN to END - 1 to t->ring, newest
  * first; or, with NEWEST, only finds the newest stamp in them (an older
  * library does not say how many were pushed) into *NEWEST. */
-static bool ring_pieces(mt_tables *t, uint64_t begin, uint64_t end, uint64_t *newest,
-                        size_t *room)
+static bool ring_pieces(mt_tables *t, uint64_t begin, uint64_t end, uint64_t *newest, size_t *room)
 {
     uint64_t cap = D(freed_capacity), rs = D(freed_record_size);
     uint64_t per_read = MT_TABLES_READ_MAX / rs;
@@ -492,13 +489,11 @@ static int stack_header(mt_tables *t, uint32_t id, uint64_t *chunk, uint64_t *he
     if (!id || c >= D(stack_max_chunks))
         return 0;
     if (!read_u64(t, D(stack_chunks) + 8 * c, chunk))
-        return FAIL(CORRUPT "stack chunk table at %#" PRIx64 " unreadable)", D(stack_chunks)),
-               -1;
+        return FAIL(CORRUPT "stack chunk table at %#" PRIx64 " unreadable)", D(stack_chunks)), -1;
     if (!*chunk)
         return 0;
     if (!read_u64(t, *chunk + 8 * w, header))
-        return FAIL(CORRUPT "stack chunk %" PRIu64 " at %#" PRIx64 " unreadable)", c, *chunk),
-               -1;
+        return FAIL(CORRUPT "stack chunk %" PRIu64 " at %#" PRIx64 " unreadable)", c, *chunk), -1;
     return 1;
 }
 
@@ -563,7 +558,7 @@ bool mt_tables_stack(mt_tables *t, uint32_t id, const uintptr_t **frames, unsign
         const void *p = mt_tables_read_at(t, at, 8 * (size_t)d);
         if (!p)
             return FAIL(CORRUPT "stack chunk %" PRIu64 " at %#" PRIx64 " unreadable)",
-                         (uint64_t)id >> D(stack_chunk_bits), chunk);
+                        (uint64_t)id >> D(stack_chunk_bits), chunk);
         /* NOLINTNEXTLINE(clang-analyzer-optin.portability.UnixAPI): D > 0 here */
         if (!(f = malloc(8 * (size_t)d)))
             return FAIL("no memory for stacks");
@@ -604,8 +599,10 @@ bool mt_tables_thread_name(mt_tables *t, uint32_t number, const char **name)
         t->names_cap = D(threads_max) + 1;
     }
     if (!t->names[number]) {
-        const char *raw = mt_tables_read_at(t, D(threads) + (number - 1) * D(threads_entry_size) +
-                                         D(threads_name), D(threads_name_size));
+        const char *raw =
+            mt_tables_read_at(t,
+                              D(threads) + (number - 1) * D(threads_entry_size) + D(threads_name),
+                              D(threads_name_size));
         if (!raw)
             return FAIL(CORRUPT "thread registry at %#" PRIx64 " unreadable)", D(threads));
         size_t len = strnlen(raw, D(threads_name_size));
@@ -644,8 +641,7 @@ static bool seq_unused(mt_tables *t, uint64_t highest, uint64_t *unused)
     return true;
 }
 
-bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads,
-                      uint64_t *allocations)
+bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads, uint64_t *allocations)
 {
     uint64_t seq = 0;
     if (!counter(t, D(stack_count), 4, "stack count", stacks) ||

@@ -53,10 +53,10 @@ typedef struct mt_tables_stack_slot mt_tables_stack_slot;
 typedef struct {
     mt_tables_read_fn *read;
     void *ctx;
-    uintptr_t addr;           /* of memtrace_state */
-    struct memtrace_state d;  /* its words; those past its size are 0 */
-    bool open;                /* d was read and checked */
-    char why[256];            /* the first reason a read failed */
+    uintptr_t addr;          /* of memtrace_state */
+    struct memtrace_state d; /* its words; those past its size are 0 */
+    bool open;               /* d was read and checked */
+    char why[256];           /* the first reason a read failed */
     bool failed;
     uint32_t thread_mask;
     mt_tables_shard *shards; /* NULL until read */
@@ -90,8 +90,7 @@ size_t mt_tables_shard_count(const mt_tables *t);
 /* Shard N's slots: *BASE (the first entry) and *COUNT (the capacity), 0
  * when the shard has no slots mapping yet; *LOCKED if a stopped thread
  * held its lock. False on a failed read. */
-bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *count,
-                           bool *locked);
+bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *count, bool *locked);
 
 /* Shard N's records (ptr != 0) into *ENTRIES (kept by T) and *N. False on
  * a failed read. */
@@ -107,8 +106,8 @@ int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool 
  * > ADDR (*ABOVE), ptr 0 for none; *INSIDE when BELOW holds ADDR
  * (mt_live_find_around's rule); *LOCKED if any shard's lock was held.
  * False on a failed read. */
-bool mt_tables_around(mt_tables *t, uintptr_t addr, mt_tables_entry *below,
-                      mt_tables_entry *above, bool *inside, bool *locked);
+bool mt_tables_around(mt_tables *t, uintptr_t addr, mt_tables_entry *below, mt_tables_entry *above,
+                      bool *inside, bool *locked);
 
 /* Every trusted freed-history slot, newest first. False on a failed read. */
 bool mt_tables_ring(mt_tables *t, const mt_tables_ring_slot **slots, size_t *n);
@@ -130,8 +129,7 @@ bool mt_tables_thread_name(mt_tables *t, uint32_t number, const char **name);
 
 /* The counters: distinct stacks, the highest thread number, allocations
  * recorded. False on a failed read. */
-bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads,
-                      uint64_t *allocations);
+bool mt_tables_counts(mt_tables *t, uint64_t *stacks, uint64_t *threads, uint64_t *allocations);
 
 /* Captures the cfi unwinder handed to libunwind; *HAS false from a
  * library that does not count them. False on a failed read. */

@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_STATE_SIZE 4096u  /* bytes of memtrace_state */
+#define MAX_STATE_SIZE 4096u /* bytes of memtrace_state */
 #define MAX_SHARD_BITS 12u
-#define MAX_SHARD_SIZE 1024u  /* bytes of a shard header */
-#define MAX_HEADER 4096u      /* offset of a field in a shard or slots header */
-#define MAX_RECORD 256u       /* bytes of a live entry or a freed-history record */
+#define MAX_SHARD_SIZE 1024u /* bytes of a shard header */
+#define MAX_HEADER 4096u     /* offset of a field in a shard or slots header */
+#define MAX_RECORD 256u      /* bytes of a live entry or a freed-history record */
 #define MAX_CHUNK_BITS 30u
 #define MAX_FRAMES_OFFSET 64u /* words */
 #define MAX_DEPTH_BITS 16u
@@ -25,7 +25,7 @@
 #define MAX_THREAD_ENTRY 4096u
 #define MAX_NAME 256u
 #define MAX_SEQ_BATCH ((uint64_t)1 << 20)
-#define MIN_QUARANTINE_SLOT 64u   /* bytes of a quarantine slot (heap_check.c reads it whole) */
+#define MIN_QUARANTINE_SLOT 64u /* bytes of a quarantine slot (heap_check.c reads it whole) */
 #define MAX_QUARANTINE_SLOT 4096u
 
 #define CORRUPT "memtrace_state looks corrupted ("
@@ -55,12 +55,12 @@ static bool record_size(mt_tables *t, const char *name, uint64_t v)
 
 /* Field NAME (at V, WIDTH bytes) inside a record of SIZE bytes, which the
  * checks before made at least WIDTH. */
-static bool field(mt_tables *t, const char *name, uint64_t v, unsigned width,
-                  const char *size_name, uint64_t size)
+static bool field(mt_tables *t, const char *name, uint64_t v, unsigned width, const char *size_name,
+                  uint64_t size)
 {
     if (v % width || v > size - width)
-        return FAIL(CORRUPT "%s %" PRIu64 ", not %s %u-byte field inside %s %" PRIu64 ")",
-                     name, v, width == 8 ? "an" : "a", width, size_name, size);
+        return FAIL(CORRUPT "%s %" PRIu64 ", not %s %u-byte field inside %s %" PRIu64 ")", name, v,
+                    width == 8 ? "an" : "a", width, size_name, size);
     return true;
 }
 #define FIELD(name, width, size) field(t, #name, D(name), width, #size, D(size))
@@ -76,7 +76,7 @@ static bool check_live(mt_tables *t)
         return false;
     if (D(live_shard_count) != (uint64_t)1 << D(live_shard_bits))
         return FAIL(CORRUPT "live_shard_count %" PRIu64 ", not 1 << live_shard_bits)",
-                     D(live_shard_count));
+                    D(live_shard_count));
     return address(t, D(live_shards), "live shards") &&
            AT_MOST(live_shard_size, MAX_SHARD_SIZE, 8) &&
            FIELD(live_lock_offset, 4, live_shard_size) &&
@@ -102,11 +102,11 @@ static bool check_stacks(mt_tables *t)
         return false;
     uint64_t mask = D(stack_depth_mask), bit = D(stack_present_bit);
     if (mask == 0 || (mask & (mask + 1)) || mask >> MAX_DEPTH_BITS)
-        return FAIL(CORRUPT "stack_depth_mask 0x%" PRIx64 ", not a mask of 1 to %u bits)",
-                     mask, MAX_DEPTH_BITS);
+        return FAIL(CORRUPT "stack_depth_mask 0x%" PRIx64 ", not a mask of 1 to %u bits)", mask,
+                    MAX_DEPTH_BITS);
     if (bit == 0 || (bit & (bit - 1)) || (bit & mask))
-        return FAIL(CORRUPT "stack_present_bit 0x%" PRIx64
-                            ", not one bit above stack_depth_mask)", bit);
+        return FAIL(CORRUPT "stack_present_bit 0x%" PRIx64 ", not one bit above stack_depth_mask)",
+                    bit);
     return address(t, D(stack_count), "stack count");
 }
 
@@ -121,15 +121,14 @@ static bool check_rest(mt_tables *t)
         !FIELD(freed_alloc_stack, 4, freed_record_size) ||
         !FIELD(freed_free_stack, 4, freed_record_size) ||
         !FIELD(freed_alloc_thread, 4, freed_record_size) ||
-        !FIELD(freed_free_thread, 4, freed_record_size) ||
-        !AT_MOST(threads_max, MAX_THREADS, 0) ||
+        !FIELD(freed_free_thread, 4, freed_record_size) || !AT_MOST(threads_max, MAX_THREADS, 0) ||
         !AT_MOST(threads_entry_size, MAX_THREAD_ENTRY, 4) ||
         !AT_MOST(threads_name_size, MAX_NAME, 1) || !FIELD(threads_tid, 4, threads_entry_size))
         return false;
     if (D(threads_name) > D(threads_entry_size) - D(threads_name_size))
         return FAIL(CORRUPT "threads_name %" PRIu64 ", not a %" PRIu64
                             "-byte field inside threads_entry_size %" PRIu64 ")",
-                     D(threads_name), D(threads_name_size), D(threads_entry_size));
+                    D(threads_name), D(threads_name_size), D(threads_entry_size));
     /* Words added later: 0 from an older library (one push number at a
      * time, no clock stamp). */
     if (!D(freed_block))
@@ -196,8 +195,8 @@ static bool read_state(mt_tables *t)
         return FAIL(CORRUPT "magic \"%s\", not \"MEMTRACE\")", shown);
     }
     if (version != MT_STATE_VERSION)
-        return FAIL("memtrace_state has version %" PRIu32 "; this helper reads version %d",
-                     version, MT_STATE_VERSION);
+        return FAIL("memtrace_state has version %" PRIu32 "; this helper reads version %d", version,
+                    MT_STATE_VERSION);
     /* The words every version 1 library has; those added later read as 0. */
     size_t need = offsetof(struct memtrace_state, freed_pushed);
     if (size < need)
@@ -225,8 +224,8 @@ static bool check_snapshots(mt_tables *t)
     return AT_MOST(snapshot_count, 4096, 1) && AT_MOST(snapshot_size, 4096, 16) &&
            AT_MOST(snapshot_name_size, 64, 2) && AT_MOST(snapshot_name, 4096 - 64, 8) &&
            (D(snapshot_name) + D(snapshot_name_size) <= D(snapshot_size) ||
-            FAIL(CORRUPT "snapshot_name %" PRIu64 " + %" PRIu64 " past snapshot_size %" PRIu64
-                         ")", D(snapshot_name), D(snapshot_name_size), D(snapshot_size)));
+            FAIL(CORRUPT "snapshot_name %" PRIu64 " + %" PRIu64 " past snapshot_size %" PRIu64 ")",
+                 D(snapshot_name), D(snapshot_name_size), D(snapshot_size)));
 }
 
 bool mt_tables_read_layout(mt_tables *t)

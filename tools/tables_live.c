@@ -57,8 +57,8 @@ struct shard_head {
 
 static bool read_head(mt_tables *t, size_t n, struct shard_head *h)
 {
-    const char *raw = mt_tables_read_at(t, D(live_shards) + n * D(live_shard_size),
-                                        D(live_shard_size));
+    const char *raw =
+        mt_tables_read_at(t, D(live_shards) + n * D(live_shard_size), D(live_shard_size));
     if (!raw)
         return FAIL(CORRUPT "live shards at %#" PRIx64 " unreadable)", D(live_shards));
     memcpy(&h->lock, raw + D(live_lock_offset), 4);
@@ -174,8 +174,9 @@ int mt_tables_live_shard(mt_tables *t, size_t n, unsigned tries, mt_tables_live 
             continue;
         }
         uint64_t word, cap;
-        const void *w = mt_tables_read_at(t, a.slots + (counts ? D(live_cap_offset)
-                                                               : D(live_log2cap_offset)), 8);
+        const void *w =
+            mt_tables_read_at(t, a.slots + (counts ? D(live_cap_offset) : D(live_log2cap_offset)),
+                              8);
         if (!w)
             continue; /* a retired mapping may be gone by now */
         memcpy(&word, w, 8);
@@ -185,8 +186,9 @@ int mt_tables_live_shard(mt_tables *t, size_t n, unsigned tries, mt_tables_live 
             return FAIL(CORRUPT "live shard %zu: log2 capacity %" PRIu64 ")", n, word), -1;
         cap = counts ? word : (uint64_t)1 << word;
         if (cap > MAX_LIVE_CAP || a.count > cap)
-            return FAIL(CORRUPT "live shard %zu: capacity %" PRIu64 ", %" PRIu64 " records)",
-                        n, cap, a.count), -1;
+            return FAIL(CORRUPT "live shard %zu: capacity %" PRIu64 ", %" PRIu64 " records)", n,
+                        cap, a.count),
+                   -1;
         size_t bytes = (size_t)(cap * es);
         if (!room(&l->raw[0], &l->raw_cap[0], bytes) || !room(&l->raw[1], &l->raw_cap[1], bytes))
             return FAIL("no memory for a live shard of %" PRIu64 " slots", cap), -1;
@@ -288,8 +290,7 @@ int mt_tables_live_seq_next(mt_tables *t, mt_tables_live *l, uint64_t **next, si
     const void *p = mt_tables_read_at(t, D(seq_counter), 8);
     const void *h = mt_tables_read_at(t, D(threads_highest), 4);
     if (!p || !h)
-        return FAIL(CORRUPT "allocation counter at %#" PRIx64 " unreadable)", D(seq_counter)),
-               -1;
+        return FAIL(CORRUPT "allocation counter at %#" PRIx64 " unreadable)", D(seq_counter)), -1;
     uint64_t counter;
     uint32_t highest;
     memcpy(&counter, p, 8);

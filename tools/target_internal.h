@@ -39,18 +39,18 @@ struct thread {
 
 struct request {
     bool refs;
-    bool where;    /* "where ADDR PID": mt_target_where */
-    uint64_t arg;  /* leaks: sites to list; refs: the address */
+    bool where;   /* "where ADDR PID": mt_target_where */
+    uint64_t arg; /* leaks: sites to list; refs: the address */
     int pid;
     mt_tables *tables; /* the live blocks and their stacks */
-    uintptr_t self; /* an address inside memtrace's library */
+    uintptr_t self;    /* an address inside memtrace's library */
     uint64_t tcb_size;
     struct thread *threads;
     size_t nthreads;
     char suppressions[4096]; /* a path; "" for none */
-    bool unlocked; /* a shard was read while a stopped thread held its lock */
-    uint64_t since; /* leaks: report only the lost blocks numbered from it on; 0: all */
-    struct seq_of *seqs; /* with since: every block's number, sorted by ptr */
+    bool unlocked;           /* a shard was read while a stopped thread held its lock */
+    uint64_t since;          /* leaks: report only the lost blocks numbered from it on; 0: all */
+    struct seq_of *seqs;     /* with since: every block's number, sorted by ptr */
     size_t nseqs;
 };
 
@@ -76,8 +76,8 @@ unsigned mt_target_stack(const struct request *r, uint32_t id, const uintptr_t *
  * SP and its caller's), as gdb numbers it; NULL when T has no frames. Its
  * function into NAME, as memtrace's frame lines name it (src/symbolize/,
  * one demangler), gdb's name when they cannot. */
-const struct frame *mt_target_frame_of(mt_sym_state *dwfl, const struct thread *t,
-                                       uintptr_t addr, char *name, size_t size);
+const struct frame *mt_target_frame_of(mt_sym_state *dwfl, const struct thread *t, uintptr_t addr,
+                                       char *name, size_t size);
 
 /* `memtrace where`: what ADDR (Q->arg), in no heap block, is: a symbol's
  * bytes, a thread's stack frame or TLS (from the roots R), a mapping. */

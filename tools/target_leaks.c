@@ -107,8 +107,8 @@ static void read_request(mt_tables *tables, const char *first, FILE *in, struct 
             if (!numbers(p + 7, v, 4))
                 mt_request_malformed(line);
             r->threads = mt_request_grow(r->threads, r->nthreads, sizeof *r->threads);
-            r->threads[r->nthreads++] = (struct thread){ (uint32_t)v[0], (uint32_t)v[1], v[2],
-                                                         v[3], NULL, 0, NULL, 0 };
+            r->threads[r->nthreads++] =
+                (struct thread){ (uint32_t)v[0], (uint32_t)v[1], v[2], v[3], NULL, 0, NULL, 0 };
         } else if (strncmp(p, "reg ", 4) == 0 && r->nthreads) {
             struct thread *t = &r->threads[r->nthreads - 1];
             char name[16];
@@ -204,12 +204,13 @@ static bool ignored(const struct client_table *c, uint64_t ptr, uint64_t seq)
  * as the check in the process adds them. */
 static void push_client_roots(mt_tables *t, struct roots *r)
 {
-    struct client_table c = client_table(t, t->d.client_roots, t->d.client_roots_max,
-                                         t->d.client_roots_count);
+    struct client_table c =
+        client_table(t, t->d.client_roots, t->d.client_roots_max, t->d.client_roots_count);
     for (size_t i = 0; i < c.n; i++)
         if (c.e[i][0] < c.e[i][1])
-            r->g.add_root(r->g.ctx, &(mt_leak_root){ .lo = c.e[i][0], .hi = c.e[i][1],
-                                                    .kind = MT_ROOT_OTHER });
+            r->g.add_root(r->g.ctx, &(mt_leak_root){ .lo = c.e[i][0],
+                                                     .hi = c.e[i][1],
+                                                     .kind = MT_ROOT_OTHER });
     free(c.e);
 }
 
@@ -240,8 +241,8 @@ static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_
     }
     size_t k = 0, room = 0;
     mt_leak_block *b = NULL;
-    struct client_table ign = client_table(t, t->d.client_ignored, t->d.client_ignored_max,
-                                           t->d.client_ignored_count);
+    struct client_table ign =
+        client_table(t, t->d.client_ignored, t->d.client_ignored_max, t->d.client_ignored_count);
     for (size_t s = 0; s < mt_tables_shard_count(t); s++) {
         const mt_tables_entry *e;
         size_t count;
@@ -268,9 +269,13 @@ static mt_leak_block *read_blocks(struct request *q, size_t *n, char *why, size_
             q->seqs[q->nseqs++] = (struct seq_of){ e[i].ptr, e[i].seq };
         }
         for (size_t i = 0; i < count; i++)
-            b[k++] = (mt_leak_block){ .ptr = e[i].ptr, .size = e[i].size, .stack = e[i].stack,
-                                      .flags = (e[i].kind == MT_KIND_POOL ? MT_LEAK_FLAG_POOL : 0) |
-                                               (ignored(&ign, e[i].ptr, e[i].seq) ? MT_LEAK_FLAG_ROOT : 0) };
+            b[k++] =
+                (mt_leak_block){ .ptr = e[i].ptr,
+                                 .size = e[i].size,
+                                 .stack = e[i].stack,
+                                 .flags =
+                                     (e[i].kind == MT_KIND_POOL ? MT_LEAK_FLAG_POOL : 0) |
+                                     (ignored(&ign, e[i].ptr, e[i].seq) ? MT_LEAK_FLAG_ROOT : 0) };
     }
     free(ign.e);
     *n = k;
@@ -384,8 +389,7 @@ struct modules_ctx {
  * segments' (bias + p_vaddr + p_memsz): libdwfl's, from /proc/PID/maps,
  * ends with the file's last page, short of a .bss mapped anonymously past
  * it, where memtrace_state itself lives. */
-static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr low,
-                     void *arg)
+static int module_of(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr low, void *arg)
 {
     (void)userdata;
     struct modules_ctx *m = arg;
@@ -473,8 +477,16 @@ static unsigned stack_target(void *ctx, uint32_t id, const uintptr_t **frames)
  * be called, it is found from the DTV. */
 static mt_leak_source source_of(struct target *t)
 {
-    return (mt_leak_source){ t, mt_target_read, mapping_target, modules_target, t->q->nthreads,
-                             thread_target, reg_target, t->q->tcb_size, 0, stack_target };
+    return (mt_leak_source){ t,
+                             mt_target_read,
+                             mapping_target,
+                             modules_target,
+                             t->q->nthreads,
+                             thread_target,
+                             reg_target,
+                             t->q->tcb_size,
+                             0,
+                             stack_target };
 }
 
 /* ------------------------------------------------------------ leaks */
@@ -490,8 +502,8 @@ static unsigned stack_of(void *ctx, uint32_t id, const uintptr_t **frames)
     return mt_target_stack(c->q, id, frames);
 }
 
-static size_t match(void *ctx, const uintptr_t *frames, unsigned depth,
-                    const mt_suppression *sup, size_t nsup)
+static size_t match(void *ctx, const uintptr_t *frames, unsigned depth, const mt_suppression *sup,
+                    size_t nsup)
 {
     const struct report_ctx *c = ctx;
     return mt_leak_match_frames(c->dwfl, false, frames, depth, sup, nsup);
@@ -533,8 +545,10 @@ static size_t load_suppressions(const char *path, mt_out *out, mt_suppression **
         errno = err;
     }
     if (!text) {
-        mt_out_printf(out, "memtrace: MEMTRACE_SUPPRESSIONS: cannot read %s (%s); no "
-                           "suppressions\n", path, strerror(errno));
+        mt_out_printf(out,
+                      "memtrace: MEMTRACE_SUPPRESSIONS: cannot read %s (%s); no "
+                      "suppressions\n",
+                      path, strerror(errno));
         return 0;
     }
     *sup = calloc(MT_SUPPRESSIONS_MAX, sizeof **sup);
@@ -604,15 +618,27 @@ static bool leaks(mt_sym_state *dwfl, const struct request *q, mt_leak_block *b,
     size_t nnotes = 0;
     for (size_t i = 0; notes && i < q->nthreads; i++)
         if (!q->threads[i].sp)
-            notes[nnotes++] = (mt_leak_note){
-                q->threads[i].tid, "gdb has no registers for it (running, in non-stop mode?); "
-                                   "its stack, registers and TLS were not scanned" };
+            notes[nnotes++] =
+                (mt_leak_note){ q->threads[i].tid,
+                                "gdb has no registers for it (running, in non-stop mode?); "
+                                "its stack, registers and TLS were not scanned" };
     struct report_ctx c = { dwfl, q };
     mt_leak_report_input in = {
-        .pid = q->pid, .blocks = b, .nblocks = n, .totals = t, .nroots = r->nregions,
-        .max_groups = q->arg ? q->arg : SIZE_MAX, .sup = sup, .nsup = nsup,
-        .stack = stack_of, .match = match, .put_stack = put_stack, .ctx = &c,
-        .notes = notes, .nnotes = nnotes, .incomplete = incomplete(r, !notes),
+        .pid = q->pid,
+        .blocks = b,
+        .nblocks = n,
+        .totals = t,
+        .nroots = r->nregions,
+        .max_groups = q->arg ? q->arg : SIZE_MAX,
+        .sup = sup,
+        .nsup = nsup,
+        .stack = stack_of,
+        .match = match,
+        .put_stack = put_stack,
+        .ctx = &c,
+        .notes = notes,
+        .nnotes = nnotes,
+        .incomplete = incomplete(r, !notes),
     };
     mt_leak_report(out, &in);
     free(notes);
@@ -666,8 +692,14 @@ bool mt_target_leaks_request(mt_sym_state *dwfl, mt_tables *tables, const char *
         mt_out_printf(out, "memtrace: leaks: a table shard was read without its lock: a stopped "
                            "thread was changing it; the verdict may be off by its blocks\n");
     mt_leak_input input = {
-        .blocks = b, .nblocks = n, .roots = r.regions, .nroots = r.nregions,
-        .words = r.words, .nwords = r.nwords, .read = mt_target_read, .region = mt_target_region,
+        .blocks = b,
+        .nblocks = n,
+        .roots = r.regions,
+        .nroots = r.nregions,
+        .words = r.words,
+        .nwords = r.nwords,
+        .read = mt_target_read,
+        .region = mt_target_region,
     };
     mt_leak_totals t;
     bool ok = mt_leak_scan(&input, &t);

@@ -27,8 +27,8 @@ static struct {
     size_t nsegs;
     const char *raw; /* the core file, mapped; NULL for a process */
     size_t raw_len;
-    Elf *core;       /* the core, for its NT_FILE note; NULL for a process */
-    int mem_fd;      /* /proc/PID/mem; -1 for a core */
+    Elf *core;  /* the core, for its NT_FILE note; NULL for a process */
+    int mem_fd; /* /proc/PID/mem; -1 for a core */
     int pid;
 } mem = { .mem_fd = -1 };
 
@@ -56,9 +56,10 @@ void mt_target_mem_core(Elf *core)
         if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_memsz)
             continue;
         size_t filesz = ph.p_offset <= mem.raw_len && ph.p_filesz <= mem.raw_len - ph.p_offset
-                            ? ph.p_filesz : 0; /* a truncated core: not there */
-        mem.segs[mem.nsegs++] = (mt_span){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz,
-                                           ph.p_vaddr + filesz, ph.p_offset };
+                            ? ph.p_filesz
+                            : 0; /* a truncated core: not there */
+        mem.segs[mem.nsegs++] =
+            (mt_span){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz, ph.p_vaddr + filesz, ph.p_offset };
     }
     if (mem.nsegs)
         qsort(mem.segs, mem.nsegs, sizeof *mem.segs, seg_cmp);
@@ -227,8 +228,7 @@ static bool core_file(uintptr_t addr, mt_target_mapped *w)
         GElf_Phdr ph;
         if (!gelf_getphdr(mem.core, (int)i, &ph) || ph.p_type != PT_NOTE)
             continue;
-        Elf_Data *d = elf_getdata_rawchunk(mem.core, (int64_t)ph.p_offset, ph.p_filesz,
-                                           ELF_T_NHDR);
+        Elf_Data *d = elf_getdata_rawchunk(mem.core, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
         GElf_Nhdr nh;
         size_t off = 0, name_off, desc_off;
         while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {

@@ -36,11 +36,11 @@ bool mt_target_mapping(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 /* What the mapping holding an address is, as /proc/PID/maps or a core's
  * NT_FILE note names it. */
 typedef struct {
-    uintptr_t lo, hi;  /* the mapping (a core: the file's, or the segment's) */
-    char path[1024];   /* the file, "[heap]", "[stack]"; "" anonymous memory */
-    bool file;         /* PATH is a file; OFFSET the address's offset in it */
+    uintptr_t lo, hi; /* the mapping (a core: the file's, or the segment's) */
+    char path[1024];  /* the file, "[heap]", "[stack]"; "" anonymous memory */
+    bool file;        /* PATH is a file; OFFSET the address's offset in it */
     uint64_t offset;
-    char perms[5];     /* "rw-p"; "" on a core */
+    char perms[5]; /* "rw-p"; "" on a core */
 } mt_target_mapped;
 
 /* The mapping holding ADDR into *W; false when the target has none. */

@@ -25,8 +25,7 @@ static void global_name(Dwfl *dwfl, uintptr_t addr, char *out, size_t size)
     base = base ? base + 1 : modname ? modname : "?";
     GElf_Off off = 0;
     GElf_Sym sym;
-    const char *name = mod ? dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL)
-                           : NULL;
+    const char *name = mod ? dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL) : NULL;
     if (name && off)
         snprintf(out, size, "global %s+%" PRIu64 " in %s", name, (uint64_t)off, base);
     else if (name)
@@ -58,8 +57,8 @@ static void frame_row_name(const mt_frame *rows, unsigned n, void *ctx)
         snprintf(o->out, o->size, "%s", rows[n - 1 - o->outer].function);
 }
 
-const struct frame *mt_target_frame_of(mt_sym_state *dwfl, const struct thread *t,
-                                       uintptr_t addr, char *name, size_t size)
+const struct frame *mt_target_frame_of(mt_sym_state *dwfl, const struct thread *t, uintptr_t addr,
+                                       char *name, size_t size)
 {
     const struct frame *f = NULL;
     for (size_t i = 0; i < t->nframes; i++)
@@ -168,13 +167,13 @@ static void ref_region(struct refs *s, uintptr_t at, uint64_t word, const void *
         frame_name(s->dwfl, t, at, frame, sizeof frame);
         snprintf(what, sizeof what, "thread %u (LWP %u) stack, %s", t->number, t->tid, frame);
     } else if (t) {
-        snprintf(what, sizeof what, "thread %u (LWP %u) thread-local storage", t->number,
-                 t->tid);
+        snprintf(what, sizeof what, "thread %u (LWP %u) thread-local storage", t->number, t->tid);
     } else if (root->outside_blocks) {
         if (mt_leak_find(s->blocks, s->nblocks, at) >= 0)
             return; /* a known block's word: listed as that block's */
-        snprintf(what, sizeof what, "the allocator's heap outside the blocks memtrace knows "
-                                    "(allocated before the attach, or freed)%s",
+        snprintf(what, sizeof what,
+                 "the allocator's heap outside the blocks memtrace knows "
+                 "(allocated before the attach, or freed)%s",
                  word != s->lo ? " (holds nothing but by a block's start)" : "");
     } else {
         snprintf(what, sizeof what, "a root");

@@ -24,7 +24,8 @@ static bool thread_at(mt_sym_state *dwfl, const struct request *q, const struct 
             continue;
         for (size_t i = 0; i < q->nthreads; i++)
             if (q->threads[i].tid == g->thread) {
-                *w = (mt_fmt_where){ .kind = MT_WHERE_TLS, .number = q->threads[i].number,
+                *w = (mt_fmt_where){ .kind = MT_WHERE_TLS,
+                                     .number = q->threads[i].number,
                                      .tid = q->threads[i].tid };
                 return true;
             }
@@ -40,7 +41,9 @@ static bool thread_at(mt_sym_state *dwfl, const struct request *q, const struct 
                 hi = r->regions[k].hi;
         if (addr >= hi)
             continue;
-        *w = (mt_fmt_where){ .kind = MT_WHERE_STACK, .number = t->number, .tid = t->tid,
+        *w = (mt_fmt_where){ .kind = MT_WHERE_STACK,
+                             .number = t->number,
+                             .tid = t->tid,
                              .frame = -1 };
         if (addr + RED_ZONE < t->sp) {
             w->below_sp = true;
@@ -61,12 +64,19 @@ static mt_fmt_where elsewhere(mt_sym_state *dwfl, uintptr_t addr, mt_sym_data *d
                               mt_target_mapped *m)
 {
     if (mt_sym_data_at(mt_sym_dwfl(dwfl), addr, d))
-        return (mt_fmt_where){ .kind = MT_WHERE_SYMBOL, .offset = d->offset, .symbol = d->name,
-                               .module = d->module, .section = d->section,
+        return (mt_fmt_where){ .kind = MT_WHERE_SYMBOL,
+                               .offset = d->offset,
+                               .symbol = d->name,
+                               .module = d->module,
+                               .section = d->section,
                                .function = d->function };
     if (mt_target_mapped_at(addr, m))
-        return (mt_fmt_where){ .kind = MT_WHERE_MAPPING, .lo = m->lo, .hi = m->hi,
-                               .path = m->path, .file = m->file, .offset = m->offset };
+        return (mt_fmt_where){ .kind = MT_WHERE_MAPPING,
+                               .lo = m->lo,
+                               .hi = m->hi,
+                               .path = m->path,
+                               .file = m->file,
+                               .offset = m->offset };
     return (mt_fmt_where){ .kind = MT_WHERE_NONE }; /* a core: as the process had it */
 }
 

@@ -38,31 +38,34 @@
 #define mt_atomic_add_relaxed(p, x) __atomic_fetch_add(mt_atomic_plain_(p), (x), __ATOMIC_RELAXED)
 #define mt_atomic_sub_relaxed(p, x) __atomic_fetch_sub(mt_atomic_plain_(p), (x), __ATOMIC_RELAXED)
 #define mt_atomic_add_release(p, x) __atomic_fetch_add(mt_atomic_plain_(p), (x), __ATOMIC_RELEASE)
-#define mt_atomic_exchange_acq_rel(p, x) __atomic_exchange_n(mt_atomic_plain_(p), (x), __ATOMIC_ACQ_REL)
-#define mt_atomic_exchange_acquire(p, x) __atomic_exchange_n(mt_atomic_plain_(p), (x), __ATOMIC_ACQUIRE)
-#define mt_atomic_exchange_relaxed(p, x) __atomic_exchange_n(mt_atomic_plain_(p), (x), __ATOMIC_RELAXED)
+#define mt_atomic_exchange_acq_rel(p, x) \
+    __atomic_exchange_n(mt_atomic_plain_(p), (x), __ATOMIC_ACQ_REL)
+#define mt_atomic_exchange_acquire(p, x) \
+    __atomic_exchange_n(mt_atomic_plain_(p), (x), __ATOMIC_ACQUIRE)
+#define mt_atomic_exchange_relaxed(p, x) \
+    __atomic_exchange_n(mt_atomic_plain_(p), (x), __ATOMIC_RELAXED)
 
 /* Compare-and-swap; *EXPECTED gets the current value when it fails. */
-#define mt_atomic_cas_acq_rel(p, expected, desired)                                    \
-    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), false, __ATOMIC_ACQ_REL,   \
-                                __ATOMIC_ACQUIRE)
-#define mt_atomic_cas_acquire(p, expected, desired)                                    \
-    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), false, __ATOMIC_ACQUIRE,   \
-                                __ATOMIC_RELAXED)
-#define mt_atomic_cas_weak_relaxed(p, expected, desired)                               \
-    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), true, __ATOMIC_RELAXED,    \
-                                __ATOMIC_RELAXED)
-#define mt_atomic_cas_weak_release(p, expected, desired)                               \
-    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), true, __ATOMIC_RELEASE,    \
-                                __ATOMIC_RELAXED)
+#define mt_atomic_cas_acq_rel(p, expected, desired)                                \
+    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), false, \
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+#define mt_atomic_cas_acquire(p, expected, desired)                                \
+    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), false, \
+                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+#define mt_atomic_cas_weak_relaxed(p, expected, desired)                          \
+    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), true, \
+                                __ATOMIC_RELAXED, __ATOMIC_RELAXED)
+#define mt_atomic_cas_weak_release(p, expected, desired)                          \
+    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), true, \
+                                __ATOMIC_RELEASE, __ATOMIC_RELAXED)
 
 /* Sequentially consistent: for the few words whose readers must agree on
  * one order of stores to different words (recording.c's toggles). */
 #define mt_atomic_load_seq_cst(p) __atomic_load_n(mt_atomic_plain_(p), __ATOMIC_SEQ_CST)
 #define mt_atomic_store_seq_cst(p, x) __atomic_store_n(mt_atomic_plain_(p), (x), __ATOMIC_SEQ_CST)
-#define mt_atomic_cas_seq_cst(p, expected, desired)                                    \
-    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), false, __ATOMIC_SEQ_CST,   \
-                                __ATOMIC_SEQ_CST)
+#define mt_atomic_cas_seq_cst(p, expected, desired)                                \
+    __atomic_compare_exchange_n(mt_atomic_plain_(p), (expected), (desired), false, \
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
 
 #define mt_atomic_fence_acquire() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define mt_atomic_fence_release() __atomic_thread_fence(__ATOMIC_RELEASE)

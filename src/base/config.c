@@ -30,7 +30,7 @@ static const struct {
     const char *values; /* CHOICE: the names, ", "-separated */
     int builds;
 } settings[MT_SETTINGS] = {
-#define MT_SETTING(id, kind, def, min, max, values, builds, summary)                               \
+#define MT_SETTING(id, kind, def, min, max, values, builds, summary) \
     [MT_SET_##id] = { "MEMTRACE_" #id, kind, def, min, max, values, builds },
 #include "base/settings.def"
 #undef MT_SETTING
@@ -78,8 +78,8 @@ long mt_setting_long(int id)
     while (*end == ' ' || *end == '\t')
         end++;
     if (*s == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max) {
-        mt_warn("%s=\"%s\" is not a whole number from %ld to %ld; using %ld",
-                name, s, min, max, def);
+        mt_warn("%s=\"%s\" is not a whole number from %ld to %ld; using %ld", name, s, min, max,
+                def);
         return def;
     }
     return v;
@@ -149,8 +149,8 @@ const char *mt_setting_path(int id, char *buf, size_t size, const char *fallback
             buf[n++] = '/';
     }
     if (!fits || n + len >= size) {
-        mt_warn("%s is %zu bytes long%s, more than a path can be (%zu); %s", settings[id].name,
-                len, n ? " with the start-up directory before it" : "", size - 1, fallback);
+        mt_warn("%s is %zu bytes long%s, more than a path can be (%zu); %s", settings[id].name, len,
+                n ? " with the start-up directory before it" : "", size - 1, fallback);
         return NULL;
     }
     memcpy(buf + n, s, len + 1);
@@ -184,8 +184,8 @@ static int setting_choice(int id)
         while (*v == ',' || *v == ' ')
             v++;
     }
-    mt_warn("%s=\"%s\" is not one of %s; using %.*s", settings[id].name, s, values,
-            (int)def_len, def_name);
+    mt_warn("%s=\"%s\" is not one of %s; using %.*s", settings[id].name, s, values, (int)def_len,
+            def_name);
     return def;
 }
 
@@ -259,8 +259,8 @@ static unsigned count_or_all_setting(int id)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (*s == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max) {
-        mt_warn("%s=\"%s\" is not all or a whole number from %ld to %ld; using %ld", name, s,
-                min, max, def);
+        mt_warn("%s=\"%s\" is not all or a whole number from %ld to %ld; using %ld", name, s, min,
+                max, def);
         return (unsigned)def;
     }
     return (unsigned)v;

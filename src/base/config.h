@@ -12,18 +12,18 @@ enum { MT_ON_ERROR_CONTINUE, MT_ON_ERROR_ABORT };
 enum { MT_TOP_BY_LIVE, MT_TOP_BY_ALLOCS, MT_TOP_BY_TEMPORARY, MT_TOP_BY_PEAK };
 
 typedef struct {
-    int unwind;     /* MEMTRACE_UNWIND: cfi (default), libunwind, fp or check */
-    unsigned depth; /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
-    size_t freed;   /* MEMTRACE_FREED: freed-history records, 0 = off */
-    int bad_free;   /* MEMTRACE_BAD_FREE: report (default) or quiet */
-    int leak_check; /* MEMTRACE_LEAK_CHECK: 1 = the leak check at exit (leak_check.h) */
-    int leak_exitcode; /* MEMTRACE_LEAK_EXITCODE: exit status when leaks remain, 0..255 */
-    int start;      /* MEMTRACE_START: 1 (default) records from start-up, 0 starts off */
-    unsigned history; /* MEMTRACE_HISTORY: a live block's earlier lives print_trace
-                         shows (format.h's mt_answer.history); "all" = MT_HISTORY_ALL */
-    size_t redzone;    /* MEMTRACE_REDZONE: bytes checked after every block, 0 = off */
-    size_t quarantine; /* MEMTRACE_QUARANTINE: bytes of freed blocks held per thread, 0 = off */
-    int on_error;      /* MEMTRACE_ON_ERROR: continue (default) or abort */
+    int unwind;         /* MEMTRACE_UNWIND: cfi (default), libunwind, fp or check */
+    unsigned depth;     /* MEMTRACE_DEPTH: frames kept per stack, 1..256 */
+    size_t freed;       /* MEMTRACE_FREED: freed-history records, 0 = off */
+    int bad_free;       /* MEMTRACE_BAD_FREE: report (default) or quiet */
+    int leak_check;     /* MEMTRACE_LEAK_CHECK: 1 = the leak check at exit (leak_check.h) */
+    int leak_exitcode;  /* MEMTRACE_LEAK_EXITCODE: exit status when leaks remain, 0..255 */
+    int start;          /* MEMTRACE_START: 1 (default) records from start-up, 0 starts off */
+    unsigned history;   /* MEMTRACE_HISTORY: a live block's earlier lives print_trace
+                           shows (format.h's mt_answer.history); "all" = MT_HISTORY_ALL */
+    size_t redzone;     /* MEMTRACE_REDZONE: bytes checked after every block, 0 = off */
+    size_t quarantine;  /* MEMTRACE_QUARANTINE: bytes of freed blocks held per thread, 0 = off */
+    int on_error;       /* MEMTRACE_ON_ERROR: continue (default) or abort */
     int error_exitcode; /* MEMTRACE_ERROR_EXITCODE: exit status after a heap error, 0..255 */
     size_t sample;      /* MEMTRACE_SAMPLE: mean bytes between samples, 0 = trace every block */
     unsigned long sample_seed; /* MEMTRACE_SAMPLE_SEED: 0 = a new seed each run */

@@ -20,7 +20,9 @@
 
 /* held: 0, or the holder's token. Taken with an acquire exchange, given
  * back with a release store: what the holder wrote is seen by the next. */
-typedef struct { mt_atomic(int) held; } mt_lock;
+typedef struct {
+    mt_atomic(int) held;
+} mt_lock;
 
 /* This thread's token: its kernel thread id, read once per thread. A forked
  * child's thread keeps its parent's until mt_lock_forget_token. */
@@ -62,7 +64,10 @@ static inline void mt_cpu_relax(void)
 #endif
 }
 
-#define MT_LOCK_INIT { 0 }
+#define MT_LOCK_INIT \
+    {                \
+        0            \
+    }
 
 static inline bool mt_lock_try(mt_lock *l)
 {

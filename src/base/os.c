@@ -56,9 +56,9 @@ static bool injected_fault(void)
 
 void *mt_os_map(size_t size, const char *what)
 {
-    void *p = injected_fault() ? MAP_FAILED
-                               : mmap(NULL, size, PROT_READ | PROT_WRITE,
-                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = injected_fault()
+                  ? MAP_FAILED
+                  : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         warn_failed(what, size);
         return NULL;
@@ -74,9 +74,9 @@ void mt_os_retire(void *p, size_t size)
 
 void *mt_os_reserve(size_t size, const char *what)
 {
-    void *p = injected_fault() ? MAP_FAILED
-                               : mmap(NULL, size, PROT_NONE,
-                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = injected_fault()
+                  ? MAP_FAILED
+                  : mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         warn_failed(what, size);
         return NULL;
@@ -248,7 +248,8 @@ static int open_maps_with_text(pid_t pid, pid_t tid)
     memcpy(p, "/maps", sizeof "/maps");
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
     char c;
-    if (fd >= 0 && (syscall(SYS_read, fd, &c, 1) != 1 || syscall(SYS_lseek, fd, 0, SEEK_SET) != 0)) {
+    if (fd >= 0 &&
+        (syscall(SYS_read, fd, &c, 1) != 1 || syscall(SYS_lseek, fd, 0, SEEK_SET) != 0)) {
         syscall(SYS_close, fd);
         fd = -1;
     }
@@ -288,8 +289,9 @@ static uint64_t maps_number(const char **p, const char *end, unsigned base)
     uint64_t v = 0;
     for (; *p < end; (*p)++) {
         char c = **p;
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                            : 16;
         if (d >= base)
             break;
         v = v * base + d;
@@ -310,8 +312,8 @@ static bool maps_parse(const char *line, size_t len, bool truncated, mt_os_mappi
     const char *p = line, *end = line + len;
     if (end > p && end[-1] == '\n')
         end--;
-    *out = (mt_os_mapping){ .line = line, .line_len = len, .truncated = truncated,
-                            .perms = "----" };
+    *out =
+        (mt_os_mapping){ .line = line, .line_len = len, .truncated = truncated, .perms = "----" };
     const char *at = p;
     out->start = (uintptr_t)maps_number(&p, end, 16);
     if (p == at || p == end || *p++ != '-')

@@ -96,9 +96,9 @@ typedef struct {
 
 /* The iterator's state: the caller's buffer and where it is in it. */
 typedef struct {
-    int fd;            /* -1: over a text already read */
-    const char *buf;   /* [at, have) not yet parsed */
-    char *wbuf;        /* the caller's buffer (fd), else NULL */
+    int fd;          /* -1: over a text already read */
+    const char *buf; /* [at, have) not yet parsed */
+    char *wbuf;      /* the caller's buffer (fd), else NULL */
     size_t size, at, have;
     bool eof, skipping; /* skipping: inside the rest of a truncated line */
     bool failed;        /* a read failed: what came before it was yielded */

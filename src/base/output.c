@@ -99,8 +99,8 @@ static void put(mt_out *o, const char *p, size_t n)
                 strerror(err));
     else
         mt_warn("%s: cannot write to %s (%s) after %zu bytes of this report; the rest of it "
-                "(from the line cut) and later reports on stderr", o->setting, o->name,
-                strerror(err), o->written);
+                "(from the line cut) and later reports on stderr",
+                o->setting, o->name, strerror(err), o->written);
     o->fd = mt_err_fd();
     if (o->fd < 0)
         return;
@@ -152,7 +152,8 @@ size_t mt_text_escape(char *dst, size_t cap, const char *s)
     while (p < end) {
         size_t n = mt_utf8_len(p, end);
         /* C1 controls in UTF-8: U+0080-U+009F are 0xc2 0x80-0x9f */
-        bool plain = n > 1 ? !(p[0] == 0xc2 && p[1] < 0xa0) : n == 1 && p[0] >= 0x20 && p[0] != 0x7f;
+        bool plain = n > 1 ? !(p[0] == 0xc2 && p[1] < 0xa0)
+                           : n == 1 && p[0] >= 0x20 && p[0] != 0x7f;
         if (!plain && n == 0)
             n = 1;
         size_t need = plain ? n : 4 * n;
@@ -274,8 +275,8 @@ void mt_warn(const char *fmt, ...)
 void mt_assert_fail(const char *expr, const char *file, int line)
 {
     char text[512];
-    int n = snprintf(text, sizeof text, "memtrace: assertion failed: %s (%s:%d)\n", expr, file,
-                     line);
+    int n =
+        snprintf(text, sizeof text, "memtrace: assertion failed: %s (%s:%d)\n", expr, file, line);
     size_t done;
     int fd = mt_err_fd();
     if (n > 0 && fd >= 0)
@@ -284,8 +285,7 @@ void mt_assert_fail(const char *expr, const char *file, int line)
 }
 #endif
 
-bool mt_path_expand(const char *pattern, const char *program, long counter, char *out,
-                    size_t size)
+bool mt_path_expand(const char *pattern, const char *program, long counter, char *out, size_t size)
 {
     size_t n = 0;
     for (const char *p = pattern; *p; p++) {

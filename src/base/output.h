@@ -11,16 +11,16 @@
 
 /* A line-oriented output buffer flushed to FD when full and by mt_out_flush. */
 typedef struct {
-    int fd;      /* where the bytes go now */
+    int fd; /* where the bytes go now */
     size_t len;
     char buf[8192];
     int error; /* errno of the first write that failed, 0 if none */
     /* Set by mt_out_fall_back: the setting that named the file and its
      * name, said when a write to it fails; NULL: no fallback. */
     const char *setting, *name;
-    int file;        /* the descriptor given to mt_out_init, even after a fallback */
-    size_t written;  /* bytes written to FILE */
-    bool fell_back;  /* a write to FILE failed: FD is memtrace's stderr now */
+    int file;       /* the descriptor given to mt_out_init, even after a fallback */
+    size_t written; /* bytes written to FILE */
+    bool fell_back; /* a write to FILE failed: FD is memtrace's stderr now */
 } mt_out;
 
 /* Longest piece one mt_out_printf call writes; longer text is cut. */
@@ -51,8 +51,7 @@ static inline void mt_out_write(mt_out *o, const char *s, size_t len)
     }
     mt_out_write_slow(o, s, len);
 }
-void mt_out_printf(mt_out *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void mt_out_printf(mt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Text that is not memtrace's own (a thread's name, a function, file or
  * module name from the program or its debug information, a user's
@@ -94,7 +93,6 @@ int mt_err_fd(void);
  * any other %X stays as written. False, and OUT unusable, when the result
  * does not fit: a cut path would name another file. The one expansion of
  * every MEMTRACE_* path setting. */
-bool mt_path_expand(const char *pattern, const char *program, long counter, char *out,
-                    size_t size);
+bool mt_path_expand(const char *pattern, const char *program, long counter, char *out, size_t size);
 
 #endif

@@ -12,15 +12,17 @@
 
 typedef struct {
     pthread_mutex_t lock;
-    unsigned pauses;  /* pauses not resumed yet, under lock */
-    bool was_running; /* the thread ran when the first of them came */
+    unsigned pauses;       /* pauses not resumed yet, under lock */
+    bool was_running;      /* the thread ran when the first of them came */
     bool (*running)(void); /* each called under lock, inside memtrace */
     void (*stop)(void);    /* returns when the kernel no longer lists it */
     void (*start)(void);
 } mt_pausable;
 
-#define MT_PAUSABLE(running, stop, start) \
-    { PTHREAD_MUTEX_INITIALIZER, 0, false, (running), (stop), (start) }
+#define MT_PAUSABLE(running, stop, start)                               \
+    {                                                                   \
+        PTHREAD_MUTEX_INITIALIZER, 0, false, (running), (stop), (start) \
+    }
 
 void mt_pausable_pause(mt_pausable *p);
 /* The last resume starts the thread again if it ran and MAY_START. */

@@ -21,13 +21,13 @@
 #include <unistd.h>
 
 #define MAX_STOPPED 4096
-static mt_world_thread *stopped; /* mapped once, never unmapped */
+static mt_world_thread *stopped;    /* mapped once, never unmapped */
 static mt_atomic(size_t) nstopped;  /* entries the handler may look at */
 static mt_atomic(int) released = 1; /* the handler waits while 0 */
 static pid_t stopper_pid;
 static int stop_signal;
 
-static long futex(mt_atomic(int) *word, int op, int val)
+static long futex(mt_atomic(int) * word, int op, int val)
 {
     return syscall(SYS_futex, (int *)word, op, val, NULL, NULL, 0);
 }
@@ -106,8 +106,7 @@ static void on_stop_signal(int sig, siginfo_t *si, void *ucv)
 {
     (void)sig;
     int saved = errno;
-    if (si->si_code != SI_TKILL || si->si_pid != stopper_pid ||
-        mt_atomic_load_acquire(&released)) {
+    if (si->si_code != SI_TKILL || si->si_pid != stopper_pid || mt_atomic_load_acquire(&released)) {
         errno = saved;
         return;
     }
@@ -138,7 +137,8 @@ static void on_stop_signal(int sig, siginfo_t *si, void *ucv)
     t->sp = (uintptr_t)__builtin_frame_address(0); /* the handler's frame: conservative */
 #endif
     t->tp = (uintptr_t)pthread_self();
-    mt_atomic_store_release(&t->state, MT_WORLD_STOPPED); /* pairs with the acquire in wait_stopped */
+    mt_atomic_store_release(&t->state,
+                            MT_WORLD_STOPPED); /* pairs with the acquire in wait_stopped */
     while (!mt_atomic_load_acquire(&released)) /* pairs with the release in resume_threads */
         futex(&released, FUTEX_WAIT_PRIVATE, 0);
     restart_call(t, ucv);
@@ -153,8 +153,8 @@ static int install_handler(void)
 {
     struct sigaction sa, old;
     /* A forked child inherits the parent's: the same signal, still ours. */
-    if (stop_signal && sigaction(stop_signal, NULL, &old) == 0 &&
-        (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_stop_signal)
+    if (stop_signal && sigaction(stop_signal, NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO) &&
+        old.sa_sigaction == on_stop_signal)
         return stop_signal;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_stop_signal;
@@ -202,8 +202,8 @@ static void stop_thread(pid_t tid)
         return;
     }
     uintptr_t sp;
-    stopped[n].in_call = read_syscall(tid, &stopped[n].nr, &stopped[n].arg0, &sp,
-                                      &stopped[n].call_pc);
+    stopped[n].in_call =
+        read_syscall(tid, &stopped[n].nr, &stopped[n].arg0, &sp, &stopped[n].call_pc);
     mt_atomic_store_release(&nstopped, n + 1); /* pairs with the acquire in on_stop_signal */
     if (syscall(SYS_tgkill, stopper_pid, tid, stop_signal) != 0)
         mt_atomic_store_relaxed(&stopped[n].state, MT_WORLD_GONE); /* gone already */

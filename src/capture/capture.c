@@ -81,8 +81,8 @@ static mt_atomic(unsigned long) checked, mismatched;
 static mt_check_mismatch kept[MT_CHECK_KEPT];
 static mt_atomic(int) kept_ready[MT_CHECK_KEPT];
 
-static void keep_mismatch(unsigned long i, const uintptr_t *cfi, unsigned cn,
-                          const uintptr_t *lu, unsigned ln)
+static void keep_mismatch(unsigned long i, const uintptr_t *cfi, unsigned cn, const uintptr_t *lu,
+                          unsigned ln)
 {
     if (i >= MT_CHECK_KEPT)
         return;
@@ -134,11 +134,8 @@ unsigned mt_capture(uintptr_t *frames, unsigned max)
         return by_libunwind(frames, max);
     }
     switch (mt_cfg.unwind) {
-    case MT_UNWIND_FP:
-        return by_fp(frames, max);
-    case MT_UNWIND_CHECK:
-        return by_both(frames, max);
-    default:
-        return by_libunwind(frames, max);
+    case MT_UNWIND_FP: return by_fp(frames, max);
+    case MT_UNWIND_CHECK: return by_both(frames, max);
+    default: return by_libunwind(frames, max);
     }
 }

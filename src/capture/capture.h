@@ -42,7 +42,7 @@ void mt_unwind_cfi_init(uintptr_t lo, uintptr_t hi);
 /* Captures the cfi unwinder handed to libunwind since start-up. */
 void mt_unwind_cfi_fell_back(void);
 unsigned long mt_unwind_fallbacks(void);
-const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void);
+const mt_atomic(unsigned long) * mt_unwind_fallback_counter(void);
 
 /* Held across fork (see mt_lock_acquire_unless_mine). */
 bool mt_unwind_cfi_lock(void);

@@ -379,8 +379,8 @@ static inline void keep(uintptr_t *frames, memo *nw, walk_state *s, mt_cfi_rule 
  * from S, at the memo's frame whose words differ, at the end of a memo
  * cut at its max, or at this walk's MAX, with *AT the memo's state S is
  * then in. */
-static inline bool replay(uintptr_t *frames, unsigned max, memo *nw, const memo *old,
-                          unsigned *at, walk_state *s)
+static inline bool replay(uintptr_t *frames, unsigned max, memo *nw, const memo *old, unsigned *at,
+                          walk_state *s)
 {
     for (unsigned i = *at;; *at = ++i) {
         /* S is the memo's state i. */
@@ -391,7 +391,8 @@ static inline bool replay(uintptr_t *frames, unsigned max, memo *nw, const memo 
         }
         uintptr_t cfa = old->sp[i + 1];
         if (((const uintptr_t *)cfa)[-1] != old->ret[i + 1] ||
-            (mt_cfi_rbp_saved(r) && *(const uintptr_t *)(cfa - mt_cfi_rbp_slot(r)) != old->bp[i + 1]))
+            (mt_cfi_rbp_saved(r) &&
+             *(const uintptr_t *)(cfa - mt_cfi_rbp_slot(r)) != old->bp[i + 1]))
             return false;
         keep(frames, nw, s, r);
         s->ret = old->ret[i + 1];
@@ -410,12 +411,12 @@ static inline bool replay(uintptr_t *frames, unsigned max, memo *nw, const memo 
  * address are at FP (mt_unwind_cfi). With OLD, the thread's memo: replays
  * its frames where it can, records this walk in memo_new and makes it the
  * memo if the walk succeeds. */
-static inline __attribute__((always_inline)) int walk(uintptr_t *frames, unsigned max,
-                                                      uintptr_t fp, uintptr_t ret, memo *old)
+static inline __attribute__((always_inline)) int walk(uintptr_t *frames, unsigned max, uintptr_t fp,
+                                                      uintptr_t ret, memo *old)
 {
     const uintptr_t base = mt_stack_base;
     /* Invariant: low <= S.sp <= base. */
-    walk_state s = {.ret = ret, .sp = fp + 16, .bp = ((const uintptr_t *)fp)[0], .n = 0};
+    walk_state s = { .ret = ret, .sp = fp + 16, .bp = ((const uintptr_t *)fp)[0], .n = 0 };
     unsigned long forgets_now = mt_atomic_load_acquire(&forgets);
     memo *nw = old ? memo_new : NULL;
     /* The memo's frames from J up have their stack pointer at or above S.sp
@@ -530,7 +531,7 @@ unsigned long mt_unwind_fallbacks(void)
     return mt_atomic_load_relaxed(&fallbacks);
 }
 
-const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void)
+const mt_atomic(unsigned long) * mt_unwind_fallback_counter(void)
 {
     return &fallbacks;
 }

@@ -125,5 +125,6 @@ void mt_delete(void *ptr, size_t size, size_t align, const void *nothrow, unsign
         MT_NEXT_FREE(ptr, MT_OP_KIND(op), true,
                      delete_call(fn, MT_OP_FORM(op), size, align, nothrow));
     else /* emulated_new's block */
-        MT_NEXT_FREE(ptr, MT_OP_KIND(op), mt_real.next_free != NULL, MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
+        MT_NEXT_FREE(ptr, MT_OP_KIND(op), mt_real.next_free != NULL,
+                     MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
 }

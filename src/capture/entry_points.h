@@ -28,7 +28,7 @@ size_t mt_malloc_usable_size(void *ptr);
  * takes beyond the size or pointer, and the family the block belongs to. */
 enum { MT_FORM_NOTHROW = 1, MT_FORM_ALIGNED = 2, MT_FORM_SIZED = 4 };
 #define MT_OP(fn, form, kind) ((unsigned)(fn) | (unsigned)(form) << 8 | (unsigned)(kind) << 12)
-#define MT_OP_FN(op) ((op) & 0xffu)
+#define MT_OP_FN(op) ((op)&0xffu)
 #define MT_OP_FORM(op) (((op) >> 8) & 0xfu)
 #define MT_OP_KIND(op) ((op) >> 12)
 
@@ -75,6 +75,6 @@ void mt_pool_record(const void *p, size_t size);
 void mt_pool_release(const void *p);
 
 /* Address of the next allocation number (for the state descriptor). */
-const mt_atomic(uint64_t) *mt_seq_counter(void);
+const mt_atomic(uint64_t) * mt_seq_counter(void);
 
 #endif

@@ -247,7 +247,8 @@ bool mt_guard_near_damage(const mt_guard_block *s)
     uintptr_t page = s->start & ~(uintptr_t)(pool.page - 1), end = s->start + s->size;
     size_t before = s->start - page < MT_GUARD_NEAR ? s->start - page : MT_GUARD_NEAR;
     size_t after = page + pool.page - end < MT_GUARD_NEAR ? page + pool.page - end : MT_GUARD_NEAR;
-    return mt_pattern_differs((const unsigned char *)(s->start - before), before, MT_REDZONE_BYTE) ||
+    return mt_pattern_differs((const unsigned char *)(s->start - before), before,
+                              MT_REDZONE_BYTE) ||
            mt_pattern_differs((const unsigned char *)end, after, MT_REDZONE_BYTE);
 }
 

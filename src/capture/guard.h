@@ -39,8 +39,8 @@
 /* A slot's block, as the frees and the fault handler see it. */
 enum { MT_GUARD_NEVER, MT_GUARD_LIVE, MT_GUARD_FREED };
 typedef struct {
-    int state;        /* MT_GUARD_*: of the slot chosen */
-    uintptr_t start;  /* the block */
+    int state;       /* MT_GUARD_*: of the slot chosen */
+    uintptr_t start; /* the block */
     uint64_t size;
     /* FREED: the block's record as it left the live table (alloc_stack 0:
      * it had none), and its free */
@@ -74,10 +74,10 @@ static inline void *mt_guard_take(bool traced, size_t size, size_t align)
 }
 
 /* CALL, or the sampled block when it is this allocation's turn. */
-#define MT_GUARD_OR(traced, size, align, call)                                \
-    ({                                                                        \
-        void *mt_guard_p_ = mt_guard_take((traced), (size), (align));         \
-        mt_guard_p_ ? mt_guard_p_ : (call);                                   \
+#define MT_GUARD_OR(traced, size, align, call)                        \
+    ({                                                                \
+        void *mt_guard_p_ = mt_guard_take((traced), (size), (align)); \
+        mt_guard_p_ ? mt_guard_p_ : (call);                           \
     })
 
 /* True if P is in the pool (a range check: false for every pointer when

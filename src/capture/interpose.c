@@ -21,8 +21,11 @@ extern char **environ;
 
 /* Each name with its prototype first: most have no declaration in a
  * system header (-Wmissing-prototypes), and the others' must agree. */
-#define MT_INTERPOSE(cls, next, ret, name, params, body)                    \
-    ret name params;                                                        \
-    MT_EXPORT ret name params { body }
+#define MT_INTERPOSE(cls, next, ret, name, params, body) \
+    ret name params;                                     \
+    MT_EXPORT ret name params                            \
+    {                                                    \
+        body                                             \
+    }
 #include "capture/interposed.def"
 #undef MT_INTERPOSE

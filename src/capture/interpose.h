@@ -16,11 +16,11 @@
 enum { MT_IP_ALLOC, MT_IP_FREE, MT_IP_OTHER, MT_IP_EXEC };
 
 /* A variadic row's BODY: AP is the arguments after LAST, for CALL (an int). */
-#define MT_INTERPOSE_VA(last, call)                                         \
-    va_list ap;                                                             \
-    va_start(ap, last);                                                     \
-    int mt_va_ret = (call);                                                 \
-    va_end(ap);                                                             \
+#define MT_INTERPOSE_VA(last, call) \
+    va_list ap;                     \
+    va_start(ap, last);             \
+    int mt_va_ret = (call);         \
+    va_end(ap);                     \
     return mt_va_ret
 
 /* prctl's four more words, read as glibc's own prctl reads them. */

@@ -178,10 +178,10 @@ static size_t xallocx_recorded(size_t (*fn)(void *, size_t, size_t, int), void *
 size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
 {
     size_t (*fn)(void *, size_t, size_t, int) =
-        (size_t (*)(void *, size_t, size_t, int))mt_ext_get(MT_X_XALLOCX);
+        (size_t(*)(void *, size_t, size_t, int))mt_ext_get(MT_X_XALLOCX);
     if (!fn || mt_iheap_owns(ptr) || mt_guard_owns(ptr)) {
         size_t real = mt_malloc_usable_size(ptr); /* cannot resize: the size it has */
-        if (!mt_cfg.redzone) /* (with one, the record's size already) */
+        if (!mt_cfg.redzone)                      /* (with one, the record's size already) */
             resized_in_place(ptr, size, extra, real);
         return real;
     }
@@ -204,7 +204,7 @@ size_t mt_xallocx(void *ptr, size_t size, size_t extra, int flags)
 
 size_t mt_sallocx(const void *ptr, int flags)
 {
-    size_t (*fn)(const void *, int) = (size_t (*)(const void *, int))mt_ext_get(MT_X_SALLOCX);
+    size_t (*fn)(const void *, int) = (size_t(*)(const void *, int))mt_ext_get(MT_X_SALLOCX);
     if (!fn || mt_iheap_owns(ptr) || mt_guard_owns(ptr))
         return mt_malloc_usable_size((void *)ptr);
     if (mt_cfg.sample) /* the trailer is not the program's either */
@@ -218,7 +218,7 @@ size_t mt_sallocx(const void *ptr, int flags)
 
 size_t mt_nallocx(size_t size, int flags)
 {
-    size_t (*fn)(size_t, int) = (size_t (*)(size_t, int))mt_ext_get(MT_X_NALLOCX);
+    size_t (*fn)(size_t, int) = (size_t(*)(size_t, int))mt_ext_get(MT_X_NALLOCX);
     /* mallocx(SIZE) gives at least SIZE usable bytes, exactly SIZE with a
      * redzone after them; 0 where it would fail */
     if (fn && !mt_cfg.redzone && !mt_cfg.sample)
@@ -241,5 +241,6 @@ void mt_sdallocx(void *ptr, size_t size, int flags)
     if (MT_UNLIKELY(fn == NULL))
         mt_free(ptr);
     else
-        MT_NEXT_FREE(ptr, MT_KIND_MALLOC, true, MT_FREE_CALL(fn, MT_FC_PAI | MT_FC_SIZE_A, size, flags));
+        MT_NEXT_FREE(ptr, MT_KIND_MALLOC, true,
+                     MT_FREE_CALL(fn, MT_FC_PAI | MT_FC_SIZE_A, size, flags));
 }

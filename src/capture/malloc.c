@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const mt_atomic(uint64_t) *mt_seq_counter(void)
+const mt_atomic(uint64_t) * mt_seq_counter(void)
 {
     return &mt_next_seq;
 }
@@ -291,9 +291,13 @@ MT_COLD bool mt_free_mismatched(void *p, unsigned kind, mt_live_entry *e)
 static inline mt_freed_record freed_record(const mt_live_entry *e, mt_stack_id free_stack,
                                            uint64_t free_seq, uint32_t free_thread)
 {
-    return (mt_freed_record){ .ptr = e->ptr, .size = e->size, .alloc_seq = e->seq,
-                              .free_seq = free_seq, .alloc_stack = e->stack,
-                              .free_stack = free_stack, .alloc_thread = mt_entry_thread(e),
+    return (mt_freed_record){ .ptr = e->ptr,
+                              .size = e->size,
+                              .alloc_seq = e->seq,
+                              .free_seq = free_seq,
+                              .alloc_stack = e->stack,
+                              .free_stack = free_stack,
+                              .alloc_thread = mt_entry_thread(e),
                               .free_thread = free_thread };
 }
 
@@ -314,8 +318,7 @@ static inline bool free_captured(void)
  * true). */
 static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry *e,
                                                              bool gone_noted, bool stamped,
-                                                             mt_stack_id early,
-                                                             mt_freed_record *r)
+                                                             mt_stack_id early, mt_freed_record *r)
 {
     if (!stamped)
         mt_tl_free(e->ptr);
@@ -382,8 +385,7 @@ static MT_COLD MT_NOINLINE void redzone_damaged(const mt_live_entry *e, const ch
 static inline bool header_checked(const mt_live_entry *e)
 {
     return mt_real_glibc && !mt_cfg.sample && mt_entry_kind(e) == MT_KIND_MALLOC &&
-           e->size <= PTRDIFF_MAX &&
-           !mt_guard_owns((const void *)e->ptr) &&
+           e->size <= PTRDIFF_MAX && !mt_guard_owns((const void *)e->ptr) &&
            e->seq > mt_atomic_load_relaxed(&mt_untraced_seq);
 }
 
@@ -519,7 +521,8 @@ void *mt_malloc(size_t size)
 
 void mt_free(void *ptr)
 {
-    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, mt_real.next_free != NULL, MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
+    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, mt_real.next_free != NULL,
+                 MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
 }
 
 void *mt_calloc(size_t n, size_t size)
@@ -596,7 +599,7 @@ void mt_resized(void *ptr, bool had, const mt_live_entry *old, void *q, size_t s
 static MT_COLD void *realloc_freed(void);
 
 static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), void *ptr,
-                                                 size_t size)
+                                                  size_t size)
 {
     mt_live_entry old = { 0 };
     bool had = false;

@@ -59,9 +59,9 @@ _Static_assert(RING_COLOR % 64 == 0 && sizeof(mt_quarantine_held) == 64 &&
 /* A held slot's fields from ptr to free_thread are a freed record's, in the
  * same order from its ptr on: put copies them at once. */
 #define HELD_AS_FREED offsetof(mt_quarantine_held, filled)
-#define SAME_AT(field)                                                                            \
-    (offsetof(mt_quarantine_held, field) == offsetof(mt_freed_record, field) -                   \
-                                                offsetof(mt_freed_record, ptr))
+#define SAME_AT(field)                      \
+    (offsetof(mt_quarantine_held, field) == \
+     offsetof(mt_freed_record, field) - offsetof(mt_freed_record, ptr))
 _Static_assert(SAME_AT(ptr) && SAME_AT(size) && SAME_AT(alloc_seq) && SAME_AT(free_seq) &&
                    SAME_AT(alloc_stack) && SAME_AT(free_stack) && SAME_AT(alloc_thread) &&
                    SAME_AT(free_thread) &&
@@ -196,8 +196,7 @@ static MT_COLD MT_NOINLINE void report_damage(const mt_quarantine_ring *r, uint6
     mt_pattern_find((const unsigned char *)r->slots[i].ptr, r->slots[i].filled, MT_FREED_BYTE,
                     &first, &end);
     mt_quarantine_slot s = unpack(r, i);
-    struct mt_heap_error report = mt_quarantine_error(&s, first, end, mt_cfg.redzone,
-                                                      "quarantine");
+    struct mt_heap_error report = mt_quarantine_error(&s, first, end, mt_cfg.redzone, "quarantine");
     mt_heap_error_report(&report);
 }
 
@@ -242,8 +241,7 @@ static MT_COLD MT_NOINLINE void report_header(const mt_quarantine_ring *r, uint6
  * freed before the write. Its redzone is not read here: it was checked
  * at the free, and reading it again would cost a miss on a line nothing
  * else touches (mt_quarantine_check reads it). */
-static inline __attribute__((always_inline)) void release(const mt_quarantine_ring *r,
-                                                          uint64_t i)
+static inline __attribute__((always_inline)) void release(const mt_quarantine_ring *r, uint64_t i)
 {
     const mt_quarantine_held *h = &r->slots[i];
     if (h->ptr == 0)
@@ -432,7 +430,7 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             size_t next_at = 0;
             if (headers && (s->shape & MT_FC_SHAPE) == MT_FC_REAL &&
                 ((damage = mt_glibc_header_damage(s->ptr, s->size + mt_cfg.redzone)) ||
-                            !mt_glibc_next_ok(s->ptr, &next_at))) {
+                 !mt_glibc_next_ok(s->ptr, &next_at))) {
                 /* Reported as the release would: the block stays out of
                  * glibc's hands (a hole, its size no longer counted). */
                 mt_quarantine_slot whole = unpack(r, i & (r->cap - 1));
@@ -446,8 +444,7 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             }
             if (mt_pattern_damage(p, s->filled, MT_FREED_BYTE, &first, &end))
                 at = 0;
-            else if (mt_pattern_damage(p + s->size, mt_cfg.redzone, MT_REDZONE_BYTE, &first,
-                                       &end))
+            else if (mt_pattern_damage(p + s->size, mt_cfg.redzone, MT_REDZONE_BYTE, &first, &end))
                 at = s->size;
             else
                 continue;

@@ -113,7 +113,7 @@ static inline bool mt_glibc_size_plain(uint64_t h, uint64_t nb)
 
 /* mt_glibc_size_damage past the common case (out of line: cold). */
 static MT_COLD MT_NOINLINE unsigned mt_glibc_size_damage_rest(uint64_t h, uint64_t prev,
-                                                             uint64_t ptr, uint64_t nb)
+                                                              uint64_t ptr, uint64_t nb)
 {
     uint64_t sz = h & ~(uint64_t)7;
     if ((h & 2) && sz >= nb && sz < ((uint64_t)1 << 44) && !((prev + sz) & 4095))
@@ -142,8 +142,7 @@ static MT_COLD MT_NOINLINE unsigned mt_glibc_size_damage_rest(uint64_t h, uint64
     return 9 - best; /* byte BEST - 1 of the word, 9 - BEST bytes before PTR */
 }
 
-static inline unsigned mt_glibc_size_damage(uint64_t h, uint64_t prev, uint64_t ptr,
-                                            uint64_t asked)
+static inline unsigned mt_glibc_size_damage(uint64_t h, uint64_t prev, uint64_t ptr, uint64_t asked)
 {
     uint64_t nb = mt_glibc_request2size(asked);
     if (MT_LIKELY(mt_glibc_size_plain(h, nb)))
@@ -184,14 +183,14 @@ static inline bool mt_glibc_next_ok(uintptr_t ptr, size_t *at)
  * the state descriptor (descriptor.h) */
 
 typedef struct {
-    uintptr_t ptr;       /* the block */
-    uint64_t size;       /* as the program asked for it; its redzone follows */
-    uint64_t alloc_seq;  /* its allocation number */
-    uint64_t free_seq;   /* the allocation number last handed out at its free */
+    uintptr_t ptr;                      /* the block */
+    uint64_t size;                      /* as the program asked for it; its redzone follows */
+    uint64_t alloc_seq;                 /* its allocation number */
+    uint64_t free_seq;                  /* the allocation number last handed out at its free */
     uint32_t alloc_stack, free_stack;   /* stack ids (0: none) */
     uint32_t alloc_thread, free_thread; /* thread numbers */
-    uint64_t filled;     /* bytes from ptr filled with MT_FREED_BYTE */
-    mt_free_call call;   /* frees it for real */
+    uint64_t filled;                    /* bytes from ptr filled with MT_FREED_BYTE */
+    mt_free_call call;                  /* frees it for real */
 } mt_quarantine_slot;
 
 /* A slot as a ring stores it: one cache line. The ring is written at
@@ -213,13 +212,13 @@ typedef struct {
 
 typedef struct mt_quarantine_ring {
     struct mt_quarantine_ring *next; /* the list of every ring, never unlinked */
-    mt_atomic(int) owner; /* kernel thread id of the thread using it; 0: free */
-    mt_atomic(int) busy;  /* 1 while the owner or a checker changes or reads it */
-    uint64_t cap;         /* slots, a power of two */
-    uint64_t head, tail;  /* blocks pushed, blocks taken out: slots tail..head-1
-                             (mod cap) hold blocks, head - tail <= cap */
-    uint64_t bytes;       /* their sizes, summed */
-    mt_free_call *calls;  /* cap of them, after the slots */
+    mt_atomic(int) owner;            /* kernel thread id of the thread using it; 0: free */
+    mt_atomic(int) busy;             /* 1 while the owner or a checker changes or reads it */
+    uint64_t cap;                    /* slots, a power of two */
+    uint64_t head, tail;             /* blocks pushed, blocks taken out: slots tail..head-1
+                                        (mod cap) hold blocks, head - tail <= cap */
+    uint64_t bytes;                  /* their sizes, summed */
+    mt_free_call *calls;             /* cap of them, after the slots */
     mt_quarantine_held slots[];
 } mt_quarantine_ring;
 

@@ -272,20 +272,20 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
  * tested just before). A block the entry point must make without its
  * next function (inside memtrace, before the real allocator is known) is
  * the caller's business, before this. */
-#define MT_NEXT_ALLOC(how, traced, p, call, size, kind)                       \
-    do {                                                                     \
-        if (MT_LIKELY(traced)) {                                             \
-            MT_HELD_SCOPE;                                                   \
-            MT_NEXT_CALL(how, (p) = (call), (p) != NULL);                    \
-            if (MT_LIKELY((p) != NULL))                                      \
-                mt_record_block((p), (size), (kind));                        \
-        } else {                                                             \
-            MT_NEXT_CALL(how, (p) = (call), (p) != NULL);                    \
-            if ((how) == MT_NEXT_PLAIN)                                      \
-                mt_untraced(p);                                              \
-            else                                                             \
-                mt_untraced_entry(p);                                        \
-        }                                                                    \
+#define MT_NEXT_ALLOC(how, traced, p, call, size, kind)   \
+    do {                                                  \
+        if (MT_LIKELY(traced)) {                          \
+            MT_HELD_SCOPE;                                \
+            MT_NEXT_CALL(how, (p) = (call), (p) != NULL); \
+            if (MT_LIKELY((p) != NULL))                   \
+                mt_record_block((p), (size), (kind));     \
+        } else {                                          \
+            MT_NEXT_CALL(how, (p) = (call), (p) != NULL); \
+            if ((how) == MT_NEXT_PLAIN)                   \
+                mt_untraced(p);                           \
+            else                                          \
+                mt_untraced_entry(p);                     \
+        }                                                 \
     } while (0)
 
 /* A freeing entry point's call: FC (an mt_free_call: its next function
@@ -299,24 +299,24 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
  * when KNOWN (false before the real allocator is known: the block cannot
  * be its). A block of the guard pages' pool (guard.h) goes back there
  * instead, at once (it has no redzone, and its page is its quarantine). */
-#define MT_NEXT_FREE(ptr, kind, known, fc)                                   \
-    do {                                                                     \
-        if (mt_free_own(ptr))                                                \
-            break;                                                           \
-        if (MT_UNLIKELY(mt_guard_owns(ptr))) {                               \
-            mt_guard_free((ptr), (kind));                                    \
-            break;                                                           \
-        }                                                                    \
-        mt_free_call mt_fc_ = (fc);                                          \
-        if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY &&      \
-                      !(mt_passthrough | mt_held))) {                        \
-            MT_HELD_SCOPE;                                                   \
-            if (mt_release((ptr), (kind), &mt_fc_))                          \
-                mt_free_call_run((ptr), &mt_fc_);                            \
-        } else if (known) {                                                  \
-            mt_free_call_run((ptr), &mt_fc_);                                \
-            mt_untraced_free();                                              \
-        }                                                                    \
+#define MT_NEXT_FREE(ptr, kind, known, fc)                             \
+    do {                                                               \
+        if (mt_free_own(ptr))                                          \
+            break;                                                     \
+        if (MT_UNLIKELY(mt_guard_owns(ptr))) {                         \
+            mt_guard_free((ptr), (kind));                              \
+            break;                                                     \
+        }                                                              \
+        mt_free_call mt_fc_ = (fc);                                    \
+        if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && \
+                      !(mt_passthrough | mt_held))) {                  \
+            MT_HELD_SCOPE;                                             \
+            if (mt_release((ptr), (kind), &mt_fc_))                    \
+                mt_free_call_run((ptr), &mt_fc_);                      \
+        } else if (known) {                                            \
+            mt_free_call_run((ptr), &mt_fc_);                          \
+            mt_untraced_free();                                        \
+        }                                                              \
     } while (0)
 
 /* ---- shared by the families */

@@ -47,10 +47,10 @@
 enum { MT_SAMPLE_NONE, MT_SAMPLE_NO, MT_SAMPLE_YES };
 
 typedef struct {
-    int64_t left;     /* bytes before the next sample; 0 until the first draw,
-                       * never negative (sample_fast.h compares it unsigned) */
-    uint64_t rng;     /* xorshift64* state; 0 until the thread's first draw */
-    int pending;      /* MT_SAMPLE_*: mt_sample_padded's last decision */
+    int64_t left; /* bytes before the next sample; 0 until the first draw,
+                   * never negative (sample_fast.h compares it unsigned) */
+    uint64_t rng; /* xorshift64* state; 0 until the thread's first draw */
+    int pending;  /* MT_SAMPLE_*: mt_sample_padded's last decision */
 } mt_sample_thread;
 
 extern MT_TLS mt_sample_thread mt_sample_me MT_HIDDEN;
@@ -143,8 +143,7 @@ static inline __attribute__((always_inline)) bool mt_trailer_read(void *p, size_
 
 /* True when P (not NULL, the next allocator's) is an unsampled block: *B
  * says what its trailer says. */
-static inline __attribute__((always_inline)) bool mt_sample_unsampled(void *p,
-                                                                mt_sample_block *b)
+static inline __attribute__((always_inline)) bool mt_sample_unsampled(void *p, mt_sample_block *b)
 {
     return mt_trailer_read(p, mt_sample_usable(p), b);
 }
@@ -177,8 +176,7 @@ static inline bool mt_sample_free(void *p)
 static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
 {
     mt_sample_block b;
-    if (!mt_trailer_read(p, mt_glibc_usable(p), &b) ||
-        MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
+    if (!mt_trailer_read(p, mt_glibc_usable(p), &b) || MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
         return false;
     mt_trailer_clear(p, b.usable);
     return true;
@@ -187,8 +185,7 @@ static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
 /* Writes the trailer of P (usable size USABLE >= SIZE + MT_TRAILER, slack
  * at most MT_TRAILER_SLACK_MAX): a SIZE-byte block of family KIND counted
  * in tag node ID. */
-static inline void mt_trailer_write(void *p, size_t usable, size_t size, uint32_t id,
-                                    unsigned kind)
+static inline void mt_trailer_write(void *p, size_t usable, size_t size, uint32_t id, unsigned kind)
 {
     uint64_t w[2];
     w[1] = id | (uint64_t)kind << 32 | (uint64_t)(usable - MT_TRAILER - size) << 34;

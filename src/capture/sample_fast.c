@@ -18,8 +18,8 @@ static bool in_libstdcxx(void *fn)
 
 void mt_sample_ext_found(void)
 {
-    static const unsigned forms[] = { MT_X_NEW,  MT_X_NEW_NT,  MT_X_NEWA,   MT_X_NEWA_NT,
-                                      MT_X_DEL,  MT_X_DEL_SZ,  MT_X_DEL_NT, MT_X_DELA,
+    static const unsigned forms[] = { MT_X_NEW,     MT_X_NEW_NT, MT_X_NEWA,   MT_X_NEWA_NT,
+                                      MT_X_DEL,     MT_X_DEL_SZ, MT_X_DEL_NT, MT_X_DELA,
                                       MT_X_DELA_SZ, MT_X_DELA_NT };
     bool all = mt_sample_glibc && !mt_cxx_replaced;
     for (size_t i = 0; all && i < sizeof forms / sizeof forms[0]; i++)

@@ -59,7 +59,7 @@
 static inline bool mt_fast_alloc_ok(size_t size)
 {
     uint64_t left = (uint64_t)mt_sample_me.left; /* >= 0 */
-    if (MT_UNLIKELY(size >= left)) /* sampled, or no draw yet (0) */
+    if (MT_UNLIKELY(size >= left))               /* sampled, or no draw yet (0) */
         return false;
     if (MT_UNLIKELY(mt_busy | mt_passthrough))
         return false;
@@ -116,8 +116,8 @@ static inline __attribute__((always_inline)) void *mt_fast_trail(void *p, size_t
 /* True when the next operators new and delete in their plain, nothrow and
  * sized forms are libstdc++'s and the next malloc glibc's: libstdc++'s new
  * is malloc (of 1 byte for 0) with, when it fails, the new_handler loop or
- * std::bad_alloc; its delete is free. False outside sample mode. Set by mt_sample_ext_found, once the
- * next definitions are known (before mt_ext_ready); never cleared. */
+ * std::bad_alloc; its delete is free. False outside sample mode. Set by mt_sample_ext_found, once
+ * the next definitions are known (before mt_ext_ready); never cleared. */
 extern bool mt_sample_cxx MT_HIDDEN;
 
 /* Sets mt_sample_cxx from mt_ext (called by mt_ext_lookup). */

@@ -60,10 +60,10 @@ static inline bool mt_glibc_mmapped(const void *p)
  * it is turned on (recording.c: RESUMING, which the hot path treats as
  * PAUSED, lets one caller move mt_untraced_seq with no READY in between),
  * RESUMING -> PAUSED when it is turned off meanwhile; and to STOPPED from
- * INITIALIZING, READY, PAUSED or RESUMING when a metadata mapping fails. In PAUSED and STOPPED new blocks go unrecorded and records of
- * freed blocks are still removed (no freed history, no bad-free reports);
- * only READY records. The hot path tests for READY alone, so turning
- * recording off costs it nothing. STOPPED is never left. */
+ * INITIALIZING, READY, PAUSED or RESUMING when a metadata mapping fails. In PAUSED and STOPPED new
+ * blocks go unrecorded and records of freed blocks are still removed (no freed history, no bad-free
+ * reports); only READY records. The hot path tests for READY alone, so turning recording off costs
+ * it nothing. STOPPED is never left. */
 enum { MT_UNINIT, MT_INITIALIZING, MT_READY, MT_PAUSED, MT_RESUMING, MT_STOPPED };
 extern mt_atomic(int) mt_phase MT_HIDDEN;
 
@@ -112,7 +112,7 @@ static inline int mt_held_begin(void)
 
 /* Raises mt_held until the end of the enclosing block, also when an
  * exception leaves it (as MT_PASSTHROUGH_SCOPE). */
-#define MT_HELD_SCOPE                                                          \
+#define MT_HELD_SCOPE \
     int mt_held_scope __attribute__((cleanup(mt_held_end), unused)) = mt_held_begin()
 
 /* Raised in the forking thread between memtrace's fork handlers (with
@@ -155,11 +155,10 @@ static inline void mt_passthrough_end(mt_passthrough_scope_t *scope)
  * when an exception (std::bad_alloc from a real operator new) leaves it:
  * the files that use it are built with -fexceptions. MT_PASSTHROUGH_KEEPS
  * says the call returned the block the entry point records. */
-#define MT_PASSTHROUGH_SCOPE                                                   \
-    mt_passthrough_scope_t mt_passthrough_scope                               \
-        __attribute__((cleanup(mt_passthrough_end), unused)) = {             \
-            (mt_passthrough++, mt_passthrough_allocs), 0                       \
-        }
+#define MT_PASSTHROUGH_SCOPE                        \
+    mt_passthrough_scope_t mt_passthrough_scope     \
+        __attribute__((cleanup(mt_passthrough_end), \
+                       unused)) = { (mt_passthrough++, mt_passthrough_allocs), 0 }
 #define MT_PASSTHROUGH_KEEPS(p) (mt_passthrough_scope.keeps = (p) != NULL)
 
 /* The next definitions of the entry points beyond the C allocator's (the
@@ -237,7 +236,8 @@ void *mt_owner(const char *name);
 /* mt_ext's I-th next definition, looked up on the first call of any. */
 static inline void *mt_ext_get(unsigned i)
 {
-    if (MT_UNLIKELY(!mt_atomic_load_acquire(&mt_ext_ready))) /* pairs with mt_ext_lookup's release */
+    if (MT_UNLIKELY(
+            !mt_atomic_load_acquire(&mt_ext_ready))) /* pairs with mt_ext_lookup's release */
         mt_ext_lookup();
     return mt_atomic_load_relaxed(&mt_ext[i]);
 }
@@ -257,15 +257,15 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
  * as HOW says (a constant); KEPT, read after STMT, is true when it
  * returned a block the entry point goes on to account for (MT_NEXT_ALLOC;
  * false for a free), so that the scope does not count it as lost. */
-#define MT_NEXT_CALL(how, stmt, kept)                                        \
-    do {                                                                     \
-        if ((how) == MT_NEXT_SCOPED) {                                       \
-            MT_PASSTHROUGH_SCOPE;                                            \
-            stmt;                                                            \
-            mt_passthrough_scope.keeps = (kept);                             \
-        } else {                                                             \
-            stmt;                                                            \
-        }                                                                    \
+#define MT_NEXT_CALL(how, stmt, kept)            \
+    do {                                         \
+        if ((how) == MT_NEXT_SCOPED) {           \
+            MT_PASSTHROUGH_SCOPE;                \
+            stmt;                                \
+            mt_passthrough_scope.keeps = (kept); \
+        } else {                                 \
+            stmt;                                \
+        }                                        \
     } while (0)
 
 /* A call that frees a block, as data: the quarantine makes it when the
@@ -277,14 +277,14 @@ enum { MT_NEXT_PLAIN, MT_NEXT_SCOPED };
  * called directly; the others are next definitions, called in a
  * pass-through scope (record.h's MT_NEXT_SCOPED). */
 enum {
-    MT_FC_REAL,   /* mt_real.next_free(ptr) */
-    MT_FC_P,      /* fn(ptr) */
-    MT_FC_PA,     /* fn(ptr, a) */
-    MT_FC_PAB,    /* fn(ptr, a, b) */
-    MT_FC_PI,     /* fn(ptr, (int)a) */
-    MT_FC_PAI,    /* fn(ptr, a, (int)b) */
-    MT_FC_PP,     /* fn(ptr, (const void *)a) */
-    MT_FC_PAP,    /* fn(ptr, a, (const void *)b) */
+    MT_FC_REAL, /* mt_real.next_free(ptr) */
+    MT_FC_P,    /* fn(ptr) */
+    MT_FC_PA,   /* fn(ptr, a) */
+    MT_FC_PAB,  /* fn(ptr, a, b) */
+    MT_FC_PI,   /* fn(ptr, (int)a) */
+    MT_FC_PAI,  /* fn(ptr, a, (int)b) */
+    MT_FC_PP,   /* fn(ptr, (const void *)a) */
+    MT_FC_PAP,  /* fn(ptr, a, (const void *)b) */
     MT_FC_SHAPE = 0xff,
     MT_FC_SIZE_A = 0x100,
     MT_FC_SIZE_B = 0x200,
@@ -296,8 +296,10 @@ typedef struct {
     unsigned shape;
 } mt_free_call;
 
-#define MT_FREE_CALL(fn_, shape_, a_, b_)                                                        \
-    ((mt_free_call){ .fn = (void *)(fn_), .a = (uintptr_t)(a_), .b = (uintptr_t)(b_),         \
+#define MT_FREE_CALL(fn_, shape_, a_, b_)  \
+    ((mt_free_call){ .fn = (void *)(fn_),  \
+                     .a = (uintptr_t)(a_), \
+                     .b = (uintptr_t)(b_), \
                      .shape = (shape_) })
 
 /* C's size argument, if it has one, made the size the next allocator was

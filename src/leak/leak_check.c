@@ -160,7 +160,9 @@ static void copy_block(const mt_live_entry *e, void *ctx)
     /* Stack 0 is a capture the store could not keep; any other id the
      * store never gave out comes from a damaged entry. */
     bool impossible = e->stack && !mt_stack_get(e->stack, &frames);
-    *b = (mt_leak_block){ .ptr = e->ptr, .size = e->size, .stack = e->stack,
+    *b = (mt_leak_block){ .ptr = e->ptr,
+                          .size = e->size,
+                          .stack = e->stack,
                           .flags = (impossible ? MT_LEAK_FLAG_DAMAGED : 0) |
                                    (mt_entry_kind(e) == MT_KIND_POOL ? MT_LEAK_FLAG_POOL : 0) };
 }
@@ -195,16 +197,27 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
     mt_leak_note notes[64];
     size_t nnotes = 0;
     for (size_t i = 0; i < nun && nnotes < sizeof notes / sizeof *notes; i++)
-        notes[nnotes++] = (mt_leak_note){
-            (uint32_t)un[i].tid,
-            un[i].stack_scanned ? "its stack was scanned from the stack pointer of its "
+        notes[nnotes++] =
+            (mt_leak_note){ (uint32_t)un[i].tid,
+                            un[i].stack_scanned
+                                ? "its stack was scanned from the stack pointer of its "
                                   "system call, its registers were not"
                                 : "its stack, registers and TLS were not scanned" };
     mt_leak_report_input in = {
-        .pid = (int)getpid(), .blocks = blocks, .nblocks = n, .totals = t, .nroots = nroots,
-        .max_groups = SIZE_MAX, .sup = sup, .nsup = nsup,
-        .stack = stack_of, .match = match_self, .put_stack = mt_describe_stack,
-        .notes = notes, .nnotes = nnotes, .incomplete = incomplete  ? incomplete
+        .pid = (int)getpid(),
+        .blocks = blocks,
+        .nblocks = n,
+        .totals = t,
+        .nroots = nroots,
+        .max_groups = SIZE_MAX,
+        .sup = sup,
+        .nsup = nsup,
+        .stack = stack_of,
+        .match = match_self,
+        .put_stack = mt_describe_stack,
+        .notes = notes,
+        .nnotes = nnotes,
+        .incomplete = incomplete     ? incomplete
                       : nnotes < nun ? "more threads did not stop than can be named here; theirs "
                                        "were not scanned"
                                      : NULL,
@@ -236,13 +249,13 @@ static uint64_t report(mt_leak_block *blocks, size_t n, const mt_leak_totals *t,
  * by the profiler's exit report (leak_classes_of) and written out by the
  * last exit handler. Only the exiting thread touches it. */
 static struct {
-    pid_t pid;          /* the process that made it; 0: none yet */
-    bool scanned;       /* false: why_not says why there is no verdict */
+    pid_t pid;    /* the process that made it; 0: none yet */
+    bool scanned; /* false: why_not says why there is no verdict */
     const char *why_not;
     mt_leak_vec blocks; /* mt_leak_block, sorted by (stack, class) */
     mt_leak_totals t;
     size_t nroots;
-    mt_leak_vec un;     /* mt_leak_unstopped */
+    mt_leak_vec un;         /* mt_leak_unstopped */
     const char *incomplete; /* mt_leak_report_input.incomplete */
 } verdict = { .blocks = { .item = sizeof(mt_leak_block) },
               .un = { .item = sizeof(mt_leak_unstopped) } };
@@ -307,10 +320,15 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
     bool have_blocks = take_blocks(&src, &g, ok && attached);
     mt_leak_vec *blocks = &verdict.blocks;
     mt_leak_input in = {
-        .blocks = (mt_leak_block *)blocks->p, .nblocks = blocks->n,
-        .roots = (const mt_leak_root *)r.regions.p, .nroots = r.regions.n,
-        .words = (const uintptr_t *)r.words.p, .nwords = r.words.n,
-        .read = mt_leak_read_self, .read_ctx = &me, .region = mt_leak_region_self,
+        .blocks = (mt_leak_block *)blocks->p,
+        .nblocks = blocks->n,
+        .roots = (const mt_leak_root *)r.regions.p,
+        .nroots = r.regions.n,
+        .words = (const uintptr_t *)r.words.p,
+        .nwords = r.words.n,
+        .read = mt_leak_read_self,
+        .read_ctx = &me,
+        .region = mt_leak_region_self,
         .vtable = mt_leak_vtable_self,
     };
     verdict.scanned = ok && have_blocks && mt_leak_scan(&in, &verdict.t);
@@ -320,8 +338,8 @@ static MT_NOINLINE void scan_once(const ucontext_t *uc, uintptr_t stack_from)
 
     verdict.why_not = !ok ? "/proc/thread-self/maps could not be read" : "no memory for its tables";
     verdict.nroots = r.regions.n;
-    verdict.incomplete = !listed  ? "the threads could not all be listed (/proc/self/task), "
-                                    "so some were neither stopped nor scanned"
+    verdict.incomplete = !listed    ? "the threads could not all be listed (/proc/self/task), "
+                                      "so some were neither stopped nor scanned"
                          : r.failed ? "memory for the list of roots ran out, some were not scanned"
                                     : NULL;
     if (verdict.scanned)

@@ -115,8 +115,8 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
              blocks[i - 1].class != blocks[i].class))
             ngroups++;
     size_t mapped = (ngroups ? ngroups : 1) * sizeof(struct group);
-    struct group *g = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                           -1, 0);
+    struct group *g =
+        mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     const char *incomplete = in->incomplete;
     if (g == MAP_FAILED) {
         g = NULL;
@@ -185,7 +185,8 @@ uint64_t mt_leak_report(mt_out *o, const mt_leak_report_input *in)
             mt_fmt_leak_suppressed(o, in->sup[i].pattern, in->sup[i].bytes, in->sup[i].blocks);
     mt_fmt_leak_summary(o, lost[MT_LEAK_DEFINITE], lost_blocks[MT_LEAK_DEFINITE],
                         lost[MT_LEAK_INDIRECT], lost_blocks[MT_LEAK_INDIRECT],
-                        lost[MT_LEAK_POSSIBLE], lost_blocks[MT_LEAK_POSSIBLE], t->bytes[MT_LEAK_REACHABLE], t->blocks[MT_LEAK_REACHABLE]);
+                        lost[MT_LEAK_POSSIBLE], lost_blocks[MT_LEAK_POSSIBLE],
+                        t->bytes[MT_LEAK_REACHABLE], t->blocks[MT_LEAK_REACHABLE]);
     if (g)
         munmap(g, mapped);
     return lost[MT_LEAK_DEFINITE] + lost[MT_LEAK_INDIRECT];

@@ -2,9 +2,8 @@
 /* The leak report, one writer for both places that make one: the check at
  * exit in the process (leak_check.c) and `memtrace leaks` in gdb through
  * memtrace-symbolize. Lost blocks grouped by allocation stack and class,
- * suppressions applied, definitely lost groups first (with what they hold), the notes, the summary line
- * (format.h's order). Uses no heap (its arrays are mmap'ed): safe in the
- * library at exit. */
+ * suppressions applied, definitely lost groups first (with what they hold), the notes, the summary
+ * line (format.h's order). Uses no heap (its arrays are mmap'ed): safe in the library at exit. */
 #ifndef MT_LEAK_REPORT_H
 #define MT_LEAK_REPORT_H
 
@@ -33,18 +32,18 @@ typedef struct {
     size_t nblocks;
     const mt_leak_totals *totals;
     size_t nroots;
-    size_t max_groups;            /* groups listed at most; SIZE_MAX: all */
-    mt_suppression *sup;          /* may be NULL; their counts are added to */
+    size_t max_groups;   /* groups listed at most; SIZE_MAX: all */
+    mt_suppression *sup; /* may be NULL; their counts are added to */
     size_t nsup;
     /* The recorded frames of stack ID (innermost first) into *FRAMES, valid
      * until the next call; returns the depth, 0 for none. */
     unsigned (*stack)(void *ctx, uint32_t id, const uintptr_t **frames);
     /* The first of SUP[0..NSUP) that matches a frame of FRAMES, or NSUP
      * (mt_leak_match_frames does it for a Dwfl). NULL: nothing matches. */
-    size_t (*match)(void *ctx, const uintptr_t *frames, unsigned depth,
-                    const mt_suppression *sup, size_t nsup);
-    mt_stack_writer *put_stack;   /* writes a group's frames */
-    void *ctx;                    /* for the three above */
+    size_t (*match)(void *ctx, const uintptr_t *frames, unsigned depth, const mt_suppression *sup,
+                    size_t nsup);
+    mt_stack_writer *put_stack; /* writes a group's frames */
+    void *ctx;                  /* for the three above */
     const mt_leak_note *notes;
     size_t nnotes;
     /* What went wrong with the roots, in the words of the warning

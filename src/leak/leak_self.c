@@ -31,8 +31,8 @@
  * says so and lets the program exit as it would have. */
 void *mt_leak_map_bytes(size_t size)
 {
-    void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    void *p =
+        mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -123,8 +123,8 @@ const void *mt_leak_read_self(void *ctx, uintptr_t addr, size_t len)
     struct iovec local = { copy_buf, len }, remote = { (void *)addr, len };
     /* The calling thread's id: the process's id names main, whose memory
      * cannot be read once it has called pthread_exit. */
-    ssize_t got = syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_gettid), &local, 1UL, &remote,
-                          1UL, 0UL);
+    ssize_t got =
+        syscall(SYS_process_vm_readv, (pid_t)syscall(SYS_gettid), &local, 1UL, &remote, 1UL, 0UL);
     if (got == (ssize_t)len)
         return copy_buf;
     if (got < 0 && (errno == ENOSYS || errno == EPERM))
@@ -172,8 +172,7 @@ static bool module_holds(const struct dl_phdr_info *info, uintptr_t addr)
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && addr >= lo &&
-            addr - lo < ph->p_memsz)
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && addr >= lo && addr - lo < ph->p_memsz)
             return true;
     }
     return false;
@@ -284,8 +283,9 @@ static unsigned stack_self(void *ctx, uint32_t id, const uintptr_t **frames)
  * before the threads are stopped (dlsym takes the loader's lock). */
 static mt_leak_source source_of(mt_leak_self *me)
 {
-    mt_leak_source src = { me, mt_leak_read_self, mapping_self, modules_self, 0, thread_self, reg_self,
-                           0, 0, stack_self };
+    mt_leak_source src = { me, mt_leak_read_self, mapping_self, modules_self,
+                           0,  thread_self,       reg_self,     0,
+                           0,  stack_self };
     void (*get)(size_t *, size_t *) =
         (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
     const unsigned *tcb = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");

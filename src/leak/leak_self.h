@@ -39,11 +39,11 @@ typedef struct {
 } mt_leak_unstopped;
 
 typedef struct {
-    mt_leak_vec maps;        /* the mappings, read once the world is stopped */
-    size_t nworld;           /* threads mt_world_stop signalled */
-    mt_leak_vec *un;         /* mt_leak_unstopped: those that did not stop */
-    uintptr_t own_sp;        /* the exiting thread's stack is scanned from here */
-    uintptr_t own_regs[24];  /* and these are its root words */
+    mt_leak_vec maps;       /* the mappings, read once the world is stopped */
+    size_t nworld;          /* threads mt_world_stop signalled */
+    mt_leak_vec *un;        /* mt_leak_unstopped: those that did not stop */
+    uintptr_t own_sp;       /* the exiting thread's stack is scanned from here */
+    uintptr_t own_regs[24]; /* and these are its root words */
     unsigned nown_regs;
 } mt_leak_self;
 

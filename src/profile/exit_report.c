@@ -145,11 +145,14 @@ static void exit_report_locked(pid_t pid)
     mt_out o;
     bool own;
     mt_profiler_output_open(&o, &own);
-    mt_fmt_prof_exit head = { .pid = (int)pid, .parent = (int)mt_prof_parent,
-                              .ms = mt_prof_ms(mt_os_now_ns()), .peak = peak,
+    mt_fmt_prof_exit head = { .pid = (int)pid,
+                              .parent = (int)mt_prof_parent,
+                              .ms = mt_prof_ms(mt_os_now_ns()),
+                              .peak = peak,
                               .peak_ms = mt_prof_ms(at),
                               .live = mt_atomic_load_relaxed(&mt_site_live_total),
-                              .live_blocks = w.sum_blocks, .sites = w.nlive,
+                              .live_blocks = w.sum_blocks,
+                              .sites = w.nlive,
                               .top_by = mt_prof_set.top_by };
     if (mt_sample_rate) /* the totals exact, not the records' estimates; the time the latter's */
         mt_live_read(&head.live, &head.peak);

@@ -71,7 +71,8 @@ static int open_output(bool *own)
     if (out_pid != pid) {
         if (!mt_prof_expand(mt_prof_set.output, out_path, sizeof out_path)) {
             mt_warn("MEMTRACE_OUTPUT: the path expands to more than %d bytes; reporting on "
-                    "stderr", MT_PROF_PATH_BYTES - 1);
+                    "stderr",
+                    MT_PROF_PATH_BYTES - 1);
             mt_prof_set.output = NULL;
             return mt_err_fd();
         }
@@ -81,7 +82,8 @@ static int open_output(bool *own)
     if (fd < 0) {
         if (mt_prof_is_link(out_path))
             mt_warn("MEMTRACE_OUTPUT: %s is a symbolic link; not following it; reporting on "
-                    "stderr", out_path);
+                    "stderr",
+                    out_path);
         else
             mt_warn("MEMTRACE_OUTPUT: cannot open %s (%s); reporting on stderr", out_path,
                     strerror(errno));

@@ -54,10 +54,10 @@ typedef struct {
 } mt_prof_settings;
 extern mt_prof_settings mt_prof_set;
 
-extern uint64_t mt_prof_start_ns; /* this process's start (a forked child's: the fork) */
+extern uint64_t mt_prof_start_ns;      /* this process's start (a forked child's: the fork) */
 extern uint32_t mt_prof_report_number; /* of the last running report in this process */
-extern pid_t mt_prof_parent;      /* of a forked child, else 0 */
-extern int mt_prof_exiting;       /* the exit report is done: print nothing more */
+extern pid_t mt_prof_parent;           /* of a forked child, else 0 */
+extern int mt_prof_exiting;            /* the exit report is done: print nothing more */
 /* The leak check's verdict for the blocks of stack ID (bytes by MT_LEAK_*
  * in CLS), false when there is none (mt_profiler_set_leak_hooks). */
 bool mt_prof_leak_classes(mt_stack_id id, uint64_t cls[4]);
@@ -96,13 +96,13 @@ void mt_prof_unlock(void);
 struct mt_prof_site {
     mt_stack_id id;
     unsigned depth;
-    uint32_t number;          /* the stack's site number (mt_stack_site_number) */
-    const uintptr_t *frames;  /* in the stack store: never freed */
-    mt_site_counters last;    /* counters at the last printed report */
-    mt_site_counters now;     /* counters read by the current walk; its
-                                 peak_bytes and peak_blocks: the site's at
-                                 the latest global peak (mt_site_peak_of) */
-    char *text;               /* symbolized stack, NULL until first printed */
+    uint32_t number;         /* the stack's site number (mt_stack_site_number) */
+    const uintptr_t *frames; /* in the stack store: never freed */
+    mt_site_counters last;   /* counters at the last printed report */
+    mt_site_counters now;    /* counters read by the current walk; its
+                                peak_bytes and peak_blocks: the site's at
+                                the latest global peak (mt_site_peak_of) */
+    char *text;              /* symbolized stack, NULL until first printed */
 };
 extern struct mt_prof_site *mt_prof_sites;
 extern size_t mt_prof_nsites;
@@ -123,10 +123,10 @@ static inline uint64_t mt_prof_live_blocks(const mt_site_counters *c)
 }
 
 struct mt_prof_walk {
-    uint64_t sum_live;  /* over all sites */
+    uint64_t sum_live; /* over all sites */
     uint64_t sum_blocks;
-    uint64_t events;    /* alloc + free blocks since start, over all sites */
-    size_t nlive;       /* sites holding memory */
+    uint64_t events; /* alloc + free blocks since start, over all sites */
+    size_t nlive;    /* sites holding memory */
 };
 /* Reads every stored stack's counters into its site (added if new: only
  * the stacks stored since the last walk are read from the store). */

@@ -67,11 +67,10 @@ void mt_prof_load_settings(void)
         mt_setting_path(MT_SET_OUTPUT, output_copy, sizeof output_copy, "reporting on stderr");
     mt_prof_set.folded =
         mt_setting_path(MT_SET_FOLDED, folded_copy, sizeof folded_copy, "no folded files");
-    folded_child_template = mt_children_pass_on("MEMTRACE_FOLDED", mt_prof_set.folded,
-                                                folded_env, sizeof folded_env);
+    folded_child_template =
+        mt_children_pass_on("MEMTRACE_FOLDED", mt_prof_set.folded, folded_env, sizeof folded_env);
     mt_pprof_out_start(true);
-    snprintf(mt_prof_set.program, sizeof mt_prof_set.program, "%s",
-             program_invocation_short_name);
+    snprintf(mt_prof_set.program, sizeof mt_prof_set.program, "%s", program_invocation_short_name);
     mt_prof_set.signal = mt_config_signal(MT_SET_SIGNAL, "no signal asks for a report");
 }
 

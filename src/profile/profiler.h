@@ -36,9 +36,9 @@ void mt_profiler_output_close(mt_out *o, bool own);
  * leak_check.c when MEMTRACE_LEAK_CHECK=1 (hooks, so that the profiler does
  * not include the check that includes it): RUN makes the verdict once per
  * process (the other threads stopped meanwhile), before the report takes
- * its lock, scanning the exiting thread's stack from STACK_FROM up; CLASSES fills BYTES, indexed by MT_LEAK_* (still reachable,
- * definitely lost, indirectly lost, possibly lost), for the blocks of allocation stack
- * ID, false when there is no verdict. The tracer build ignores them. */
+ * its lock, scanning the exiting thread's stack from STACK_FROM up; CLASSES fills BYTES, indexed by
+ * MT_LEAK_* (still reachable, definitely lost, indirectly lost, possibly lost), for the blocks of
+ * allocation stack ID, false when there is no verdict. The tracer build ignores them. */
 typedef struct {
     /* UC: the registers the exit handler was entered with; STACK_FROM: its frame */
     void (*run)(const ucontext_t *uc, uintptr_t stack_from);

@@ -43,8 +43,8 @@ void mt_profiler_start(void)
     names[len] = '\0';
     if (n)
         mt_warn("%s: %s in libmemtrace.so, the tracer; preload libmemtrace-profiler.so "
-                "for the profiler's reports", names, n == 1 ? "a profiler setting, no effect" :
-                "profiler settings, no effect");
+                "for the profiler's reports",
+                names, n == 1 ? "a profiler setting, no effect" : "profiler settings, no effect");
     mt_pprof_out_start(false);
 }
 
@@ -53,9 +53,7 @@ bool mt_profiler_pause(void)
     return false; /* the tracer starts no thread */
 }
 
-void mt_profiler_resume(void)
-{
-}
+void mt_profiler_resume(void) {}
 
 void mt_profiler_output_open(mt_out *o, bool *own)
 {

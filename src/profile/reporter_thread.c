@@ -54,20 +54,20 @@ static void on_signal(int sig)
 static mt_os_stack reporter_stack; /* the reporter thread's; reports made in
                                       the program's threads use mt_own_stack */
 static pthread_t reporter;
-static bool reporter_running;       /* under pausable's lock once started */
-static pid_t reporter_pid;          /* the process that started it */
-static mt_atomic(int) reporter_tid; /* futex word: 0 until the thread has registered */
+static bool reporter_running;        /* under pausable's lock once started */
+static pid_t reporter_pid;           /* the process that started it */
+static mt_atomic(int) reporter_tid;  /* futex word: 0 until the thread has registered */
 static mt_atomic(int) reporter_stop; /* futex word: 1 asks the thread to return */
-static mt_atomic(int) main_exited;  /* the main thread called pthread_exit */
+static mt_atomic(int) main_exited;   /* the main thread called pthread_exit */
 static pthread_key_t main_key;
 static bool main_key_made;
 
-static void futex_wait(mt_atomic(int) *word, int val, const struct timespec *ts)
+static void futex_wait(mt_atomic(int) * word, int val, const struct timespec *ts)
 {
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, ts, NULL, 0);
 }
 
-static void futex_wake(mt_atomic(int) *word)
+static void futex_wake(mt_atomic(int) * word)
 {
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }

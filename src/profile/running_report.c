@@ -55,9 +55,14 @@ static void report_locked(int why)
     mt_out o;
     bool own;
     mt_profiler_output_open(&o, &own);
-    mt_fmt_prof_running head = { .number = ++mt_prof_report_number, .why = why,
-                                 .pid = (int)getpid(), .ms = mt_prof_ms(mt_os_now_ns()),
-                                 .live = total, .peak = peak, .sites = w.nlive, .shown = n,
+    mt_fmt_prof_running head = { .number = ++mt_prof_report_number,
+                                 .why = why,
+                                 .pid = (int)getpid(),
+                                 .ms = mt_prof_ms(mt_os_now_ns()),
+                                 .live = total,
+                                 .peak = peak,
+                                 .sites = w.nlive,
+                                 .shown = n,
                                  .top_by = mt_prof_set.top_by };
     if (mt_sample_rate) /* the totals exact, not the records' estimates */
         mt_live_read(&head.live, &head.peak);

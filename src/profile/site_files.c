@@ -33,8 +33,8 @@ struct folded_peak {
     uint64_t sum; /* bytes written */
 };
 
-static void put_folded_peak(mt_stack_id id, const uintptr_t *frames, unsigned depth,
-                            uint64_t bytes, uint64_t blocks, void *ctx)
+static void put_folded_peak(mt_stack_id id, const uintptr_t *frames, unsigned depth, uint64_t bytes,
+                            uint64_t blocks, void *ctx)
 {
     (void)id;
     (void)blocks;
@@ -76,8 +76,8 @@ struct peak_profile {
 
 /* mt_site_peak_fn: one site of the peak profile, its live bytes and blocks
  * at the moment of the peak (the same values as the .folded.peak file). */
-static void add_peak_site(mt_stack_id id, const uintptr_t *frames, unsigned depth,
-                          uint64_t bytes, uint64_t blocks, void *ctx)
+static void add_peak_site(mt_stack_id id, const uintptr_t *frames, unsigned depth, uint64_t bytes,
+                          uint64_t blocks, void *ctx)
 {
     struct peak_profile *pp = ctx;
     mt_pprof_values v = { 0, 0, blocks, bytes };
@@ -103,8 +103,8 @@ void mt_prof_write_pprof(enum mt_pprof_when when, mt_out *say)
     mt_pprof *p = mt_pprof_out_new(true);
     for (size_t i = 0; p && i < mt_prof_nsites; i++) {
         const struct mt_prof_site *s = &mt_prof_sites[i];
-        mt_pprof_values v = { s->now.alloc_blocks, s->now.alloc_bytes,
-                              mt_prof_live_blocks(&s->now), mt_prof_live_bytes(&s->now) };
+        mt_pprof_values v = { s->now.alloc_blocks, s->now.alloc_bytes, mt_prof_live_blocks(&s->now),
+                              mt_prof_live_bytes(&s->now) };
         if (!v.alloc_objects && !v.inuse_objects)
             continue;
         if (!mt_pprof_add(p, s->id, s->frames, s->depth, NULL, &v)) {

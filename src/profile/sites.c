@@ -129,14 +129,10 @@ void mt_prof_row(const struct mt_prof_site *s, bool since_start, mt_fmt_prof_sit
 uint64_t mt_prof_rank_key(int by, const struct mt_prof_site *s, bool since_start)
 {
     switch (by) {
-    case MT_TOP_BY_ALLOCS:
-        return s->now.alloc_blocks - (since_start ? 0 : s->last.alloc_blocks);
-    case MT_TOP_BY_TEMPORARY:
-        return s->now.temp_blocks - (since_start ? 0 : s->last.temp_blocks);
-    case MT_TOP_BY_PEAK:
-        return s->now.peak_bytes; /* at the latest peak, whenever asked */
-    default:
-        return mt_prof_live_bytes(&s->now);
+    case MT_TOP_BY_ALLOCS: return s->now.alloc_blocks - (since_start ? 0 : s->last.alloc_blocks);
+    case MT_TOP_BY_TEMPORARY: return s->now.temp_blocks - (since_start ? 0 : s->last.temp_blocks);
+    case MT_TOP_BY_PEAK: return s->now.peak_bytes; /* at the latest peak, whenever asked */
+    default: return mt_prof_live_bytes(&s->now);
     }
 }
 

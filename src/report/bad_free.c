@@ -225,28 +225,20 @@ static const char *call_name(unsigned kind)
     if (kind & MT_FREE_BY_REALLOC)
         return "realloc";
     switch (kind & 0xff) {
-    case MT_KIND_NEW:
-        return "delete";
-    case MT_KIND_NEW_ARRAY:
-        return "delete[]";
-    case MT_KIND_POOL:
-        return "memtrace_freelike";
-    default:
-        return "free";
+    case MT_KIND_NEW: return "delete";
+    case MT_KIND_NEW_ARRAY: return "delete[]";
+    case MT_KIND_POOL: return "memtrace_freelike";
+    default: return "free";
     }
 }
 
 static const char *alloc_name(unsigned kind)
 {
     switch (kind) {
-    case MT_KIND_NEW:
-        return "new";
-    case MT_KIND_NEW_ARRAY:
-        return "new[]";
-    case MT_KIND_POOL:
-        return "memtrace_malloclike";
-    default:
-        return "malloc";
+    case MT_KIND_NEW: return "new";
+    case MT_KIND_NEW_ARRAY: return "new[]";
+    case MT_KIND_POOL: return "memtrace_malloclike";
+    default: return "malloc";
     }
 }
 

@@ -160,28 +160,40 @@ static void describe_where(uintptr_t addr, mt_out *out)
         if (addr < m.start || addr >= m.end)
             continue;
         snprintf(path, sizeof path, "%.*s", (int)m.path_len, m.path);
-        w = (mt_fmt_where){ .kind = MT_WHERE_MAPPING, .lo = m.start, .hi = m.end, .path = path,
-                            .file = m.inode != 0, .offset = m.offset + (addr - m.start) };
+        w = (mt_fmt_where){ .kind = MT_WHERE_MAPPING,
+                            .lo = m.start,
+                            .hi = m.end,
+                            .path = path,
+                            .file = m.inode != 0,
+                            .offset = m.offset + (addr - m.start) };
         break;
     }
     if (fd >= 0)
         close(fd);
     if (w.kind == MT_WHERE_MAPPING && in_own_tls(addr)) {
-        w = (mt_fmt_where){ .kind = MT_WHERE_TLS, .number = mt_thread_number(),
+        w = (mt_fmt_where){ .kind = MT_WHERE_TLS,
+                            .number = mt_thread_number(),
                             .tid = (uint32_t)syscall(SYS_gettid) };
     } else if (w.kind == MT_WHERE_MAPPING && mt_stack_known > 0 && addr >= mt_stack_low &&
                addr < mt_stack_base) {
-        w = (mt_fmt_where){ .kind = MT_WHERE_STACK, .number = mt_thread_number(),
-                            .tid = (uint32_t)syscall(SYS_gettid), .frame = -1 };
+        w = (mt_fmt_where){ .kind = MT_WHERE_STACK,
+                            .number = mt_thread_number(),
+                            .tid = (uint32_t)syscall(SYS_gettid),
+                            .frame = -1 };
     } else if (w.kind == MT_WHERE_MAPPING && strcmp(path, "[stack]") == 0) {
-        w = (mt_fmt_where){ .kind = MT_WHERE_STACK, .number = 1, .tid = (uint32_t)getpid(),
+        w = (mt_fmt_where){ .kind = MT_WHERE_STACK,
+                            .number = 1,
+                            .tid = (uint32_t)getpid(),
                             .frame = -1 };
     } else if (w.kind == MT_WHERE_MAPPING && mt_sym_self_lock()) {
         mt_sym_state *st = mt_sym_self();
         mt_sym_data d;
         if (st && mt_sym_data_at(mt_sym_dwfl(st), addr, &d)) {
-            mt_fmt_where s = { .kind = MT_WHERE_SYMBOL, .offset = d.offset, .symbol = d.name,
-                               .module = d.module, .section = d.section,
+            mt_fmt_where s = { .kind = MT_WHERE_SYMBOL,
+                               .offset = d.offset,
+                               .symbol = d.name,
+                               .module = d.module,
+                               .section = d.section,
                                .function = d.function };
             mt_fmt_where_line(out, &s); /* D's strings are the symbolizer's */
             mt_sym_self_unlock();

@@ -25,12 +25,12 @@ typedef struct {
     int64_t offset;
     uint64_t bytes, at_least, freed;
     uint64_t alloc_seq, free_seq;
-    uint32_t alloc_stack, free_stack; /* stack-store ids */
+    uint32_t alloc_stack, free_stack;           /* stack-store ids */
     uint32_t alloc_thread, free_thread, thread; /* thread numbers */
-    uint32_t depth;                   /* of FRAMES */
-    char where[48];                   /* "free", "exit", "a fault on a guard page", ... */
-    char call[16], alloc[16];         /* a bad free's call and allocation function */
-    uint64_t frames[MT_ERROR_FRAMES]; /* where it was detected, innermost first */
+    uint32_t depth;                             /* of FRAMES */
+    char where[48];                             /* "free", "exit", "a fault on a guard page", ... */
+    char call[16], alloc[16];                   /* a bad free's call and allocation function */
+    uint64_t frames[MT_ERROR_FRAMES];           /* where it was detected, innermost first */
 } mt_error_record;
 
 #endif

@@ -206,8 +206,7 @@ static void put_position(mt_out *out, uintptr_t addr, uintptr_t start, uint64_t 
         mt_out_printf(out, "start of a %lu-byte block", (unsigned long)size);
     else
         mt_out_printf(out, "%lu bytes inside a %lu-byte block at %#lx",
-                      (unsigned long)(addr - start), (unsigned long)size,
-                      (unsigned long)start);
+                      (unsigned long)(addr - start), (unsigned long)size, (unsigned long)start);
 }
 
 /* "K bytes after the end of a N-byte block at START" or "K bytes before a
@@ -227,7 +226,10 @@ static void put_near_position(mt_out *out, uintptr_t addr, uintptr_t start, uint
 bool mt_answer_begin(mt_answer *a, mt_out *out, uintptr_t addr, mt_stack_writer *put_stack,
                      void *stack_ctx)
 {
-    *a = (mt_answer){ .out = out, .addr = addr, .put_stack = put_stack, .stack_ctx = stack_ctx,
+    *a = (mt_answer){ .out = out,
+                      .addr = addr,
+                      .put_stack = put_stack,
+                      .stack_ctx = stack_ctx,
                       .history = MT_HISTORY_DEFAULT };
     if (addr != 0)
         return true;
@@ -290,8 +292,10 @@ void mt_answer_freed(mt_answer *a, const mt_fmt_freed *r)
             mt_out_printf(out, "  live again: freed blocks that covered this address "
                                "before, newest first:\n");
         else
-            mt_out_printf(out, "memtrace: %#lx: not a live heap block; freed blocks "
-                               "that covered it, newest first:\n", (unsigned long)a->addr);
+            mt_out_printf(out,
+                          "memtrace: %#lx: not a live heap block; freed blocks "
+                          "that covered it, newest first:\n",
+                          (unsigned long)a->addr);
         if (!a->live && a->unlocked)
             mt_out_printf(out, "  (a table shard was read without its lock: a stopped "
                                "thread was changing it)\n");
@@ -307,8 +311,9 @@ static bool take_near(mt_answer *a, uintptr_t start, uint64_t size)
     if (a->live || a->nfreed || mt_block_gap(a->addr, start, size) > MT_NEAR_BYTES)
         return false;
     if (a->nnear++ == 0) {
-        mt_out_printf(a->out, "memtrace: %#lx: not a live heap block; the nearest live blocks "
-                              "and the newest freed ones within %u bytes:\n",
+        mt_out_printf(a->out,
+                      "memtrace: %#lx: not a live heap block; the nearest live blocks "
+                      "and the newest freed ones within %u bytes:\n",
                       (unsigned long)a->addr, MT_NEAR_BYTES);
         if (a->unlocked)
             mt_out_printf(a->out, "  (a table shard was read without its lock: a stopped "
@@ -346,8 +351,9 @@ void mt_answer_near_freed(mt_answer *a, const mt_fmt_freed *r)
 bool mt_answer_end(mt_answer *a)
 {
     if (a->nhidden)
-        mt_out_printf(a->out, "  %u earlier freed blocks at this address not shown; "
-                              "MEMTRACE_HISTORY=all or `memtrace --all EXPR` in gdb shows them\n",
+        mt_out_printf(a->out,
+                      "  %u earlier freed blocks at this address not shown; "
+                      "MEMTRACE_HISTORY=all or `memtrace --all EXPR` in gdb shows them\n",
                       a->nhidden);
     if (a->live || a->nfreed || a->nnear)
         return true;
@@ -361,7 +367,8 @@ bool mt_answer_end(mt_answer *a)
     mt_out_printf(a->out, "memtrace: %#lx: not a live heap block known to memtrace%s\n",
                   (unsigned long)a->addr,
                   a->unlocked ? " (a table shard was read without its lock: a "
-                                "stopped thread was changing it)" : "");
+                                "stopped thread was changing it)"
+                              : "");
     return false;
 }
 
@@ -401,8 +408,7 @@ void mt_fmt_where_line(mt_out *out, const mt_fmt_where *w)
             mt_out_printf(out, "  in an anonymous mapping %#lx-%#lx\n", (unsigned long)w->lo,
                           (unsigned long)w->hi);
         break;
-    default:
-        mt_out_printf(out, "  in no mapping of the process\n");
+    default: mt_out_printf(out, "  in no mapping of the process\n");
     }
 }
 
@@ -434,10 +440,12 @@ void mt_fmt_recording(mt_out *out, const mt_fmt_recording_state *r)
     if (!r->ever_off)
         return;
     if (r->attached && r->on) {
-        mt_out_printf(out, "memtrace: attached to a running process; recording since allocation #%lu (",
+        mt_out_printf(out,
+                      "memtrace: attached to a running process; recording since allocation #%lu (",
                       (unsigned long)r->seq);
         put_utc(out, r->sec);
-        mt_out_printf(out, "); blocks allocated before the attach or while recording was off are unknown\n");
+        mt_out_printf(out,
+                      "); blocks allocated before the attach or while recording was off are unknown\n");
     } else if (r->attached && r->detached) {
         mt_out_printf(out, "memtrace: detached since ");
         put_utc(out, r->sec);
@@ -514,19 +522,19 @@ void mt_fmt_heap_error(mt_out *out, const mt_fmt_heap_error_report *e, mt_stack_
     unsigned long size = (unsigned long)e->size, start = (unsigned long)e->ptr;
     unsigned long n = (unsigned long)e->bytes;
     mt_out_printf(out, "memtrace: %s%s: %s%lu byte%s ", heap_kind_name(e->kind),
-                  e->access == MT_HEAP_READ ? " read" : e->access == MT_HEAP_WRITE ? " write" : "",
+                  e->access == MT_HEAP_READ    ? " read"
+                  : e->access == MT_HEAP_WRITE ? " write"
+                                               : "",
                   e->at_least ? "at least " : "", n, n == 1 ? "" : "s");
     if (e->kind == MT_HEAP_UNDERFLOW)
         mt_out_printf(out, "before the start of a %lu-byte block at %#lx\n", size, start);
     else if (e->kind == MT_HEAP_OVERFLOW && (uint64_t)e->offset == e->size)
         mt_out_printf(out, "past the end of a %lu-byte block at %#lx\n", size, start);
-    else if (e->kind == MT_HEAP_OVERFLOW)
-    {
+    else if (e->kind == MT_HEAP_OVERFLOW) {
         unsigned long past = (unsigned long)((uint64_t)e->offset - e->size);
         mt_out_printf(out, "at offset %ld, %lu byte%s past the end of a %lu-byte block at %#lx\n",
                       (long)e->offset, past, past == 1 ? "" : "s", size, start);
-    }
-    else
+    } else
         mt_out_printf(out, "at offset %ld of a freed %lu-byte block at %#lx\n", (long)e->offset,
                       size, start);
     mt_out_printf(out, "  allocated by ");
@@ -556,21 +564,22 @@ void mt_fmt_heap_error(mt_out *out, const mt_fmt_heap_error_report *e, mt_stack_
 
 void mt_fmt_leak_begin(mt_out *out, int pid, uint64_t blocks, uint64_t roots, double seconds)
 {
-    mt_out_printf(out, "memtrace: leak check, pid %d: %lu live blocks, %lu root regions, "
-                       "scanned in %.3f s\n",
+    mt_out_printf(out,
+                  "memtrace: leak check, pid %d: %lu live blocks, %lu root regions, "
+                  "scanned in %.3f s\n",
                   pid, (unsigned long)blocks, (unsigned long)roots, seconds);
 }
 
-void mt_fmt_leak_group(mt_out *out, int class, uint64_t bytes, uint64_t blocks,
-                       uint64_t held_bytes, uint64_t held_blocks, mt_stack_writer *put_stack,
-                       void *ctx, const mt_fmt_stack_ref *s)
+void mt_fmt_leak_group(mt_out *out, int class, uint64_t bytes, uint64_t blocks, uint64_t held_bytes,
+                       uint64_t held_blocks, mt_stack_writer *put_stack, void *ctx,
+                       const mt_fmt_stack_ref *s)
 {
     if (class == MT_LEAK_DEFINITE)
-        mt_out_printf(out, "memtrace: %lu (%lu direct, %lu indirect) bytes in %lu blocks are "
-                           "definitely lost (with %lu indirectly lost blocks), allocated at:\n",
+        mt_out_printf(out,
+                      "memtrace: %lu (%lu direct, %lu indirect) bytes in %lu blocks are "
+                      "definitely lost (with %lu indirectly lost blocks), allocated at:\n",
                       (unsigned long)(bytes + held_bytes), (unsigned long)bytes,
-                      (unsigned long)held_bytes, (unsigned long)blocks,
-                      (unsigned long)held_blocks);
+                      (unsigned long)held_bytes, (unsigned long)blocks, (unsigned long)held_blocks);
     else
         mt_out_printf(out, "memtrace: %lu bytes in %lu blocks are %s lost, allocated at:\n",
                       (unsigned long)bytes, (unsigned long)blocks,
@@ -586,23 +595,26 @@ void mt_fmt_leak_more(mt_out *out, uint64_t groups)
 
 void mt_fmt_leak_thread_note(mt_out *out, uint32_t tid, const char *what)
 {
-    mt_out_printf(out, "memtrace: leaks: thread %u did not stop for the scan: %s; "
-                       "blocks it alone holds may be counted lost\n",
+    mt_out_printf(out,
+                  "memtrace: leaks: thread %u did not stop for the scan: %s; "
+                  "blocks it alone holds may be counted lost\n",
                   (unsigned)tid, what);
 }
 
 void mt_fmt_leak_unreadable(mt_out *out, uint64_t root_bytes, uint64_t blocks)
 {
-    mt_out_printf(out, "memtrace: leaks: %lu bytes of roots and %lu blocks could not be read "
-                       "and were not scanned; blocks they alone hold may be counted lost\n",
+    mt_out_printf(out,
+                  "memtrace: leaks: %lu bytes of roots and %lu blocks could not be read "
+                  "and were not scanned; blocks they alone hold may be counted lost\n",
                   (unsigned long)root_bytes, (unsigned long)blocks);
 }
 
 void mt_fmt_leak_damaged(mt_out *out, uint64_t count, uintptr_t first)
 {
-    mt_out_printf(out, "memtrace: leaks: %lu damaged %s in the live table (the first for %#lx) "
-                       "ignored: a block outside the mappings, overlapping another or with an "
-                       "impossible stack; blocks %s alone held may be counted lost\n",
+    mt_out_printf(out,
+                  "memtrace: leaks: %lu damaged %s in the live table (the first for %#lx) "
+                  "ignored: a block outside the mappings, overlapping another or with an "
+                  "impossible stack; blocks %s alone held may be counted lost\n",
                   (unsigned long)count, count == 1 ? "entry" : "entries", (unsigned long)first,
                   count == 1 ? "it" : "they");
 }
@@ -621,13 +633,14 @@ void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, ui
 }
 
 void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,
-                         uint64_t indirect_bytes, uint64_t indirect_blocks,
-                         uint64_t possible_bytes, uint64_t possible_blocks,
-                         uint64_t reachable_bytes, uint64_t reachable_blocks)
+                         uint64_t indirect_bytes, uint64_t indirect_blocks, uint64_t possible_bytes,
+                         uint64_t possible_blocks, uint64_t reachable_bytes,
+                         uint64_t reachable_blocks)
 {
-    mt_out_printf(out, "memtrace: leaks: %lu bytes definitely lost in %lu blocks, %lu bytes "
-                       "indirectly lost in %lu blocks, %lu bytes possibly lost in %lu blocks, "
-                       "%lu bytes still reachable in %lu blocks\n",
+    mt_out_printf(out,
+                  "memtrace: leaks: %lu bytes definitely lost in %lu blocks, %lu bytes "
+                  "indirectly lost in %lu blocks, %lu bytes possibly lost in %lu blocks, "
+                  "%lu bytes still reachable in %lu blocks\n",
                   (unsigned long)definite_bytes, (unsigned long)definite_blocks,
                   (unsigned long)indirect_bytes, (unsigned long)indirect_blocks,
                   (unsigned long)possible_bytes, (unsigned long)possible_blocks,
@@ -646,8 +659,9 @@ static const char *class_name(int class)
 
 void mt_fmt_refs_begin(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset, int class)
 {
-    mt_out_printf(out, "memtrace: refs: the live block at %#lx (%lu bytes, %s; the address "
-                       "asked about is at offset %lu) is pointed into from:\n",
+    mt_out_printf(out,
+                  "memtrace: refs: the live block at %#lx (%lu bytes, %s; the address "
+                  "asked about is at offset %lu) is pointed into from:\n",
                   (unsigned long)ptr, (unsigned long)size, class_name(class),
                   (unsigned long)offset);
 }
@@ -659,19 +673,18 @@ void mt_fmt_ref_place(mt_out *out, const char *what, uintptr_t at, uint64_t to)
     mt_out_printf(out, ", to offset %lu\n", (unsigned long)to);
 }
 
-void mt_fmt_ref_register(mt_out *out, uint32_t thread, uint32_t tid, const char *reg,
-                         uint64_t to)
+void mt_fmt_ref_register(mt_out *out, uint32_t thread, uint32_t tid, const char *reg, uint64_t to)
 {
     mt_out_printf(out, "  register %s of thread %u (LWP %u), to offset %lu\n", reg,
                   (unsigned)thread, (unsigned)tid, (unsigned long)to);
 }
 
 void mt_fmt_ref_block(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset, uint64_t to,
-                      int class, mt_stack_writer *put_stack, void *ctx,
-                      const mt_fmt_stack_ref *s)
+                      int class, mt_stack_writer *put_stack, void *ctx, const mt_fmt_stack_ref *s)
 {
-    mt_out_printf(out, "  %#lx: heap block %#lx (%lu bytes, %s) at offset %lu, to offset %lu; "
-                       "that block was allocated at:\n",
+    mt_out_printf(out,
+                  "  %#lx: heap block %#lx (%lu bytes, %s) at offset %lu, to offset %lu; "
+                  "that block was allocated at:\n",
                   (unsigned long)(ptr + offset), (unsigned long)ptr, (unsigned long)size,
                   class_name(class), (unsigned long)offset, (unsigned long)to);
     mt_fmt_block_stack(out, put_stack, ctx, s);
@@ -680,6 +693,8 @@ void mt_fmt_ref_block(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset
 void mt_fmt_refs_end(mt_out *out, uint64_t places)
 {
     mt_out_printf(out, "memtrace: refs: %lu %s\n", (unsigned long)places,
-                  places == 1 ? "place" : places ? "places" : "places (no root or block "
-                  "the scan sees points into it)");
+                  places == 1 ? "place"
+                  : places    ? "places"
+                              : "places (no root or block "
+                                "the scan sees points into it)");
 }

@@ -113,14 +113,14 @@ typedef struct {
     uintptr_t addr;
     mt_stack_writer *put_stack;
     void *stack_ctx;
-    bool live;       /* a live block was found */
-    bool unlocked;   /* the live table was read without a lock somewhere */
-    uint64_t sampled; /* MEMTRACE_SAMPLE's rate, 0 = every block traced */
-    unsigned history; /* a live block's freed records shown at most; set
-                         after mt_answer_begin (MT_HISTORY_DEFAULT) */
-    unsigned nfreed; /* freed records covering the address given */
-    unsigned nhidden; /* of which not written (history) */
-    unsigned nnear;  /* blocks near the address written, live and freed */
+    bool live;            /* a live block was found */
+    bool unlocked;        /* the live table was read without a lock somewhere */
+    uint64_t sampled;     /* MEMTRACE_SAMPLE's rate, 0 = every block traced */
+    unsigned history;     /* a live block's freed records shown at most; set
+                             after mt_answer_begin (MT_HISTORY_DEFAULT) */
+    unsigned nfreed;      /* freed records covering the address given */
+    unsigned nhidden;     /* of which not written (history) */
+    unsigned nnear;       /* blocks near the address written, live and freed */
     unsigned nnear_freed; /* of which freed */
 } mt_answer;
 
@@ -152,7 +152,7 @@ bool mt_answer_end(mt_answer *a);
  * symbolizer's "where" answer (tools/target_where.c), one line. */
 enum { MT_WHERE_SYMBOL, MT_WHERE_STACK, MT_WHERE_TLS, MT_WHERE_MAPPING, MT_WHERE_NONE };
 typedef struct {
-    int kind;              /* MT_WHERE_* */
+    int kind; /* MT_WHERE_* */
     /* SYMBOL: OFFSET bytes into SYMBOL (a function when FUNCTION) of
      * MODULE (a file name), in its SECTION ("" unknown) */
     uint64_t offset;
@@ -220,11 +220,11 @@ void mt_fmt_recording(mt_out *out, const mt_fmt_recording_state *r);
 enum { MT_BAD_FREE_DOUBLE, MT_BAD_FREE_INSIDE, MT_BAD_FREE_MISMATCH, MT_BAD_FREE_WILD };
 
 typedef struct {
-    int what;           /* MT_BAD_FREE_* */
-    const char *call;   /* the function that was called: "free", "delete", ... */
-    const char *alloc;  /* MISMATCH: the block's allocation function */
-    uintptr_t addr;     /* the pointer handed to CALL */
-    uintptr_t ptr;      /* the block's start */
+    int what;          /* MT_BAD_FREE_* */
+    const char *call;  /* the function that was called: "free", "delete", ... */
+    const char *alloc; /* MISMATCH: the block's allocation function */
+    uintptr_t addr;    /* the pointer handed to CALL */
+    uintptr_t ptr;     /* the block's start */
     uint64_t size;
     uint64_t alloc_seq; /* the block's allocation number */
     uint64_t free_seq;  /* DOUBLE: allocation numbers handed out before the first free */
@@ -260,15 +260,15 @@ void mt_fmt_bad_free(mt_out *out, const mt_fmt_bad_free_report *b, mt_stack_writ
  * checks name them too). */
 
 typedef struct {
-    int kind;         /* MT_HEAP_* */
-    int access;       /* MT_HEAP_ACCESS_UNSEEN (damage found afterwards), READ or WRITE */
-    uintptr_t ptr;    /* the block's start */
-    uint64_t size;    /* its size, as the program asked for it */
-    int64_t offset;   /* of the first bad byte from the start: >= size past
-                         the end, < 0 before the start */
-    uint64_t bytes;   /* bad bytes from there, at least 1 */
-    bool at_least;    /* the damage may go on past what the detector sees */
-    bool freed;       /* the block was freed: free_* are set */
+    int kind;       /* MT_HEAP_* */
+    int access;     /* MT_HEAP_ACCESS_UNSEEN (damage found afterwards), READ or WRITE */
+    uintptr_t ptr;  /* the block's start */
+    uint64_t size;  /* its size, as the program asked for it */
+    int64_t offset; /* of the first bad byte from the start: >= size past
+                       the end, < 0 before the start */
+    uint64_t bytes; /* bad bytes from there, at least 1 */
+    bool at_least;  /* the damage may go on past what the detector sees */
+    bool freed;     /* the block was freed: free_* are set */
     uint64_t alloc_seq, free_seq;
     mt_fmt_thread alloc_thread, free_thread, thread; /* thread: the detecting
                                                         one, number 0 = none */
@@ -296,9 +296,9 @@ void mt_fmt_leak_begin(mt_out *out, int pid, uint64_t blocks, uint64_t roots, do
  * what they hold, H bytes in HB blocks), or "memtrace: B bytes in K blocks
  * are indirectly lost, allocated at:" (or "possibly lost"); then the stack
  * as answers write it. */
-void mt_fmt_leak_group(mt_out *out, int class, uint64_t bytes, uint64_t blocks,
-                       uint64_t held_bytes, uint64_t held_blocks, mt_stack_writer *put_stack,
-                       void *ctx, const mt_fmt_stack_ref *s);
+void mt_fmt_leak_group(mt_out *out, int class, uint64_t bytes, uint64_t blocks, uint64_t held_bytes,
+                       uint64_t held_blocks, mt_stack_writer *put_stack, void *ctx,
+                       const mt_fmt_stack_ref *s);
 /* "memtrace: leaks: K more sites not listed", after the N groups the
  * gdb command was asked for. */
 void mt_fmt_leak_more(mt_out *out, uint64_t groups);
@@ -314,9 +314,9 @@ void mt_fmt_leak_incomplete(mt_out *out, const char *what);
 /* "memtrace: leaks: suppressed by leak:PATTERN: B bytes in K blocks". */
 void mt_fmt_leak_suppressed(mt_out *out, const char *pattern, uint64_t bytes, uint64_t blocks);
 void mt_fmt_leak_summary(mt_out *out, uint64_t definite_bytes, uint64_t definite_blocks,
-                         uint64_t indirect_bytes, uint64_t indirect_blocks,
-                         uint64_t possible_bytes, uint64_t possible_blocks,
-                         uint64_t reachable_bytes, uint64_t reachable_blocks);
+                         uint64_t indirect_bytes, uint64_t indirect_blocks, uint64_t possible_bytes,
+                         uint64_t possible_blocks, uint64_t reachable_bytes,
+                         uint64_t reachable_blocks);
 
 /* ------------------------------------------------------------ refs */
 
@@ -328,12 +328,10 @@ void mt_fmt_refs_begin(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offse
 /* WHAT: "global NAME in MODULE", "thread N (LWP T) stack, frame #K FUNC",
  * "thread N (LWP T) thread-local storage". */
 void mt_fmt_ref_place(mt_out *out, const char *what, uintptr_t at, uint64_t to);
-void mt_fmt_ref_register(mt_out *out, uint32_t thread, uint32_t tid, const char *reg,
-                         uint64_t to);
+void mt_fmt_ref_register(mt_out *out, uint32_t thread, uint32_t tid, const char *reg, uint64_t to);
 /* A word at OFFSET in the heap block at PTR, then that block's stack. */
 void mt_fmt_ref_block(mt_out *out, uintptr_t ptr, uint64_t size, uint64_t offset, uint64_t to,
-                      int class, mt_stack_writer *put_stack, void *ctx,
-                      const mt_fmt_stack_ref *s);
+                      int class, mt_stack_writer *put_stack, void *ctx, const mt_fmt_stack_ref *s);
 void mt_fmt_refs_end(mt_out *out, uint64_t places);
 
 #endif

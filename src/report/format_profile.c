@@ -46,19 +46,20 @@ static void put_seconds(mt_out *out, uint64_t ms)
 
 /* ------------------------------------------------------------ sites */
 
-void mt_fmt_prof_site_head(mt_out *out, size_t rank, const mt_fmt_prof_site *s,
-                           bool since_start, const uint64_t *leak)
+void mt_fmt_prof_site_head(mt_out *out, size_t rank, const mt_fmt_prof_site *s, bool since_start,
+                           const uint64_t *leak)
 {
     mt_out_printf(out,
                   "memtrace: [%zu] %lu bytes live in %lu blocks; %s: %lu bytes in %lu "
                   "blocks allocated, %lu bytes in %lu blocks freed\n",
                   rank, (unsigned long)s->live_bytes, (unsigned long)s->live_blocks,
-                  since_start ? "since start" : "since last report",
-                  (unsigned long)s->alloc_bytes, (unsigned long)s->alloc_blocks,
-                  (unsigned long)s->freed_bytes, (unsigned long)s->freed_blocks);
+                  since_start ? "since start" : "since last report", (unsigned long)s->alloc_bytes,
+                  (unsigned long)s->alloc_blocks, (unsigned long)s->freed_bytes,
+                  (unsigned long)s->freed_blocks);
     if (leak)
-        mt_out_printf(out, "  leak check: %lu bytes definitely lost, %lu bytes indirectly lost, "
-                           "%lu bytes possibly lost, %lu bytes still reachable\n",
+        mt_out_printf(out,
+                      "  leak check: %lu bytes definitely lost, %lu bytes indirectly lost, "
+                      "%lu bytes possibly lost, %lu bytes still reachable\n",
                       (unsigned long)leak[MT_LEAK_DEFINITE], (unsigned long)leak[MT_LEAK_INDIRECT],
                       (unsigned long)leak[MT_LEAK_POSSIBLE],
                       (unsigned long)leak[MT_LEAK_REACHABLE]);
@@ -66,8 +67,8 @@ void mt_fmt_prof_site_head(mt_out *out, size_t rank, const mt_fmt_prof_site *s,
 
 void mt_fmt_prof_site_tail(mt_out *out, const mt_fmt_prof_site *s, bool at_peak)
 {
-    mt_out_printf(out, "  temporary: %lu of %lu blocks allocated\n",
-                  (unsigned long)s->temp_blocks, (unsigned long)s->alloc_blocks);
+    mt_out_printf(out, "  temporary: %lu of %lu blocks allocated\n", (unsigned long)s->temp_blocks,
+                  (unsigned long)s->alloc_blocks);
     if (at_peak)
         mt_out_printf(out, "  at the peak: %lu bytes live in %lu blocks\n",
                       (unsigned long)s->peak_bytes, (unsigned long)s->peak_blocks);
@@ -85,10 +86,8 @@ static const char *rank_name(int top_by, bool since_start)
     case MT_TOP_BY_TEMPORARY:
         return since_start ? " by temporary allocations since start"
                            : " by temporary allocations since last report";
-    case MT_TOP_BY_PEAK:
-        return " by bytes live at the peak";
-    default:
-        return "";
+    case MT_TOP_BY_PEAK: return " by bytes live at the peak";
+    default: return "";
     }
 }
 
@@ -138,8 +137,9 @@ void mt_fmt_prof_exit_begin(mt_out *out, const mt_fmt_prof_exit *e)
         mt_out_printf(out, " (forked from %d)", e->parent);
     mt_out_printf(out, ", at ");
     put_seconds(out, e->ms);
-    mt_out_printf(out, ": peak %lu bytes live at %lu ms; %lu bytes still live in %lu blocks "
-                       "at %zu sites%s%s, %s last\n",
+    mt_out_printf(out,
+                  ": peak %lu bytes live at %lu ms; %lu bytes still live in %lu blocks "
+                  "at %zu sites%s%s, %s last\n",
                   (unsigned long)e->peak, (unsigned long)e->peak_ms, (unsigned long)e->live,
                   (unsigned long)e->live_blocks, e->sites, e->top_by == MT_TOP_BY_LIVE ? "" : ";",
                   rank_name(e->top_by, true), rank_end(e->top_by));
@@ -164,8 +164,8 @@ void mt_fmt_prof_exit_more(mt_out *out, int top_by, size_t more, const mt_fmt_pr
         mt_out_printf(out, "%lu bytes in %lu blocks ", (unsigned long)rest->live_bytes,
                       (unsigned long)rest->live_blocks);
     else if (top_by == MT_TOP_BY_PEAK)
-        mt_out_printf(out, "%lu bytes in %lu blocks at the peak ",
-                      (unsigned long)rest->peak_bytes, (unsigned long)rest->peak_blocks);
+        mt_out_printf(out, "%lu bytes in %lu blocks at the peak ", (unsigned long)rest->peak_bytes,
+                      (unsigned long)rest->peak_blocks);
     else
         mt_out_printf(out, "%lu blocks allocated, %lu temporary ",
                       (unsigned long)rest->alloc_blocks, (unsigned long)rest->temp_blocks);
@@ -179,24 +179,27 @@ void mt_fmt_prof_exit_end(mt_out *out)
 
 void mt_fmt_prof_peak_begin(mt_out *out, size_t shown, uint64_t peak, uint64_t peak_ms)
 {
-    mt_out_printf(out, "memtrace: top %zu sites at the peak (%lu bytes live at %lu ms), largest "
-                       "last\n",
+    mt_out_printf(out,
+                  "memtrace: top %zu sites at the peak (%lu bytes live at %lu ms), largest "
+                  "last\n",
                   shown, (unsigned long)peak, (unsigned long)peak_ms);
 }
 
 void mt_fmt_prof_peak_more(mt_out *out, size_t more, const mt_fmt_prof_site *rest, long top,
                            bool sorted)
 {
-    mt_out_printf(out, "memtrace: %zu more sites at the peak not shown, %lu bytes in %lu "
-                       "blocks ", more, (unsigned long)rest->peak_bytes,
-                  (unsigned long)rest->peak_blocks);
+    mt_out_printf(out,
+                  "memtrace: %zu more sites at the peak not shown, %lu bytes in %lu "
+                  "blocks ",
+                  more, (unsigned long)rest->peak_bytes, (unsigned long)rest->peak_blocks);
     put_limit(out, "MEMTRACE_TOP", top, sorted);
 }
 
 void mt_fmt_prof_peak_site(mt_out *out, size_t rank, const mt_fmt_prof_site *s)
 {
-    mt_out_printf(out, "memtrace: at the peak [%zu] %lu bytes live in %lu blocks; at exit %lu "
-                       "bytes in %lu blocks\n",
+    mt_out_printf(out,
+                  "memtrace: at the peak [%zu] %lu bytes live in %lu blocks; at exit %lu "
+                  "bytes in %lu blocks\n",
                   rank, (unsigned long)s->peak_bytes, (unsigned long)s->peak_blocks,
                   (unsigned long)s->live_bytes, (unsigned long)s->live_blocks);
 }
@@ -247,7 +250,8 @@ void mt_fmt_prof_folded_peak(mt_out *out, const char *path, const char *failed, 
 
 void mt_fmt_prof_folded_too_long(mt_out *out, size_t max, size_t max_peak)
 {
-    mt_out_printf(out, "memtrace: folded stacks: not written: the path MEMTRACE_FOLDED "
-                       "expands to is longer than %d bytes (%d with .peak)\n",
+    mt_out_printf(out,
+                  "memtrace: folded stacks: not written: the path MEMTRACE_FOLDED "
+                  "expands to is longer than %d bytes (%d with .peak)\n",
                   (int)max, (int)max_peak);
 }

@@ -46,8 +46,8 @@ typedef struct {
  * LEAK (bytes indexed by MT_LEAK_*, the leak check's verdict at exit), "  leak
  * check: D bytes definitely lost, I bytes indirectly lost, P bytes
  * possibly lost, R bytes still reachable". */
-void mt_fmt_prof_site_head(mt_out *out, size_t rank, const mt_fmt_prof_site *s,
-                           bool since_start, const uint64_t *leak);
+void mt_fmt_prof_site_head(mt_out *out, size_t rank, const mt_fmt_prof_site *s, bool since_start,
+                           const uint64_t *leak);
 /* After its stack: "  temporary: T of A blocks allocated" (A as in the first
  * line; after the stack, so that the first frame still follows the first
  * line), and "  at the peak: B bytes live in K blocks" with AT_PEAK. */
@@ -62,10 +62,10 @@ typedef struct {
     unsigned number; /* in this process, from 1 */
     int why;         /* MT_PROF_* */
     int pid;
-    uint64_t ms;     /* now */
+    uint64_t ms;         /* now */
     uint64_t live, peak; /* bytes over all sites */
-    size_t sites;    /* holding memory */
-    size_t shown;    /* entries that follow */
+    size_t sites;        /* holding memory */
+    size_t shown;        /* entries that follow */
     int top_by;
 } mt_fmt_prof_running;
 
@@ -80,11 +80,11 @@ void mt_fmt_prof_running_end(mt_out *out, unsigned number);
 
 typedef struct {
     int pid;
-    int parent;       /* a forked child's parent, else 0 */
-    uint64_t ms;      /* now */
+    int parent;  /* a forked child's parent, else 0 */
+    uint64_t ms; /* now */
     uint64_t peak, peak_ms;
     uint64_t live, live_blocks; /* over all sites */
-    size_t sites;     /* holding memory */
+    size_t sites;               /* holding memory */
     int top_by;
 } mt_fmt_prof_exit;
 

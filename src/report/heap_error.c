@@ -78,8 +78,7 @@ void mt_error_record_keep(mt_error_record *r)
 }
 
 /* E's facts, with the stack it was detected at (FRAMES, DEPTH). */
-static void keep_heap_error(const struct mt_heap_error *e, const uintptr_t *frames,
-                            unsigned depth)
+static void keep_heap_error(const struct mt_heap_error *e, const uintptr_t *frames, unsigned depth)
 {
     mt_error_record r = {
         .kind = (uint64_t)e->kind,
@@ -176,7 +175,7 @@ typedef struct {
     unsigned n;
     unsigned long more;
     unsigned long unmapped; /* records whose redzone is in no writable mapping */
-    uint64_t untraced; /* records not newer than this may be stale: skipped */
+    uint64_t untraced;      /* records not newer than this may be stale: skipped */
     struct mt_heap_error e[DAMAGED_MAX];
 } damaged;
 
@@ -264,8 +263,7 @@ static void check_live(const mt_live_entry *r, void *ctx)
     size_t next_at = 0;
     unsigned damage = 0;
     if (mt_real_glibc && !mt_cfg.sample && mt_entry_kind(r) == MT_KIND_MALLOC &&
-        !mt_guard_owns((const void *)r->ptr) &&
-        r->size <= PTRDIFF_MAX && mapped(r->ptr - 16, 16) &&
+        !mt_guard_owns((const void *)r->ptr) && r->size <= PTRDIFF_MAX && mapped(r->ptr - 16, 16) &&
         ((damage = mt_glibc_header_damage(r->ptr, r->size + rz)) ||
          (mapped(r->ptr, (r->size + rz + 23) & ~(size_t)15) &&
           !mt_glibc_next_ok(r->ptr, &next_at)))) {

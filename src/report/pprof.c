@@ -38,7 +38,7 @@ struct function {
 
 struct location {
     uintptr_t address;
-    uint64_t mapping; /* id, 0: none */
+    uint64_t mapping;            /* id, 0: none */
     uint32_t first_line, nlines; /* in lines[] */
 };
 
@@ -57,7 +57,7 @@ struct mt_pprof {
     mt_pprof_heap heap;
     bool with_alloc;
     uint64_t period; /* mt_pprof_set_period: 0 = 1 */
-    bool failed; /* out of memory while writing */
+    bool failed;     /* out of memory while writing */
 
     struct sample *samples;
     size_t nsamples, samples_cap;
@@ -81,7 +81,7 @@ struct mt_pprof {
     struct mapping *mappings;
     size_t nmappings, mappings_cap;
     size_t last_mapping; /* the mapping found last, checked first */
-    uintptr_t main_addr;  /* mt_pprof_main's; 0: unknown */
+    uintptr_t main_addr; /* mt_pprof_main's; 0: unknown */
 };
 
 static uint64_t sample_hash(const void *ctx, uint32_t n)
@@ -129,7 +129,8 @@ bool mt_pprof_add(mt_pprof *p, uint64_t key, const uintptr_t *frames, unsigned d
         }
     }
     if (!mt_pprof_index_reserve(h, ix, sample_hash, p) ||
-        !mt_pprof_grow(h, (void **)&p->samples, &p->samples_cap, p->nsamples + 1, sizeof *p->samples))
+        !mt_pprof_grow(h, (void **)&p->samples, &p->samples_cap, p->nsamples + 1,
+                       sizeof *p->samples))
         return false;
     struct sample s = { .key = key, .depth = depth, .v = *values };
     s.frames = h->alloc((depth ? depth : 1) * sizeof *frames);
@@ -197,7 +198,7 @@ static int64_t intern_string(mt_pprof *p, const char *s)
     char *copy = p->heap.alloc(len + 1);
     if (!copy || !mt_pprof_index_reserve(&p->heap, ix, string_hash, p) ||
         !mt_pprof_grow(&p->heap, (void **)&p->strings, &p->strings_cap, p->nstrings + 1,
-              sizeof *p->strings)) {
+                       sizeof *p->strings)) {
         p->heap.free(copy);
         p->failed = true;
         return 0;
@@ -236,7 +237,7 @@ static uint64_t intern_function(mt_pprof *p, const struct function *f)
     }
     if (!mt_pprof_index_reserve(&p->heap, ix, function_hash, p) ||
         !mt_pprof_grow(&p->heap, (void **)&p->functions, &p->functions_cap, p->nfunctions + 1,
-              sizeof *p->functions)) {
+                       sizeof *p->functions)) {
         p->failed = true;
         return 0;
     }
@@ -272,7 +273,7 @@ static uint64_t intern_mapping(mt_pprof *p, mt_sym_state *dwfl, uintptr_t addr)
     const char *mainfile = NULL;
     const char *name = dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, &mainfile, NULL);
     if (!mt_pprof_grow(&p->heap, (void **)&p->mappings, &p->mappings_cap, p->nmappings + 1,
-              sizeof *p->mappings)) {
+                       sizeof *p->mappings)) {
         p->failed = true;
         return 0;
     }
@@ -350,8 +351,8 @@ static void put_lines(const mt_frame *rows, unsigned count, void *arg)
         fn.system_name = f->mangled ? intern_string(p, f->mangled) : fn.name;
         fn.file = intern_string(p, f->file ? f->file : "");
         uint64_t id = intern_function(p, &fn);
-        if (!id ||
-            !mt_pprof_grow(&p->heap, (void **)&p->lines, &p->lines_cap, p->nlines + 1, sizeof *p->lines)) {
+        if (!id || !mt_pprof_grow(&p->heap, (void **)&p->lines, &p->lines_cap, p->nlines + 1,
+                                  sizeof *p->lines)) {
             p->failed = true;
             return;
         }
@@ -378,7 +379,7 @@ static uint64_t intern_location(mt_pprof *p, mt_sym_state *dwfl, bool refresh, u
     }
     if (!mt_pprof_index_reserve(&p->heap, ix, location_hash, p) ||
         !mt_pprof_grow(&p->heap, (void **)&p->locations, &p->locations_cap, p->nlocations + 1,
-              sizeof *p->locations)) {
+                       sizeof *p->locations)) {
         p->failed = true;
         return 0;
     }
@@ -434,9 +435,10 @@ static void *alloc_array(mt_pprof *p, size_t n, size_t elem)
 
 static void tree_free(mt_pprof *p, struct tree *t)
 {
-    void *parts[] = { t->samples, t->sample_ptrs, t->labels, t->label_ptrs, t->location_ids,
-                      t->values, t->locations, t->location_ptrs, t->lines, t->line_ptrs,
-                      t->functions, t->function_ptrs, t->mappings, t->mapping_ptrs };
+    void *parts[] = { t->samples,      t->sample_ptrs, t->labels,    t->label_ptrs,
+                      t->location_ids, t->values,      t->locations, t->location_ptrs,
+                      t->lines,        t->line_ptrs,   t->functions, t->function_ptrs,
+                      t->mappings,     t->mapping_ptrs };
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         p->heap.free(parts[i]);
 }
@@ -452,8 +454,8 @@ static size_t stack_locations(mt_pprof *p, mt_sym_state *dwfl, bool refresh, con
         uint64_t own = intern_location(p, dwfl, refresh, s->frames[i]);
         if (dwfl) {
             uintptr_t tail[MT_SYM_TAIL_MAX];
-            unsigned ntail = mt_sym_tail_calls(dwfl, s->frames[i], i ? s->frames[i - 1] : 0,
-                                               tail, MT_SYM_TAIL_MAX);
+            unsigned ntail = mt_sym_tail_calls(dwfl, s->frames[i], i ? s->frames[i - 1] : 0, tail,
+                                               MT_SYM_TAIL_MAX);
             for (unsigned k = 0; k < ntail; k++) {
                 uint64_t id = intern_location(p, dwfl, false, tail[k]);
                 if (id)
@@ -473,8 +475,10 @@ static unsigned tree_types(mt_pprof *p, struct tree *t)
 {
     intern_string(p, "");
     static const char *const names[4][2] = {
-        { "alloc_objects", "count" }, { "alloc_space", "bytes" },
-        { "inuse_objects", "count" }, { "inuse_space", "bytes" },
+        { "alloc_objects", "count" },
+        { "alloc_space", "bytes" },
+        { "inuse_objects", "count" },
+        { "inuse_space", "bytes" },
     };
     unsigned first = p->with_alloc ? 0 : 2, ntypes = 4 - first;
     for (unsigned i = 0; i < ntypes; i++) {
@@ -505,7 +509,8 @@ static void sample_values(mt_pprof *p, struct tree *t, size_t i, unsigned ntypes
         m->value[k] = (int64_t)all[4 - ntypes + k];
     char text[1100]; /* a number and a name of up to 1024 bytes */
     const char *str[2] = { s->thread ? thread_text(text, sizeof text, s->thread, s->thread_name)
-                                     : NULL, s->tag };
+                                     : NULL,
+                           s->tag };
     m->label = &t->label_ptrs[*nlabels];
     for (unsigned k = 0; k < 2; k++) {
         if (!str[k])
@@ -535,15 +540,15 @@ static void tree_samples(mt_pprof *p, mt_sym_state *dwfl, bool refresh, struct t
     t->label_ptrs = alloc_array(p, 2 * p->nsamples, sizeof *t->label_ptrs);
     t->values = alloc_array(p, p->nsamples * ntypes, sizeof *t->values);
     size_t *id_at = alloc_array(p, p->nsamples, sizeof *id_at);
-    uint64_t *scratch = alloc_array(p, (size_t)MT_MAX_DEPTH * (1 + MT_SYM_TAIL_MAX),
-                                    sizeof *scratch);
+    uint64_t *scratch =
+        alloc_array(p, (size_t)MT_MAX_DEPTH * (1 + MT_SYM_TAIL_MAX), sizeof *scratch);
     size_t used_ids = 0, ids_cap = 0, nlabels = 0;
     for (size_t i = 0; i < p->nsamples && !p->failed; i++) {
         Perftools__Profiles__Sample *m = &t->samples[i];
         *m = (Perftools__Profiles__Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
         m->n_location_id = stack_locations(p, dwfl, refresh, &p->samples[i], scratch);
-        if (!mt_pprof_grow(&p->heap, (void **)&t->location_ids, &ids_cap, used_ids + m->n_location_id,
-                  sizeof *t->location_ids)) {
+        if (!mt_pprof_grow(&p->heap, (void **)&t->location_ids, &ids_cap,
+                           used_ids + m->n_location_id, sizeof *t->location_ids)) {
             p->failed = true;
             break;
         }
@@ -696,9 +701,9 @@ void mt_pprof_free(mt_pprof *p)
     }
     for (size_t i = 0; i < p->nstrings; i++)
         h->free(p->strings[i]);
-    void *parts[] = { p->samples, p->sample_ix.slot, p->strings, p->string_ix.slot,
+    void *parts[] = { p->samples,   p->sample_ix.slot,   p->strings,   p->string_ix.slot,
                       p->functions, p->function_ix.slot, p->locations, p->location_ix.slot,
-                      p->lines, p->mappings };
+                      p->lines,     p->mappings };
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         h->free(parts[i]);
     mt_pprof_heap heap = *h;

@@ -36,7 +36,7 @@ static char pattern[PATH_BYTES]; /* "" = no profiles */
 static char program[256];        /* for %e */
 static bool every_report;
 static bool pattern_has_pid, pattern_has_counter; /* %p, %n */
-static pid_t start_pid;   /* the process that read the settings */
+static pid_t start_pid;                           /* the process that read the settings */
 static long written;      /* %n: profiles this process wrote (or tried to) */
 static pid_t written_pid; /* the process that counted WRITTEN */
 
@@ -151,8 +151,7 @@ void mt_pprof_out_write(mt_pprof *p, enum mt_pprof_when when, unsigned report, m
         failed = "the name it expands to is too long";
     } else if (!p) {
         failed = "out of memory";
-    } else if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) <
-               0) {
+    } else if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
         struct stat st;
         failed = errno == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)
                      ? "a symbolic link; not followed"

@@ -43,8 +43,8 @@ static void get_stats(struct memtrace_stats *out)
     out->live_blocks = mt_live_count();
     out->live_bytes = mt_live_block_bytes();
     out->stacks = mt_stack_count();
-    out->metadata_bytes = mt_live_mapped_bytes() + mt_stack_mapped_bytes() +
-                          freed_cap * sizeof(mt_freed_record);
+    out->metadata_bytes =
+        mt_live_mapped_bytes() + mt_stack_mapped_bytes() + freed_cap * sizeof(mt_freed_record);
     out->recording = mt_recording_now();
     out->unwind_fallbacks = mt_unwind_fallbacks();
 }

@@ -87,8 +87,8 @@ static void *(*real_dlopen)(const char *, int);
 typedef struct {
     uintptr_t *slot;
     uintptr_t original;
-    uintptr_t module; /* the module's load address (dlpi_addr) */
-    bool relro;       /* in the module's RELRO segment: read-only but around writes */
+    uintptr_t module;   /* the module's load address (dlpi_addr) */
+    bool relro;         /* in the module's RELRO segment: read-only but around writes */
     unsigned char name; /* its index in names */
 } patched_entry;
 #define MAX_PATCHED 65536
@@ -143,7 +143,7 @@ static int name_index(const char *s)
 
 /* Redirects (ATTACH) or restores the entries of one module's relocation
  * table RELS (SIZE bytes). */
-static void patch_table(const ElfW(Rela) *rels, size_t size, const ElfW(Sym) *symtab,
+static void patch_table(const ElfW(Rela) * rels, size_t size, const ElfW(Sym) * symtab,
                         const char *strtab, uintptr_t base, uintptr_t relro_lo, uintptr_t relro_hi)
 {
     for (size_t k = 0; k < size / sizeof *rels; k++) {
@@ -395,7 +395,8 @@ MT_EXPORT int memtrace_detach(void)
         n_patched = kept;
         attached = false;
         mt_recording_words *w = &mt_recording_state;
-        mt_atomic_store_seq_cst(&w->ever_off, mt_atomic_load_relaxed(&w->ever_off) | MT_REC_DETACHED);
+        mt_atomic_store_seq_cst(&w->ever_off,
+                                mt_atomic_load_relaxed(&w->ever_off) | MT_REC_DETACHED);
     }
     mt_lock_release(&lock);
     mt_leave(was);

@@ -203,19 +203,19 @@ static char *const *exec_env(char *const envp[], void **map, size_t *map_size)
 
 /* Runs EXEC (a call of a real exec function with ENV) with the environment
  * exec_env makes of ENVP; returns what it returns, with its errno. */
-#define WITH_EXEC_ENV(envp, env, call)                         \
-    do {                                                       \
-        void *map_;                                            \
-        size_t size_;                                          \
+#define WITH_EXEC_ENV(envp, env, call)                                                    \
+    do {                                                                                  \
+        void *map_;                                                                       \
+        size_t size_;                                                                     \
         /* NOLINTNEXTLINE(bugprone-macro-parentheses): ENV names the variable declared */ \
-        char *const *env = exec_env((envp), &map_, &size_); \
-        mt_tl_sync();                                          \
-        int rc_ = (call);                                      \
-        int err_ = errno;                                      \
-        if (map_)                                              \
-            munmap(map_, size_);                               \
-        errno = err_;                                          \
-        return rc_;                                            \
+        char *const *env = exec_env((envp), &map_, &size_);                               \
+        mt_tl_sync();                                                                     \
+        int rc_ = (call);                                                                 \
+        int err_ = errno;                                                                 \
+        if (map_)                                                                         \
+            munmap(map_, size_);                                                          \
+        errno = err_;                                                                     \
+        return rc_;                                                                       \
     } while (0)
 
 int mt_execve(const char *path, char *const argv[], char *const envp[])

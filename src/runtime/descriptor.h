@@ -68,35 +68,35 @@ struct memtrace_state {
                              handed out to the threads' batches, plus one) */
 
     /* Added later in version 1 (a reader checks size before using them). */
-    uint64_t freed_pushed; /* address of a uint64_t: pushes begun so far; only
-                              the min(pushed, capacity) newest slots can hold
-                              records. 0 from a library that hands out push
-                              numbers in blocks (freed_blocks): a reader that
-                              does not know freed_blocks then finds the
-                              newest stamp in the ring */
-    uint64_t unwind_fallbacks; /* address of an unsigned long (64-bit): captures
-                                  the cfi unwinder handed to libunwind */
+    uint64_t freed_pushed;      /* address of a uint64_t: pushes begun so far; only
+                                   the min(pushed, capacity) newest slots can hold
+                                   records. 0 from a library that hands out push
+                                   numbers in blocks (freed_blocks): a reader that
+                                   does not know freed_blocks then finds the
+                                   newest stamp in the ring */
+    uint64_t unwind_fallbacks;  /* address of an unsigned long (64-bit): captures
+                                   the cfi unwinder handed to libunwind */
     uint64_t entry_thread_bits; /* the thread number is the low entry_thread_bits
                                    bits of an entry's thread word, the way the
                                    block was allocated (0 malloc & co., 1 new,
                                    2 new[]) the bits above; 0: all 32 bits are
                                    the thread (an older library) */
-    uint64_t version_string; /* address of the library's version, a
-                                NUL-terminated string ("0.1.0") */
-    uint64_t recording; /* address of the recording words (recording.h's
-                           mt_recording_words: on, ever_off, seq, sec,
-                           64-bit each): since when memtrace records */
-    uint64_t contended; /* address of a uint64_t: contended lock waits and
-                           failed compare-and-swaps on the hot path
-                           (base/lock.h's mt_contended) */
-    uint64_t freed_blocks; /* address of a uint64_t: blocks of freed_block
-                              push numbers handed out so far (threads take
-                              them a block at a time, freed_history.h); only
-                              the min(blocks * freed_block, capacity) newest
-                              push numbers' slots can hold records */
-    uint64_t freed_block; /* push numbers per block; divides freed_capacity */
-    uint64_t freed_when; /* offset in a freed record of its 64-bit clock
-                            stamp: newest first is by it, then by stamp */
+    uint64_t version_string;    /* address of the library's version, a
+                                   NUL-terminated string ("0.1.0") */
+    uint64_t recording;         /* address of the recording words (recording.h's
+                                   mt_recording_words: on, ever_off, seq, sec,
+                                   64-bit each): since when memtrace records */
+    uint64_t contended;         /* address of a uint64_t: contended lock waits and
+                                   failed compare-and-swaps on the hot path
+                                   (base/lock.h's mt_contended) */
+    uint64_t freed_blocks;      /* address of a uint64_t: blocks of freed_block
+                                   push numbers handed out so far (threads take
+                                   them a block at a time, freed_history.h); only
+                                   the min(blocks * freed_block, capacity) newest
+                                   push numbers' slots can hold records */
+    uint64_t freed_block;       /* push numbers per block; divides freed_capacity */
+    uint64_t freed_when;        /* offset in a freed record of its 64-bit clock
+                                   stamp: newest first is by it, then by stamp */
     /* Allocation numbers are taken by the threads in batches of at most
      * seq_batch from *seq_counter (threads.h); thread N's slot holds its
      * batch: the 64-bit words at threads_seq_next (the next number it

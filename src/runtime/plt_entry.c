@@ -15,7 +15,7 @@
 #define R_SYM ELF32_R_SYM
 #endif
 
-bool mt_dyn_tables_read(const ElfW(Dyn) *dyn, uintptr_t base, mt_dyn_tables *t)
+bool mt_dyn_tables_read(const ElfW(Dyn) * dyn, uintptr_t base, mt_dyn_tables *t)
 {
     *t = (mt_dyn_tables){ 0 };
     bool is_rela = true;
@@ -36,8 +36,8 @@ bool mt_dyn_tables_read(const ElfW(Dyn) *dyn, uintptr_t base, mt_dyn_tables *t)
 /* The symbol NAME as the relocations RELS (SIZE bytes) of a module name it,
  * or NULL. An undefined symbol a module uses is always named by one: the
  * canonical PLT entry's own GOT slot (JUMP_SLOT) or a GLOB_DAT. */
-static const ElfW(Sym) *named_by(const ElfW(Rela) *rels, size_t size, const ElfW(Sym) *symtab,
-                                 const char *strtab, const char *name)
+static const ElfW(Sym) * named_by(const ElfW(Rela) * rels, size_t size, const ElfW(Sym) * symtab,
+                                  const char *strtab, const char *name)
 {
     if (!rels)
         return NULL;

@@ -20,16 +20,16 @@ static inline uintptr_t mt_dyn_ptr(uintptr_t v, uintptr_t base)
 /* The relocation and symbol tables of a module loaded at BASE, from its
  * dynamic section; a table it lacks is NULL with size 0. */
 typedef struct {
-    const ElfW(Rela) *jmprel, *rela; /* DT_JMPREL (the PLT's), DT_RELA */
-    size_t jmprel_size, rela_size;   /* in bytes */
-    const ElfW(Sym) *symtab;
+    const ElfW(Rela) * jmprel, *rela; /* DT_JMPREL (the PLT's), DT_RELA */
+    size_t jmprel_size, rela_size;    /* in bytes */
+    const ElfW(Sym) * symtab;
     const char *strtab;
 } mt_dyn_tables;
 
 /* Reads DYN (the module's PT_DYNAMIC in memory, loaded at BASE) into T:
  * false when it has no symbol or string table, or its PLT relocations
  * are not RELA (the only kind x86-64 and aarch64 use). */
-bool mt_dyn_tables_read(const ElfW(Dyn) *dyn, uintptr_t base, mt_dyn_tables *t);
+bool mt_dyn_tables_read(const ElfW(Dyn) * dyn, uintptr_t base, mt_dyn_tables *t);
 
 /* True when ADDR, which dlsym(RTLD_DEFAULT, NAME) answered, is the
  * canonical PLT entry of the module it lies in: a non-PIE executable that

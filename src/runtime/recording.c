@@ -162,7 +162,8 @@ void mt_recording_install_signal(void)
     if (sigaction(sig, NULL, &sa) == 0 &&
         ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))) {
         mt_warn("MEMTRACE_TOGGLE_SIGNAL=\"%s\": that signal has a handler already (MEMTRACE_SIGNAL's "
-                "or a library's); %s", mt_setting_env("MEMTRACE_TOGGLE_SIGNAL"), none);
+                "or a library's); %s",
+                mt_setting_env("MEMTRACE_TOGGLE_SIGNAL"), none);
         return;
     }
     memset(&sa, 0, sizeof sa);

@@ -213,7 +213,8 @@ MT_COLD void mt_ext_lookup(void)
     mt_cxx_replaced = cxx_replaced();
     mt_sample_ext_found();
     mt_leave(was);
-    mt_atomic_store_release(&mt_ext_ready, 1); /* pairs with the acquire in capture/record.h's mt_ext_get() */
+    mt_atomic_store_release(&mt_ext_ready,
+                            1); /* pairs with the acquire in capture/record.h's mt_ext_get() */
 }
 
 /* Says once, at start-up, when the program's calls to malloc do not reach
@@ -265,9 +266,9 @@ static bool another_owns_malloc(void)
     void *used = dlsym(RTLD_DEFAULT, "malloc");
     void *state = dlsym(RTLD_DEFAULT, "memtrace_state");
     Dl_info theirs, owner_state, ours;
-    return used && state && dladdr((void *)another_owns_malloc, &ours) &&
-           dladdr(used, &theirs) && dladdr(state, &owner_state) &&
-           theirs.dli_fbase != ours.dli_fbase && owner_state.dli_fbase == theirs.dli_fbase;
+    return used && state && dladdr((void *)another_owns_malloc, &ours) && dladdr(used, &theirs) &&
+           dladdr(state, &owner_state) && theirs.dli_fbase != ours.dli_fbase &&
+           owner_state.dli_fbase == theirs.dli_fbase;
 }
 
 /* Runs on the first allocation of the process, before any thread but the
@@ -292,8 +293,8 @@ MT_COLD void mt_start(void)
         mt_leave(was);
         return;
     }
-    if (!mt_real.next_malloc || !mt_real.next_free || !mt_real.next_calloc || !mt_real.next_realloc ||
-        !mt_real.next_posix_memalign) {
+    if (!mt_real.next_malloc || !mt_real.next_free || !mt_real.next_calloc ||
+        !mt_real.next_realloc || !mt_real.next_posix_memalign) {
         /* Without a real allocator there is nothing to forward to: stay in
          * INITIALIZING and serve everything from the internal heap. */
         mt_leave(was);

@@ -81,8 +81,8 @@ void mt_leak_gather_linker_blocks(const mt_leak_source *src, const mt_leak_gathe
             const uintptr_t *frames;
             unsigned depth = src->stack(src->ctx, b[i].stack, &frames);
             cache[c].id = b[i].stack;
-            cache[c].linker = mt_leak_roots_linker_block(frames, depth, g->linker_lo,
-                                                         g->linker_hi) ? 1 : 0;
+            cache[c].linker =
+                mt_leak_roots_linker_block(frames, depth, g->linker_lo, g->linker_hi) ? 1 : 0;
         }
         if (cache[c].linker)
             b[i].flags |= MT_LEAK_FLAG_ROOT;

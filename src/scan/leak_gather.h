@@ -23,12 +23,12 @@
 
 /* A loaded module. */
 typedef struct {
-    uintptr_t bias;        /* where its ELF addresses are loaded */
-    const Elf64_Phdr *ph;  /* its program headers; NULL: they could not be
-                            * read (mt_leak_gathered.modules_unread) */
+    uintptr_t bias;       /* where its ELF addresses are loaded */
+    const Elf64_Phdr *ph; /* its program headers; NULL: they could not be
+                           * read (mt_leak_gathered.modules_unread) */
     size_t nph;
-    int kind;              /* MT_LEAK_MODULE_* */
-    bool linker;           /* the dynamic linker: its blocks are roots */
+    int kind;    /* MT_LEAK_MODULE_* */
+    bool linker; /* the dynamic linker: its blocks are roots */
 } mt_leak_module;
 
 /* A thread whose roots are scanned. */
@@ -67,7 +67,7 @@ typedef struct {
 typedef struct {
     void (*add_root)(void *ctx, const mt_leak_root *root);
     void (*add_word)(void *ctx, uintptr_t word);
-    void *ctx; /* for ADD_ROOT and ADD_WORD */
+    void *ctx;                      /* for ADD_ROOT and ADD_WORD */
     uintptr_t linker_lo, linker_hi; /* out: the dynamic linker's code; 0, 0: none */
     unsigned modules_unread;        /* out: modules whose headers could not be read */
 } mt_leak_gathered;

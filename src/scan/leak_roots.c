@@ -4,13 +4,12 @@
 
 #include <string.h>
 
-static void add(const mt_leak_roots_sink *s, uintptr_t lo, uintptr_t hi, int kind,
-                uint32_t tid, bool starts_only)
+static void add(const mt_leak_roots_sink *s, uintptr_t lo, uintptr_t hi, int kind, uint32_t tid,
+                bool starts_only)
 {
     if (hi <= lo)
         return;
-    mt_leak_root r = { .lo = lo, .hi = hi, .kind = kind, .thread = tid,
-                       .starts_only = starts_only };
+    mt_leak_root r = { .lo = lo, .hi = hi, .kind = kind, .thread = tid, .starts_only = starts_only };
     s->add(s->ctx, &r);
 }
 
@@ -21,14 +20,14 @@ void mt_leak_roots_module(const mt_leak_roots_sink *s, uintptr_t bias, const Elf
         return;
     for (size_t i = 0; i < n; i++)
         if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_W))
-            add(s, bias + ph[i].p_vaddr, bias + ph[i].p_vaddr + ph[i].p_memsz,
-                MT_ROOT_GLOBALS, 0, kind == MT_LEAK_MODULE_ALLOCATOR);
+            add(s, bias + ph[i].p_vaddr, bias + ph[i].p_vaddr + ph[i].p_memsz, MT_ROOT_GLOBALS, 0,
+                kind == MT_LEAK_MODULE_ALLOCATOR);
 }
 
 #define RED_ZONE 128
 
-void mt_leak_roots_stack(const mt_leak_roots_sink *s, uintptr_t sp, bool red_zone,
-                         uintptr_t map_lo, uintptr_t map_hi, uint32_t tid)
+void mt_leak_roots_stack(const mt_leak_roots_sink *s, uintptr_t sp, bool red_zone, uintptr_t map_lo,
+                         uintptr_t map_hi, uint32_t tid)
 {
     uintptr_t lo = red_zone && sp >= RED_ZONE ? sp - RED_ZONE : sp;
     if (!map_hi) {
@@ -70,8 +69,7 @@ uintptr_t mt_leak_roots_tls(const mt_leak_roots_sink *s, uintptr_t tp, size_t tc
     return low;
 }
 
-bool mt_leak_roots_linker_block(const uintptr_t *frames, unsigned depth, uintptr_t lo,
-                                uintptr_t hi)
+bool mt_leak_roots_linker_block(const uintptr_t *frames, unsigned depth, uintptr_t lo, uintptr_t hi)
 {
     return hi && depth && frames[0] >= lo && frames[0] < hi;
 }
@@ -89,7 +87,10 @@ void mt_leak_roots_heap(const mt_leak_roots_sink *s, uintptr_t lo, uintptr_t hi,
     }
     if (k == n || blocks[k].ptr >= hi || hi <= lo)
         return;
-    mt_leak_root r = { .lo = lo, .hi = hi, .kind = MT_ROOT_OTHER, .starts_only = true,
+    mt_leak_root r = { .lo = lo,
+                       .hi = hi,
+                       .kind = MT_ROOT_OTHER,
+                       .starts_only = true,
                        .outside_blocks = true };
     s->add(s->ctx, &r);
 }

@@ -61,8 +61,8 @@ void mt_leak_roots_module(const mt_leak_roots_sink *s, uintptr_t bias, const Elf
  * MAP_HI) (MAP_HI 0: in no mapping known; the reader then refuses it and
  * the verdict counts it unreadable). RED_ZONE: SP is where the thread
  * stopped (a leaf function may keep data below it), not a caller's. */
-void mt_leak_roots_stack(const mt_leak_roots_sink *s, uintptr_t sp, bool red_zone,
-                         uintptr_t map_lo, uintptr_t map_hi, uint32_t tid);
+void mt_leak_roots_stack(const mt_leak_roots_sink *s, uintptr_t sp, bool red_zone, uintptr_t map_lo,
+                         uintptr_t map_hi, uint32_t tid);
 
 /* The roots of the TLS of the thread whose thread pointer is TP (glibc on
  * x86-64 and aarch64: TP is the thread's descriptor, TCB_SIZE bytes that
@@ -76,7 +76,7 @@ void mt_leak_roots_stack(const mt_leak_roots_sink *s, uintptr_t sp, bool red_zon
  * descriptor and static TLS at the top of its stack's mapping, which the
  * stack's roots then end below (mt_leak_gather_threads). */
 uintptr_t mt_leak_roots_tls(const mt_leak_roots_sink *s, uintptr_t tp, size_t tcb_size,
-                       size_t static_size, uint32_t tid);
+                            size_t static_size, uint32_t tid);
 
 /* The roots of the allocator's heap in a process memtrace was attached
  * to (the caller asks only then): of the mapping [LO, HI), when it holds

@@ -218,12 +218,11 @@ static bool heuristic(struct scan *s, const mt_leak_block *e, uint64_t off)
         return false;
     if (off == 8 && w0 > 0 && ((e->size - 8) == w0 || (e->size - 8) % w0 == 0))
         return true; /* length64, newarray */
-    if (off == 24 && e->size > 24 && word_at(s, e->ptr + 8, &w1) && 25 + w1 == e->size &&
-        w0 <= w1)
+    if (off == 24 && e->size > 24 && word_at(s, e->ptr + 8, &w1) && 25 + w1 == e->size && w0 <= w1)
         return true; /* stdstring */
-    if (s->in->vtable && off + 8 <= e->size && word_at(s, e->ptr + off, &inner) &&
-        !(inner & 7) && inner >= 4096 && !(w0 & 7) && w0 >= 4096 &&
-        s->in->vtable(s->in->read_ctx, inner) && s->in->vtable(s->in->read_ctx, w0))
+    if (s->in->vtable && off + 8 <= e->size && word_at(s, e->ptr + off, &inner) && !(inner & 7) &&
+        inner >= 4096 && !(w0 & 7) && w0 >= 4096 && s->in->vtable(s->in->read_ctx, inner) &&
+        s->in->vtable(s->in->read_ctx, w0))
         return true; /* multipleinheritance */
     return false;
 }
@@ -342,8 +341,7 @@ static bool pool_within(const mt_leak_block *inner, const mt_leak_block *outer)
  * a pool block inside a block that is not one (either order: both may
  * start at one address): the outer block, the pool's storage, is dropped
  * alone; the pool's next blocks then meet only each other. */
-static size_t drop_damaged(const mt_leak_input *in, mt_leak_block *b, size_t n,
-                           mt_leak_totals *t)
+static size_t drop_damaged(const mt_leak_input *in, mt_leak_block *b, size_t n, mt_leak_totals *t)
 {
     size_t kept = 0;
     uintptr_t first = UINTPTR_MAX;
@@ -403,14 +401,20 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
         return false;
     /* The worklist (2 N), then the heuristics' CAND and PENDING (N each). */
     size_t work_bytes = (n ? 4 * n : 1) * sizeof(uint32_t);
-    uint32_t *work = mmap(NULL, work_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                          -1, 0);
+    uint32_t *work =
+        mmap(NULL, work_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (work == MAP_FAILED)
         return false;
     sort_blocks(in->blocks, n);
     n = drop_damaged(in, in->blocks, n, out);
-    struct scan s = { .b = in->blocks, .n = n, .work = work, .phase = 1, .in = in, .t = out,
-                      .cand = work + 2 * in->nblocks, .pending = work + 3 * in->nblocks };
+    struct scan s = { .b = in->blocks,
+                      .n = n,
+                      .work = work,
+                      .phase = 1,
+                      .in = in,
+                      .t = out,
+                      .cand = work + 2 * in->nblocks,
+                      .pending = work + 3 * in->nblocks };
     s.lo = n ? s.b[0].ptr : 1;
     for (size_t i = 0; i < n; i++) {
         s.b[i].class = UNSEEN;
@@ -451,9 +455,9 @@ bool mt_leak_scan(const mt_leak_input *in, mt_leak_totals *out)
      * block not reached yet leads a group and marks INDIRECT every lost
      * block it reaches but itself (by a start or an interior pointer,
      * alike), counting them in its HELD fields; a leader reached by a later
-     * leader joins that one's group with what it held. The last leader of any chain of groups is never
-     * reached by a later one, so every lost structure, a cycle included,
-     * keeps one DEFINITE block and none vanishes. */
+     * leader joins that one's group with what it held. The last leader of any chain of groups is
+     * never reached by a later one, so every lost structure, a cycle included, keeps one DEFINITE
+     * block and none vanishes. */
     s.phase = 2;
     s.npending = 0;
     for (size_t i = 0; i < n; i++) {

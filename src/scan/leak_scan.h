@@ -51,11 +51,11 @@ enum {
 /* One live block, as the caller knows it. The scan writes CLASS and the
  * HELD fields. */
 typedef struct {
-    uintptr_t ptr;   /* start; overlapping blocks are dropped as damaged */
-    uint64_t size;   /* bytes; 0 is allowed (only a pointer to its start holds it) */
-    uint32_t stack;  /* the caller's allocation stack id, untouched */
-    uint16_t class;  /* out: MT_LEAK_* */
-    uint16_t flags;  /* in: MT_LEAK_FLAG_* */
+    uintptr_t ptr;  /* start; overlapping blocks are dropped as damaged */
+    uint64_t size;  /* bytes; 0 is allowed (only a pointer to its start holds it) */
+    uint32_t stack; /* the caller's allocation stack id, untouched */
+    uint16_t class; /* out: MT_LEAK_* */
+    uint16_t flags; /* in: MT_LEAK_FLAG_* */
     /* out, for a DEFINITE block: the INDIRECT blocks of its group (what it
      * holds, valgrind's "(D direct, I indirect)"); 0 for the others. */
     uint32_t held_blocks;
@@ -99,11 +99,11 @@ enum { MT_MEM_NONE, MT_MEM_UNREADABLE, MT_MEM_READABLE };
 typedef int mt_leak_region_fn(void *ctx, uintptr_t addr, uintptr_t *end);
 
 typedef struct {
-    mt_leak_block *blocks;     /* in/out: sorted by ptr in place by the scan */
+    mt_leak_block *blocks; /* in/out: sorted by ptr in place by the scan */
     size_t nblocks;
     const mt_leak_root *roots; /* regions scanned word by word */
     size_t nroots;
-    const uintptr_t *words;    /* single root words: the threads' registers */
+    const uintptr_t *words; /* single root words: the threads' registers */
     size_t nwords;
     mt_leak_read_fn *read;
     void *read_ctx;            /* for READ and REGION */
@@ -116,13 +116,13 @@ typedef struct {
 
 typedef struct {
     uint64_t bytes[MT_LEAK_CLASSES], blocks[MT_LEAK_CLASSES]; /* per MT_LEAK_* class */
-    uint64_t unreadable_root_bytes;   /* root bytes READ refused */
-    uint64_t unreadable_blocks;       /* blocks whose contents READ refused */
-    uint64_t damaged;                 /* entries dropped as damaged (see mt_leak_scan) */
-    uintptr_t first_damaged;          /* the lowest address a damaged entry names */
-    uint64_t pool_storage;            /* blocks dropped as a pool's storage
-                                         (MT_LEAK_FLAG_POOL) */
-    double seconds;                   /* time the scan took (sort + marks) */
+    uint64_t unreadable_root_bytes;                           /* root bytes READ refused */
+    uint64_t unreadable_blocks; /* blocks whose contents READ refused */
+    uint64_t damaged;           /* entries dropped as damaged (see mt_leak_scan) */
+    uintptr_t first_damaged;    /* the lowest address a damaged entry names */
+    uint64_t pool_storage;      /* blocks dropped as a pool's storage
+                                   (MT_LEAK_FLAG_POOL) */
+    double seconds;             /* time the scan took (sort + marks) */
 } mt_leak_totals;
 
 /* Sorts IN->blocks by address, drops the damaged entries, marks from the

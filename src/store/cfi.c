@@ -26,7 +26,7 @@ typedef struct {
 } reg_rule;
 
 typedef struct {
-    int cfa_reg;        /* REG_RSP or REG_RBP, or -1: not expressible */
+    int cfa_reg; /* REG_RSP or REG_RBP, or -1: not expressible */
     int64_t cfa_offset;
     reg_rule rbp, ra;
 } row;
@@ -114,9 +114,18 @@ static int64_t sleb(cursor *c)
 
 /* DW_EH_PE pointer encodings. */
 enum {
-    PE_ABSPTR = 0x00, PE_ULEB128 = 0x01, PE_UDATA2 = 0x02, PE_UDATA4 = 0x03,
-    PE_UDATA8 = 0x04, PE_SLEB128 = 0x09, PE_SDATA2 = 0x0a, PE_SDATA4 = 0x0b,
-    PE_SDATA8 = 0x0c, PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80,
+    PE_ABSPTR = 0x00,
+    PE_ULEB128 = 0x01,
+    PE_UDATA2 = 0x02,
+    PE_UDATA4 = 0x03,
+    PE_UDATA8 = 0x04,
+    PE_SLEB128 = 0x09,
+    PE_SDATA2 = 0x0a,
+    PE_SDATA4 = 0x0b,
+    PE_SDATA8 = 0x0c,
+    PE_PCREL = 0x10,
+    PE_DATAREL = 0x30,
+    PE_INDIRECT = 0x80,
     PE_OMIT = 0xff,
 };
 
@@ -154,9 +163,13 @@ static uintptr_t read_encoded(cursor *c, uint8_t enc, uintptr_t data)
 static unsigned encoded_size(uint8_t enc)
 {
     switch (enc & 0x0f) {
-    case PE_UDATA2: case PE_SDATA2: return 2;
-    case PE_UDATA4: case PE_SDATA4: return 4;
-    case PE_ABSPTR: case PE_UDATA8: case PE_SDATA8: return 8;
+    case PE_UDATA2:
+    case PE_SDATA2: return 2;
+    case PE_UDATA4:
+    case PE_SDATA4: return 4;
+    case PE_ABSPTR:
+    case PE_UDATA8:
+    case PE_SDATA8: return 8;
     default: return 0;
     }
 }
@@ -266,20 +279,15 @@ __attribute__((nonnull(5))) static bool run_cfa(cursor c, const cie_info *ci, ui
         if (!c.ok)
             break;
         switch (op >> 6) {
-        case 1: /* DW_CFA_advance_loc */
-            delta = op & 0x3f;
-            goto advance;
+        case 1: /* DW_CFA_advance_loc */ delta = op & 0x3f; goto advance;
         case 2: /* DW_CFA_offset */
             reg = op & 0x3f;
             off = (int64_t)uleb(&c) * ci->data_align;
             goto set_offset;
-        case 3: /* DW_CFA_restore */
-            reg = op & 0x3f;
-            goto restore;
+        case 3: /* DW_CFA_restore */ reg = op & 0x3f; goto restore;
         }
         switch (op) {
-        case 0x00: /* nop */
-            break;
+        case 0x00: /* nop */ break;
         case 0x01: /* set_loc */
             loc = read_encoded(&c, ci->fde_enc, 0);
             if (loc > target)
@@ -292,9 +300,7 @@ __attribute__((nonnull(5))) static bool run_cfa(cursor c, const cie_info *ci, ui
             reg = uleb(&c);
             off = (int64_t)uleb(&c) * ci->data_align;
             goto set_offset;
-        case 0x06: /* restore_extended */
-            reg = uleb(&c);
-            goto restore;
+        case 0x06: /* restore_extended */ reg = uleb(&c); goto restore;
         case 0x07: /* undefined */
         case 0x08: /* same_value */
             reg = uleb(&c);
@@ -328,9 +334,7 @@ __attribute__((nonnull(5))) static bool run_cfa(cursor c, const cie_info *ci, ui
             reg = uleb(&c);
             r->cfa_reg = reg < REGS ? (int)reg : -1;
             break;
-        case 0x0e: /* def_cfa_offset */
-            r->cfa_offset = (int64_t)uleb(&c);
-            break;
+        case 0x0e: /* def_cfa_offset */ r->cfa_offset = (int64_t)uleb(&c); break;
         case 0x0f: /* def_cfa_expression */
             skip(&c, uleb(&c));
             r->cfa_reg = -1;
@@ -349,21 +353,15 @@ __attribute__((nonnull(5))) static bool run_cfa(cursor c, const cie_info *ci, ui
             r->cfa_reg = reg < REGS ? (int)reg : -1;
             r->cfa_offset = sleb(&c) * ci->data_align;
             break;
-        case 0x13: /* def_cfa_offset_sf */
-            r->cfa_offset = sleb(&c) * ci->data_align;
-            break;
+        case 0x13: /* def_cfa_offset_sf */ r->cfa_offset = sleb(&c) * ci->data_align; break;
         case 0x14: /* val_offset */
-        case 0x15: /* val_offset_sf */
-            return false;
-        case 0x2e: /* GNU_args_size */
-            uleb(&c);
-            break;
+        case 0x15: /* val_offset_sf */ return false;
+        case 0x2e: /* GNU_args_size */ uleb(&c); break;
         case 0x2f: /* GNU_negative_offset_extended */
             reg = uleb(&c);
             off = -(int64_t)uleb(&c) * ci->data_align;
             goto set_offset;
-        default:
-            return false;
+        default: return false;
         }
         continue;
     advance:
@@ -414,8 +412,7 @@ static bool find_fde(const span *s, uintptr_t hdr, uintptr_t pc, uintptr_t *fde)
         return false;
     read_encoded(&c, h[1], hdr); /* eh_frame_ptr */
     uintptr_t count = read_encoded(&c, h[2], hdr);
-    if (!c.ok || h[2] == PE_OMIT || count == 0 || count > (1u << 28) ||
-        count * 8 > c.end - c.p)
+    if (!c.ok || h[2] == PE_OMIT || count == 0 || count > (1u << 28) || count * 8 > c.end - c.p)
         return false;
     const int32_t *table = (const int32_t *)c.p;
     intptr_t rel = (intptr_t)(pc - hdr);

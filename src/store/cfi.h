@@ -38,11 +38,26 @@ enum {
  * _dl_start_user, which runs library constructors, has no FDE). */
 #define MT_CFI_NO_FDE ((mt_cfi_rule)MT_CFI_FALLBACK | 1u << 4)
 
-static inline unsigned mt_cfi_kind(mt_cfi_rule r) { return (unsigned)(r & 3); }
-static inline bool mt_cfi_cfa_is_rbp(mt_cfi_rule r) { return (r >> 2) & 1; }
-static inline bool mt_cfi_rbp_saved(mt_cfi_rule r) { return (r >> 3) & 1; }
-static inline uintptr_t mt_cfi_rbp_slot(mt_cfi_rule r) { return (uintptr_t)((r >> 16) & 0xffff); }
-static inline intptr_t mt_cfi_cfa_offset(mt_cfi_rule r) { return (intptr_t)(int32_t)(uint32_t)(r >> 32); }
+static inline unsigned mt_cfi_kind(mt_cfi_rule r)
+{
+    return (unsigned)(r & 3);
+}
+static inline bool mt_cfi_cfa_is_rbp(mt_cfi_rule r)
+{
+    return (r >> 2) & 1;
+}
+static inline bool mt_cfi_rbp_saved(mt_cfi_rule r)
+{
+    return (r >> 3) & 1;
+}
+static inline uintptr_t mt_cfi_rbp_slot(mt_cfi_rule r)
+{
+    return (uintptr_t)((r >> 16) & 0xffff);
+}
+static inline intptr_t mt_cfi_cfa_offset(mt_cfi_rule r)
+{
+    return (intptr_t)(int32_t)(uint32_t)(r >> 32);
+}
 
 static inline mt_cfi_rule mt_cfi_standard(bool cfa_rbp, int32_t cfa_offset, unsigned rbp_slot)
 {
@@ -55,10 +70,12 @@ static inline mt_cfi_rule mt_cfi_standard(bool cfa_rbp, int32_t cfa_offset, unsi
 /* What mt_cfi_rule_for needs of one loaded module: its PT_LOAD segments
  * (readable memory, as mapped) and its .eh_frame_hdr. */
 typedef struct {
-    uintptr_t lo, hi; /* [lo, hi): the span of all its PT_LOAD segments */
+    uintptr_t lo, hi;       /* [lo, hi): the span of all its PT_LOAD segments */
     uintptr_t eh_frame_hdr; /* run-time address, 0 if it has none */
     unsigned nseg;
-    struct { uintptr_t lo, hi; } seg[MT_CFI_MAX_SEGMENTS];
+    struct {
+        uintptr_t lo, hi;
+    } seg[MT_CFI_MAX_SEGMENTS];
 } mt_cfi_module;
 
 /* The loaded module whose PT_LOAD span holds PC, from dl_iterate_phdr

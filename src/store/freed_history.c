@@ -54,7 +54,7 @@ _Static_assert(sizeof(mt_freed_record) % sizeof(record_word) == 0 &&
 /* Published with release by mt_freed_init, after cap; every reader loads it
  * with acquire (pairs with that release) before it reads cap. */
 static mt_atomic(mt_freed_record *) ring;
-static size_t cap;      /* written once, before ring is published */
+static size_t cap;         /* written once, before ring is published */
 static uint64_t cap_magic; /* floor((2^64 - 1) / cap), written with cap */
 static uint64_t block = 1; /* push numbers per block, written with cap;
                               divides cap */
@@ -227,8 +227,8 @@ static bool newer(order_key a, order_key b)
 
 /* Whether R is one mt_freed_find_around reports: covering ADDR (*GAP
  * UINT64_MAX) or, when NEAR_MAX, within NEAR_BYTES of it. */
-static bool wanted(const mt_freed_record *r, uintptr_t addr, uint64_t near_bytes,
-                   unsigned near_max, uint64_t *gap)
+static bool wanted(const mt_freed_record *r, uintptr_t addr, uint64_t near_bytes, unsigned near_max,
+                   uint64_t *gap)
 {
     *gap = mt_block_gap(addr, r->ptr, r->size);
     return *gap == UINT64_MAX || (near_max && *gap <= near_bytes);

@@ -80,8 +80,8 @@ size_t mt_freed_find_around(uintptr_t addr, uint64_t near_bytes, unsigned near_m
  * writer may still commit it) and that is among the newest 8,192 numbers
  * (a thread leaves a block once 1,024 numbers were handed out after it:
  * an older unwritten slot is only ever filled by a writer preempted that
- * long, whose record the caller then misses) or, if none, the count pushed. Lock-free, as mt_freed_find; for
- * readers that keep their own index over the ring (bad_free.c). */
+ * long, whose record the caller then misses) or, if none, the count pushed. Lock-free, as
+ * mt_freed_find; for readers that keep their own index over the ring (bad_free.c). */
 uint64_t mt_freed_each_since(uint64_t from, void (*fn)(const mt_freed_record *, void *), void *ctx);
 
 /* For the state descriptor: the ring, its capacity, and the push numbers

@@ -112,7 +112,8 @@ static inline uint64_t hash_ptr(uintptr_t p)
 static inline struct shard *shard_of(uintptr_t p, uint64_t h)
 {
     return &shards[((p >> MT_LIVE_REGION_SHIFT) << MT_LIVE_GROUP_BITS |
-                    h >> (64 - MT_LIVE_GROUP_BITS)) & (MT_LIVE_SHARDS - 1)];
+                    h >> (64 - MT_LIVE_GROUP_BITS)) &
+                   (MT_LIVE_SHARDS - 1)];
 }
 
 /* The hash bits below the group bits, scaled to CAP: the high half of a
@@ -170,8 +171,8 @@ static size_t find_slot(const struct slots *s, size_t cap, uintptr_t ptr, uint64
 
 /* Stores E; returns the record it replaced (ptr 0 if it took an empty
  * slot). */
-static inline __attribute__((always_inline)) mt_live_entry
-put(struct slots *s, size_t cap, const mt_live_entry *e, uint64_t h)
+static inline __attribute__((always_inline)) mt_live_entry put(struct slots *s, size_t cap,
+                                                               const mt_live_entry *e, uint64_t h)
 {
     size_t i = home_of(h, cap);
     while (s->e[i].ptr != 0 && s->e[i].ptr != e->ptr)
@@ -237,8 +238,7 @@ bool mt_live_insert(const mt_live_entry *e)
     mt_lock_acquire(&sh->lock);
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
     size_t count = mt_atomic_load_relaxed(&sh->count);
-    if (MT_UNLIKELY(!s ||
-                    (count + 1) * MAX_LOAD_DEN > MAX_LOAD_NUM * cap_of(sh)))
+    if (MT_UNLIKELY(!s || (count + 1) * MAX_LOAD_DEN > MAX_LOAD_NUM * cap_of(sh)))
         s = grow(sh);
     if (MT_LIKELY(s != NULL)) {
         mt_live_entry old = put(s, cap_of(sh), e, h);

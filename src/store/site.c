@@ -284,8 +284,8 @@ static const mt_site_counters *entry_of(const mt_site_table *t, uint32_t n)
 
 /* Every table: the shared one, then every thread's, newest first. */
 /* NOLINTBEGIN(bugprone-macro-parentheses): T names the loop's variable */
-#define EACH_TABLE(t)                                                                      \
-    for (const mt_site_table *t = &mt_site_shared; t;                                       \
+#define EACH_TABLE(t)                                 \
+    for (const mt_site_table *t = &mt_site_shared; t; \
          t = t == &mt_site_shared ? mt_atomic_load_acquire(&mt_site_tables) : t->next)
 /* NOLINTEND(bugprone-macro-parentheses) */
 
@@ -308,7 +308,8 @@ bool mt_site_read(mt_stack_id id, mt_site_counters *out)
 void mt_site_read_number(uint32_t n, mt_site_counters *out)
 {
     *out = (mt_site_counters){ 0 };
-    EACH_TABLE(t) {
+    EACH_TABLE(t)
+    {
         const mt_site_counters *c = entry_of(t, n);
         if (!c)
             continue;
@@ -317,7 +318,8 @@ void mt_site_read_number(uint32_t n, mt_site_counters *out)
         out->freed_blocks += mt_atomic_load_relaxed(&c->freed_blocks);
     }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    EACH_TABLE(t) {
+    EACH_TABLE(t)
+    {
         const mt_site_counters *c = entry_of(t, n);
         if (!c)
             continue;

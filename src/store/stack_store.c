@@ -6,8 +6,8 @@
  * - a record is [header word][MT_STACK_SITE_WORDS site words: the stack's
  *   ordinal, written before the header][depth frame
  *   words] and never crosses a chunk; the header is hash32 << 32 |
- *   PRESENT | depth, and a zero header ends a chunk's records; id = chunk << CHUNK_BITS | word offset, and
- *   chunk 0 word 0 is never used, so id 0 is free to mean "none";
+ *   PRESENT | depth, and a zero header ends a chunk's records; id = chunk << CHUNK_BITS | word
+ * offset, and chunk 0 word 0 is never used, so id 0 is free to mean "none";
  * - a record is fully written before its header and then its index slot
  *   are published (release), and only its counters change afterwards, so
  *   readers need no lock;
@@ -109,8 +109,8 @@ static const uint64_t *record_of(mt_stack_id id)
     return chunk ? chunk + w : NULL;
 }
 
-static inline bool record_matches(mt_stack_id id, uint32_t h32,
-                           const uintptr_t *frames, unsigned depth)
+static inline bool record_matches(mt_stack_id id, uint32_t h32, const uintptr_t *frames,
+                                  unsigned depth)
 {
     const uint64_t *r = record_of(id);
     /* Pairs with the release store of the header in mt_stack_intern. */
@@ -122,7 +122,8 @@ static inline bool record_matches(mt_stack_id id, uint32_t h32,
 /* Probes IX for the stack; returns its id or 0. Inline: it is the whole
  * of the common case, a stack already stored. */
 static inline __attribute__((always_inline)) mt_stack_id probe(const struct index *ix, uint32_t h32,
-                         const uintptr_t *frames, unsigned depth)
+                                                               const uintptr_t *frames,
+                                                               unsigned depth)
 {
     size_t mask = ix->cap - 1;
     for (size_t i = h32 & mask;; i = (i + 1) & mask) {
@@ -130,8 +131,7 @@ static inline __attribute__((always_inline)) mt_stack_id probe(const struct inde
         uint64_t s = mt_atomic_load_acquire(&ix->slots[i]);
         if (s == 0)
             return 0;
-        if ((uint32_t)(s >> 32) == h32 &&
-            record_matches((mt_stack_id)s, h32, frames, depth))
+        if ((uint32_t)(s >> 32) == h32 && record_matches((mt_stack_id)s, h32, frames, depth))
             return (mt_stack_id)s;
     }
 }

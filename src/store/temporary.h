@@ -35,9 +35,9 @@
 #include <stdint.h>
 
 typedef struct {
-    uint64_t size;  /* the latest allocation's kind, when armed */
+    uint64_t size; /* the latest allocation's kind, when armed */
     uint32_t stack;
-    bool armed;     /* false: no allocation since the latest free */
+    bool armed; /* false: no allocation since the latest free */
 } mt_temp_state;
 
 /* An allocation of SIZE bytes at STACK: its kind is now the latest. */

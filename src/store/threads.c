@@ -114,8 +114,7 @@ static void threads_register(uint32_t number)
     mt_atomic_store_release(&t->tid, (uint32_t)syscall(SYS_gettid));
     mt_thread_slot = t;
     uint32_t h = mt_atomic_load_relaxed(&highest);
-    while (h < number &&
-           !mt_atomic_cas_weak_release(&highest, &h, number)) {
+    while (h < number && !mt_atomic_cas_weak_release(&highest, &h, number)) {
     }
 }
 

@@ -20,9 +20,9 @@
  * numbers the thread hands itself on every allocation (seq_next) are on a
  * line no other thread writes. */
 typedef struct {
-    uint32_t tid;      /* kernel thread id; 0 = slot never used */
+    uint32_t tid; /* kernel thread id; 0 = slot never used */
     uint32_t reserved;
-    uint64_t self;     /* pthread_self() of the thread, to find it by pthread_t */
+    uint64_t self;             /* pthread_self() of the thread, to find it by pthread_t */
     char name[MT_THREAD_NAME]; /* "" until the program names the thread */
     /* The thread's batch of allocation numbers (malloc.c's next_seq):
      * seq_next to seq_end - 1 are its to hand out, while seq_epoch is

@@ -67,8 +67,7 @@ static struct cu_map *cu_map_build(struct mt_sym_state *st, Dwarf *dw)
     uint8_t unit_type;
     bool over = false;
     while (!over && dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
-        if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
-            unit_type != DW_UT_partial)
+        if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton && unit_type != DW_UT_partial)
             continue;
         Dwarf_Off off = dwarf_dieoffset(&cudie);
         Dwarf_Addr base, low, high;
@@ -259,7 +258,8 @@ static void note_missing_split(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_
         dwo = sym_die_string(skeleton, DW_AT_GNU_dwo_name);
     Dwarf_Addr bias;
     mt_warn("%s: split DWARF %s not found (nor read from a .dwp package); its frames have no "
-            "inlined calls", sym_module_name(mod, &bias), dwo ? dwo : "(unnamed)");
+            "inlined calls",
+            sym_module_name(mod, &bias), dwo ? dwo : "(unnamed)");
 }
 
 /* CU itself, or, for a skeleton unit (split DWARF), its split unit when
@@ -305,8 +305,8 @@ static bool indexed_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf *dw, Dwa
     return true;
 }
 
-Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc,
-                         Dwarf_Die *mem, Dwarf_Addr *bias, bool *indexed)
+Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Die *mem,
+                         Dwarf_Addr *bias, bool *indexed)
 {
     *indexed = false;
     *bias = 0;

@@ -28,7 +28,9 @@ bool mt_sym_data_at(struct Dwfl *dwfl, uintptr_t addr, mt_sym_data *d)
         .offset = off,
         .function = GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
                     GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
-        .module = base ? base + 1 : path ? path : "?",
+        .module = base   ? base + 1
+                  : path ? path
+                         : "?",
     };
     Dwarf_Addr a = addr, bias;
     Elf_Scn *scn = dwfl_module_address_section(mod, &a, &bias);

@@ -50,14 +50,17 @@ static void call_site(struct mt_sym_state *st, Dwarf_Die *cu, Dwarf_Die *inl, co
  * Where libdwfl has no CU holding the address (no .debug_aranges: clang),
  * sym_module_cu finds it in the module's CU ranges, and the line comes
  * from libdw by the same search as libdwfl's (dwarf_getsrc_die). */
-static void module_rows(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc,
-                        uintptr_t ret, bool unloaded)
+static void module_rows(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc, uintptr_t ret,
+                        bool unloaded)
 {
     struct rows *r = &st->rows;
     Dwarf_Addr file_bias = 0;
     const char *modname = sym_module_name(mod, &file_bias);
     mt_frame base = {
-        .ret = ret, .module = modname, .offset = (uintptr_t)(pc - file_bias), .unloaded = unloaded,
+        .ret = ret,
+        .module = modname,
+        .offset = (uintptr_t)(pc - file_bias),
+        .unloaded = unloaded,
     };
 
     Dwarf_Addr bias = 0;
@@ -123,8 +126,8 @@ static mt_frame *rows_pack(const struct rows *r)
     size_t bytes = r->n * sizeof(mt_frame);
     for (unsigned i = 0; i < r->n; i++) {
         const mt_frame *f = &r->row[i];
-        bytes += (f->function ? strlen(f->function) + 1 : 0) +
-                 (f->file ? strlen(f->file) + 1 : 0) + (f->module ? strlen(f->module) + 1 : 0) +
+        bytes += (f->function ? strlen(f->function) + 1 : 0) + (f->file ? strlen(f->file) + 1 : 0) +
+                 (f->module ? strlen(f->module) + 1 : 0) +
                  (f->mangled ? strlen(f->mangled) + 1 : 0);
     }
     mt_frame *rows = malloc(bytes);
@@ -189,8 +192,10 @@ void mt_sym_frames(mt_sym_state *st, bool refresh, uintptr_t ret, mt_frames_fn *
     if (mod && r->n == 0) {
         Dwarf_Addr file_bias = 0;
         const char *modname = sym_module_name(mod, &file_bias);
-        r->row[r->n++] = (mt_frame){ .ret = ret, .module = modname,
-                                     .offset = (uintptr_t)(pc - file_bias), .unloaded = unloaded,
+        r->row[r->n++] = (mt_frame){ .ret = ret,
+                                     .module = modname,
+                                     .offset = (uintptr_t)(pc - file_bias),
+                                     .unloaded = unloaded,
                                      .from_symtab = true };
     } else if (!mod) {
         r->row[r->n++] = (mt_frame){ .ret = ret, .offset = (uintptr_t)pc };

@@ -80,7 +80,7 @@ struct rows {
 /* The function DIEs (subprogram, inlined_subroutine) whose code holds a
  * pc, outermost first: the concrete nesting, not abstract origins. */
 struct scope_walk {
-    Dwarf_Addr pc;          /* CU-relative, as dwarf_haspc takes it */
+    Dwarf_Addr pc; /* CU-relative, as dwarf_haspc takes it */
     Dwarf_Die chain[MAX_ROWS];
     unsigned n;
 };
@@ -114,12 +114,12 @@ struct chain_search {
     struct mt_sym_state *st;
     uintptr_t callee; /* entry address; 0: the allocation functions */
     unsigned visits;
-    bool failed;      /* a bound was reached: nothing can be said */
+    bool failed; /* a bound was reached: nothing can be said */
     unsigned found, shortest;
     uintptr_t prefix[TAIL_DEPTH], suffix[TAIL_DEPTH]; /* suffix[0]: the last call */
     unsigned nprefix, nsuffix;
-    uintptr_t path[TAIL_DEPTH];      /* the calls of the chain being followed */
-    uintptr_t path_fn[TAIL_DEPTH];   /* the functions they are in */
+    uintptr_t path[TAIL_DEPTH];    /* the calls of the chain being followed */
+    uintptr_t path_fn[TAIL_DEPTH]; /* the functions they are in */
 };
 
 /* ------------------------------------------------------------ the state */
@@ -268,8 +268,8 @@ const char *sym_die_linkage_name(Dwarf_Die *die);
 /* A demangled NAME (kept in R) or NAME itself. */
 const char *sym_demangled(struct rows *r, const char *name);
 /* The name of a function DIE for a row (see there). */
-const char *sym_function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mod,
-                              Dwarf_Addr addr, const char **mangled);
+const char *sym_function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mod, Dwarf_Addr addr,
+                              const char **mangled);
 /* MOD's file name without its directory, and its file bias. */
 const char *sym_module_name(Dwfl_Module *mod, Dwarf_Addr *bias);
 
@@ -291,8 +291,8 @@ void sym_fn_inline_walk(struct mt_sym_state *st, struct scope_walk *w);
  * module's CU ranges gives, copied into MEM (*INDEXED true: libdwfl knows
  * nothing of it, so ask libdw about its lines, dwarf_getsrc_die). NULL when
  * no unit holds PC. */
-Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc,
-                         Dwarf_Die *mem, Dwarf_Addr *bias, bool *indexed);
+Dwarf_Die *sym_module_cu(struct mt_sym_state *st, Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Die *mem,
+                         Dwarf_Addr *bias, bool *indexed);
 /* NAME (libdw's name of a file of CU's line table, joined with its
  * directory) as gdb names it: the CU's DW_AT_name where that is the same
  * file, else the line table's name relative to DW_AT_comp_dir where the

@@ -22,7 +22,7 @@ static void memo_clear(struct memo *m)
 
 void sym_clear_caches(struct mt_sym_state *st)
 {
-    struct memo *memos[] = { &st->cu_indexes, &st->fn_children, &st->cu_maps, &st->file_names,
+    struct memo *memos[] = { &st->cu_indexes, &st->fn_children, &st->cu_maps,   &st->file_names,
                              &st->tail_fns,   &st->tail_chains, &st->call_sites };
     for (size_t i = 0; i < sizeof memos / sizeof memos[0]; i++)
         memo_clear(memos[i]);
@@ -95,8 +95,7 @@ void sym_cache_add(struct mt_sym_state *st, uintptr_t ret, mt_frame *rows, unsig
 
 static size_t memo_hash(uintptr_t a, uintptr_t b, size_t cap)
 {
-    return (size_t)(((a ^ (b * 0xff51afd7ed558ccdull)) * 0x9E3779B97F4A7C15ull) >> 32) &
-           (cap - 1);
+    return (size_t)(((a ^ (b * 0xff51afd7ed558ccdull)) * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
 void *sym_memo_find(const struct memo *m, uintptr_t a, uintptr_t b)
@@ -108,8 +107,7 @@ void *sym_memo_find(const struct memo *m, uintptr_t a, uintptr_t b)
     return NULL;
 }
 
-bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value,
-                  void (*free_value)(void *))
+bool sym_memo_add(struct memo *m, uintptr_t a, uintptr_t b, void *value, void (*free_value)(void *))
 {
     MT_ASSERT(m->count == 0 || m->free_value == free_value);
     m->free_value = free_value;

@@ -92,9 +92,9 @@ static bool same_build_id(Dwfl_Module *mod, int fd)
     Elf *elf = fstat(fd, &st) == 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
     const void *have;
     ssize_t have_len = elf ? dwelf_elf_gnu_build_id(elf, &have) : -1;
-    bool same = elf && whole_file(elf, st.st_size) &&
-                (want_len <= 0 ||
-                 (have_len == want_len && memcmp(have, want, (size_t)want_len) == 0));
+    bool same =
+        elf && whole_file(elf, st.st_size) &&
+        (want_len <= 0 || (have_len == want_len && memcmp(have, want, (size_t)want_len) == 0));
     if (elf)
         elf_end(elf);
     return same;
@@ -216,7 +216,8 @@ static void note_rejected(const char *file_name, const struct search *s)
         return;
     const char *slash = strrchr(file_name, '/');
     mt_warn("%s: the debug file %s is not this build's or cannot be read; its frames are "
-            "named from the symbol table", slash ? slash + 1 : file_name, s->rejected);
+            "named from the symbol table",
+            slash ? slash + 1 : file_name, s->rejected);
 }
 
 /* The local search of both callbacks; REMOTE: memtrace-symbolize's (out
@@ -231,9 +232,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
     int fd = -1;
     struct search s = { "" };
     if (altlink) {
-        fd = (remote ? dwfl_standard_find_debuginfo : dwfl_build_id_find_debuginfo)(
-            mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
-            debuginfo_file_name);
+        fd = (remote ? dwfl_standard_find_debuginfo
+                     : dwfl_build_id_find_debuginfo)(mod, userdata, modname, base, file_name,
+                                                     debuglink_file, debuglink_crc,
+                                                     debuginfo_file_name);
         if (fd >= 0 || remote)
             return fd;
     } else {
@@ -253,9 +255,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 }
 
 static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
-                                GElf_Addr base, const char *file_name,
-                                const char *debuglink_file, GElf_Word debuglink_crc,
-                                char **debuginfo_file_name)
+                                GElf_Addr base, const char *file_name, const char *debuglink_file,
+                                GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
     return find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
                           debuginfo_file_name, false);
@@ -341,4 +342,3 @@ bool sym_read_modules(struct mt_sym_state *st)
     st->modules_hash = h;
     return ok;
 }
-

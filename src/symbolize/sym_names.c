@@ -41,8 +41,8 @@ const char *sym_demangled(struct rows *r, const char *name)
 /* The name of a function DIE, demangled; without a name in the DIE, the
  * symbol of ADDR in MOD as the symbol table has it; "??" if none. *MANGLED:
  * the linkage name it was demangled from, NULL when it was not. */
-const char *sym_function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mod,
-                              Dwarf_Addr addr, const char **mangled)
+const char *sym_function_name(struct rows *r, Dwarf_Die *die, Dwfl_Module *mod, Dwarf_Addr addr,
+                              const char **mangled)
 {
     *mangled = NULL;
     const char *linkage = sym_die_string(die, DW_AT_linkage_name);

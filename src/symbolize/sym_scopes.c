@@ -51,8 +51,7 @@ static bool holds_code(int tag)
     case DW_TAG_lexical_block:
     case DW_TAG_try_block:
     case DW_TAG_catch_block:
-    case DW_TAG_with_stmt:
-        return true;
+    case DW_TAG_with_stmt: return true;
     }
     return false;
 }
@@ -68,9 +67,8 @@ static bool may_hold_definitions(int tag)
     case DW_TAG_union_type:
     case DW_TAG_interface_type:
     case DW_TAG_imported_unit:
-    case DW_TAG_subprogram:   /* nested functions (GNU C) */
-    case DW_TAG_lexical_block:
-        return true;
+    case DW_TAG_subprogram: /* nested functions (GNU C) */
+    case DW_TAG_lexical_block: return true;
     }
     return false;
 }

@@ -20,7 +20,7 @@ struct sym {
     GElf_Xword size;
     const char *name; /* in the module's string table: lives as long as it */
     int index;
-    int bind;         /* higher is preferred, as libdwfl ranks bindings */
+    int bind; /* higher is preferred, as libdwfl ranks bindings */
 };
 
 struct sym_range {
@@ -153,8 +153,8 @@ static bool range_sizeless_at(const struct sym_range *r, GElf_Addr value)
  * then the first in the table. *MAX_END gets the largest address + size of
  * the symbols at or below ADDR (0 if none). *GAVE_UP is set when the search
  * would take long (symbols spanning many others). */
-static const struct sym *range_find(const struct sym_range *r, GElf_Addr addr,
-                                    GElf_Addr *max_end, bool *gave_up)
+static const struct sym *range_find(const struct sym_range *r, GElf_Addr addr, GElf_Addr *max_end,
+                                    bool *gave_up)
 {
     size_t k = range_upto(r, addr);
     *max_end = k ? r->end[k - 1] : 0;

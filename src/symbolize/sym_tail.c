@@ -31,11 +31,33 @@ struct tail_fn {
 static bool is_allocation_function(const char *name)
 {
     static const char *const names[] = {
-        "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
-        "aligned_alloc", "memalign", "valloc", "pvalloc", "mallocx", "rallocx",
-        "xallocx", "dallocx", "sdallocx", "free_sized", "free_aligned_sized", "tc_malloc",
-        "tc_free", "tc_cfree", "tc_free_sized", "tc_calloc", "tc_realloc", "tc_memalign",
-        "tc_posix_memalign", "tc_valloc", "tc_pvalloc",
+        "malloc",
+        "free",
+        "calloc",
+        "realloc",
+        "reallocarray",
+        "posix_memalign",
+        "aligned_alloc",
+        "memalign",
+        "valloc",
+        "pvalloc",
+        "mallocx",
+        "rallocx",
+        "xallocx",
+        "dallocx",
+        "sdallocx",
+        "free_sized",
+        "free_aligned_sized",
+        "tc_malloc",
+        "tc_free",
+        "tc_cfree",
+        "tc_free_sized",
+        "tc_calloc",
+        "tc_realloc",
+        "tc_memalign",
+        "tc_posix_memalign",
+        "tc_valloc",
+        "tc_pvalloc",
     };
     if (!name)
         return false;
@@ -82,8 +104,8 @@ static uintptr_t symbol_address(Dwfl *dwfl, Dwfl_Module *mod, const char *name)
 
 /* The subprogram DIE holding PC (its concrete instance: inlined code is in
  * its caller's), with MOD and BIAS. */
-static bool function_die(struct mt_sym_state *st, Dwarf_Addr pc, Dwfl_Module **mod,
-                         Dwarf_Die *fn, Dwarf_Addr *bias)
+static bool function_die(struct mt_sym_state *st, Dwarf_Addr pc, Dwfl_Module **mod, Dwarf_Die *fn,
+                         Dwarf_Addr *bias)
 {
     *mod = dwfl_addrmodule(st->dwfl, pc);
     if (*mod)
@@ -429,8 +451,8 @@ static void guarded_tail_chain_find(void *arg)
     tail_chain_find(c->st, c->ret, c->callee_ret, &c->st->found);
 }
 
-unsigned mt_sym_tail_calls(mt_sym_state *st, uintptr_t ret, uintptr_t callee_ret,
-                           uintptr_t *out, unsigned max)
+unsigned mt_sym_tail_calls(mt_sym_state *st, uintptr_t ret, uintptr_t callee_ret, uintptr_t *out,
+                           unsigned max)
 {
     struct tail_chain *c = sym_memo_find(&st->tail_chains, ret, callee_ret);
     if (!c && sym_libdw_spent())

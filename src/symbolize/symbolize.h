@@ -31,20 +31,20 @@ typedef struct mt_sym_state mt_sym_state;
  * ret - 1 (the call instruction), row k > 0 the function that row k - 1 was
  * inlined into, with the line of that inlined call. */
 typedef struct {
-    uintptr_t ret;          /* the return address looked up (at ret - 1) */
-    const char *function;   /* demangled; NULL when nothing names it */
-    const char *mangled;    /* the linkage (symbol) name FUNCTION was
-                               demangled from; NULL when it was not */
-    const char *file;       /* NULL: no line information */
-    int line, column;       /* line > 0 when file is set; column 0: unknown */
-    unsigned inline_depth;  /* the row's index: 0, or inlined into row k - 1 */
-    const char *module;     /* module file name without directory; NULL:
-                               the address is in no module known */
-    uintptr_t offset;       /* ret - 1 as an address in the module's file,
-                               which `addr2line -e MODULE` takes (ret - 1
-                               itself in a non-PIE executable) */
-    bool from_symtab;       /* named from the symbol table: no debug scope */
-    bool unloaded;          /* in a library the process has unloaded since */
+    uintptr_t ret;         /* the return address looked up (at ret - 1) */
+    const char *function;  /* demangled; NULL when nothing names it */
+    const char *mangled;   /* the linkage (symbol) name FUNCTION was
+                              demangled from; NULL when it was not */
+    const char *file;      /* NULL: no line information */
+    int line, column;      /* line > 0 when file is set; column 0: unknown */
+    unsigned inline_depth; /* the row's index: 0, or inlined into row k - 1 */
+    const char *module;    /* module file name without directory; NULL:
+                              the address is in no module known */
+    uintptr_t offset;      /* ret - 1 as an address in the module's file,
+                              which `addr2line -e MODULE` takes (ret - 1
+                              itself in a non-PIE executable) */
+    bool from_symtab;      /* named from the symbol table: no debug scope */
+    bool unloaded;         /* in a library the process has unloaded since */
 } mt_frame;
 
 /* The default state: the symbolizer of the calling process, one per
@@ -77,8 +77,8 @@ struct Dwfl *mt_sym_dwfl(const mt_sym_state *st);
  * modules. False: no module, or no symbol covers ADDR. */
 typedef struct {
     const char *name;
-    uint64_t offset;  /* ADDR - the symbol's address */
-    bool function;    /* STT_FUNC (or an IFUNC): code, not data */
+    uint64_t offset; /* ADDR - the symbol's address */
+    bool function;   /* STT_FUNC (or an IFUNC): code, not data */
     const char *module;
     char section[64]; /* its section's name; "" unknown */
 } mt_sym_data;

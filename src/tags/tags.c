@@ -19,7 +19,7 @@ MT_TLS uint32_t mt_tag_cache[MT_TAG_CACHE_SLOTS];
 mt_atomic(int) mt_tags_used;
 mt_tag_node *mt_tag_nodes;
 static mt_atomic(mt_tag_node *) nodes_word; /* mt_tag_nodes, as published */
-static mt_atomic(uint32_t) next_id = 1;      /* ids handed out, plus one */
+static mt_atomic(uint32_t) next_id = 1;     /* ids handed out, plus one */
 
 #define TABLE_BYTES ((size_t)MT_TAG_MAX * sizeof(mt_tag_node))
 

@@ -43,11 +43,11 @@
 typedef struct mt_tag_node {
     /* Line 1: written by the owning thread only. */
     mt_atomic(uint64_t) allocs, alloc_bytes, frees, free_bytes;
-    uint32_t parent; /* 0 for a thread's root */
-    uint32_t root;   /* the id of the root of this node's tree */
+    uint32_t parent;                               /* 0 for a thread's root */
+    uint32_t root;                                 /* the id of the root of this node's tree */
     mt_atomic(uint32_t) first_child, next_sibling; /* release-published links */
-    uint32_t thread; /* memtrace's thread number of the owner */
-    uint32_t depth;  /* 0 for a root */
+    uint32_t thread;                               /* memtrace's thread number of the owner */
+    uint32_t depth;                                /* 0 for a root */
     uint32_t pad[2];
     /* Line 2: the frees of other threads (atomic adds), and the name,
      * written before the node is linked. */

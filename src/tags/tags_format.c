@@ -53,8 +53,7 @@ void mt_tag_view_of(const mt_tag_node *n, mt_tag_view *out)
 }
 
 void mt_tag_path_of(uint32_t id, uint32_t n, const char *(*name)(void *ctx, uint32_t id),
-                    uint32_t (*parent)(void *ctx, uint32_t id), void *ctx, char *buf,
-                    size_t size)
+                    uint32_t (*parent)(void *ctx, uint32_t id), void *ctx, char *buf, size_t size)
 {
     uint32_t chain[MT_TAG_DEPTH_MAX + 1];
     unsigned depth = 0;
@@ -144,8 +143,12 @@ static void build(writer *w)
         if (!v->root || v->parent >= id || (v->parent && !w->v[v->parent].root))
             continue; /* not filled in, or damaged (a core) */
         slot *s = &own[id];
-        s->self = (counts){ v->alloc_bytes - v->free_bytes, v->allocs - v->frees, v->allocs,
-                            v->frees, v->alloc_bytes, v->free_bytes };
+        s->self = (counts){ v->alloc_bytes - v->free_bytes,
+                            v->allocs - v->frees,
+                            v->allocs,
+                            v->frees,
+                            v->alloc_bytes,
+                            v->free_bytes };
         s->thread = v->thread;
         if (v->parent)
             link_child(own, v->parent, id);

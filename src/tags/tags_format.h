@@ -35,8 +35,7 @@ typedef const char *mt_tag_thread_name_fn(void *ctx, uint32_t number);
  * tools/table_tags.c). Ends on a damaged chain (a parent not below its
  * child). */
 void mt_tag_path_of(uint32_t id, uint32_t n, const char *(*name)(void *ctx, uint32_t id),
-                    uint32_t (*parent)(void *ctx, uint32_t id), void *ctx, char *buf,
-                    size_t size);
+                    uint32_t (*parent)(void *ctx, uint32_t id), void *ctx, char *buf, size_t size);
 
 /* Bytes of scratch memory mt_tag_write needs for N views. */
 size_t mt_tag_scratch_bytes(uint32_t n);

@@ -120,8 +120,7 @@ void mt_tags_out_write(unsigned report)
     char base[PATH_BYTES];
     bool numbered = strstr(pattern, "%n") != NULL;
     if (!mt_path_expand(pattern, program, written++, base, sizeof base)) {
-        mt_warn("MEMTRACE_TAGS: %.1024s not written (the name it expands to is too long)",
-                pattern);
+        mt_warn("MEMTRACE_TAGS: %.1024s not written (the name it expands to is too long)", pattern);
         mt_leave(was);
         return;
     }

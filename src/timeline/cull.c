@@ -29,9 +29,11 @@ typedef struct {
 
 static struct {
     uint64_t cull_ns;
-    pending *fifo;      /* [head, tail) in use, indexes mod cap */
+    pending *fifo; /* [head, tail) in use, indexes mod cap */
     uint64_t head, tail, cap;
-    struct slot { uint64_t addr, pos1; } *index; /* pos1: fifo position + 1, 0 empty */
+    struct slot {
+        uint64_t addr, pos1;
+    } * index; /* pos1: fifo position + 1, 0 empty */
     uint64_t index_cap;
     count *counts;
     size_t counts_cap, counts_n;

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FLUSH_NS 500000000ull   /* a block's age at most before it is written */
+#define FLUSH_NS 500000000ull /* a block's age at most before it is written */
 
 mt_atomic(int) mt_tl_on;
 uint64_t mt_tl_start_ns;
@@ -31,9 +31,9 @@ uint64_t mt_tl_start_ns;
 static mt_atomic(mt_tl_ring *) rings;
 
 static struct {
-    bool ready;            /* the emitter's buffers exist: drains may run */
+    bool ready; /* the emitter's buffers exist: drains may run */
     uint64_t cull_ns;
-    mt_lock lock;          /* held by a drain */
+    mt_lock lock; /* held by a drain */
     uint64_t last_flush;
     mt_atomic(int) running, wake; /* the writer thread runs; wake it */
 } D;
@@ -63,7 +63,7 @@ void mt_tl_rings_add(mt_tl_ring *r)
     while (!mt_atomic_cas_weak_release(&rings, &old, r));
 }
 
-static long futex(mt_atomic(int) *word, int op, int val, const struct timespec *ts)
+static long futex(mt_atomic(int) * word, int op, int val, const struct timespec *ts)
 {
     return syscall(SYS_futex, word, op, val, ts, NULL, 0);
 }

@@ -43,11 +43,13 @@ static struct {
     /* stacks written: an open-addressing set of ids (0 = empty slot) */
     uint32_t *stacks;
     size_t stacks_cap, stacks_n;
-    struct { uintptr_t low, high; } mods[MODULES_MAX];
+    struct {
+        uintptr_t low, high;
+    } mods[MODULES_MAX];
     unsigned nmods;
     uint64_t rescan_at; /* stacks written when the maps were last read */
     unsigned raw_left;  /* blocks still to write raw (worth_compressing) */
-    uint32_t seen[256];  /* stacks written, direct-mapped by id: the set's fast path */
+    uint32_t seen[256]; /* stacks written, direct-mapped by id: the set's fast path */
 } E;
 
 static bool write_all(const uint8_t *p, size_t n);
@@ -100,7 +102,8 @@ static bool write_all(const uint8_t *p, size_t n)
             continue;
         if (w <= 0) {
             mt_warn("MEMTRACE_RECORD: a write failed (%s); recording stopped, the file holds "
-                    "what came before", w < 0 ? strerror(errno) : "nothing written");
+                    "what came before",
+                    w < 0 ? strerror(errno) : "nothing written");
             return false;
         }
         p += w;
@@ -233,7 +236,8 @@ static size_t build_id(const uint8_t *p, size_t len, const uint8_t **id)
         const ElfW(Nhdr) *n = (const void *)(p + off);
         size_t name = (n->n_namesz + 3) & ~(size_t)3, desc = (n->n_descsz + 3) & ~(size_t)3;
         const uint8_t *d = p + off + sizeof *n + name;
-        if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(p + off + sizeof *n, "GNU", 4) == 0 &&
+        if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+            memcmp(p + off + sizeof *n, "GNU", 4) == 0 &&
             off + sizeof *n + name + n->n_descsz <= len) {
             *id = d;
             return n->n_descsz;
@@ -309,7 +313,8 @@ static bool stack_add(uint32_t id)
         if (!s)
             return false;
         for (size_t i = 0; i < E.stacks_cap; i++)
-            for (size_t j = (size_t)(E.stacks[i] * 2654435761u) & (cap - 1); E.stacks[i]; j = (j + 1) & (cap - 1))
+            for (size_t j = (size_t)(E.stacks[i] * 2654435761u) & (cap - 1); E.stacks[i];
+                 j = (j + 1) & (cap - 1))
                 if (!s[j]) {
                     s[j] = E.stacks[i];
                     break;
@@ -318,7 +323,8 @@ static bool stack_add(uint32_t id)
         E.stacks = s;
         E.stacks_cap = cap;
     }
-    for (size_t j = (size_t)(id * 2654435761u) & (E.stacks_cap - 1);; j = (j + 1) & (E.stacks_cap - 1)) {
+    for (size_t j = (size_t)(id * 2654435761u) & (E.stacks_cap - 1);;
+         j = (j + 1) & (E.stacks_cap - 1)) {
         if (E.stacks[j] == id)
             return false;
         if (!E.stacks[j]) {
@@ -387,8 +393,7 @@ void mt_tl_emit_free(uint32_t thread, uint64_t t, uint64_t addr)
     E.events++;
 }
 
-void mt_tl_emit_free_after(uint32_t thread, uint64_t t, uint64_t addr,
-                           const mt_temp_state *latest)
+void mt_tl_emit_free_after(uint32_t thread, uint64_t t, uint64_t addr, const mt_temp_state *latest)
 {
     if (!latest) {
         mt_tl_emit_free(thread, t, addr);

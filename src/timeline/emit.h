@@ -27,8 +27,7 @@ void mt_tl_emit_free(uint32_t thread, uint64_t t, uint64_t addr);
 void mt_tl_emit_culled(uint64_t t, uint32_t stack, uint64_t count, uint64_t bytes,
                        uint64_t temporary);
 /* A free (F); with LATEST, a G: the thread's latest kind before it. */
-void mt_tl_emit_free_after(uint32_t thread, uint64_t t, uint64_t addr,
-                           const mt_temp_state *latest);
+void mt_tl_emit_free_after(uint32_t thread, uint64_t t, uint64_t addr, const mt_temp_state *latest);
 void mt_tl_emit_end(uint64_t t);
 /* Symbols for every frame of the stacks written, through FN(ADDR, CTX). */
 void mt_tl_emit_symbols(void (*fn)(uintptr_t addr, void *ctx));

@@ -199,8 +199,8 @@ static int open_timeline(void)
         fd = open(alt, flags | O_EXCL, 0600);
         if (fd >= 0) {
             mt_warn("MEMTRACE_RECORD: %.1024s holds this process's recording from before it "
-                    "executed %s; recording to %.1024s", F.path, program_invocation_short_name,
-                    alt);
+                    "executed %s; recording to %.1024s",
+                    F.path, program_invocation_short_name, alt);
             memcpy(F.path, alt, sizeof alt);
             return fd;
         }

@@ -35,7 +35,7 @@ typedef struct mt_tl_ring {
     mt_temp_state temp;
     bool temp_hidden;
     mt_atomic(uint64_t) head __attribute__((aligned(MT_CACHELINE))); /* owner: release */
-    uint64_t tail_seen;      /* owner's copy of tail */
+    uint64_t tail_seen;                                              /* owner's copy of tail */
     mt_atomic(uint64_t) tail __attribute__((aligned(MT_CACHELINE))); /* drain: release */
     uint64_t words[MT_TL_RING_WORDS] __attribute__((aligned(MT_CACHELINE)));
 } mt_tl_ring;

@@ -7,10 +7,10 @@
  * ring (append.c: no lock, no line written by another thread but the
  * writer's read position); a writer thread of memtrace's (writer.c) drains
  * the rings (drain.c), culls the temporary blocks (cull.c), codes the
- * records (emit.c) and writes compressed blocks to the file (file.c). The timeline follows memtrace's own on and
- * off (the phase): mt_record is not called while off, so nothing is
- * appended; frees of recorded blocks still are, so that a block freed
- * while off does not stay live in the timeline.
+ * records (emit.c) and writes compressed blocks to the file (file.c). The timeline follows
+ * memtrace's own on and off (the phase): mt_record is not called while off, so nothing is appended;
+ * frees of recorded blocks still are, so that a block freed while off does not stay live in the
+ * timeline.
  *
  * Fork: a forked child records nothing (mt_tl_fork_child): its rings and
  * the writer thread are its parent's; a program it execs records to its

@@ -33,11 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAKE_NS 10000000ull     /* the writer's sleep between drains */
+#define WAKE_NS 10000000ull /* the writer's sleep between drains */
 
 static struct {
     char pattern[MT_TL_PATH_BYTES];
-    pid_t pid;             /* the process that armed it */
+    pid_t pid; /* the process that armed it */
     uint64_t cull_ns;
     uint64_t start_unix_ns;
     bool finished;
@@ -172,8 +172,7 @@ void mt_tl_start(void)
     if (!mt_atomic_load_relaxed(&mt_tl_on) || getpid() != W.pid || mt_tl_drain_ready())
         return;
     const char *failed = mt_tl_file_open(W.pattern);
-    if (!failed &&
-        (!mt_tl_emit_init(W.cull_ns) || (W.cull_ns && !mt_tl_cull_init(W.cull_ns))))
+    if (!failed && (!mt_tl_emit_init(W.cull_ns) || (W.cull_ns && !mt_tl_cull_init(W.cull_ns))))
         failed = "out of memory";
     if (failed) {
         mt_warn("MEMTRACE_RECORD: %.1024s not written (%s); no recording", mt_tl_file_path(),
@@ -227,11 +226,13 @@ void mt_tl_finish(mt_tl_symbolize_fn *symbolize)
     const char *path = mt_tl_file_path();
     if (failed)
         mt_warn("recording: %.1024s is cut short (a write failed); memtrace export reads what it "
-                "holds", path);
+                "holds",
+                path);
     else if (mt_cfg.sample)
         mt_warn("recording: %.1024s (%llu events; sampled: one allocation in %llu bytes); view it "
-                "with: memtrace view %.1024s", path, (unsigned long long)mt_tl_emit_events(),
-                (unsigned long long)mt_cfg.sample, path);
+                "with: memtrace view %.1024s",
+                path, (unsigned long long)mt_tl_emit_events(), (unsigned long long)mt_cfg.sample,
+                path);
     else
         mt_warn("recording: %.1024s (%llu events); view it with: memtrace view %.1024s", path,
                 (unsigned long long)mt_tl_emit_events(), path);

@@ -22,14 +22,16 @@ typedef struct {
     uint8_t *base; /* IMG bytes, the last ones of a mapped page */
     size_t at;     /* write position */
     unsigned fdes;
-    struct { int32_t loc, fde; } table[16];
+    struct {
+        int32_t loc, fde;
+    } table[16];
 } image;
 
 static uint8_t *map_image(void)
 {
     long page = sysconf(_SC_PAGESIZE);
-    uint8_t *p = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *p =
+        mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     cr_assert_neq(p, MAP_FAILED);
     cr_assert_eq(mprotect(p + page, (size_t)page, PROT_NONE), 0);
     return p + page - IMG;
@@ -71,7 +73,7 @@ static void put_fde(image *im, unsigned lo, unsigned len, const uint8_t *insns, 
     uint32_t body = (uint32_t)(4 + 4 + 4 + 1 + n);
     uint32_t pad = (4 - (body + 4) % 4) % 4;
     put32(im, body + pad);
-    put32(im, (uint32_t)(im->at - CIE_AT)); /* back to the CIE */
+    put32(im, (uint32_t)(im->at - CIE_AT));      /* back to the CIE */
     put32(im, (uint32_t)((TEXT + lo) - im->at)); /* pc_begin, pc-relative */
     put32(im, len);
     uint8_t zero = 0;
@@ -112,9 +114,9 @@ static image *fresh(void)
 
 /* push rbp; mov rbp, rsp; ...: the usual frame-pointer prologue. */
 static const uint8_t fp_prologue[] = {
-    0x41, 0x0e, 16,  /* advance 1; def_cfa_offset 16 */
-    0x86, 2,         /* rbp at cfa-16 */
-    0x43, 0x0d, 6,   /* advance 3; def_cfa_register rbp */
+    0x41, 0x0e, 16, /* advance 1; def_cfa_offset 16 */
+    0x86, 2,        /* rbp at cfa-16 */
+    0x43, 0x0d, 6,  /* advance 3; def_cfa_register rbp */
 };
 
 Test(cfi, frame_pointer_function)
@@ -134,9 +136,9 @@ Test(cfi, remember_and_restore_state)
 {
     image *im = fresh();
     const uint8_t insns[] = {
-        0x41, 0x0e, 16, 0x86, 2, 0x43, 0x0d, 6, /* the fp prologue, to 0x4 */
-        0x50, 0x0a, 0x0c, 7, 8,                 /* advance to 0x14; remember; CFA = rsp+8 */
-        0x41, 0x0b,                             /* advance to 0x15; restore */
+        0x41, 0x0e, 16,   0x86, 2, 0x43, 0x0d, 6, /* the fp prologue, to 0x4 */
+        0x50, 0x0a, 0x0c, 7,    8,                /* advance to 0x14; remember; CFA = rsp+8 */
+        0x41, 0x0b,                               /* advance to 0x15; restore */
     };
     put_fde(im, 0, 0x40, insns, sizeof insns);
     finish(im);
@@ -159,13 +161,13 @@ Test(cfi, outermost_frame)
 Test(cfi, forms_the_rule_cannot_express)
 {
     image *im = fresh();
-    const uint8_t expr_cfa[] = { 0x0f, 2, 0x77, 8 };      /* CFA by expression (PLT) */
-    const uint8_t ra_in_reg[] = { 0x09, 16, 0 };          /* RA in rax */
-    const uint8_t rbp_in_reg[] = { 0x09, 6, 3 };          /* rbp in rbx */
-    const uint8_t rbp_val[] = { 0x14, 6, 2 };             /* val_offset rbp */
-    const uint8_t cfa_r12[] = { 0x0c, 12, 16 };           /* CFA = r12 + 16 */
-    const uint8_t unknown_op[] = { 0x1d };                /* not a DW_CFA op */
-    const uint8_t ra_elsewhere[] = { 0x90, 2 };           /* RA at CFA-16 */
+    const uint8_t expr_cfa[] = { 0x0f, 2, 0x77, 8 }; /* CFA by expression (PLT) */
+    const uint8_t ra_in_reg[] = { 0x09, 16, 0 };     /* RA in rax */
+    const uint8_t rbp_in_reg[] = { 0x09, 6, 3 };     /* rbp in rbx */
+    const uint8_t rbp_val[] = { 0x14, 6, 2 };        /* val_offset rbp */
+    const uint8_t cfa_r12[] = { 0x0c, 12, 16 };      /* CFA = r12 + 16 */
+    const uint8_t unknown_op[] = { 0x1d };           /* not a DW_CFA op */
+    const uint8_t ra_elsewhere[] = { 0x90, 2 };      /* RA at CFA-16 */
     put_fde(im, 0x00, 0x10, expr_cfa, sizeof expr_cfa);
     put_fde(im, 0x10, 0x10, ra_in_reg, sizeof ra_in_reg);
     put_fde(im, 0x20, 0x10, rbp_in_reg, sizeof rbp_in_reg);
@@ -244,16 +246,18 @@ Test(cfi, damaged_records_stay_inside_bounds)
 Test(cfi, header_at_the_end_of_a_segment)
 {
     long page = sysconf(_SC_PAGESIZE);
-    uint8_t *p = mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
+    uint8_t *p =
+        mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     cr_assert_neq(p, MAP_FAILED);
     uint8_t *hdr = p + page - 20;
     const uint8_t h[] = { 1, 0x01, 0x03, 0x3b }; /* eh_frame_ptr as ULEB128 */
     memcpy(hdr, h, 4);
     memset(hdr + 4, 0x80, 16);
     cr_assert_eq(mprotect(p + page, (size_t)page, PROT_NONE), 0);
-    mt_cfi_module m = { .lo = (uintptr_t)p, .hi = (uintptr_t)p + 3 * (uintptr_t)page,
-                        .eh_frame_hdr = (uintptr_t)hdr, .nseg = 2 };
+    mt_cfi_module m = { .lo = (uintptr_t)p,
+                        .hi = (uintptr_t)p + 3 * (uintptr_t)page,
+                        .eh_frame_hdr = (uintptr_t)hdr,
+                        .nseg = 2 };
     m.seg[0].lo = (uintptr_t)p;
     m.seg[0].hi = (uintptr_t)p + (uintptr_t)page;
     m.seg[1].lo = (uintptr_t)p + 2 * (uintptr_t)page;
@@ -276,7 +280,7 @@ Test(cfi, rows_libunwind_cannot_follow)
     image *im = fresh();
     const uint8_t xmm6_saved[] = { 0x41, 0x0e, 16, 0x97, 2 }; /* offset r23 (xmm6) */
     const uint8_t val_offset_rbx[] = { 0x14, 3, 2 };
-    const uint8_t restore_r20[] = { 0xd4 };                    /* restore r20 */
+    const uint8_t restore_r20[] = { 0xd4 }; /* restore r20 */
     const uint8_t cfa_in_r40[] = { 0x0c, 40, 8 };
     put_fde(im, 0x00, 0x10, xmm6_saved, sizeof xmm6_saved);
     put_fde(im, 0x10, 0x10, val_offset_rbx, sizeof val_offset_rbx);

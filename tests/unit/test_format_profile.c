@@ -33,8 +33,14 @@ static void setup(void)
 TestSuite(format_profile, .init = setup);
 
 static const mt_fmt_prof_site site = {
-    .live_bytes = 300, .live_blocks = 3, .alloc_bytes = 1000, .alloc_blocks = 10,
-    .freed_bytes = 700, .freed_blocks = 7, .temp_blocks = 4, .peak_bytes = 900,
+    .live_bytes = 300,
+    .live_blocks = 3,
+    .alloc_bytes = 1000,
+    .alloc_blocks = 10,
+    .freed_bytes = 700,
+    .freed_blocks = 7,
+    .temp_blocks = 4,
+    .peak_bytes = 900,
     .peak_blocks = 9,
 };
 
@@ -62,8 +68,14 @@ Test(format_profile, site_entry)
 
 Test(format_profile, report_lines)
 {
-    mt_fmt_prof_running r = { .number = 3, .why = MT_PROF_ON_SIGNAL, .pid = 42, .ms = 1005,
-                              .live = 300, .peak = 900, .sites = 5, .shown = 2,
+    mt_fmt_prof_running r = { .number = 3,
+                              .why = MT_PROF_ON_SIGNAL,
+                              .pid = 42,
+                              .ms = 1005,
+                              .live = 300,
+                              .peak = 900,
+                              .sites = 5,
+                              .shown = 2,
                               .top_by = MT_TOP_BY_TEMPORARY };
     mt_fmt_prof_running_begin(&out, &r);
     mt_fmt_prof_running_end(&out, 3);
@@ -81,8 +93,15 @@ Test(format_profile, report_lines)
 
 Test(format_profile, exit_lines)
 {
-    mt_fmt_prof_exit e = { .pid = 42, .parent = 41, .ms = 2500, .peak = 900, .peak_ms = 12,
-                           .live = 300, .live_blocks = 3, .sites = 1, .top_by = MT_TOP_BY_PEAK };
+    mt_fmt_prof_exit e = { .pid = 42,
+                           .parent = 41,
+                           .ms = 2500,
+                           .peak = 900,
+                           .peak_ms = 12,
+                           .live = 300,
+                           .live_blocks = 3,
+                           .sites = 1,
+                           .top_by = MT_TOP_BY_PEAK };
     mt_fmt_prof_exit_begin(&out, &e);
     e.parent = 0, e.top_by = MT_TOP_BY_LIVE;
     mt_fmt_prof_exit_begin(&out, &e);

@@ -175,7 +175,7 @@ Test(freed_history, writer_meeting_a_held_slot_takes_another)
         push(0x1000 * s, 16, s);
     uint64_t i;
     mt_freed_record *slot = stalled_writer(&i); /* slot 0 */
-    for (uint64_t s = 5; s <= 8; s++)            /* slots 1, 2, 3, then 0 is held */
+    for (uint64_t s = 5; s <= 8; s++)           /* slots 1, 2, 3, then 0 is held */
         push(0x1000 * s, 16, s);
     cr_assert_eq(slot->stamp, MT_FREED_WRITING | (i + 1));
     cr_assert_eq(slot->alloc_seq, 1, "the stalled writer's slot was written over");
@@ -188,11 +188,11 @@ Test(freed_history, writer_meeting_a_held_slot_takes_another)
 /* Writers lapping each other on a two-slot ring while readers look: every
  * field of a record is derived from one number k, so a record mixing two
  * pushes shows (freed_records.h). Every record covers FREED_PROBE, so a
- * reader sees every record it accepts. Timing-based, and weak: before slots were claimed, a torn record
- * needed a writer stalled mid-copy exactly while a reader holding an old
- * push count looked, and this test never caught one (70 runs, 2 cores);
- * the same check in tests/unit/tsan_tables.c, whose instrumented copies are
- * slow, did in most runs. The two tests above are the deterministic ones. */
+ * reader sees every record it accepts. Timing-based, and weak: before slots were claimed, a torn
+ * record needed a writer stalled mid-copy exactly while a reader holding an old push count looked,
+ * and this test never caught one (70 runs, 2 cores); the same check in tests/unit/tsan_tables.c,
+ * whose instrumented copies are slow, did in most runs. The two tests above are the deterministic
+ * ones. */
 
 enum { WRITERS = 3, READERS = 2, PUSHES = 200000 };
 static int writers_done;

@@ -77,10 +77,9 @@ Test(heap_check, quarantine_fill_is_the_head_line)
         uintptr_t ptr;
         uint64_t size, filled;
     } cases[] = {
-        { 0x10000, 200, 64 }, { 0x10010, 200, 48 }, { 0x10020, 200, 32 },
-        { 0x10030, 200, 16 }, { 0x10030, 16, 16 },  { 0x10030, 10, 10 },
-        { 0x10000, 64, 64 },  { 0x10000, 40, 40 },  { 0x10008, 100, 56 },
-        { 0x10000, 0, 0 },
+        { 0x10000, 200, 64 }, { 0x10010, 200, 48 }, { 0x10020, 200, 32 }, { 0x10030, 200, 16 },
+        { 0x10030, 16, 16 },  { 0x10030, 10, 10 },  { 0x10000, 64, 64 },  { 0x10000, 40, 40 },
+        { 0x10008, 100, 56 }, { 0x10000, 0, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         cr_assert_eq(mt_quarantine_fill(cases[i].ptr, cases[i].size), cases[i].filled,
@@ -205,20 +204,24 @@ Test(heap_check, accesses_seen)
     e.where = "a fault";
     const char *t = format(&e);
     cr_assert(strstr(t, "memtrace: use-after-free read: 1 byte at offset 8 of a freed 100-byte "
-                        "block at 0x5000\n") == t, "%s", t);
+                        "block at 0x5000\n") == t,
+              "%s", t);
     cr_assert(strstr(t, "  freed by thread 1 (after allocation #0) at:\n"
-                        "  (no stack was recorded for this block)\n"), "%s", t);
+                        "  (no stack was recorded for this block)\n"),
+              "%s", t);
     e = base(MT_HEAP_OVERFLOW);
     e.access = MT_HEAP_WRITE;
     e.offset = 100;
     e.bytes = 1;
     t = format(&e);
     cr_assert(strstr(t, "memtrace: heap-buffer-overflow write: 1 byte past the end of a 100-byte "
-                        "block at 0x5000\n") == t, "%s", t);
+                        "block at 0x5000\n") == t,
+              "%s", t);
     e = base(MT_HEAP_UNDERFLOW);
     e.offset = -2;
     e.bytes = 2;
     t = format(&e);
     cr_assert(strstr(t, "memtrace: heap-buffer-underflow: 2 bytes before the start of a 100-byte "
-                        "block at 0x5000\n") == t, "%s", t);
+                        "block at 0x5000\n") == t,
+              "%s", t);
 }

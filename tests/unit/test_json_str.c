@@ -52,21 +52,22 @@ Test(json_str, control_bytes_and_del)
 
 Test(json_str, valid_utf8_copied)
 {
-    EXPECT_JSON("caf\xc3\xa9", "caf\xc3\xa9");                 /* U+00E9 */
-    EXPECT_JSON("\xe2\x82\xac", "\xe2\x82\xac");               /* U+20AC */
-    EXPECT_JSON("\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80");       /* U+1F600 */
-    EXPECT_JSON("\xef\xbf\xbf\xf4\x8f\xbf\xbf", "\xef\xbf\xbf\xf4\x8f\xbf\xbf"); /* U+FFFF, U+10FFFF */
+    EXPECT_JSON("caf\xc3\xa9", "caf\xc3\xa9");           /* U+00E9 */
+    EXPECT_JSON("\xe2\x82\xac", "\xe2\x82\xac");         /* U+20AC */
+    EXPECT_JSON("\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"); /* U+1F600 */
+    EXPECT_JSON("\xef\xbf\xbf\xf4\x8f\xbf\xbf",
+                "\xef\xbf\xbf\xf4\x8f\xbf\xbf"); /* U+FFFF, U+10FFFF */
 }
 
 Test(json_str, invalid_utf8_as_latin1)
 {
-    EXPECT_JSON("\xe9t\xe9", "\\u00e9t\\u00e9");                   /* Latin-1 bytes */
-    EXPECT_JSON("\x80", "\\u0080");                                /* a stray continuation */
-    EXPECT_JSON("\xc0\xaf", "\\u00c0\\u00af");                     /* overlong '/' */
-    EXPECT_JSON("\xe0\x80\xaf", "\\u00e0\\u0080\\u00af");          /* overlong, 3 bytes */
-    EXPECT_JSON("\xed\xa0\x80", "\\u00ed\\u00a0\\u0080");          /* a surrogate, U+D800 */
+    EXPECT_JSON("\xe9t\xe9", "\\u00e9t\\u00e9");                     /* Latin-1 bytes */
+    EXPECT_JSON("\x80", "\\u0080");                                  /* a stray continuation */
+    EXPECT_JSON("\xc0\xaf", "\\u00c0\\u00af");                       /* overlong '/' */
+    EXPECT_JSON("\xe0\x80\xaf", "\\u00e0\\u0080\\u00af");            /* overlong, 3 bytes */
+    EXPECT_JSON("\xed\xa0\x80", "\\u00ed\\u00a0\\u0080");            /* a surrogate, U+D800 */
     EXPECT_JSON("\xf4\x90\x80\x80", "\\u00f4\\u0090\\u0080\\u0080"); /* above U+10FFFF */
     EXPECT_JSON("\xff\xfe", "\\u00ff\\u00fe");
-    EXPECT_JSON("ok\xe2\x82", "ok\\u00e2\\u0082");                 /* cut short at the end */
-    EXPECT_JSON("\xc3(", "\\u00c3(");                              /* a lead byte, then ASCII */
+    EXPECT_JSON("ok\xe2\x82", "ok\\u00e2\\u0082"); /* cut short at the end */
+    EXPECT_JSON("\xc3(", "\\u00c3(");              /* a lead byte, then ASCII */
 }

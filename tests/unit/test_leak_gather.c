@@ -99,8 +99,8 @@ static unsigned stack(void *ctx, uint32_t id, const uintptr_t **frames)
     return id == 0 ? 0 : 2;
 }
 
-static const mt_leak_source source = { NULL, read_none, mapping, modules, 5, thread, reg, TCB, 0,
-                                       stack };
+static const mt_leak_source source = { NULL,   read_none, mapping, modules, 5,
+                                       thread, reg,       TCB,     0,       stack };
 
 static void expect_root(size_t i, uintptr_t lo, uintptr_t hi, int kind, uint32_t tid,
                         bool starts_only)

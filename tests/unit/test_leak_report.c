@@ -31,8 +31,8 @@ static void put_stack(void *ctx, mt_out *out, const uintptr_t *frames, unsigned 
 }
 
 /* Suppression 0 takes stack 3's frame. */
-static size_t match(void *ctx, const uintptr_t *frames, unsigned depth,
-                    const mt_suppression *sup, size_t nsup)
+static size_t match(void *ctx, const uintptr_t *frames, unsigned depth, const mt_suppression *sup,
+                    size_t nsup)
 {
     (void)ctx, (void)sup, (void)depth;
     return frames[0] == 0x3000 ? 0 : nsup;
@@ -58,9 +58,9 @@ static const char *report(mt_leak_report_input *in, uint64_t *lost)
  * indirectly; stack 6: 3 possibly lost. Stack 1 is listed first: 115 with
  * what it holds. */
 static mt_leak_block blocks[] = {
-    { 0x10, 10, 1, MT_LEAK_DEFINITE, 0, 0, 0 }, { 0x20, 20, 1, MT_LEAK_DEFINITE, 0, 2, 85 },
-    { 0x30, 5, 1, MT_LEAK_INDIRECT, 0, 0, 0 },  { 0x40, 100, 2, MT_LEAK_DEFINITE, 0, 0, 0 },
-    { 0x50, 7, 3, MT_LEAK_DEFINITE, 0, 0, 0 },  { 0x60, 1000, 4, MT_LEAK_REACHABLE, 0, 0, 0 },
+    { 0x10, 10, 1, MT_LEAK_DEFINITE, 0, 0, 0 },  { 0x20, 20, 1, MT_LEAK_DEFINITE, 0, 2, 85 },
+    { 0x30, 5, 1, MT_LEAK_INDIRECT, 0, 0, 0 },   { 0x40, 100, 2, MT_LEAK_DEFINITE, 0, 0, 0 },
+    { 0x50, 7, 3, MT_LEAK_DEFINITE, 0, 0, 0 },   { 0x60, 1000, 4, MT_LEAK_REACHABLE, 0, 0, 0 },
     { 0x460, 80, 5, MT_LEAK_INDIRECT, 0, 0, 0 }, { 0x4c0, 3, 6, MT_LEAK_POSSIBLE, 0, 0, 0 },
 };
 
@@ -68,10 +68,15 @@ static mt_leak_report_input input(void)
 {
     static mt_leak_totals t = { .bytes = { 1000, 137, 85, 3 }, .blocks = { 1, 4, 2, 1 } };
     mt_leak_sort_by_stack(blocks, sizeof blocks / sizeof *blocks);
-    return (mt_leak_report_input){ .pid = 42, .blocks = blocks,
-                                   .nblocks = sizeof blocks / sizeof *blocks, .totals = &t,
-                                   .nroots = 3, .max_groups = SIZE_MAX, .stack = stack_of,
-                                   .match = match, .put_stack = put_stack };
+    return (mt_leak_report_input){ .pid = 42,
+                                   .blocks = blocks,
+                                   .nblocks = sizeof blocks / sizeof *blocks,
+                                   .totals = &t,
+                                   .nroots = 3,
+                                   .max_groups = SIZE_MAX,
+                                   .stack = stack_of,
+                                   .match = match,
+                                   .put_stack = put_stack };
 }
 
 Test(leak_report, groups_largest_first_then_the_summary)
@@ -80,25 +85,25 @@ Test(leak_report, groups_largest_first_then_the_summary)
     uint64_t lost;
     const char *s = report(&in, &lost);
     cr_assert_eq(lost, 222);
-    cr_assert_str_eq(s,
-        "memtrace: leak check, pid 42: 8 live blocks, 3 root regions, scanned in 0.000 s\n"
-        "memtrace: 115 (30 direct, 85 indirect) bytes in 2 blocks are definitely lost (with 2 "
-        "indirectly lost blocks), allocated at:\n"
-        "  frame 1000 depth 1\n"
-        "memtrace: 100 (100 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 "
-        "indirectly lost blocks), allocated at:\n"
-        "  frame 2000 depth 1\n"
-        "memtrace: 7 (7 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 "
-        "indirectly lost blocks), allocated at:\n"
-        "  frame 3000 depth 1\n"
-        "memtrace: 80 bytes in 1 blocks are indirectly lost, allocated at:\n"
-        "  frame 5000 depth 1\n"
-        "memtrace: 5 bytes in 1 blocks are indirectly lost, allocated at:\n"
-        "  frame 1000 depth 1\n"
-        "memtrace: 3 bytes in 1 blocks are possibly lost, allocated at:\n"
-        "  frame 6000 depth 1\n"
-        "memtrace: leaks: 137 bytes definitely lost in 4 blocks, 85 bytes indirectly lost in 2 "
-        "blocks, 3 bytes possibly lost in 1 blocks, 1000 bytes still reachable in 1 blocks\n");
+    cr_assert_str_eq(
+        s, "memtrace: leak check, pid 42: 8 live blocks, 3 root regions, scanned in 0.000 s\n"
+           "memtrace: 115 (30 direct, 85 indirect) bytes in 2 blocks are definitely lost (with 2 "
+           "indirectly lost blocks), allocated at:\n"
+           "  frame 1000 depth 1\n"
+           "memtrace: 100 (100 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 "
+           "indirectly lost blocks), allocated at:\n"
+           "  frame 2000 depth 1\n"
+           "memtrace: 7 (7 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 "
+           "indirectly lost blocks), allocated at:\n"
+           "  frame 3000 depth 1\n"
+           "memtrace: 80 bytes in 1 blocks are indirectly lost, allocated at:\n"
+           "  frame 5000 depth 1\n"
+           "memtrace: 5 bytes in 1 blocks are indirectly lost, allocated at:\n"
+           "  frame 1000 depth 1\n"
+           "memtrace: 3 bytes in 1 blocks are possibly lost, allocated at:\n"
+           "  frame 6000 depth 1\n"
+           "memtrace: leaks: 137 bytes definitely lost in 4 blocks, 85 bytes indirectly lost in 2 "
+           "blocks, 3 bytes possibly lost in 1 blocks, 1000 bytes still reachable in 1 blocks\n");
 }
 
 Test(leak_report, max_groups_lists_fewer_and_counts_all)

@@ -63,15 +63,15 @@ static mt_leak_totals scan(size_t n, const uintptr_t *words, size_t nwords)
 Test(leak_scan, classes)
 {
     setup(10);
-    put(BASE + 8, BLOCK(0));             /* 0 from a root */
-    put(BLOCK(0) + 16, BLOCK(1) + 40);   /* 1 through 0, by an interior pointer: possibly */
-    put(BASE + 24, BLOCK(2) + 63);       /* 2 by its last byte: possibly */
-    put(BASE + 32, BLOCK(3) + 64);       /* one past 3's end: not 3 */
-    put(BLOCK(3), BLOCK(4));             /* 3 lost, 4 and 5 behind it */
+    put(BASE + 8, BLOCK(0));           /* 0 from a root */
+    put(BLOCK(0) + 16, BLOCK(1) + 40); /* 1 through 0, by an interior pointer: possibly */
+    put(BASE + 24, BLOCK(2) + 63);     /* 2 by its last byte: possibly */
+    put(BASE + 32, BLOCK(3) + 64);     /* one past 3's end: not 3 */
+    put(BLOCK(3), BLOCK(4));           /* 3 lost, 4 and 5 behind it */
     put(BLOCK(4), BLOCK(5));
-    put(BLOCK(6), BLOCK(7));             /* a cycle: 6 <-> 7 */
+    put(BLOCK(6), BLOCK(7)); /* a cycle: 6 <-> 7 */
     put(BLOCK(7) + 8, BLOCK(6) + 8);
-    put(BLOCK(9) + 56, BLOCK(8));        /* 9 lost, holding 8 */
+    put(BLOCK(9) + 56, BLOCK(8)); /* 9 lost, holding 8 */
     mt_leak_totals t = scan(10, NULL, 0);
     cr_expect_eq(class_of(10, 0), MT_LEAK_REACHABLE);
     cr_expect_eq(class_of(10, 1), MT_LEAK_POSSIBLE);
@@ -89,8 +89,10 @@ Test(leak_scan, classes)
     cr_expect_eq(t.unreadable_root_bytes, 0);
     /* What each definitely lost block holds (valgrind's "indirect"). */
     for (size_t i = 0; i < 10; i++) {
-        uint64_t want = blocks[i].ptr == BLOCK(3) ? 128 : blocks[i].ptr == BLOCK(9) ? 64
-                        : blocks[i].class == MT_LEAK_DEFINITE ? 64 /* the cycle's */ : 0;
+        uint64_t want = blocks[i].ptr == BLOCK(3)             ? 128
+                        : blocks[i].ptr == BLOCK(9)           ? 64
+                        : blocks[i].class == MT_LEAK_DEFINITE ? 64 /* the cycle's */
+                                                              : 0;
         cr_expect_eq(blocks[i].held_bytes, want, "block at +%#lx",
                      (unsigned long)(blocks[i].ptr - BASE));
         cr_expect_eq(blocks[i].held_blocks, want / 64);
@@ -123,11 +125,11 @@ Test(leak_scan, chain_met_from_its_tail)
 Test(leak_scan, possibly_lost_propagates_and_is_raised)
 {
     setup(4);
-    put(BASE + 8, BLOCK(0) + 8);   /* 0: interior only */
-    put(BLOCK(0), BLOCK(1));       /* 1: start, but from a possibly lost block */
-    put(BASE + 16, BLOCK(2) + 8);  /* 2: interior first... */
-    put(BASE + 24, BLOCK(2));      /* ...then its start */
-    put(BLOCK(2), BLOCK(3));       /* 3 through 2 */
+    put(BASE + 8, BLOCK(0) + 8);  /* 0: interior only */
+    put(BLOCK(0), BLOCK(1));      /* 1: start, but from a possibly lost block */
+    put(BASE + 16, BLOCK(2) + 8); /* 2: interior first... */
+    put(BASE + 24, BLOCK(2));     /* ...then its start */
+    put(BLOCK(2), BLOCK(3));      /* 3 through 2 */
     mt_leak_totals t = scan(4, NULL, 0);
     cr_expect_eq(class_of(4, 0), MT_LEAK_POSSIBLE);
     cr_expect_eq(class_of(4, 1), MT_LEAK_POSSIBLE);
@@ -159,10 +161,10 @@ Test(leak_scan, outside_blocks_roots)
     setup(5);
     mt_leak_root saved = root;
     root = (mt_leak_root){ BASE, BLOCK(5), MT_ROOT_OTHER, 0, false, true };
-    put(BLOCK(0) + 1024, BLOCK(1));   /* a gap: 1 held */
-    put(BLOCK(1) + 8, BLOCK(2));      /* 2 through 1 */
-    put(BLOCK(3), BLOCK(4));          /* 3 lost, holding 4 */
-    put(BASE + 64, BLOCK(0) + 8);     /* below every block: 0 possibly */
+    put(BLOCK(0) + 1024, BLOCK(1)); /* a gap: 1 held */
+    put(BLOCK(1) + 8, BLOCK(2));    /* 2 through 1 */
+    put(BLOCK(3), BLOCK(4));        /* 3 lost, holding 4 */
+    put(BASE + 64, BLOCK(0) + 8);   /* below every block: 0 possibly */
     mt_leak_totals t = scan(5, NULL, 0);
     root = saved;
     cr_expect_eq(class_of(5, 0), MT_LEAK_POSSIBLE);
@@ -194,9 +196,9 @@ Test(leak_scan, heap_roots_where_blocks_lie)
     cr_expect_eq(blocks[0].ptr, BLOCK(0));
     mt_leak_roots_sink s = { add_root, NULL, reader, NULL };
     nadded = 0;
-    mt_leak_roots_heap(&s, BASE, BLOCK(0), blocks, 3);          /* ends where 0 starts */
-    mt_leak_roots_heap(&s, BLOCK(3), BLOCK(9), blocks, 3);      /* above them all */
-    mt_leak_roots_heap(&s, BLOCK(0) + 8, BLOCK(1), blocks, 3);  /* inside 0, no start */
+    mt_leak_roots_heap(&s, BASE, BLOCK(0), blocks, 3);         /* ends where 0 starts */
+    mt_leak_roots_heap(&s, BLOCK(3), BLOCK(9), blocks, 3);     /* above them all */
+    mt_leak_roots_heap(&s, BLOCK(0) + 8, BLOCK(1), blocks, 3); /* inside 0, no start */
     cr_expect_eq(nadded, 0);
     mt_leak_roots_heap(&s, BLOCK(1) - 16, BLOCK(1) + 64, blocks, 3);
     mt_leak_roots_heap(&s, BASE, BLOCK(9), blocks, 3);
@@ -329,7 +331,9 @@ Test(leak_scan, a_million_blocks, .timeout = 60)
     for (uint32_t i = 1; i < BIG_N; i += 4) /* odd blocks: lost pairs */
         big[i * 2] = BIG_BASE + (uintptr_t)(i + 2) * 16;
     for (uint32_t i = 0; i < BIG_N; i++) /* shuffled-ish input order */
-        b[i] = (mt_leak_block){ BIG_BASE + (uintptr_t)((uint64_t)i * 7919 % BIG_N) * 16, 16, 0, 0, 0, 0, 0 };
+        b[i] = (mt_leak_block){
+            BIG_BASE + (uintptr_t)((uint64_t)i * 7919 % BIG_N) * 16, 16, 0, 0, 0, 0, 0
+        };
     mt_leak_root r = { BASE, BASE + 4096, MT_ROOT_GLOBALS, 0, false, false };
     mt_leak_input in = { b, BIG_N, &r, 1, NULL, 0, big_reader, NULL, NULL, NULL };
     mt_leak_totals t;

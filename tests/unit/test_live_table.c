@@ -119,7 +119,9 @@ Test(live_table, random_churn_matches_model)
     uint64_t x = 88172645463325252ull;
     size_t live = 0, wrong = 0;
     for (int op = 0; op < OPS; op++) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
         size_t k = x % SLOTS;
         uintptr_t addr = 0x10000 + k * 16;
         if (model[k]) {
@@ -238,7 +240,7 @@ Test(live_table, many_threads_exact_count)
 static uintptr_t in_shard0(unsigned n)
 {
     uintptr_t p = 0;
-    for (unsigned found = 0;; ) {
+    for (unsigned found = 0;;) {
         p += 16;
         uint64_t h = (uint64_t)(p >> MT_LIVE_HASH_SHIFT) * MT_LIVE_HASH_MULTIPLIER;
         if (h >> (64 - MT_LIVE_GROUP_BITS) == 0 && found++ == n)
@@ -388,8 +390,7 @@ Test(live_table, threads_on_their_own_heaps_never_wait)
     uint64_t before = mt_atomic_load_relaxed(&mt_contended);
     pthread_barrier_init(&both_ready, NULL, 2);
     for (uintptr_t i = 0; i < 2; i++)
-        pthread_create(&t[i], NULL, churn_region,
-                       (void *)(region + (i << MT_LIVE_REGION_SHIFT)));
+        pthread_create(&t[i], NULL, churn_region, (void *)(region + (i << MT_LIVE_REGION_SHIFT)));
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
     uint64_t met = mt_atomic_load_relaxed(&mt_contended) - before;

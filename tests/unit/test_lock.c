@@ -27,8 +27,8 @@ Test(lock, failed_try_keeps_the_holders_token)
     pthread_join(t, &took);
     cr_assert_eq((uintptr_t)took, 0, "the other thread took a held lock");
     cr_assert_eq(mt_atomic_load_relaxed(&lock.held), mine,
-                 "the word holds %d, not the holder's token %d",
-                 mt_atomic_load_relaxed(&lock.held), mine);
+                 "the word holds %d, not the holder's token %d", mt_atomic_load_relaxed(&lock.held),
+                 mine);
     cr_assert_not(mt_lock_acquire_unless_mine(&lock), "the holder does not see it as its own");
     mt_lock_release(&lock);
     cr_assert(mt_lock_try(&lock));

@@ -53,8 +53,8 @@ static void expect_mapping(const mt_os_mapping *got, const struct want *w, size_
     cr_expect_str_eq(got->perms, w->perms, "line %zu: perms", i);
     cr_expect_eq(got->offset, w->offset, "line %zu: offset", i);
     cr_expect_eq(got->inode, w->inode, "line %zu: inode", i);
-    cr_expect_eq(got->path_len, strlen(w->path), "line %zu: path \"%.*s\"", i,
-                 (int)got->path_len, got->path);
+    cr_expect_eq(got->path_len, strlen(w->path), "line %zu: path \"%.*s\"", i, (int)got->path_len,
+                 got->path);
     cr_expect(memcmp(got->path, w->path, strlen(w->path)) == 0, "line %zu: path \"%.*s\"", i,
               (int)got->path_len, got->path);
     cr_expect_eq(got->deleted, w->deleted, "line %zu: deleted", i);
@@ -119,7 +119,8 @@ Test(os_maps, path_longer_than_the_buffer)
     int k = sprintf(text, "7f0000000000-7f0000001000 r--p 00001000 fd:01 99 /");
     memset(text + k, 'a', plen - 1);
     k += (int)plen - 1;
-    k += sprintf(text + k, " (deleted)\n7f0000002000-7f0000003000 rw-p 00000000 00:00 0  [stack]\n");
+    k +=
+        sprintf(text + k, " (deleted)\n7f0000002000-7f0000003000 rw-p 00000000 00:00 0  [stack]\n");
     char buf[4096];
     int fd = pipe_of(text, (size_t)k);
     mt_os_maps m;
@@ -284,7 +285,8 @@ Test(os_maps, a_cut_last_line)
         cr_expect_eq(got[0].path_len, 9);
 
         snprintf(text, sizeof text, "%s7f0000002000-7f0000003000 rw-", head);
-        cr_assert_eq(mappings_of(text, size, got, 4), 2, "cut in its permissions (buffer %zu)", size);
+        cr_assert_eq(mappings_of(text, size, got, 4), 2, "cut in its permissions (buffer %zu)",
+                     size);
         cr_expect_eq(got[1].start, 0x7f0000002000);
         cr_expect_eq(got[1].end, 0x7f0000003000);
         cr_expect_str_eq(got[1].perms, "rw--");
@@ -292,8 +294,8 @@ Test(os_maps, a_cut_last_line)
         cr_expect_eq(got[1].path_len, 0, "no path");
         cr_expect(!got[1].truncated && !got[1].deleted);
 
-        snprintf(text, sizeof text, "%s7f0000002000-7f0000003000 r--p 00001000 fd:01 8  /lib/b.so (deleted)",
-                 head);
+        snprintf(text, sizeof text,
+                 "%s7f0000002000-7f0000003000 r--p 00001000 fd:01 8  /lib/b.so (deleted)", head);
         cr_assert_eq(mappings_of(text, size, got, 4), 2, "without its newline (buffer %zu)", size);
         cr_expect_eq(got[1].offset, 0x1000);
         cr_expect_eq(got[1].inode, 8);

@@ -8,7 +8,9 @@
 
 Test(sample_weight, one_minus_exp_neg_matches_libm)
 {
-    static const double xs[] = { 1e-9, 1e-4, 0.01, 0.3, 0.49999, 0.5, 0.7, 1, 2.5, 10, 40, 700, 800 };
+    static const double xs[] = {
+        1e-9, 1e-4, 0.01, 0.3, 0.49999, 0.5, 0.7, 1, 2.5, 10, 40, 700, 800
+    };
     for (size_t i = 0; i < sizeof xs / sizeof *xs; i++) {
         double want = -expm1(-xs[i]), got = mt_one_minus_exp_neg(xs[i]);
         cr_assert(fabs(got - want) <= 1e-12 * want, "1 - exp(-%g): %.17g, libm %.17g", xs[i], got,

@@ -32,12 +32,12 @@ MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/pausable.c 
 static mt_atomic(uint64_t) seq = 43;
 static mt_atomic(unsigned long) fallbacks = 5;
 
-const mt_atomic(uint64_t) *mt_seq_counter(void)
+const mt_atomic(uint64_t) * mt_seq_counter(void)
 {
     return &seq;
 }
 
-const mt_atomic(unsigned long) *mt_unwind_fallback_counter(void)
+const mt_atomic(unsigned long) * mt_unwind_fallback_counter(void)
 {
     return &fallbacks;
 }
@@ -106,7 +106,10 @@ static void teardown(void)
 
 static void insert(uintptr_t ptr, uint64_t size, uint64_t s, mt_stack_id stack, uint32_t thread)
 {
-    mt_live_entry e = { .ptr = ptr, .size = size, .seq = s, .stack = stack,
+    mt_live_entry e = { .ptr = ptr,
+                        .size = size,
+                        .seq = s,
+                        .stack = stack,
                         .thread = mt_entry_thread_word(thread, MT_KIND_NEW) };
     cr_assert(mt_live_insert(&e));
 }
@@ -119,8 +122,8 @@ Test(tables, live_records_stacks_and_counters)
     mt_stack_id id = mt_stack_intern(frames, 3);
     insert(0x10000, 100, 7, id, 3);
     insert(0x20000, 50, 8, 0, 1);
-    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd),
-              "%s", mt_tables_error(&tables));
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd), "%s",
+              mt_tables_error(&tables));
 
     mt_tables_entry e, below, above;
     bool locked, inside;
@@ -153,8 +156,12 @@ Test(tables, live_records_stacks_and_counters)
 Test(tables, freed_history_newest_first_and_only_what_the_ring_holds)
 {
     for (uint64_t i = 1; i <= 6; i++) {
-        mt_freed_record r = { .ptr = 0x1000 * i, .size = 16, .alloc_seq = i, .free_seq = 10 + i,
-                              .alloc_thread = 1, .free_thread = 2 };
+        mt_freed_record r = { .ptr = 0x1000 * i,
+                              .size = 16,
+                              .alloc_seq = i,
+                              .free_seq = 10 + i,
+                              .alloc_thread = 1,
+                              .free_thread = 2 };
         mt_freed_push(&r);
     }
     cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd));
@@ -184,8 +191,8 @@ static void *take_batch(void *arg)
  * the numbers the threads hold unused and those given up. */
 Test(tables, allocations_counted_without_unused_batches)
 {
-    mt_atomic_store_relaxed(&seq, 1 + 3 * MT_SEQ_BATCH); /* three batches handed out */
-    mt_atomic_store_relaxed(&mt_seq.discarded, MT_SEQ_BATCH - 7); /* the first: 7 used */
+    mt_atomic_store_relaxed(&seq, 1 + 3 * MT_SEQ_BATCH);            /* three batches handed out */
+    mt_atomic_store_relaxed(&mt_seq.discarded, MT_SEQ_BATCH - 7);   /* the first: 7 used */
     uint64_t mine[2] = { MT_SEQ_BATCH + 11, 2 * MT_SEQ_BATCH + 1 }; /* 10 used */
     take_batch(mine);
     uint64_t other[2] = { 2 * MT_SEQ_BATCH + 6, 3 * MT_SEQ_BATCH + 1 }; /* 5 used */
@@ -243,13 +250,34 @@ static const char *open_damaged(void (*damage)(struct memtrace_state *s))
     return mt_tables_error(&tables);
 }
 
-static void shard_bits(struct memtrace_state *s) { s->live_shard_bits = 60; }
-static void entry_ptr(struct memtrace_state *s) { s->entry_ptr = 1000; }
-static void depth_mask(struct memtrace_state *s) { s->stack_depth_mask = 0xffffffffffull; }
-static void not_started(struct memtrace_state *s) { memset(s->magic, 0, 8); }
-static void magic(struct memtrace_state *s) { s->magic[0] = 'X'; }
-static void size(struct memtrace_state *s) { s->size = 8; }
-static void ring(struct memtrace_state *s) { s->freed_ring = 16; }
+static void shard_bits(struct memtrace_state *s)
+{
+    s->live_shard_bits = 60;
+}
+static void entry_ptr(struct memtrace_state *s)
+{
+    s->entry_ptr = 1000;
+}
+static void depth_mask(struct memtrace_state *s)
+{
+    s->stack_depth_mask = 0xffffffffffull;
+}
+static void not_started(struct memtrace_state *s)
+{
+    memset(s->magic, 0, 8);
+}
+static void magic(struct memtrace_state *s)
+{
+    s->magic[0] = 'X';
+}
+static void size(struct memtrace_state *s)
+{
+    s->size = 8;
+}
+static void ring(struct memtrace_state *s)
+{
+    s->freed_ring = 16;
+}
 
 Test(tables, a_damaged_descriptor_is_refused_with_its_reason)
 {

@@ -154,12 +154,28 @@ Test(tags, formatter_totals_and_merge)
     memset(v, 0, sizeof v);
     v[1] = (mt_tag_view){ .allocs = 1, .alloc_bytes = 10, .root = 1, .thread = 1 };
     v[2] = (mt_tag_view){ .root = 2, .thread = 2 };
-    v[3] = (mt_tag_view){ .allocs = 4, .alloc_bytes = 200, .frees = 2, .free_bytes = 100,
-                          .parent = 1, .root = 1, .thread = 1, .name = "io" };
-    v[4] = (mt_tag_view){ .allocs = 1, .alloc_bytes = 7, .parent = 3, .root = 1, .thread = 1,
+    v[3] = (mt_tag_view){ .allocs = 4,
+                          .alloc_bytes = 200,
+                          .frees = 2,
+                          .free_bytes = 100,
+                          .parent = 1,
+                          .root = 1,
+                          .thread = 1,
+                          .name = "io" };
+    v[4] = (mt_tag_view){ .allocs = 1,
+                          .alloc_bytes = 7,
+                          .parent = 3,
+                          .root = 1,
+                          .thread = 1,
                           .name = "read" };
-    v[5] = (mt_tag_view){ .allocs = 3, .alloc_bytes = 180, .frees = 1, .free_bytes = 60,
-                          .parent = 2, .root = 2, .thread = 2, .name = "io" };
+    v[5] = (mt_tag_view){ .allocs = 3,
+                          .alloc_bytes = 180,
+                          .frees = 1,
+                          .free_bytes = 60,
+                          .parent = 2,
+                          .root = 2,
+                          .thread = 2,
+                          .name = "io" };
     static char scratch[1 << 16];
     cr_assert(mt_tag_scratch_bytes(6) <= sizeof scratch);
     struct text t = { .len = 0 };

@@ -25,8 +25,11 @@ static void *worker(void *arg)
     uintptr_t t = (uintptr_t)arg;
     for (uintptr_t i = 0; i < OPS; i++) {
         uintptr_t frames[4] = { 0x1000, i % 97, 0x2000, 0x3000 };
-        mt_live_entry e = { .ptr = (t << 40) + i * 16, .size = i % 500, .seq = i,
-                            .stack = mt_stack_intern(frames, 4), .thread = (uint32_t)t };
+        mt_live_entry e = { .ptr = (t << 40) + i * 16,
+                            .size = i % 500,
+                            .seq = i,
+                            .stack = mt_stack_intern(frames, 4),
+                            .thread = (uint32_t)t };
         mt_live_insert(&e);
         if (i % 2) {
             mt_live_entry old;
@@ -69,8 +72,7 @@ int main(void)
     printf("tsan_tables: %zu live (want %zu), %u stacks (want 97), freed ring of %d: "
            "%" PRIu64 " records read, %" PRIu64 " torn (want 0)\n",
            mt_live_count(), want, mt_stack_count(), RING, all.accepted, all.torn);
-    return mt_live_count() == want && mt_stack_count() == 97 && all.torn == 0 &&
-                   all.accepted > 0
+    return mt_live_count() == want && mt_stack_count() == 97 && all.torn == 0 && all.accepted > 0
                ? 0
                : 1;
 }

@@ -301,8 +301,7 @@ static uint64_t *latest_of(latest_kinds *lk, uint32_t thread)
  * written right before event I + 1's: when that is the free of a block
  * of kind KD, the one that makes heaptrack_print's count of it the
  * rule's (LK: the latest kinds with event I applied). */
-static int alias_before(defs *d, map *lv, latest_kinds *lk, const tl_file *r, size_t i,
-                        uint64_t kd)
+static int alias_before(defs *d, map *lv, latest_kinds *lk, const tl_file *r, size_t i, uint64_t kd)
 {
     if (i + 1 >= r->nev || !ev_is_free((int)(r->ev[i + 1].thread_kind & 0xff)) ||
         r->ev[i + 1].addr == r->ev[i].addr)
@@ -357,8 +356,9 @@ static bool culled_bounded(const tl_file *r)
     for (size_t i = 0; i < r->nev; i++)
         if ((r->ev[i].thread_kind & 0xff) == EV_CULLED &&
             (culled += r->ev[i].addr) > EXPORT_CULLED_MAX) {
-            fprintf(stderr, "memtrace export: %s: its culled blocks exceed %llu, the heaptrack "
-                            "export's bound (a damaged recording?); --json reads it\n",
+            fprintf(stderr,
+                    "memtrace export: %s: its culled blocks exceed %llu, the heaptrack "
+                    "export's bound (a damaged recording?); --json reads it\n",
                     r->path, (unsigned long long)EXPORT_CULLED_MAX);
             return false;
         }
@@ -439,8 +439,7 @@ static void write_culled(stream *st, const tl_event *e, uint64_t temps)
         out(s, "+ %lx\n", (unsigned long)untemp);
     if (temps > 1) {
         char pair[48];
-        int n = snprintf(pair, sizeof pair, "+ %lx\n- %lx\n", (unsigned long)kd,
-                         (unsigned long)kd);
+        int n = snprintf(pair, sizeof pair, "+ %lx\n- %lx\n", (unsigned long)kd, (unsigned long)kd);
         for (uint64_t left = temps - 1; left; left--) {
             if (s->len + (size_t)n > sizeof s->buf)
                 flush(s);
@@ -501,8 +500,10 @@ bool export_heaptrack(const tl_file *r, const char *path)
     bool zst = plen > 4 && strcmp(path + plen - 4, ".zst") == 0;
     bool gz = plen > 3 && strcmp(path + plen - 3, ".gz") == 0;
     if (!zst && !gz) {
-        fprintf(stderr, "memtrace-export: %s: a heaptrack file's name ends in .gz or .zst (heaptrack "
-                        "picks its decompressor by it)\n", path);
+        fprintf(stderr,
+                "memtrace-export: %s: a heaptrack file's name ends in .gz or .zst (heaptrack "
+                "picks its decompressor by it)\n",
+                path);
         return false;
     }
     if (!culled_bounded(r))
@@ -542,6 +543,8 @@ bool export_heaptrack(const tl_file *r, const char *path)
     free(st.lk.kind);
     free(st.borrowed.key);
     free(st.borrowed.val);
-    out(&s, "c %lx\n", (unsigned long)(r->duration_ns / 1000000 + 1)); /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
+    out(&s, "c %lx\n",
+        (unsigned long)(r->duration_ns / 1000000 +
+                        1)); /* NOLINT(clang-analyzer-unix.Malloc): the maps live as long as the exporter */
     return sink_close(&s, path);
 }

@@ -83,17 +83,30 @@ static void site(FILE *f, const tl_file *r, const tl_timeline *t, const tl_site 
  * page shows (peak bytes, leaked, allocated, temporary), not all: a large
  * program's thousands of deep stacks would make the file hundreds of MB. */
 typedef uint64_t rank_key(const tl_site *s);
-static uint64_t by_peak_key(const tl_site *s) { return s->peak_bytes; }
-static uint64_t by_leak_key(const tl_site *s) { return s->leaked_bytes; }
-static uint64_t by_alloc_key(const tl_site *s) { return s->allocated_bytes; }
-static uint64_t by_temp_key(const tl_site *s) { return s->temporary; }
+static uint64_t by_peak_key(const tl_site *s)
+{
+    return s->peak_bytes;
+}
+static uint64_t by_leak_key(const tl_site *s)
+{
+    return s->leaked_bytes;
+}
+static uint64_t by_alloc_key(const tl_site *s)
+{
+    return s->allocated_bytes;
+}
+static uint64_t by_temp_key(const tl_site *s)
+{
+    return s->temporary;
+}
 
 static const tl_site *sort_sites;
 static rank_key *sort_key;
 
 static int by_key(const void *a, const void *b)
 {
-    uint64_t x = sort_key(&sort_sites[*(const size_t *)a]), y = sort_key(&sort_sites[*(const size_t *)b]);
+    uint64_t x = sort_key(&sort_sites[*(const size_t *)a]),
+             y = sort_key(&sort_sites[*(const size_t *)b]);
     if (x != y)
         return x > y ? -1 : 1;
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
@@ -124,8 +137,9 @@ bool export_json(const tl_file *r, const tl_timeline *t, FILE *f)
 {
     fputs("{\"memtrace_timeline\":1,\"command\":", f);
     str(f, r->command ? r->command : "");
-    fprintf(f, ",\"pid\":%" PRIu64 ",\"start_unix_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-               ",\"truncated\":%s,\"sample_rate\":%" PRIu64 ",\n\"times_ns\":",
+    fprintf(f,
+            ",\"pid\":%" PRIu64 ",\"start_unix_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+            ",\"truncated\":%s,\"sample_rate\":%" PRIu64 ",\n\"times_ns\":",
             r->pid, r->start_unix_ns, r->duration_ns, r->truncated ? "true" : "false",
             r->sample_rate);
     series(f, t->times, t->nsamples);
@@ -135,12 +149,15 @@ bool export_json(const tl_file *r, const tl_timeline *t, FILE *f)
     series(f, t->blocks, t->nsamples);
     fputs(",\"allocations\":", f);
     series(f, t->allocs, t->nsamples);
-    fprintf(f, "},\n\"peak\":{\"time_ns\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 "},\n",
+    fprintf(f,
+            "},\n\"peak\":{\"time_ns\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64
+            "},\n",
             t->peak_time, t->peak_bytes, t->peak_blocks);
     fprintf(f,
             "\"totals\":{\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
-            ",\"allocated_bytes\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64 ",\"leaked_blocks\":%" PRIu64
-            ",\"temporary\":%" PRIu64 "},\n\"sites_total\":%zu,\"sites\":[",
+            ",\"allocated_bytes\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64
+            ",\"leaked_blocks\":%" PRIu64 ",\"temporary\":%" PRIu64
+            "},\n\"sites_total\":%zu,\"sites\":[",
             t->allocations, t->frees, t->allocated_bytes, t->leaked_bytes, t->leaked_blocks,
             t->temporary, t->nsites);
     bool *chosen = chosen_sites(t), first = true;

@@ -8,8 +8,8 @@
  * error. A sampled timeline (MEMTRACE_SAMPLE) holds only the sampled
  * blocks, its figures a fraction of the run's: it is said on one line, the
  * JSON carries its sample_rate, and the heaptrack export, whose format has
- * no room to say so, is refused (status 1) without --sampled-ok. A timeline cut short (kill -9, a full disk) is exported as far
- * as it goes, with one line saying so. */
+ * no room to say so, is refused (status 1) without --sampled-ok. A timeline cut short (kill -9, a
+ * full disk) is exported as far as it goes, with one line saying so. */
 #include "timeline.h"
 
 #include <errno.h>
@@ -72,12 +72,14 @@ int main(int argc, char **argv)
         }
     }
     if (!what || !rec) {
-        fprintf(stderr, "memtrace export: %s\n", !what ? "give --heaptrack or --json" : "no recording given");
+        fprintf(stderr, "memtrace export: %s\n",
+                !what ? "give --heaptrack or --json" : "no recording given");
         usage();
     }
     static char def[4200];
     if (!out) {
-        snprintf(def, sizeof def, "%s.%s", rec, strcmp(what, "json") == 0 ? "json" : "heaptrack.gz");
+        snprintf(def, sizeof def, "%s.%s", rec,
+                 strcmp(what, "json") == 0 ? "json" : "heaptrack.gz");
         out = def;
     }
     tl_file r;
@@ -88,14 +90,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "memtrace export: %s is truncated (%s): the run up to %.3f s\n", rec, r.why,
                 (double)r.duration_ns / 1e9);
     if (r.sample_rate && strcmp(what, "heaptrack") == 0 && !sampled_ok) {
-        fprintf(stderr, "memtrace export: %s is a sampled recording (one allocation in %" PRIu64
+        fprintf(stderr,
+                "memtrace export: %s is a sampled recording (one allocation in %" PRIu64
                 " bytes) and heaptrack would show its figures as the run's; give --sampled-ok to "
-                "export it anyway\n", rec, r.sample_rate);
+                "export it anyway\n",
+                rec, r.sample_rate);
         return 1;
     }
     if (r.sample_rate)
-        fprintf(stderr, "memtrace export: %s is sampled: one allocation in %" PRIu64 " bytes; its "
-                "figures are of the sampled blocks only\n", rec, r.sample_rate);
+        fprintf(stderr,
+                "memtrace export: %s is sampled: one allocation in %" PRIu64 " bytes; its "
+                "figures are of the sampled blocks only\n",
+                rec, r.sample_rate);
     bool ok;
     if (strcmp(what, "json") == 0) {
         tl_timeline t;

@@ -306,7 +306,8 @@ static void pass_series(replay *rp, tl_site *sorted, size_t top)
     uint64_t bytes = 0, blocks = 0;
     uint32_t *idx = tl_xrealloc(NULL, (top + 1) * sizeof *idx);
     for (size_t k = 0; k < top; k++)
-        if (!(rp->by_index[idx[k] = site_of(rp, sorted[k].id)].bytes = calloc(ns, sizeof(uint64_t))))
+        if (!(rp->by_index[idx[k] = site_of(rp, sorted[k].id)].bytes =
+                  calloc(ns, sizeof(uint64_t))))
             die_oom();
     reset(rp);
     for (size_t i = 0; i <= r->nev; i++) {

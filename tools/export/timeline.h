@@ -65,7 +65,7 @@ typedef struct {
      * R record); 0: every allocation is (no R, as in older timelines) */
     uint64_t sample_rate;
     char *command;
-    bool truncated; /* no end record: a prefix */
+    bool truncated;  /* no end record: a prefix */
     const char *why; /* what ended the reading early, for the truncated line */
     tl_event *ev;
     size_t nev, capev;
@@ -103,7 +103,7 @@ typedef struct {
     uint32_t id;
     uint64_t allocations, allocated_bytes, peak_bytes, leaked_bytes, leaked_blocks, temporary;
     uint64_t live, epoch; /* while replaying */
-    uint64_t *bytes; /* series: for the top TL_TOP_SERIES by peak_bytes, else NULL */
+    uint64_t *bytes;      /* series: for the top TL_TOP_SERIES by peak_bytes, else NULL */
 } tl_site;
 
 typedef struct {

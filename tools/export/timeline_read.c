@@ -31,12 +31,12 @@ void *tl_xrealloc(void *p, size_t n)
     return p;
 }
 
-#define GROW(arr, n, cap)                                                        \
-    do {                                                                         \
-        if ((n) == (cap)) {                                                      \
-            (cap) = (cap) ? 2 * (cap) : 1024;                                    \
-            (arr) = tl_xrealloc((arr), (cap) * sizeof *(arr));                      \
-        }                                                                        \
+#define GROW(arr, n, cap)                                      \
+    do {                                                       \
+        if ((n) == (cap)) {                                    \
+            (cap) = (cap) ? 2 * (cap) : 1024;                  \
+            (arr) = tl_xrealloc((arr), (cap) * sizeof *(arr)); \
+        }                                                      \
     } while (0)
 
 typedef struct {
@@ -117,8 +117,7 @@ static bool read_module(tl_file *r, cursor *c)
     tl_module m = { 0 };
     size_t idlen;
     char *id;
-    if (!get_u(c, &m.bias) || !get_u(c, &m.low) || !get_u(c, &m.high) ||
-        !(id = get_str(c, &idlen)))
+    if (!get_u(c, &m.bias) || !get_u(c, &m.low) || !get_u(c, &m.high) || !(id = get_str(c, &idlen)))
         return false;
     for (size_t i = 0; i < idlen && i < 64; i++)
         sprintf(m.build_id + 2 * i, "%02x", (uint8_t)id[i]);
@@ -164,8 +163,7 @@ static bool record(tl_file *r, cursor *c)
         free(r->command);
         return (r->command = get_str(c, NULL)) != NULL;
     }
-    case MT_REC_SAMPLED:
-        return get_u(c, &r->sample_rate);
+    case MT_REC_SAMPLED: return get_u(c, &r->sample_rate);
     case MT_REC_THREAD:
         if (!get_u(c, &a))
             return false;
@@ -190,8 +188,8 @@ static bool record(tl_file *r, cursor *c)
         return true;
     case MT_REC_CULLED_TEMP: {
         uint64_t temps;
-        if (!get_time(c) || !get_u(c, &a) || !get_u(c, &b) || !get_u(c, &d) ||
-            !get_u(c, &temps) || b >= (1u << 24) || temps > b)
+        if (!get_time(c) || !get_u(c, &a) || !get_u(c, &b) || !get_u(c, &d) || !get_u(c, &temps) ||
+            b >= (1u << 24) || temps > b)
             return false;
         add_event(r, c, EV_CULLED, b, d, (uint32_t)a);
         r->ev[r->nev - 1].thread_kind = (uint32_t)temps << 8 | EV_CULLED;
@@ -202,20 +200,16 @@ static bool record(tl_file *r, cursor *c)
             return false;
         add_event(r, c, a ? EV_FREE_ARMED : EV_FREE_DISARMED, c->addr, b, (uint32_t)a);
         return true;
-    case MT_REC_STACK:
-        return read_stack(r, c);
-    case MT_REC_MODULE:
-        return read_module(r, c);
-    case MT_REC_SYMBOL:
-        return read_symbol(r, c);
+    case MT_REC_STACK: return read_stack(r, c);
+    case MT_REC_MODULE: return read_module(r, c);
+    case MT_REC_SYMBOL: return read_symbol(r, c);
     case MT_REC_END:
         if (!get_time(c))
             return false;
         r->duration_ns = c->time;
         c->ended = true;
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 

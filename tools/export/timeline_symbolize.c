@@ -65,7 +65,7 @@ static mt_sym_state *module_state(const tl_file *r, const tl_module *m, mod_sym 
     char have[129] = "";
     if (mod)
         build_id_hex(mod, have);
-    const char *why = !mod                                  ? dwfl_errmsg(-1)
+    const char *why = !mod ? dwfl_errmsg(-1)
                       : m->build_id[0] && strcmp(have, m->build_id) != 0
                           ? "its build ID is not the recorded one (rebuilt or replaced since)"
                           : NULL;
@@ -97,7 +97,7 @@ static void put_rows(const mt_frame *rows, unsigned n, void *ctx)
     s->nrows = n;
     for (unsigned i = 0; i < n; i++)
         s->rows[i] = (tl_row){ dup_or_null(rows[i].function), dup_or_null(rows[i].file),
-                                rows[i].file ? (uint64_t)rows[i].line : 0 };
+                               rows[i].file ? (uint64_t)rows[i].line : 0 };
 }
 
 static int by_addr(const void *a, const void *b)

@@ -12,8 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-static const char keys_line[] =
-    "keys: l live bytes  a allocations  t temporary  g growth  q quit";
+static const char keys_line[] = "keys: l live bytes  a allocations  t temporary  g growth  q quit";
 
 static double now(void)
 {
@@ -26,8 +25,8 @@ static void draw(struct top_view *v, double interval, enum top_order order, cons
 {
     char line[1024];
     erase();
-    mvprintw(0, 0, "memtrace top - process %d (%s) - every %g s - by %s", v->pid, v->comm,
-             interval, top_order_names[order]);
+    mvprintw(0, 0, "memtrace top - process %d (%s) - every %g s - by %s", v->pid, v->comm, interval,
+             top_order_names[order]);
     top_totals(v, line, sizeof line);
     mvaddnstr(1, 0, line, COLS);
     if (skipped) {
@@ -90,14 +89,13 @@ int top_screen(struct top_view *v, double interval, enum top_order order, unsign
         int ch = getch();
         enum top_order was = order;
         switch (ch) {
-        case 'q': case 'Q':
-            endwin();
-            return 0;
+        case 'q':
+        case 'Q': endwin(); return 0;
         case 'l': order = BY_LIVE; break;
         case 'a': order = BY_ALLOCS; break;
         case 't': order = BY_TEMPORARY; break;
         case 'g': order = BY_GROWTH; break;
-        case KEY_RESIZE: was = (enum top_order)-1; break;
+        case KEY_RESIZE: was = (enum top_order) - 1; break;
         default: break;
         }
         if (order != was)

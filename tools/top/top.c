@@ -23,8 +23,7 @@
 
 #define BATCH_SITES 20 /* sites a batch refresh lists */
 
-const char top_columns[] =
-    "      bytes     blocks   allocs/s  temporary/s       growth  site";
+const char top_columns[] = "      bytes     blocks   allocs/s  temporary/s       growth  site";
 
 static void usage(const char *what)
 {
@@ -67,7 +66,8 @@ void top_totals(const struct top_view *v, char *buf, size_t size)
     else
         snprintf(last, sizeof last, "-");
     signed_bytes((int64_t)(v->bytes - v->start_bytes), start, sizeof start);
-    snprintf(buf, size, "live: %" PRIu64 " bytes in %" PRIu64 " blocks; allocations: %s a "
+    snprintf(buf, size,
+             "live: %" PRIu64 " bytes in %" PRIu64 " blocks; allocations: %s a "
              "second; growth: %s bytes since the last refresh, %s since the start",
              v->bytes, v->blocks, r, last, start);
 }
@@ -77,13 +77,17 @@ void top_notes(const struct top_view *v, char *buf, size_t size)
     size_t at = 0;
     buf[0] = '\0';
     if (v->sampled)
-        at += snprintf(buf + at, size - at, "sampled (MEMTRACE_SAMPLE=%" PRIu64
-                       "): bytes and blocks are estimates. ", v->t.d.sample_rate);
+        at += snprintf(buf + at, size - at,
+                       "sampled (MEMTRACE_SAMPLE=%" PRIu64 "): bytes and blocks are estimates. ",
+                       v->t.d.sample_rate);
     if (v->changing && at < size)
-        at += snprintf(buf + at, size - at, "%u %s changed under each read: the blocks "
-                       "in flux left out. ", v->changing, v->changing == 1 ? "shard" : "shards");
+        at += snprintf(buf + at, size - at,
+                       "%u %s changed under each read: the blocks "
+                       "in flux left out. ",
+                       v->changing, v->changing == 1 ? "shard" : "shards");
     if (v->ring_overran && at < size)
-        at += snprintf(buf + at, size - at, "more frees than the freed history holds "
+        at += snprintf(buf + at, size - at,
+                       "more frees than the freed history holds "
                        "(MEMTRACE_FREED): allocations and temporaries counted low. ");
     if (at && at < size && buf[at - 1] == ' ')
         buf[at - 1] = '\0';
@@ -95,8 +99,8 @@ void top_site_line(struct top_view *v, struct top_site *s, char *buf, size_t siz
     rate(v, s->allocs, a, sizeof a);
     rate(v, s->temps, tmp, sizeof tmp);
     signed_bytes(top_growth(s), g, sizeof g);
-    snprintf(buf, size, "%11" PRIu64 " %10" PRIu64 " %10s %12s %12s  %s", s->bytes, s->blocks,
-             a, tmp, g, top_label(v, s));
+    snprintf(buf, size, "%11" PRIu64 " %10" PRIu64 " %10s %12s %12s  %s", s->bytes, s->blocks, a,
+             tmp, g, top_label(v, s));
 }
 
 static void sleep_until(double when)

@@ -45,8 +45,8 @@ struct top_view {
     double when, prev_when; /* seconds on the monotonic clock */
     uint64_t bytes, blocks, prev_bytes, start_bytes;
     uint64_t allocations, prev_allocations;
-    unsigned changing;      /* shards read while they changed (in flux left out) */
-    bool ring_overran;      /* more frees since the last refresh than the freed history holds */
+    unsigned changing; /* shards read while they changed (in flux left out) */
+    bool ring_overran; /* more frees since the last refresh than the freed history holds */
     bool sampled;
     /* The marks of the last refresh: each thread's next allocation number
      * (mark[0] the shared counter), the freed history's newest stamp. */

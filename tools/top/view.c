@@ -149,15 +149,18 @@ bool top_open(struct top_view *v, int pid, char *why, size_t size)
         if (e == ENOENT)
             snprintf(why, size, "memtrace: top: no process %d", pid);
         else
-            snprintf(why, size, "memtrace: top: cannot read the memory of process %d (%s): "
+            snprintf(why, size,
+                     "memtrace: top: cannot read the memory of process %d (%s): "
                      "it is another user's, or ptrace is restricted "
-                     "(/proc/sys/kernel/yama/ptrace_scope)", pid, strerror(e));
+                     "(/proc/sys/kernel/yama/ptrace_scope)",
+                     pid, strerror(e));
         return false;
     }
     Dwfl *dwfl = report(pid);
     if (!dwfl) {
-        snprintf(why, size, exiting(pid) ? "memtrace: top: process %d exited"
-                                        : "memtrace: top: cannot read the modules of process %d",
+        snprintf(why, size,
+                 exiting(pid) ? "memtrace: top: process %d exited"
+                              : "memtrace: top: cannot read the modules of process %d",
                  pid);
         return false;
     }
@@ -165,8 +168,10 @@ bool top_open(struct top_view *v, int pid, char *why, size_t size)
     dwfl_getmodules(dwfl, find_state_in, &fs, 0);
     if (!fs.addr) {
         dwfl_end(dwfl);
-        snprintf(why, size, "memtrace: top: process %d (%s) is not traced by memtrace "
-                 "(no memtrace_state in its libraries)", pid, v->comm);
+        snprintf(why, size,
+                 "memtrace: top: process %d (%s) is not traced by memtrace "
+                 "(no memtrace_state in its libraries)",
+                 pid, v->comm);
         return false;
     }
     if (!(v->sym = mt_sym_new(dwfl))) {
