@@ -24,16 +24,11 @@ helper=$root/gdb/memtrace.py
 
 # ptrace permitted? (kernel.yama.ptrace_scope, a container without
 # CAP_SYS_PTRACE): gdb attaches to a sleeping child, or the suite skips.
-sleep 30 &
-probe=$!
-if ! gdb -q -nx -batch -p "$probe" </dev/null >"$work/probe" 2>&1 ||
-    grep -q "ptrace: Operation not permitted\|Could not attach" "$work/probe"; then
-    kill "$probe"
-    echo "SKIP attach: ptrace is not permitted here ($(grep -m1 -i "ptrace\|attach" "$work/probe"))"
+denied=$(ptrace_denied)
+if [ -n "$denied" ]; then
+    echo "SKIP attach: $denied"
     exit 0
 fi
-kill "$probe"
-wait "$probe" 2>/dev/null
 
 # start_target DIR [ENV...]: starts attach_target 4 DIR (its stdout in
 # DIR/out, its status in DIR/rc once it exits) and waits for its first

@@ -76,3 +76,17 @@ pid_file() {
     done
     cat "$1"
 }
+
+# ptrace_denied: empty when gdb may attach to a child of this shell
+# (kernel.yama.ptrace_scope, a container without CAP_SYS_PTRACE permit
+# it), else why not, for a SKIP or FAIL line.
+ptrace_denied() {
+    sleep 30 &
+    local probe=$!
+    if ! timeout 60 gdb -q -nx -batch -p "$probe" </dev/null >"$work/probe" 2>&1 ||
+        grep -q "ptrace: Operation not permitted\|Could not attach" "$work/probe"; then
+        echo "ptrace is not permitted here ($(grep -m1 -i "ptrace\|attach" "$work/probe"))"
+    fi
+    kill "$probe" 2>/dev/null
+    wait "$probe" 2>/dev/null
+}

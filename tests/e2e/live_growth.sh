@@ -145,11 +145,9 @@ done
 # answers are the preloaded run's (the snapshot moves the numbering to the
 # next epoch, #65, in both), and each says once that blocks before the
 # attach are unknown.
-sleep 30 &
-probe=$!
-if ! timeout 60 gdb -q -nx -batch -p "$probe" </dev/null >"$work/probe" 2>&1 ||
-    grep -q "ptrace: Operation not permitted\|Could not attach" "$work/probe"; then
-    echo "SKIP live_growth attached: ptrace is not permitted here"
+denied=$(ptrace_denied)
+if [ -n "$denied" ]; then
+    echo "SKIP live_growth attached: $denied"
 else
     d=$work/attached
     mkdir -p "$d"
@@ -181,7 +179,5 @@ else
         "memtrace: 40 (40 direct, 0 indirect) bytes in 1 blocks are definitely lost (with 0 indirectly lost blocks), allocated at:
   #0 lose at $src:$lost:15" "$(answer new "$d/gdb.out" | grep -A1 '^memtrace: 40 (40 direct')"
 fi
-kill "$probe" 2>/dev/null
-wait "$probe" 2>/dev/null
 
 finish live_growth

@@ -107,15 +107,10 @@ ended() {
     kill -9 "$(cat "$1/pid")" 2>/dev/null
     echo timeout >"$1/rc"
 }
-sleep 30 &
-probe=$!
-if ! gdb -q -nx -batch -p "$probe" </dev/null >"$work/probe" 2>&1 ||
-    grep -q "ptrace: Operation not permitted\|Could not attach" "$work/probe"; then
-    kill "$probe"
-    fail "detach" "ptrace is not permitted here ($(grep -m1 -i "ptrace\|attach" "$work/probe"))"
+denied=$(ptrace_denied)
+if [ -n "$denied" ]; then
+    fail "detach" "$denied"
 else
-    kill "$probe"
-    wait "$probe" 2>/dev/null
     # Writes up to malloc_usable_size after the detach, and the quarantine.
     d=$work/usable
     start "$d" usable
