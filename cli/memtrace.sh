@@ -56,7 +56,7 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace core [GDB-OPTION...] [--] PROG CORE
        memtrace attach [--profile] PID
        memtrace detach PID
-       memtrace export --heaptrack|--json RECORDING [-o OUT] [--sampled-ok]
+       memtrace export --heaptrack|--json TIMELINE [-o OUT] [--sampled-ok]
        memtrace view FILE [--base OLD] [-o PAGE]
        memtrace top [--interval SECONDS] [--by live|allocs|temporary|growth]
                     [--batch] [-n COUNT] PID
@@ -80,15 +80,15 @@ Commands:
          process PID with gdb and trace it from now on (blocks allocated
          before are unknown); then ask with gdb -p PID as on any process
   detach stop tracing PID (the library stays loaded, idle)
-  export a recording (run --record) as heaptrack's data file, for
-         heaptrack_gui and heaptrack_print (OUT: RECORDING.heaptrack.gz;
-         .gz or .zst), or as the timeline JSON (OUT: RECORDING.json)
+  export a timeline (run --record) as heaptrack's data file, for
+         heaptrack_gui and heaptrack_print (OUT: TIMELINE.heaptrack.gz;
+         .gz or .zst), or as the timeline JSON (OUT: TIMELINE.json)
   view   write one HTML page (PAGE, default FILE.html; opened from the
-         disk, no network) from a timeline (memtrace export --json), a
-         recording, a pprof profile (MEMTRACE_PPROF) or a folded-stacks
-         file (MEMTRACE_FOLDED): memory over time, the top sites, flame
-         graphs of the peak and the leaks; --base OLD: each site's change
-         from the run OLD (of the same program)
+         disk, no network) from a timeline (run --record) or its JSON
+         (memtrace export --json), a pprof profile (MEMTRACE_PPROF) or a
+         folded-stacks file (MEMTRACE_FOLDED): memory over time, the top
+         sites, flame graphs of the peak and the leaks; --base OLD: each
+         site's change from the run OLD (of the same program)
   top    a live view of the traced process PID that never stops it: live
          bytes and blocks, allocations a second, growth, and the top call
          sites, refreshed every SECONDS (1); keys l a t g order the sites,
@@ -523,7 +523,7 @@ attach | detach)
 view)
     [ -f "$viewer" ] || die 1 "cannot find memtrace view's program (looked for $viewer)"
     command -v python3 >/dev/null 2>&1 || die 1 "view: cannot find python3; install it"
-    # The viewer runs `memtrace export` through this launcher for a recording.
+    # The viewer runs `memtrace export` through this launcher for a timeline.
     MEMTRACE_LAUNCHER=$self exec python3 "$viewer" "$@"
     ;;
 *)
