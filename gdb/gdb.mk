@@ -25,7 +25,7 @@ all: $(GDB_TOOLS) $(VIEW_FILES)
 HELPER_SRCS := $(wildcard tools/*.c src/symbolize/*.c src/scan/*.c) \
                $(addprefix src/report/,format.c pprof.c pprof_gzip.c pprof_index.c) \
                $(addprefix src/leak/,leak_report.c suppressions.c) \
-               $(addprefix src/base/,output.c lock.c os.c config.c) src/store/sample_weight.c \
+               $(addprefix src/base/,output.c lock.c os.c config.c) src/store/sample_weight.c src/store/internal_heap.c \
                src/tags/tags_format.c
 $(BUILD)/memtrace-symbolize: $(HELPER_SRCS) $(BUILD)/symbolize-pb/profile.pb-c.o \
                              $(wildcard src/*/*.h tools/*.h) $(PB_DIR)/profile.pb-c.h $(BUILD)/flavour
@@ -58,7 +58,7 @@ $(BUILD)/view/%: tools/view/%
 # symbolizer (src/symbolize, with what it needs of base) for the frames of a
 # recording cut short, which holds no symbols.
 EXPORT_SRCS := $(wildcard tools/export/*.c src/symbolize/*.c) \
-               $(addprefix src/base/,output.c lock.c os.c config.c)
+               $(addprefix src/base/,output.c lock.c os.c config.c) src/store/internal_heap.c
 all: $(BUILD)/memtrace-export
 $(BUILD)/memtrace-export: $(EXPORT_SRCS) $(wildcard tools/export/*.h src/*/*.h) src/timeline/record_format.h $(BUILD)/flavour
 	@mkdir -p $(@D)

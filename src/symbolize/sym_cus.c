@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Which compile unit holds a pc when libdwfl cannot say: a module's index
  * of CU code ranges, built from the CUs themselves. */
+#include "store/internal_heap.h"
 #include "symbolize/sym_internal.h"
 
 #include "base/output.h"
@@ -58,6 +59,13 @@ static int by_low(const void *a, const void *b)
  * runs out of memory (freed with the state's caches). */
 static struct cu_map *cu_map_build(struct mt_sym_state *st, Dwarf *dw)
 {
+    /* Walking every unit makes libdw allocate where a failure asserts
+     * (its abbreviation tables' hash) rather than calling the
+     * out-of-memory handler sym_oom.c sets: with little of memtrace's
+     * internal heap left (a program under ulimit -v), no index, and the
+     * frame is module+offset. */
+    if (mt_iheap_headroom() < mt_iheap_capacity() / 4)
+        return NULL;
     size_t n = 0, cap = 0;
     free(st->cu_scratch);
     st->cu_scratch = NULL;
@@ -194,6 +202,8 @@ static bool file_names_add(struct mt_sym_state *st, Dwarf_Die *cu, Dwarf_Files *
     if (dwarf_getsrcfiles(cu, &files, &n) != 0 || dwarf_getsrcdirs(files, &dirs, &ndirs) != 0 ||
         dwarf_cu_info(cu->cu, &version, NULL, NULL, NULL, NULL, NULL, NULL) != 0)
         return true;
+    if (mt_iheap_headroom() < mt_iheap_capacity() / 4)
+        return true; /* libdw's names, as cu_map_build gives up */
     const char *dir = sym_die_string(cu, DW_AT_comp_dir), *cu_name = sym_die_string(cu, DW_AT_name);
     const char **gdb_name = malloc((n ? n : 1) * sizeof *gdb_name);
     if (!gdb_name)
