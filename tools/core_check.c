@@ -84,7 +84,7 @@ static void read_nt_file(notes *nt, const unsigned char *body, uint64_t n)
     if (n < 16)
         return;
     uint64_t count = le(body, 8);
-    if (count > n / 24)
+    if (count > (n - 16) / 24)
         return; /* more entries than bytes: not a note of the kernel's */
     for (uint64_t k = 0, at = 16 + 24 * count; k < count && at < n; k++) {
         const char *name = (const char *)body + at;

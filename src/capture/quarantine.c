@@ -430,7 +430,7 @@ unsigned mt_quarantine_check(void (*fn)(const mt_quarantine_slot *s, size_t firs
             size_t next_at = 0;
             if (headers && (s->shape & MT_FC_SHAPE) == MT_FC_REAL &&
                 ((damage = mt_glibc_header_damage(s->ptr, s->size + mt_cfg.redzone)) ||
-                 !mt_glibc_next_ok(s->ptr, &next_at))) {
+                 !mt_glibc_next_ok_in(s->ptr, &next_at, mapped))) {
                 /* Reported as the release would: the block stays out of
                  * glibc's hands (a hole, its size no longer counted). */
                 mt_quarantine_slot whole = unpack(r, i & (r->cap - 1));

@@ -179,6 +179,20 @@ static inline bool mt_glibc_next_ok(uintptr_t ptr, size_t *at)
     return (next & 1) && !(next & 8) && (next & ~(size_t)7) >= 16;
 }
 
+/* mt_glibc_next_ok for the checks that are handed MAPPED (whether a range
+ * lies in one writable mapping): an own size word that passes as sound
+ * may still be one an aligned block's tolerance lets through, so the
+ * next word is read only where it is mapped (true, unread, if not). The
+ * own word, 16 bytes before PTR, must be mapped already. */
+static inline bool mt_glibc_next_ok_in(uintptr_t ptr, size_t *at,
+                                       bool (*mapped)(uintptr_t addr, size_t len))
+{
+    size_t sz = ((const size_t *)ptr)[-1] & ~(size_t)7;
+    if (sz < 8 || !mapped(ptr + sz - 8, 8))
+        return true;
+    return mt_glibc_next_ok(ptr, at);
+}
+
 /* ---- the quarantine's rings (quarantine.c); the layout is published in
  * the state descriptor (descriptor.h) */
 

@@ -266,7 +266,7 @@ static void check_live(const mt_live_entry *r, void *ctx)
         !mt_guard_owns((const void *)r->ptr) && r->size <= PTRDIFF_MAX && mapped(r->ptr - 16, 16) &&
         ((damage = mt_glibc_header_damage(r->ptr, r->size + rz)) ||
          (mapped(r->ptr, (r->size + rz + 23) & ~(size_t)15) &&
-          !mt_glibc_next_ok(r->ptr, &next_at)))) {
+          !mt_glibc_next_ok_in(r->ptr, &next_at, mapped)))) {
         /* Reported at each check and at the free (which keeps the block
          * from glibc): the header cannot be mended as a redzone is. */
         note(d, &(struct mt_heap_error){
