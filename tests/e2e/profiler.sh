@@ -437,8 +437,11 @@ memtrace: leaks: 0 bytes definitely lost in 0 blocks, 0 bytes indirectly lost in
 # ulimit -v: the program mallocs 64 KiB blocks until malloc fails, then
 # exits 0. memtrace took its internal heap and stacks at start-up: the
 # exit report is made (not a SIGSEGV growing the main thread's stack
-# inside libdw), with the site at its file:line, and print_trace, in both
-# builds, answers symbolized.
+# inside libdw), with the site at its file:line, and print_trace of the
+# first block, in both builds, answers symbolized. Near the end memtrace's
+# live table may find no room to grow, and memtrace then says it stopped
+# recording (its documented way out; which block meets the limit first
+# depends on where the kernel placed the mappings): that line is allowed.
 fill=$(site_line "$src_c" fill)
 (ulimit -v 200000 && exec env LD_PRELOAD="$plib" "$corners" fill) >"$work/fill.out" 2>"$work/fill.err"
 check "address space full: profiler exit code" 0 "$?"
@@ -446,7 +449,8 @@ check "address space full: the exit report, its site at file:line, print_trace s
     "$(grep -c '^memtrace: end of exit report$' "$work/fill.err") $(profiler_report "$work/fill.err" exit | grep -c "^  #0 fill_case at $src_c:$fill:") $(grep -A1 '^memtrace: 0x[0-9a-f]*: start of a 65536-byte block' "$work/fill.err" | grep -c "^  #0 fill_case at $src_c:$fill:")"
 check "address space full: nothing said but the reduced heap" \
     "memtrace: the address-space limit (ulimit -v) is 195 MiB: memtrace's internal heap reserves 48 MiB instead of 4096 MiB" \
-    "$(grep '^memtrace: ' "$work/fill.err" | grep -v '^memtrace: \[\|^memtrace: exit report\|^memtrace: end of exit report$\|^memtrace: 0x')"
+    "$(grep '^memtrace: ' "$work/fill.err" | grep -v '^memtrace: \[\|^memtrace: exit report\|^memtrace: end of exit report$\|^memtrace: 0x' |
+       grep -v '^memtrace: stopped recording at allocation #[0-9]*: could not map [0-9]* bytes for the live table (Cannot allocate memory); the program runs on untraced$')"
 (ulimit -v 200000 && exec env LD_PRELOAD="$tlib" MEMTRACE_LEAK_CHECK=1 "$corners" fill) \
     >"$work/tfill.out" 2>"$work/tfill.err"
 check "address space full: tracer exit code" 0 "$?"

@@ -261,19 +261,23 @@ static int stderr2_case(const char *path, int closefrom)
     return 0;
 }
 
+/* Mallocs 64 KiB blocks until malloc fails, then asks print_trace about
+ * the first: recorded before the address space ran short (memtrace may
+ * have to stop recording near the end, when its live table cannot grow). */
 static int fill_case(void)
 {
-    void *last = NULL;
+    void *first = NULL;
     for (;;) {
         void *p = malloc(65536); /* SITE:fill */
         if (!p)
             break;
-        last = p;
+        if (!first)
+            first = p;
     }
     void (*trace)(const void *) = (void (*)(const void *))dlsym(RTLD_DEFAULT, "print_trace");
-    if (trace && last)
-        trace(last);
-    return last ? 0 : 2;
+    if (trace && first)
+        trace(first);
+    return first ? 0 : 2;
 }
 
 __attribute__((noinline)) static void *alloc_after_unshare(size_t n)
