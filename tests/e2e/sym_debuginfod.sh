@@ -122,6 +122,7 @@ DEBUGINFOD_URLS=$url timeout 120 "$memtrace" gdb -batch -ex 'break pause' -ex 'r
     >gdb.out 2>&1
 check "gdb command, served: thr at its line" "  #0 thr at $src:$thr_line:" \
     "$(grep -m1 '^  #0 ' gdb.out | sed 's/:[0-9]*$/:/')"
+grep -q '^  #0 ' gdb.out || sed 's/^/NOTE gdb.out: /' gdb.out | tail -25
 fresh
 DEBUGINFOD_URLS=$url timeout 120 "$memtrace" core -batch -ex 'memtrace *(void **)((char *)&g_keep + 56)' \
     -- run/prog prog.core >core.out 2>&1
