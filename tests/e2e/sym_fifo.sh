@@ -32,9 +32,15 @@ cd "$work" || exit 1
 laid=()
 trap 'rm -f "${laid[@]}"; rm -rf "$work"' EXIT
 
-strip --strip-debug -o plain "$tests/sym_late_prog"
-objcopy --only-keep-debug "$tests/sym_late_prog" prog.debug
-strip --strip-debug -o linked "$tests/sym_late_prog"
+# A build of its own, with a build ID no other program has: the FIFO laid
+# under /usr/lib/debug/.build-id must not stand in the way of another
+# suite running at the same time with build/tests/sym_late_prog
+# (sym_debuginfod's gdb would hang on it).
+(cd "$root" && gcc -O0 -g -Wall -Wextra -pthread -Iinclude -o "$work/own" tests/progs/sym_late_prog.c \
+    -ldl -Wl,--build-id=0x"$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')")
+strip --strip-debug -o plain own
+objcopy --only-keep-debug own prog.debug
+strip --strip-debug -o linked own
 objcopy --add-gnu-debuglink=prog.debug linked
 rm prog.debug
 id=$(readelf -n plain | sed -n 's/.*Build ID: //p')
