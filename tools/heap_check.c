@@ -72,14 +72,6 @@ typedef struct {
     bool glibc;
 } checker;
 
-static bool u64_at(mt_tables *t, uint64_t addr, uint64_t *v)
-{
-    const void *p = mt_tables_read_at(t, addr, 8);
-    if (p)
-        memcpy(v, p, 8);
-    return p != NULL;
-}
-
 static bool in_pool(const checker *c, uint64_t p)
 {
     return p - c->pool_lo < c->pool_len;
@@ -193,9 +185,9 @@ static bool read_ring(checker *c, uint64_t ring)
 {
     const struct memtrace_state *s = &c->t->d;
     uint64_t cap, head, tail;
-    if (!u64_at(c->t, ring + s->quarantine_ring_cap, &cap) ||
-        !u64_at(c->t, ring + s->quarantine_ring_head, &head) ||
-        !u64_at(c->t, ring + s->quarantine_ring_tail, &tail))
+    if (!mt_tables_read_u64(c->t, ring + s->quarantine_ring_cap, &cap) ||
+        !mt_tables_read_u64(c->t, ring + s->quarantine_ring_head, &head) ||
+        !mt_tables_read_u64(c->t, ring + s->quarantine_ring_tail, &tail))
         return mt_tables_fail(c->t,
                               "memtrace_state looks corrupted (quarantine ring at %#" PRIx64
                               " unreadable)",
@@ -247,7 +239,7 @@ static bool read_quarantine(checker *c)
     uint64_t ring;
     if (!s->quarantine_rings)
         return true;
-    if (!u64_at(c->t, s->quarantine_rings, &ring))
+    if (!mt_tables_read_u64(c->t, s->quarantine_rings, &ring))
         return mt_tables_fail(c->t,
                               "memtrace_state looks corrupted (quarantine list at %#" PRIx64
                               " unreadable)",
@@ -260,7 +252,7 @@ static bool read_quarantine(checker *c)
                                   RINGS_MAX);
         if (!read_ring(c, ring))
             return false;
-        if (!u64_at(c->t, ring + s->quarantine_ring_next, &ring))
+        if (!mt_tables_read_u64(c->t, ring + s->quarantine_ring_next, &ring))
             return mt_tables_fail(c->t, "memtrace_state looks corrupted (quarantine ring list "
                                         "unreadable)");
     }
@@ -272,7 +264,7 @@ static bool read_quarantine(checker *c)
 /* The size word of the in-use chunk of B, if it can be glibc's. */
 static bool own_header(checker *c, const block *b, uint64_t *v)
 {
-    if (in_pool(c, b->ptr) || !u64_at(c->t, b->ptr - 8, v))
+    if (in_pool(c, b->ptr) || !mt_tables_read_u64(c->t, b->ptr - 8, v))
         return false;
     uint64_t s = *v & ~(uint64_t)CHUNK_FLAGS, need = b->size + c->rz + 8;
     if (*v & CHUNK_MMAPPED)
@@ -406,7 +398,8 @@ static void header_damaged(checker *c, uint64_t at, uint64_t v, const block *kno
 static void check_headers(checker *c, const block *b, bool live)
 {
     uint64_t v, prev, next;
-    if (in_pool(c, b->ptr) || !u64_at(c->t, b->ptr - 8, &v) || !u64_at(c->t, b->ptr - 16, &prev))
+    if (in_pool(c, b->ptr) || !mt_tables_read_u64(c->t, b->ptr - 8, &v) ||
+        !mt_tables_read_u64(c->t, b->ptr - 16, &prev))
         return;
     unsigned under = mt_glibc_size_damage(v, prev, b->ptr, b->size + c->rz);
     /* The whole word written, its low byte (flags, size's low bits) and
@@ -440,7 +433,7 @@ static void check_headers(checker *c, const block *b, bool live)
     if (v & CHUNK_MMAPPED)
         return;
     uint64_t at = b->ptr - 16 + (v & ~(uint64_t)CHUNK_FLAGS) + 8;
-    if (!u64_at(c->t, at, &next))
+    if (!mt_tables_read_u64(c->t, at, &next))
         return;
     uint64_t s = next & ~(uint64_t)CHUNK_FLAGS;
     const mt_tables_entry *q = live_at(c, at + 8);
@@ -464,7 +457,7 @@ static size_t read_records(mt_tables *t, mt_error_record *r)
     uint64_t count;
     if (!s->error_records || !s->error_record_count ||
         s->error_record_size != sizeof(mt_error_record) || s->error_records_max == 0 ||
-        s->error_records_max > 4096 || !u64_at(t, s->error_record_count, &count))
+        s->error_records_max > 4096 || !mt_tables_read_u64(t, s->error_record_count, &count))
         return 0;
     size_t n = 0;
     uint64_t max = s->error_records_max < MT_ERROR_RECORDS ? s->error_records_max
@@ -590,8 +583,8 @@ static bool gather(checker *c, mt_sym_state *sym)
         return mt_tables_fail(c->t,
                               "memtrace_state looks corrupted (redzones of %" PRIu64 " bytes)",
                               c->rz);
-    if (s->guard_pool && (!u64_at(c->t, s->guard_pool, &c->pool_lo) ||
-                          !u64_at(c->t, s->guard_pool_size, &c->pool_len)))
+    if (s->guard_pool && (!mt_tables_read_u64(c->t, s->guard_pool, &c->pool_lo) ||
+                          !mt_tables_read_u64(c->t, s->guard_pool_size, &c->pool_len)))
         return mt_tables_fail(c->t, "memtrace_state looks corrupted (guard pool words "
                                     "unreadable)");
     if (!read_quarantine(c))

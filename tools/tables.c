@@ -60,7 +60,7 @@ const void *mt_tables_read_at(mt_tables *t, uint64_t addr, size_t len)
     return t->read(t->ctx, (uintptr_t)addr, len);
 }
 
-static bool read_u64(mt_tables *t, uint64_t addr, uint64_t *v)
+bool mt_tables_read_u64(mt_tables *t, uint64_t addr, uint64_t *v)
 {
     const void *p = mt_tables_read_at(t, addr, 8);
     if (p)
@@ -178,7 +178,8 @@ static bool check_slots(mt_tables *t, size_t n)
      * older one its log2. */
     uint64_t word, cap;
     bool counts = D(live_cap_offset) != 0;
-    if (!read_u64(t, s->slots + (counts ? D(live_cap_offset) : D(live_log2cap_offset)), &word))
+    if (!mt_tables_read_u64(t, s->slots + (counts ? D(live_cap_offset) : D(live_log2cap_offset)),
+                            &word))
         return FAIL(CORRUPT "live shard %zu: slots at %#" PRIx64 " unreadable)", n, s->slots);
     if (counts && (word == 0 || word > MAX_CAP))
         return FAIL(CORRUPT "live shard %zu: capacity %" PRIu64 ", not 1 to %" PRIu64 ")", n, word,
@@ -488,11 +489,11 @@ static int stack_header(mt_tables *t, uint32_t id, uint64_t *chunk, uint64_t *he
     *chunk = 0;
     if (!id || c >= D(stack_max_chunks))
         return 0;
-    if (!read_u64(t, D(stack_chunks) + 8 * c, chunk))
+    if (!mt_tables_read_u64(t, D(stack_chunks) + 8 * c, chunk))
         return FAIL(CORRUPT "stack chunk table at %#" PRIx64 " unreadable)", D(stack_chunks)), -1;
     if (!*chunk)
         return 0;
-    if (!read_u64(t, *chunk + 8 * w, header))
+    if (!mt_tables_read_u64(t, *chunk + 8 * w, header))
         return FAIL(CORRUPT "stack chunk %" PRIu64 " at %#" PRIx64 " unreadable)", c, *chunk), -1;
     return 1;
 }

@@ -178,12 +178,10 @@ static int by_first(const void *a, const void *b)
 static struct client_table client_table(mt_tables *t, uint64_t addr, uint64_t max, uint64_t count)
 {
     struct client_table c = { NULL, 0 };
-    const void *p = addr && count && max <= 65536 ? mt_tables_read_at(t, count, 8) : NULL;
     uint64_t k = 0;
-    if (p)
-        memcpy(&k, p, 8);
-    if (k == 0 || k > max || !(p = mt_tables_read_at(t, addr, (size_t)k * 16)) ||
-        !(c.e = malloc((size_t)k * 16)))
+    const void *p;
+    if (!addr || !count || max > 65536 || !mt_tables_read_u64(t, count, &k) || k == 0 || k > max ||
+        !(p = mt_tables_read_at(t, addr, (size_t)k * 16)) || !(c.e = malloc((size_t)k * 16)))
         return c;
     memcpy(c.e, p, (size_t)k * 16);
     c.n = (size_t)k;
