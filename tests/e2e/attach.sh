@@ -39,7 +39,7 @@ start_target() {
     mkdir -p "$d"
     (env "$@" "$target" 4 "$d" >"$d/out" 2>"$d/err" & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
     wait_line "$d/out" "@@ before"
-    tpid=$(pid_file "$d/pid")
+    tpid=$(when_written "$d/pid")
 }
 wait_line() { # FILE PREFIX: waits up to 20 s for a line starting with PREFIX
     for _ in $(seq 400); do
@@ -340,7 +340,7 @@ for i in $(seq "$sig_runs"); do
     mkdir -p "$d"
     ("$tests/trust_attach_signals" "$d" >"$d/out" 2>"$d/err" & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
     wait_line "$d/out" "@@ before"
-    spid=$(pid_file "$d/pid")
+    spid=$(when_written "$d/pid")
     arc=0
     "$mt" attach "$spid" 2>"$d/attach.err" || arc=$?
     touch "$d/go"

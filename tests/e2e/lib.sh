@@ -66,15 +66,16 @@ finish() {
     [ "$failed" = 0 ]
 }
 
-# pid_file FILE: the pid a background subshell wrote to FILE with
-# `echo $! >FILE`, waited for up to 20 s (under load the program it
-# started may print before the subshell writes the file).
-pid_file() {
+# when_written FILE: what a background subshell writes to FILE (`echo $!
+# >FILE`, `echo $? >FILE`), once it is there; waits up to 20 s (under load
+# the program it started may print before the subshell writes the file).
+# Empty if it never came.
+when_written() {
     for _ in $(seq 400); do
         [ -s "$1" ] && break
         sleep 0.05
     done
-    cat "$1"
+    cat "$1" 2>/dev/null
 }
 
 # ptrace_denied: empty when gdb may attach to a child of this shell

@@ -152,7 +152,7 @@ else
     d=$work/attached
     mkdir -p "$d"
     ("$prog" wait "$d" >"$d/out" 2>&1 & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
-    tpid=$(pid_file "$d/pid")
+    tpid=$(when_written "$d/pid")
     timeout 120 "$build/memtrace" attach "$tpid" 2>"$d/attach.err"
     check "attached: memtrace attach's status" "$?" 0
     timeout 120 gdb -q -batch -nx -p "$tpid" -ex "source $helper" \
@@ -163,8 +163,7 @@ else
         -ex "echo @@ growth\\n" -ex "memtrace growth it1" -ex "echo @@ end\\n" \
         -ex "echo @@ new\\n" -ex "memtrace leaks new" -ex "echo @@ end\\n" \
         -ex "delete" -ex "detach" </dev/null >"$d/gdb.out" 2>&1
-    for _ in $(seq 400); do [ -s "$d/rc" ] && break; sleep 0.05; done
-    check "attached: the program's exit status" "$(cat "$d/rc" 2>/dev/null)" 0
+    check "attached: the program's exit status" "$(when_written "$d/rc")" 0
     check "attached: snapshot taken at the attach's numbering" \
         "memtrace: snapshot \"it1\" taken: the blocks allocated from now on (allocation #65 on) are its growth" \
         "$(answer snapshot "$d/gdb.out" | grep -v '^memtrace: attached to a running process')"

@@ -96,7 +96,7 @@ start() {
     [ $# = 0 ] && set -- "$tests/trust_interpose_detach" "$mode" "$d"
     ("$@" >"$d/out" 2>"$d/err" & echo $! >"$d/pid"; wait $!; echo $? >"$d/rc") &
     wait_line "$d/out" "@@ "
-    tpid=$(pid_file "$d/pid")
+    tpid=$(when_written "$d/pid")
 }
 # ended DIR: waits up to 60 s for its status.
 ended() {
