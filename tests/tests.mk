@@ -227,7 +227,9 @@ test-reliability: all $(PROGS) $(RELIABILITY_PROGS)
 #   answers: numbers and words that agree with the anchors and each other
 #   live:    answers while the program runs, and from the program itself
 #   house:   the tree's shape: the launcher, shared readers and checks
-FAMILIES := trust sym errs answers live house
+#   perf:    what the fast paths take as given: cached unwinds, slots beside
+#            blocks, sampled blocks told apart, answers unchanged by them
+FAMILIES := trust sym errs answers live house perf
 define family
 $(1)_SUITES := $$(patsubst tests/e2e/$(1)_%.sh,%,$$(wildcard tests/e2e/$(1)_*.sh))
 $(1)_PROGS  := $$(patsubst tests/progs/$(1)_%.c,$$(TEST_BUILD)/$(1)_%,$$(wildcard tests/progs/$(1)_*.c)) \
@@ -546,6 +548,7 @@ check: deps
 	$(call timed,-j2 test-sym test-errs)
 	$(call timed,-j2 test-answers test-live)
 	$(call timed,-j2 test-unwind-check test-house)
+	$(call timed,-j2 test-perf)
 	$(call timed,-j2 test-symbolize test-debug)
 
 # make lint: cppcheck and clang-tidy (.clang-tidy: the analyzer and the
