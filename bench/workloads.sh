@@ -14,3 +14,7 @@ CMD[sqlite3]="sqlite3 :memory: .read\ $SRC/sqlite.sql .read\ $SRC/sqlite.sql"
 CMD[g++]="$CC1PLUS -quiet -imultiarch x86_64-linux-gnu -D_GNU_SOURCE -O1 $SRC/templates.cpp -o /dev/null"
 CMD[python3]="$PYTHON $SRC/pyload.py"
 ENV[python3]="PYTHONMALLOC=malloc"
+# clang++ compiles in-process (integrated cc1): one process, libLLVM's
+# code. Not in WORKLOADS' table; scripts that want a libLLVM workload
+# (the sampled profiler, the symbolizer on clang) run it by this name.
+CMD[clang++]="clang++ -std=c++17 -O1 -c $SRC/templates.cpp -o /dev/null"
