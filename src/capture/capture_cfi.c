@@ -524,7 +524,7 @@ static inline bool bp_live(mt_cfi_rule r, bool live_above)
 /* Writes the walk into M: heights [0, KEEP] stay, the F frames unwound
  * afresh go above them, and when nothing stays (KEEP -1) the walk's END
  * and END_S become the memo's. */
-static void commit(memo *m, int keep, unsigned f, unsigned end, const walk_state *end_s,
+static inline __attribute__((always_inline)) void commit(memo *m, int keep, unsigned f, unsigned end, const walk_state *end_s,
                    unsigned long forgets_now)
 {
     unsigned n = (unsigned)(keep + 1) + f;
@@ -539,30 +539,34 @@ static void commit(memo *m, int keep, unsigned f, unsigned end, const walk_state
         return;
     }
     unsigned long stamp = ++m->clock;
-    for (unsigned k = 0; k < f; k++) {
-        unsigned h = n - 1 - k;
-        m->ret[h] = m->f_ret[k];
-        m->sp[h] = m->f_sp[k];
-        m->bp[h] = m->f_bp[k];
-        m->rule[h] = m->f_rule[k];
-        m->stamp[h] = stamp;
-    }
-    for (unsigned h = (unsigned)(keep + 1); h < n; h++)
-        m->live[h] = bp_live(m->rule[h], h > 0 && m->live[h - 1]);
     unsigned c = keep < 0 ? 0 : m->first_check[keep + 1];
+    /* One pass upwards: height H's checks read the state at H - 1, kept
+     * or written just before. */
+    const uintptr_t *f_ret = m->f_ret + f, *f_sp = m->f_sp + f, *f_bp = m->f_bp + f;
+    const mt_cfi_rule *f_rule = m->f_rule + f;
+    bool live_below = keep >= 0 && m->live[keep];
     for (unsigned h = (unsigned)(keep + 1); h < n; h++) {
+        --f_ret, --f_sp, --f_bp, --f_rule; /* fresh frame n - 1 - h */
+        mt_cfi_rule r = *f_rule;
+        m->ret[h] = *f_ret;
+        m->sp[h] = *f_sp;
+        m->bp[h] = *f_bp;
+        m->rule[h] = r;
+        m->stamp[h] = stamp;
         m->first_check[h] = c;
         walk_state next;
-        if (h > 0)
+        if (MT_LIKELY(h > 0))
             next = (walk_state){ m->ret[h - 1], m->sp[h - 1], m->bp[h - 1] };
         else if (m->end == END_READ || m->end == END_CUT)
             next = (walk_state){ m->end_ret, m->end_sp, m->end_bp };
         else
-            continue; /* the last frame's step read nothing */
-        m->checks[c++] = (check){ (const uintptr_t *)next.sp - 1, next.ret };
-        if (mt_cfi_rbp_saved(m->rule[h]) && h > 0 && m->live[h - 1])
-            m->checks[c++] =
-                (check){ (const uintptr_t *)(next.sp - mt_cfi_rbp_slot(m->rule[h])), next.bp };
+            next = (walk_state){ 0, 0, 0 }; /* the last frame's step read nothing */
+        if (next.sp) {
+            m->checks[c++] = (check){ (const uintptr_t *)next.sp - 1, next.ret };
+            if (mt_cfi_rbp_saved(r) && live_below)
+                m->checks[c++] = (check){ (const uintptr_t *)(next.sp - mt_cfi_rbp_slot(r)), next.bp };
+        }
+        live_below = m->live[h] = bp_live(r, live_below);
     }
     m->first_check[n] = c;
     m->n = n;
