@@ -170,11 +170,11 @@ typedef struct {
 } rule_cache;
 
 typedef struct memo {
-    struct memo *next_free; /* of a thread that ended, for another */
-    unsigned long forgets;  /* `forgets` when the memo was made */
-    unsigned long clock;    /* commits that wrote a height */
-    unsigned n;             /* frames, heights [0, n); 0: none */
-    unsigned end;           /* END_*, with n > 0 */
+    struct memo *next_free;            /* of a thread that ended, for another */
+    unsigned long forgets;             /* `forgets` when the memo was made */
+    unsigned long clock;               /* commits that wrote a height */
+    unsigned n;                        /* frames, heights [0, n); 0: none */
+    unsigned end;                      /* END_*, with n > 0 */
     uintptr_t end_ret, end_sp, end_bp; /* END_READ, END_CUT */
     uintptr_t ret[CAP], sp[CAP], bp[CAP];
     mt_cfi_rule rule[CAP];
@@ -524,8 +524,9 @@ static inline bool bp_live(mt_cfi_rule r, bool live_above)
 /* Writes the walk into M: heights [0, KEEP] stay, the F frames unwound
  * afresh go above them, and when nothing stays (KEEP -1) the walk's END
  * and END_S become the memo's. */
-static inline __attribute__((always_inline)) void commit(memo *m, int keep, unsigned f, unsigned end, const walk_state *end_s,
-                   unsigned long forgets_now)
+static inline __attribute__((always_inline)) void commit(memo *m, int keep, unsigned f,
+                                                         unsigned end, const walk_state *end_s,
+                                                         unsigned long forgets_now)
 {
     unsigned n = (unsigned)(keep + 1) + f;
     if (keep < 0) {
@@ -564,7 +565,8 @@ static inline __attribute__((always_inline)) void commit(memo *m, int keep, unsi
         if (next.sp) {
             m->checks[c++] = (check){ (const uintptr_t *)next.sp - 1, next.ret };
             if (mt_cfi_rbp_saved(r) && live_below)
-                m->checks[c++] = (check){ (const uintptr_t *)(next.sp - mt_cfi_rbp_slot(r)), next.bp };
+                m->checks[c++] =
+                    (check){ (const uintptr_t *)(next.sp - mt_cfi_rbp_slot(r)), next.bp };
         }
         live_below = m->live[h] = bp_live(r, live_below);
     }

@@ -131,7 +131,7 @@ NOINLINE static void longjumps(void)
         free(q);
         if (!setjmp(jump))
             dive(30); // SITE:lj_call
-        q = mid(24); // SITE:lj_after
+        q = mid(24);  // SITE:lj_after
     }
     mark("longjmp_deep", dived);
     mark("longjmp_after", q);
@@ -200,7 +200,7 @@ static void on_alarm(int sig)
 {
     (void)sig;
     if (in_malloc || handled)
-        return; /* glibc's malloc is not re-entrant */
+        return;        /* glibc's malloc is not re-entrant */
     handled = mid(24); // SITE:sig_alloc
     handled_count = handled_count + 1;
 }
@@ -291,7 +291,7 @@ NOINLINE static void *with_vla(int n)
 {
     char room[n];
     __asm__ volatile("" : : "r"(room) : "memory"); /* the VLA stays */
-    void *p = mid(24); // SITE:vla_call
+    void *p = mid(24);                             // SITE:vla_call
     BARRIER();
     return p;
 }
