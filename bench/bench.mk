@@ -14,7 +14,8 @@ BENCH_LOOKUP_LIBS := $(foreach l,z crypt ssl crypto sqlite3 xml2 pcre2-8 gmp bz2
     $(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(l).so /usr/lib/lib$(l).so /usr/lib64/lib$(l).so),-l$(l)))
 BENCH_PROGS  := $(BENCH_BUILD)/measure $(BENCH_BUILD)/churn $(BENCH_BUILD)/lookup \
                 $(BENCH_BUILD)/floor.so $(BENCH_BUILD)/top_target \
-                $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang
+                $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang \
+                $(BENCH_BUILD)/depth
 BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 
 # memtrace-symbolize and memtrace.py: `memtrace leaks` on a core file (gdb).
@@ -37,6 +38,7 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	    tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/clang.sh $(PROFILER_LIB) $(TRACER_LIB) $(BUILD)/memtrace.py \
 	    $(BENCH_BUILD) | tee -a bench/RESULTS.md
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/depth.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 
 # One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
 $(BENCH_BUILD)/symsites_gcc: bench/symsites.c
@@ -45,6 +47,10 @@ $(BENCH_BUILD)/symsites_gcc: bench/symsites.c
 $(BENCH_BUILD)/symsites_clang: bench/symsites.c
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $<
+
+$(BENCH_BUILD)/depth: bench/depth.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -pthread $(LDFLAGS) -o $@ $<
 
 $(BENCH_BUILD)/measure: bench/measure.c
 	@mkdir -p $(@D)

@@ -122,6 +122,47 @@ bool mt_check_mismatch_get(unsigned i, mt_check_mismatch *out)
     return true;
 }
 
+/* Check mode's mt_capture_stack: the cfi walk and its interning against
+ * libunwind's frames and their id; both must agree. */
+static MT_NOINLINE mt_stack_id by_both_stack(unsigned max)
+{
+    uintptr_t mine[MT_MAX_DEPTH], frames[MT_MAX_DEPTH];
+    mt_stack_id cfi_id = 0;
+    int cn = mt_unwind_cfi_stack(max, &cfi_id, mine);
+    unsigned ln = by_libunwind(frames, max);
+    mt_stack_id id = mt_stack_intern(frames, ln);
+    mt_atomic_add_relaxed(&checked, 1);
+    if (cn < 0)
+        mt_unwind_cfi_fell_back();
+    else if ((unsigned)cn != ln || memcmp(mine, frames, ln * sizeof *frames) != 0 || cfi_id != id)
+        keep_mismatch(mt_atomic_add_relaxed(&mismatched, 1), mine, (unsigned)cn, frames, ln);
+    return id;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Every unwinder but cfi's fast path: frames, then the store's lookup. */
+static MT_NOINLINE mt_stack_id stack_slow(unsigned max, bool cfi_failed)
+{
+    uintptr_t frames[MT_MAX_DEPTH];
+    unsigned depth = cfi_failed ? by_libunwind(frames, max) : mt_capture(frames, max);
+    return mt_stack_intern(frames, depth);
+}
+
+mt_stack_id mt_capture_stack(unsigned max)
+{
+    if (MT_LIKELY(mt_cfg.unwind == MT_UNWIND_CFI)) {
+        mt_stack_id id;
+        if (MT_LIKELY(mt_unwind_cfi_stack(max, &id, NULL) >= 0))
+            return id;
+        mt_unwind_cfi_fell_back();
+        return stack_slow(max, true);
+    }
+    if (mt_cfg.unwind == MT_UNWIND_CHECK)
+        return by_both_stack(max);
+    return stack_slow(max, false);
+}
+
 /* ------------------------------------------------------------------ */
 
 unsigned mt_capture(uintptr_t *frames, unsigned max)

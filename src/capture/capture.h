@@ -14,6 +14,7 @@
 #define MT_CAPTURE_H
 
 #include "base/atomic.h"
+#include "store/stack_store.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,6 +28,12 @@ void mt_capture_init(void);
  * number stored. Must be called with the thread's re-entrancy flag set. */
 unsigned mt_capture(uintptr_t *frames, unsigned max);
 
+/* mt_capture's stack, interned (mt_stack_intern): its id, 0 if the store
+ * could not grow. The cfi unwinder interns without reading the frames its
+ * thread's last captures share with this one (capture_cfi.c). Same
+ * conditions as mt_capture. */
+mt_stack_id mt_capture_stack(unsigned max);
+
 /* The unwinders. libunwind and fp: up to N raw return addresses from their
  * caller up, memtrace's own frames included. cfi: up to MAX return
  * addresses from the program's call site up, or -1 when it cannot unwind
@@ -34,6 +41,10 @@ unsigned mt_capture(uintptr_t *frames, unsigned max);
 unsigned mt_unwind_libunwind(void **buf, unsigned n);
 unsigned mt_unwind_fp(void **buf, unsigned n, bool *broken);
 int mt_unwind_cfi(uintptr_t *frames, unsigned max);
+/* cfi's walk and interning in one (mt_capture_stack): the stack's depth,
+ * its id in *ID and, when FRAMES is not NULL, its frames there; or -1
+ * when it cannot unwind this stack. */
+int mt_unwind_cfi_stack(unsigned max, mt_stack_id *id, uintptr_t *frames);
 void mt_unwind_libunwind_init(void);
 /* memtrace's executable segment [LO, HI): where the cfi walk leaves
  * memtrace's own frames. */

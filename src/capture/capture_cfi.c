@@ -35,6 +35,7 @@
 #include "store/cfi.h"
 #include "store/modules.h"
 #include "store/stack_bounds.h"
+#include "store/stack_store.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -73,42 +74,84 @@ static mt_atomic(unsigned long) forgets;
 /* ------------------------------------------- the thread's last walk
  *
  * Consecutive captures on a thread share most outer frames. Each thread
- * keeps its last successful walk (the memo): for each frame i the state
- * the walk was in when it reached it (ret[i], sp[i], bp[i]), the rule it
- * used, and in entry n the state the last frame's step produced.
+ * keeps its last walk (the memo) and, where a new walk reaches a state the
+ * memo went through, proves the rest of the memo still holds with a load
+ * and compare per word read, instead of a rule lookup per frame.
  *
- * Contract (why a replayed frame is the frame a fresh walk finds): a walk
- * is a function of its state, the rules and the words it reads. A step
- * from state (ret, sp, bp) under rule r reads the word at CFA - 8 and, if
- * r saves rbp, the word at CFA - rbp_slot, where CFA depends on sp, bp and
- * r only; the next state is (that first word, CFA, the second word or
- * bp); whether the walk stops or gives up there depends on r, bp, the
- * first word and the stack bounds only. So when the new walk reaches a
- * state equal to the memo's state i (all three words), and for each
- * memo frame from i on the words its step read still hold what they held,
- * the new walk takes the memo's steps, frame for frame, as long as the
+ * Layout: frames by height, 0 the outermost, so that a walk that keeps the
+ * memo's outer frames writes only its own new inner ones (nothing is
+ * copied or shifted). For each height h: the state the walk was in when
+ * it reached that frame (ret[h], sp[h], bp[h]), the rule it used, the
+ * stamp of the commit that wrote it, and the checks of its step: the
+ * words the step read, where, and what they held (the return address at
+ * CFA - 8 and, when the rule saves rbp, the rbp at CFA - rbp_slot; they
+ * are the state at height h - 1, or the `end` state for height 0). The
+ * memo covers the whole stack up to CAP frames, whatever a caller's max:
+ * its heights then do not move when the depth asked for changes, and only
+ * a stack deeper than CAP is cut (END_CUT).
+ *
+ * Contract (why a kept frame is the frame a fresh walk finds): a walk is
+ * a function of its state, the rules and the words it reads. A step from
+ * state (ret, sp, bp) under rule r reads the word at CFA - 8 and, if r
+ * saves rbp, the word at CFA - rbp_slot, where CFA depends on sp, bp and
+ * r only; the next state is (the first word, CFA, the second word or bp);
+ * whether the walk stops or gives up there depends on r, bp, the first
+ * word and the stack bounds only. So when the new walk reaches a state
+ * equal to the memo's state at height h (all three words), and every
+ * check of heights h down to 0 still reads what it read, the new walk
+ * takes the memo's steps from there, frame for frame, as long as the
  * rules are the same. They are: the memo is used only while the table has
  * not been flushed since it was made (`forgets`), and a rule is the one
  * decoded for that return address from the same mapped module. The bounds
- * are the thread's, unchanged, and every word read lies in [sp[i], CFA) of
- * a step the memo made, so inside the stack. Verification reads exactly
- * those words; a word that differs ends the replay at that frame, which is
- * then unwound by lookup as any other. Nothing is assumed about which
- * frames are still live: a stale frame the memory still matches is what
- * a fresh walk would find too.
+ * are the thread's, unchanged, and every word checked lies in [sp, CFA) of
+ * a step the memo made, inside the stack. Nothing is assumed about which
+ * frames are still live: the same function called from two sites of one
+ * caller at one depth leaves the inner frames' states equal, and its
+ * caller's return address (a check) tells them apart; a stale frame the
+ * memory still matches is what a fresh walk would find too. Where a check
+ * differs, the frames down to that one are the memo's and that frame's
+ * step is made afresh; the walk may meet the memo again lower down.
+ *
+ * Interning without reading the whole stack (mt_unwind_cfi_stack): the
+ * memo's clock counts its commits, and each height keeps the stamp of the
+ * commit that last wrote it; a commit writes only heights above the ones
+ * it keeps, so stamps never decrease with height, and the heights at or
+ * below the last one stamped at most T are all unchanged since T. Each
+ * thread keeps a few stacks it interned (`interned`: id, memo frames, its
+ * innermost return address, the clock then); the record of id holds what
+ * the memo held at that clock. A new stack of the same frame count is
+ * that record if the heights stamped after T (the frames this thread
+ * unwound afresh since) equal the record's frames there: an exact
+ * comparison of the new frames only, no hash. Anything else (another
+ * count, a frame that differs) goes to mt_stack_intern.
  *
  * The memo is the thread's alone: a capture runs with the re-entrancy flag
  * set, and `walking` keeps a capture that interrupts another (a signal
- * handler's report) off it. Two buffers: the walk reads the old one and
- * writes the new one, and they swap when it succeeds; the thread's rule
- * cache follows them in the same mapping. */
-typedef struct memo {
-    struct memo *next_free; /* of a thread that ended, for another */
-    unsigned long forgets;  /* `forgets` when this walk began */
-    unsigned n;             /* frames; 0: no walk */
-    uintptr_t ret[MT_MAX_DEPTH + 1], sp[MT_MAX_DEPTH + 1], bp[MT_MAX_DEPTH + 1];
-    mt_cfi_rule rule[MT_MAX_DEPTH];
-} memo;
+ * handler's report) off it, from the walk to the interning. */
+enum {
+    CAP = MT_MAX_DEPTH, /* frames a memo holds */
+    INTERNED = 64,      /* stacks a thread remembers interning */
+};
+
+/* How the memo's walk ended past height 0. */
+enum {
+    END_NOREAD = 1, /* at the outermost frame's rule: nothing read */
+    END_READ,       /* its step read a return address below 0x4000 */
+    END_FAIL,       /* the walk gave up there (no word read) */
+    END_CUT,        /* CAP frames: its step made the `end` state */
+};
+
+typedef struct {
+    const uintptr_t *at;
+    uintptr_t want;
+} check;
+
+typedef struct {
+    mt_stack_id id;      /* 0: none */
+    unsigned n;          /* the memo's frames then */
+    uintptr_t inner;     /* its innermost return address */
+    unsigned long stamp; /* the memo's clock then */
+} interned;
 
 /* The thread's own copy of the rules it used lately: direct-mapped, a
  * rule copied from the table (never one `learn` did not keep), the whole
@@ -126,8 +169,29 @@ typedef struct {
     } s[RULE_CACHE];
 } rule_cache;
 
-static MT_TLS memo *memo_old, *memo_new;
-static MT_TLS rule_cache *rules_mine;
+typedef struct memo {
+    struct memo *next_free;            /* of a thread that ended, for another */
+    unsigned long forgets;             /* `forgets` when the memo was made */
+    unsigned long clock;               /* commits that wrote a height */
+    unsigned n;                        /* frames, heights [0, n); 0: none */
+    unsigned end;                      /* END_*, with n > 0 */
+    uintptr_t end_ret, end_sp, end_bp; /* END_READ, END_CUT */
+    uintptr_t ret[CAP], sp[CAP], bp[CAP];
+    mt_cfi_rule rule[CAP];
+    unsigned long stamp[CAP];
+    bool live[CAP]; /* whether bp[h] matters (see bp_live) */
+    /* The checks of height h are checks[first_check[h] .. first_check[h + 1]). */
+    unsigned first_check[CAP + 1];
+    check checks[2 * CAP];
+    /* The walk under way: its frames unwound afresh, innermost first. */
+    uintptr_t f_ret[CAP], f_sp[CAP], f_bp[CAP];
+    mt_cfi_rule f_rule[CAP];
+    uintptr_t frames[CAP]; /* a stack for mt_stack_intern */
+    interned cache[INTERNED];
+    rule_cache rules;
+} memo;
+
+static MT_TLS memo *memo_mine;
 static MT_TLS bool walking, memo_gone;
 static memo *memo_free; /* under lock */
 static pthread_key_t memo_key;
@@ -135,7 +199,7 @@ static bool memo_key_made;
 
 static uintptr_t self_lo, self_hi; /* memtrace's executable segment */
 
-static void memo_release(void *pair);
+static void memo_release(void *m);
 
 void mt_unwind_cfi_init(uintptr_t lo, uintptr_t hi)
 {
@@ -143,6 +207,7 @@ void mt_unwind_cfi_init(uintptr_t lo, uintptr_t hi)
     self_hi = hi;
     memo_key_made = pthread_key_create(&memo_key, memo_release) == 0;
 }
+
 
 static inline size_t home(const table *t, uintptr_t ret)
 {
@@ -305,9 +370,9 @@ static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
     return r;
 }
 
-/* Gives the calling thread its memo buffers and rule cache: a thread's
- * that ended, else newly mapped. False, for good, when none can be had or
- * the thread is past its exit destructor. */
+/* Gives the calling thread its memo: a thread's that ended, else newly
+ * mapped. False, for good, when none can be had or the thread is past its
+ * exit destructor. */
 static MT_NOINLINE bool memo_get(void)
 {
     if (memo_gone)
@@ -316,20 +381,20 @@ static MT_NOINLINE bool memo_get(void)
     mt_lock_acquire(&lock);
     if (memo_free) {
         m = memo_free;
-        memo_free = m->next_free->next_free;
+        memo_free = m->next_free;
     }
     mt_lock_release(&lock);
     if (!m)
-        m = mt_os_map(2 * sizeof(memo) + sizeof(rule_cache), "unwind memo");
+        m = mt_os_map(sizeof(memo), "unwind memo");
     if (!m) {
         memo_gone = true;
         return false;
     }
-    m[0].n = m[1].n = 0;
-    m[0].next_free = &m[1];
-    memo_old = &m[0];
-    memo_new = &m[1];
-    rules_mine = (rule_cache *)&m[2];
+    m->n = 0;
+    m->rules.forgets = 0;
+    memset(m->rules.s, 0, sizeof m->rules.s);
+    memset(m->cache, 0, sizeof m->cache);
+    memo_mine = m;
     if (memo_key_made) {
         int was = mt_enter();
         pthread_setspecific(memo_key, m);
@@ -338,161 +403,270 @@ static MT_NOINLINE bool memo_get(void)
     return true;
 }
 
-/* The thread ends: its buffers go to the next thread that needs them (a
- * capture from a later destructor walks without them). */
-static void memo_release(void *pair)
+/* The thread ends: its memo goes to the next thread that needs one (a
+ * capture from a later destructor walks without it). */
+static void memo_release(void *p)
 {
-    memo *m = pair;
+    memo *m = p;
     memo_gone = true;
-    memo_old = memo_new = NULL;
-    rules_mine = NULL;
-    m[0].next_free = &m[1];
+    memo_mine = NULL;
     mt_lock_acquire(&lock);
-    m[1].next_free = memo_free;
+    m->next_free = memo_free;
     memo_free = m;
     mt_lock_release(&lock);
 }
 
 /* A walk's state: the frame returning to RET has stack pointer SP and
- * rbp BP; N frames are stored. */
+ * rbp BP. */
 typedef struct {
     uintptr_t ret, sp, bp;
-    unsigned n;
 } walk_state;
 
-/* Stores frame S->n, unwound by rule R, in FRAMES and in the memo NW. */
-static inline void keep(uintptr_t *frames, memo *nw, walk_state *s, mt_cfi_rule r)
+/* The rule for S->ret: from the thread's rule cache MINE (if any), the
+ * table *T, or learnt. */
+static inline mt_cfi_rule rule_of(uintptr_t ret, const table **t, rule_cache *mine)
 {
-    frames[s->n] = s->ret;
-    if (nw) {
-        nw->ret[s->n] = s->ret;
-        nw->sp[s->n] = s->sp;
-        nw->bp[s->n] = s->bp;
-        nw->rule[s->n] = r;
+    size_t c = (size_t)((ret * 0x9e3779b97f4a7c15ull) >> 55) & (RULE_CACHE - 1);
+    if (mine && mine->s[c].ret == ret)
+        return mine->s[c].rule;
+    mt_cfi_rule r = *t ? lookup(*t, ret) : 0;
+    if (MT_UNLIKELY(r == 0)) {
+        r = learn(ret);
+        *t = mt_atomic_load_acquire(&rules);
+    } else if (mine) {
+        mine->s[c].ret = ret;
+        mine->s[c].rule = r;
     }
-    s->n++;
+    return r;
 }
 
-/* S is the memo OLD's state *AT: takes its steps from there while each
- * reads what it read then (see the contract), keeping its frames as
- * this walk's. True when the walk ended there; false to go on unwinding
- * from S, at the memo's frame whose words differ, at the end of a memo
- * cut at its max, or at this walk's MAX, with *AT the memo's state S is
- * then in. */
-static inline bool replay(uintptr_t *frames, unsigned max, memo *nw, const memo *old, unsigned *at,
-                          walk_state *s)
+enum { STEP_ON, STEP_END_READ, STEP_END_NOREAD, STEP_FAIL };
+
+/* One step from *S under R: STEP_ON with the caller's state in *S,
+ * STEP_END_READ (the return address read ends the stack, *S holds what
+ * was read), STEP_END_NOREAD (R ends the stack) or STEP_FAIL (this stack
+ * cannot be unwound here); the last two read nothing. */
+static inline int step(walk_state *s, mt_cfi_rule r, uintptr_t base)
 {
-    for (unsigned i = *at;; *at = ++i) {
-        /* S is the memo's state i. */
-        mt_cfi_rule r = old->rule[i];
-        if (mt_cfi_kind(r) != MT_CFI_STANDARD) { /* where the memo's walk stopped */
-            keep(frames, nw, s, r);
-            return true;
-        }
-        uintptr_t cfa = old->sp[i + 1];
-        if (((const uintptr_t *)cfa)[-1] != old->ret[i + 1] ||
-            (mt_cfi_rbp_saved(r) &&
-             *(const uintptr_t *)(cfa - mt_cfi_rbp_slot(r)) != old->bp[i + 1]))
-            return false;
-        keep(frames, nw, s, r);
-        s->ret = old->ret[i + 1];
-        s->sp = cfa;
-        s->bp = old->bp[i + 1];
-        if (s->ret < 0x4000)
-            return true;
-        if (s->n == max || i + 1 == old->n) {
-            *at = i + 1;
-            return false;
-        }
+    if (MT_UNLIKELY(mt_cfi_kind(r) != MT_CFI_STANDARD)) {
+        if (mt_cfi_kind(r) == MT_CFI_LAST || (r == MT_CFI_NO_FDE && s->bp == 0))
+            return STEP_END_NOREAD;
+        return STEP_FAIL;
     }
+    uintptr_t cfa = (mt_cfi_cfa_is_rbp(r) ? s->bp : s->sp) + (uintptr_t)mt_cfi_cfa_offset(r);
+    /* The words read, at CFA - 8 and CFA - rbp_slot, lie in [SP, CFA),
+     * and SP < CFA <= base keeps the walk moving up the stack: a frame
+     * saves its registers above its own stack pointer. */
+    uintptr_t above = cfa - s->sp;
+    uintptr_t lowest = mt_cfi_rbp_saved(r) ? mt_cfi_rbp_slot(r) : 8;
+    if (MT_UNLIKELY(above < lowest || above > base - s->sp))
+        return STEP_FAIL;
+    s->ret = ((const uintptr_t *)cfa)[-1];
+    if (mt_cfi_rbp_saved(r))
+        s->bp = *(const uintptr_t *)(cfa - mt_cfi_rbp_slot(r));
+    s->sp = cfa;
+    return s->ret < 0x4000 ? STEP_END_READ : STEP_ON; /* where libunwind stops too */
 }
 
-/* The walk from the frame returning to RET whose saved rbp and return
- * address are at FP (mt_unwind_cfi). With OLD, the thread's memo: replays
- * its frames where it can, records this walk in memo_new and makes it the
- * memo if the walk succeeds. */
-static inline __attribute__((always_inline)) int walk(uintptr_t *frames, unsigned max, uintptr_t fp,
-                                                      uintptr_t ret, memo *old)
+/* The walk without a memo (a capture interrupting another, or no memo to
+ * be had): at most MAX frames into FRAMES, or -1. */
+static MT_NOINLINE int walk_plain(uintptr_t *frames, unsigned max, walk_state s)
 {
     const uintptr_t base = mt_stack_base;
-    /* Invariant: low <= S.sp <= base. */
-    walk_state s = { .ret = ret, .sp = fp + 16, .bp = ((const uintptr_t *)fp)[0], .n = 0 };
-    unsigned long forgets_now = mt_atomic_load_acquire(&forgets);
-    memo *nw = old ? memo_new : NULL;
-    /* The memo's frames from J up have their stack pointer at or above S.sp
-     * (both walks go up the stack); ON frames in all, 0 if stale. */
-    unsigned j = 0, on = old && old->forgets == forgets_now ? old->n : 0;
     const table *t = mt_atomic_load_acquire(&rules);
-    rule_cache *mine = old ? rules_mine : NULL;
-    if (mine && MT_UNLIKELY(mine->forgets != forgets_now)) {
+    unsigned n = 0;
+    while (n < max) {
+        mt_cfi_rule r = rule_of(s.ret, &t, NULL);
+        frames[n++] = s.ret;
+        int how = step(&s, r, base);
+        if (how == STEP_FAIL)
+            return -1;
+        if (how != STEP_ON)
+            break;
+    }
+    return (int)n;
+}
+
+/* The highest height at or below H one of whose checks no longer reads
+ * what it read, or -1 when they all do (the common case: one pass over
+ * the checks, no branch per word). */
+static inline int first_changed(const memo *m, int h)
+{
+    const check *k = m->checks, *p = k, *end = k + m->first_check[h + 1];
+    uintptr_t diff = 0;
+    for (; end - p >= 4; p += 4)
+        diff |= (*p[0].at ^ p[0].want) | (*p[1].at ^ p[1].want) | (*p[2].at ^ p[2].want) |
+                (*p[3].at ^ p[3].want);
+    for (; p < end; p++)
+        diff |= *p->at ^ p->want;
+    if (MT_LIKELY(diff == 0))
+        return -1;
+    for (int g = h; g >= 0; g--)
+        for (unsigned i = m->first_check[g]; i < m->first_check[g + 1]; i++)
+            if (*k[i].at != k[i].want)
+                return g;
+    return -1; /* not reached: some word differed */
+}
+
+/* Whether the rbp of a state matters to the walk from it: a step under R
+ * uses it (an rbp-based CFA, or the end test of a frame without FDE), or
+ * passes it on unread (R does not restore rbp) to a state where it
+ * matters, given LIVE_ABOVE for the caller's state (false past the
+ * outermost frame: nothing reads the end state's rbp). A state's rbp that
+ * does not matter is neither compared when meeting the memo nor read back
+ * when checking it: any value leads to the same frames. */
+static inline bool bp_live(mt_cfi_rule r, bool live_above)
+{
+    bool uses = (mt_cfi_kind(r) == MT_CFI_STANDARD && mt_cfi_cfa_is_rbp(r)) || r == MT_CFI_NO_FDE;
+    return uses || (!(mt_cfi_kind(r) == MT_CFI_STANDARD && mt_cfi_rbp_saved(r)) && live_above);
+}
+
+/* Writes the walk into M: heights [0, KEEP] stay, the F frames unwound
+ * afresh go above them, and when nothing stays (KEEP -1) the walk's END
+ * and END_S become the memo's. */
+static inline __attribute__((always_inline)) void commit(memo *m, int keep, unsigned f,
+                                                         unsigned end, const walk_state *end_s,
+                                                         unsigned long forgets_now)
+{
+    unsigned n = (unsigned)(keep + 1) + f;
+    if (keep < 0) {
+        m->end = end;
+        m->end_ret = end_s->ret;
+        m->end_sp = end_s->sp;
+        m->end_bp = end_s->bp;
+    }
+    if (f == 0) {
+        m->n = n; /* all kept: nothing written, no new stamp */
+        return;
+    }
+    unsigned long stamp = ++m->clock;
+    unsigned c = keep < 0 ? 0 : m->first_check[keep + 1];
+    /* One pass upwards: height H's checks read the state at H - 1, kept
+     * or written just before. */
+    const uintptr_t *f_ret = m->f_ret + f, *f_sp = m->f_sp + f, *f_bp = m->f_bp + f;
+    const mt_cfi_rule *f_rule = m->f_rule + f;
+    bool live_below = keep >= 0 && m->live[keep];
+    for (unsigned h = (unsigned)(keep + 1); h < n; h++) {
+        --f_ret, --f_sp, --f_bp, --f_rule; /* fresh frame n - 1 - h */
+        mt_cfi_rule r = *f_rule;
+        m->ret[h] = *f_ret;
+        m->sp[h] = *f_sp;
+        m->bp[h] = *f_bp;
+        m->rule[h] = r;
+        m->stamp[h] = stamp;
+        m->first_check[h] = c;
+        walk_state next;
+        if (MT_LIKELY(h > 0))
+            next = (walk_state){ m->ret[h - 1], m->sp[h - 1], m->bp[h - 1] };
+        else if (m->end == END_READ || m->end == END_CUT)
+            next = (walk_state){ m->end_ret, m->end_sp, m->end_bp };
+        else
+            next = (walk_state){ 0, 0, 0 }; /* the last frame's step read nothing */
+        if (next.sp) {
+            m->checks[c++] = (check){ (const uintptr_t *)next.sp - 1, next.ret };
+            if (mt_cfi_rbp_saved(r) && live_below)
+                m->checks[c++] =
+                    (check){ (const uintptr_t *)(next.sp - mt_cfi_rbp_slot(r)), next.bp };
+        }
+        live_below = m->live[h] = bp_live(r, live_below);
+    }
+    m->first_check[n] = c;
+    m->n = n;
+    m->forgets = forgets_now;
+}
+
+/* The walk from state S with the thread's memo M, which it leaves holding
+ * this walk. Returns the stack's frames (up to CAP), with M->end saying
+ * how it ended. */
+static inline __attribute__((always_inline)) unsigned walk_memo(memo *m, walk_state s)
+{
+    const uintptr_t base = mt_stack_base;
+    unsigned long forgets_now = mt_atomic_load_acquire(&forgets);
+    const table *t = mt_atomic_load_acquire(&rules);
+    rule_cache *mine = &m->rules;
+    if (MT_UNLIKELY(mine->forgets != forgets_now)) {
         memset(mine->s, 0, sizeof mine->s);
         mine->forgets = forgets_now;
     }
-    while (s.n < max) {
-        /* cppcheck-suppress nullPointer ; ON is 0 when OLD is NULL */
-        while (j < on && old->sp[j] < s.sp)
-            j++;
-        /* cppcheck-suppress nullPointer ; ON is 0 when OLD is NULL */
-        if (j < on && old->sp[j] == s.sp && old->ret[j] == s.ret && old->bp[j] == s.bp) {
-            if (replay(frames, max, nw, old, &j, &s))
-                break;
-            j++; /* S is the memo's state J, unwound afresh */
-            continue;
-        }
+    /* The memo's heights H and below may still be met: their stack
+     * pointers are at or above S.sp (both walks go up the stack). */
+    int h = m->n > 0 && m->forgets == forgets_now ? (int)m->n - 1 : -1;
+    unsigned f = 0, end = END_FAIL;
+    int keep = -1;
+    walk_state end_s = { 0, 0, 0 };
+    for (;;) {
         mt_cfi_rule r;
-        size_t c = (size_t)((s.ret * 0x9e3779b97f4a7c15ull) >> 55) & (RULE_CACHE - 1);
-        if (mine && mine->s[c].ret == s.ret) {
-            r = mine->s[c].rule;
-        } else {
-            r = t ? lookup(t, s.ret) : 0;
-            if (MT_UNLIKELY(r == 0)) {
-                r = learn(s.ret);
-                t = mt_atomic_load_acquire(&rules);
-            } else if (mine) {
-                mine->s[c].ret = s.ret;
-                mine->s[c].rule = r;
+        while (h >= 0 && m->sp[h] < s.sp)
+            h--;
+        if (h >= 0 && m->sp[h] == s.sp && m->ret[h] == s.ret && (m->bp[h] == s.bp || !m->live[h])) {
+            unsigned total = f + (unsigned)h + 1;
+            if (MT_UNLIKELY(total > CAP || (m->end == END_CUT && total < CAP))) {
+                h = -1; /* the cut would move: the rest is unwound afresh */
+                continue;
             }
-        }
-        keep(frames, nw, &s, r);
-        if (MT_UNLIKELY(mt_cfi_kind(r) != MT_CFI_STANDARD)) {
-            if (mt_cfi_kind(r) == MT_CFI_LAST || (r == MT_CFI_NO_FDE && s.bp == 0))
+            int g = first_changed(m, h);
+            if (MT_LIKELY(g < 0)) {
+                keep = h;
                 break;
-            return -1;
+            }
+            /* Heights H down to G are the memo's; G's step is made afresh.
+             * Their rbp is followed again from S's: the memo's may be one
+             * that did not matter there (bp_live) and matters here. */
+            uintptr_t bp = s.bp;
+            for (int k = h; k >= g; k--, f++) {
+                m->f_ret[f] = m->ret[k];
+                m->f_sp[f] = m->sp[k];
+                m->f_bp[f] = bp;
+                m->f_rule[f] = m->rule[k];
+                if (k > g && mt_cfi_rbp_saved(m->rule[k]))
+                    bp = *(const uintptr_t *)(m->sp[k - 1] - mt_cfi_rbp_slot(m->rule[k]));
+            }
+            s = (walk_state){ m->ret[g], m->sp[g], bp };
+            r = m->rule[g];
+            h = g - 1;
+        } else {
+            if (MT_UNLIKELY(f == CAP)) {
+                end = END_CUT;
+                end_s = s;
+                break;
+            }
+            r = rule_of(s.ret, &t, mine);
+            m->f_ret[f] = s.ret;
+            m->f_sp[f] = s.sp;
+            m->f_bp[f] = s.bp;
+            m->f_rule[f] = r;
+            f++;
         }
-        uintptr_t cfa = (mt_cfi_cfa_is_rbp(r) ? s.bp : s.sp) + (uintptr_t)mt_cfi_cfa_offset(r);
-        /* The words read, at CFA - 8 and CFA - rbp_slot, lie in [SP, CFA),
-         * and SP < CFA <= base keeps the walk moving up the stack: a frame
-         * saves its registers above its own stack pointer. */
-        uintptr_t above = cfa - s.sp;
-        uintptr_t lowest = mt_cfi_rbp_saved(r) ? mt_cfi_rbp_slot(r) : 8;
-        if (MT_UNLIKELY(above < lowest || above > base - s.sp))
-            return -1;
-        s.ret = ((const uintptr_t *)cfa)[-1];
-        if (mt_cfi_rbp_saved(r))
-            s.bp = *(const uintptr_t *)(cfa - mt_cfi_rbp_slot(r));
-        s.sp = cfa;
-        if (s.ret < 0x4000) /* where libunwind stops too */
-            break;
+        int how = step(&s, r, base);
+        if (MT_LIKELY(how == STEP_ON))
+            continue;
+        end = how == STEP_END_READ ? END_READ : how == STEP_END_NOREAD ? END_NOREAD : END_FAIL;
+        end_s = s;
+        break;
     }
-    if (nw) {
-        nw->ret[s.n] = s.ret; /* the state the last step produced, if it read */
-        nw->sp[s.n] = s.sp;
-        nw->bp[s.n] = s.bp;
-        nw->n = s.n;
-        nw->forgets = forgets_now;
-        memo_new = old;
-        memo_old = nw;
-    }
-    return (int)s.n;
+    commit(m, keep, f, end, &end_s, forgets_now);
+    return m->n;
 }
 
-MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
+/* Whether a memo walk of N frames gives a stack of MAX frames at most:
+ * one that gave up did so at its last frame, which a walk stopping at MAX
+ * frames reaches only when N <= MAX. */
+static inline bool memo_walk_ok(const memo *m, unsigned max)
 {
-    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    return m->end != END_FAIL || m->n > max;
+}
+
+/* Finds the frame the program called memtrace from: its return address
+ * in *RET and the address of the saved rbp and return address of
+ * memtrace's outermost frame in *FP. False when this stack cannot be
+ * unwound here. Inline: the walk up memtrace's own frames starts from the
+ * caller's. */
+static inline __attribute__((always_inline)) bool start(uintptr_t fp, walk_state *s)
+{
     if (MT_UNLIKELY(mt_stack_known == 0))
         mt_stack_find(fp);
     if (MT_UNLIKELY(mt_stack_known < 0))
-        return -1;
+        return false;
     if (MT_UNLIKELY(mt_modules_unloads_begun() != mt_atomic_load_acquire(&flushed_at))) {
         mt_lock_acquire(&lock);
         flush_if_unloading();
@@ -507,18 +681,107 @@ MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
     uintptr_t ret = ((const uintptr_t *)fp)[1];
     for (unsigned i = 0; ret - self_lo < self_hi - self_lo; i++) {
         if (MT_UNLIKELY(i == MAX_OWN_FRAMES))
-            return -1;
+            return false;
         fp = ((const uintptr_t *)fp)[0];
         ret = ((const uintptr_t *)fp)[1];
     }
     if (MT_UNLIKELY(fp < low || fp > base - 16))
-        return -1;
-    if (MT_UNLIKELY(walking || max > MT_MAX_DEPTH || (!memo_old && !memo_get())))
-        return walk(frames, max, fp, ret, NULL);
+        return false;
+    *s = (walk_state){ .ret = ret, .sp = fp + 16, .bp = ((const uintptr_t *)fp)[0] };
+    return true;
+}
+
+/* Whether this capture may use the thread's memo (and takes it if so). */
+static inline bool memo_take(void)
+{
+    if (MT_UNLIKELY(walking || (!memo_mine && !memo_get())))
+        return false;
     walking = true;
-    int n = walk(frames, max, fp, ret, memo_old);
+    return true;
+}
+
+/* Copies the innermost DEPTH frames of the memo M to FRAMES. */
+static void memo_frames(const memo *m, uintptr_t *frames, unsigned depth)
+{
+    for (unsigned j = 0; j < depth; j++)
+        frames[j] = m->ret[m->n - 1 - j];
+}
+
+MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
+{
+    walk_state s;
+    if (!start((uintptr_t)__builtin_frame_address(0), &s))
+        return -1;
+    if (!memo_take())
+        return walk_plain(frames, max, s);
+    memo *m = memo_mine;
+    unsigned n = walk_memo(m, s);
+    int depth = memo_walk_ok(m, max) ? (int)(n < max ? n : max) : -1;
+    if (depth > 0)
+        memo_frames(m, frames, (unsigned)depth);
     walking = false;
-    return n;
+    return depth;
+}
+
+/* The id of the memo's innermost DEPTH frames (see "Interning without
+ * reading the whole stack" above). */
+static inline mt_stack_id memo_intern(memo *m, unsigned depth)
+{
+    unsigned n = m->n;
+    uintptr_t inner = m->ret[n - 1];
+    interned *e = &m->cache[((inner * 0x9e3779b97f4a7c15ull) >> 58 ^ n) & (INTERNED - 1)];
+    const uintptr_t *rec;
+    if (e->id && e->n == n && e->inner == inner && mt_stack_get(e->id, &rec) == depth) {
+        /* Heights [n - depth, n) are the stack; those stamped after the
+         * record was proved the memo's are compared, the rest are equal. */
+        int h = (int)n - 1, lowest = (int)(n - depth);
+        for (; h >= lowest && m->stamp[h] > e->stamp; h--)
+            if (rec[n - 1 - (unsigned)h] != m->ret[h])
+                goto miss;
+        e->stamp = m->clock;
+        return e->id;
+    }
+miss:
+    memo_frames(m, m->frames, depth);
+    mt_stack_id id = mt_stack_intern(m->frames, depth);
+    if (id)
+        *e = (interned){ .id = id, .n = n, .inner = inner, .stamp = m->clock };
+    return id;
+}
+
+/* A capture that cannot use the memo: walks into a buffer of its own. */
+static MT_NOINLINE int stack_plain(unsigned max, walk_state s, mt_stack_id *id, uintptr_t *frames)
+{
+    uintptr_t buf[MT_MAX_DEPTH];
+    int depth = walk_plain(buf, max, s);
+    if (depth < 0)
+        return -1;
+    if (frames)
+        memcpy(frames, buf, (unsigned)depth * sizeof *buf);
+    *id = mt_stack_intern(buf, (unsigned)depth);
+    return depth;
+}
+
+MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, mt_stack_id *id, uintptr_t *frames)
+{
+    walk_state s;
+    if (max > MT_MAX_DEPTH)
+        max = MT_MAX_DEPTH;
+    if (!start((uintptr_t)__builtin_frame_address(0), &s))
+        return -1;
+    if (!memo_take())
+        return stack_plain(max, s, id, frames);
+    memo *m = memo_mine;
+    unsigned n = walk_memo(m, s);
+    int depth = -1;
+    if (memo_walk_ok(m, max)) {
+        depth = (int)(n < max ? n : max);
+        *id = memo_intern(m, (unsigned)depth); /* depth > 0: a walk keeps its first frame */
+        if (frames)
+            memo_frames(m, frames, (unsigned)depth);
+    }
+    walking = false;
+    return depth;
 }
 
 void mt_unwind_cfi_fell_back(void)

@@ -128,9 +128,7 @@ MT_COLD MT_NOINLINE void mt_untraced_outside(void)
 
 static inline mt_stack_id capture_stack(void)
 {
-    uintptr_t frames[MT_MAX_DEPTH];
-    unsigned depth = mt_capture(frames, mt_cfg.depth);
-    return mt_stack_intern(frames, depth);
+    return mt_capture_stack(mt_cfg.depth);
 }
 
 /* mt_record's work; REDZONES false for a block of the program's own pool
