@@ -296,9 +296,10 @@ static inline const char *next_word_guess(uintptr_t ptr, uint64_t asked)
  * other: the head line (the chunk header the allocator reads, the fill)
  * and, for a block whose chunk header is checked, the next chunk's size
  * word (a line of its own past 56 bytes; reading it was a third of this
- * function's samples on python3, perf). Then the slots of the next batch,
- * written a ring ago and read 16 frees from now (their ptr reads were a
- * quarter of its samples). (Fetching also the live-table entries their
+ * function's samples on python3, perf). (Fetching the next batch's slots
+ * too, written a ring ago and read in order, made no difference in its
+ * samples: the hardware's own prefetcher follows the ring. Fetching the
+ * live-table entries their
  * next mallocs insert at, cold since their frees' removes, cost 48M
  * instructions more on python3 under cachegrind, which does not model
  * prefetches, and timings could not tell it from none: not kept.) */
@@ -313,8 +314,6 @@ static void release_batch(mt_quarantine_ring *r)
     }
     for (uint64_t t = tail; t != tail + MT_QUARANTINE_BATCH; t++)
         leave(r, t, mask);
-    for (uint64_t t = tail + MT_QUARANTINE_BATCH; t != tail + 2 * MT_QUARANTINE_BATCH; t++)
-        __builtin_prefetch(&r->slots[t & mask]);
 }
 
 /* F's block into R (owned and taken, with a free slot and room for it);
