@@ -160,6 +160,13 @@ void mt_freed_push(const mt_freed_record *r)
             if (mt_atomic_cas_acq_rel(&slot->stamp, &seen, MT_FREED_WRITING | (i + 1))) {
                 MT_ASSERT(!(seen & MT_FREED_WRITING) && seen < i + 1);
                 write_record(slot, r, i);
+                /* The thread's next push takes the next slot (a block
+                 * never straddles the ring's end): its line, last written
+                 * a lap ago, is fetched now so that its claim does not
+                 * wait on the miss (the claim was half of this function's
+                 * samples on python3, perf). */
+                if (mine.next < mine.end)
+                    __builtin_prefetch(slot + 1, 1);
                 return;
             }
             /* A later push holds the slot or has filled it: the ring has
