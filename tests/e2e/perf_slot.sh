@@ -8,7 +8,8 @@
 # an underflow over a block's chunk header. After each, memtrace's live
 # count and bytes (memtrace_get_stats) are exactly the program's own, and
 # the leak check names the 3 blocks left at their file:line. The grown
-# tables sit in writable mappings advised for huge pages (smaps "hg").
+# tables sit in writable mappings advised for huge pages (smaps "hg"), and
+# gdb reads them (memtrace top) as the program counts.
 set -u
 . "$(dirname "$0")/lib.sh"
 prog=$tests/perf_slot
@@ -58,6 +59,19 @@ check "a million blocks: the blocks left, at their site" "$expected_leaks" \
     "$(leaks_of "$work/many" | head -2)"
 has "a million blocks: the leak summary" "$work/many" \
     "memtrace: leaks: 231 bytes definitely lost in 3 blocks,"
+
+# Read out of process (gdb, the state descriptor) from tables carved from
+# the arena: at the second phase, the take site holds exactly the blocks
+# the program counts.
+timeout 170 gdb -q -batch -nx -ex "set env LD_PRELOAD=$tracer" -ex "source $root/gdb/memtrace.py" \
+    -ex "break show" -ex "run" -ex "continue" -ex "memtrace top 1" -ex "kill" \
+    --args "$prog" many 300000 >"$work/gdb" 2>&1
+# The odd-numbered blocks are left, of 1 + i % 64 bytes each.
+own=$(awk 'BEGIN { for (i = 1; i < 300000; i += 2) s += 1 + i % 64; print s }')
+check "a grown table read by gdb: the take site's blocks" \
+    "memtrace: site 1: $own bytes in 150000 blocks allocated at:
+  #0 take at $src:$(site_line $src slot_take):15" \
+    "$(grep -A1 '^memtrace: site 1:' "$work/gdb")"
 
 run shift shift 200000
 status "shifted records" 23
