@@ -24,6 +24,7 @@ BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 # bench/instr.sh: the few-percent targets counted by valgrind, appended;
 # bench/top.sh: memtrace top's CPU a refresh and the watched throughput, appended.
 # bench/clang.sh: the symbolizer on a gcc and a clang build, appended.
+# bench/table_share.sh: the live table's share of python3's profile, appended.
 # $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
        $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace_attach.py $(BUILD)/memtrace-export $(VIEW_FILES) $(BUILD)/memtrace-top
@@ -39,6 +40,7 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/clang.sh $(PROFILER_LIB) $(TRACER_LIB) $(BUILD)/memtrace.py \
 	    $(BENCH_BUILD) | tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/depth.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/table_share.sh $(TRACER_LIB) | tee -a bench/RESULTS.md
 
 # One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
 $(BENCH_BUILD)/symsites_gcc: bench/symsites.c

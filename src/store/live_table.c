@@ -33,6 +33,8 @@
 #include "base/lock.h"
 #include "base/os.h"
 
+#include <sys/mman.h>
+
 /* The first mapping of a shard: two pages (the header and 255 entries). */
 #define INITIAL_BYTES 8192
 #define INITIAL_CAP ((INITIAL_BYTES - sizeof(struct slots)) / sizeof(mt_live_entry))
@@ -182,6 +184,80 @@ static inline __attribute__((always_inline)) mt_live_entry put(struct slots *s, 
     return old;
 }
 
+/* ---- the arena: the mappings of grown shards, on huge pages
+ *
+ * A grown shard's lines are touched at random, one or two per insert and
+ * per remove, and on small pages most of them cost a page walk as well as
+ * the line (a prefetch of the line waits on its translation). Mappings of
+ * ARENA_MIN bytes or more are carved one after another from one reserved
+ * range that asks for transparent huge pages (a hint: where they are off
+ * it changes nothing): the tables of a program with millions of blocks
+ * then sit on a few dozen pages. A carved range is committed as any other
+ * metadata mapping (mt_os_commit: counted by MEMTRACE_FAULT_MAP, in core
+ * files) and retired as one (mt_os_retire: its pages go back and read as
+ * zeros); the arena is never reused, so its address space is the sum of
+ * every grown mapping, about five times the final tables' (growth by a
+ * quarter). When the reservation fails (a limit on address space) or is
+ * used up, mappings come from mt_os_map as the small ones do. */
+#define ARENA_BYTES ((size_t)64 << 30)
+#define ARENA_MIN ((size_t)128 << 10)
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* The reservation, aligned to a huge page: 0 before the first carve, 1
+ * when it failed. */
+static mt_atomic(uintptr_t) arena_base;
+/* Bytes carved from arena_base, a multiple of the page size. */
+static mt_atomic(size_t) arena_used;
+
+static uintptr_t arena(void)
+{
+    uintptr_t base = mt_atomic_load_acquire(&arena_base);
+    if (base)
+        return base;
+    void *p = mmap(NULL, ARENA_BYTES + HUGE_PAGE, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    uintptr_t got = 1;
+    if (p != MAP_FAILED) {
+        got = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+        /* As mt_os_reserve: out of core files until committed. */
+        madvise(p, ARENA_BYTES + HUGE_PAGE, MADV_DONTDUMP);
+#ifdef MADV_HUGEPAGE
+        madvise((void *)got, ARENA_BYTES, MADV_HUGEPAGE);
+#endif
+    }
+    uintptr_t expected = 0;
+    if (!mt_atomic_cas_acq_rel(&arena_base, &expected, got)) {
+        if (got != 1) /* another shard's grow reserved it first */
+            munmap(p, ARENA_BYTES + HUGE_PAGE);
+        got = expected;
+    }
+    return got;
+}
+
+/* A mapping of BYTES (a multiple of the page size) for a shard's slots. */
+static void *map_slots(size_t bytes)
+{
+    uintptr_t base = bytes >= ARENA_MIN ? arena() : 1;
+    if (base != 1) {
+        size_t at = mt_atomic_add_relaxed(&arena_used, bytes);
+        if (at <= ARENA_BYTES && bytes <= ARENA_BYTES - at) {
+            /* Committed in whole huge pages: the kernel backs a fault
+             * with a huge page only where the aligned 2 MiB around it is
+             * all in one mapping of the same protection. Ranges of
+             * neighbouring carves are committed again, which changes
+             * nothing (they are writable already, and a retired one is
+             * zeros either way). */
+            uintptr_t lo = (base + at) & ~(uintptr_t)(HUGE_PAGE - 1);
+            uintptr_t hi = (base + at + bytes + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+            return mt_os_commit((void *)lo, hi - lo, "live table") == 0 ? (void *)(base + at)
+                                                                        : NULL;
+        }
+        /* Used up. arena_used stays past the end (it is never taken back:
+         * another grow may have carved past this one's start meanwhile). */
+    }
+    return mt_os_map(bytes, "live table");
+}
+
 /* Under the shard lock: a table with room for one more record, or NULL.
  * The new mapping is a quarter larger than the old one, in whole pages
  * (the entries fill its last page). */
@@ -198,7 +274,7 @@ static MT_COLD struct slots *grow(struct shard *sh)
     size_t cap = (bytes - sizeof(struct slots)) / sizeof(mt_live_entry);
     if (cap > MAX_CAP)
         return NULL;
-    struct slots *s = mt_os_map(slots_bytes(cap), "live table");
+    struct slots *s = map_slots(slots_bytes(cap));
     if (!s)
         return NULL;
     mt_atomic_store_relaxed(&s->cap, cap);
@@ -218,6 +294,18 @@ static MT_COLD struct slots *grow(struct shard *sh)
     return s;
 }
 
+/* The lines an insert or a remove starting at E reads: E's and the next.
+ * An insert probes 4.2 slots on average (see MAX_LOAD_NUM), two entries
+ * a line, and a remove's backward shift reads on to the end of the run
+ * (as many): one line alone left the next a miss the remove waited on.
+ * Past the mapping's end the fetch is of nothing, which a prefetch may
+ * do. */
+static inline void prefetch_run(const mt_live_entry *e)
+{
+    __builtin_prefetch(e, 1);
+    __builtin_prefetch((const char *)e + MT_CACHELINE, 1);
+}
+
 void mt_live_prefetch(uintptr_t ptr)
 {
     uint64_t h = hash_ptr(ptr);
@@ -228,7 +316,7 @@ void mt_live_prefetch(uintptr_t ptr)
     struct slots *s = mt_atomic_load_relaxed(&sh->slots);
     size_t cap = mt_atomic_load_relaxed(&sh->cap);
     if (s)
-        __builtin_prefetch(&s->e[home_of(h, cap)], 1);
+        prefetch_run(&s->e[home_of(h, cap)]);
 }
 
 bool mt_live_insert(const mt_live_entry *e)
