@@ -250,6 +250,9 @@ uint64_t sym_modules_hash(const char *maps, size_t len);
 
 /* The name dwfl_module_addrname(MOD, ADDR) gives, from MOD's sorted table. */
 const char *sym_symbol_name(Dwfl_Module *mod, GElf_Addr addr);
+/* The same, and that symbol's address in *VALUE (NULL: not wanted), as
+ * ADDR less dwfl_module_addrinfo's offset. */
+const char *sym_symbol_at(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr *value);
 /* The address of the function NAME defined in MOD (LOCAL_OK: local
  * symbols count); 0 when none or several. */
 uintptr_t sym_module_symbol(Dwfl_Module *mod, const char *name, bool local_ok);
