@@ -230,9 +230,11 @@ Dwfl_Module *sym_unloaded_module(struct mt_sym_state *st, Dwarf_Addr pc);
 
 /* ------------------------------------------------------------ sym_debuginfod.c */
 
-/* MOD's debug file from debuginfod (see there): fd; -1 not asked, -2
- * nothing (said once). */
-int mt_sym_debuginfod_find(Dwfl_Module *mod, const char *name, char **found);
+/* MOD's debug file (ID not NULL: the dwz common file of build ID ID, LEN
+ * bytes) from debuginfod (see there): fd; -1 not asked, -2 nothing (said
+ * once). */
+int mt_sym_debuginfod_find(Dwfl_Module *mod, const unsigned char *id, int len, const char *name,
+                           char **found);
 
 /* ------------------------------------------------------------ sym_maps.c */
 
