@@ -12,6 +12,13 @@
 #    program holding BENCH_CORE_BLOCKS (default 1,000,000) blocks over the
 #    same sites: the CPU of gdb and of its children (memtrace-symbolize,
 #    from /proc) over the command.
+#  - the profiler's exit report (MEMTRACE_EXIT_TOP's default) of a real
+#    compile of bench/templates.cpp: clang++ (libLLVM and libclang-cpp,
+#    named from their dynamic symbol tables) against cc1plus (g++'s), the
+#    commands of bench/workloads.sh; the CPU of the profiler's exit
+#    handlers read in the process around them (bench/exit_cpu.c, preloaded
+#    after the profiler), per site written (per frame written also shown:
+#    clang's stacks are deeper).
 # CPU rather than wall time: on a loaded machine the wall time is mostly
 # waiting for a CPU.
 # Medians, markdown on stdout, then the target: clang no more than 10%
@@ -28,6 +35,9 @@ rounds=${BENCH_ROUNDS:-5}
 blocks=${BENCH_CORE_BLOCKS:-1000000}
 work=$(mktemp -d /tmp/memtrace-bench-clang.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+SRC=$(cd "$(dirname "$0")" && pwd)
+. "$SRC/workloads.sh"
+gcc -O2 -shared -fPIC -o "$work/exit_cpu.so" "$SRC/exit_cpu.c" -ldl || exit 1
 
 median() {
     sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2];
@@ -46,6 +56,25 @@ report() {
         awk -v a="${with#*cpu=}" -v b="${without#*cpu=}" 'BEGIN { printf "%.4f\n", a - b }' >>"$work/rep.$1"
     else
         echo "  report $1 round $2: not 2000 sites" >&2
+    fi
+}
+# compile W ROUND: the exit report's CPU seconds of the compile W (g++ or
+# clang++), with its sites and frames, as "SECONDS SITES FRAMES" into
+# compile.W.
+compile() {
+    local out=$work/compile.$1.txt cpu=$work/exit_cpu.$1.$2 run
+    rm -f "$out" "$cpu"
+    # shellcheck disable=SC2086 # CMD's words
+    run=$("$BIN/measure" -t 600 -e LD_PRELOAD="$profiler $work/exit_cpu.so" \
+        -e EXIT_CPU_LIB="/${profiler##*/}" -e EXIT_CPU_OUT="$cpu" -e MEMTRACE_INTERVAL_MS=0 \
+        -e MEMTRACE_OUTPUT="$out" -- ${CMD[$1]})
+    local sites frames
+    sites=$(grep -c '^memtrace: \[' "$out" 2>/dev/null)
+    frames=$(grep -c '^  #' "$out" 2>/dev/null)
+    if [ "${run##*status=}" = ok ] && [ -s "$cpu" ] && [ "${sites:-0}" -gt 0 ]; then
+        echo "$(awk '{ t += $1 } END { printf "%.4f", t }' "$cpu") $sites $frames" >>"$work/compile.$1"
+    else
+        echo "  compile $1 round $2: $run, ${sites:-0} sites" >&2
     fi
 }
 # core CC: the core of the program with its blocks (once a compiler).
@@ -93,6 +122,8 @@ for ((r = 1; r <= rounds; r++)); do
     echo "clang round $r/$rounds" >&2
     if ((r % 2)); then order="gcc clang"; else order="clang gcc"; fi
     for cc in $order; do report "$cc" "$r"; first "$cc" "$r"; done
+    if ((r % 2)); then order="g++ clang++"; else order="clang++ g++"; fi
+    for w in $order; do compile "$w" "$r"; done
 done
 
 rg=$(median <"$work/rep.gcc" 2>/dev/null) rc=$(median <"$work/rep.clang" 2>/dev/null)
@@ -105,8 +136,22 @@ echo "| measure (CPU) | gcc s | clang s | clang / gcc |"
 echo "|---|---|---|---|"
 echo "| profiler's exit report, 2000 sites | $rg | $rc | $(ratio "$rg" "$rc") |"
 echo "| first \`memtrace EXPR\` on a core of $blocks blocks | $fg | $fc | $(ratio "$fg" "$fc") |"
+# per W FIELD: the median of the exit report's seconds per site (FIELD 2)
+# or per frame (3) over compile.W's rounds, in ms.
+per() { awk -v f="$2" '$f > 0 { printf "%.5f\n", 1000 * $1 / $f }' "$work/compile.$1" 2>/dev/null | median; }
+col() { awk -v f="$2" '{ print $f }' "$work/compile.$1" 2>/dev/null | median; }
+sg=$(per g++ 2) sc=$(per clang++ 2) pg=$(per g++ 3) pc=$(per clang++ 3)
 echo
-for m in "exit report:$(ratio "$rg" "$rc")" "first memtrace EXPR on a core:$(ratio "$fg" "$fc")"; do
+echo "## The profiler's exit report of a compile of bench/templates.cpp: clang++ vs g++ ($rounds rounds, medians)"
+echo
+echo "| compiler | exit report CPU s | sites | frames | ms a site | ms a frame |"
+echo "|---|---|---|---|---|---|"
+echo "| g++ (cc1plus) | $(col g++ 1) | $(col g++ 2) | $(col g++ 3) | $sg | $pg |"
+echo "| clang++ (libLLVM) | $(col clang++ 1) | $(col clang++ 2) | $(col clang++ 3) | $sc | $pc |"
+echo "| clang / gcc | | | | $(ratio "$sg" "$sc") | $(ratio "$pg" "$pc") |"
+echo
+for m in "exit report:$(ratio "$rg" "$rc")" "first memtrace EXPR on a core:$(ratio "$fg" "$fc")" \
+    "exit report of a compile, per site:$(ratio "$sg" "$sc")"; do
     v=${m##*:}
     if [ "$v" != - ] && awk -v v="$v" 'BEGIN { exit !(v <= 1.10) }'; then
         echo "PASS: ${m%:*}: clang <= 1.10x gcc -- $v"

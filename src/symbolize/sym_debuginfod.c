@@ -32,19 +32,21 @@ static bool client_api(struct client_api *api)
 }
 
 /* The debug file of MOD (named NAME in the note) fetched by its build ID
- * from the servers of DEBUGINFOD_URLS, as libdwfl's standard search ends
- * (which does not say when it fails): its descriptor, its path in
- * *FOUND. -1 when no server is named or MOD has no build ID; -2 when the
- * servers gave nothing, said in one note (the client's error: refused,
- * timed out after DEBUGINFOD_TIMEOUT, not found). libdwfl asks once per
- * module. */
-int mt_sym_debuginfod_find(Dwfl_Module *mod, const char *name, char **found)
+ * (ID of LEN bytes when ID is not NULL: its dwz common file's) from the
+ * servers of DEBUGINFOD_URLS, as libdwfl's standard search ends (which
+ * does not say when it fails): its descriptor, its path in *FOUND. -1
+ * when no server is named or there is no build ID; -2 when the servers
+ * gave nothing, said in one note (the client's error: refused, timed out
+ * after DEBUGINFOD_TIMEOUT, not found). libdwfl asks once per module
+ * (and once for its common file). */
+int mt_sym_debuginfod_find(Dwfl_Module *mod, const unsigned char *id, int len, const char *name,
+                           char **found)
 {
     const char *urls = getenv("DEBUGINFOD_URLS");
-    const unsigned char *id;
     GElf_Addr vaddr;
-    int len;
-    if (!urls || !*urls || (len = dwfl_module_build_id(mod, &id, &vaddr)) <= 0)
+    if (!id)
+        len = dwfl_module_build_id(mod, &id, &vaddr);
+    if (!urls || !*urls || len <= 0)
         return -1;
     struct client_api api = { 0 };
     void *client = client_api(&api) ? api.begin() : NULL;

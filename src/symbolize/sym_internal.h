@@ -230,9 +230,11 @@ Dwfl_Module *sym_unloaded_module(struct mt_sym_state *st, Dwarf_Addr pc);
 
 /* ------------------------------------------------------------ sym_debuginfod.c */
 
-/* MOD's debug file from debuginfod (see there): fd; -1 not asked, -2
- * nothing (said once). */
-int mt_sym_debuginfod_find(Dwfl_Module *mod, const char *name, char **found);
+/* MOD's debug file (ID not NULL: the dwz common file of build ID ID, LEN
+ * bytes) from debuginfod (see there): fd; -1 not asked, -2 nothing (said
+ * once). */
+int mt_sym_debuginfod_find(Dwfl_Module *mod, const unsigned char *id, int len, const char *name,
+                           char **found);
 
 /* ------------------------------------------------------------ sym_maps.c */
 
@@ -250,6 +252,9 @@ uint64_t sym_modules_hash(const char *maps, size_t len);
 
 /* The name dwfl_module_addrname(MOD, ADDR) gives, from MOD's sorted table. */
 const char *sym_symbol_name(Dwfl_Module *mod, GElf_Addr addr);
+/* The same, and that symbol's address in *VALUE (NULL: not wanted), as
+ * ADDR less dwfl_module_addrinfo's offset. */
+const char *sym_symbol_at(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr *value);
 /* The address of the function NAME defined in MOD (LOCAL_OK: local
  * symbols count); 0 when none or several. */
 uintptr_t sym_module_symbol(Dwfl_Module *mod, const char *name, bool local_ok);

@@ -80,14 +80,10 @@ static bool whole_file(Elf *elf, off_t size)
     return true;
 }
 
-/* Whether the file open on FD is a whole ELF file with MOD's build ID
- * (any build ID when MOD has none: then the debuglink's name is all there
- * is to go by). */
-static bool same_build_id(Dwfl_Module *mod, int fd)
+/* Whether the file open on FD is a whole ELF file with the build ID WANT
+ * of WANT_LEN bytes (any build ID when WANT_LEN <= 0). */
+static bool has_build_id(int fd, const void *want, int want_len)
 {
-    const unsigned char *want;
-    GElf_Addr vaddr;
-    int want_len = dwfl_module_build_id(mod, &want, &vaddr);
     struct stat st;
     Elf *elf = fstat(fd, &st) == 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
     const void *have;
@@ -98,6 +94,17 @@ static bool same_build_id(Dwfl_Module *mod, int fd)
     if (elf)
         elf_end(elf);
     return same;
+}
+
+/* Whether the file open on FD is a whole ELF file with MOD's build ID
+ * (any build ID when MOD has none: then the debuglink's name is all there
+ * is to go by). */
+static bool same_build_id(Dwfl_Module *mod, int fd)
+{
+    const unsigned char *want;
+    GElf_Addr vaddr;
+    int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+    return has_build_id(fd, want, want_len);
 }
 
 /* Opens PATH for reading if it is a regular file, never blocking on
@@ -133,13 +140,11 @@ static void reject(struct search *s, const char *path)
 }
 
 /* libdwfl's build-ID search (dwfl_build_id_find_debuginfo), each
- * candidate vetted: DEBUG_DIR/.build-id/xx/yyyy.debug, taken only if it
- * is a regular file, whole, with MOD's build ID. */
-static int find_by_build_id(Dwfl_Module *mod, char **found, struct search *s)
+ * candidate vetted: DEBUG_DIR/.build-id/xx/yyyy.debug for the build ID ID
+ * of LEN bytes (the module's, or its dwz common file's), taken only if it
+ * is a regular file, whole, with that build ID. */
+static int find_by_build_id(const unsigned char *id, int len, char **found, struct search *s)
 {
-    const unsigned char *id;
-    GElf_Addr vaddr;
-    int len = dwfl_module_build_id(mod, &id, &vaddr);
     if (len < 2 || len > 64)
         return -1;
     char path[sizeof debug_dir_buf];
@@ -151,7 +156,7 @@ static int find_by_build_id(Dwfl_Module *mod, char **found, struct search *s)
     memcpy(path + n, ".debug", sizeof ".debug");
     bool odd = false;
     int fd = open_regular(path, &odd);
-    if (fd >= 0 && same_build_id(mod, fd) && (*found = strdup(path)))
+    if (fd >= 0 && has_build_id(fd, id, len) && (*found = strdup(path)))
         return fd;
     if (fd >= 0 || odd)
         reject(s, path);
@@ -160,14 +165,21 @@ static int find_by_build_id(Dwfl_Module *mod, char **found, struct search *s)
     return -1;
 }
 
+/* The build ID of a dwz common file, as its user's .gnu_debugaltlink
+ * gives it. */
+struct alt_id {
+    unsigned char id[64];
+    int len; /* 0: none */
+};
+
 /* The .gnu_debuglink search: DEBUGLINK_FILE beside FILE_NAME, in its
  * .debug directory and under DEBUG_DIR, each candidate vetted (a regular
  * file, not the module's own file, whole, with its build ID); an absolute
- * name (dwz's common file, ALTLINK) is tried as it is (under DEBUG_DIR
- * when it names /usr/lib/debug), and not checked against the module's
- * build ID: it has one of its own. */
+ * name is tried as it is (under DEBUG_DIR when it names /usr/lib/debug).
+ * ALT: DEBUGLINK_FILE is a dwz common file's name (.gnu_debugaltlink), and
+ * a candidate must have ALT's build ID instead of the module's. */
 static int find_by_debuglink(Dwfl_Module *mod, const char *file_name, const char *debuglink_file,
-                             bool altlink, char **found, struct search *s)
+                             const struct alt_id *alt, char **found, struct search *s)
 {
     int dirlen = (int)(strrchr(file_name, '/') - file_name);
     const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", "%s%.*s/%s" };
@@ -197,7 +209,9 @@ static int find_by_debuglink(Dwfl_Module *mod, const char *file_name, const char
         struct stat st;
         bool self = fd >= 0 && have_main && fstat(fd, &st) == 0 && st.st_dev == main_st.st_dev &&
                     st.st_ino == main_st.st_ino;
-        if (fd >= 0 && !self && (altlink || same_build_id(mod, fd)) && (*found = strdup(path)))
+        if (fd >= 0 && !self &&
+            (alt ? has_build_id(fd, alt->id, alt->len) : same_build_id(mod, fd)) &&
+            (*found = strdup(path)))
             return fd;
         if ((fd >= 0 && !self) || odd)
             reject(s, path);
@@ -209,47 +223,98 @@ static int find_by_debuglink(Dwfl_Module *mod, const char *file_name, const char
     return -1;
 }
 
-/* The one note of a module whose search refused a candidate. */
-static void note_rejected(const char *file_name, const struct search *s)
+/* The one note of a module whose search refused a candidate (ALT: for
+ * its dwz common file). */
+static void note_rejected(const char *file_name, const struct search *s, bool alt)
 {
     if (!s->rejected[0])
         return;
     const char *slash = strrchr(file_name, '/');
-    mt_warn("%s: the debug file %s is not this build's or cannot be read; its frames are "
-            "named from the symbol table",
-            slash ? slash + 1 : file_name, s->rejected);
+    if (alt)
+        mt_warn("%s: the dwz common file %s is not this build's or cannot be read; names it "
+                "holds are taken from the symbol table",
+                slash ? slash + 1 : file_name, s->rejected);
+    else
+        mt_warn("%s: the debug file %s is not this build's or cannot be read; its frames are "
+                "named from the symbol table",
+                slash ? slash + 1 : file_name, s->rejected);
+}
+
+/* The build ID in the .gnu_debugaltlink section of the file FILE_NAME
+ * (whose DWARF libdwfl has just opened) into *ALT, when that section names
+ * ALTNAME. The file is opened as the candidates are (never blocking). */
+static bool read_alt_id(const char *file_name, const char *altname, struct alt_id *alt)
+{
+    bool odd = false;
+    int fd = open_regular(file_name, &odd);
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+    size_t shstrndx;
+    alt->len = 0;
+    if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+        Elf_Scn *scn = NULL;
+        GElf_Shdr shdr;
+        while ((scn = elf_nextscn(elf, scn)) != NULL) {
+            const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name)
+                                                        : NULL;
+            if (!name || strcmp(name, ".gnu_debugaltlink") != 0 || shdr.sh_type == SHT_NOBITS)
+                continue;
+            /* the file's name, a NUL, then the build ID's bytes */
+            Elf_Data *d = elf_getdata(scn, NULL);
+            const char *p = d ? d->d_buf : NULL;
+            const char *nul = p ? memchr(p, '\0', d->d_size) : NULL;
+            size_t idlen = nul ? d->d_size - (size_t)(nul + 1 - p) : 0;
+            if (nul && strcmp(p, altname) == 0 && idlen > 0 && idlen <= sizeof alt->id) {
+                memcpy(alt->id, nul + 1, idlen);
+                alt->len = (int)idlen;
+            }
+            break;
+        }
+    }
+    if (elf)
+        elf_end(elf);
+    if (fd >= 0)
+        close(fd);
+    return alt->len > 0;
 }
 
 /* The local search of both callbacks; REMOTE: memtrace-symbolize's (out
- * of the traced process), which ends with debuginfod. dwz's common file
- * (ALTLINK) is left to libdwfl's search, which finds it by the build ID
- * its .gnu_debugaltlink gives (not the module's, and not public). */
+ * of the traced process), which ends with debuginfod. libdwfl asks for a
+ * dwz common file (ALTLINK) after it opened the DWARF of FILE_NAME: that
+ * file is found by the build ID its .gnu_debugaltlink gives (read here:
+ * libdwfl does not hand it on), under DEBUG_DIR/.build-id, then by the
+ * name it gives, each candidate vetted as the module's own debug file is,
+ * but against that build ID. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
                           const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name, bool remote)
 {
-    bool altlink = debuglink_crc == 0 && debuglink_file && debuglink_file[0] == '/';
+    (void)userdata, (void)base;
+    bool altlink = debuglink_crc == 0 && debuglink_file && debuglink_file[0] && file_name &&
+                   file_name[0] == '/';
+    struct alt_id alt;
+    if (altlink && !read_alt_id(file_name, debuglink_file, &alt))
+        altlink = false; /* not asked for a common file: a debuglink without a CRC */
     int fd = -1;
     struct search s = { "" };
     if (altlink) {
-        fd = (remote ? dwfl_standard_find_debuginfo
-                     : dwfl_build_id_find_debuginfo)(mod, userdata, modname, base, file_name,
-                                                     debuglink_file, debuglink_crc,
-                                                     debuginfo_file_name);
-        if (fd >= 0 || remote)
-            return fd;
+        fd = find_by_build_id(alt.id, alt.len, debuginfo_file_name, &s);
     } else {
-        fd = find_by_build_id(mod, debuginfo_file_name, &s);
+        const unsigned char *id;
+        GElf_Addr vaddr;
+        int len = dwfl_module_build_id(mod, &id, &vaddr);
+        fd = find_by_build_id(id, len, debuginfo_file_name, &s);
     }
     if (fd < 0 && file_name && file_name[0] == '/' && debuglink_file && *debuglink_file)
-        fd = find_by_debuglink(mod, file_name, debuglink_file, altlink, debuginfo_file_name, &s);
+        fd = find_by_debuglink(mod, file_name, debuglink_file, altlink ? &alt : NULL,
+                               debuginfo_file_name, &s);
     if (fd >= 0)
         return fd;
-    if (remote && (fd = mt_sym_debuginfod_find(mod, file_name ? file_name : modname,
+    if (remote && (fd = mt_sym_debuginfod_find(mod, altlink ? alt.id : NULL, altlink ? alt.len : 0,
+                                               altlink || !file_name ? modname : file_name,
                                                debuginfo_file_name)) >= 0)
         return fd;
     if (fd != -2)
-        note_rejected(file_name ? file_name : modname, &s);
+        note_rejected(altlink ? modname : file_name ? file_name : modname, &s, altlink);
     errno = 0; /* nothing found is not an error */
     return -1;
 }

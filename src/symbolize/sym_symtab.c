@@ -83,8 +83,13 @@ static bool range_load(Dwfl_Module *mod, int first, int last, struct sym_range *
         GElf_Addr value;
         const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
         int type = GELF_ST_TYPE(sym.st_info);
+        /* An absolute symbol without a size (a version name such as
+         * libLLVM's LLVM_14, at 0) is an answer of libdwfl's only for an
+         * address equal to its value: left out, it does not send every
+         * address below the module's first symbol (static constructors)
+         * to libdwfl's scan of the whole table. */
         if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
-            type == STT_FILE || type == STT_TLS)
+            type == STT_FILE || type == STT_TLS || (sym.st_shndx == SHN_ABS && sym.st_size == 0))
             continue;
         r->sym[r->n++] = (struct sym){ value, sym.st_size, name, i, bind_rank(sym.st_info) };
     }
@@ -178,32 +183,56 @@ static const struct sym *range_find(const struct sym_range *r, GElf_Addr addr, G
     return best;
 }
 
-/* The name dwfl_module_addrname(MOD, ADDR) gives, from MOD's sorted table.
- * Where libdwfl would fall back on a symbol without a size (labels in
- * assembly, whose choice depends on sections and table order), and where the
- * table cannot be built, it asks libdwfl itself: same answer, rare. Assumes
- * a symbol's address is its st_value adjusted (no function descriptors). */
-const char *sym_symbol_name(Dwfl_Module *mod, GElf_Addr addr)
+/* libdwfl's own answer, where the sorted table does not give one: the
+ * name, and the symbol's address in *VALUE when asked. */
+static const char *libdwfl_symbol(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr *value)
+{
+    if (!value)
+        return dwfl_module_addrname(mod, addr);
+    GElf_Off offset;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+    if (name)
+        *value = addr - offset;
+    return name;
+}
+
+/* The name dwfl_module_addrname(MOD, ADDR) gives, from MOD's sorted table,
+ * and when VALUE is not NULL the address of that symbol (ADDR less the
+ * offset dwfl_module_addrinfo gives). Where libdwfl would fall back on a
+ * symbol without a size (labels in assembly, whose choice depends on
+ * sections and table order), and where the table cannot be built, it asks
+ * libdwfl itself: same answer, rare. Assumes a symbol's address is its
+ * st_value adjusted (no function descriptors). */
+const char *sym_symbol_at(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr *value)
 {
     struct symtab *t = symtab_of(mod);
     if (!t)
-        return dwfl_module_addrname(mod, addr);
+        return libdwfl_symbol(mod, addr, value);
     bool gave_up = false;
     GElf_Addr end_g, end_l;
     const struct sym *s = range_find(&t->global, addr, &end_g, &gave_up);
-    if (s)
-        return s->name;
-    if (gave_up || range_sizeless_at(&t->global, end_g))
-        return dwfl_module_addrname(mod, addr);
-    if (!t->local.n)
+    if (!s && (gave_up || range_sizeless_at(&t->global, end_g)))
+        return libdwfl_symbol(mod, addr, value);
+    if (!s && !t->local.n)
         return NULL;
-    s = range_find(&t->local, addr, &end_l, &gave_up);
-    if (s)
-        return s->name;
-    GElf_Addr end = end_g > end_l ? end_g : end_l;
-    if (gave_up || range_sizeless_at(&t->global, end) || range_sizeless_at(&t->local, end))
-        return dwfl_module_addrname(mod, addr);
-    return NULL;
+    if (!s) {
+        s = range_find(&t->local, addr, &end_l, &gave_up);
+        GElf_Addr end = end_g > end_l ? end_g : end_l;
+        if (!s && (gave_up || range_sizeless_at(&t->global, end) ||
+                   range_sizeless_at(&t->local, end)))
+            return libdwfl_symbol(mod, addr, value);
+        if (!s)
+            return NULL;
+    }
+    if (value)
+        *value = s->value;
+    return s->name;
+}
+
+const char *sym_symbol_name(Dwfl_Module *mod, GElf_Addr addr)
+{
+    return sym_symbol_at(mod, addr, NULL);
 }
 
 /* Frees the symbol table kept in a module's userdata slot. Serves as

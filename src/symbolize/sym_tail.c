@@ -139,10 +139,8 @@ static uintptr_t entry_of(struct mt_sym_state *st, Dwarf_Addr pc)
         return function_entry(st->dwfl, mod, &fn, bias);
     if (!mod)
         return 0;
-    GElf_Off offset;
-    GElf_Sym sym;
-    return dwfl_module_addrinfo(mod, pc, &offset, &sym, NULL, NULL, NULL) ? (uintptr_t)(pc - offset)
-                                                                          : 0;
+    GElf_Addr value;
+    return sym_symbol_at(mod, pc, &value) ? (uintptr_t)value : 0;
 }
 
 /* Where call site SITE (in MOD, BIAS) goes: its entry address in
