@@ -20,15 +20,15 @@
  * the block's mark: glibc's blocks start 16-aligned and at least 32 bytes
  * apart (a chunk is at least 32 bytes), so no two live blocks share a
  * byte. The mark is
- *   0x80 | bit 4 of P << 6 | keyed bit of the chunk size << 5 | slack
+ *   0x80 | bit 4 of P << 6 | bit 4 of the chunk size << 5 | slack
  * (slack: glibc's usable size less SIZE, 0 .. 31; the usable size is read
  * from the chunk header at free). The shadow is mapped lazily per 4 GiB of
  * address space (mt_shadow_dir; MAP_NORESERVE, left out of cores): the
  * pages touched are 1/32 of the heap's at most. A byte that is not a
  * mark (0: a sampled, foreign or freed block), a pointer not at the block's
  * start (bit 4, 16-alignment), a chunk header that is no live small chunk
- * of glibc's or whose size changed since (the keyed bit, half of such
- * changes) says "not shadowed", and the free goes on as below. A block's
+ * of glibc's or whose size moved by an odd multiple of 16 since (bit 4
+ * of the chunk size) says "not shadowed", and the free goes on as below. A block's
  * mark is cleared before glibc gets the block back (free, realloc) and when
  * a block is recorded, so that a stale mark never meets a later block.
  * Nothing a program writes into its blocks (an overflow into the slack)
@@ -72,7 +72,7 @@
  * unsampled with a trailer (NO), unsampled in the shadow (NO_SHADOW). */
 enum { MT_SAMPLE_NONE, MT_SAMPLE_NO, MT_SAMPLE_YES, MT_SAMPLE_NO_SHADOW };
 
-/* The process's random key: the trailers' checks, the shadow's keyed bit. */
+/* The process's random key: the trailers' checks. */
 extern uint64_t mt_sample_key MT_HIDDEN;
 
 /* ---- the shadow (see above) */
@@ -117,11 +117,14 @@ static inline uint8_t *mt_shadow_at(uintptr_t a)
 uint8_t *mt_shadow_make(uintptr_t a);
 
 /* The mark of the block at A whose glibc chunk size is SZ, SLACK bytes
- * usable past its size (<= MT_SHADOW_SLACK_MAX). */
+ * usable past its size (<= MT_SHADOW_SLACK_MAX). Bit 4 of A tells the
+ * block's start from a pointer 16 bytes away; bit 4 of SZ tells its chunk
+ * size from any other by an odd multiple of 16 (a header rewritten to a
+ * neighbouring size class: glibc itself frees such a chunk into the
+ * wrong bin without a word). */
 static inline uint8_t mt_shadow_mark(uintptr_t a, size_t sz, size_t slack)
 {
-    unsigned keyed = (unsigned)(((sz ^ mt_sample_key) * 0xD6E8FEB86659FD93ull) >> 63);
-    return (uint8_t)(MT_SHADOW_ON | ((a >> 4) & 1) << 6 | keyed << 5 | slack);
+    return (uint8_t)(MT_SHADOW_ON | ((a >> 4) & 1) << 6 | ((sz >> 4) & 1) << 5 | slack);
 }
 
 /* True when P is a shadowed block: *AT its shadow byte, *SIZE its size,
