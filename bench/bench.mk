@@ -37,6 +37,8 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	    tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/clang.sh $(PROFILER_LIB) $(TRACER_LIB) $(BUILD)/memtrace.py \
 	    $(BENCH_BUILD) | tee -a bench/RESULTS.md
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/sampled.sh $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_BUILD) | \
+	    tee -a bench/RESULTS.md
 
 # One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
 $(BENCH_BUILD)/symsites_gcc: bench/symsites.c
