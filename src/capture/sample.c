@@ -40,13 +40,13 @@ uint8_t *mt_shadow_make(uintptr_t a)
     return mt_shadow_at(a);
 }
 
-bool mt_shadow_put(void *p, size_t size)
+bool mt_shadow_put(void *p, size_t size, unsigned kind)
 {
     uintptr_t a = (uintptr_t)p;
     size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7;
     size_t slack = sz - 8 - size;
-    if ((h & MT_GLIBC_MMAPPED) || slack > MT_SHADOW_SLACK_MAX)
-        return false;
+    if ((h & MT_GLIBC_MMAPPED) || slack > MT_SHADOW_SLACK_MAX) /* room for a trailer? */
+        return mt_trailer_try(p, mt_sample_usable(p), size, kind);
     uint8_t *s = mt_shadow_make(a);
     if (s == NULL)
         return false;

@@ -169,9 +169,12 @@ static inline __attribute__((always_inline)) bool mt_shadow_try(void *p, size_t 
     return true;
 }
 
-/* mt_shadow_try's general form: true when P is now shadowed and counted;
- * false when it cannot be (the caller records it as a sample). */
-bool mt_shadow_put(void *p, size_t size);
+/* mt_shadow_try's general form, for P of family KIND: true when P is now
+ * shadowed and counted, or, when its slack is too large for the mark (a
+ * chunk glibc grew in place by a realloc, an aligned one, a mmapped one),
+ * carries a trailer in that slack; false when neither can be (the caller
+ * records it as a sample). */
+bool mt_shadow_put(void *p, size_t size, unsigned kind);
 
 /* Clears P's shadow byte, if it has one (a block about to be recorded, or
  * freed untraced: no stale mark may stay behind). */
@@ -411,7 +414,7 @@ static inline bool mt_sample_trail(void *p, size_t size, unsigned kind)
     int pending = mt_sample_me.pending;
     mt_sample_me.pending = MT_SAMPLE_NONE;
     if (MT_LIKELY(pending == MT_SAMPLE_NO_SHADOW) && !mt_guard_owns(p) &&
-        (mt_shadow_try(p, size) || mt_shadow_put(p, size)))
+        (mt_shadow_try(p, size) || mt_shadow_put(p, size, kind)))
         return true;
     if (pending == MT_SAMPLE_NO && !mt_guard_owns(p) &&
         mt_trailer_try(p, mt_sample_usable(p), size, kind))

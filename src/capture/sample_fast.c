@@ -43,7 +43,7 @@ MT_COLD void *mt_fast_shadow_call(void *p, size_t size, unsigned kind)
 {
     if (MT_UNLIKELY(p == NULL))
         return p;
-    if (!mt_shadow_put(p, size)) {
+    if (!mt_shadow_put(p, size, kind)) {
         mt_sample_sampled(p, size);
         mt_record(p, size, kind);
     }

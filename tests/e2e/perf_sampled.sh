@@ -64,6 +64,12 @@ for r in mixed1 mixed2; do
     else fail "$r: sampled and unsampled blocks both" "'$k' of 600 sampled"; fi
 done
 
+# Sampling nothing, nothing is recorded: an aligned block whose slack is
+# too large for the shadow's mark (memalign(64, 1): 39 bytes) or a chunk
+# grown in place by realloc carries a trailer in that slack instead.
+check "none: no block recorded by realloc and aligned allocations" "realloc 0 aligned 0" \
+    "$(sed -nE 's/^@@ recorded ([a-z]+) ([0-9]+)$/\1 \2/p' "$work/none.out" | tr '\n' ' ' | sed 's/ $//')"
+
 # A chunk header rewritten to the next size class (48 -> 64) before the
 # free: memtrace cannot know the block's size any more and counts nothing
 # (it must not count 56 bytes), and does not crash.

@@ -10,7 +10,9 @@
  * (MEMTRACE_OUTPUT). A tag scope's exact live bytes, read in-process from
  * the state descriptor's node array, are printed as "@@ tag NAME GOT
  * EXPECT". "@@ sampled K N": K of the N blocks of the first phase were
- * recorded (sampled).
+ * recorded (sampled). "@@ recorded PHASE K": K blocks recorded during PHASE
+ * (none should be when no block is sampled: a block the shadow's mark
+ * cannot describe carries a trailer in its slack instead).
  *
  *   main      plain, calloc, realloc (growing, shrinking, same size, to 0),
  *             aligned, blocks allocated while recording was off, foreign
@@ -174,6 +176,7 @@ static void run_main(void)
     cp("plain-freed");
 
     /* realloc: growing, shrinking, the same size, by one byte, to 0 */
+    before = recorded();
     for (int i = 1; i < N; i += 2) {
         size_t to = i % 4 == 1 ? sz[i] * 3 + 5 : sz[i] / 2 + 1;
         blk[i] = realloc(blk[i], to);
@@ -196,9 +199,11 @@ static void run_main(void)
         blk[i] = NULL;
         sz[i] = 0;
     }
+    printf("@@ recorded realloc %lu\n", recorded() - before);
     cp("realloc-zero");
 
     /* aligned */
+    before = recorded();
     void *al[60];
     size_t as[60];
     for (int i = 0; i < 60; i++) {
@@ -217,6 +222,7 @@ static void run_main(void)
             abort();
         since += (long long)as[i];
     }
+    printf("@@ recorded aligned %lu\n", recorded() - before);
     cp("aligned");
     for (int i = 0; i < 60; i += 2)
         f(al[i], as[i]);
