@@ -124,7 +124,7 @@ uint8_t *mt_shadow_make(uintptr_t a);
  * wrong bin without a word). */
 static inline uint8_t mt_shadow_mark(uintptr_t a, size_t sz, size_t slack)
 {
-    return (uint8_t)(MT_SHADOW_ON | ((a >> 4) & 1) << 6 | ((sz >> 4) & 1) << 5 | slack);
+    return (uint8_t)(MT_SHADOW_ON | (a & 16) << 2 | (sz & 16) << 1 | slack);
 }
 
 /* True when P is a shadowed block: *AT its shadow byte, *SIZE its size,
@@ -141,8 +141,10 @@ static inline __attribute__((always_inline)) bool mt_shadow_read(void *p, uint8_
     unsigned v = __atomic_load_n(s, __ATOMIC_RELAXED);
     if (!(v & MT_SHADOW_ON) || (a & 15))
         return false;
+    /* not mmapped, a multiple of 16 (bit 3 clear), 32 .. 2^44: a live
+     * small chunk's header; its bit 4 and P's as the mark says */
     size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7, slack = v & MT_SHADOW_SLACK_MAX;
-    if (MT_UNLIKELY((h & MT_GLIBC_MMAPPED) || sz < 32 || (sz & 15) || sz > ((size_t)1 << 44) ||
+    if (MT_UNLIKELY((h & (MT_GLIBC_MMAPPED | 8)) || sz - 32 > ((size_t)1 << 44) - 32 ||
                     v != mt_shadow_mark(a, sz, slack)))
         return false;
     *at = s;
