@@ -41,6 +41,8 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	    $(BENCH_BUILD) | tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/depth.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/table_share.sh $(TRACER_LIB) | tee -a bench/RESULTS.md
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/sampled.sh $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_BUILD) | \
+	    tee -a bench/RESULTS.md
 
 # One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
 $(BENCH_BUILD)/symsites_gcc: bench/symsites.c

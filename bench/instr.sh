@@ -8,7 +8,7 @@
 # runs once (the counts are deterministic but for the sample draws' seed,
 # fixed here):
 #   - instructions (callgrind), MEMTRACE_SAMPLE=524288 against native: churn
-#     with its tag scopes on 2 threads (the work off the main thread:
+#     with its tag scopes on 2 threads, and without them (the work off the main thread:
 #     under valgrind the cached-CFI unwinder does not know the main
 #     thread's stack and libunwind, much slower, would unwind the samples
 #     there), sqlite3 (one .read), python3 (pyload.py 20000, a smaller run
@@ -83,6 +83,10 @@ s=$(count callgrind CHURN_TAGS=1 LD_PRELOAD="$tracer" "${sampled[@]}" -- "$CHURN
 f=$(count callgrind CHURN_TAGS=1 LD_PRELOAD="$BIN/floor.so" -- "$CHURN")
 churn_pct=$(pct "$s" "$n")
 line+=" churn (2 threads, tag scopes) ${churn_pct}% (an empty interposer, bench/floor.c: $(pct "$f" "$n")%),"
+# Without tag scopes, unsampled blocks are marked in the shadow, not padded.
+n=$(count callgrind -- "$CHURN")
+s=$(count callgrind LD_PRELOAD="$tracer" "${sampled[@]}" -- "$CHURN")
+line+=" churn without tag scopes $(pct "$s" "$n")%,"
 n=$(count callgrind -- "$SQLITE")
 s=$(count callgrind LD_PRELOAD="$tracer" "${sampled[@]}" -- "$SQLITE")
 sqlite_pct=$(pct "$s" "$n")

@@ -100,11 +100,11 @@ void *mt_rallocx(void *ptr, size_t size, int flags)
     mt_sample_block b;
     if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_unsampled(ptr, &b)) {
         /* as mt_sample_realloc; rallocx never frees, keeps PTR on failure */
-        mt_trailer_clear(ptr, b.usable);
+        mt_sample_unmark(ptr, &b);
         MT_NEXT_CALL(MT_NEXT_SCOPED, q = fn(ptr, mt_padded(size, true), flags), q != NULL);
         if (q == NULL) {
             mt_sample_me.pending = MT_SAMPLE_NONE;
-            mt_trailer_restore(ptr, &b);
+            mt_sample_remark(ptr, &b);
             return NULL;
         }
         mt_tag_free(b.id, b.size);

@@ -606,7 +606,7 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
      * next allocator frees or moves (see mt_sample_realloc). */
     bool trailed = mt_cfg.sample && !mt_busy && fn && mt_sample_unsampled(ptr, &b);
     if (trailed)
-        mt_trailer_clear(ptr, b.usable);
+        mt_sample_unmark(ptr, &b);
     else if (!mt_busy && !mt_passthrough && !mt_held &&
              mt_atomic_load_acquire(&mt_phase) >= MT_PAUSED)
         had = mt_unrecord(ptr, MT_KIND_MALLOC, &old);
@@ -617,7 +617,7 @@ static MT_COLD MT_NOINLINE void *realloc_bypassed(void *(*fn)(void *, size_t), v
     if (fn)
         MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size), q != NULL);
     if (trailed && q == NULL && size != 0)
-        mt_trailer_restore(ptr, &b);
+        mt_sample_remark(ptr, &b);
     else if (trailed)
         mt_tag_free(b.id, b.size);
     if (had && q == NULL && size != 0) {
@@ -660,13 +660,13 @@ void *mt_sample_realloc(void *(*fn)(void *, size_t), void *ptr, size_t size,
 {
     /* Cleared first: once the next allocator has freed or moved PTR, its
      * trailer must not stay behind to match a later block. */
-    mt_trailer_clear(ptr, b->usable);
+    mt_sample_unmark(ptr, b);
     mt_sample_me.pending = MT_SAMPLE_NONE; /* size 0 asks mt_padded nothing */
     void *q;
     MT_NEXT_CALL(MT_NEXT_PLAIN, q = fn(ptr, size ? mt_padded(size, true) : 0), q != NULL);
     if (q == NULL && size != 0) { /* failed: PTR intact, unsampled still */
         mt_sample_me.pending = MT_SAMPLE_NONE;
-        mt_trailer_restore(ptr, b);
+        mt_sample_remark(ptr, b);
         return NULL;
     }
     mt_tag_free(b->id, b->size);

@@ -247,8 +247,9 @@ bool mt_unheld(void *p);
  * takes it on. True when C must be made now. */
 static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
 {
-    if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_free(p)) {
-        mt_free_call_pad(c, MT_TRAILER); /* a sized free: the size asked */
+    size_t pad;
+    if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_free(p, &pad)) {
+        mt_free_call_pad(c, pad); /* a sized free: the size asked */
         return true;
     }
     mt_live_entry e;
@@ -314,6 +315,8 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
             if (mt_release((ptr), (kind), &mt_fc_))                    \
                 mt_free_call_run((ptr), &mt_fc_);                      \
         } else if (known) {                                            \
+            if (MT_UNLIKELY(mt_cfg.sample)) /* no stale mark behind */ \
+                mt_shadow_forget(ptr);                                 \
             mt_free_call_run((ptr), &mt_fc_);                          \
             mt_untraced_free();                                        \
         }                                                              \

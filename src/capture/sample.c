@@ -7,12 +7,53 @@
 
 #include <dlfcn.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 MT_TLS mt_sample_thread mt_sample_me;
 uint64_t mt_sample_key;
 bool mt_sample_glibc;
+uint8_t *mt_shadow_dir[MT_SHADOW_REGIONS];
+size_t mt_shadow_limit;
+
+#define SHADOW_REGION_BYTES ((size_t)1 << (MT_SHADOW_REGION_BITS - MT_SHADOW_SHIFT))
+
+uint8_t *mt_shadow_make(uintptr_t a)
+{
+    uint8_t *s = mt_shadow_at(a);
+    if (s != NULL || (a >> MT_SHADOW_REGION_BITS) >= MT_SHADOW_REGIONS)
+        return s;
+    /* Untouched pages cost nothing; a mapping is never given back (a
+     * block's free may read it at any time after). */
+    void *m = mmap(NULL, SHADOW_REGION_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+#ifdef MADV_DONTDUMP
+    madvise(m, SHADOW_REGION_BYTES, MADV_DONTDUMP); /* 128 MiB of zeros in a core */
+#endif
+    uint8_t *expected = NULL;
+    if (!__atomic_compare_exchange_n(&mt_shadow_dir[a >> MT_SHADOW_REGION_BITS], &expected,
+                                     (uint8_t *)m, false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+        munmap(m, SHADOW_REGION_BYTES); /* another thread's came first */
+    return mt_shadow_at(a);
+}
+
+bool mt_shadow_put(void *p, size_t size, unsigned kind)
+{
+    uintptr_t a = (uintptr_t)p;
+    size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7;
+    size_t slack = sz - 8 - size;
+    if ((h & MT_GLIBC_MMAPPED) || slack > MT_SHADOW_SLACK_MAX) /* room for a trailer? */
+        return mt_trailer_try(p, mt_sample_usable(p), size, kind);
+    uint8_t *s = mt_shadow_make(a);
+    if (s == NULL)
+        return false;
+    mt_live_alloc(size);
+    __atomic_store_n(s, mt_shadow_mark(a, sz, slack), __ATOMIC_RELAXED);
+    return true;
+}
 
 /* Whether FN is defined by glibc's libc.so.6. */
 static bool in_libc(void *fn)
@@ -41,6 +82,7 @@ void mt_sample_start(void)
     mt_real_glibc = in_libc((void *)mt_real.next_malloc) && in_libc((void *)mt_real.next_free);
     mt_sample_glibc = mt_cfg.sample && mt_real_glibc &&
                       in_libc((void *)mt_real.next_malloc_usable_size);
+    mt_shadow_limit = mt_sample_glibc ? MT_SHADOW_SIZE_MAX : 0;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
@@ -87,12 +129,16 @@ void mt_sample_sampled(void *p, size_t size)
 {
     if (mt_guard_owns(p))
         return;
+    mt_shadow_forget(p);
     size_t u = mt_sample_usable(p);
     if (u >= size + MT_TRAILER)
         mt_trailer_clear(p, u);
 }
 
-void mt_trailer_restore(void *p, const mt_sample_block *b)
+void mt_sample_remark(void *p, const mt_sample_block *b)
 {
-    mt_trailer_write(p, b->usable, b->size, b->id, b->kind);
+    if (b->shadow)
+        __atomic_store_n(b->shadow, b->mark, __ATOMIC_RELAXED);
+    else
+        mt_trailer_write(p, b->usable, b->size, b->id, b->kind);
 }

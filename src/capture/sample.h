@@ -9,10 +9,35 @@
  * (store/sample_weight.h scales the samples back up).
  *
  * A sampled block is traced as in full mode (unwound, recorded, redzone,
- * quarantine). An unsampled one is not recorded anywhere shared: it carries
- * a trailer, the last MT_TRAILER bytes of its usable size (the next
- * allocator's malloc_usable_size), that the next allocator was asked for on
- * top of SIZE (and of the redzone, for a sampled block):
+ * quarantine). An unsampled one is not recorded anywhere shared, but its
+ * free must still tell it apart from a sampled or foreign block and know
+ * its size (the exact live total) and, with tags in use, its tag id. It
+ * says so in one of two ways:
+ *
+ * The shadow (glibc's allocator next, tags not in use when the block was
+ * allocated, SIZE below MT_SHADOW_SIZE_MAX): the block is not padded at
+ * all. One byte per 32 bytes of address space, outside the heap, holds
+ * the block's mark: glibc's blocks start 16-aligned and at least 32 bytes
+ * apart (a chunk is at least 32 bytes), so no two live blocks share a
+ * byte. The mark is
+ *   0x80 | bit 4 of P << 6 | bit 4 of the chunk size << 5 | slack
+ * (slack: glibc's usable size less SIZE, 0 .. 31; the usable size is read
+ * from the chunk header at free). The shadow is mapped lazily per 4 GiB of
+ * address space (mt_shadow_dir; MAP_NORESERVE, left out of cores): the
+ * pages touched are 1/32 of the heap's at most. A byte that is not a
+ * mark (0: a sampled, foreign or freed block), a pointer not at the block's
+ * start (bit 4, 16-alignment), a chunk header that is no live small chunk
+ * of glibc's or whose size moved by an odd multiple of 16 since (bit 4
+ * of the chunk size) says "not shadowed", and the free goes on as below. A block's
+ * mark is cleared before glibc gets the block back (free, realloc) and when
+ * a block is recorded, so that a stale mark never meets a later block.
+ * Nothing a program writes into its blocks (an overflow into the slack)
+ * changes what the shadow says.
+ *
+ * The trailer (otherwise: tags in use, another allocator, a large block):
+ * the last MT_TRAILER bytes of its usable size (the next allocator's
+ * malloc_usable_size), that the next allocator was asked for on top of
+ * SIZE (and of the redzone, for a sampled block):
  *   info  = tag id | kind << 32 | slack << 34 (slack: usable - MT_TRAILER - SIZE)
  *   check = ((P ^ key) * K) ^ info, key a random word of the process.
  * A free reads the usable size and the trailer; a check that matches says
@@ -43,8 +68,124 @@
 #define MT_TRAILER_K 0x9E3779B97F4A7C15ull
 #define MT_TRAILER_SLACK_MAX ((UINT64_C(1) << 30) - 1)
 
-/* What mt_sample_padded decided for the allocation under way. */
-enum { MT_SAMPLE_NONE, MT_SAMPLE_NO, MT_SAMPLE_YES };
+/* What mt_sample_padded decided for the allocation under way: sampled,
+ * unsampled with a trailer (NO), unsampled in the shadow (NO_SHADOW). */
+enum { MT_SAMPLE_NONE, MT_SAMPLE_NO, MT_SAMPLE_YES, MT_SAMPLE_NO_SHADOW };
+
+/* The process's random key: the trailers' checks. */
+extern uint64_t mt_sample_key MT_HIDDEN;
+
+/* ---- the shadow (see above) */
+
+#define MT_SHADOW_SIZE_MAX ((size_t)65536) /* below glibc's smallest mmap threshold */
+#define MT_SHADOW_ADDR_BITS 47
+#define MT_SHADOW_REGION_BITS 32
+#define MT_SHADOW_REGIONS ((size_t)1 << (MT_SHADOW_ADDR_BITS - MT_SHADOW_REGION_BITS))
+#define MT_SHADOW_SHIFT 5 /* one byte per 32 bytes */
+#define MT_SHADOW_ON 0x80u
+#define MT_SHADOW_SLACK_MAX 31u
+
+/* Region R's shadow (2^27 bytes for the 4 GiB at R << 32), or NULL while
+ * no block there was shadowed. Published with release once mapped, never
+ * unmapped or moved. */
+extern uint8_t *mt_shadow_dir[MT_SHADOW_REGIONS] MT_HIDDEN;
+/* MT_SHADOW_SIZE_MAX in sample mode with glibc's allocator next, else 0:
+ * the blocks below it are shadowed (mt_sample_start). */
+extern size_t mt_shadow_limit MT_HIDDEN;
+
+/* Whether a block of SIZE bytes about to be allocated goes in the shadow:
+ * small, and no tag to keep (tags never used yet; a thread that starts
+ * using them between this test and the count counts the block in no tag,
+ * as if it were allocated just before). */
+static inline bool mt_shadow_wanted(size_t size)
+{
+    return size < mt_shadow_limit && !mt_atomic_load_relaxed(&mt_tags_used);
+}
+
+/* The shadow byte of address A, or NULL when its region has none. */
+static inline uint8_t *mt_shadow_at(uintptr_t a)
+{
+    uintptr_t r = a >> MT_SHADOW_REGION_BITS;
+    if (MT_UNLIKELY(r >= MT_SHADOW_REGIONS))
+        return NULL;
+    uint8_t *s = __atomic_load_n(&mt_shadow_dir[r], __ATOMIC_ACQUIRE);
+    return s ? s + ((uint32_t)a >> MT_SHADOW_SHIFT) : NULL;
+}
+
+/* mt_shadow_at, mapping the region's shadow first if need be (cold, once
+ * per 4 GiB: one mmap); NULL when that fails. */
+uint8_t *mt_shadow_make(uintptr_t a);
+
+/* The mark of the block at A whose glibc chunk size is SZ, SLACK bytes
+ * usable past its size (<= MT_SHADOW_SLACK_MAX). Bit 4 of A tells the
+ * block's start from a pointer 16 bytes away; bit 4 of SZ tells its chunk
+ * size from any other by an odd multiple of 16 (a header rewritten to a
+ * neighbouring size class: glibc itself frees such a chunk into the
+ * wrong bin without a word). */
+static inline uint8_t mt_shadow_mark(uintptr_t a, size_t sz, size_t slack)
+{
+    return (uint8_t)(MT_SHADOW_ON | (a & 16) << 2 | (sz & 16) << 1 | slack);
+}
+
+/* True when P is a shadowed block: *AT its shadow byte, *SIZE its size,
+ * *MARK its mark. Reads the shadow byte and, only when it is a mark, the
+ * chunk header (P is then a block's start, or was one: a glibc chunk
+ * still or again, the header readable). */
+static inline __attribute__((always_inline)) bool mt_shadow_read(void *p, uint8_t **at,
+                                                                 size_t *size, uint8_t *mark)
+{
+    uintptr_t a = (uintptr_t)p;
+    uint8_t *s = mt_shadow_at(a);
+    if (s == NULL)
+        return false;
+    unsigned v = __atomic_load_n(s, __ATOMIC_RELAXED);
+    if (!(v & MT_SHADOW_ON) || (a & 15))
+        return false;
+    /* not mmapped, a multiple of 16 (bit 3 clear), 32 .. 2^44: a live
+     * small chunk's header; its bit 4 and P's as the mark says */
+    size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7, slack = v & MT_SHADOW_SLACK_MAX;
+    if (MT_UNLIKELY((h & (MT_GLIBC_MMAPPED | 8)) || sz - 32 > ((size_t)1 << 44) - 32 ||
+                    v != mt_shadow_mark(a, sz, slack)))
+        return false;
+    *at = s;
+    *size = sz - 8 - slack; /* sz >= 32 and slack <= 31 */
+    *mark = (uint8_t)v;
+    return true;
+}
+
+/* Marks P, a block glibc has just handed out for SIZE bytes, shadowed
+ * without a call, counting it live: false, with nothing changed, when
+ * that needs a call (its region's shadow to map, a live-bytes flush) or
+ * cannot be (a mmapped chunk, a slack the mark cannot hold). */
+static inline __attribute__((always_inline)) bool mt_shadow_try(void *p, size_t size)
+{
+    uintptr_t a = (uintptr_t)p;
+    size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7;
+    size_t slack = sz - 8 - size; /* wraps when SIZE does not fit: refused below */
+    if (MT_UNLIKELY(h & MT_GLIBC_MMAPPED) || MT_UNLIKELY(slack > MT_SHADOW_SLACK_MAX))
+        return false;
+    uint8_t *s = mt_shadow_at(a);
+    if (MT_UNLIKELY(s == NULL) || MT_UNLIKELY(!mt_live_alloc_try(size)))
+        return false;
+    __atomic_store_n(s, mt_shadow_mark(a, sz, slack), __ATOMIC_RELAXED);
+    return true;
+}
+
+/* mt_shadow_try's general form, for P of family KIND: true when P is now
+ * shadowed and counted, or, when its slack is too large for the mark (a
+ * chunk glibc grew in place by a realloc, an aligned one, a mmapped one),
+ * carries a trailer in that slack; false when neither can be (the caller
+ * records it as a sample). */
+bool mt_shadow_put(void *p, size_t size, unsigned kind);
+
+/* Clears P's shadow byte, if it has one (a block about to be recorded, or
+ * freed untraced: no stale mark may stay behind). */
+static inline void mt_shadow_forget(void *p)
+{
+    uint8_t *s = mt_shadow_at((uintptr_t)p);
+    if (s != NULL && __atomic_load_n(s, __ATOMIC_RELAXED) != 0)
+        __atomic_store_n(s, 0, __ATOMIC_RELAXED);
+}
 
 typedef struct {
     int64_t left; /* bytes before the next sample; 0 until the first draw,
@@ -54,7 +195,6 @@ typedef struct {
 } mt_sample_thread;
 
 extern MT_TLS mt_sample_thread mt_sample_me MT_HIDDEN;
-extern uint64_t mt_sample_key MT_HIDDEN;
 
 /* Reads the settings' rate and seed (start-up, before any traced call). */
 void mt_sample_start(void);
@@ -77,9 +217,16 @@ static inline bool mt_sample_take(size_t size)
  * the redzone too when the block is sampled. */
 static inline size_t mt_sample_padded(size_t size, size_t redzone)
 {
-    bool yes = mt_sample_take(size);
-    mt_sample_me.pending = yes ? MT_SAMPLE_YES : MT_SAMPLE_NO;
-    return size + MT_TRAILER + (yes ? redzone : 0);
+    if (mt_sample_take(size)) {
+        mt_sample_me.pending = MT_SAMPLE_YES;
+        return size + MT_TRAILER + redzone;
+    }
+    if (MT_LIKELY(mt_shadow_wanted(size))) {
+        mt_sample_me.pending = MT_SAMPLE_NO_SHADOW;
+        return size;
+    }
+    mt_sample_me.pending = MT_SAMPLE_NO;
+    return size + MT_TRAILER;
 }
 
 static inline uint64_t mt_trailer_check(const void *p, uint64_t info)
@@ -87,12 +234,21 @@ static inline uint64_t mt_trailer_check(const void *p, uint64_t info)
     return (((uintptr_t)p ^ mt_sample_key) * MT_TRAILER_K) ^ info;
 }
 
-/* An unsampled block as its trailer describes it. */
+/* An unsampled block as its trailer or its shadow byte describes it. */
 typedef struct {
-    size_t size, usable;
-    uint32_t id;
+    size_t size, usable; /* usable: the trailer's block's */
+    uint32_t id;         /* 0 for a shadowed block */
     unsigned kind;
+    uint8_t *shadow; /* a shadowed block's byte, else NULL */
+    uint8_t mark;    /* the byte's mark */
 } mt_sample_block;
+
+/* What the next allocator was asked for on top of B's size: what a sized
+ * free of B passes on top. */
+static inline size_t mt_sample_pad(const mt_sample_block *b)
+{
+    return b->shadow ? 0 : MT_TRAILER;
+}
 
 /* True in sample mode when the next allocator is glibc's (mt_sample_start;
  * false outside sample mode, so that one test says both): its usable
@@ -135,6 +291,7 @@ static inline __attribute__((always_inline)) bool mt_trailer_read(void *p, size_
     if (w[0] != mt_trailer_check(p, w[1]))
         return false;
     b->usable = u;
+    b->shadow = NULL;
     b->id = (uint32_t)w[1];
     b->kind = (unsigned)(w[1] >> 32) & 3;
     b->size = u - MT_TRAILER - (size_t)(w[1] >> 34);
@@ -145,6 +302,12 @@ static inline __attribute__((always_inline)) bool mt_trailer_read(void *p, size_
  * says what its trailer says. */
 static inline __attribute__((always_inline)) bool mt_sample_unsampled(void *p, mt_sample_block *b)
 {
+    if (mt_shadow_read(p, &b->shadow, &b->size, &b->mark)) {
+        b->usable = 0;
+        b->id = 0;
+        b->kind = 0;
+        return true;
+    }
     return mt_trailer_read(p, mt_sample_usable(p), b);
 }
 
@@ -155,14 +318,26 @@ static inline void mt_trailer_clear(void *p, size_t u)
     memcpy((char *)p + u - MT_TRAILER, &zero, sizeof zero);
 }
 
+/* Takes B's mark off P (its trailer's check or its shadow byte): before
+ * the next allocator frees or moves P. */
+static inline void mt_sample_unmark(void *p, const mt_sample_block *b)
+{
+    if (b->shadow)
+        __atomic_store_n(b->shadow, 0, __ATOMIC_RELAXED);
+    else
+        mt_trailer_clear(p, b->usable);
+}
+
 /* The free of P in sample mode: true when P was an unsampled block, now
- * counted freed (its tag), its trailer cleared; the caller frees it. */
-static inline bool mt_sample_free(void *p)
+ * counted freed (its tag), its mark taken off, *PAD what a sized free
+ * adds (mt_sample_pad); the caller frees it. */
+static inline bool mt_sample_free(void *p, size_t *pad)
 {
     mt_sample_block b;
     if (MT_LIKELY(mt_sample_unsampled(p, &b))) {
         mt_tag_free(b.id, b.size);
-        mt_trailer_clear(p, b.usable);
+        mt_sample_unmark(p, &b);
+        *pad = mt_sample_pad(&b);
         return true;
     }
     return false;
@@ -175,6 +350,14 @@ static inline bool mt_sample_free(void *p)
  * the general path, which does. */
 static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
 {
+    uint8_t *at, mark;
+    size_t size;
+    if (mt_shadow_read(p, &at, &size, &mark)) {
+        if (MT_UNLIKELY(!mt_live_free_try(size)))
+            return false;
+        __atomic_store_n(at, 0, __ATOMIC_RELAXED);
+        return true;
+    }
     mt_sample_block b;
     if (!mt_trailer_read(p, mt_glibc_usable(p), &b) || MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
         return false;
@@ -216,24 +399,26 @@ static inline __attribute__((always_inline)) bool mt_trailer_try(void *p, size_t
     return true;
 }
 
-/* Writes B's trailer back into P (a resize that failed after
- * mt_trailer_clear). */
-void mt_trailer_restore(void *p, const mt_sample_block *b);
+/* Puts B's mark back on P (a resize that failed after mt_sample_unmark). */
+void mt_sample_remark(void *p, const mt_sample_block *b);
 
 /* A block the caller records (sampled, on a guard page, or not padded
  * for a trailer): its trailer slot, if it has room for one, is cleared. */
 void mt_sample_sampled(void *p, size_t size);
 
 /* A block P of SIZE bytes and family KIND just allocated traced in sample
- * mode: true when it is unsampled and now carries its trailer (counted in
- * its tag); false when the caller must record it (sampled, or its slack
- * too large for the trailer: then recorded as a sample, which only adds
- * to the estimates' noise). */
+ * mode: true when it is unsampled and now carries its trailer or its
+ * shadow mark (counted in its tag); false when the caller must record it
+ * (sampled, or its slack too large for the trailer or the mark: then
+ * recorded as a sample, which only adds to the estimates' noise). */
 static inline bool mt_sample_trail(void *p, size_t size, unsigned kind)
 {
     int pending = mt_sample_me.pending;
     mt_sample_me.pending = MT_SAMPLE_NONE;
-    if (MT_LIKELY(pending == MT_SAMPLE_NO) && !mt_guard_owns(p) &&
+    if (MT_LIKELY(pending == MT_SAMPLE_NO_SHADOW) && !mt_guard_owns(p) &&
+        (mt_shadow_try(p, size) || mt_shadow_put(p, size, kind)))
+        return true;
+    if (pending == MT_SAMPLE_NO && !mt_guard_owns(p) &&
         mt_trailer_try(p, mt_sample_usable(p), size, kind))
         return true;
     mt_sample_sampled(p, size);

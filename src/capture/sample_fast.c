@@ -39,12 +39,27 @@ MT_COLD void *mt_fast_trail_call(void *p, size_t size, unsigned kind)
     return p;
 }
 
+MT_COLD void *mt_fast_shadow_call(void *p, size_t size, unsigned kind)
+{
+    if (MT_UNLIKELY(p == NULL))
+        return p;
+    if (!mt_shadow_put(p, size, kind)) {
+        mt_sample_sampled(p, size);
+        mt_record(p, size, kind);
+    }
+    return p;
+}
+
 void *mt_fast_malloc(size_t size)
 {
+    if (MT_LIKELY(mt_shadow_wanted(size)))
+        return mt_fast_shadow(mt_real.next_malloc(size), size, MT_KIND_MALLOC);
     return mt_fast_trail(mt_real.next_malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
 }
 
 void *mt_fast_calloc(size_t total)
 {
+    if (MT_LIKELY(mt_shadow_wanted(total)))
+        return mt_fast_shadow(mt_real.next_calloc(1, total), total, MT_KIND_MALLOC);
     return mt_fast_trail(mt_real.next_calloc(1, total + MT_TRAILER), total, MT_KIND_MALLOC);
 }

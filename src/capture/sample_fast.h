@@ -5,7 +5,8 @@
  * call ahead of malloc.c's and cxx.c's entry points).
  *
  * An allocation whose block will not be sampled is made here, with its
- * trailer (sample.h), when nothing else needs the general path:
+ * shadow mark or its trailer (sample.h), when nothing else needs the
+ * general path:
  *   - the thread's sample countdown (mt_sample_me.left) stays above zero
  *     after SIZE: the block is not sampled. The countdown is above zero
  *     only in sample mode, after the thread's first draw: it is the test
@@ -23,7 +24,8 @@
  * through to the general path draws exactly what it would have drawn
  * without the fast path (a seeded run samples the same blocks).
  *
- * A free takes the fast path when its block carries a matching trailer
+ * A free takes the fast path when its block has a matching shadow mark or
+ * trailer
  * and the general path would do nothing more than mt_sample_free: sample
  * mode with glibc's allocator next, the phase READY, no pass-through
  * scope, and PTR neither the internal heap's nor the guard pool's (their
@@ -113,6 +115,22 @@ static inline __attribute__((always_inline)) void *mt_fast_trail(void *p, size_t
     return mt_fast_trail_call(p, size, kind);
 }
 
+/* P (NULL when the next allocator failed), a SIZE-byte block of family
+ * KIND the fast path allocated unpadded (mt_shadow_wanted said so): its
+ * shadow mark written, counted live; recorded as a sample when it cannot
+ * be shadowed. The general form of mt_fast_shadow (out of line, cold). */
+MT_COLD void *mt_fast_shadow_call(void *p, size_t size, unsigned kind);
+
+/* mt_fast_trail for a block allocated unpadded: its usual case makes no
+ * call (mt_shadow_try). */
+static inline __attribute__((always_inline)) void *mt_fast_shadow(void *p, size_t size,
+                                                                  unsigned kind)
+{
+    if (MT_LIKELY(p != NULL) && MT_LIKELY(mt_shadow_try(p, size)))
+        return p;
+    return mt_fast_shadow_call(p, size, kind);
+}
+
 /* True when the next operators new and delete in their plain, nothrow and
  * sized forms are libstdc++'s and the next malloc glibc's: libstdc++'s new
  * is malloc (of 1 byte for 0) with, when it fails, the new_handler loop or
@@ -151,8 +169,11 @@ static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
  * new_handler loop or throws; the countdowns were consumed twice then). */
 static inline __attribute__((always_inline)) void *mt_fast_new(size_t size, unsigned kind)
 {
-    if (MT_LIKELY(mt_sample_cxx) && mt_fast_alloc_ok(size))
+    if (MT_LIKELY(mt_sample_cxx) && mt_fast_alloc_ok(size)) {
+        if (MT_LIKELY(mt_shadow_wanted(size)))
+            return mt_fast_shadow(mt_real.next_malloc(size), size, kind);
         return mt_fast_trail(mt_real.next_malloc(size + MT_TRAILER), size, kind);
+    }
     return NULL;
 }
 

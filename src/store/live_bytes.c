@@ -51,8 +51,18 @@ static void make_key(void)
     key_made = pthread_key_create(&key, thread_ends) == 0 ? 1 : -1;
 }
 
+void mt_live_free_slow(size_t size)
+{
+    if (mt_live_me.lo == 0)
+        mt_live_thread_start();
+    mt_live_me.delta -= (int64_t)size;
+    if (mt_live_me.delta <= -MT_LIVE_FLUSH)
+        mt_live_flush();
+}
+
 void mt_live_thread_start(void)
 {
+    mt_live_me.lo = -MT_LIVE_FLUSH; /* once, even if the key cannot be made */
     int was = mt_enter();
     pthread_once(&key_once, make_key);
     if (key_made == 1)

@@ -12,8 +12,9 @@
  * raises the shared peak to (the total before the add) + HI. Hence:
  *   - the total is exact but for the threads' unflushed deltas: each less
  *     than MT_LIVE_FLUSH in size; mt_live_read flushes the caller's first,
- *     and a thread's is flushed when it ends (sample mode: a thread-specific
- *     key's destructor, registered on the thread's first sample draw);
+ *     and a thread's is flushed when it ends (a thread-specific key's
+ *     destructor, registered on the thread's first sample draw or first
+ *     free, whichever comes first: a thread that only frees flushes too);
  *   - the peak is exact for a single-threaded program, and within
  *     MT_LIVE_FLUSH bytes per other thread allocating at the time.
  * The hot path's cost: a thread-local add, a compare and a store; the
@@ -33,6 +34,8 @@
 typedef struct {
     int64_t delta; /* bytes allocated less bytes freed since the last flush */
     int64_t hi;    /* the highest delta since the last flush, >= 0 */
+    int64_t lo;    /* -MT_LIVE_FLUSH once the thread's end flushes it, else 0:
+                    * a free below it takes mt_live_free_slow */
 } mt_live_thread;
 
 extern MT_TLS mt_live_thread mt_live_me MT_HIDDEN;
@@ -59,7 +62,7 @@ static inline bool mt_live_alloc_try(size_t size)
 static inline bool mt_live_free_try(size_t size)
 {
     int64_t d = mt_live_me.delta - (int64_t)size;
-    if (MT_UNLIKELY(d <= -MT_LIVE_FLUSH))
+    if (MT_UNLIKELY(d <= mt_live_me.lo))
         return false;
     mt_live_me.delta = d;
     return true;
@@ -74,12 +77,14 @@ static inline void mt_live_alloc(size_t size)
     }
 }
 
+/* mt_live_free's other case: the flush, or the thread's first free before
+ * any draw (its end's flush registered first). */
+void mt_live_free_slow(size_t size);
+
 static inline void mt_live_free(size_t size)
 {
-    if (MT_UNLIKELY(!mt_live_free_try(size))) {
-        mt_live_me.delta -= (int64_t)size;
-        mt_live_flush();
-    }
+    if (MT_UNLIKELY(!mt_live_free_try(size)))
+        mt_live_free_slow(size);
 }
 
 /* The shared total and peak after the caller's flush (0 for a total
