@@ -14,7 +14,7 @@ BENCH_LOOKUP_LIBS := $(foreach l,z crypt ssl crypto sqlite3 xml2 pcre2-8 gmp bz2
     $(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(l).so /usr/lib/lib$(l).so /usr/lib64/lib$(l).so),-l$(l)))
 BENCH_PROGS  := $(BENCH_BUILD)/measure $(BENCH_BUILD)/churn $(BENCH_BUILD)/lookup \
                 $(BENCH_BUILD)/floor.so $(BENCH_BUILD)/top_target \
-                $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang
+                $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang $(BENCH_BUILD)/exitstamp.so
 BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 
 # memtrace-symbolize and memtrace.py: `memtrace leaks` on a core file (gdb).
@@ -23,6 +23,7 @@ BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 # bench/instr.sh: the few-percent targets counted by valgrind, appended;
 # bench/top.sh: memtrace top's CPU a refresh and the watched throughput, appended.
 # bench/clang.sh: the symbolizer on a gcc and a clang build, appended.
+# bench/profexit.sh: the sampled profiler's exit against native's, appended.
 # $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
        $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace_attach.py $(BUILD)/memtrace-export $(VIEW_FILES) $(BUILD)/memtrace-top
@@ -37,6 +38,8 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	    tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/clang.sh $(PROFILER_LIB) $(TRACER_LIB) $(BUILD)/memtrace.py \
 	    $(BENCH_BUILD) | tee -a bench/RESULTS.md
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/profexit.sh $(PROFILER_LIB) $(BENCH_BUILD) | \
+	    tee -a bench/RESULTS.md
 
 # One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
 $(BENCH_BUILD)/symsites_gcc: bench/symsites.c
@@ -45,6 +48,11 @@ $(BENCH_BUILD)/symsites_gcc: bench/symsites.c
 $(BENCH_BUILD)/symsites_clang: bench/symsites.c
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $<
+
+# bench/profexit.sh: the profiler's exit, timed from main's return.
+$(BENCH_BUILD)/exitstamp.so: bench/exitstamp.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -shared -fPIC $(LDFLAGS) -o $@ $< -ldl
 
 $(BENCH_BUILD)/measure: bench/measure.c
 	@mkdir -p $(@D)
