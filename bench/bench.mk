@@ -16,6 +16,7 @@ BENCH_PROGS  := $(BENCH_BUILD)/measure $(BENCH_BUILD)/churn $(BENCH_BUILD)/looku
                 $(BENCH_BUILD)/floor.so $(BENCH_BUILD)/top_target \
                 $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang \
                 $(BENCH_BUILD)/depth
+                $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang $(BENCH_BUILD)/exitstamp.so
 BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 
 # memtrace-symbolize and memtrace.py: `memtrace leaks` on a core file (gdb).
@@ -25,6 +26,7 @@ BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 # bench/top.sh: memtrace top's CPU a refresh and the watched throughput, appended.
 # bench/clang.sh: the symbolizer on a gcc and a clang build, appended.
 # bench/table_share.sh: the live table's share of python3's profile, appended.
+# bench/profexit.sh: the sampled profiler's exit against native's, appended.
 # $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
        $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace_attach.py $(BUILD)/memtrace-export $(VIEW_FILES) $(BUILD)/memtrace-top
@@ -42,6 +44,7 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/depth.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/table_share.sh $(TRACER_LIB) | tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/sampled.sh $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_BUILD) | \
+	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/profexit.sh $(PROFILER_LIB) $(BENCH_BUILD) | \
 	    tee -a bench/RESULTS.md
 
 # One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
@@ -55,6 +58,10 @@ $(BENCH_BUILD)/symsites_clang: bench/symsites.c
 $(BENCH_BUILD)/depth: bench/depth.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -pthread $(LDFLAGS) -o $@ $<
+# bench/profexit.sh: the profiler's exit, timed from main's return.
+$(BENCH_BUILD)/exitstamp.so: bench/exitstamp.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -shared -fPIC $(LDFLAGS) -o $@ $< -ldl
 
 $(BENCH_BUILD)/measure: bench/measure.c
 	@mkdir -p $(@D)

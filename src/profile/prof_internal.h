@@ -156,6 +156,14 @@ void mt_prof_heap_check(void);
  * cannot be symbolized. */
 const char *mt_prof_site_text(struct mt_prof_site *s, char **made, char *raw, size_t raw_size);
 
+/* In sample mode (MEMTRACE_SAMPLE), loads from the reporter thread what
+ * symbolizing the stacks stored since the last call costs once per module
+ * (mt_sym_warm), so that the exit report, which the program's exit waits
+ * for, pays for its own addresses only: the same work, done earlier and
+ * off the program's threads. Skipped while a report is being made or the
+ * symbolizer is busy (the next call takes up the stacks left). */
+void mt_prof_warm(void);
+
 /* ------------------------------------------------------------ running_report.c */
 
 /* A running report (WHY: MT_PROF_*), unless the exit report was made; a periodic

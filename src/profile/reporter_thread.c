@@ -145,6 +145,7 @@ static void *reporter_main(void *arg)
         }
         if (mt_atomic_load_acquire(&main_exited) && !program_threads_left())
             program_ended();
+        mt_prof_warm();
     }
     return NULL;
 }

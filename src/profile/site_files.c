@@ -87,10 +87,61 @@ static void add_peak_site(mt_stack_id id, const uintptr_t *frames, unsigned dept
     }
 }
 
+/* The first of the N groups G (sorted by stack) of stack ID, and in *END
+ * the one past its last. */
+static size_t groups_of(const mt_pprof_live_group *g, size_t n, mt_stack_id id, size_t *end)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g[mid].stack < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *end = lo;
+    while (*end < n && g[*end].stack == id)
+        ++*end;
+    return lo;
+}
+
+/* Site S's samples: its allocation counts and the in-use values no label
+ * claims in one sample keyed by its stack, and its in-use values by tag
+ * scope or thread (the live table's groups G[FIRST..END), labelled as the
+ * tracer's in-use profile) each in a sample of its own. The groups are
+ * used only when they fit within the site's live values (nothing was
+ * freed between the walk and the table's read), so that every total is
+ * the site counters' as before. False when out of memory. */
+static bool add_site_samples(mt_pprof *p, const struct mt_prof_site *s,
+                             const mt_pprof_live_group *g, size_t first, size_t end)
+{
+    mt_pprof_values v = { s->now.alloc_blocks, s->now.alloc_bytes, mt_prof_live_blocks(&s->now),
+                          mt_prof_live_bytes(&s->now) };
+    uint64_t blocks = 0, bytes = 0;
+    for (size_t i = first; i < end; i++) {
+        blocks += g[i].blocks;
+        bytes += g[i].bytes;
+    }
+    bool split = first < end && blocks <= v.inuse_objects && bytes <= v.inuse_bytes;
+    if (split) {
+        v.inuse_objects -= blocks;
+        v.inuse_bytes -= bytes;
+    }
+    if ((v.alloc_objects || v.inuse_objects) &&
+        !mt_pprof_add(p, s->id, s->frames, s->depth, NULL, &v))
+        return false;
+    for (size_t i = first; split && i < end; i++)
+        if (!mt_pprof_add_live_group(p, &g[i], s->frames, s->depth))
+            return false;
+    return true;
+}
+
 /* At exit and per report: the four sample types from the sites' counters
- * at the last walk. At the peak: in use only (inuse_objects, inuse_space),
- * each site's value at the moment of the peak (mt_site_peak_foreach); what
- * was allocated by then is not kept. */
+ * at the last walk, the in-use values labelled by tag scope and thread
+ * (add_site_samples). At the peak: in use only (inuse_objects,
+ * inuse_space), each site's value at the moment of the peak
+ * (mt_site_peak_foreach), unlabelled (what each thread held then is not
+ * kept); what was allocated by then is not kept. */
 void mt_prof_write_pprof(enum mt_pprof_when when, mt_out *say)
 {
     if (when == MT_PPROF_AT_PEAK) {
@@ -101,17 +152,17 @@ void mt_prof_write_pprof(enum mt_pprof_when when, mt_out *say)
         return;
     }
     mt_pprof *p = mt_pprof_out_new(true);
+    size_t ngroups = 0, mapped = 0;
+    mt_pprof_live_group *groups = p ? mt_pprof_live_groups(&ngroups, &mapped) : NULL;
     for (size_t i = 0; p && i < mt_prof_nsites; i++) {
         const struct mt_prof_site *s = &mt_prof_sites[i];
-        mt_pprof_values v = { s->now.alloc_blocks, s->now.alloc_bytes, mt_prof_live_blocks(&s->now),
-                              mt_prof_live_bytes(&s->now) };
-        if (!v.alloc_objects && !v.inuse_objects)
-            continue;
-        if (!mt_pprof_add(p, s->id, s->frames, s->depth, NULL, &v)) {
+        size_t end, first = groups_of(groups, ngroups, s->id, &end);
+        if (!add_site_samples(p, s, groups, first, end)) {
             mt_pprof_free(p);
             p = NULL;
         }
     }
+    mt_pprof_live_groups_free(groups, mapped);
     mt_pprof_out_write(p, when, mt_prof_report_number, say,
                        (int64_t)(mt_os_now_ns() - mt_prof_start_ns));
 }

@@ -10,6 +10,7 @@
 #include "symbolize/symbolize.h"
 
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,4 +112,37 @@ const char *mt_prof_site_text(struct mt_prof_site *s, char **made, char *raw, si
         *made = text;
     }
     return text;
+}
+
+/* ------------------------------------------------------------ warming */
+
+/* Every stack stored before it has been offered to mt_sym_warm. */
+static mt_stack_cursor warmed;
+
+static bool warm_stack(mt_stack_id id, const uintptr_t *frames, unsigned depth, void *ctx)
+{
+    (void)id;
+    mt_sym_state *st = ctx;
+    mt_prof_heap_check();
+    mt_sym_warm(st, frames, depth);
+    return true;
+}
+
+void mt_prof_warm(void)
+{
+    /* Sampled only: the always-on profiler, whose exit is what a fleet
+     * waits for, and whose stacks are few. Tracing every block, the exit
+     * report's cost is small beside the run's, and a short run (most
+     * tests) stays as it was. */
+    if (!mt_sample_rate)
+        return;
+    if (!mt_lock_try(&mt_prof_report_lock))
+        return; /* a report is being made: next time */
+    if (!mt_prof_exiting && mt_sym_self_lock()) {
+        mt_sym_state *st = mt_sym_self();
+        if (st)
+            mt_stack_foreach_new(&warmed, warm_stack, st);
+        mt_sym_self_unlock();
+    }
+    mt_prof_unlock();
 }

@@ -187,6 +187,88 @@ void mt_pprof_out_write(mt_pprof *p, enum mt_pprof_when when, unsigned report, m
     }
 }
 
+/* ------------------------------------------------------------ live groups */
+
+static int by_group(const void *a, const void *b)
+{
+    const mt_pprof_live_group *x = a, *y = b;
+    uint32_t kx = x->tag ? 0x80000000u | x->tag : x->thread;
+    uint32_t ky = y->tag ? 0x80000000u | y->tag : y->thread;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    return kx < ky ? -1 : kx > ky;
+}
+
+/* copy_block's twin for the groups: one entry per block, merged after. */
+struct group_copy {
+    mt_pprof_live_group *g;
+    size_t n, cap;
+};
+
+static void copy_group(const mt_live_entry *e, void *ctx)
+{
+    struct group_copy *v = ctx;
+    if (v->n < v->cap)
+        v->g[v->n++] = (mt_pprof_live_group){ .stack = e->stack,
+                                              .thread = mt_entry_thread(e),
+                                              .tag = e->tag,
+                                              .blocks = 1,
+                                              .bytes = e->size };
+}
+
+mt_pprof_live_group *mt_pprof_live_groups(size_t *n, size_t *mapped)
+{
+    *n = *mapped = 0;
+    struct group_copy v = { 0 };
+    size_t cap = mt_live_count() + 4096;
+    v.g = mt_os_map(cap * sizeof *v.g, "pprof profile");
+    if (!v.g)
+        return NULL;
+    v.cap = cap;
+    bool unlocked = false;
+    mt_live_foreach(copy_group, &v, &unlocked);
+    qsort(v.g, v.n, sizeof *v.g, by_group);
+    size_t out = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        mt_pprof_live_group b = v.g[i];
+        if (mt_sample_rate) { /* as the site totals count it (sample_weight.h) */
+            mt_sample_estimate est = mt_sample_scale(b.bytes, mt_sample_rate);
+            b.bytes = est.bytes;
+            b.blocks = est.blocks;
+        }
+        if (out && by_group(&v.g[out - 1], &b) == 0) {
+            v.g[out - 1].blocks += b.blocks;
+            v.g[out - 1].bytes += b.bytes;
+        } else {
+            v.g[out++] = b;
+        }
+    }
+    *n = out;
+    *mapped = cap * sizeof *v.g;
+    return v.g;
+}
+
+void mt_pprof_live_groups_free(mt_pprof_live_group *g, size_t mapped)
+{
+    if (g)
+        munmap(g, mapped);
+}
+
+bool mt_pprof_add_live_group(mt_pprof *p, const mt_pprof_live_group *g, const uintptr_t *frames,
+                             unsigned depth)
+{
+    /* Keys apart from those of whole stacks (below 2^32): bit 63, then the
+     * stack and, as the tracer's, the tag node or the thread. */
+    uint64_t key = 1ull << 63 | (uint64_t)g->stack << 32 |
+                   (g->tag ? 0x80000000u | g->tag : g->thread);
+    mt_fmt_thread t = { g->thread, mt_threads_name(g->thread) };
+    mt_pprof_values val = { 0, 0, g->blocks, g->bytes };
+    char tag[256];
+    mt_tag_path(g->tag, tag, sizeof tag);
+    return mt_pprof_add(p, key, frames, depth, t.number ? &t : NULL, &val) &&
+           mt_pprof_tag(p, key, tag);
+}
+
 /* ------------------------------------------------------------ tracer build */
 
 /* One live block, copied out of the live table. */

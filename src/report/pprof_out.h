@@ -10,6 +10,7 @@
 #include "report/pprof.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Reads MEMTRACE_PPROF and MEMTRACE_PPROF_EVERY, once, at start-up, inside
@@ -26,6 +27,26 @@ bool mt_pprof_out_every_report(void);
 /* A new profile whose memory is the internal heap; NULL when it is full.
  * Inside memtrace only. */
 mt_pprof *mt_pprof_out_new(bool with_alloc);
+
+/* The live blocks' in-use values by allocation stack and by tag scope or,
+ * outside any, thread: the profiler's profiles label them as the tracer's
+ * in-use profile does. Scaled in sample mode as the site totals are, so
+ * that a stack's groups sum to its site's live values when nothing was
+ * allocated or freed in between. */
+typedef struct {
+    uint32_t stack, thread, tag; /* an mt_stack_id, a thread number, a tag node (0: none) */
+    uint64_t blocks, bytes;
+} mt_pprof_live_group;
+/* The groups, sorted by stack (ascending), in *N of them; memory mapped
+ * here, MAPPED bytes, for mt_pprof_live_groups_free. NULL (*N 0) when it
+ * cannot be mapped. Inside memtrace. */
+mt_pprof_live_group *mt_pprof_live_groups(size_t *n, size_t *mapped);
+void mt_pprof_live_groups_free(mt_pprof_live_group *g, size_t mapped);
+/* Adds G's in-use values to P as a sample of its own (no allocation
+ * counts), with the stack FRAMES[0..DEPTH) and the labels "thread" and
+ * "tag" (when in a scope). False when out of memory. */
+bool mt_pprof_add_live_group(mt_pprof *p, const mt_pprof_live_group *g, const uintptr_t *frames,
+                             unsigned depth);
 
 enum mt_pprof_when { MT_PPROF_AT_EXIT, MT_PPROF_AT_PEAK, MT_PPROF_AT_REPORT };
 

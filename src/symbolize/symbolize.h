@@ -128,6 +128,14 @@ int mt_sym_find_debuginfo(struct Dwfl_Module *mod, void **userdata, const char *
 typedef void mt_frames_fn(const mt_frame *rows, unsigned n, void *ctx);
 void mt_sym_frames(mt_sym_state *st, bool refresh, uintptr_t ret, mt_frames_fn *fn, void *ctx);
 
+/* Symbolizes, of FRAMES[0..N) (return addresses), the first in each module
+ * not warmed before, and drops the rows: what a module's first address
+ * costs (its debug file read, its compressed sections inflated, or its
+ * symbol table sorted) is then paid, and a report made later pays only for
+ * its own addresses (sym_warm.c). Returns how many it symbolized. The
+ * caller holds the same lock as for mt_sym_frames. */
+unsigned mt_sym_warm(mt_sym_state *st, const uintptr_t *frames, unsigned n);
+
 /* The frames that tail calls left off the stack between return address RET
  * (a call) and the function that call ended up in: the one holding return
  * address CALLEE_RET (the next frame inward), or, for CALLEE_RET 0, one of

@@ -34,7 +34,7 @@ fi
 # " / " (innermost first: the inlined function, then its caller).
 samples() {
     go tool pprof -raw "$@" 2>"$work/pprof.err" | python3 -c '
-import re, sys
+import os, re, sys
 lines = sys.stdin.read().split("\n")
 locs, samples, section, cur = {}, [], None, None
 for l in lines:
@@ -55,11 +55,25 @@ for l in lines:
         m = re.match(r"^\s+(.+) (\S*) s=\d+(?:\(\S*\))?$", l)
         if m:
             locs[cur_loc].append("%s %s" % (m.group(1), m.group(2)))
+if os.environ.get("MT_MERGE_STACKS"):
+    merged = {}
+    for vals, ids, labels in samples:
+        key = " ".join(ids)
+        if key in merged:
+            merged[key][0] = [str(int(a) + int(b)) for a, b in zip(merged[key][0], vals)]
+        else:
+            merged[key] = [vals, ids, []]
+    samples = list(merged.values())
 for vals, ids, labels in samples:
     frames = " ; ".join(" / ".join(locs.get(i, ["?"])) for i in ids)
     print(" ".join(vals) + "".join(" " + x for x in labels) + " | " + frames)
 '
 }
+# site_samples FILE: the same with each stack's samples summed into one,
+# unlabelled: the profiler's per-site values (its allocation counts and the
+# in-use values it labels by tag scope and thread are samples apart;
+# tests/e2e/perf_profile_labels.sh checks the labels).
+site_samples() { MT_MERGE_STACKS=1 samples "$@"; }
 
 # site NAME: "FUNCTION FILE:LINE" of the frame at the marker (FILE relative,
 # as the test program is compiled).
@@ -106,7 +120,7 @@ memtrace: pprof profile: $run/p.pb.gz.peak (at the peak)"
 types=$(go tool pprof -raw "$run/p.pb.gz" 2>&1 | sed -n '/^Samples:/{n;p;q}')
 check_eq "profiler: Go's four sample types, inuse_space by default" "$types" \
     "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes[dflt]"
-s=$(samples "$run/p.pb.gz")
+s=$(site_samples "$run/p.pb.gz")
 check_sample "exit: kept site through an inlined function: 7 objects, 336 bytes, all in use" \
     "$s" "7 336 7 336 | $keep_loc ; $(site keep_some keep_call)"
 check_sample "exit: freed site: 5 objects, 320 bytes allocated, 0 in use" "$s" \
@@ -161,7 +175,7 @@ report_sites() {
          END { if (cur != "") print cur }' | sort
 }
 profile_sites() {
-    samples "$1" | awk -F ' [|] ' '{ split($1, v, " "); if (v[4] == 0) next
+    site_samples "$1" | awk -F ' [|] ' '{ split($1, v, " "); if (v[4] == 0) next
         n = split($2, f, / ; | \/ /); out = v[4] " " v[3] " |"; sep = " "
         for (i = 1; i <= n; i++) if (f[i] !~ / :0$/) { out = out sep f[i]; sep = " ; " }
         print out }' | sort
@@ -184,7 +198,7 @@ check_same_sites "pprof_sites" "$prog"
 check_same_sites "tail calls (C, -O2)" "$tests/tail_calls" leak
 check_same_sites "tail calls (C++, -O2)" "$tests/tail_calls_cxx" leak
 check_same_sites "C++ names" "$tests/profile_cxx"
-s=$(samples "$work/same.pb.gz")
+s=$(site_samples "$work/same.pb.gz")
 lambda=$(site_line tests/progs/profile_cxx.cpp lambda)
 check_sample "C++: demangled function names" "$s" \
     "1 4242 1 4242 | main::{lambda()#1}::operator()() const tests/progs/profile_cxx.cpp:$lambda"
@@ -209,11 +223,11 @@ memtrace: pprof profile: $run/n.2.pb.gz (at exit)
 memtrace: pprof profile: $run/n.3.pb.gz (at the peak)"
 check_eq "%n: exactly those files" "$(cd "$run" && ls | tr '\n' ' ')" \
     "n.0.pb.gz n.1.pb.gz n.2.pb.gz n.3.pb.gz "
-s=$(samples "$run/n.0.pb.gz")
+s=$(site_samples "$run/n.0.pb.gz")
 check_sample "report 1: kept site" "$s" "7 336 7 336 | $keep_loc"
 check_sample "report 1: freed site" "$s" "5 320 0 0 | $freed_loc"
 check_no_sample "report 1: no thread site yet" "$s" "$thread_loc"
-s=$(samples "$run/n.1.pb.gz")
+s=$(site_samples "$run/n.1.pb.gz")
 check_sample "report 2: the thread site" "$s" "3 600 3 600 | $thread_loc"
 run=$work/reports
 mkdir -p "$run"
@@ -233,7 +247,10 @@ check_eq "-diff_base: the peak site's difference" "$(flat alloc_peak)" 100000B
 check_eq "-diff_base: the kept site cancels out" "$(flat inlined_alloc)" ""
 check_eq "-diff_base: the freed site cancels out" "$(flat alloc_freed)" ""
 diff=$(go tool pprof -raw -diff_base "$work/numbered/n.0.pb.gz" "$work/numbered/n.2.pb.gz" 2>&1)
-if printf '%s\n' "$diff" | grep -qE '^ +-7 +-336 +-7 +-336: ' &&
+# (the kept site's allocations and its in-use values, labelled by thread,
+# are two samples)
+if printf '%s\n' "$diff" | grep -qE '^ +-7 +-336 +0 +0: ' &&
+   printf '%s\n' "$diff" | grep -qE '^ +0 +0 +-7 +-336: ' &&
    printf '%s\n' "$diff" | grep -qE '^ +-5 +-320 +0 +0: '; then
     pass "-diff_base: the base's samples negated exactly"
 else
@@ -249,10 +266,10 @@ pids=$(sed -n 's/^memtrace: exit report, pid \([0-9]*\).*/\1/p' "$work/f.out" | 
 files=$(cd "$run" && ls | grep -v peak | sed 's/^f\.\([0-9]*\)\.pb\.gz$/\1/' | sort -n | tr '\n' ' ')
 check_eq "fork: parent and child each write their own file (%p)" "$files" "$pids"
 child=$(sed -n 's/^memtrace: exit report, pid \([0-9]*\) (forked from.*/\1/p' "$work/f.out")
-s=$(samples "$run/f.$child.pb.gz")
+s=$(site_samples "$run/f.$child.pb.gz")
 check_sample "fork: the child's profile has its own site" "$s" "2 1000 2 1000 | $child_loc"
 parent=$(printf '%s\n' $pids | grep -vx "$child")
-s=$(samples "$run/f.$parent.pb.gz")
+s=$(site_samples "$run/f.$parent.pb.gz")
 check_no_sample "fork: the parent's profile has not" "$s" "$child_loc"
 check_sample "fork: the parent's kept site" "$s" "7 336 7 336 | $keep_loc"
 run=$work/fork2
@@ -272,7 +289,7 @@ xchild=$(cd "$run" && ls | sed -n 's/^x\.pb\.gz\.\([0-9][0-9]*\)$/\1/p')
 # (dash leaves by _exit, without an exit report or profile of its own.)
 check_eq "exec without %p: the exec'd program's files are PATH.PID, never PATH" \
     "$(cd "$run" && ls | tr '\n' ' ')" "x.pb.gz.$xchild x.pb.gz.$xchild.peak "
-s=$(samples "$run/x.pb.gz.$xchild")
+s=$(site_samples "$run/x.pb.gz.$xchild")
 check_sample "exec without %p: the program's own profile has its site" "$s" "7 336 7 336 | $keep_loc"
 
 # ---------------------------------------------------------------- tracer build
