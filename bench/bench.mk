@@ -44,6 +44,7 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/depth.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/table_share.sh $(TRACER_LIB) | tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/sampled.sh $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_BUILD) | \
+	    tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/profexit.sh $(PROFILER_LIB) $(BENCH_BUILD) | \
 	    tee -a bench/RESULTS.md
 
