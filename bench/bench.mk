@@ -15,8 +15,7 @@ BENCH_LOOKUP_LIBS := $(foreach l,z crypt ssl crypto sqlite3 xml2 pcre2-8 gmp bz2
 BENCH_PROGS  := $(BENCH_BUILD)/measure $(BENCH_BUILD)/churn $(BENCH_BUILD)/lookup \
                 $(BENCH_BUILD)/floor.so $(BENCH_BUILD)/top_target \
                 $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang \
-                $(BENCH_BUILD)/depth
-                $(BENCH_BUILD)/symsites_gcc $(BENCH_BUILD)/symsites_clang $(BENCH_BUILD)/exitstamp.so
+                $(BENCH_BUILD)/depth $(BENCH_BUILD)/exitstamp.so
 BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 
 # memtrace-symbolize and memtrace.py: `memtrace leaks` on a core file (gdb).
