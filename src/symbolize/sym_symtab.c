@@ -219,8 +219,8 @@ const char *sym_symbol_at(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr *value)
     if (!s) {
         s = range_find(&t->local, addr, &end_l, &gave_up);
         GElf_Addr end = end_g > end_l ? end_g : end_l;
-        if (!s && (gave_up || range_sizeless_at(&t->global, end) ||
-                   range_sizeless_at(&t->local, end)))
+        if (!s &&
+            (gave_up || range_sizeless_at(&t->global, end) || range_sizeless_at(&t->local, end)))
             return libdwfl_symbol(mod, addr, value);
         if (!s)
             return NULL;
