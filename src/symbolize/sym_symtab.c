@@ -162,6 +162,7 @@ static const struct sym *range_find(const struct sym_range *r, GElf_Addr addr, G
                                     bool *gave_up)
 {
     size_t k = range_upto(r, addr);
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): END has N entries, and K <= N */
     *max_end = k ? r->end[k - 1] : 0;
     const struct sym *best = NULL;
     unsigned steps = 0;
