@@ -199,7 +199,10 @@ static int by_group(const void *a, const void *b)
     return kx < ky ? -1 : kx > ky;
 }
 
-/* copy_block's twin for the groups: one entry per block, merged after. */
+/* The live table copied out, one entry per block, merged after. mt_live_foreach's
+ * callback runs with a shard lock held, so it only copies into memory
+ * mapped beforehand (the internal heap's lock is taken before the shards'
+ * across fork: taking it here could deadlock). */
 struct group_copy {
     mt_pprof_live_group *g;
     size_t n, cap;
@@ -258,7 +261,8 @@ bool mt_pprof_add_live_group(mt_pprof *p, const mt_pprof_live_group *g, const ui
                              unsigned depth)
 {
     /* Keys apart from those of whole stacks (below 2^32): bit 63, then the
-     * stack and, as the tracer's, the tag node or the thread. */
+     * stack, then the tag node or the thread (bit 31 tells them apart,
+     * thread numbers having 24 bits). */
     uint64_t key = 1ull << 63 | (uint64_t)g->stack << 32 |
                    (g->tag ? 0x80000000u | g->tag : g->thread);
     mt_fmt_thread t = { g->thread, mt_threads_name(g->thread) };
@@ -271,67 +275,26 @@ bool mt_pprof_add_live_group(mt_pprof *p, const mt_pprof_live_group *g, const ui
 
 /* ------------------------------------------------------------ tracer build */
 
-/* One live block, copied out of the live table. */
-struct block {
-    uint64_t size;
-    uint32_t stack, thread, tag;
-};
-
-struct blocks {
-    struct block *b;
-    size_t n, cap;
-};
-
-/* mt_live_foreach's callback: runs with a shard lock held, so it only
- * copies into memory mapped beforehand (the internal heap's lock is taken
- * before the shards' across fork: taking it here could deadlock). */
-static void copy_block(const mt_live_entry *e, void *ctx)
-{
-    struct blocks *v = ctx;
-    if (v->n < v->cap)
-        v->b[v->n++] = (struct block){ e->size, e->stack, mt_entry_thread(e), e->tag };
-}
-
 /* The tracer build's in-use profile at exit: the live blocks grouped by
- * allocation stack and thread. Blocks allocated meanwhile by other threads
- * past the room mapped are left out. */
+ * allocation stack and tag scope or thread (mt_pprof_live_groups), each
+ * group a sample labelled as the profiler's are. Blocks allocated
+ * meanwhile by other threads past the room mapped are left out. */
 static void write_live_at_exit(void)
 {
     int was = mt_enter();
-    struct blocks v = { 0 };
-    size_t cap = mt_live_count() + 4096;
-    v.b = mt_os_map(cap * sizeof *v.b, "pprof profile");
-    v.cap = v.b ? cap : 0;
-    mt_pprof *p = v.b ? mt_pprof_out_new(false) : NULL;
-    if (p) {
-        bool unlocked = false;
-        mt_live_foreach(copy_block, &v, &unlocked);
-        for (size_t i = 0; i < v.n; i++) {
-            static const uintptr_t none;
-            const uintptr_t *frames = &none; /* for a stack of depth 0 */
-            unsigned depth = mt_stack_get(v.b[i].stack, &frames);
-            mt_fmt_thread t = { v.b[i].thread, mt_threads_name(v.b[i].thread) };
-            mt_sample_estimate est = { v.b[i].size, 1 }; /* sample mode: scaled */
-            if (mt_sample_rate)
-                est = mt_sample_scale(v.b[i].size, mt_sample_rate);
-            mt_pprof_values val = { 0, 0, est.blocks, est.bytes };
-            /* By stack and thread, or by stack and tag node (whose
-             * thread is the block's): bit 31 tells them apart, thread
-             * numbers having 24 bits. */
-            uint64_t key = (uint64_t)v.b[i].stack << 32 |
-                           (v.b[i].tag ? 0x80000000u | v.b[i].tag : v.b[i].thread);
-            char tag[256];
-            mt_tag_path(v.b[i].tag, tag, sizeof tag);
-            if (!mt_pprof_add(p, key, frames, depth, t.number ? &t : NULL, &val) ||
-                !mt_pprof_tag(p, key, tag)) {
-                mt_pprof_free(p);
-                p = NULL;
-                break;
-            }
+    size_t n = 0, mapped = 0;
+    mt_pprof_live_group *g = mt_pprof_live_groups(&n, &mapped);
+    mt_pprof *p = g ? mt_pprof_out_new(false) : NULL;
+    for (size_t i = 0; p && i < n; i++) {
+        static const uintptr_t none;
+        const uintptr_t *frames = &none; /* for a stack of depth 0 */
+        unsigned depth = mt_stack_get(g[i].stack, &frames);
+        if (!mt_pprof_add_live_group(p, &g[i], frames, depth)) {
+            mt_pprof_free(p);
+            p = NULL;
         }
     }
-    if (v.b)
-        munmap(v.b, cap * sizeof *v.b);
+    mt_pprof_live_groups_free(g, mapped);
     mt_pprof_out_write(p, MT_PPROF_AT_EXIT, 0, NULL, 0);
     mt_leave(was);
 }
