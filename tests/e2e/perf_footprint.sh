@@ -7,7 +7,11 @@
 # region's 16 live-table shards, one page each (two pages each before);
 # sampling holds no freed block back unless MEMTRACE_QUARANTINE asks
 # (before, 4 MiB a thread: sqlite3's peak 1.26x native); asked, and
-# without sampling, the quarantine holds as before. A few seconds.
+# without sampling, the quarantine holds as before. The shadow of
+# unsampled blocks (128 MiB of address space a region, 1/32 of the heap's
+# pages touched) is kept off transparent huge pages (VmFlags nh), which
+# where THP is "always" would turn each touched 4 KiB into 2 MiB. A few
+# seconds.
 set -u
 . "$(dirname "$0")/lib.sh"
 prog=$tests/perf_footprint
@@ -54,5 +58,12 @@ at_least asked held $((256 * 4000))
 # Without sampling the default (4 MiB a thread) holds them too.
 run full "$build/libmemtrace.so"
 at_least full held $((256 * 4000))
+
+# Next to nothing sampled: the program's blocks are in the shadow.
+run rare "$build/libmemtrace.so" MEMTRACE_SAMPLE=1000000000
+shadows=$(grep -c '^vma 131072 ' "$work/rare.out")
+if [ "$shadows" -ge 1 ]; then pass "rare: the shadow is mapped ($shadows regions)"
+else fail "rare: the shadow is mapped" "no mapping of 131072 kB"; fi
+check "rare: shadow regions left to huge pages" 0 "$(grep -c '^vma 131072 -$' "$work/rare.out")"
 
 finish perf_footprint

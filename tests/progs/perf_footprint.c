@@ -12,13 +12,17 @@
  * "held N": what glibc counts in use (mallinfo2's uordblks) after the
  * main thread allocated and freed HELD blocks of 4000 bytes, less what it
  * counted before: the bytes of freed sampled blocks the quarantine still
- * holds. */
+ * holds.
+ *
+ * "vma SIZE_KB nh|-": each mapping of the process at the end, and whether
+ * it is kept off transparent huge pages (VmFlags nh in smaps). */
 #include "memtrace.h"
 
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define BLOCKS 400
 #define HELD 256
@@ -65,5 +69,18 @@ int main(void)
     for (int i = 0; i < HELD; i++)
         free(held[i]);
     printf("held %ld\n", (long)(mallinfo2().uordblks - before));
+
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return 3;
+    char line[512];
+    unsigned long lo, hi, kb = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) /* no field's name is hex then '-' */
+            kb = (hi - lo) / 1024;
+        else if (strncmp(line, "VmFlags:", 8) == 0)
+            printf("vma %lu %s\n", kb, strstr(line, " nh") ? "nh" : "-");
+    }
+    fclose(f);
     return 0;
 }
