@@ -63,7 +63,19 @@ void *mt_os_map(size_t size, const char *what)
         warn_failed(what, size);
         return NULL;
     }
+    mt_os_no_huge_pages(p, size);
     return p;
+}
+
+void mt_os_no_huge_pages(void *p, size_t size)
+{
+#ifdef MADV_NOHUGEPAGE
+    if (mt_cfg.sample)
+        madvise(p, size, MADV_NOHUGEPAGE);
+#else
+    (void)p;
+    (void)size;
+#endif
 }
 
 void mt_os_retire(void *p, size_t size)
@@ -85,6 +97,7 @@ void *mt_os_reserve(size_t size, const char *what)
      * of zeros for the internal heap's); mt_os_commit puts back the parts
      * that come to hold something. */
     madvise(p, size, MADV_DONTDUMP);
+    mt_os_no_huge_pages(p, size);
     return p;
 }
 

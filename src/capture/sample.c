@@ -3,6 +3,7 @@
 #include "capture/sample.h"
 
 #include "base/atomic.h"
+#include "base/os.h"
 #include "store/live_bytes.h"
 
 #include <dlfcn.h>
@@ -33,6 +34,7 @@ uint8_t *mt_shadow_make(uintptr_t a)
 #ifdef MADV_DONTDUMP
     madvise(m, SHADOW_REGION_BYTES, MADV_DONTDUMP); /* 128 MiB of zeros in a core */
 #endif
+    mt_os_no_huge_pages(m, SHADOW_REGION_BYTES); /* 1/32 of the heap's pages touched */
     uint8_t *expected = NULL;
     if (!__atomic_compare_exchange_n(&mt_shadow_dir[a >> MT_SHADOW_REGION_BITS], &expected,
                                      (uint8_t *)m, false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))

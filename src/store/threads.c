@@ -10,6 +10,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/os.h"
 #include "base/reentry.h"
 #include "store/recording_words.h"
 
@@ -57,6 +58,7 @@ static mt_thread_info *registry_map(void)
         mt_atomic_store_relaxed(&map_failed, 1);
         return NULL;
     }
+    mt_os_no_huge_pages(p, MT_THREADS_MAX * sizeof *r);
     mt_thread_info *expected = NULL;
     if (!mt_atomic_cas_acq_rel(&registry, &expected, p)) {
         munmap(p, MT_THREADS_MAX * sizeof *r);
