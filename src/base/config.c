@@ -296,6 +296,7 @@ void mt_config_load(void)
     mt_cfg.error_exitcode = (int)mt_setting_long(MT_SET_ERROR_EXITCODE);
     mt_cfg.sample = (size_t)mt_setting_long(MT_SET_SAMPLE);
     mt_cfg.sample_seed = (unsigned long)mt_setting_long(MT_SET_SAMPLE_SEED);
+    mt_cfg.symbolize = setting_choice(MT_SET_SYMBOLIZE);
 }
 
 void mt_config_profiler(mt_profiler_config *out)
