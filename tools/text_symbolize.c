@@ -338,16 +338,18 @@ static bool put_folded(mt_out *out, const char *line, size_t len, struct stack *
     if (!start || !flen)
         die_oom();
     size_t k = 0;
-    for (const char *p = line;; k++) {
+    for (const char *p = line; k < nfields; k++) {
         const char *semi = memchr(p, ';', (size_t)(sp - p));
         start[k] = p;
         flen[k] = (size_t)((semi ? semi : sp) - p);
-        if (!semi)
+        if (!semi) {
+            k++;
             break;
+        }
         p = semi + 1;
     }
     bool any = false;
-    for (size_t i = nfields; i-- > 0;) {
+    for (size_t i = k; i-- > 0;) {
         stack_add(s, start[i], flen[i], 0);
         any |= s->f[s->n - 1].raw;
     }
