@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # MEMTRACE_SYMBOLIZE=later: nothing is symbolized in the traced process.
-# tests/progs/perf_later.c, built gcc -O0 (make), clang -O0 and gcc -O2 (a
-# tail call), runs under the profiler tracing every block
+# tests/progs/perf_later.c, built gcc -O0 (make), clang -O0, gcc -O2 (a
+# tail call) and gcc -no-pie (module offsets are addresses), runs under the profiler tracing every block
 # (MEMTRACE_SAMPLE=1) and under the tracer's leak check, with later and
 # with now. With later: the reports' frames are raw ("0xPC (PATH+0xOFF)
 # (BuildId: ...)") with no file:line, and the process (strace) opens
@@ -165,6 +165,9 @@ suite gcc "$tests/perf_later"
 suite clang "$work/perf_later_clang"
 (cd "$root" && gcc -O2 -g -Iinclude $P -o "$work/perf_later_o2") || fail "gcc -O2 build" ""
 suite gcc-O2 "$work/perf_later_o2"
+(cd "$root" && gcc -O0 -g -no-pie -Iinclude $P -o "$work/perf_later_nopie") ||
+    fail "gcc -no-pie build" ""
+suite gcc-no-pie "$work/perf_later_nopie"
 has "gcc -O2: now, a tail call" "$work/gcc-O2.now/report" " (tail call)"
 has "gcc -O2: now, an inlined frame" "$work/gcc-O2.now/report" "     inlined into build at $P:"
 
