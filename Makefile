@@ -173,14 +173,16 @@ $(PROFILER_LIB): $(PROFILER_OBJS)
 # its tests' terminal (tests/e2e/live_top_screen.sh); cppcheck and
 # clang-tidy are make lint's, clang-format its layout check (make
 # format-check); debuginfod, the server the out-of-process tools fetch
-# debug information from through libdebuginfod1 (tests/e2e/sym_debuginfod.sh).
+# debug information from through libdebuginfod1 (tests/e2e/sym_debuginfod.sh);
+# strace, the witness that MEMTRACE_SYMBOLIZE=later opens no file to
+# symbolize (tests/e2e/perf_later.sh).
 DEPS_PKGS := gcc g++ make pkg-config libdw-dev libunwind-dev libcriterion-dev gdb libiberty-dev \
              libjemalloc-dev libtcmalloc-minimal4 liblsan0 valgrind bc xz-utils bzip2 git ninja-build \
              python3 sqlite3 jq libxml2-utils rustc nodejs \
              asciidoctor debhelper man-db lintian bash-completion \
              libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-github-google-pprof-dev golang-go \
              heaptrack graphviz chromium libzstd-dev clang llvm libncurses-dev tmux \
-             cppcheck clang-tidy clang-format libc6-dbg dwz debuginfod libdebuginfod1
+             cppcheck clang-tidy clang-format libc6-dbg dwz debuginfod libdebuginfod1 strace
 
 # $(call install_missing,PACKAGES): install the Debian packages not yet
 # installed when root (first finishing an install that dpkg left half done,

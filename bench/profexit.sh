@@ -10,8 +10,10 @@
 # symbolization, its pprof files), the destructors and the kernel's
 # teardown. The profiler's (MEMTRACE_SAMPLE=524288, its other settings the
 # defaults, the report to a file) less native's, without and with
-# MEMTRACE_PPROF, on churn (also a short run), sqlite3 and clang++
-# (libLLVM), over BENCH_ROUNDS rounds with the three arms alternated;
+# MEMTRACE_PPROF, and with MEMTRACE_PPROF and MEMTRACE_SYMBOLIZE=later
+# (raw frames, nothing symbolized in the process), on churn (also a short
+# run), sqlite3 and clang++ (libLLVM), over BENCH_ROUNDS rounds with the
+# four arms alternated;
 # medians and the
 # spread, markdown on stdout, then the target: at most 20 ms beyond
 # native's exit. CPU is the figure to trust on a loaded machine (the wall
@@ -50,6 +52,8 @@ exit_ms() {
     prof) pre=$stamp:$profiler extra=(-e MEMTRACE_SAMPLE=524288 -e MEMTRACE_OUTPUT="$work/report") ;;
     pprof) pre=$stamp:$profiler extra=(-e MEMTRACE_SAMPLE=524288 -e MEMTRACE_OUTPUT="$work/report"
                                        -e MEMTRACE_PPROF="$work/p.pb.gz") ;;
+    later) pre=$stamp:$profiler extra=(-e MEMTRACE_SAMPLE=524288 -e MEMTRACE_OUTPUT="$work/report"
+                                       -e MEMTRACE_PPROF="$work/p.pb.gz" -e MEMTRACE_SYMBOLIZE=later) ;;
     esac
     local envs=()
     for e in ${ENV[$name]:-}; do envs+=(-e "$e"); done
@@ -70,7 +74,7 @@ exit_ms() {
 
 for ((r = 0; r < rounds; r++)); do
     for name in "${NAMES[@]}"; do
-        if [ $((r % 2)) = 0 ]; then arms="native prof pprof"; else arms="pprof prof native"; fi
+        if [ $((r % 2)) = 0 ]; then arms="native prof pprof later"; else arms="later pprof prof native"; fi
         for arm in $arms; do exit_ms "$name" "$arm"; done
     done
 done
@@ -79,13 +83,14 @@ col() { cut -d' ' -f"$1" "$2" 2>/dev/null; }
 for name in "${NAMES[@]}"; do
     nat_wall=$(col 1 "$work/$name.native" | median) nat_cpu=$(col 2 "$work/$name.native" | median)
     echo "profiler exit, MEMTRACE_SAMPLE=524288, $name (medians of $rounds; native's exit: CPU $nat_cpu ms, wall $nat_wall ms):"
-    for arm in prof pprof; do
+    for arm in prof pprof later; do
         f=$work/$name.$arm
         cpu=$(col 2 "$f" | median) wall=$(col 1 "$f" | median)
         added=$(awk -v a="$cpu" -v b="$nat_cpu" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%.1f", a - b }')
         addw=$(awk -v a="$wall" -v b="$nat_wall" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%.1f", a - b }')
         what="without MEMTRACE_PPROF"
         [ "$arm" = pprof ] && what="with MEMTRACE_PPROF"
+        [ "$arm" = later ] && what="with MEMTRACE_PPROF and MEMTRACE_SYMBOLIZE=later"
         ok=FAIL
         awk -v v="$added" 'BEGIN { exit !(v != "-" && v <= 20) }' && ok=ok
         echo "- $what: CPU $added ms beyond native's (runs $(col 2 "$f" | spread) ms), wall $addw ms (runs $(col 1 "$f" | spread) ms); target <= 20 ms: $ok"

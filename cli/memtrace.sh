@@ -60,6 +60,7 @@ Usage: memtrace run [--profile] [--leak-check] [--output FILE] [--no-children]
        memtrace view FILE [--base OLD] [-o PAGE]
        memtrace top [--interval SECONDS] [--by live|allocs|temporary|growth]
                     [--batch] [-n COUNT] PID
+       memtrace symbolize [FILE...]
        memtrace --help | --version      (also COMMAND --help, COMMAND -h)
 
 Records where every heap block of PROG was allocated, to ask about any
@@ -93,6 +94,9 @@ Commands:
          bytes and blocks, allocations a second, growth, and the top call
          sites, refreshed every SECONDS (1); keys l a t g order the sites,
          q quits; --batch prints COUNT refreshes as text (top -b -n)
+  symbolize  write text memtrace wrote with MEMTRACE_SYMBOLIZE=later
+         (reports, folded files; FILE..., else standard input) back with
+         each raw frame symbolized, as MEMTRACE_SYMBOLIZE=now writes it
 Options of run:
   --profile       the profiler: reports of the call sites holding the most
                   live bytes, periodically and at exit
@@ -345,7 +349,7 @@ case $cmd in
     usage
     exit 0
     ;;
-run | gdb | core | attach | detach | export | view | top)
+run | gdb | core | attach | detach | export | view | top | symbolize)
     # COMMAND --help: the same usage, wherever it would be an option of
     # COMMAND (for gdb, the first word: later ones are gdb's own).
     case ${1-} in --help | -h) usage; exit 0 ;; esac
@@ -519,6 +523,10 @@ attach | detach)
     done
     [ $# = 1 ] || usage_error "$cmd: give one PID"
     attach_pid "$cmd" "$1" "$profile"
+    ;;
+symbolize)
+    [ -x "$symbolize" ] || die 1 "cannot find memtrace-symbolize (looked for $symbolize)"
+    exec "$symbolize" --text "$@"
     ;;
 view)
     [ -f "$viewer" ] || die 1 "cannot find memtrace view's program (looked for $viewer)"

@@ -13,6 +13,9 @@
  *                      by gdb, which traces the process
  *   memtrace-symbolize --core CORE [--exe EXE]   modules and memory from
  *                      the core file
+ *   memtrace-symbolize --text [FILE...]   `memtrace symbolize`: text written
+ *                      with MEMTRACE_SYMBOLIZE=later back as `now` writes it
+ *                      (tools/text_symbolize.c)
  *   memtrace-symbolize --elf-info FILE | --core-check CORE [EXE] |
  *                      --wait-syscalls   the launcher's and the helper's
  *                      questions, answered at once (tools/launcher_requests.h)
@@ -101,6 +104,7 @@
 #include "tables.h"
 #include "target_leaks.h"
 #include "target_mem.h"
+#include "text_symbolize.h"
 
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -165,6 +169,8 @@ static Dwfl *report_core(const char *core, const char *exe)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--text") == 0)
+        return mt_text_symbolize(argc - 2, argv + 2);
     int launcher_rc = mt_launcher_request(argc, argv);
     if (launcher_rc >= 0)
         return launcher_rc;

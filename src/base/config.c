@@ -302,6 +302,7 @@ void mt_config_load(void)
      * which always-on sampling cannot afford. Set, it is as asked. */
     if (mt_cfg.sample && !mt_setting_env(mt_setting_name(MT_SET_QUARANTINE)))
         mt_cfg.quarantine = 0;
+    mt_cfg.symbolize = setting_choice(MT_SET_SYMBOLIZE);
 }
 
 void mt_config_profiler(mt_profiler_config *out)

@@ -9,6 +9,7 @@
 enum { MT_UNWIND_CFI, MT_UNWIND_LIBUNWIND, MT_UNWIND_FP, MT_UNWIND_CHECK };
 enum { MT_BAD_FREE_REPORT, MT_BAD_FREE_QUIET };
 enum { MT_ON_ERROR_CONTINUE, MT_ON_ERROR_ABORT };
+enum { MT_SYMBOLIZE_NOW, MT_SYMBOLIZE_LATER };
 enum { MT_TOP_BY_LIVE, MT_TOP_BY_ALLOCS, MT_TOP_BY_TEMPORARY, MT_TOP_BY_PEAK };
 
 typedef struct {
@@ -27,6 +28,7 @@ typedef struct {
     int error_exitcode; /* MEMTRACE_ERROR_EXITCODE: exit status after a heap error, 0..255 */
     size_t sample;      /* MEMTRACE_SAMPLE: mean bytes between samples, 0 = trace every block */
     unsigned long sample_seed; /* MEMTRACE_SAMPLE_SEED: 0 = a new seed each run */
+    int symbolize;             /* MEMTRACE_SYMBOLIZE: now (default) or later (raw frames) */
 } mt_config;
 
 extern mt_config mt_cfg;

@@ -5,6 +5,7 @@
 #include "profile/prof_internal.h"
 
 #include "base/common.h"
+#include "base/config.h"
 #include "report/format.h"
 #include "store/internal_heap.h"
 #include "symbolize/symbolize.h"
@@ -134,8 +135,8 @@ void mt_prof_warm(void)
      * waits for, and whose stacks are few. Tracing every block, the exit
      * report's cost is small beside the run's, and a short run (most
      * tests) stays as it was. */
-    if (!mt_sample_rate)
-        return;
+    if (!mt_sample_rate || mt_cfg.symbolize == MT_SYMBOLIZE_LATER)
+        return; /* later: nothing is symbolized in the process */
     if (!mt_lock_try(&mt_prof_report_lock))
         return; /* a report is being made: next time */
     if (!mt_prof_exiting && mt_sym_self_lock()) {

@@ -16,9 +16,29 @@
 
 /* ------------------------------------------------------------ stacks */
 
+/* A raw row (MEMTRACE_SYMBOLIZE=later) as its frame's text, after
+ * "  #N " or a folded line's ';': "0xPC (PATH+0xOFF) (BuildId: HEX)", PC
+ * = RET - 1 the byte OFFSET names in PATH, as ASan writes frames with
+ * symbolize=0; " (BuildId: HEX)" only when the module has one. What
+ * `memtrace symbolize` (tools/text_symbolize.c) reads back. */
+static void put_raw(mt_out *out, const mt_frame *f)
+{
+    mt_out_printf(out, "0x%lx (", (unsigned long)f->ret - 1);
+    mt_out_text(out, f->module);
+    mt_out_printf(out, "+0x%lx)", (unsigned long)f->offset);
+    if (f->build_id)
+        mt_out_printf(out, " (BuildId: %s)", f->build_id);
+}
+
 /* TAIL: the frame is one a tail call left off the stack, rebuilt. */
 static void put_rows(mt_out *out, unsigned n, const mt_frame *rows, unsigned count, bool tail)
 {
+    if (count == 1 && rows[0].raw && rows[0].module) {
+        mt_out_printf(out, "  #%u ", n);
+        put_raw(out, &rows[0]);
+        mt_out_printf(out, "%s\n", rows[0].unloaded ? " (library unloaded since)" : "");
+        return;
+    }
     if (count == 1 && !rows[0].module) {
         mt_out_printf(out, "  #%u 0x%lx in a module that is no longer mapped\n", n,
                       (unsigned long)rows[0].ret);
@@ -141,7 +161,10 @@ static void put_folded(const mt_frame *rows, unsigned count, void *arg)
         char buf[1024];
         const char *name = rows[i].function;
         size_t len;
-        if (name) {
+        if (rows[i].raw && rows[i].module && !strchr(rows[i].module, ';')) {
+            put_raw(out, &rows[i]);
+            continue;
+        } else if (name) {
             len = plain_len(name);
             if (name[len] || len > sizeof buf - 1) { /* rare: escaped as reports are */
                 len = folded_text(buf, sizeof buf, name);

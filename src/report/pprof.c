@@ -48,7 +48,8 @@ struct line {
 };
 
 struct mapping {
-    Dwfl_Module *mod;
+    Dwfl_Module *mod; /* NULL: a raw mapping (MEMTRACE_SYMBOLIZE=later) */
+    bool raw;
     uint64_t start, limit, offset;
     int64_t file, build_id;
 };
@@ -82,6 +83,9 @@ struct mt_pprof {
     size_t nmappings, mappings_cap;
     size_t last_mapping; /* the mapping found last, checked first */
     uintptr_t main_addr; /* mt_pprof_main's; 0: unknown */
+    /* MEMTRACE_SYMBOLIZE=later: Locations carry the address of the call
+     * (ret - 1) and their Mapping only, for pprof to symbolize. */
+    bool raw;
 };
 
 static uint64_t sample_hash(const void *ctx, uint32_t n)
@@ -250,6 +254,34 @@ static uint64_t intern_function(mt_pprof *p, const struct function *f)
     return p->nfunctions;
 }
 
+/* The id of the mapping of the loaded module holding PC, from memory
+ * (mt_sym_module_at: no file read); 0 when none holds it. Its file name
+ * and build ID are what pprof needs to find the file and symbolize. */
+static uint64_t intern_raw_mapping(mt_pprof *p, uintptr_t pc)
+{
+    for (size_t i = 0; i < p->nmappings; i++) {
+        if (pc >= p->mappings[i].start && pc < p->mappings[i].limit) {
+            p->last_mapping = i;
+            return i + 1;
+        }
+    }
+    static mt_sym_module mod; /* large; the caller holds the symbolizer's lock */
+    if (!mt_sym_module_at(pc, &mod))
+        return 0;
+    if (!mt_pprof_grow(&p->heap, (void **)&p->mappings, &p->mappings_cap, p->nmappings + 1,
+                       sizeof *p->mappings)) {
+        p->failed = true;
+        return 0;
+    }
+    struct mapping m = { .raw = true, .start = mod.start, .limit = mod.limit, .offset = mod.offset };
+    m.file = intern_string(p, mod.path);
+    if (mod.build_id[0])
+        m.build_id = intern_string(p, mod.build_id);
+    p->mappings[p->nmappings] = m;
+    p->last_mapping = p->nmappings;
+    return ++p->nmappings;
+}
+
 /* The id of the mapping of the module holding ADDR (looked up at ADDR - 1,
  * as its rows are); 0 when no module of DWFL holds it (a library unloaded
  * since, resolved from its file: the Location then has no Mapping). */
@@ -260,6 +292,8 @@ static uint64_t intern_mapping(mt_pprof *p, mt_sym_state *dwfl, uintptr_t addr)
         if (addr - 1 >= m->start && addr - 1 < m->limit)
             return p->last_mapping + 1;
     }
+    if (mt_sym_raw(dwfl))
+        return intern_raw_mapping(p, addr - 1);
     Dwfl_Module *mod = dwfl ? dwfl_addrmodule(mt_sym_dwfl(dwfl), addr - 1) : NULL;
     if (!mod)
         return 0;
@@ -385,7 +419,9 @@ static uint64_t intern_location(mt_pprof *p, mt_sym_state *dwfl, bool refresh, u
     }
     struct location *loc = &p->locations[p->nlocations];
     *loc = (struct location){ .address = addr };
-    if (dwfl) {
+    if (mt_sym_raw(dwfl)) {
+        loc->mapping = intern_raw_mapping(p, addr - 1);
+    } else if (dwfl) {
         struct rows_ctx c = { p, loc };
         mt_sym_frames(dwfl, refresh, addr, put_lines, &c);
         loc->mapping = intern_mapping(p, dwfl, addr);
@@ -586,8 +622,10 @@ static void tree_functions_mappings(mt_pprof *p, struct tree *t)
         m->file_offset = src->offset;
         m->filename = src->file;
         m->build_id = src->build_id;
-        /* Symbolized here: pprof must not look the addresses up again. */
-        m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = 1;
+        /* Symbolized here: pprof must not look the addresses up again;
+         * raw, pprof symbolizes from the file (by name and build ID). */
+        m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames =
+            !src->raw;
         t->mapping_ptrs[i] = m;
     }
 }
@@ -608,7 +646,8 @@ static void tree_locations(mt_pprof *p, struct tree *t)
         *l = (Perftools__Profiles__Location)PERFTOOLS__PROFILES__LOCATION__INIT;
         l->id = i + 1;
         l->mapping_id = src->mapping;
-        l->address = src->address;
+        /* Raw: the call's address, which a symbolizer looks up as is. */
+        l->address = src->address - (p->raw && src->address ? 1 : 0);
         l->n_line = src->nlines;
         l->line = t->line_ptrs + src->first_line;
         t->location_ptrs[i] = l;
@@ -678,6 +717,7 @@ const char *mt_pprof_write(mt_pprof *p, mt_sym_state *dwfl, bool refresh, int fd
         tagged = p->samples[i].tag != NULL;
     int64_t keys[2] = { intern_string(p, "thread"), tagged ? intern_string(p, "tag") : 0 };
     int64_t default_type = intern_string(p, "inuse_space");
+    p->raw = mt_sym_raw(dwfl);
     tree_samples(p, dwfl, refresh, &t, ntypes, keys);
     if (!tree_tables(p, dwfl, &t)) {
         tree_free(p, &t);

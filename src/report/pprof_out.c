@@ -162,8 +162,10 @@ void mt_pprof_out_write(mt_pprof *p, enum mt_pprof_when when, unsigned report, m
         int64_t ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
         bool locked = !heap_low() && mt_sym_self_lock();
         mt_sym_state *dwfl = locked ? mt_sym_self() : NULL;
-        /* The program's headers lie in its first mapping. */
-        mt_pprof_main(p, (uintptr_t)getauxval(AT_PHDR));
+        /* The program's headers lie in its first mapping; raw
+         * (MEMTRACE_SYMBOLIZE=later), a Mapping is the code's segment, the
+         * one holding its entry point. */
+        mt_pprof_main(p, (uintptr_t)getauxval(mt_sym_raw(dwfl) ? AT_ENTRY : AT_PHDR));
         failed = mt_pprof_write(p, dwfl, true, fd, ns, duration_ns);
         if (locked)
             mt_sym_self_unlock();

@@ -43,6 +43,8 @@ static void finish(void *arg)
      * allocation. */
     bool locked = mt_iheap_headroom() >= mt_iheap_capacity() / 16 && mt_sym_self_lock();
     sym = locked ? mt_sym_self() : NULL;
+    if (mt_sym_raw(sym))
+        sym = NULL; /* MEMTRACE_SYMBOLIZE=later: memtrace export symbolizes */
     mt_tl_finish(sym ? symbolize_one : NULL);
     if (locked)
         mt_sym_self_unlock();

@@ -320,6 +320,8 @@ MT_COLD void mt_start(void)
     mt_guard_start();
     mt_sym_set_unloaded_lookup(mt_modules_find_unloaded, mt_modules_generation);
     mt_sym_read_debug_dir();
+    if (mt_cfg.symbolize == MT_SYMBOLIZE_LATER)
+        mt_sym_self_later();
     pthread_atfork(fork_prepare, fork_release, fork_child);
     /* Loaded by `memtrace attach`: off until memtrace_attach turns it on. */
     bool start = mt_cfg.start && !mt_attach_late_load();

@@ -128,7 +128,8 @@ static mt_frame *rows_pack(const struct rows *r)
         const mt_frame *f = &r->row[i];
         bytes += (f->function ? strlen(f->function) + 1 : 0) + (f->file ? strlen(f->file) + 1 : 0) +
                  (f->module ? strlen(f->module) + 1 : 0) +
-                 (f->mangled ? strlen(f->mangled) + 1 : 0);
+                 (f->mangled ? strlen(f->mangled) + 1 : 0) +
+                 (f->build_id ? strlen(f->build_id) + 1 : 0);
     }
     mt_frame *rows = malloc(bytes);
     if (!rows)
@@ -137,7 +138,7 @@ static mt_frame *rows_pack(const struct rows *r)
     for (unsigned i = 0; i < r->n; i++) {
         rows[i] = r->row[i];
         const char **fields[] = { &rows[i].function, &rows[i].file, &rows[i].module,
-                                  &rows[i].mangled };
+                                  &rows[i].mangled, &rows[i].build_id };
         for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
             if (!*fields[k])
                 continue;
@@ -173,6 +174,16 @@ void mt_sym_frames(mt_sym_state *st, bool refresh, uintptr_t ret, mt_frames_fn *
         fn(cached->rows, cached->n, ctx);
         return;
     }
+    struct rows *r = &st->rows;
+    r->n = 0;
+    if (st->raw) {
+        sym_raw_rows(st, ret);
+        fn(r->row, r->n, ctx);
+        mt_frame *packed = rows_pack(r);
+        if (packed)
+            sym_cache_add(st, ret, packed, r->n);
+        return;
+    }
     Dwarf_Addr pc = ret - 1;
     Dwfl_Module *mod = dwfl_addrmodule(st->dwfl, pc);
     if (!mod && refresh && sym_read_modules(st))
@@ -180,8 +191,6 @@ void mt_sym_frames(mt_sym_state *st, bool refresh, uintptr_t ret, mt_frames_fn *
     bool unloaded = false;
     if (!mod && (mod = sym_unloaded_module(st, pc)) != NULL)
         unloaded = true;
-    struct rows *r = &st->rows;
-    r->n = 0;
     if (mod && !sym_libdw_spent()) {
         struct module_rows_call c = { st, mod, pc, ret, unloaded };
         if (!sym_libdw_call(guarded_module_rows, &c)) {

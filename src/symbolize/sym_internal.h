@@ -22,6 +22,8 @@
  *   sym_frames.c   mt_sym_frames: the rows of a return address
  *   sym_oom.c      libdw running out of memory
  *   sym_tail.c     mt_sym_tail_calls: frames tail calls left off the stack
+ *   sym_raw.c      MEMTRACE_SYMBOLIZE=later: raw rows from the loaded
+ *                  modules in memory, no file read
  *
  * Every function here takes the state it works for (or needs none); a state
  * is used by one thread at a time (the default state under
@@ -140,6 +142,9 @@ struct frames_entry {
  * at the end is what one call works in: not kept between calls. */
 struct mt_sym_state {
     Dwfl *dwfl; /* NULL: not set up (the default state before first use) */
+    /* MEMTRACE_SYMBOLIZE=later (the default state only): DWFL stays NULL,
+     * every address gets a raw row (sym_raw.c), cached as others are. */
+    bool raw;
 
     /* Frames by return address: open addressing, count * 2 <= cap. Frames
      * found in no module, or only in an unloaded library, are kept too:
@@ -203,6 +208,11 @@ struct mt_sym_state {
     struct chain_search chain;
     struct tail_chain found;
 };
+
+/* ------------------------------------------------------------ sym_raw.c */
+
+/* The raw row of RET into ST->rows (ST->raw). */
+void sym_raw_rows(struct mt_sym_state *st, uintptr_t ret);
 
 /* ------------------------------------------------------------ sym_memo.c */
 

@@ -37,10 +37,28 @@ void mt_sym_set_unloaded_lookup(bool (*fn)(uintptr_t, mt_unloaded_module *),
     self.modules_generation = generation;
 }
 
+void mt_sym_self_later(void)
+{
+    self.raw = true; /* at start-up, before any report */
+}
+
+bool mt_sym_raw(const mt_sym_state *st)
+{
+    return st && st->raw;
+}
+
 mt_sym_state *mt_sym_self(void)
 {
     struct mt_sym_state *st = &self;
     unsigned long generation = st->modules_generation ? st->modules_generation() : 0;
+    if (st->raw) {
+        /* A library may have been unloaded and another loaded at its
+         * addresses: the raw rows cached go. */
+        if (generation != st->generation)
+            sym_clear_caches(st);
+        st->generation = generation;
+        return st;
+    }
     if (st->dwfl && generation != st->generation && !sym_read_modules(st)) {
         sym_end_dwfl(st, st->dwfl);
         st->dwfl = NULL;

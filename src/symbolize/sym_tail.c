@@ -452,6 +452,8 @@ static void guarded_tail_chain_find(void *arg)
 unsigned mt_sym_tail_calls(mt_sym_state *st, uintptr_t ret, uintptr_t callee_ret, uintptr_t *out,
                            unsigned max)
 {
+    if (st->raw)
+        return 0; /* nothing is read: the frames are left as the stack had them */
     struct tail_chain *c = sym_memo_find(&st->tail_chains, ret, callee_ret);
     if (!c && sym_libdw_spent())
         return 0;

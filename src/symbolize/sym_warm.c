@@ -43,6 +43,8 @@ static void no_rows(const mt_frame *rows, unsigned n, void *ctx)
 unsigned mt_sym_warm(mt_sym_state *st, const uintptr_t *frames, unsigned n)
 {
     unsigned loaded = 0;
+    if (st->raw)
+        return 0; /* MEMTRACE_SYMBOLIZE=later: nothing to warm */
     for (unsigned i = 0; i < n; i++) {
         uintptr_t ret = frames[i];
         if (ret == 0)

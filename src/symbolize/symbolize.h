@@ -45,6 +45,12 @@ typedef struct {
                               itself in a non-PIE executable) */
     bool from_symtab;      /* named from the symbol table: no debug scope */
     bool unloaded;         /* in a library the process has unloaded since */
+    /* MEMTRACE_SYMBOLIZE=later (mt_sym_self_later): the one row of an
+     * unsymbolized address, RAW, with MODULE the module's full path and
+     * BUILD_ID its build ID in hexadecimal (NULL: none known); FUNCTION
+     * and FILE are NULL. */
+    bool raw;
+    const char *build_id;
 } mt_frame;
 
 /* The default state: the symbolizer of the calling process, one per
@@ -58,6 +64,32 @@ mt_sym_state *mt_sym_self(void);
  * of these calls or libdw running out of memory, which does the same),
  * says why. */
 void mt_sym_stop_libdw(const char *why);
+/* MEMTRACE_SYMBOLIZE=later, at start-up: from now on the default state
+ * opens and reads no file. It has no Dwfl (mt_sym_dwfl gives NULL); every
+ * address gets one raw row (mt_frame.raw) from the loaded modules' program
+ * headers and build-ID notes in memory (sym_raw.c); no tail calls are
+ * rebuilt and nothing is warmed. */
+void mt_sym_self_later(void);
+/* Whether ST is such a state. */
+bool mt_sym_raw(const mt_sym_state *st);
+
+/* A module of this process as the loader sees it, from memory
+ * (dl_iterate_phdr): no file is opened. PATH is its full path (the main
+ * program's from /proc/self/exe), BIAS the difference between its
+ * addresses in memory and in its file, [START, LIMIT) the loadable segment
+ * holding the address asked about, exactly (not rounded to pages: START
+ * less the segment's address in the file is BIAS, as pprof's tools work
+ * it out), OFFSET that segment's offset in the file, BUILD_ID the module's
+ * GNU build ID in hexadecimal ("": none). */
+typedef struct {
+    char path[1024];
+    uintptr_t bias, start, limit, offset;
+    char build_id[2 * 64 + 1];
+} mt_sym_module;
+/* The loaded module holding PC; false when none does. Takes the loader's
+ * lock (dl_iterate_phdr): not for the allocation path. */
+bool mt_sym_module_at(uintptr_t pc, mt_sym_module *m);
+
 /* Bounded wait (the holder may be a thread stopped by a debugger). */
 bool mt_sym_self_lock(void);
 void mt_sym_self_unlock(void);
