@@ -9,9 +9,9 @@
 #   and, under memtrace (the exported memtrace_state, src/runtime/
 #   descriptor.h, read through ctypes): live_blocks, stacks, metadata_bytes
 #   (memtrace_get_stats), live_mapped (every live-table shard's slots
-#   mapping: header plus capacity x entry size), freed_bytes (the freed
+#   mapping: header plus capacity x slot size), freed_bytes (the freed
 #   history's ring), stack_bytes (the rest of metadata_bytes: the stack
-#   store's chunks and index).
+#   store's chunks and index, and the live table's side records, if any).
 # Used by bench/pyrss.sh. Fails with a message if pyload.py no longer has
 # the line the peak follows.
 import ctypes
@@ -60,13 +60,17 @@ def memtrace_figures(libc):
     def at(addr):
         return ctypes.c_uint64.from_address(addr).value
 
+    # Version 2 packs slots in live_slot_size bytes; version 1 had entries
+    # of entry_size.
+    version = ctypes.c_uint32.from_address(base + 8).value
+    slot = word("live_slot_size") if version >= 2 else word("entry_size")
     live = 0
     for n in range(word("live_shard_count")):
         shard = word("live_shards") + n * word("live_shard_size")
         slots = at(shard + word("live_slots_offset"))
         if slots:
             cap = at(slots + word("live_cap_offset"))
-            live += word("live_entries_offset") + cap * word("entry_size")
+            live += word("live_entries_offset") + cap * slot
     freed = word("freed_capacity") * word("freed_record_size")
     return {"live_blocks": st.live_blocks, "stacks": st.stacks, "metadata_bytes": st.metadata_bytes,
             "live_mapped": live, "freed_bytes": freed,

@@ -14,8 +14,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* perf_rss big: a block of 9 MiB (a side record: too large for a slot)
+ * kept, then one of 100 bytes; print_trace of each, the live count added
+ * ("live N"), both freed, the count after ("after N"). */
+static int big(void)
+{
+    struct memtrace_stats s0, s1, s2;
+    printf("big\n"); /* stdout's buffer, allocated before the counts */
+    fflush(stdout);
+    memtrace_get_stats(&s0);
+    char *b = malloc((size_t)9 << 20); /* SITE:rss_big */
+    char *small = malloc(100);
+    memtrace_print_trace(b);
+    memtrace_print_trace(small);
+    memtrace_get_stats(&s1);
+    printf("live %lu\n", s1.live_blocks - s0.live_blocks);
+    fflush(stdout);
+    free(b);
+    free(small);
+    memtrace_get_stats(&s2);
+    printf("after %lu\n", s2.live_blocks - s0.live_blocks);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2)
+        return big();
     if (argc != 3)
         return 2;
     long n = atol(argv[1]);
