@@ -76,7 +76,7 @@ $(TEST_BUILD)/unit-san/tags: tests/unit/test_tags.c tests/unit/sym_fixture.c $(T
 
 # The reader of the tables out of process (tools/tables.c) against the
 # stores and the descriptor this process publishes.
-TABLES_UNIT := tools/tables.c tools/tables_layout.c src/runtime/descriptor.c src/store/threads.c \
+TABLES_UNIT := tools/tables.c tools/tables_layout.c tools/tables_live.c src/runtime/descriptor.c src/store/threads.c \
                src/tags/tags.c src/tags/tags_format.c src/store/live_bytes.c \
                src/leak/leak_client.c
 $(TEST_BUILD)/unit/tables: tests/unit/test_tables.c tests/unit/sym_fixture.c $(TABLES_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h tools/*.h)

@@ -30,6 +30,7 @@ struct mt_tables_shard {
     bool slots_checked;       /* BASE and CAP are known */
     uint64_t base;            /* the first entry */
     uint64_t cap;             /* slots in the mapping */
+    uint64_t side, side_n;    /* the side records' mapping (0: none) and number */
     mt_tables_entry *entries; /* its records, once decoded */
     size_t n;
     bool decoded;
@@ -159,6 +160,10 @@ static bool read_shards(mt_tables *t)
         uint32_t lock;
         memcpy(&lock, raw + D(live_lock_offset), 4);
         memcpy(&s[i].slots, raw + D(live_slots_offset), 8);
+        memcpy(&s[i].side, raw + D(live_side_offset), 8);
+        memcpy(&s[i].side_n, raw + D(live_side_count_offset), 8);
+        if (!s[i].side)
+            s[i].side_n = 0;
         s[i].locked = lock != 0;
     }
     t->shards = s;
@@ -188,7 +193,7 @@ static bool check_slots(mt_tables *t, size_t n)
         return FAIL(CORRUPT "live shard %zu: log2 capacity %" PRIu64 ", more than %u)", n, word,
                     MAX_LOG2CAP);
     cap = counts ? word : (uint64_t)1 << word;
-    uint64_t base = s->slots + D(live_entries_offset), bytes = D(entry_size) * cap;
+    uint64_t base = s->slots + D(live_entries_offset), bytes = D(live_slot_size) * cap;
     if (base < s->slots || base > UINT64_MAX - bytes + 1 ||
         !mt_tables_read_at(t, base + bytes - 8, 8))
         return FAIL(CORRUPT "live shard %zu: %" PRIu64 " slots at %#" PRIx64 " not all readable)",
@@ -210,6 +215,72 @@ bool mt_tables_shard_slots(mt_tables *t, size_t n, uintptr_t *base, uint64_t *co
     return true;
 }
 
+uint64_t mt_tables_slot_ptr(const mt_tables *t, const char *raw)
+{
+    uint64_t w0;
+    memcpy(&w0, raw, 8);
+    return w0 & (((uint64_t)1 << t->d.live_slot_ptr_bits) - 1);
+}
+
+/* The kind above the thread number in thread word W, the number in *W. */
+static uint32_t split_thread(const mt_tables *t, uint32_t *w)
+{
+    uint32_t kind = t->thread_mask == UINT32_MAX ? 0 : *w >> __builtin_popcount(t->thread_mask);
+    *w &= t->thread_mask;
+    return kind;
+}
+
+void mt_tables_decode_slot(const mt_tables *t, const char *raw, mt_tables_entry *e)
+{
+    uint64_t w0, w2;
+    unsigned pb = (unsigned)t->d.live_slot_ptr_bits, low = (unsigned)t->d.live_slot_size_low;
+    memcpy(&w0, raw, 8);
+    memcpy(&e->seq, raw + 8, 8);
+    memcpy(&w2, raw + 16, 8);
+    e->ptr = w0 & (((uint64_t)1 << pb) - 1);
+    e->size = (w0 >> pb) << low | (low ? w2 >> (64 - low) : 0);
+    e->tag = 0;
+    if (t->d.entry_seq_bits && t->d.entry_seq_bits < 64) { /* the tag node id above */
+        e->tag = (uint32_t)(e->seq >> t->d.entry_seq_bits);
+        e->seq &= ((uint64_t)1 << t->d.entry_seq_bits) - 1;
+    }
+    e->stack = (uint32_t)w2;
+    e->thread = (uint32_t)(w2 >> 32) & (low ? ((uint32_t)1 << (32 - low)) - 1 : UINT32_MAX);
+    e->kind = split_thread(t, &e->thread);
+}
+
+/* Shard N's side records, decoded and appended to the shard's records
+ * (check_slots first). */
+static bool add_side(mt_tables *t, size_t n)
+{
+    mt_tables_shard *s = &t->shards[n];
+    if (!s->side_n)
+        return true;
+    uint64_t es = D(entry_size);
+    if (s->side_n > MAX_CAP || s->side_n > (UINT64_MAX - s->side) / es)
+        return FAIL(CORRUPT "live shard %zu: %" PRIu64 " side records)", n, s->side_n);
+    mt_tables_entry *e = realloc(s->entries, (s->n + s->side_n) * sizeof *e);
+    if (!e)
+        return FAIL("no memory for the live table's records");
+    s->entries = e;
+    uint64_t per_read = MT_TABLES_READ_MAX / es;
+    for (uint64_t first = 0; first < s->side_n; first += per_read) {
+        uint64_t k = s->side_n - first < per_read ? s->side_n - first : per_read;
+        const char *raw =
+            mt_tables_read_at(t, s->side + D(live_side_entries_offset) + first * es, k * es);
+        if (!raw)
+            return FAIL(CORRUPT "live shard %zu: side records at %#" PRIx64 " unreadable)", n,
+                        s->side);
+        for (uint64_t i = 0; i < k; i++) {
+            uint64_t ptr;
+            memcpy(&ptr, raw + i * es + D(entry_ptr), 8);
+            if (ptr)
+                mt_tables_decode_entry(t, raw + i * es, &s->entries[s->n++]);
+        }
+    }
+    return true;
+}
+
 void mt_tables_decode_entry(const mt_tables *t, const char *raw, mt_tables_entry *e)
 {
     memcpy(&e->ptr, raw + t->d.entry_ptr, 8);
@@ -222,15 +293,15 @@ void mt_tables_decode_entry(const mt_tables *t, const char *raw, mt_tables_entry
     }
     memcpy(&e->stack, raw + t->d.entry_stack, 4);
     memcpy(&e->thread, raw + t->d.entry_thread, 4);
-    e->kind = t->thread_mask == UINT32_MAX ? 0 : e->thread >> __builtin_popcount(t->thread_mask);
-    e->thread &= t->thread_mask;
+    e->kind = split_thread(t, &e->thread);
 }
 
 /* COUNT slots of shard N from slot FIRST, NULL with the reason set. */
 static const char *read_slots(mt_tables *t, size_t n, uint64_t first, uint64_t count)
 {
     const mt_tables_shard *s = &t->shards[n];
-    const char *raw = mt_tables_read_at(t, s->base + first * D(entry_size), count * D(entry_size));
+    const char *raw =
+        mt_tables_read_at(t, s->base + first * D(live_slot_size), count * D(live_slot_size));
     if (!raw)
         FAIL(CORRUPT "live shard %zu: slots at %#" PRIx64 " unreadable)", n, s->base);
     return raw;
@@ -242,7 +313,7 @@ bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **ent
         return false;
     mt_tables_shard *s = &t->shards[n];
     if (!s->decoded && s->slots) {
-        uint64_t es = D(entry_size), cap = s->cap;
+        uint64_t es = D(live_slot_size), cap = s->cap;
         uint64_t per_read = MT_TABLES_READ_MAX / es;
         size_t room = 0;
         for (uint64_t first = 0; first < cap; first += per_read) {
@@ -251,9 +322,7 @@ bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **ent
             if (!raw)
                 return false;
             for (uint64_t i = 0; i < k; i++) {
-                uint64_t ptr;
-                memcpy(&ptr, raw + i * es + D(entry_ptr), 8);
-                if (!ptr)
+                if (!mt_tables_slot_ptr(t, raw + i * es))
                     continue;
                 if (s->n == room) {
                     room = room ? 2 * room : 1024;
@@ -262,14 +331,40 @@ bool mt_tables_shard_entries(mt_tables *t, size_t n, const mt_tables_entry **ent
                         return FAIL("no memory for the live table's records");
                     s->entries = e;
                 }
-                mt_tables_decode_entry(t, raw + i * es, &s->entries[s->n++]);
+                mt_tables_decode_slot(t, raw + i * es, &s->entries[s->n++]);
             }
         }
     }
+    if (!s->decoded && !add_side(t, n))
+        return false;
     s->decoded = true;
     *entries = s->entries;
     *count = s->n;
     return true;
+}
+
+/* The side record of ADDR in shard N into *E: 1, 0 if none, -1 on a
+ * failed read. */
+static int find_side(mt_tables *t, size_t n, uintptr_t addr, mt_tables_entry *e)
+{
+    mt_tables_shard *s = &t->shards[n];
+    uint64_t es = D(entry_size);
+    if (s->side_n > MAX_CAP)
+        return FAIL(CORRUPT "live shard %zu: %" PRIu64 " side records)", n, s->side_n), -1;
+    for (uint64_t i = 0; i < s->side_n; i++) {
+        const char *raw = mt_tables_read_at(t, s->side + D(live_side_entries_offset) + i * es, es);
+        if (!raw)
+            return FAIL(CORRUPT "live shard %zu: side records at %#" PRIx64 " unreadable)", n,
+                        s->side),
+                   -1;
+        uint64_t p;
+        memcpy(&p, raw + D(entry_ptr), 8);
+        if (p == addr) {
+            mt_tables_decode_entry(t, raw, e);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool *locked)
@@ -288,8 +383,8 @@ int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool 
     const mt_tables_shard *s = &t->shards[n];
     *locked = s->locked;
     if (!s->slots)
-        return 0;
-    uint64_t cap = s->cap, es = D(entry_size), above = bits < 64 ? h << bits : 0;
+        return find_side(t, n, addr, e);
+    uint64_t cap = s->cap, es = D(live_slot_size), above = bits < 64 ? h << bits : 0;
     uint64_t i = D(live_cap_offset) ? (uint64_t)(((unsigned __int128)above * cap) >> 64)
                  : cap > 1          ? above >> (64 - __builtin_ctzll(cap))
                                     : 0;
@@ -303,19 +398,18 @@ int mt_tables_find_exact(mt_tables *t, uintptr_t addr, mt_tables_entry *e, bool 
         if (!raw)
             return -1;
         for (uint64_t k = 0; k < batch; k++) {
-            uint64_t p;
-            memcpy(&p, raw + k * es + D(entry_ptr), 8);
+            uint64_t p = mt_tables_slot_ptr(t, raw + k * es);
             if (p == addr) {
-                mt_tables_decode_entry(t, raw + k * es, e);
+                mt_tables_decode_slot(t, raw + k * es, e);
                 return 1;
             }
             if (p == 0)
-                return 0;
+                return find_side(t, n, addr, e);
         }
         probed += batch;
         i = i + batch == cap ? 0 : i + batch;
     }
-    return 0;
+    return find_side(t, n, addr, e);
 }
 
 static int entry_cmp(const void *a, const void *b)

@@ -192,7 +192,12 @@ int mt_tables_live_seq_next(mt_tables *t, mt_tables_live *l, uint64_t **next, si
 
 void mt_tables_live_free(mt_tables_live *l);
 
-/* A live table entry of the target (RAW: entry_size bytes) decoded. */
+/* A whole record of the target (a side record; RAW: entry_size bytes)
+ * decoded. */
 void mt_tables_decode_entry(const mt_tables *t, const char *raw, mt_tables_entry *e);
+/* A slot of the target's live table (RAW: live_slot_size bytes, the
+ * packing descriptor.h gives) decoded, and its address alone (0: empty). */
+void mt_tables_decode_slot(const mt_tables *t, const char *raw, mt_tables_entry *e);
+uint64_t mt_tables_slot_ptr(const mt_tables *t, const char *raw);
 
 #endif

@@ -70,6 +70,18 @@ static bool address(mt_tables *t, uint64_t v, const char *what)
     return v ? true : FAIL(CORRUPT "%s at 0x0)", what);
 }
 
+/* The packed slots (version 2): three words, the address's bits and the
+ * size's low bits leaving room for the thread word (descriptor.h). */
+static bool check_slot_layout(mt_tables *t)
+{
+    if (D(live_slot_size) != 24)
+        return FAIL(CORRUPT "live_slot_size %" PRIu64 ", not 24)", D(live_slot_size));
+    return AT_MOST(live_slot_ptr_bits, 63, 32) && AT_MOST(live_slot_size_low, 6, 0) &&
+           FIELD(live_side_offset, 8, live_shard_size) &&
+           FIELD(live_side_count_offset, 8, live_shard_size) &&
+           AT_MOST(live_side_entries_offset, MAX_HEADER, 0);
+}
+
 static bool check_live(mt_tables *t)
 {
     if (!AT_MOST(live_shard_bits, MAX_SHARD_BITS, 0))
@@ -89,7 +101,7 @@ static bool check_live(mt_tables *t)
            FIELD(entry_stack, 4, entry_size) && FIELD(entry_thread, 4, entry_size) &&
            AT_MOST(entry_thread_bits, 32, 0) && AT_MOST(live_region_shift, 63, 0) &&
            AT_MOST(live_group_bits, D(live_shard_bits), 0) &&
-           AT_MOST(live_cap_offset, MAX_HEADER, 0);
+           AT_MOST(live_cap_offset, MAX_HEADER, 0) && check_slot_layout(t);
 }
 
 static bool check_stacks(mt_tables *t)

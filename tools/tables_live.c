@@ -53,6 +53,7 @@ static bool room(char **buf, size_t *cap, size_t need)
 struct shard_head {
     uint32_t lock;
     uint64_t count, slots;
+    uint64_t side, side_n; /* the side records (descriptor.h) */
 };
 
 static bool read_head(mt_tables *t, size_t n, struct shard_head *h)
@@ -64,6 +65,10 @@ static bool read_head(mt_tables *t, size_t n, struct shard_head *h)
     memcpy(&h->lock, raw + D(live_lock_offset), 4);
     memcpy(&h->count, raw + D(live_count_offset), 8);
     memcpy(&h->slots, raw + D(live_slots_offset), 8);
+    memcpy(&h->side, raw + D(live_side_offset), 8);
+    memcpy(&h->side_n, raw + D(live_side_count_offset), 8);
+    if (!h->side)
+        h->side_n = 0;
     return true;
 }
 
@@ -84,9 +89,9 @@ static uint64_t home_of(const mt_tables *t, uint64_t p, uint64_t cap)
 static bool in_probe_order(const mt_tables *t, const char *raw, uint64_t cap, uint64_t j,
                            uint64_t p)
 {
-    uint64_t es = D(entry_size), off = D(entry_ptr), q;
+    uint64_t es = D(live_slot_size), q;
     for (uint64_t i = home_of(t, p, cap); i != j; i = i + 1 == cap ? 0 : i + 1) {
-        memcpy(&q, raw + i * es + off, 8);
+        q = mt_tables_slot_ptr(t, raw + i * es);
         if (q == 0 || q == p)
             return false;
     }
@@ -109,9 +114,9 @@ static void pause_briefly(unsigned attempt)
  * caller checks the count. */
 static bool runs_in_order(const mt_tables *t, const char *raw, uint64_t cap)
 {
-    uint64_t es = D(entry_size), off = D(entry_ptr), p, empty = cap;
+    uint64_t es = D(live_slot_size), p, empty = cap;
     for (uint64_t i = 0; i < cap && empty == cap; i++) {
-        memcpy(&p, raw + i * es + off, 8);
+        p = mt_tables_slot_ptr(t, raw + i * es);
         if (!p)
             empty = i;
     }
@@ -120,7 +125,7 @@ static bool runs_in_order(const mt_tables *t, const char *raw, uint64_t cap)
     uint64_t last_empty = empty;
     for (uint64_t k = 1; k < cap; k++) {
         uint64_t j = empty + k < cap ? empty + k : empty + k - cap;
-        memcpy(&p, raw + j * es + off, 8);
+        p = mt_tables_slot_ptr(t, raw + j * es);
         if (!p) {
             last_empty = j;
             continue;
@@ -136,29 +141,40 @@ static bool runs_in_order(const mt_tables *t, const char *raw, uint64_t cap)
 
 /* Decodes into L the records of the two copies of CAP slots that are the
  * same in both and in probe order in each (EXACT: the caller found the
- * copies equal and in probe order, and checks the count); their number. */
-static uint64_t keep_records(mt_tables *t, mt_tables_live *l, uint64_t cap, bool exact)
+ * copies equal and in probe order, and checks the count); their number.
+ * Then the SIDE side records that follow the slots in both copies, those
+ * the same in both (not counted in the number returned). */
+static uint64_t keep_records(mt_tables *t, mt_tables_live *l, uint64_t cap, uint64_t side,
+                             bool exact)
 {
-    uint64_t es = D(entry_size);
+    uint64_t es = D(live_slot_size);
     l->n = 0;
     for (uint64_t i = 0; i < cap; i++) {
         const char *r = l->raw[0] + i * es;
-        uint64_t p;
-        memcpy(&p, r + D(entry_ptr), 8);
+        uint64_t p = mt_tables_slot_ptr(t, r);
         if (!p || (!exact && (memcmp(r, l->raw[1] + i * es, (size_t)es) != 0 ||
                               !in_probe_order(t, l->raw[0], cap, i, p) ||
                               !in_probe_order(t, l->raw[1], cap, i, p))))
             continue;
-        mt_tables_decode_entry(t, r, &l->e[l->n++]);
+        mt_tables_decode_slot(t, r, &l->e[l->n++]);
     }
-    return l->n;
+    uint64_t n = l->n, rs = D(entry_size);
+    for (uint64_t i = 0; i < side; i++) {
+        const char *r = l->raw[0] + cap * es + i * rs;
+        uint64_t p;
+        memcpy(&p, r + D(entry_ptr), 8);
+        if (p && memcmp(r, l->raw[1] + cap * es + i * rs, (size_t)rs) == 0)
+            mt_tables_decode_entry(t, r, &l->e[l->n++]);
+    }
+    return n;
 }
 
 int mt_tables_live_shard(mt_tables *t, size_t n, unsigned tries, mt_tables_live *l)
 {
-    uint64_t es = D(entry_size);
+    uint64_t es = D(live_slot_size), rs = D(entry_size);
     bool counts = D(live_cap_offset) != 0;
-    uint64_t last_cap = 0; /* of the last read between two free locks */
+    bool read_any = false;                /* a read between two free locks */
+    uint64_t last_cap = 0, last_side = 0; /* of the last such read */
     l->n = 0;
     for (unsigned attempt = 0; attempt < tries; attempt++) {
         if (attempt)
@@ -168,57 +184,67 @@ int mt_tables_live_shard(mt_tables *t, size_t n, unsigned tries, mt_tables_live 
             return -1;
         if (a.lock)
             continue;
-        if (!a.slots) {
-            if (a.count == 0)
-                return 1;
+        if (!a.slots && a.count)
             continue;
+        uint64_t word = 0, cap = 0;
+        if (a.slots) {
+            const void *w =
+                mt_tables_read_at(t,
+                                  a.slots + (counts ? D(live_cap_offset) : D(live_log2cap_offset)),
+                                  8);
+            if (!w)
+                continue; /* a retired mapping may be gone by now */
+            memcpy(&word, w, 8);
+            if (word == 0)
+                continue; /* retired: its pages read as zeros */
+            if (!counts && word >= 40)
+                return FAIL(CORRUPT "live shard %zu: log2 capacity %" PRIu64 ")", n, word), -1;
+            cap = counts ? word : (uint64_t)1 << word;
         }
-        uint64_t word, cap;
-        const void *w =
-            mt_tables_read_at(t, a.slots + (counts ? D(live_cap_offset) : D(live_log2cap_offset)),
-                              8);
-        if (!w)
-            continue; /* a retired mapping may be gone by now */
-        memcpy(&word, w, 8);
-        if (word == 0)
-            continue; /* retired: its pages read as zeros */
-        if (!counts && word >= 40)
-            return FAIL(CORRUPT "live shard %zu: log2 capacity %" PRIu64 ")", n, word), -1;
-        cap = counts ? word : (uint64_t)1 << word;
-        if (cap > MAX_LIVE_CAP || a.count > cap)
-            return FAIL(CORRUPT "live shard %zu: capacity %" PRIu64 ", %" PRIu64 " records)", n,
-                        cap, a.count),
+        if (cap > MAX_LIVE_CAP || a.count > cap || a.side_n > MAX_LIVE_CAP)
+            return FAIL(CORRUPT "live shard %zu: capacity %" PRIu64 ", %" PRIu64
+                                " records, %" PRIu64 " side records)",
+                        n, cap, a.count, a.side_n),
                    -1;
-        size_t bytes = (size_t)(cap * es);
+        size_t main_bytes = (size_t)(cap * es), bytes = main_bytes + (size_t)(a.side_n * rs);
         if (!room(&l->raw[0], &l->raw_cap[0], bytes) || !room(&l->raw[1], &l->raw_cap[1], bytes))
             return FAIL("no memory for a live shard of %" PRIu64 " slots", cap), -1;
-        if (l->cap < cap) {
-            mt_tables_entry *e = realloc(l->e, cap * sizeof *e);
+        if (l->cap < cap + a.side_n) {
+            mt_tables_entry *e = realloc(l->e, (cap + a.side_n) * sizeof *e);
             if (!e)
                 return FAIL("no memory for the live table's records"), -1;
             l->e = e;
-            l->cap = cap;
+            l->cap = cap + a.side_n;
         }
         uint64_t base = a.slots + D(live_entries_offset);
-        if (!copy_range(t, l->raw[0], base, bytes) || !copy_range(t, l->raw[1], base, bytes))
+        uint64_t side = a.side + D(live_side_entries_offset);
+        if (cap && (!copy_range(t, l->raw[0], base, main_bytes) ||
+                    !copy_range(t, l->raw[1], base, main_bytes)))
+            continue;
+        if (a.side_n && (!copy_range(t, l->raw[0] + main_bytes, side, bytes - main_bytes) ||
+                         !copy_range(t, l->raw[1] + main_bytes, side, bytes - main_bytes)))
             continue;
         if (!read_head(t, n, &b))
             return -1;
-        if (b.lock || b.slots != a.slots)
+        if (b.lock || b.slots != a.slots || b.side != a.side)
             continue;
+        read_any = true;
         last_cap = cap;
+        last_side = a.side_n < b.side_n ? a.side_n : b.side_n;
         /* Exact: nothing changed from the first read of the head to the
          * last, as far as a reader can tell. */
-        if (b.count == a.count && memcmp(l->raw[0], l->raw[1], bytes) == 0 &&
-            runs_in_order(t, l->raw[0], cap) && keep_records(t, l, cap, true) == a.count)
+        if (b.count == a.count && b.side_n == a.side_n &&
+            (!bytes || memcmp(l->raw[0], l->raw[1], bytes) == 0) &&
+            (!cap || runs_in_order(t, l->raw[0], cap)) &&
+            keep_records(t, l, cap, a.side_n, true) == a.count)
             return 1;
     }
-    if (!last_cap)
+    if (!read_any)
         return 0;
     /* Changing under every read: the records both copies of the last
      * read agree on, each where a probe finds it; those in flux are left
      * out. */
-    keep_records(t, l, last_cap, false);
+    keep_records(t, l, last_cap, last_side, false);
     return 2;
 }
 

@@ -66,6 +66,12 @@ static void publish_live(struct memtrace_state *s)
     s->entry_thread_bits = MT_ENTRY_THREAD_BITS;
     s->entry_seq_bits = MT_ENTRY_SEQ_BITS;
     s->live_cap_offset = live.cap_offset;
+    s->live_slot_size = MT_LIVE_SLOT_SIZE;
+    s->live_slot_ptr_bits = MT_LIVE_SLOT_PTR_BITS;
+    s->live_slot_size_low = MT_LIVE_SLOT_SIZE_LOW;
+    s->live_side_offset = live.side_offset;
+    s->live_side_count_offset = live.side_count_offset;
+    s->live_side_entries_offset = live.side_entries_offset;
 }
 
 /* The stack store's chunks. */

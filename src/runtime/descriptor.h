@@ -9,9 +9,12 @@
 #include <stdint.h>
 
 #define MT_STATE_MAGIC "MEMTRACE"
-#define MT_STATE_VERSION 1
+#define MT_STATE_VERSION 2
 
-/* Version 1. Every field after the header is a 64-bit word, so a reader
+/* Version 2: the live table's slots are packed in 24 bytes (live_slot_*
+ * at the end; version 1's were entries of entry_size bytes, which a
+ * reader of version 2 refuses, and a reader of version 1 refuses
+ * version 2). Every field after the header is a 64-bit word, so a reader
  * needs no C struct rules: word i is at byte 16 + 8 * i. Addresses are in
  * the traced process. Offsets and sizes are in bytes unless said. A reader
  * must check magic (written last) and version, and may rely on size to
@@ -34,6 +37,8 @@ struct memtrace_state {
     uint64_t live_lock_offset, live_count_offset, live_slots_offset;
     uint64_t live_log2cap_offset, live_entries_offset;
     uint64_t live_hash_shift, live_hash_multiplier;
+    /* A whole record (a shard's side records, live_side_* at the end): its
+     * fields' offsets within entry_size bytes. */
     uint64_t entry_size, entry_ptr, entry_size_field, entry_seq, entry_stack, entry_thread;
 
     /* Stack store: stack_chunks is an array of stack_max_chunks pointers to
@@ -203,6 +208,20 @@ struct memtrace_state {
      * memtrace_register_root_region named, {lo, hi}. */
     uint64_t client_ignored, client_ignored_max, client_ignored_count;
     uint64_t client_roots, client_roots_max, client_roots_count;
+    /* The live table's slots (version 2): live_slot_size bytes, three
+     * 64-bit words. Word 0: the address in its low live_slot_ptr_bits bits
+     * (0: an empty slot), the size >> live_slot_size_low above them; word
+     * 8: the seq word (as entry_seq's); word 16: the stack id in its low
+     * 32 bits, the thread word (as entry_thread's) above them, the size's
+     * low live_slot_size_low bits at the top. A record that does not fit
+     * (its size or address too large) is one of its shard's side records:
+     * the pointer at live_side_offset in the shard (0: none) is a mapping
+     * whose records, whole (entry_size bytes, the entry_* offsets), start
+     * live_side_entries_offset bytes in, the first N in use, N the 64-bit
+     * word at live_side_count_offset in the shard, in no order. The
+     * shard's count (live_count_offset) counts its slots alone. */
+    uint64_t live_slot_size, live_slot_ptr_bits, live_slot_size_low;
+    uint64_t live_side_offset, live_side_count_offset, live_side_entries_offset;
 };
 
 /* Fills in memtrace_state. Called once from the tracer's initialisation,

@@ -5,7 +5,9 @@
  *
  * Invariants, per shard, whenever its lock is free:
  * - every live block the program owns and memtrace recorded is in exactly
- *   one slot, of the shard shard_of names (live_table.h);
+ *   one slot (24 bytes, packed: see slot) or, if its record does not pack,
+ *   one side record, of the shard shard_of names (live_table.h); count
+ *   counts the slots in use, side_count the side records;
  * - count <= cap * MAX_LOAD_NUM / MAX_LOAD_DEN, INITIAL_CAP <= cap <=
  *   MAX_CAP (any count: a shard grows by a quarter, see grow);
  * - no empty slot lies between a record's home slot and its slot (what
@@ -21,11 +23,10 @@
  * address space only, less in all than the live mapping.
  *
  * Words read without the lock (mt_atomic): a shard's slots pointer, cap,
- * count and bytes, and mapped_bytes; the lock holder alone writes the
- * first four and reads them relaxed. The entries themselves are plain: a reader
- * without the lock reads them only while the holder looks stopped, so a
- * torn entry (the holder was merely slow) is possible and the report says
- * its answer may be stale. */
+ * count and bytes, its side pointer and side_count, and mapped_bytes; the
+ * lock holder alone writes all but the last and reads them relaxed. The entries themselves are
+ * plain: a reader without the lock reads them only while the holder looks stopped, so a torn entry
+ * (the holder was merely slow) is possible and the report says its answer may be stale. */
 #include "store/live_table.h"
 
 #include "base/atomic.h"
@@ -35,23 +36,24 @@
 
 #include <sys/mman.h>
 
-/* The first mapping of a shard: one page (the header and 127 entries of
- * 32 bytes). A shard is made at its first insert, and a sampled run that
+/* The first mapping of a shard: one page (the header and 169 slots of
+ * 24 bytes). A shard is made at its first insert, and a sampled run that
  * holds a few hundred blocks spread over the shards of its heap's regions
  * touches only these first pages: every page more here costs one page per
  * shard in use (a second page cost churn 180 KiB, sampled). */
 #define INITIAL_BYTES 4096
-#define INITIAL_CAP ((INITIAL_BYTES - sizeof(struct slots)) / sizeof(mt_live_entry))
+#define INITIAL_CAP ((INITIAL_BYTES - sizeof(struct slots)) / sizeof(slot))
 /* The most records a shard holds per slot before it grows: 4/5. A shard
  * grows by a quarter (GROW_NUM / GROW_DEN of its mapping, in whole pages),
  * not by doubling, so its load runs from 64% to 80%: the mapping is 40 to
- * 50 bytes per record (doubling: 40 to 80, which the peak of a program
- * whose count just crossed a threshold pays in full). Each record is then
+ * 37.5 bytes per record (doubling: 30 to 60, which the peak of a program
+ * whose count just crossed a threshold pays in full; with 32-byte slots it
+ * was 40 to 50). Each record is then
  * copied about 4 times over a shard's growth instead of once: a sequential
  * read and a scattered write per copy, rare next to the inserts. An insert
  * probes 4.2 slots on average (linear probing's 1/2 + 1/(2 * (1 -
- * load)^2)), 13 at the top: more entries of the lines it mostly reads
- * already (two entries a line). */
+ * load)^2)), 13 at the top: more slots of the lines it mostly reads
+ * already (2.7 slots a line). */
 #define MAX_LOAD_NUM 4
 #define MAX_LOAD_DEN 5
 #define GROW_NUM 5
@@ -59,24 +61,82 @@
 /* The readers' bound (tools/tables.c); far past any mapping that succeeds. */
 #define MAX_CAP ((size_t)1 << 40)
 
+/* A slot: a record packed in 24 bytes (live_table.h's MT_LIVE_SLOT_*;
+ * the state descriptor's live_slot_* words say the same to readers out
+ * of process): w0 the address in its low MT_LIVE_SLOT_PTR_BITS bits and
+ * the size's high bits above them; seq_word as mt_live_entry's; w2 the
+ * stack id in its low 32 bits, the thread word (thread | kind) above
+ * them and the size's low MT_LIVE_SLOT_SIZE_LOW bits at the top. A slot
+ * is empty iff w0 is 0 (a record's address is never 0). */
+typedef struct {
+    uint64_t w0, seq_word, w2;
+} slot;
+#define PTR_MASK ((UINT64_C(1) << MT_LIVE_SLOT_PTR_BITS) - 1)
+#define LOW_MASK ((UINT64_C(1) << MT_LIVE_SLOT_SIZE_LOW) - 1)
+#define SIZE_BITS (64 - MT_LIVE_SLOT_PTR_BITS + MT_LIVE_SLOT_SIZE_LOW)
+#define THREAD_WORD_BITS (64 - 32 - MT_LIVE_SLOT_SIZE_LOW)
+_Static_assert(sizeof(slot) == MT_LIVE_SLOT_SIZE, "the descriptor's live_slot_size");
+_Static_assert(MT_ENTRY_THREAD_BITS + 2 <= THREAD_WORD_BITS, "every thread word packs");
+
+static inline uintptr_t slot_ptr(const slot *x)
+{
+    return x->w0 & PTR_MASK;
+}
+
+/* Whether E fits a slot: false for a block of 2^SIZE_BITS bytes (8 MiB)
+ * or more, or at an address of 2^MT_LIVE_SLOT_PTR_BITS or more (none that
+ * x86-64's 4-level page tables map; a program's own pool up there, with
+ * 5 levels): those go to the shard's side records. */
+static inline bool packs(const mt_live_entry *e)
+{
+    return (e->ptr >> MT_LIVE_SLOT_PTR_BITS | e->size >> SIZE_BITS |
+            (uint64_t)e->thread >> THREAD_WORD_BITS) == 0;
+}
+
+static inline slot pack(const mt_live_entry *e)
+{
+    return (slot){ e->ptr | (e->size >> MT_LIVE_SLOT_SIZE_LOW) << MT_LIVE_SLOT_PTR_BITS,
+                   e->seq_word,
+                   e->stack | (uint64_t)e->thread << 32 |
+                       (e->size & LOW_MASK) << (64 - MT_LIVE_SLOT_SIZE_LOW) };
+}
+
+static inline void unpack(const slot *x, mt_live_entry *e)
+{
+    e->ptr = x->w0 & PTR_MASK;
+    e->size = (x->w0 >> MT_LIVE_SLOT_PTR_BITS) << MT_LIVE_SLOT_SIZE_LOW |
+              x->w2 >> (64 - MT_LIVE_SLOT_SIZE_LOW);
+    e->seq_word = x->seq_word;
+    e->stack = (uint32_t)x->w2;
+    e->thread = (uint32_t)(x->w2 >> 32) & (((uint32_t)1 << THREAD_WORD_BITS) - 1);
+}
+
 /* A mapping of slots: cap is written before the mapping is published and
  * never again (a retired mapping reads 0); every access goes through the
  * atomic macros, relaxed, since the publication orders it. The header is
- * padded to one entry so that entries start 32-byte aligned in the
- * page-aligned mapping: none straddles two cache lines. cap is not the
- * first word, so that the state descriptor's live_cap_offset, nonzero,
- * also says that capacities are counts (descriptor.h). */
+ * one slot. Slots are 24 bytes: one in four straddles two cache lines
+ * (prefetch_run fetches both). cap is not the first word, so that the
+ * state descriptor's live_cap_offset, nonzero, also says that capacities
+ * are counts (descriptor.h). */
 struct slots {
     size_t unused;
     size_t cap;
-    size_t pad[sizeof(mt_live_entry) / sizeof(size_t) - 2];
-    mt_live_entry e[];
+    size_t pad;
+    slot e[];
 };
 _Static_assert(offsetof(struct slots, cap) != 0, "live_cap_offset: nonzero");
-_Static_assert(offsetof(struct slots, e) % sizeof(mt_live_entry) == 0 &&
-                   (sizeof(mt_live_entry) & (sizeof(mt_live_entry) - 1)) == 0 &&
-                   MT_CACHELINE % sizeof(mt_live_entry) == 0,
-               "no entry crosses a cache line");
+_Static_assert(offsetof(struct slots, e) == sizeof(slot), "the header is one slot");
+
+/* A shard's side records, the few that do not pack (packs): whole
+ * mt_live_entry records, the first count of cap in use, in no order.
+ * cap is written before the mapping is published and never again. */
+struct side {
+    size_t unused;
+    size_t cap;
+    size_t pad[2];
+    mt_live_entry e[];
+};
+_Static_assert(offsetof(struct side, e) == sizeof(mt_live_entry), "the header is one record");
 
 struct shard {
     mt_lock lock;
@@ -96,6 +156,12 @@ struct shard {
      * lock use it only to aim a prefetch (mt_live_prefetch); they read the
      * mapping's own (see above). */
     mt_atomic(size_t) cap;
+    /* The side records (struct side), NULL before the first; published
+     * with release as slots is. side_count: how many, read without the
+     * lock as count is (an insert or remove looks at the side records
+     * only when it is nonzero). */
+    mt_atomic(struct side *) side;
+    mt_atomic(size_t) side_count;
 } __attribute__((aligned(MT_CACHELINE)));
 
 static struct shard shards[MT_LIVE_SHARDS];
@@ -105,6 +171,9 @@ static mt_atomic(size_t) mapped_bytes;
 /* The debugger reads these words as plain integers and pointers. */
 _Static_assert(sizeof(mt_atomic(size_t)) == sizeof(size_t) &&
                    _Alignof(mt_atomic(size_t)) == _Alignof(size_t),
+               "the state descriptor's shard layout");
+_Static_assert(sizeof(mt_atomic(struct side *)) == sizeof(void *) &&
+                   _Alignof(mt_atomic(struct side *)) == _Alignof(void *),
                "the state descriptor's shard layout");
 _Static_assert(sizeof(mt_atomic(struct slots *)) == sizeof(void *) &&
                    _Alignof(mt_atomic(struct slots *)) == _Alignof(void *),
@@ -137,9 +206,12 @@ static inline size_t next_slot(size_t i, size_t cap)
     return i + 1 == cap ? 0 : i + 1;
 }
 
+/* The bytes of a mapping of CAP slots, in whole pages (grow chooses CAP
+ * to fill them). */
 static size_t slots_bytes(size_t cap)
 {
-    return sizeof(struct slots) + cap * sizeof(mt_live_entry);
+    size_t page = mt_os_page_size();
+    return (sizeof(struct slots) + cap * sizeof(slot) + page - 1) / page * page;
 }
 
 /* For the lock holder: the capacity of SH's live mapping, from the shard's
@@ -166,7 +238,7 @@ static size_t readable_cap(const struct slots *s)
 static size_t find_slot(const struct slots *s, size_t cap, uintptr_t ptr, uint64_t h)
 {
     for (size_t i = home_of(h, cap), n = 0; n < cap; i = next_slot(i, cap), n++) {
-        uintptr_t p = s->e[i].ptr;
+        uintptr_t p = slot_ptr(&s->e[i]);
         if (p == ptr)
             return i;
         if (p == 0)
@@ -181,10 +253,12 @@ static inline __attribute__((always_inline)) mt_live_entry put(struct slots *s, 
                                                                const mt_live_entry *e, uint64_t h)
 {
     size_t i = home_of(h, cap);
-    while (s->e[i].ptr != 0 && s->e[i].ptr != e->ptr)
+    while (s->e[i].w0 != 0 && slot_ptr(&s->e[i]) != e->ptr)
         i = next_slot(i, cap);
-    mt_live_entry old = s->e[i];
-    s->e[i] = *e;
+    mt_live_entry old = { 0 };
+    if (s->e[i].w0)
+        unpack(&s->e[i], &old);
+    s->e[i] = pack(e);
     return old;
 }
 
@@ -275,7 +349,7 @@ static MT_COLD struct slots *grow(struct shard *sh)
         size_t page = mt_os_page_size();
         bytes = (slots_bytes(old_cap) / GROW_DEN * GROW_NUM + page - 1) / page * page;
     }
-    size_t cap = (bytes - sizeof(struct slots)) / sizeof(mt_live_entry);
+    size_t cap = (bytes - sizeof(struct slots)) / sizeof(slot);
     if (cap > MAX_CAP)
         return NULL;
     struct slots *s = map_slots(slots_bytes(cap));
@@ -283,8 +357,12 @@ static MT_COLD struct slots *grow(struct shard *sh)
         return NULL;
     mt_atomic_store_relaxed(&s->cap, cap);
     for (size_t i = 0; i < old_cap; i++)
-        if (old->e[i].ptr)
-            put(s, cap, &old->e[i], hash_ptr(old->e[i].ptr));
+        if (old->e[i].w0) {
+            size_t j = home_of(hash_ptr(slot_ptr(&old->e[i])), cap);
+            while (s->e[j].w0 != 0)
+                j = next_slot(j, cap);
+            s->e[j] = old->e[i];
+        }
     /* Pairs with the acquire loads in mt_live_find and
      * mt_live_find_around. */
     mt_atomic_store_release(&sh->slots, s);
@@ -304,7 +382,7 @@ static MT_COLD struct slots *grow(struct shard *sh)
  * (as many): one line alone left the next a miss the remove waited on.
  * Past the mapping's end the fetch is of nothing, which a prefetch may
  * do. */
-static inline void prefetch_run(const mt_live_entry *e)
+static inline void prefetch_run(const slot *e)
 {
     __builtin_prefetch(e, 1);
     __builtin_prefetch((const char *)e + MT_CACHELINE, 1);
@@ -323,38 +401,17 @@ void mt_live_prefetch(uintptr_t ptr)
         prefetch_run(&s->e[home_of(h, cap)]);
 }
 
-bool mt_live_insert(const mt_live_entry *e)
-{
-    uint64_t h = hash_ptr(e->ptr);
-    struct shard *sh = shard_of(e->ptr, h);
-    mt_lock_acquire(&sh->lock);
-    struct slots *s = mt_atomic_load_relaxed(&sh->slots);
-    size_t count = mt_atomic_load_relaxed(&sh->count);
-    if (MT_UNLIKELY(!s || (count + 1) * MAX_LOAD_DEN > MAX_LOAD_NUM * cap_of(sh)))
-        s = grow(sh);
-    if (MT_LIKELY(s != NULL)) {
-        mt_live_entry old = put(s, cap_of(sh), e, h);
-        count += old.ptr == 0;
-        MT_ASSERT(count * MAX_LOAD_DEN <= MAX_LOAD_NUM * cap_of(sh));
-        mt_atomic_store_relaxed(&sh->count, count);
-        mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) + e->size -
-                                                (old.ptr ? old.size : 0));
-    }
-    mt_lock_release(&sh->lock);
-    return s != NULL;
-}
-
-/* Backward-shift deletion of slot I. */
 /* The cyclic distance from slot A forward to slot B in a table of CAP. */
 static inline size_t ahead(size_t a, size_t b, size_t cap)
 {
     return b >= a ? b - a : b + cap - a;
 }
 
+/* Backward-shift deletion of slot I. */
 static void erase(struct slots *s, size_t cap, size_t i)
 {
     for (size_t j = next_slot(i, cap);; j = next_slot(j, cap)) {
-        uintptr_t p = s->e[j].ptr;
+        uintptr_t p = slot_ptr(&s->e[j]);
         if (p == 0)
             break;
         size_t k = home_of(hash_ptr(p), cap);
@@ -364,7 +421,158 @@ static void erase(struct slots *s, size_t cap, size_t i)
             i = j;
         }
     }
-    s->e[i].ptr = 0;
+    s->e[i].w0 = 0;
+}
+
+/* ---- side records: a shard's records that do not pack, few (blocks of
+ * 8 MiB or more), so kept in an array searched from end to end. */
+
+/* For a reader that may not hold the lock: the side records of SH in
+ * *E and their number, read once, bounded by the mapping's own cap (0
+ * from a retired mapping). */
+static size_t side_records(const struct shard *sh, const mt_live_entry **e)
+{
+    /* Pairs with the release in side_grow. */
+    const struct side *sd = mt_atomic_load_acquire(&sh->side);
+    size_t n = mt_atomic_load_relaxed(&sh->side_count);
+    size_t cap = sd ? mt_atomic_load_relaxed(&sd->cap) : 0;
+    *e = sd ? sd->e : NULL;
+    return n < cap ? n : cap;
+}
+
+static size_t side_find(const struct shard *sh, uintptr_t ptr)
+{
+    const struct side *sd = mt_atomic_load_relaxed(&sh->side);
+    size_t n = mt_atomic_load_relaxed(&sh->side_count);
+    for (size_t i = 0; i < n; i++)
+        if (sd->e[i].ptr == ptr)
+            return i;
+    return SIZE_MAX;
+}
+
+/* Under the lock: removes the side record of PTR into *OUT (and its size
+ * from the shard's bytes); false if there is none. */
+static MT_COLD bool side_take(struct shard *sh, uintptr_t ptr, mt_live_entry *out)
+{
+    MT_ASSERT(mt_lock_is_mine(&sh->lock));
+    size_t i = side_find(sh, ptr);
+    if (i == SIZE_MAX)
+        return false;
+    struct side *sd = mt_atomic_load_relaxed(&sh->side);
+    size_t n = mt_atomic_load_relaxed(&sh->side_count);
+    *out = sd->e[i];
+    sd->e[i] = sd->e[n - 1];
+    sd->e[n - 1].ptr = 0;
+    mt_atomic_store_relaxed(&sh->side_count, n - 1);
+    mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) - out->size);
+    return true;
+}
+
+/* Under the lock: side records with room for one more, or NULL. Doubles,
+ * from one page; the old mapping is retired as grow retires slots. */
+static MT_COLD struct side *side_grow(struct shard *sh)
+{
+    struct side *old = mt_atomic_load_relaxed(&sh->side);
+    size_t n = mt_atomic_load_relaxed(&sh->side_count);
+    size_t old_cap = old ? mt_atomic_load_relaxed(&old->cap) : 0;
+    if (old && n < old_cap)
+        return old;
+    size_t bytes = old ? 2 * (sizeof(struct side) + old_cap * sizeof(mt_live_entry))
+                       : mt_os_page_size();
+    struct side *sd = mt_os_map(bytes, "live table");
+    if (!sd)
+        return NULL;
+    size_t cap = (bytes - sizeof(struct side)) / sizeof(mt_live_entry);
+    mt_atomic_store_relaxed(&sd->cap, cap);
+    for (size_t i = 0; i < n; i++)
+        sd->e[i] = old->e[i];
+    /* Pairs with the acquire load in side_records. */
+    mt_atomic_store_release(&sh->side, sd);
+    mt_atomic_add_relaxed(&mapped_bytes, bytes);
+    if (old) {
+        size_t old_bytes = sizeof(struct side) + old_cap * sizeof(mt_live_entry);
+        mt_os_retire(old, old_bytes);
+        mt_atomic_sub_relaxed(&mapped_bytes, old_bytes);
+    }
+    return sd;
+}
+
+/* Under the lock: records E, which does not pack, replacing any record of
+ * its address (a side record or a slot). */
+static MT_COLD bool side_insert(struct shard *sh, const mt_live_entry *e, uint64_t h)
+{
+    mt_live_entry old = { 0 };
+    if (!side_take(sh, e->ptr, &old)) {
+        struct slots *s = mt_atomic_load_relaxed(&sh->slots);
+        size_t cap = s ? cap_of(sh) : 0;
+        size_t i = s ? find_slot(s, cap, e->ptr, h) : SIZE_MAX;
+        if (i != SIZE_MAX) {
+            unpack(&s->e[i], &old);
+            erase(s, cap, i);
+            mt_atomic_store_relaxed(&sh->count, mt_atomic_load_relaxed(&sh->count) - 1);
+            mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) - old.size);
+        }
+    }
+    struct side *sd = side_grow(sh);
+    if (!sd)
+        return false;
+    size_t n = mt_atomic_load_relaxed(&sh->side_count);
+    sd->e[n] = *e;
+    mt_atomic_store_relaxed(&sh->side_count, n + 1);
+    mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) + e->size);
+    return true;
+}
+
+/* Zeroes the scratch registers packing used: a slot's first word is the
+ * block's address itself for a block under 64 bytes, and the compiler
+ * keeps it in a caller-saved register, which would then still hold the
+ * address when malloc returns to a program that has dropped it: a leak
+ * check reads the registers of a stopped thread as roots and would call
+ * the block reachable. */
+static inline __attribute__((always_inline)) void scrub_scratch(void)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("xor %%r8d, %%r8d\n\txor %%r9d, %%r9d\n\txor %%r10d, %%r10d\n\t"
+                     "xor %%r11d, %%r11d"
+                     :
+                     :
+                     : "r8", "r9", "r10", "r11");
+#endif
+}
+
+bool mt_live_insert(const mt_live_entry *e)
+{
+    uint64_t h = hash_ptr(e->ptr);
+    struct shard *sh = shard_of(e->ptr, h);
+    mt_lock_acquire(&sh->lock);
+    if (MT_UNLIKELY(!packs(e))) {
+        bool ok = side_insert(sh, e, h);
+        mt_lock_release(&sh->lock);
+        return ok;
+    }
+    struct slots *s = mt_atomic_load_relaxed(&sh->slots);
+    size_t count = mt_atomic_load_relaxed(&sh->count);
+    if (MT_UNLIKELY(!s || (count + 1) * MAX_LOAD_DEN > MAX_LOAD_NUM * cap_of(sh)))
+        s = grow(sh);
+    if (MT_LIKELY(s != NULL)) {
+        mt_live_entry old = put(s, cap_of(sh), e, h);
+        if (old.ptr == 0) {
+            count++;
+            /* A side record of the same address (its free unseen) goes:
+             * side_take takes its size off the shard's bytes. */
+            if (MT_UNLIKELY(mt_atomic_load_relaxed(&sh->side_count) != 0)) {
+                mt_live_entry gone;
+                side_take(sh, e->ptr, &gone);
+            }
+        }
+        MT_ASSERT(count * MAX_LOAD_DEN <= MAX_LOAD_NUM * cap_of(sh));
+        mt_atomic_store_relaxed(&sh->count, count);
+        mt_atomic_store_relaxed(&sh->bytes, mt_atomic_load_relaxed(&sh->bytes) + e->size -
+                                                (old.ptr ? old.size : 0));
+    }
+    mt_lock_release(&sh->lock);
+    scrub_scratch();
+    return s != NULL;
 }
 
 bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
@@ -377,14 +585,21 @@ bool mt_live_remove(uintptr_t ptr, mt_live_entry *out)
     size_t i = s ? find_slot(s, cap, ptr, h) : SIZE_MAX;
     bool found = i != SIZE_MAX;
     if (found) {
+        mt_live_entry got;
+        unpack(&s->e[i], &got);
         if (out)
-            *out = s->e[i];
+            *out = got;
         uint64_t bytes = mt_atomic_load_relaxed(&sh->bytes);
         size_t count = mt_atomic_load_relaxed(&sh->count);
-        MT_ASSERT(count > 0 && bytes >= s->e[i].size);
-        mt_atomic_store_relaxed(&sh->bytes, bytes - s->e[i].size);
+        MT_ASSERT(count > 0 && bytes >= got.size);
+        mt_atomic_store_relaxed(&sh->bytes, bytes - got.size);
         erase(s, cap, i);
         mt_atomic_store_relaxed(&sh->count, count - 1);
+    } else if (MT_UNLIKELY(mt_atomic_load_relaxed(&sh->side_count) != 0)) {
+        mt_live_entry got;
+        found = side_take(sh, ptr, &got);
+        if (found && out)
+            *out = got;
     }
     mt_lock_release(&sh->lock);
     return found;
@@ -411,11 +626,21 @@ bool mt_live_find(uintptr_t ptr, mt_live_entry *out, bool *unlocked)
     const struct slots *s = mt_atomic_load_acquire(&sh->slots);
     size_t cap = readable_cap(s);
     size_t i = cap ? find_slot(s, cap, ptr, h) : SIZE_MAX;
-    if (i != SIZE_MAX)
-        *out = s->e[i];
+    bool found = i != SIZE_MAX;
+    if (found) {
+        unpack(&s->e[i], out);
+    } else {
+        const mt_live_entry *side;
+        size_t n = side_records(sh, &side);
+        for (size_t k = 0; k < n && !found; k++)
+            if (side[k].ptr == ptr) {
+                *out = side[k];
+                found = true;
+            }
+    }
     if (locked)
         mt_lock_release(&sh->lock);
-    return i != SIZE_MAX;
+    return found;
 }
 
 /* FN for every record of SH, whose lock the caller holds (or gave up
@@ -427,8 +652,18 @@ static void each_in_shard(const struct shard *sh, void (*fn)(const mt_live_entry
     const struct slots *s = mt_atomic_load_acquire(&sh->slots);
     size_t cap = readable_cap(s);
     for (size_t i = 0; i < cap; i++)
-        if (s->e[i].ptr != 0)
-            fn(&s->e[i], ctx);
+        if (s->e[i].w0 != 0) {
+            mt_live_entry e;
+            unpack(&s->e[i], &e);
+            fn(&e, ctx);
+        }
+    const mt_live_entry *side;
+    size_t n = side_records(sh, &side);
+    for (size_t k = 0; k < n; k++)
+        if (side[k].ptr != 0) {
+            mt_live_entry e = side[k];
+            fn(&e, ctx);
+        }
 }
 
 void mt_live_foreach(void (*fn)(const mt_live_entry *e, void *ctx), void *ctx, bool *unlocked)
@@ -485,7 +720,8 @@ size_t mt_live_count(void)
 {
     size_t n = 0;
     for (unsigned i = 0; i < MT_LIVE_SHARDS; i++)
-        n += mt_atomic_load_relaxed(&shards[i].count);
+        n += mt_atomic_load_relaxed(&shards[i].count) +
+             mt_atomic_load_relaxed(&shards[i].side_count);
     return n;
 }
 
@@ -512,6 +748,9 @@ void mt_live_describe(mt_live_layout *out)
         .slots_offset = offsetof(struct shard, slots),
         .cap_offset = offsetof(struct slots, cap),
         .entries_offset = offsetof(struct slots, e),
+        .side_offset = offsetof(struct shard, side),
+        .side_count_offset = offsetof(struct shard, side_count),
+        .side_entries_offset = offsetof(struct side, e),
     };
 }
 

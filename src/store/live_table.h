@@ -63,6 +63,17 @@ static inline uint32_t mt_entry_thread_word(uint64_t thread, unsigned kind)
     return mt_thread_wrap(thread) | (uint32_t)kind << MT_ENTRY_THREAD_BITS;
 }
 
+/* The table keeps a record in a 24-byte slot (live_table.c): the address
+ * in MT_LIVE_SLOT_PTR_BITS bits, the size in the 17 bits above them and
+ * MT_LIVE_SLOT_SIZE_LOW bits of the third word, so a size below 2^23. A
+ * record that does not fit (a block of 8 MiB or more, an address of
+ * 2^47 or more) is kept whole, an mt_live_entry, among its shard's side
+ * records. Published to readers outside the process (the state
+ * descriptor's live_slot_* and live_side_* words). */
+#define MT_LIVE_SLOT_SIZE 24
+#define MT_LIVE_SLOT_PTR_BITS 47
+#define MT_LIVE_SLOT_SIZE_LOW 6
+
 /* Shards: MT_LIVE_SHARDS, each with its own lock. The shard of address P
  * is chosen by P's region (P >> MT_LIVE_REGION_SHIFT) and, within the
  * region's group of 1 << MT_LIVE_GROUP_BITS consecutive shards, by the
@@ -152,7 +163,9 @@ size_t mt_live_mapped_bytes(void);
 typedef struct {
     const void *shards;
     uint32_t shard_size, lock_offset, count_offset, slots_offset;
-    uint32_t cap_offset, entries_offset; /* within a slots mapping */
+    uint32_t cap_offset, entries_offset;     /* within a slots mapping */
+    uint32_t side_offset, side_count_offset; /* within a shard */
+    uint32_t side_entries_offset;            /* within a side mapping */
 } mt_live_layout;
 void mt_live_describe(mt_live_layout *out);
 

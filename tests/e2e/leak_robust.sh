@@ -3,7 +3,7 @@
 # The leak check where the program or its core works against it
 # (tests/progs/leak_robust.c), tracer build (the profiler too for a wild
 # write and exit from a worker):
-#  - a wild write into memtrace's live table (a size of 2^62, an address in
+#  - a wild write into memtrace's live table (the largest size a slot holds (8 MiB), an address in
 #    no mapping, an impossible stack id, a size over the next block): no
 #    crash, no hang, one "damaged entry" line naming the entry, the lost
 #    block still reported, status 23;

@@ -423,9 +423,9 @@ if [ -s "$core" ]; then
     same_summary "gdb: unreadable suppressions" "$work/gdb_supp_missing.out"
 
     # A damaged live table in a copy of the core: the descriptor's shard
-    # bits (the third word after "MEMTRACE", version 1) made 99.
+    # bits (the third word after "MEMTRACE", version 2) made 99.
     cp "$core" "$work/damaged.core"
-    at_magic=$(grep -obUaP 'MEMTRACE\x01\x00\x00\x00' "$work/damaged.core" | head -1 | cut -d: -f1)
+    at_magic=$(grep -obUaP 'MEMTRACE\x02\x00\x00\x00' "$work/damaged.core" | head -1 | cut -d: -f1)
     if [ -n "$at_magic" ]; then
         printf '\x63' | dd of="$work/damaged.core" bs=1 seek=$((at_magic + 32)) conv=notrunc status=none
         (cd "$work" && timeout 120 gdb -q -batch -nx "$prog" "$work/damaged.core" -ex "source $helper" \

@@ -51,7 +51,7 @@ many-odd-freed-by-thread live 0/0 bytes 0/0" "$(grep -E '^many-' "$work/many")"
 # "hg"): memtrace maps the tables as it did.
 if [ -e /sys/kernel/mm/transparent_hugepage/enabled ]; then
     check "a million blocks: the grown tables advised for huge pages" \
-        "many huge-advised table of 30 MiB or more: yes" "$(grep '^many huge' "$work/many")"
+        "many huge-advised table of 22 MiB or more: yes" "$(grep '^many huge' "$work/many")"
 else
     pass "a million blocks: the grown tables advised for huge pages (SKIP: no THP in this kernel)"
 fi

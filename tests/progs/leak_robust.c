@@ -36,7 +36,13 @@ static void *kept[2];
 static volatile int sink;
 static int pipe_fds[2];
 
-/* The live table entry of block P, or NULL. */
+/* The mask of a slot's address bits (descriptor.h's live_slot_ptr_bits). */
+static uint64_t ptr_mask(const struct memtrace_state *st)
+{
+    return ((uint64_t)1 << st->live_slot_ptr_bits) - 1;
+}
+
+/* The live table slot of block P, or NULL. */
 static char *entry_of(void *p)
 {
     const struct memtrace_state *st = dlsym(RTLD_DEFAULT, "memtrace_state");
@@ -56,10 +62,10 @@ static char *entry_of(void *p)
     char *entries = slots + st->live_entries_offset;
     uint64_t i = (uint64_t)(((unsigned __int128)(h << g) * cap) >> 64);
     for (uint64_t probed = 0; probed < cap; probed++, i = i + 1 == cap ? 0 : i + 1) {
-        char *e = entries + i * st->entry_size;
+        char *e = entries + i * st->live_slot_size;
         uint64_t ptr;
-        memcpy(&ptr, e + st->entry_ptr, 8);
-        if (ptr == (uintptr_t)p)
+        memcpy(&ptr, e, 8);
+        if ((ptr & ptr_mask(st)) == (uintptr_t)p)
             return e;
         if (!ptr)
             return NULL;
@@ -81,21 +87,35 @@ static int smash(const char *how)
         return 2;
     }
     printf("@@ kept %p\n", kept[0]);
+    /* A slot (descriptor.h): word 0 the address and the size's high
+     * bits, word 16 the stack id in its low 32 bits and the size's low
+     * bits at the top. */
+    uint64_t w0, w2, pb = st->live_slot_ptr_bits, low = st->live_slot_size_low;
+    memcpy(&w0, e, 8);
+    memcpy(&w2, e + 16, 8);
     if (strcmp(how, "smash-huge") == 0) {
-        uint64_t size = (uint64_t)1 << 62;
-        memcpy(e + st->entry_size_field, &size, 8);
+        w0 |= ~ptr_mask(st); /* the most a slot holds: 8 MiB, past the heap */
+        w2 |= ~(uint64_t)0 << (64 - low);
+        memcpy(e, &w0, 8);
+        memcpy(e + 16, &w2, 8);
     } else if (strcmp(how, "smash-ptr") == 0) {
         uint64_t ptr = 0x7ff0deadbee0; /* in no mapping */
-        memcpy(e + st->entry_ptr, &ptr, 8);
+        w0 = (w0 & ~ptr_mask(st)) | ptr;
+        memcpy(e, &w0, 8);
         printf("@@ bad %#lx\n", (unsigned long)ptr);
     } else if (strcmp(how, "smash-stack") == 0) {
         uint32_t stack = 0xfffffff0u;
-        memcpy(e + st->entry_stack, &stack, 4);
+        memcpy(e + 16, &stack, 4);
     } else {
         uint64_t lo = (uintptr_t)kept[0] < (uintptr_t)kept[1] ? 0 : 1;
-        char *low = lo == 0 ? e : entry_of(kept[1]);
+        char *low_e = lo == 0 ? e : entry_of(kept[1]);
         uint64_t size = (uint64_t)((char *)kept[1 - lo] - (char *)kept[lo]) + 16;
-        memcpy(low + st->entry_size_field, &size, 8);
+        memcpy(&w0, low_e, 8);
+        memcpy(&w2, low_e + 16, 8);
+        w0 = (w0 & ptr_mask(st)) | (size >> low) << pb;
+        w2 = (w2 & (~(uint64_t)0 >> low)) | size << (64 - low);
+        memcpy(low_e, &w0, 8);
+        memcpy(low_e + 16, &w2, 8);
         printf("@@ low %p\n", kept[lo]);
     }
     fflush(stdout);

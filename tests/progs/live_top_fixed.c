@@ -40,6 +40,15 @@ __attribute__((noinline)) static void *make_large(void)
     return calloc(1, 4096); /* SITE:large */
 }
 
+/* The address in a slot (descriptor.h: the low live_slot_ptr_bits bits
+ * of its first word; 0: empty). */
+static uint64_t slot_ptr(const struct memtrace_state *d, const char *slot)
+{
+    uint64_t w0;
+    memcpy(&w0, slot, 8);
+    return w0 & (((uint64_t)1 << d->live_slot_ptr_bits) - 1);
+}
+
 /* The shard holding P's record: its header and slot, or 0. */
 static int find_record(const struct memtrace_state *d, uintptr_t p, char **shard, char **slot,
                        char **entries, uint64_t *cap)
@@ -53,10 +62,8 @@ static int find_record(const struct memtrace_state *d, uintptr_t p, char **shard
         memcpy(cap, slots + d->live_cap_offset, 8);
         char *e = slots + d->live_entries_offset;
         for (uint64_t j = 0; j < *cap; j++) {
-            uint64_t ptr;
-            memcpy(&ptr, e + j * d->entry_size + d->entry_ptr, 8);
-            if (ptr == p) {
-                *shard = sh, *slot = e + j * d->entry_size, *entries = e;
+            if (slot_ptr(d, e + j * d->live_slot_size) == p) {
+                *shard = sh, *slot = e + j * d->live_slot_size, *entries = e;
                 return 1;
             }
         }
@@ -87,15 +94,13 @@ int main(int argc, char **argv)
         }
         if (strcmp(mode, "torn") == 0) {
             /* After the end of the record's probe run: the first empty slot. */
-            uint64_t j = (uint64_t)(slot - entries) / d->entry_size;
+            uint64_t j = (uint64_t)(slot - entries) / d->live_slot_size;
             for (;;) {
                 j = j + 1 == cap ? 0 : j + 1;
-                uint64_t ptr;
-                memcpy(&ptr, entries + j * d->entry_size + d->entry_ptr, 8);
-                if (!ptr)
+                if (!slot_ptr(d, entries + j * d->live_slot_size))
                     break;
             }
-            memcpy(entries + j * d->entry_size, slot, d->entry_size);
+            memcpy(entries + j * d->live_slot_size, slot, d->live_slot_size);
         } else {
             int token = 1;
             memcpy(shard + d->live_lock_offset, &token, sizeof token);

@@ -131,8 +131,8 @@ static void many(size_t n)
         blocks[i] = take(sizes[i]);
     }
     show("many-allocated");
-    printf("many huge-advised table of 30 MiB or more: %s\n",
-           huge_advised_rss() >= (30ul << 20) ? "yes" : "no");
+    printf("many huge-advised table of 22 MiB or more: %s\n",
+           huge_advised_rss() >= (22ul << 20) ? "yes" : "no");
     for (size_t i = n & ~(size_t)1; i-- > 0;)
         if (i % 2 == 0)
             give(blocks[i], sizes[i]);

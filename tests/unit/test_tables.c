@@ -278,6 +278,15 @@ static void ring(struct memtrace_state *s)
 {
     s->freed_ring = 16;
 }
+/* A library of version 1: 32-byte entries where version 2 packs slots. */
+static void old_layout(struct memtrace_state *s)
+{
+    s->version = 1;
+}
+static void slot_size(struct memtrace_state *s)
+{
+    s->live_slot_size = 32;
+}
 
 Test(tables, a_damaged_descriptor_is_refused_with_its_reason)
 {
@@ -292,6 +301,10 @@ Test(tables, a_damaged_descriptor_is_refused_with_its_reason)
     cr_assert_str_eq(open_damaged(magic),
                      "memtrace_state looks corrupted (magic \"XEMTRACE\", not \"MEMTRACE\")");
     cr_assert_str_eq(open_damaged(size), "memtrace_state looks corrupted (size 8, less than 368)");
+    cr_assert_str_eq(open_damaged(old_layout),
+                     "memtrace_state has version 1; this helper reads version 2");
+    cr_assert_str_eq(open_damaged(slot_size),
+                     "memtrace_state looks corrupted (live_slot_size 32, not 24)");
 
     /* A ring at an unmapped address opens (the layout is plausible) and
      * fails when read, with no crash. */
@@ -306,4 +319,61 @@ Test(tables, a_damaged_descriptor_is_refused_with_its_reason)
     cr_assert_not(mt_tables_ring(&tables, &slots, &n));
     cr_assert_str_eq(mt_tables_error(&tables),
                      "memtrace_state looks corrupted (freed history at 0x10 unreadable)");
+}
+
+/* Records that do not fit a 24-byte slot (a block of 8 MiB or more, an
+ * address of 2^47 or more) are the shard's side records: the library and
+ * the reader out of process (stopped: shard_entries and find_exact;
+ * running: live_shard) give them as they give the others, and a record
+ * of the same address replaces one on either side. */
+Test(tables, records_that_do_not_pack_are_side_records)
+{
+    const uintptr_t high = ((uintptr_t)1 << 47) + 0x50;
+    const uint64_t big = (uint64_t)9 << 20;
+    insert(0x30000, big, 9, 0, 2);      /* side: the size */
+    insert(0x40000, 100, 10, 0, 2);     /* a slot */
+    insert(high, 10, 11, 0, 2);         /* side: the address */
+    insert(0x40000, big + 1, 12, 0, 2); /* the slot's address again, now side */
+    insert(0x30000, 7, 13, 0, 2);       /* the side record's again, now a slot */
+    cr_assert_eq(mt_live_count(), 3);
+    cr_assert_eq(mt_live_block_bytes(), 7 + big + 1 + 10);
+    mt_live_entry le;
+    bool unlocked = false;
+    cr_assert(mt_live_find(0x40000, &le, &unlocked) && le.size == big + 1 && le.seq == 12);
+    cr_assert(mt_live_find(high, &le, &unlocked) && le.size == 10 && le.ptr == high);
+
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd), "%s",
+              mt_tables_error(&tables));
+    mt_tables_entry e;
+    bool locked;
+    cr_assert_eq(mt_tables_find_exact(&tables, 0x40000, &e, &locked), 1);
+    cr_assert(e.size == big + 1 && e.seq == 12 && e.thread == 2 && e.kind == MT_KIND_NEW);
+    cr_assert_eq(mt_tables_find_exact(&tables, high, &e, &locked), 1);
+    cr_assert(e.ptr == high && e.size == 10 && e.seq == 11);
+    cr_assert_eq(mt_tables_find_exact(&tables, 0x30000, &e, &locked), 1);
+    cr_assert(e.size == 7 && e.seq == 13 && e.thread == 2 && e.kind == MT_KIND_NEW);
+
+    uint64_t stopped = 0, running = 0, bytes = 0;
+    mt_tables_live l = { 0 };
+    for (size_t n = 0; n < mt_tables_shard_count(&tables); n++) {
+        const mt_tables_entry *en;
+        size_t k;
+        cr_assert(mt_tables_shard_entries(&tables, n, &en, &k));
+        stopped += k;
+        for (size_t i = 0; i < k; i++)
+            bytes += en[i].size;
+        cr_assert_eq(mt_tables_live_shard(&tables, n, 3, &l), 1);
+        running += l.n;
+    }
+    mt_tables_live_free(&l);
+    cr_assert_eq(stopped, 3);
+    cr_assert_eq(running, 3);
+    cr_assert_eq(bytes, 7 + big + 1 + 10);
+
+    mt_live_entry out;
+    cr_assert(mt_live_remove(0x40000, &out) && out.size == big + 1);
+    cr_assert(mt_live_remove(high, &out) && out.size == 10);
+    cr_assert(mt_live_remove(0x30000, &out) && out.size == 7);
+    cr_assert_eq(mt_live_count(), 0);
+    cr_assert_eq(mt_live_block_bytes(), 0);
 }
