@@ -141,14 +141,17 @@ static inline __attribute__((always_inline)) bool mt_shadow_read(void *p, uint8_
     unsigned v = __atomic_load_n(s, __ATOMIC_RELAXED);
     if (!(v & MT_SHADOW_ON) || (a & 15))
         return false;
-    /* not mmapped, a multiple of 16 (bit 3 clear), 32 .. 2^44: a live
-     * small chunk's header; its bit 4 and P's as the mark says */
-    size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7, slack = v & MT_SHADOW_SLACK_MAX;
-    if (MT_UNLIKELY((h & (MT_GLIBC_MMAPPED | 8)) || sz - 32 > ((size_t)1 << 44) - 32 ||
-                    v != mt_shadow_mark(a, sz, slack)))
+    /* not mmapped, a multiple of 16 (bit 3 clear), 32 .. 2^44 + 16: a
+     * live small chunk's header (one test: H - 32 keeps H's flag bits, and
+     * wraps to above 2^44 when the size is below 32); its bit 4 and P's as
+     * the mark says (bits 6 and 5 of V against bit 4 of A, 16-aligned, and
+     * of H: mt_shadow_mark's, without rebuilding the mark) */
+    size_t h = ((const size_t *)p)[-1];
+    if (MT_UNLIKELY((h - 32) & (~(((size_t)1 << 44) - 1) | MT_GLIBC_MMAPPED | 8)) ||
+        MT_UNLIKELY((v ^ (a << 2) ^ (h & 16) << 1) & 0x60))
         return false;
     *at = s;
-    *size = sz - 8 - slack; /* sz >= 32 and slack <= 31 */
+    *size = (h & ~(size_t)7) - 8 - (v & MT_SHADOW_SLACK_MAX); /* sz >= 32, slack <= 31 */
     *mark = (uint8_t)v;
     return true;
 }
