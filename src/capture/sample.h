@@ -54,6 +54,7 @@
 #define MT_SAMPLE_H
 
 #include "base/common.h"
+#include "base/hot.h"
 #include "base/config.h"
 #include "capture/guard.h"
 #include "capture/state.h"
@@ -190,14 +191,8 @@ static inline void mt_shadow_forget(void *p)
         __atomic_store_n(s, 0, __ATOMIC_RELAXED);
 }
 
-typedef struct {
-    int64_t left; /* bytes before the next sample; 0 until the first draw,
-                   * never negative (sample_fast.h compares it unsigned) */
-    uint64_t rng; /* xorshift64* state; 0 until the thread's first draw */
-    int pending;  /* MT_SAMPLE_*: mt_sample_padded's last decision */
-} mt_sample_thread;
-
-extern MT_TLS mt_sample_thread mt_sample_me MT_HIDDEN;
+/* mt_sample_me, the thread's mt_sample_thread: a member of base/hot.h's
+ * mt_hot. */
 
 /* Reads the settings' rate and seed (start-up, before any traced call). */
 void mt_sample_start(void);

@@ -63,7 +63,7 @@ static inline bool mt_fast_alloc_ok(size_t size)
     uint64_t left = (uint64_t)mt_sample_me.left; /* >= 0 */
     if (MT_UNLIKELY(size >= left))               /* sampled, or no draw yet (0) */
         return false;
-    if (MT_UNLIKELY(mt_busy | mt_passthrough))
+    if (MT_UNLIKELY(mt_busy_or_passthrough))
         return false;
     if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_phase) != MT_READY))
         return false;
