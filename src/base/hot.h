@@ -11,7 +11,7 @@
  *
  * Each word keeps its own name (a macro for the member) and its own
  * contract, stated where its name was declared: base/reentry.h (mt_busy),
- * capture/state.h (mt_passthrough), capture/guard.h (mt_guard_left),
+ * capture/state.h (mt_passthrough, mt_held), capture/guard.h (mt_guard_left),
  * capture/sample.h (mt_sample_me), store/live_bytes.h (mt_live_me). The
  * struct is defined in base/pausable.c, below every layer that uses it. */
 #ifndef MT_HOT_H
@@ -44,6 +44,7 @@ typedef struct {
         };
         uint64_t inside; /* mt_busy | mt_passthrough in one load: 0 when both are */
     };
+    int held;
     uint32_t guard_left;
     mt_live_thread live;
 } __attribute__((aligned(64))) mt_hot_thread;
@@ -53,6 +54,7 @@ extern MT_TLS mt_hot_thread mt_hot MT_HIDDEN;
 #define mt_busy (mt_hot.busy)
 #define mt_passthrough (mt_hot.passthrough)
 #define mt_guard_left (mt_hot.guard_left)
+#define mt_held (mt_hot.held)
 #define mt_sample_me (mt_hot.sample)
 /* Not 0 when mt_busy or mt_passthrough is not (sample_fast.h's one test). */
 #define mt_busy_or_passthrough (mt_hot.inside)

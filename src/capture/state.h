@@ -93,8 +93,8 @@ extern mt_atomic(int) mt_phase MT_HIDDEN;
  * record, if any, left behind stale. (With another allocator than glibc's,
  * which may call interposed names from inside its own calls, an
  * allocation found so goes to it, untraced.) A counter set with a TLS
- * store, no syscall: the hot path pays two stores and one test. */
-extern MT_TLS int mt_held MT_HIDDEN;
+ * store, no syscall: the hot path pays two stores and one test. A member
+ * of base/hot.h's mt_hot. */
 
 /* Ends a held scope. The signal fences keep the compiler from moving the
  * scope's work across the counter's stores (a handler reads it). */
