@@ -179,7 +179,7 @@ static inline __attribute__((always_inline)) void *mt_fast_new(size_t size, unsi
 
 /* operator delete of PTR in one of the forms mt_sample_cxx covers: true
  * when the free was made here. */
-static inline bool mt_fast_delete(void *ptr)
+static inline __attribute__((always_inline)) bool mt_fast_delete(void *ptr)
 {
     return MT_LIKELY(mt_sample_cxx) && mt_fast_free(ptr);
 }
