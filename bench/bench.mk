@@ -26,6 +26,7 @@ BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 # bench/clang.sh: the symbolizer on a gcc and a clang build, appended.
 # bench/table_share.sh: the live table's share of python3's profile, appended.
 # bench/profexit.sh: the sampled profiler's exit against native's, appended.
+# bench/pair.sh: instructions a sampled run's malloc/free pair adds, appended.
 # $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
        $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace_attach.py $(BUILD)/memtrace-export $(VIEW_FILES) $(BUILD)/memtrace-top
@@ -46,6 +47,7 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	    tee -a bench/RESULTS.md
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/profexit.sh $(PROFILER_LIB) $(BENCH_BUILD) | \
 	    tee -a bench/RESULTS.md
+	bash bench/pair.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 
 # One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
 $(BENCH_BUILD)/symsites_gcc: bench/symsites.c
