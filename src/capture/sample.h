@@ -341,26 +341,55 @@ static inline bool mt_sample_free(void *p, size_t *pad)
     return false;
 }
 
+/* mt_sample_free_try by P's shadow mark alone: 1 when P was shadowed and
+ * is now counted freed, its mark taken off; 0, with nothing changed, when
+ * that needs a call (the live bytes flush); -1 when P has no mark. */
+static inline __attribute__((always_inline)) int mt_shadow_free_try(void *p)
+{
+    uint8_t *at, mark;
+    size_t size;
+    if (!mt_shadow_read(p, &at, &size, &mark))
+        return -1;
+    if (MT_UNLIKELY(!mt_live_free_try(size)))
+        return 0;
+    __atomic_store_n(at, 0, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* mt_shadow_free_try's twin, by P's trailer (-1 for NULL, too: its
+ * header word is not read). */
+static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p)
+{
+    mt_sample_block b;
+    if (MT_UNLIKELY(p == NULL) || !mt_trailer_read(p, mt_glibc_usable(p), &b))
+        return -1;
+    if (MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
+        return 0;
+    mt_trailer_clear(p, b.usable);
+    return 1;
+}
+
 /* mt_sample_free without a call, when mt_sample_glibc is true, inlined
  * whole: it is the fast path's free (sample_fast.h), a leaf. False, with
  * nothing changed, when P is no unsampled block or when its free needs a
  * call (the live bytes flush): the caller then calls mt_sample_free, or
- * the general path, which does. */
+ * the general path, which does.
+ *
+ * An unsampled block has a shadow mark or a trailer, not both (a
+ * shadowed block's trailer slot is the program's, and matches a check but
+ * with probability 2^-64, as any foreign block's), so the order of the
+ * two reads changes no answer: the shadow first, unless tags are in use,
+ * when the blocks allocated since all carry trailers (mt_shadow_wanted)
+ * and reading the shadow first would cost each of their frees a miss. */
 static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
 {
-    uint8_t *at, mark;
-    size_t size;
-    if (mt_shadow_read(p, &at, &size, &mark)) {
-        if (MT_UNLIKELY(!mt_live_free_try(size)))
-            return false;
-        __atomic_store_n(at, 0, __ATOMIC_RELAXED);
-        return true;
+    int r;
+    if (MT_UNLIKELY(mt_atomic_load_relaxed(&mt_tags_used))) {
+        r = mt_trailer_free_try(p);
+        return r >= 0 ? r : mt_shadow_free_try(p) > 0;
     }
-    mt_sample_block b;
-    if (!mt_trailer_read(p, mt_glibc_usable(p), &b) || MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
-        return false;
-    mt_trailer_clear(p, b.usable);
-    return true;
+    r = mt_shadow_free_try(p);
+    return r >= 0 ? r : mt_trailer_free_try(p) > 0;
 }
 
 /* Writes the trailer of P (usable size USABLE >= SIZE + MT_TRAILER, slack
