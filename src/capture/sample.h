@@ -356,12 +356,11 @@ static inline __attribute__((always_inline)) int mt_shadow_free_try(void *p)
     return 1;
 }
 
-/* mt_shadow_free_try's twin, by P's trailer (-1 for NULL, too: its
- * header word is not read). */
+/* mt_shadow_free_try's twin, by P's trailer (P not NULL). */
 static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p)
 {
     mt_sample_block b;
-    if (MT_UNLIKELY(p == NULL) || !mt_trailer_read(p, mt_glibc_usable(p), &b))
+    if (!mt_trailer_read(p, mt_glibc_usable(p), &b))
         return -1;
     if (MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
         return 0;

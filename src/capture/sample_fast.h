@@ -151,9 +151,9 @@ void *mt_fast_calloc(size_t total);
  * tail-calls the next free. */
 static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 {
-    /* NULL is in neither range and has no shadow mark (no block starts
-     * below 32): mt_trailer_free_try tells it apart, off the usual case. */
-    if (MT_UNLIKELY(!mt_sample_glibc))
+    /* NULL first: C++ deletes it often, and the general path's test of it
+     * is cheap. */
+    if (MT_UNLIKELY(!mt_sample_glibc) || MT_UNLIKELY(ptr == NULL))
         return false;
     if (MT_UNLIKELY(mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
         return false;
