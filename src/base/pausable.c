@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-MT_TLS int mt_busy;
+MT_TLS mt_hot_thread mt_hot; /* base/hot.h: mt_busy and the hot path's others */
 
 void mt_pausable_pause(mt_pausable *p)
 {

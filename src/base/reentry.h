@@ -9,8 +9,7 @@
 #define MT_REENTRY_H
 
 #include "base/common.h"
-
-extern MT_TLS int mt_busy MT_HIDDEN;
+#include "base/hot.h" /* mt_busy */
 
 /* Marks the calling thread as inside memtrace until mt_leave; returns the
  * previous state for mt_leave. Nests. */

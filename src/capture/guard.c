@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-MT_TLS uint32_t mt_guard_left;
 uintptr_t mt_guard_lo, mt_guard_len;
 
 /* Which way this thread places its next sampled block: right-aligned

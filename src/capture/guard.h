@@ -30,6 +30,7 @@
 #define MT_GUARD_H
 
 #include "base/common.h"
+#include "base/hot.h"
 #include "store/stack_store.h"
 
 #include <stdbool.h>
@@ -55,7 +56,7 @@ typedef struct {
 /* Allocations left before this thread's next sampled one; 0 means "ask
  * mt_guard_alloc", which sets it again (to N - 1, or to UINT32_MAX when the
  * guard is off: a thread then asks once in 2^32 allocations). */
-extern MT_TLS uint32_t mt_guard_left MT_HIDDEN;
+/* mt_guard_left: a member of base/hot.h's mt_hot. */
 extern uintptr_t mt_guard_lo MT_HIDDEN, mt_guard_len MT_HIDDEN;
 
 /* A block of SIZE bytes aligned to ALIGN (a power of two; 0: malloc's) in

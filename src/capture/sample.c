@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-MT_TLS mt_sample_thread mt_sample_me;
 uint64_t mt_sample_key;
 bool mt_sample_glibc;
 uint8_t *mt_shadow_dir[MT_SHADOW_REGIONS];

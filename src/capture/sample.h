@@ -54,6 +54,7 @@
 #define MT_SAMPLE_H
 
 #include "base/common.h"
+#include "base/hot.h"
 #include "base/config.h"
 #include "capture/guard.h"
 #include "capture/state.h"
@@ -141,14 +142,17 @@ static inline __attribute__((always_inline)) bool mt_shadow_read(void *p, uint8_
     unsigned v = __atomic_load_n(s, __ATOMIC_RELAXED);
     if (!(v & MT_SHADOW_ON) || (a & 15))
         return false;
-    /* not mmapped, a multiple of 16 (bit 3 clear), 32 .. 2^44: a live
-     * small chunk's header; its bit 4 and P's as the mark says */
-    size_t h = ((const size_t *)p)[-1], sz = h & ~(size_t)7, slack = v & MT_SHADOW_SLACK_MAX;
-    if (MT_UNLIKELY((h & (MT_GLIBC_MMAPPED | 8)) || sz - 32 > ((size_t)1 << 44) - 32 ||
-                    v != mt_shadow_mark(a, sz, slack)))
+    /* not mmapped, a multiple of 16 (bit 3 clear), 32 .. 2^44 + 16: a
+     * live small chunk's header (one test: H - 32 keeps H's flag bits, and
+     * wraps to above 2^44 when the size is below 32); its bit 4 and P's as
+     * the mark says (bits 6 and 5 of V against bit 4 of A, 16-aligned, and
+     * of H: mt_shadow_mark's, without rebuilding the mark) */
+    size_t h = ((const size_t *)p)[-1];
+    if (MT_UNLIKELY((h - 32) & (~(((size_t)1 << 44) - 1) | MT_GLIBC_MMAPPED | 8)) ||
+        MT_UNLIKELY((v ^ (a << 2) ^ (h & 16) << 1) & 0x60))
         return false;
     *at = s;
-    *size = sz - 8 - slack; /* sz >= 32 and slack <= 31 */
+    *size = (h & ~(size_t)7) - 8 - (v & MT_SHADOW_SLACK_MAX); /* sz >= 32, slack <= 31 */
     *mark = (uint8_t)v;
     return true;
 }
@@ -187,14 +191,8 @@ static inline void mt_shadow_forget(void *p)
         __atomic_store_n(s, 0, __ATOMIC_RELAXED);
 }
 
-typedef struct {
-    int64_t left; /* bytes before the next sample; 0 until the first draw,
-                   * never negative (sample_fast.h compares it unsigned) */
-    uint64_t rng; /* xorshift64* state; 0 until the thread's first draw */
-    int pending;  /* MT_SAMPLE_*: mt_sample_padded's last decision */
-} mt_sample_thread;
-
-extern MT_TLS mt_sample_thread mt_sample_me MT_HIDDEN;
+/* mt_sample_me, the thread's mt_sample_thread: a member of base/hot.h's
+ * mt_hot. */
 
 /* Reads the settings' rate and seed (start-up, before any traced call). */
 void mt_sample_start(void);
@@ -343,26 +341,54 @@ static inline bool mt_sample_free(void *p, size_t *pad)
     return false;
 }
 
+/* mt_sample_free_try by P's shadow mark alone: 1 when P was shadowed and
+ * is now counted freed, its mark taken off; 0, with nothing changed, when
+ * that needs a call (the live bytes flush); -1 when P has no mark. */
+static inline __attribute__((always_inline)) int mt_shadow_free_try(void *p)
+{
+    uint8_t *at, mark;
+    size_t size;
+    if (!mt_shadow_read(p, &at, &size, &mark))
+        return -1;
+    if (MT_UNLIKELY(!mt_live_free_try(size)))
+        return 0;
+    __atomic_store_n(at, 0, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* mt_shadow_free_try's twin, by P's trailer (P not NULL). */
+static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p)
+{
+    mt_sample_block b;
+    if (!mt_trailer_read(p, mt_glibc_usable(p), &b))
+        return -1;
+    if (MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
+        return 0;
+    mt_trailer_clear(p, b.usable);
+    return 1;
+}
+
 /* mt_sample_free without a call, when mt_sample_glibc is true, inlined
  * whole: it is the fast path's free (sample_fast.h), a leaf. False, with
  * nothing changed, when P is no unsampled block or when its free needs a
  * call (the live bytes flush): the caller then calls mt_sample_free, or
- * the general path, which does. */
+ * the general path, which does.
+ *
+ * An unsampled block has a shadow mark or a trailer, not both (a
+ * shadowed block's trailer slot is the program's, and matches a check but
+ * with probability 2^-64, as any foreign block's), so the order of the
+ * two reads changes no answer: the shadow first, unless tags are in use,
+ * when the blocks allocated since all carry trailers (mt_shadow_wanted)
+ * and reading the shadow first would cost each of their frees a miss. */
 static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
 {
-    uint8_t *at, mark;
-    size_t size;
-    if (mt_shadow_read(p, &at, &size, &mark)) {
-        if (MT_UNLIKELY(!mt_live_free_try(size)))
-            return false;
-        __atomic_store_n(at, 0, __ATOMIC_RELAXED);
-        return true;
+    int r;
+    if (MT_UNLIKELY(mt_atomic_load_relaxed(&mt_tags_used))) {
+        r = mt_trailer_free_try(p);
+        return r >= 0 ? r : mt_shadow_free_try(p) > 0;
     }
-    mt_sample_block b;
-    if (!mt_trailer_read(p, mt_glibc_usable(p), &b) || MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
-        return false;
-    mt_trailer_clear(p, b.usable);
-    return true;
+    r = mt_shadow_free_try(p);
+    return r >= 0 ? r : mt_trailer_free_try(p) > 0;
 }
 
 /* Writes the trailer of P (usable size USABLE >= SIZE + MT_TRAILER, slack

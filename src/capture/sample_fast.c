@@ -57,6 +57,26 @@ void *mt_fast_malloc(size_t size)
     return mt_fast_trail(mt_real.next_malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
 }
 
+void *mt_fast_realloc(void *ptr, size_t size)
+{
+    uint8_t *at, mark;
+    size_t old;
+    if (!mt_shadow_read(ptr, &at, &old, &mark))
+        return mt_realloc(ptr, size);
+    /* mt_sample_padded's draw: SIZE is below the countdown (the ok test) */
+    mt_sample_me.left -= (int64_t)size;
+    /* Cleared first: once glibc has freed or moved PTR, its mark must not
+     * stay behind to match a later block. */
+    __atomic_store_n(at, 0, __ATOMIC_RELAXED);
+    void *q = mt_real.next_realloc(ptr, size);
+    if (MT_UNLIKELY(q == NULL)) { /* failed: PTR intact, unsampled still */
+        __atomic_store_n(at, mark, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    mt_live_free(old);
+    return mt_fast_shadow(q, size, MT_KIND_MALLOC);
+}
+
 void *mt_fast_calloc(size_t total)
 {
     if (MT_LIKELY(mt_shadow_wanted(total)))

@@ -63,7 +63,7 @@ static inline bool mt_fast_alloc_ok(size_t size)
     uint64_t left = (uint64_t)mt_sample_me.left; /* >= 0 */
     if (MT_UNLIKELY(size >= left))               /* sampled, or no draw yet (0) */
         return false;
-    if (MT_UNLIKELY(mt_busy | mt_passthrough))
+    if (MT_UNLIKELY(mt_busy_or_passthrough))
         return false;
     if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_phase) != MT_READY))
         return false;
@@ -151,6 +151,8 @@ void *mt_fast_calloc(size_t total);
  * tail-calls the next free. */
 static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 {
+    /* NULL first: C++ deletes it often, and the general path's test of it
+     * is cheap. */
     if (MT_UNLIKELY(!mt_sample_glibc) || MT_UNLIKELY(ptr == NULL))
         return false;
     if (MT_UNLIKELY(mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
@@ -179,7 +181,7 @@ static inline __attribute__((always_inline)) void *mt_fast_new(size_t size, unsi
 
 /* operator delete of PTR in one of the forms mt_sample_cxx covers: true
  * when the free was made here. */
-static inline bool mt_fast_delete(void *ptr)
+static inline __attribute__((always_inline)) bool mt_fast_delete(void *ptr)
 {
     return MT_LIKELY(mt_sample_cxx) && mt_fast_free(ptr);
 }
@@ -206,6 +208,40 @@ static inline __attribute__((always_inline)) void *mt_calloc_fast_first(size_t n
     if (MT_LIKELY(!__builtin_mul_overflow(n, size, &total) && mt_fast_alloc_ok(total)))
         return mt_fast_calloc(total);
     return mt_calloc(n, size);
+}
+
+/* True when realloc(PTR, SIZE) may take the fast path (mt_fast_realloc):
+ * the tests of realloc's general path that send it to mt_sample_realloc
+ * with a block that will not be sampled and goes in the shadow, PTR's
+ * own shadow mark aside. Nothing is consumed: the guard pages' countdown
+ * never is by a realloc. */
+static inline __attribute__((always_inline)) bool mt_fast_realloc_ok(void *ptr, size_t size)
+{
+    if (MT_UNLIKELY(ptr == NULL) || MT_UNLIKELY(size == 0) || MT_UNLIKELY(!mt_sample_glibc))
+        return false;
+    if (MT_UNLIKELY(size >= (uint64_t)mt_sample_me.left)) /* sampled, or no draw yet */
+        return false;
+    if (MT_UNLIKELY(mt_busy_or_passthrough | (uint64_t)(unsigned)mt_held))
+        return false;
+    if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_phase) != MT_READY))
+        return false;
+    if (MT_UNLIKELY(mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
+        return false;
+    return MT_LIKELY(mt_shadow_wanted(size));
+}
+
+/* realloc(PTR, SIZE) once mt_fast_realloc_ok said yes: what
+ * mt_sample_realloc does for a shadowed block whose new block is not
+ * sampled (the same draw, the same counts, the same marks), without the
+ * general path's tests; a PTR without a shadow mark goes on to mt_realloc
+ * with nothing consumed. Out of line, as mt_fast_malloc. */
+void *mt_fast_realloc(void *ptr, size_t size);
+
+static inline __attribute__((always_inline)) void *mt_realloc_fast_first(void *ptr, size_t size)
+{
+    if (MT_LIKELY(mt_fast_realloc_ok(ptr, size)))
+        return mt_fast_realloc(ptr, size);
+    return mt_realloc(ptr, size);
 }
 
 /* operator new's forms without an alignment; OP as mt_new's. */

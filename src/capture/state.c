@@ -16,8 +16,6 @@
 mt_real_allocator mt_real;
 bool mt_real_glibc;
 mt_atomic(int) mt_phase = MT_UNINIT;
-MT_TLS int mt_passthrough;
-MT_TLS int mt_held;
 MT_TLS int mt_fork_window;
 MT_TLS unsigned mt_passthrough_allocs;
 mt_atomic(void *) mt_ext[MT_EXT_COUNT];

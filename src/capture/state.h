@@ -11,6 +11,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/hot.h"
 #include "base/upcalls.h"
 #include "store/live_table.h"
 
@@ -75,7 +76,8 @@ extern mt_atomic(int) mt_phase MT_HIDDEN;
  * the outermost entry point; and between memtrace's fork handlers, where
  * other libraries' prepare handlers (run after memtrace's) may allocate
  * while memtrace's locks are held. A counter, so that the two nest. */
-extern MT_TLS int mt_passthrough MT_HIDDEN;
+/* mt_passthrough: a member of base/hot.h's mt_hot, one GOT load with the
+ * hot path's other thread-local words. */
 
 /* Held-call depth of the calling thread: raised for the whole traced part
  * of an entry point (MT_HELD_SCOPE), from its first table lock or record
@@ -91,8 +93,8 @@ extern MT_TLS int mt_passthrough MT_HIDDEN;
  * record, if any, left behind stale. (With another allocator than glibc's,
  * which may call interposed names from inside its own calls, an
  * allocation found so goes to it, untraced.) A counter set with a TLS
- * store, no syscall: the hot path pays two stores and one test. */
-extern MT_TLS int mt_held MT_HIDDEN;
+ * store, no syscall: the hot path pays two stores and one test. A member
+ * of base/hot.h's mt_hot. */
 
 /* Ends a held scope. The signal fences keep the compiler from moving the
  * scope's work across the counter's stores (a handler reads it). */

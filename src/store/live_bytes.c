@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-MT_TLS mt_live_thread mt_live_me;
 
 /* The flushed total and the peak: a line of their own, written once per
  * flush. */

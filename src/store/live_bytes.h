@@ -24,6 +24,7 @@
 #define MT_LIVE_BYTES_H
 
 #include "base/common.h"
+#include "base/hot.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,14 +32,7 @@
 
 #define MT_LIVE_FLUSH ((int64_t)256 * 1024)
 
-typedef struct {
-    int64_t delta; /* bytes allocated less bytes freed since the last flush */
-    int64_t hi;    /* the highest delta since the last flush, >= 0 */
-    int64_t lo;    /* -MT_LIVE_FLUSH once the thread's end flushes it, else 0:
-                    * a free below it takes mt_live_free_slow */
-} mt_live_thread;
-
-extern MT_TLS mt_live_thread mt_live_me MT_HIDDEN;
+/* mt_live_me, the thread's mt_live_thread: a member of base/hot.h's mt_hot. */
 
 /* Adds the calling thread's delta to the shared total and peak. */
 void mt_live_flush(void);

@@ -4,6 +4,7 @@
  * src/runtime/descriptor.c, read back through /proc/self/mem as
  * memtrace-symbolize reads a stopped process, must give the records the
  * library holds; a damaged descriptor is refused with its one reason. */
+#include "base/hot.h"
 #include "../../tools/tables.h"
 
 #include "capture/capture.h"
@@ -26,7 +27,7 @@
 #include <unistd.h>
 
 extern struct memtrace_state memtrace_state; /* descriptor.c's, exported */
-MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/pausable.c in the library */
+MT_TLS mt_hot_thread mt_hot; /* mt_busy (base/hot.h), defined by base/pausable.c in the library */
 
 /* What descriptor.c publishes from the tracer, the capture and recording. */
 static mt_atomic(uint64_t) seq = 43;

@@ -4,6 +4,7 @@
  * node's remote counters, push and pop move along one thread's tree and
  * refuse what they must, and the formatter's totals and merged tree add
  * up. One process for the suite: the node table is process-wide. */
+#include "base/hot.h"
 #include "tags/tags.h"
 #include "tags/tags_format.h"
 
@@ -12,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-MT_TLS int mt_busy; /* threads.c's re-entrancy flag (base/pausable.c in the library) */
+MT_TLS mt_hot_thread mt_hot; /* mt_busy (base/hot.h), defined by base/pausable.c in the library */
 
 static mt_tag_view view_of(uint32_t id)
 {

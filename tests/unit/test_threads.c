@@ -3,13 +3,14 @@
  * allocation, from 1; the first MT_THREADS_MAX are registered, later ones
  * cycle through the numbers above the registry up to what the live table
  * entry's thread bits hold, never 0 and never into the kind bits. */
+#include "base/hot.h"
 #include "store/live_table.h"
 #include "store/threads.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
 
-MT_TLS int mt_busy; /* threads.c's re-entrancy flag, defined by base/pausable.c in the library */
+MT_TLS mt_hot_thread mt_hot; /* mt_busy (base/hot.h), defined by base/pausable.c in the library */
 
 Test(threads, wrap_keeps_numbers_in_the_entry_bits)
 {

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bench/pair.sh: the cost of one unsampled malloc/free pair in sample mode,
+# counted, not timed: callgrind's instructions on churn (2 threads, no tag
+# scopes: the blocks go in the shadow) under the tracer with
+# MEMTRACE_SAMPLE=524288, less native's, per pair; beside it the same for
+# bench/floor.c, an interposer that only forwards (the least any preloaded
+# library adds to a pair). The sampled blocks' own cost is in the figure
+# too, spread over the pairs (at this rate a few hundred of 400,000).
+# Markdown on stdout.
+#
+#   bench/pair.sh TRACER_LIB BENCH_DIR
+set -u
+tracer=$(realpath "$1")
+BIN=$(realpath "$2")
+work=$(mktemp -d /tmp/memtrace-bench-pair.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp "$tracer" "$work/libmemtrace.so" || exit 1 # build/ may be relinked meanwhile
+
+if ! command -v valgrind >/dev/null; then
+    echo "instructions a malloc/free pair: SKIP -- valgrind absent (make deps installs it)"
+    exit 0
+fi
+
+PAIRS=300000
+LIVE=100000 # churn allocates PAIRS + LIVE blocks and frees them all
+
+# irefs ENV...: callgrind's "I refs" of churn under ENV, or "-".
+irefs() {
+    if ! env "$@" valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" \
+        "$BIN/churn" 2 "$PAIRS" "$LIVE" >/dev/null 2>"$work/err"; then
+        echo -
+        return
+    fi
+    awk '/ I +refs:/ { gsub(",", "", $4); print $4 }' "$work/err"
+}
+
+per_pair() { # per_pair A B: (A - B) per pair, one decimal
+    case "$1 $2" in *-*) echo - ;; *) awk -v a="$1" -v b="$2" -v n="$((PAIRS + LIVE))" 'BEGIN { printf "%.1f", (a - b) / n }' ;; esac
+}
+
+n=$(irefs)
+s=$(irefs LD_PRELOAD="$work/libmemtrace.so" MEMTRACE_SAMPLE=524288 MEMTRACE_SAMPLE_SEED=1)
+f=$(irefs LD_PRELOAD="$BIN/floor.so")
+echo "instructions a malloc/free pair over native (callgrind, churn on 2 threads without tag scopes, $((PAIRS + LIVE)) pairs), MEMTRACE_SAMPLE=524288: $(per_pair "$s" "$n") (an interposer that only forwards, bench/floor.c: $(per_pair "$f" "$n"))"
