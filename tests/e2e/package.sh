@@ -341,6 +341,7 @@ detach
 export
 gdb
 run
+symbolize
 top
 view"
     same "completion: memtrace top --<TAB>" "$(complete_line 'memtrace top --')" "--batch
