@@ -89,7 +89,10 @@ PROFILER_ONLY := src/profile/profiler.c src/profile/prof_state.c src/profile/rep
                  src/profile/site_files.c src/profile/output_file.c \
                  src/report/format_profile.c src/store/site.c
 TRACER_ONLY   := src/profile/profiler_off.c
-COMMON_SRCS   := $(filter-out $(PROFILER_ONLY) $(TRACER_ONLY),$(wildcard src/*/*.c))
+# Out of the traced process only: linked into the tools (gdb/gdb.mk), never
+# into the libraries.
+TOOLS_ONLY    := src/symbolize/sym_offline.c
+COMMON_SRCS   := $(filter-out $(PROFILER_ONLY) $(TRACER_ONLY) $(TOOLS_ONLY),$(wildcard src/*/*.c))
 TRACER_OBJS   := $(patsubst src/%.c,$(BUILD)/tracer/%.o,$(COMMON_SRCS) $(TRACER_ONLY)) \
                  $(BUILD)/tracer/profile.pb-c.o
 PROFILER_OBJS := $(patsubst src/%.c,$(BUILD)/profiler/%.o,$(COMMON_SRCS) $(PROFILER_ONLY)) \

@@ -25,17 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *debuginfo_path;
-
-/* Modules reported from their files, as offline ones: the library's own
- * search for their separate debug files. */
-static const Dwfl_Callbacks text_callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = mt_sym_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
-
 /* One raw frame of the input, parsed; TEXT is the frame's text after
  * "  #N " (or the folded field), copied as is when it stays raw. */
 struct raw_frame {
@@ -127,20 +116,10 @@ static void new_state(void)
     if (t.st)
         mt_sym_free(t.st);
     t.st = NULL;
-    Dwfl *dwfl = dwfl_begin(&text_callbacks);
+    Dwfl *dwfl = mt_sym_offline_begin();
     if (!dwfl || !(t.st = mt_sym_new(dwfl)))
         die_oom();
     t.gen++;
-}
-
-static void build_id_hex(Dwfl_Module *mod, char out[2 * 64 + 1])
-{
-    const unsigned char *bits;
-    GElf_Addr vaddr;
-    int n = dwfl_module_build_id(mod, &bits, &vaddr);
-    out[0] = '\0';
-    for (int i = 0; i < n && i < 64; i++)
-        snprintf(out + 2 * (size_t)i, 3, "%02x", bits[i]);
 }
 
 /* Reports M to DWFL under its real path (what /proc/PID/maps names, and
@@ -148,35 +127,24 @@ static void build_id_hex(Dwfl_Module *mod, char out[2 * 64 + 1])
 static Dwfl_Module *report(Dwfl *dwfl, const struct module *m, bool add)
 {
     char real[PATH_MAX];
-    const char *name = realpath(m->path, real) ? real : m->path;
-    if (add)
-        dwfl_report_begin_add(dwfl);
-    else
-        dwfl_report_begin(dwfl);
-    Dwfl_Module *mod = dwfl_report_elf(dwfl, name, m->path, -1, m->bias, false);
-    dwfl_report_end(dwfl, NULL, NULL);
-    return mod;
+    return mt_sym_offline_report(dwfl, realpath(m->path, real) ? real : m->path, m->path, m->bias,
+                                 add);
 }
 
 /* Whether M's file can be read and is the recorded build; one line when
  * not. */
 static bool module_usable(struct module *m)
 {
-    Dwfl *dwfl = dwfl_begin(&text_callbacks);
-    if (!dwfl)
-        die_oom();
-    Dwfl_Module *mod = report(dwfl, m, false);
-    char have[2 * 64 + 1] = "";
-    if (mod)
-        build_id_hex(mod, have);
-    const char *why = !mod ? dwfl_errmsg(-1)
-                      : m->build_id[0] && strcmp(have, m->build_id) != 0
-                          ? "its build ID is not the recorded one (rebuilt or replaced since)"
-                          : NULL;
-    dwfl_end(dwfl);
-    if (why)
+    char real[PATH_MAX];
+    const char *why;
+    Dwfl *dwfl = mt_sym_offline_module(realpath(m->path, real) ? real : m->path, m->path, m->bias,
+                                       m->build_id, &why);
+    if (!dwfl) {
         fprintf(stderr, "memtrace: symbolize: %s: %s; its frames are left raw\n", m->path, why);
-    return why == NULL;
+        return false;
+    }
+    dwfl_end(dwfl);
+    return true;
 }
 
 /* The module of F, reported to the current Dwfl; NULL when its frames
@@ -421,7 +389,6 @@ static void symbolize_stream(FILE *in, mt_out *out)
 int mt_text_symbolize(int nfiles, char **files)
 {
     mt_sym_read_debug_dir(); /* MEMTRACE_DEBUG_DIR, as the library reads it */
-    debuginfo_path = mt_sym_debuginfo_path();
     mt_out out;
     mt_out_init(&out, 1);
     int read = 0;

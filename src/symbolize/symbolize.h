@@ -152,6 +152,23 @@ int mt_sym_find_debuginfo(struct Dwfl_Module *mod, void **userdata, const char *
                           uint64_t base, const char *file_name, const char *debuglink_file,
                           uint32_t debuglink_crc, char **debuginfo_file_name);
 
+/* Out of the traced process only (sym_offline.c is linked into the tools,
+ * never into the libraries): modules reported from their files, as
+ * offline ones, at the address BIAS they had in the process, with
+ * mt_sym_find_debuginfo's search under mt_sym_read_debug_dir's directory.
+ * mt_sym_offline_begin: an empty such Dwfl, NULL without memory.
+ * mt_sym_offline_report: reports PATH (named NAME, what the process's maps
+ * said) to DWFL, replacing its modules or, with ADD, beside them; NULL
+ * with libdwfl's error. mt_sym_offline_module: a new Dwfl holding PATH
+ * alone, if its file can be read and, when BUILD_ID (hex) is not "", has
+ * that build ID; otherwise NULL, and *WHY says why in words that follow
+ * "PATH: " (a caller says what it does with the module's frames). */
+struct Dwfl *mt_sym_offline_begin(void);
+struct Dwfl_Module *mt_sym_offline_report(struct Dwfl *dwfl, const char *name, const char *path,
+                                          uintptr_t bias, bool add);
+struct Dwfl *mt_sym_offline_module(const char *name, const char *path, uintptr_t bias,
+                                   const char *build_id, const char **why);
+
 /* Calls FN once with the rows of return address RET (N >= 1). The rows and
  * their strings stay valid until FN returns; FN must not call back into the
  * symbolizer. With REFRESH, the modules are re-read from /proc/self/maps

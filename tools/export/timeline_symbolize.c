@@ -18,30 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *debuginfo_path;
-
-static const Dwfl_Callbacks offline_callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = mt_sym_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
-
 typedef struct {
     bool tried;
     mt_sym_state *st; /* NULL: the module cannot be symbolized */
 } mod_sym;
-
-/* The hex build ID of MOD, "" without one. */
-static void build_id_hex(Dwfl_Module *mod, char out[129])
-{
-    const unsigned char *bits;
-    GElf_Addr vaddr;
-    int n = dwfl_module_build_id(mod, &bits, &vaddr);
-    out[0] = '\0';
-    for (int i = 0; i < n && i < 64; i++)
-        sprintf(out + 2 * (size_t)i, "%02x", bits[i]);
-}
 
 /* M's symbolizer, made the first time it is asked for; NULL (said once)
  * when its file is gone or is another build. */
@@ -54,25 +34,12 @@ static mt_sym_state *module_state(const tl_file *r, const tl_module *m, mod_sym 
     if (!read_debug_dir) { /* MEMTRACE_DEBUG_DIR, as memtrace-symbolize reads it */
         read_debug_dir = true;
         mt_sym_read_debug_dir();
-        debuginfo_path = mt_sym_debuginfo_path();
     }
-    Dwfl *dwfl = dwfl_begin(&offline_callbacks);
-    if (!dwfl)
-        die_oom();
-    dwfl_report_begin(dwfl);
-    Dwfl_Module *mod = dwfl_report_elf(dwfl, m->path, m->path, -1, m->bias, false);
-    dwfl_report_end(dwfl, NULL, NULL);
-    char have[129] = "";
-    if (mod)
-        build_id_hex(mod, have);
-    const char *why = !mod ? dwfl_errmsg(-1)
-                      : m->build_id[0] && strcmp(have, m->build_id) != 0
-                          ? "its build ID is not the recorded one (rebuilt or replaced since)"
-                          : NULL;
-    if (why) {
+    const char *why;
+    Dwfl *dwfl = mt_sym_offline_module(m->path, m->path, m->bias, m->build_id, &why);
+    if (!dwfl) {
         fprintf(stderr, "memtrace export: %s: %s; its frames in %s are module+offset\n", m->path,
                 why, r->path);
-        dwfl_end(dwfl);
         return NULL;
     }
     if (!(ms->st = mt_sym_new(dwfl)))
