@@ -114,6 +114,14 @@ bool mt_live_insert(const mt_live_entry *e);
  * (the quarantine) is otherwise a miss nothing else hides. */
 void mt_live_prefetch(uintptr_t ptr);
 
+/* mt_live_prefetch's fetches, and the size of PTR's record if it lies
+ * in one of the first slots of its probe (in the lines fetched), else 0:
+ * read without the lock and without branching on what is read, so
+ * possibly stale or torn (another thread's insert or remove in the
+ * shard, a grow), only to aim a prefetch at the block's end before the
+ * record is removed (mt_free_stack_first). Never faults. */
+size_t mt_live_prefetch_size(uintptr_t ptr);
+
 /* Removes the record of PTR into *OUT; false if PTR is not recorded. */
 bool mt_live_remove(uintptr_t ptr, mt_live_entry *out);
 
