@@ -29,15 +29,31 @@ __attribute__((noinline)) static void *mid(size_t size)
     return p;
 }
 
-#define SITE(i)                                             \
-    __attribute__((noinline)) static void *site##i(void)   \
-    {                                                       \
-        void *p = mid(16 + i);                              \
-        __asm__ volatile("" ::: "memory");                  \
-        return p;                                           \
-    }
-SITE(0) SITE(1) SITE(2) SITE(3) SITE(4) SITE(5) SITE(6) SITE(7)
-SITE(8) SITE(9) SITE(10) SITE(11) SITE(12) SITE(13) SITE(14) SITE(15)
+/* SITE(i); defines site<i> (the declaration after it takes the ';'). */
+#define SITE(i)                                          \
+    __attribute__((noinline)) static void *site##i(void) \
+    {                                                    \
+        void *p = mid(16 + i);                           \
+        __asm__ volatile("" ::: "memory");               \
+        return p;                                        \
+    }                                                    \
+    extern char site##i##_defined
+SITE(0);
+SITE(1);
+SITE(2);
+SITE(3);
+SITE(4);
+SITE(5);
+SITE(6);
+SITE(7);
+SITE(8);
+SITE(9);
+SITE(10);
+SITE(11);
+SITE(12);
+SITE(13);
+SITE(14);
+SITE(15);
 
 static void *(*const sites[SITES])(void) = {
     site0, site1, site2,  site3,  site4,  site5,  site6,  site7,
