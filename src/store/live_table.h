@@ -108,9 +108,10 @@ static inline uint32_t mt_entry_thread_word(uint64_t thread, unsigned kind)
 bool mt_live_insert(const mt_live_entry *e);
 
 /* Fetches the lines an insert or remove of PTR starts with (its shard's,
- * its home slot's and the next), without the lock: for a caller with other work to
- * do before it, so that the misses overlap that work (mt_record and
- * mt_free_stack_first: the stack's capture). The entry of an address reused long after its free
+ * its home slot's and the next), without the lock: for a caller with
+ * other work to do before it, so that the misses overlap that work
+ * (mt_record, and mt_free_stack_first through mt_live_prefetch_size: the
+ * stack's capture). The entry of an address reused long after its free
  * (the quarantine) is otherwise a miss nothing else hides. */
 void mt_live_prefetch(uintptr_t ptr);
 
