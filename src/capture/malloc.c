@@ -443,15 +443,15 @@ void mt_check_resized(const mt_live_entry *e, const char *who)
 }
 
 /* The live table's lines for P (mt_live_prefetch's) and those of P's
- * block that its free's checks read, fetched before the
- * stack's capture so that their misses overlap it and the live table's:
- * the chunk header (P - 8), the redzone at the block's end and the next
- * chunk's size word just past it (where mt_glibc_request2size puts it). The end is
- * found from the live table's lines (mt_live_prefetch_size, 0 when not
- * found: then only P's line), the record not yet taken out: the block's
- * tail line is seldom touched since its allocation, and a miss there was
- * most of the free's checks' time (churn, perf). Prefetches never fault,
- * so a size that is stale or wrong costs a line at most. */
+ * block that its free's checks read, fetched before the stack's capture
+ * so that their misses overlap it and each other: the chunk header
+ * (P - 8), the redzone at the block's end and the next chunk's size word
+ * just past it (where mt_glibc_request2size puts it). The end is found
+ * in the live table's lines (mt_live_prefetch_size; 0 when not found:
+ * then only P's line), the record not yet taken out: the block's tail
+ * line is seldom touched since its allocation, and a miss there was most
+ * of the free's checks' time (churn, perf). Prefetches never fault, so a
+ * size that is stale or wrong costs a line at most. */
 static inline void prefetch_free_lines(void *p)
 {
     __builtin_prefetch((const char *)p - 8);
