@@ -442,9 +442,32 @@ void mt_check_resized(const mt_live_entry *e, const char *who)
         header_sound(e, who);
 }
 
+/* The live table's lines for P (mt_live_prefetch's) and those of P's
+ * block that its free's checks read, fetched before the stack's capture
+ * so that their misses overlap it and each other: the chunk header
+ * (P - 8), the redzone at the block's end and the next chunk's size word
+ * just past it (where mt_glibc_request2size puts it). The end is found
+ * in the live table's lines (mt_live_prefetch_size; 0 when not found:
+ * then only P's line), the record not yet taken out: the block's tail
+ * line is seldom touched since its allocation, and a miss there was most
+ * of the free's checks' time (churn, perf). Prefetches never fault, so a
+ * size that is stale or wrong costs a line at most. */
+static inline void prefetch_free_lines(void *p)
+{
+    __builtin_prefetch((const char *)p - 8);
+    if (!mt_cfg.redzone && !mt_real_glibc) {
+        mt_live_prefetch((uintptr_t)p);
+        return;
+    }
+    size_t size = mt_live_prefetch_size((uintptr_t)p);
+    const char *end = (const char *)p + size;
+    __builtin_prefetch(end);
+    __builtin_prefetch((const char *)p + mt_glibc_request2size(size + mt_cfg.redzone) - 8);
+}
+
 mt_stack_id mt_free_stack_first(void *p)
 {
-    mt_live_prefetch((uintptr_t)p);
+    prefetch_free_lines(p);
     if (!free_captured())
         return 0;
     mt_busy = 1;

@@ -401,6 +401,45 @@ void mt_live_prefetch(uintptr_t ptr)
         prefetch_run(&s->e[home_of(h, cap)]);
 }
 
+/* How many slots from the home slot mt_live_prefetch_size looks at: all
+ * in the two lines prefetch_run fetches (a slot starts at most 56 bytes
+ * into its line, so three end within the next). */
+#define PEEK_SLOTS 3
+
+size_t mt_live_prefetch_size(uintptr_t ptr)
+{
+    uint64_t h = hash_ptr(ptr);
+    struct shard *sh = shard_of(ptr, h);
+    __builtin_prefetch(sh, 1);
+    /* Without the lock, as mt_live_prefetch, but the slots are loaded, so
+     * the capacity is the mapping's own (a retired mapping reads 0, which
+     * readable_cap refuses), never one of a mapping published since:
+     * every slot read lies inside S's mapping. */
+    const struct slots *s = mt_atomic_load_relaxed(&sh->slots);
+    size_t cap = readable_cap(s);
+    if (!cap)
+        return 0;
+    size_t i = home_of(h, cap);
+    prefetch_run(&s->e[i]);
+    if (i > cap - PEEK_SLOTS)
+        return 0; /* the run wraps: rare, and only a prefetch is lost */
+    /* No branch on the loaded words: they may arrive long after the code
+     * that follows has run ahead, which a mispredicted branch would throw
+     * away (a conditional is compiled to one): a slot is taken through a
+     * mask, all ones where it matches. One slot at most matches but for a
+     * torn read, whose size is as wrong as a stale one; none matched, the
+     * size is 0. */
+    uint64_t w0 = 0, w2 = 0;
+    for (size_t k = 0; k < PEEK_SLOTS; k++) {
+        const slot *x = &s->e[i + k];
+        uint64_t hit = -(uint64_t)((x->w0 & PTR_MASK) == ptr);
+        w0 |= x->w0 & hit;
+        w2 |= x->w2 & hit;
+    }
+    return (size_t)((w0 >> MT_LIVE_SLOT_PTR_BITS) << MT_LIVE_SLOT_SIZE_LOW |
+                    w2 >> (64 - MT_LIVE_SLOT_SIZE_LOW));
+}
+
 /* The cyclic distance from slot A forward to slot B in a table of CAP. */
 static inline size_t ahead(size_t a, size_t b, size_t cap)
 {

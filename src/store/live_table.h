@@ -108,11 +108,20 @@ static inline uint32_t mt_entry_thread_word(uint64_t thread, unsigned kind)
 bool mt_live_insert(const mt_live_entry *e);
 
 /* Fetches the lines an insert or remove of PTR starts with (its shard's,
- * its home slot's and the next), without the lock: for a caller with other work to
- * do before it, so that the misses overlap that work (mt_record and
- * mt_free_stack_first: the stack's capture). The entry of an address reused long after its free
+ * its home slot's and the next), without the lock: for a caller with
+ * other work to do before it, so that the misses overlap that work
+ * (mt_record, and mt_free_stack_first through mt_live_prefetch_size: the
+ * stack's capture). The entry of an address reused long after its free
  * (the quarantine) is otherwise a miss nothing else hides. */
 void mt_live_prefetch(uintptr_t ptr);
+
+/* mt_live_prefetch's fetches, and the size of PTR's record if it lies
+ * in one of the first slots of its probe (in the lines fetched), else 0:
+ * read without the lock and without branching on what is read, so
+ * possibly stale or torn (another thread's insert or remove in the
+ * shard, a grow), only to aim a prefetch at the block's end before the
+ * record is removed (mt_free_stack_first). Never faults. */
+size_t mt_live_prefetch_size(uintptr_t ptr);
 
 /* Removes the record of PTR into *OUT; false if PTR is not recorded. */
 bool mt_live_remove(uintptr_t ptr, mt_live_entry *out);
