@@ -90,18 +90,26 @@ extern uint64_t mt_sample_key MT_HIDDEN;
  * no block there was shadowed. Published with release once mapped, never
  * unmapped or moved. */
 extern uint8_t *mt_shadow_dir[MT_SHADOW_REGIONS] MT_HIDDEN;
-/* MT_SHADOW_SIZE_MAX in sample mode with glibc's allocator next, else 0:
- * the blocks below it are shadowed (mt_sample_start). */
-extern size_t mt_shadow_limit MT_HIDDEN;
+/* MT_SHADOW_SIZE_MAX in sample mode with glibc's allocator next while
+ * tags are not in use, else 0: the blocks below it are shadowed
+ * (mt_sample_start; 0 from mt_shadow_tags on, never raised again). */
+extern mt_atomic(size_t) mt_shadow_limit MT_HIDDEN;
 
 /* Whether a block of SIZE bytes about to be allocated goes in the shadow:
- * small, and no tag to keep (tags never used yet; a thread that starts
- * using them between this test and the count counts the block in no tag,
- * as if it were allocated just before). */
+ * small, and no tag to keep (tags never used yet, which the limit says
+ * too: one load; a thread that starts using them between this test and
+ * the count counts the block in no tag, as if it were allocated just
+ * before). */
 static inline bool mt_shadow_wanted(size_t size)
 {
-    return size < mt_shadow_limit && !mt_atomic_load_relaxed(&mt_tags_used);
+    return size < mt_atomic_load_relaxed(&mt_shadow_limit);
 }
+
+/* Tags may have come into use (tags/tags.h's mt_tags_used): if they
+ * did, no block goes in the shadow from now (mt_shadow_limit 0). Called
+ * by whatever may put tags in use, after (cold; the runtime layer's tag
+ * push and the MEMTRACE_TAGS start-up), and by mt_sample_start. */
+void mt_shadow_tags(void);
 
 /* The shadow byte of address A, or NULL when its region has none. */
 static inline uint8_t *mt_shadow_at(uintptr_t a)
