@@ -146,7 +146,8 @@ Test(tags, push_cache_word_check)
     cr_assert(mt_tags_start());
     uint32_t root = mt_tag_thread_root();
     long page = sysconf(_SC_PAGESIZE);
-    char *m = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *m =
+        mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     cr_assert_neq(m, MAP_FAILED);
     cr_assert_eq(mprotect(m + page, (size_t)page, PROT_NONE), 0);
     static const char *const names[] = { "w", "wx", "wxyzabc", "wxyzabcd", "wxyzabcdefghijk" };
