@@ -364,13 +364,14 @@ static inline __attribute__((always_inline)) int mt_shadow_free_try(void *p)
     return 1;
 }
 
-/* mt_shadow_free_try's twin, by P's trailer (P not NULL). */
-static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p)
+/* mt_shadow_free_try's twin, by P's trailer (P not NULL); TAGS as
+ * mt_tag_free_try's USED. */
+static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p, bool tags)
 {
     mt_sample_block b;
     if (!mt_trailer_read(p, mt_glibc_usable(p), &b))
         return -1;
-    if (MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
+    if (MT_UNLIKELY(!mt_tag_free_try(b.id, b.size, tags)))
         return 0;
     mt_trailer_clear(p, b.usable);
     return 1;
@@ -391,12 +392,13 @@ static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p)
 static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
 {
     int r;
-    if (MT_UNLIKELY(mt_atomic_load_relaxed(&mt_tags_used))) {
-        r = mt_trailer_free_try(p);
+    /* Acquire: tags seen in use, the node array is seen mapped. */
+    if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_tags_used))) {
+        r = mt_trailer_free_try(p, true);
         return r >= 0 ? r : mt_shadow_free_try(p) > 0;
     }
     r = mt_shadow_free_try(p);
-    return r >= 0 ? r : mt_trailer_free_try(p) > 0;
+    return r >= 0 ? r : mt_trailer_free_try(p, false) > 0;
 }
 
 /* Writes the trailer of P (usable size USABLE >= SIZE + MT_TRAILER, slack

@@ -120,13 +120,13 @@ static inline bool mt_tag_alloc_try(size_t size, uint32_t *id)
     return true;
 }
 
-/* The node side of mt_tag_free (its live bytes aside). */
-static inline void mt_tag_count_free(uint32_t id, size_t size)
+/* The node side of mt_tag_free (its live bytes aside), for a caller that
+ * saw mt_tags_used set by an acquire load: the node array is mapped. */
+static inline void mt_tag_count_free_used(uint32_t id, size_t size)
 {
-    mt_tag_node *nodes = mt_tag_nodes;
-    if (MT_LIKELY(id == 0) || nodes == NULL)
+    if (MT_LIKELY(id == 0))
         return;
-    mt_tag_node *n = &nodes[id & (MT_TAG_MAX - 1)];
+    mt_tag_node *n = &mt_tag_nodes[id & (MT_TAG_MAX - 1)];
     if (MT_LIKELY(n->root == mt_tag_root)) {
         mt_atomic_store_relaxed(&n->frees, mt_atomic_load_relaxed(&n->frees) + 1);
         mt_atomic_store_relaxed(&n->free_bytes, mt_atomic_load_relaxed(&n->free_bytes) + size);
@@ -134,6 +134,14 @@ static inline void mt_tag_count_free(uint32_t id, size_t size)
         mt_atomic_add_relaxed(&n->remote_frees, 1);
         mt_atomic_add_relaxed(&n->remote_free_bytes, size);
     }
+}
+
+/* The node side of mt_tag_free (its live bytes aside). */
+static inline void mt_tag_count_free(uint32_t id, size_t size)
+{
+    if (MT_LIKELY(id == 0) || mt_tag_nodes == NULL)
+        return;
+    mt_tag_count_free_used(id, size);
 }
 
 /* Counts the free of a SIZE-byte block allocated in node ID (from
@@ -147,12 +155,18 @@ static inline void mt_tag_free(uint32_t id, size_t size)
 }
 
 /* mt_tag_free without a call: false, with nothing counted, when it would
- * flush the live bytes (the caller then calls mt_tag_free). */
-static inline bool mt_tag_free_try(uint32_t id, size_t size)
+ * flush the live bytes (the caller then calls mt_tag_free). USED: the
+ * caller saw mt_tags_used set (an acquire load; a constant where it is
+ * inlined), so the node array need not be tested. */
+static inline __attribute__((always_inline)) bool mt_tag_free_try(uint32_t id, size_t size,
+                                                                  bool used)
 {
     if (MT_UNLIKELY(!mt_live_free_try(size)))
         return false;
-    mt_tag_count_free(id, size);
+    if (used)
+        mt_tag_count_free_used(id, size);
+    else
+        mt_tag_count_free(id, size);
     return true;
 }
 
