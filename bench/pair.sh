@@ -7,7 +7,8 @@
 # bench/floor.c, an interposer that only forwards (the least any preloaded
 # library adds to a pair). The sampled blocks' own cost is in the figure
 # too, spread over the pairs (at this rate a few hundred of 400,000).
-# Markdown on stdout.
+# Then the same with churn's tag scopes (CHURN_TAGS=1: a scope's push and
+# pop around each malloc, the blocks with trailers). Markdown on stdout.
 #
 #   bench/pair.sh TRACER_LIB BENCH_DIR
 set -u
@@ -43,3 +44,8 @@ n=$(irefs)
 s=$(irefs LD_PRELOAD="$work/libmemtrace.so" MEMTRACE_SAMPLE=524288 MEMTRACE_SAMPLE_SEED=1)
 f=$(irefs LD_PRELOAD="$BIN/floor.so")
 echo "instructions a malloc/free pair over native (callgrind, churn on 2 threads without tag scopes, $((PAIRS + LIVE)) pairs), MEMTRACE_SAMPLE=524288: $(per_pair "$s" "$n") (an interposer that only forwards, bench/floor.c: $(per_pair "$f" "$n"))"
+# With tag scopes (CHURN_TAGS=1, a push and a pop a pair, blocks with
+# trailers): the figure of churn's tags arm in bench/instr.sh, per pair.
+n=$(irefs CHURN_TAGS=1)
+s=$(irefs CHURN_TAGS=1 LD_PRELOAD="$work/libmemtrace.so" MEMTRACE_SAMPLE=524288 MEMTRACE_SAMPLE_SEED=1)
+echo "instructions a malloc/free pair with a tag scope's push and pop over native (callgrind, churn on 2 threads with CHURN_TAGS=1), MEMTRACE_SAMPLE=524288: $(per_pair "$s" "$n")"

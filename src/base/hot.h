@@ -7,12 +7,15 @@
  * after. Kept in one struct, the words sample mode's fast path reads
  * (capture/sample_fast.h: the sample countdown, the inside-memtrace flag,
  * the pass-through count, the guard pages' countdown, the live bytes'
- * delta) cost one GOT load a function, and share one cache line.
+ * delta; with tag scopes, the current and root nodes) cost one GOT load a
+ * function. The first line holds what every fast-path call reads; the
+ * tag scopes' words, read only once tags are in use, start the second.
  *
  * Each word keeps its own name (a macro for the member) and its own
  * contract, stated where its name was declared: base/reentry.h (mt_busy),
  * capture/state.h (mt_passthrough, mt_held), capture/guard.h (mt_guard_left),
- * capture/sample.h (mt_sample_me), store/live_bytes.h (mt_live_me). The
+ * capture/sample.h (mt_sample_me), store/live_bytes.h (mt_live_me),
+ * tags/tags.h (mt_tag_cur, mt_tag_root). The
  * struct is defined in base/pausable.c, below every layer that uses it. */
 #ifndef MT_HOT_H
 #define MT_HOT_H
@@ -47,6 +50,9 @@ typedef struct {
     int held;
     uint32_t guard_left;
     mt_live_thread live;
+    /* tags/tags.h's: this thread's current node and root, 0 = none yet */
+    uint32_t tag_cur __attribute__((aligned(64)));
+    uint32_t tag_root;
 } __attribute__((aligned(64))) mt_hot_thread;
 
 extern MT_TLS mt_hot_thread mt_hot MT_HIDDEN;
@@ -59,5 +65,7 @@ extern MT_TLS mt_hot_thread mt_hot MT_HIDDEN;
 /* Not 0 when mt_busy or mt_passthrough is not (sample_fast.h's one test). */
 #define mt_busy_or_passthrough (mt_hot.inside)
 #define mt_live_me (mt_hot.live)
+#define mt_tag_cur (mt_hot.tag_cur)
+#define mt_tag_root (mt_hot.tag_root)
 
 #endif

@@ -15,7 +15,7 @@
 uint64_t mt_sample_key;
 bool mt_sample_glibc;
 uint8_t *mt_shadow_dir[MT_SHADOW_REGIONS];
-size_t mt_shadow_limit;
+mt_atomic(size_t) mt_shadow_limit;
 
 #define SHADOW_REGION_BYTES ((size_t)1 << (MT_SHADOW_REGION_BITS - MT_SHADOW_SHIFT))
 
@@ -77,13 +77,20 @@ static uint64_t splitmix(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+void mt_shadow_tags(void)
+{
+    if (mt_atomic_load_acquire(&mt_tags_used))
+        mt_atomic_store_relaxed(&mt_shadow_limit, 0);
+}
+
 void mt_sample_start(void)
 {
     mt_sample_rate = mt_cfg.sample;
     mt_real_glibc = in_libc((void *)mt_real.next_malloc) && in_libc((void *)mt_real.next_free);
     mt_sample_glibc = mt_cfg.sample && mt_real_glibc &&
                       in_libc((void *)mt_real.next_malloc_usable_size);
-    mt_shadow_limit = mt_sample_glibc ? MT_SHADOW_SIZE_MAX : 0;
+    mt_atomic_store_relaxed(&mt_shadow_limit, mt_sample_glibc ? MT_SHADOW_SIZE_MAX : 0);
+    mt_shadow_tags(); /* a push before start-up put them in use */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^

@@ -90,18 +90,26 @@ extern uint64_t mt_sample_key MT_HIDDEN;
  * no block there was shadowed. Published with release once mapped, never
  * unmapped or moved. */
 extern uint8_t *mt_shadow_dir[MT_SHADOW_REGIONS] MT_HIDDEN;
-/* MT_SHADOW_SIZE_MAX in sample mode with glibc's allocator next, else 0:
- * the blocks below it are shadowed (mt_sample_start). */
-extern size_t mt_shadow_limit MT_HIDDEN;
+/* MT_SHADOW_SIZE_MAX in sample mode with glibc's allocator next while
+ * tags are not in use, else 0: the blocks below it are shadowed
+ * (mt_sample_start; 0 from mt_shadow_tags on, never raised again). */
+extern mt_atomic(size_t) mt_shadow_limit MT_HIDDEN;
 
 /* Whether a block of SIZE bytes about to be allocated goes in the shadow:
- * small, and no tag to keep (tags never used yet; a thread that starts
- * using them between this test and the count counts the block in no tag,
- * as if it were allocated just before). */
+ * small, and no tag to keep (tags never used yet, which the limit says
+ * too: one load; a thread that starts using them between this test and
+ * the count counts the block in no tag, as if it were allocated just
+ * before). */
 static inline bool mt_shadow_wanted(size_t size)
 {
-    return size < mt_shadow_limit && !mt_atomic_load_relaxed(&mt_tags_used);
+    return size < mt_atomic_load_relaxed(&mt_shadow_limit);
 }
+
+/* Tags may have come into use (tags/tags.h's mt_tags_used): if they
+ * did, no block goes in the shadow from now (mt_shadow_limit 0). Called
+ * by whatever may put tags in use, after (cold; the runtime layer's tag
+ * push and the MEMTRACE_TAGS start-up), and by mt_sample_start. */
+void mt_shadow_tags(void);
 
 /* The shadow byte of address A, or NULL when its region has none. */
 static inline uint8_t *mt_shadow_at(uintptr_t a)
@@ -356,13 +364,14 @@ static inline __attribute__((always_inline)) int mt_shadow_free_try(void *p)
     return 1;
 }
 
-/* mt_shadow_free_try's twin, by P's trailer (P not NULL). */
-static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p)
+/* mt_shadow_free_try's twin, by P's trailer (P not NULL); TAGS as
+ * mt_tag_free_try's USED. */
+static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p, bool tags)
 {
     mt_sample_block b;
     if (!mt_trailer_read(p, mt_glibc_usable(p), &b))
         return -1;
-    if (MT_UNLIKELY(!mt_tag_free_try(b.id, b.size)))
+    if (MT_UNLIKELY(!mt_tag_free_try(b.id, b.size, tags)))
         return 0;
     mt_trailer_clear(p, b.usable);
     return 1;
@@ -383,12 +392,13 @@ static inline __attribute__((always_inline)) int mt_trailer_free_try(void *p)
 static inline __attribute__((always_inline)) bool mt_sample_free_try(void *p)
 {
     int r;
-    if (MT_UNLIKELY(mt_atomic_load_relaxed(&mt_tags_used))) {
-        r = mt_trailer_free_try(p);
+    /* Acquire: tags seen in use, the node array is seen mapped. */
+    if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_tags_used))) {
+        r = mt_trailer_free_try(p, true);
         return r >= 0 ? r : mt_shadow_free_try(p) > 0;
     }
     r = mt_shadow_free_try(p);
-    return r >= 0 ? r : mt_trailer_free_try(p) > 0;
+    return r >= 0 ? r : mt_trailer_free_try(p, false) > 0;
 }
 
 /* Writes the trailer of P (usable size USABLE >= SIZE + MT_TRAILER, slack

@@ -11,6 +11,7 @@
 #include "capture/capture.h"
 #include "capture/state.h"
 #include "capture/entry_points.h"
+#include "capture/sample.h"
 #include "leak/leak_check.h"
 #include "leak/leak_client.h"
 #include "runtime/recording.h"
@@ -114,6 +115,7 @@ static MT_COLD int push_slow(const char *name)
         return owner(name);
     int was = mt_enter();
     const char *why = mt_tag_push(name);
+    mt_shadow_tags(); /* the first push puts tags in use */
     if (why)
         mt_warn("%s", why);
     mt_leave(was);

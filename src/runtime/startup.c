@@ -343,6 +343,7 @@ MT_COLD void mt_start(void)
     mt_heap_errors_register_check();
     mt_profiler_start();
     mt_tags_out_start();
+    mt_shadow_tags(); /* MEMTRACE_TAGS puts tags in use */
 }
 
 __attribute__((constructor)) static void mt_constructor(void)

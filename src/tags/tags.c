@@ -13,8 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-MT_TLS uint32_t mt_tag_cur;
-MT_TLS uint32_t mt_tag_root;
 MT_TLS uint32_t mt_tag_cache[MT_TAG_CACHE_SLOTS];
 mt_atomic(int) mt_tags_used;
 mt_tag_node *mt_tag_nodes;
@@ -69,6 +67,7 @@ static uint32_t new_node(uint32_t parent, const char *name, size_t len)
     mt_tag_node *n = &mt_tag_nodes[id];
     memcpy(n->name, name, len);
     n->name[len] = '\0';
+    n->name_mask = mt_tag_name_mask(len);
     n->parent = parent;
     n->thread = mt_thread_number();
     n->depth = parent ? mt_tag_nodes[parent].depth + 1 : 0;

@@ -29,11 +29,13 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/hot.h"
 #include "store/live_bytes.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MT_TAG_ID_BITS 16
 #define MT_TAG_MAX (1u << MT_TAG_ID_BITS) /* ids 1 .. MT_TAG_MAX - 1 */
@@ -48,7 +50,9 @@ typedef struct mt_tag_node {
     mt_atomic(uint32_t) first_child, next_sibling; /* release-published links */
     uint32_t thread;                               /* memtrace's thread number of the owner */
     uint32_t depth;                                /* 0 for a root */
-    uint32_t pad[2];
+    /* The bits of the name's first 8 bytes up to and including its NUL,
+     * or 0 for a name of 8 bytes or more: mt_tag_named_word's mask. */
+    uint64_t name_mask;
     /* Line 2: the frees of other threads (atomic adds), and the name,
      * written before the node is linked. */
     mt_atomic(uint64_t) remote_frees, remote_free_bytes;
@@ -57,8 +61,9 @@ typedef struct mt_tag_node {
 
 _Static_assert(sizeof(mt_tag_node) == 2 * (size_t)MT_CACHELINE, "a node is two lines");
 
-extern MT_TLS uint32_t mt_tag_cur MT_HIDDEN;  /* this thread's current node; 0 = none yet */
-extern MT_TLS uint32_t mt_tag_root MT_HIDDEN; /* this thread's root; 0 = none yet */
+/* mt_tag_cur (this thread's current node) and mt_tag_root (its root), 0
+ * = none yet: members of base/hot.h's mt_hot, so that the fast paths that
+ * count a tag load them with the other hot words, through one GOT slot. */
 extern mt_atomic(int) mt_tags_used MT_HIDDEN; /* read-mostly: set once, never cleared */
 extern mt_tag_node *mt_tag_nodes MT_HIDDEN;   /* set before mt_tags_used */
 
@@ -115,13 +120,13 @@ static inline bool mt_tag_alloc_try(size_t size, uint32_t *id)
     return true;
 }
 
-/* The node side of mt_tag_free (its live bytes aside). */
-static inline void mt_tag_count_free(uint32_t id, size_t size)
+/* The node side of mt_tag_free (its live bytes aside), for a caller that
+ * saw mt_tags_used set by an acquire load: the node array is mapped. */
+static inline void mt_tag_count_free_used(uint32_t id, size_t size)
 {
-    mt_tag_node *nodes = mt_tag_nodes;
-    if (MT_LIKELY(id == 0) || nodes == NULL)
+    if (MT_LIKELY(id == 0))
         return;
-    mt_tag_node *n = &nodes[id & (MT_TAG_MAX - 1)];
+    mt_tag_node *n = &mt_tag_nodes[id & (MT_TAG_MAX - 1)];
     if (MT_LIKELY(n->root == mt_tag_root)) {
         mt_atomic_store_relaxed(&n->frees, mt_atomic_load_relaxed(&n->frees) + 1);
         mt_atomic_store_relaxed(&n->free_bytes, mt_atomic_load_relaxed(&n->free_bytes) + size);
@@ -129,6 +134,14 @@ static inline void mt_tag_count_free(uint32_t id, size_t size)
         mt_atomic_add_relaxed(&n->remote_frees, 1);
         mt_atomic_add_relaxed(&n->remote_free_bytes, size);
     }
+}
+
+/* The node side of mt_tag_free (its live bytes aside). */
+static inline void mt_tag_count_free(uint32_t id, size_t size)
+{
+    if (MT_LIKELY(id == 0) || mt_tag_nodes == NULL)
+        return;
+    mt_tag_count_free_used(id, size);
 }
 
 /* Counts the free of a SIZE-byte block allocated in node ID (from
@@ -142,12 +155,18 @@ static inline void mt_tag_free(uint32_t id, size_t size)
 }
 
 /* mt_tag_free without a call: false, with nothing counted, when it would
- * flush the live bytes (the caller then calls mt_tag_free). */
-static inline bool mt_tag_free_try(uint32_t id, size_t size)
+ * flush the live bytes (the caller then calls mt_tag_free). USED: the
+ * caller saw mt_tags_used set (an acquire load; a constant where it is
+ * inlined), so the node array need not be tested. */
+static inline __attribute__((always_inline)) bool mt_tag_free_try(uint32_t id, size_t size,
+                                                                  bool used)
 {
     if (MT_UNLIKELY(!mt_live_free_try(size)))
         return false;
-    mt_tag_count_free(id, size);
+    if (used)
+        mt_tag_count_free_used(id, size);
+    else
+        mt_tag_count_free(id, size);
     return true;
 }
 
@@ -191,8 +210,11 @@ extern MT_TLS uint32_t mt_tag_cache[MT_TAG_CACHE_SLOTS] MT_HIDDEN;
 
 static inline unsigned mt_tag_slot(uint32_t cur, const char *name)
 {
-    uint64_t key = (uint64_t)(uintptr_t)name ^ ((uint64_t)cur << 32);
-    return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> (64 - MT_TAG_CACHE_BITS));
+    /* 32 bits of each are enough for a hint (a name's address's high
+     * bits rarely differ between the names of one program), and a 32-bit
+     * multiply takes its constant inline. */
+    uint32_t key = (uint32_t)(uintptr_t)name ^ cur * 0x85EBCA6Bu;
+    return (key * 0x9E3779B1u) >> (32 - MT_TAG_CACHE_BITS);
 }
 
 /* Whether node N is named NAME (not NULL). Reads NAME up to the first
@@ -205,6 +227,36 @@ static inline bool mt_tag_named(const mt_tag_node *n, const char *name)
         if (*a == '\0')
             return true;
     }
+}
+
+/* The mask of a node whose name is LEN bytes long (mt_tag_node's
+ * name_mask). */
+static inline uint64_t mt_tag_name_mask(size_t len)
+{
+    return len < 8 ? ~(uint64_t)0 >> (8 * (7 - len)) : 0;
+}
+
+/* mt_tag_named for a cache hit's check, a word at a time where it can:
+ * a name of N's below 8 bytes is compared as one load of NAME's first 8
+ * bytes, masked to N's name and its NUL (the bytes past NAME's NUL are
+ * not compared, and are read only within NAME's page, which its first
+ * byte being readable makes readable: the load never faults). A name of
+ * 8 bytes or more, or a NAME within 8 bytes of its page's end, is
+ * compared byte by byte. The same answer as mt_tag_named. */
+static inline bool mt_tag_named_word(const mt_tag_node *n, const char *name)
+{
+#if defined(__x86_64__)
+    uint64_t mask = n->name_mask;
+    if (MT_LIKELY(mask != 0) && MT_LIKELY(((uintptr_t)name & 4095) <= 4096 - 8)) {
+        uint64_t a, b;
+        /* An asm load: NAME's object may end before 8 bytes (the compiler
+         * must not see a read past it); the page test above keeps it safe. */
+        __asm__("movq %1, %0" : "=r"(a) : "m"(*(const char(*)[8])name));
+        memcpy(&b, n->name, sizeof b);
+        return ((a ^ b) & mask) == 0;
+    }
+#endif
+    return mt_tag_named(n, name);
 }
 
 /* mt_tag_push(NAME) when the cache knows the child: enters it and returns
@@ -220,7 +272,7 @@ static inline bool mt_tag_push_known(const char *name)
         return false;
     uint32_t id = mt_tag_cache[mt_tag_slot(cur, name)];
     const mt_tag_node *n = &mt_tag_nodes[id];
-    if (n->parent != cur || !mt_tag_named(n, name))
+    if (n->parent != cur || !mt_tag_named_word(n, name))
         return false;
     mt_tag_cur = id;
     return true;

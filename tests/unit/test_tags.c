@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 MT_TLS mt_hot_thread mt_hot; /* mt_busy (base/hot.h), defined by base/pausable.c in the library */
 
@@ -132,6 +134,51 @@ Test(tags, push_cache_is_checked)
             cr_assert_null(mt_tag_pop());
         }
     cr_assert_eq(mt_tag_cur, root);
+}
+
+/* The cache's check a word at a time (mt_tag_named_word) gives
+ * mt_tag_named's answers: the bytes past the NUL do not count, a name
+ * one byte longer or shorter at the same address misses, names of 7 and
+ * 8 bytes and more are compared whole, and a name in the last bytes of a
+ * page before an inaccessible one is read without a fault. */
+Test(tags, push_cache_word_check)
+{
+    cr_assert(mt_tags_start());
+    uint32_t root = mt_tag_thread_root();
+    long page = sysconf(_SC_PAGESIZE);
+    char *m =
+        mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(m, MAP_FAILED);
+    cr_assert_eq(mprotect(m + page, (size_t)page, PROT_NONE), 0);
+    static const char *const names[] = { "w", "wx", "wxyzabc", "wxyzabcd", "wxyzabcdefghijk" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t len = strlen(names[i]);
+        /* at a page's end (the NUL its last byte), and 8 bytes before it */
+        char *ats[] = { m + page - (long)len - 1, m + page - (long)len - 9 };
+        for (int k = 0; k < 2; k++) {
+            char *at = ats[k];
+            memset(m, 'z', (size_t)page);
+            memcpy(at, names[i], len + 1);
+            cr_assert_null(mt_tag_push(at));
+            uint32_t id = mt_tag_cur;
+            cr_assert_null(mt_tag_pop());
+            if (k == 1)
+                at[len + 1] = 'q'; /* past the NUL: still the same name */
+            cr_assert(mt_tag_push_known(at), "%s: a hit", names[i]);
+            cr_assert_eq(mt_tag_cur, id);
+            cr_assert_null(mt_tag_pop());
+            at[len - 1] = '\0'; /* one byte shorter */
+            cr_assert_not(mt_tag_push_known(at), "%s less a byte: a miss", names[i]);
+            cr_assert_eq(mt_tag_cur, root);
+            if (k == 1) {
+                at[len - 1] = names[i][len - 1];
+                at[len] = 'z'; /* one byte longer */
+                cr_assert_not(mt_tag_push_known(at), "%s and a byte: a miss", names[i]);
+                cr_assert_eq(mt_tag_cur, root);
+            }
+        }
+    }
+    munmap(m, 2 * (size_t)page);
 }
 
 struct text {
