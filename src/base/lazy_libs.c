@@ -11,10 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if !defined(__x86_64__)
-#error "lazy_libs.c: the trampolines are x86-64 code"
-#endif
-
 /* Each function's pointer: NULL until its library is loaded, then the
  * function (or its library's failure stub), stored with release. */
 #define MT_LAZY(lib, name) void *mt_lazy_p_##name MT_HIDDEN;
@@ -25,21 +21,21 @@
  * register intact; while the pointer is NULL, to mt_lazy_first with the
  * pointer's address in r11 (a scratch register no call passes anything
  * in). The frame is the caller's: a plain jump, the stack untouched. */
-#define MT_LAZY(lib, name)                                                                         \
-    __asm__(".pushsection .text\n"                                                                 \
-            ".p2align 4\n"                                                                         \
-            ".globl " #name "\n"                                                                   \
-            ".hidden " #name "\n"                                                                  \
-            ".type " #name ", @function\n" #name ":\n"                                             \
-            ".cfi_startproc\n"                                                                     \
-            "\tmovq mt_lazy_p_" #name "(%rip), %r11\n"                                             \
-            "\ttestq %r11, %r11\n"                                                                 \
-            "\tjz 1f\n"                                                                            \
-            "\tjmp *%r11\n"                                                                        \
-            "1:\tleaq mt_lazy_p_" #name "(%rip), %r11\n"                                           \
-            "\tjmp mt_lazy_first\n"                                                                \
-            ".cfi_endproc\n"                                                                       \
-            ".size " #name ", .-" #name "\n"                                                       \
+#define MT_LAZY(lib, name)                               \
+    __asm__(".pushsection .text\n"                       \
+            ".p2align 4\n"                               \
+            ".globl " #name "\n"                         \
+            ".hidden " #name "\n"                        \
+            ".type " #name ", @function\n" #name ":\n"   \
+            ".cfi_startproc\n"                           \
+            "\tmovq mt_lazy_p_" #name "(%rip), %r11\n"   \
+            "\ttestq %r11, %r11\n"                       \
+            "\tjz 1f\n"                                  \
+            "\tjmp *%r11\n"                              \
+            "1:\tleaq mt_lazy_p_" #name "(%rip), %r11\n" \
+            "\tjmp mt_lazy_first\n"                      \
+            ".cfi_endproc\n"                             \
+            ".size " #name ", .-" #name "\n"             \
             ".popsection\n");
 #include "base/lazy_libs.def"
 #undef MT_LAZY
