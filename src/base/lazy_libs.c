@@ -8,6 +8,8 @@
 #include "base/output.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdw.h>
+#include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -126,7 +128,6 @@ static const struct {
     void (*fail)(void);
 } libs[MT_LIB_COUNT] = {
     [MT_LIB_DW] = { "libdw.so.1", "no symbolization in the process", mt_lazy_fail_null },
-    [MT_LIB_UNWIND] = { "libunwind.so.8", "no libunwind stacks", mt_lazy_fail_minus1 },
     [MT_LIB_Z] = { "libz.so.1", "no pprof files", mt_lazy_fail_minus1 },
     [MT_LIB_ZSTD] = { "libzstd.so.1", "no recordings", mt_lazy_fail_null },
 };
@@ -134,18 +135,6 @@ static const struct {
 /* Per library: its handle once loaded; whether a load failed (said once). */
 static void *handles[MT_LIB_COUNT];
 static int failed[MT_LIB_COUNT];
-/* Per library: what runs once it is loaded (mt_lazy_on_load). */
-static void (*on_load[MT_LIB_COUNT])(void);
-
-void mt_lazy_on_load(unsigned lib, void (*fn)(void))
-{
-    if (lib >= MT_LIB_COUNT)
-        return;
-    __atomic_store_n(&on_load[lib], fn, __ATOMIC_RELEASE);
-    if (mt_lazy_loaded(lib))
-        fn();
-}
-
 bool mt_lazy_loaded(unsigned lib)
 {
     return lib < MT_LIB_COUNT && __atomic_load_n(&handles[lib], __ATOMIC_ACQUIRE) != NULL;
@@ -185,8 +174,12 @@ bool mt_lazy_load(unsigned lib)
     if (!__atomic_compare_exchange_n(&handles[lib], &none, h, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         dlclose(h); /* another thread's open stands; this one only counted */
-    else if (__atomic_load_n(&on_load[lib], __ATOMIC_ACQUIRE))
-        on_load[lib]();
+    if (lib == MT_LIB_DW) {
+        /* This thread's thread-local storage of both (see lazy_libs.h):
+         * each reads its error code, none yet. */
+        (void)dwarf_errno();
+        (void)elf_errno();
+    }
     return true;
 }
 
@@ -202,11 +195,6 @@ void *mt_lazy_resolve(void **slot)
     return (void *)(uintptr_t)mt_lazy_fail_null; /* not reached: every slot is in fns */
 }
 
-void *mt_lazy_data(unsigned lib, const char *name)
-{
-    return mt_lazy_load(lib) ? dlsym(handles[lib], name) : NULL;
-}
-
 void mt_lazy_libs_start(void)
 {
     if (mt_cfg.symbolize != MT_SYMBOLIZE_LATER) {
@@ -216,13 +204,8 @@ void mt_lazy_libs_start(void)
     }
     /* later: libdw and zlib wait for a report that needs them (a name
      * asked for through the API; a pprof file, at exit or from the
-     * reporter's thread). libunwind is called in SIGSEGV's handler (the
-     * guard pages) and, as the unwinder, inside malloc; libzstd inside
-     * malloc when a recording's buffer fills. */
-    const char *guard = mt_setting_env("MEMTRACE_GUARD_SAMPLE");
-    if (mt_cfg.unwind == MT_UNWIND_LIBUNWIND || mt_cfg.unwind == MT_UNWIND_CHECK ||
-        (guard && *guard && *guard != '0'))
-        mt_lazy_load(MT_LIB_UNWIND);
+     * reporter's thread); libzstd is called inside malloc when a
+     * recording's buffer fills. */
     const char *record = mt_setting_env("MEMTRACE_RECORD");
     if (record && *record)
         mt_lazy_load(MT_LIB_ZSTD);

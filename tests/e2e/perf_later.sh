@@ -59,8 +59,8 @@ run() {
 # symbolizer_opens DIR BIN: the files the traced process opened (DIR/trace)
 # that only symbolizing opens: BIN itself, debug files, a file opened twice;
 # not /proc, /dev, nor memtrace's outputs (in $work/NAME.run), nor the
-# loader's cache (read again by each dlopen: memtrace loads zlib and
-# libunwind on first need, src/base/lazy_libs.h).
+# loader's cache (read again by each dlopen: memtrace loads zlib on first
+# need, src/base/lazy_libs.h).
 symbolizer_opens() {
     grep -v ' = -1 ' "$1/trace" | grep -oE 'open(at)?\(.*"[^"]+"' | sed -E 's/.*"([^"]+)"$/\1/' |
         grep -v "^/proc/\|^/dev/\|^$work/\|^/etc/ld\.so\.cache$" | sort | uniq -c |
