@@ -6,7 +6,7 @@
  * maps. A module is taken only if its file still has the build ID the
  * process recorded, so that a rebuilt file never names another build's
  * frames. */
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
