@@ -18,7 +18,11 @@ mt_atomic(uint64_t) mt_site_peak_ns;
 mt_atomic(uint64_t) mt_site_peak_epoch = 1;
 MT_TLS mt_temp_state mt_site_latest;
 MT_TLS mt_site_table *mt_site_mine;
-mt_site_table mt_site_shared = { .owner = -1 };
+/* Zero, in .bss: 256 KiB of chunk pointers of which a run reads the first
+ * few; initialized data would be read from the file, every page around a
+ * read mapped with it. Its owner stays 0 ("free"), which nothing reads:
+ * claim only takes tables from mt_site_tables, which it is not on. */
+mt_site_table mt_site_shared;
 mt_atomic(mt_site_table *) mt_site_tables;
 
 /* ------------------------------------------------------------ tables */
