@@ -18,7 +18,7 @@
 /* The name of global ADDR: "SYMBOL+OFF" or "SYMBOL" and its module. */
 static void global_name(Dwfl *dwfl, uintptr_t addr, char *out, size_t size)
 {
-    Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+    Dwfl_Module *mod = mt_sym_addrmodule(dwfl, addr);
     const char *modname = mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
                               : NULL;
     const char *base = modname ? strrchr(modname, '/') : NULL;

@@ -294,7 +294,7 @@ static uint64_t intern_mapping(mt_pprof *p, mt_sym_state *dwfl, uintptr_t addr)
     }
     if (mt_sym_raw(dwfl))
         return intern_raw_mapping(p, addr - 1);
-    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(mt_sym_dwfl(dwfl), addr - 1) : NULL;
+    Dwfl_Module *mod = dwfl ? mt_sym_addrmodule(mt_sym_dwfl(dwfl), addr - 1) : NULL;
     if (!mod)
         return 0;
     for (size_t i = 0; i < p->nmappings; i++) {

@@ -12,7 +12,7 @@
 
 bool mt_sym_data_at(struct Dwfl *dwfl, uintptr_t addr, mt_sym_data *d)
 {
-    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, addr) : NULL;
+    Dwfl_Module *mod = dwfl ? mt_sym_addrmodule(dwfl, addr) : NULL;
     if (!mod)
         return false;
     GElf_Off off = 0;

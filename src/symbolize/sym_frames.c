@@ -185,9 +185,9 @@ void mt_sym_frames(mt_sym_state *st, bool refresh, uintptr_t ret, mt_frames_fn *
         return;
     }
     Dwarf_Addr pc = ret - 1;
-    Dwfl_Module *mod = dwfl_addrmodule(st->dwfl, pc);
+    Dwfl_Module *mod = mt_sym_addrmodule(st->dwfl, pc);
     if (!mod && refresh && sym_read_modules(st))
-        mod = dwfl_addrmodule(st->dwfl, pc);
+        mod = mt_sym_addrmodule(st->dwfl, pc);
     bool unloaded = false;
     if (!mod && (mod = sym_unloaded_module(st, pc)) != NULL)
         unloaded = true;

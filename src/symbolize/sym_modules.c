@@ -341,6 +341,16 @@ const Dwfl_Callbacks sym_self_callbacks = {
     .debuginfo_path = &debuginfo_path,
 };
 
+Dwfl_Module *mt_sym_addrmodule(Dwfl *dwfl, uint64_t addr)
+{
+    Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+    Dwarf_Addr low = 0, high = 0;
+    if (mod && dwfl_module_info(mod, NULL, &low, &high, NULL, NULL, NULL, NULL) &&
+        addr >= low && addr < high)
+        return mod;
+    return NULL;
+}
+
 /* Unloaded libraries, reported from their files at their old addresses.
  * Their modules are reported by path, so find_elf opens that file: the
  * build-ID search of dwfl_build_id_find_elf would end with debuginfod. */
@@ -366,7 +376,7 @@ Dwfl_Module *sym_unloaded_module(struct mt_sym_state *st, Dwarf_Addr pc)
         return NULL;
     if (!st->unloaded_dwfl && !(st->unloaded_dwfl = dwfl_begin(&offline_callbacks)))
         return NULL;
-    Dwfl_Module *mod = dwfl_addrmodule(st->unloaded_dwfl, pc);
+    Dwfl_Module *mod = mt_sym_addrmodule(st->unloaded_dwfl, pc);
     if (mod && is_module_of(mod, &m))
         return mod;
     if (mod) {
@@ -379,7 +389,7 @@ Dwfl_Module *sym_unloaded_module(struct mt_sym_state *st, Dwarf_Addr pc)
     dwfl_report_begin_add(st->unloaded_dwfl);
     dwfl_report_elf(st->unloaded_dwfl, m.path, m.path, -1, m.bias, false);
     dwfl_report_end(st->unloaded_dwfl, NULL, NULL);
-    return dwfl_addrmodule(st->unloaded_dwfl, pc);
+    return mt_sym_addrmodule(st->unloaded_dwfl, pc);
 }
 
 /* Re-reads the modules of the process into ST's Dwfl: ST's caches are

@@ -107,7 +107,7 @@ static uintptr_t symbol_address(Dwfl *dwfl, Dwfl_Module *mod, const char *name)
 static bool function_die(struct mt_sym_state *st, Dwarf_Addr pc, Dwfl_Module **mod, Dwarf_Die *fn,
                          Dwarf_Addr *bias)
 {
-    *mod = dwfl_addrmodule(st->dwfl, pc);
+    *mod = mt_sym_addrmodule(st->dwfl, pc);
     if (*mod)
         sym_guard_module(*mod);
     Dwarf_Die cu_mem;

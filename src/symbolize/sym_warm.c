@@ -50,7 +50,7 @@ unsigned mt_sym_warm(mt_sym_state *st, const uintptr_t *frames, unsigned n)
         if (ret == 0)
             continue;
         Dwfl *dwfl = st->dwfl;
-        Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, ret - 1) : NULL;
+        Dwfl_Module *mod = dwfl ? mt_sym_addrmodule(dwfl, ret - 1) : NULL;
         Dwarf_Addr start = 0;
         if (mod)
             dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);

@@ -152,6 +152,15 @@ int mt_sym_find_debuginfo(struct Dwfl_Module *mod, void **userdata, const char *
                           uint64_t base, const char *file_name, const char *debuglink_file,
                           uint32_t debuglink_crc, char **debuginfo_file_name);
 
+/* The module of DWFL whose address range holds ADDR, or NULL: libdwfl's
+ * dwfl_addrmodule, checked. After a library is unloaded and the modules
+ * are reported again, dwfl_addrmodule was seen to answer an address in
+ * the freed range with another module, 4 GiB below it (libdw 0.188; about
+ * half the runs of reliability's library-replaced check once libdw sat
+ * under memtrace's internal heap), which named a frame of the unloaded
+ * library after that module. Every lookup by address goes through this. */
+struct Dwfl_Module *mt_sym_addrmodule(struct Dwfl *dwfl, uint64_t addr);
+
 /* Out of the traced process only (sym_offline.c is linked into the tools,
  * never into the libraries): modules reported from their files, as
  * offline ones, at the address BIAS they had in the process, with
