@@ -153,11 +153,16 @@ $(BUILD)/tracer/profile.pb-c.o $(BUILD)/profiler/profile.pb-c.o: $(PB_DIR)/profi
 # The SONAME is the file's name, without a version: a program linked with
 # -lmemtrace (memtrace.pc) needs the library by the name it is preloaded by,
 # and the API only grows (include/memtrace.h).
+# libdw, libelf, zlib and libzstd are not linked in: the libraries load
+# them on first need (src/base/lazy_libs.h), and a function of theirs
+# missing from src/base/lazy_libs.def fails this link. libunwind is.
+LIB_LINK_LIBS := -l:libprotobuf-c.a $(shell pkg-config --libs libunwind 2>/dev/null || echo -lunwind) \
+                 $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a:libprotobuf-c.a -ldl -pthread
 $(TRACER_LIB): $(TRACER_OBJS)
-	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LINK_LIBS)
 
 $(PROFILER_LIB): $(PROFILER_OBJS)
-	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LINK_LIBS)
 
 # ---------------------------------------------------------------- packages
 # The last six are programs the reliability tests run under memtrace; the

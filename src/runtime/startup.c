@@ -9,6 +9,7 @@
 #include "base/atomic.h"
 #include "base/common.h"
 #include "base/config.h"
+#include "base/lazy_libs.h"
 #include "base/lock.h"
 #include "base/os.h"
 #include "base/output.h"
@@ -359,6 +360,7 @@ __attribute__((constructor)) static void mt_constructor(void)
         if (!mt_attach_late_load())
             warn_if_not_first();
         mt_recording_install_signal();
+        mt_lazy_libs_start();
         mt_leave(was);
         mt_record_file_start();
     }

@@ -62,7 +62,7 @@ typedef struct {
 #define MT_SITE_CHUNK_MASK ((UINT32_C(1) << MT_SITE_CHUNK_BITS) - 1)
 #define MT_SITE_CHUNKS (UINT32_C(1) << 15) /* 2^31 sites: more than the store can hold */
 typedef struct mt_site_table {
-    mt_atomic(int) owner;       /* the writer's lock token; 0 = free (the shared table: 0, unused) */
+    mt_atomic(int) owner;       /* the writer's lock token; 0 = free */
     struct mt_site_table *next; /* set before the table is published, never after */
     mt_atomic(mt_site_counters *) chunks[MT_SITE_CHUNKS];
 } mt_site_table;

@@ -59,6 +59,13 @@ mt_sym_state *mt_sym_self(void)
         st->generation = generation;
         return st;
     }
+    /* The thread's thread-local storage of libdw and libelf allocated now,
+     * before anything can fail: the memtrace libraries dlopen them, and
+     * glibc ends the process when the block of a dlopened library cannot
+     * be allocated on a thread's first access (base/lazy_libs.h). Each
+     * call reads the thread's error code, which its callers took already. */
+    (void)dwarf_errno();
+    (void)elf_errno();
     if (st->dwfl && generation != st->generation && !sym_read_modules(st)) {
         sym_end_dwfl(st, st->dwfl);
         st->dwfl = NULL;

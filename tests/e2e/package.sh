@@ -438,7 +438,7 @@ $(helper_package ./usr/share/memtrace)
 $(view_files ./usr/share/memtrace)"
     same "the package's version" "$(dpkg-deb -f "$deb" Version)" "$version"
     depends=$(dpkg-deb -f "$deb" Depends)
-    for dep in libc6 libdw1 libelf1 libunwind8; do
+    for dep in libc6 libdw1 libelf1 libunwind8 zlib1g libzstd1; do
         case ", $depends," in
         *", $dep "* | *", $dep,"*) pass "Depends (from shlibs): $dep" ;;
         *) fail "Depends (from shlibs): $dep" "Depends: $depends" ;;
