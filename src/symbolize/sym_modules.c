@@ -345,8 +345,8 @@ Dwfl_Module *mt_sym_addrmodule(Dwfl *dwfl, uint64_t addr)
 {
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
     Dwarf_Addr low = 0, high = 0;
-    if (mod && dwfl_module_info(mod, NULL, &low, &high, NULL, NULL, NULL, NULL) &&
-        addr >= low && addr < high)
+    if (mod && dwfl_module_info(mod, NULL, &low, &high, NULL, NULL, NULL, NULL) && addr >= low &&
+        addr < high)
         return mod;
     return NULL;
 }
