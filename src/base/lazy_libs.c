@@ -13,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* lazy_libs.def's LIB */
+enum { MT_LIB_DW, MT_LIB_Z, MT_LIB_ZSTD, MT_LIB_COUNT };
+
 /* Each function's pointer: NULL until its library is loaded, then the
  * function (or its library's failure stub), stored with release. */
 #define MT_LAZY(lib, name) void *mt_lazy_p_##name MT_HIDDEN;
@@ -135,16 +138,12 @@ static const struct {
 /* Per library: its handle once loaded; whether a load failed (said once). */
 static void *handles[MT_LIB_COUNT];
 static int failed[MT_LIB_COUNT];
-bool mt_lazy_loaded(unsigned lib)
-{
-    return lib < MT_LIB_COUNT && __atomic_load_n(&handles[lib], __ATOMIC_ACQUIRE) != NULL;
-}
 
-bool mt_lazy_load(unsigned lib)
+/* Loads LIB and fills its functions' pointers: true when it is loaded
+ * (now or before). Safe from any thread; not from a signal handler. */
+static bool load(unsigned lib)
 {
-    if (lib >= MT_LIB_COUNT)
-        return false;
-    if (mt_lazy_loaded(lib))
+    if (__atomic_load_n(&handles[lib], __ATOMIC_ACQUIRE))
         return true;
     if (__atomic_load_n(&failed[lib], __ATOMIC_ACQUIRE))
         return false;
@@ -188,7 +187,7 @@ void *mt_lazy_resolve(void **slot)
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         if (fns[i].slot != slot)
             continue;
-        mt_lazy_load(fns[i].lib);
+        load(fns[i].lib);
         void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         return f ? f : (void *)(uintptr_t)libs[fns[i].lib].fail;
     }
@@ -199,7 +198,7 @@ void mt_lazy_libs_start(void)
 {
     if (mt_cfg.symbolize != MT_SYMBOLIZE_LATER) {
         for (unsigned lib = 0; lib < MT_LIB_COUNT; lib++)
-            mt_lazy_load(lib);
+            load(lib);
         return;
     }
     /* later: libdw and zlib wait for a report that needs them (a name
@@ -208,5 +207,5 @@ void mt_lazy_libs_start(void)
      * recording's buffer fills. */
     const char *record = mt_setting_env("MEMTRACE_RECORD");
     if (record && *record)
-        mt_lazy_load(MT_LIB_ZSTD);
+        load(MT_LIB_ZSTD);
 }

@@ -28,17 +28,6 @@
 #ifndef MT_LAZY_LIBS_H
 #define MT_LAZY_LIBS_H
 
-#include <stdbool.h>
-
-enum { MT_LIB_DW, MT_LIB_Z, MT_LIB_ZSTD, MT_LIB_COUNT };
-
-/* Loads LIB and fills its functions' pointers: true when it is loaded
- * (now or before). Safe from any thread; not from a signal handler. */
-bool mt_lazy_load(unsigned lib);
-
-/* Whether LIB is loaded (without loading it). */
-bool mt_lazy_loaded(unsigned lib);
-
 /* At start-up, from the constructor (after mt_start: the settings are
  * read): loads every library unless MEMTRACE_SYMBOLIZE=later, and then
  * those the settings may need where loading cannot be (above). */
