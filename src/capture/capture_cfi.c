@@ -127,7 +127,17 @@ static mt_atomic(unsigned long) forgets;
  *
  * The memo is the thread's alone: a capture runs with the re-entrancy flag
  * set, and `walking` keeps a capture that interrupts another (a signal
- * handler's report) off it, from the walk to the interning. */
+ * handler's report) off it, from the walk to the interning.
+ *
+ * A thread has two memos: one for the stacks of its allocations, one for
+ * those of its frees (MT_MEMO_FREE). A program allocates and frees at
+ * different places, usually by turns: with one memo, each free's walk
+ * replaced the frames of the allocation before it, and the next
+ * allocation unwound them all again (churn: 7.5 frames unwound afresh a
+ * malloc/free pair with one memo, 2.3 with two). Each memo is a memo as
+ * above, with its own clock and interned stacks (a stamp compares only
+ * with its own memo's clock); they share the rule cache, a copy of the
+ * table's answers whoever asked. */
 enum {
     CAP = MT_MAX_DEPTH, /* frames a memo holds */
     INTERNED = 1024,    /* stacks a thread remembers interning (32 KiB) */
@@ -188,10 +198,10 @@ typedef struct memo {
     mt_cfi_rule f_rule[CAP];
     uintptr_t frames[CAP]; /* a stack for mt_stack_intern */
     interned cache[INTERNED];
-    rule_cache rules;
+    rule_cache rules; /* the thread's: its allocation memo's only */
 } memo;
 
-static MT_TLS memo *memo_mine;
+static MT_TLS memo *memo_mine; /* the thread's memos, MT_MEMOS in a row */
 static MT_TLS bool walking, memo_gone;
 static memo *memo_free; /* under lock */
 static pthread_key_t memo_key;
@@ -384,16 +394,20 @@ static MT_NOINLINE bool memo_get(void)
         memo_free = m->next_free;
     }
     mt_lock_release(&lock);
-    if (!m)
-        m = mt_os_map(sizeof(memo), "unwind memo");
+    if (m) { /* a new mapping is zero: its caches' pages stay untouched */
+        m->rules.forgets = 0;
+        memset(m->rules.s, 0, sizeof m->rules.s);
+        for (unsigned i = 0; i < MT_MEMOS; i++) {
+            m[i].n = 0;
+            memset(m[i].cache, 0, sizeof m[i].cache);
+        }
+    } else {
+        m = mt_os_map(MT_MEMOS * sizeof(memo), "unwind memo");
+    }
     if (!m) {
         memo_gone = true;
         return false;
     }
-    m->n = 0;
-    m->rules.forgets = 0;
-    memset(m->rules.s, 0, sizeof m->rules.s);
-    memset(m->cache, 0, sizeof m->cache);
     memo_mine = m;
     if (memo_key_made) {
         int was = mt_enter();
@@ -575,15 +589,15 @@ static inline __attribute__((always_inline)) void commit(memo *m, int keep, unsi
     m->forgets = forgets_now;
 }
 
-/* The walk from state S with the thread's memo M, which it leaves holding
- * this walk. Returns the stack's frames (up to CAP), with M->end saying
- * how it ended. */
-static inline __attribute__((always_inline)) unsigned walk_memo(memo *m, walk_state s)
+/* The walk from state S with one of the thread's memos M, which it leaves
+ * holding this walk, and the thread's rule cache MINE. Returns the stack's
+ * frames (up to CAP), with M->end saying how it ended. */
+static inline __attribute__((always_inline)) unsigned walk_memo(memo *m, rule_cache *mine,
+                                                                walk_state s)
 {
     const uintptr_t base = mt_stack_base;
     unsigned long forgets_now = mt_atomic_load_acquire(&forgets);
     const table *t = mt_atomic_load_acquire(&rules);
-    rule_cache *mine = &m->rules;
     if (MT_UNLIKELY(mine->forgets != forgets_now)) {
         memset(mine->s, 0, sizeof mine->s);
         mine->forgets = forgets_now;
@@ -715,7 +729,7 @@ MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
     if (!memo_take())
         return walk_plain(frames, max, s);
     memo *m = memo_mine;
-    unsigned n = walk_memo(m, s);
+    unsigned n = walk_memo(m, &m->rules, s);
     int depth = memo_walk_ok(m, max) ? (int)(n < max ? n : max) : -1;
     if (depth > 0)
         memo_frames(m, frames, (unsigned)depth);
@@ -778,7 +792,8 @@ static MT_NOINLINE int stack_plain(unsigned max, walk_state s, mt_stack_id *id, 
     return depth;
 }
 
-MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, mt_stack_id *id, uintptr_t *frames)
+MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, unsigned which, mt_stack_id *id,
+                                    uintptr_t *frames)
 {
     walk_state s;
     if (max > MT_MAX_DEPTH)
@@ -787,8 +802,8 @@ MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, mt_stack_id *id, uintptr_t *fr
         return -1;
     if (!memo_take())
         return stack_plain(max, s, id, frames);
-    memo *m = memo_mine;
-    unsigned n = walk_memo(m, s);
+    memo *m = memo_mine + which;
+    unsigned n = walk_memo(m, &memo_mine->rules, s);
     int depth = -1;
     if (memo_walk_ok(m, max)) {
         depth = (int)(n < max ? n : max);
