@@ -157,11 +157,15 @@ typedef struct {
 } check;
 
 typedef struct {
-    mt_stack_id id;      /* 0: none */
-    unsigned n;          /* the memo's frames then */
-    uintptr_t inner;     /* its innermost return address */
-    unsigned long stamp; /* the memo's clock then */
+    mt_stack_id id;        /* 0: none */
+    uint16_t n;            /* the memo's frames then (CAP at most) */
+    uint16_t depth;        /* the record's frames */
+    uintptr_t inner;       /* its innermost return address */
+    unsigned long stamp;   /* the memo's clock then */
+    const uintptr_t *rec;  /* the record's frames in the store, where a
+                              record never moves or changes once made */
 } interned;
+_Static_assert(CAP <= UINT16_MAX, "an interned slot's counts");
 
 /* The thread's own copy of the rules it used lately: direct-mapped, a
  * rule copied from the table (never one `learn` did not keep), the whole
@@ -760,8 +764,8 @@ static inline mt_stack_id memo_intern(memo *m, unsigned depth)
     unsigned n = m->n;
     uintptr_t inner = m->ret[n - 1];
     interned *e = interned_slot(m, n);
-    const uintptr_t *rec;
-    if (e->id && e->n == n && e->inner == inner && mt_stack_get(e->id, &rec) == depth) {
+    if (e->id && e->n == n && e->inner == inner && e->depth == depth) {
+        const uintptr_t *rec = e->rec;
         /* Heights [n - depth, n) are the stack; those stamped after the
          * record was proved the memo's are compared, the rest are equal. */
         int h = (int)n - 1, lowest = (int)(n - depth);
@@ -774,8 +778,14 @@ static inline mt_stack_id memo_intern(memo *m, unsigned depth)
 miss:
     memo_frames(m, m->frames, depth);
     mt_stack_id id = mt_stack_intern(m->frames, depth);
-    if (id)
-        *e = (interned){ .id = id, .n = n, .inner = inner, .stamp = m->clock };
+    const uintptr_t *rec;
+    if (id && mt_stack_get(id, &rec) == depth)
+        *e = (interned){ .id = id,
+                         .n = (uint16_t)n,
+                         .depth = (uint16_t)depth,
+                         .inner = inner,
+                         .stamp = m->clock,
+                         .rec = rec };
     return id;
 }
 
