@@ -157,13 +157,13 @@ typedef struct {
 } check;
 
 typedef struct {
-    mt_stack_id id;        /* 0: none */
-    uint16_t n;            /* the memo's frames then (CAP at most) */
-    uint16_t depth;        /* the record's frames */
-    uintptr_t inner;       /* its innermost return address */
-    unsigned long stamp;   /* the memo's clock then */
-    const uintptr_t *rec;  /* the record's frames in the store, where a
-                              record never moves or changes once made */
+    mt_stack_id id;       /* 0: none */
+    uint16_t n;           /* the memo's frames then (CAP at most) */
+    uint16_t depth;       /* the record's frames */
+    uintptr_t inner;      /* its innermost return address */
+    unsigned long stamp;  /* the memo's clock then */
+    const uintptr_t *rec; /* the record's frames in the store, where a
+                             record never moves or changes once made */
 } interned;
 _Static_assert(CAP <= UINT16_MAX, "an interned slot's counts");
 
