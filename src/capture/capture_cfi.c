@@ -140,7 +140,7 @@ static mt_atomic(unsigned long) forgets;
  * table's answers whoever asked. */
 enum {
     CAP = MT_MAX_DEPTH, /* frames a memo holds */
-    INTERNED = 1024,    /* stacks a thread remembers interning (32 KiB) */
+    INTERNED = 1024,    /* stacks a memo remembers interning (32 KiB) */
 };
 
 /* How the memo's walk ended past height 0. */
