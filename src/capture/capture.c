@@ -124,11 +124,11 @@ bool mt_check_mismatch_get(unsigned i, mt_check_mismatch *out)
 
 /* Check mode's mt_capture_stack: the cfi walk and its interning against
  * libunwind's frames and their id; both must agree. */
-static MT_NOINLINE mt_stack_id by_both_stack(unsigned max)
+static MT_NOINLINE mt_stack_id by_both_stack(unsigned max, unsigned which)
 {
     uintptr_t mine[MT_MAX_DEPTH], frames[MT_MAX_DEPTH];
     mt_stack_id cfi_id = 0;
-    int cn = mt_unwind_cfi_stack(max, &cfi_id, mine);
+    int cn = mt_unwind_cfi_stack(max, which, &cfi_id, mine);
     unsigned ln = by_libunwind(frames, max);
     mt_stack_id id = mt_stack_intern(frames, ln);
     mt_atomic_add_relaxed(&checked, 1);
@@ -149,17 +149,17 @@ static MT_NOINLINE mt_stack_id stack_slow(unsigned max, bool cfi_failed)
     return mt_stack_intern(frames, depth);
 }
 
-mt_stack_id mt_capture_stack(unsigned max)
+mt_stack_id mt_capture_stack(unsigned max, unsigned which)
 {
     if (MT_LIKELY(mt_cfg.unwind == MT_UNWIND_CFI)) {
         mt_stack_id id;
-        if (MT_LIKELY(mt_unwind_cfi_stack(max, &id, NULL) >= 0))
+        if (MT_LIKELY(mt_unwind_cfi_stack(max, which, &id, NULL) >= 0))
             return id;
         mt_unwind_cfi_fell_back();
         return stack_slow(max, true);
     }
     if (mt_cfg.unwind == MT_UNWIND_CHECK)
-        return by_both_stack(max);
+        return by_both_stack(max, which);
     return stack_slow(max, false);
 }
 

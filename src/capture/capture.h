@@ -28,11 +28,15 @@ void mt_capture_init(void);
  * number stored. Must be called with the thread's re-entrancy flag set. */
 unsigned mt_capture(uintptr_t *frames, unsigned max);
 
+/* Which of the thread's unwind memos a capture uses (capture_cfi.c): a
+ * block's allocation's, or its free's. */
+enum { MT_MEMO_ALLOC, MT_MEMO_FREE, MT_MEMOS };
+
 /* mt_capture's stack, interned (mt_stack_intern): its id, 0 if the store
  * could not grow. The cfi unwinder interns without reading the frames its
- * thread's last captures share with this one (capture_cfi.c). Same
- * conditions as mt_capture. */
-mt_stack_id mt_capture_stack(unsigned max);
+ * thread's last captures of the same kind WHICH (MT_MEMO_*) share with
+ * this one (capture_cfi.c). Same conditions as mt_capture. */
+mt_stack_id mt_capture_stack(unsigned max, unsigned which);
 
 /* The unwinders. libunwind and fp: up to N raw return addresses from their
  * caller up, memtrace's own frames included. cfi: up to MAX return
@@ -41,10 +45,11 @@ mt_stack_id mt_capture_stack(unsigned max);
 unsigned mt_unwind_libunwind(void **buf, unsigned n);
 unsigned mt_unwind_fp(void **buf, unsigned n, bool *broken);
 int mt_unwind_cfi(uintptr_t *frames, unsigned max);
-/* cfi's walk and interning in one (mt_capture_stack): the stack's depth,
- * its id in *ID and, when FRAMES is not NULL, its frames there; or -1
- * when it cannot unwind this stack. */
-int mt_unwind_cfi_stack(unsigned max, mt_stack_id *id, uintptr_t *frames);
+/* cfi's walk and interning in one (mt_capture_stack), with the thread's
+ * memo WHICH (MT_MEMO_*): the stack's depth, its id in *ID and, when
+ * FRAMES is not NULL, its frames there; or -1 when it cannot unwind this
+ * stack. */
+int mt_unwind_cfi_stack(unsigned max, unsigned which, mt_stack_id *id, uintptr_t *frames);
 void mt_unwind_libunwind_init(void);
 /* memtrace's executable segment [LO, HI): where the cfi walk leaves
  * memtrace's own frames. */

@@ -127,10 +127,20 @@ static mt_atomic(unsigned long) forgets;
  *
  * The memo is the thread's alone: a capture runs with the re-entrancy flag
  * set, and `walking` keeps a capture that interrupts another (a signal
- * handler's report) off it, from the walk to the interning. */
+ * handler's report) off it, from the walk to the interning.
+ *
+ * A thread has two memos: one for the stacks of its allocations, one for
+ * those of its frees (MT_MEMO_FREE). A program allocates and frees at
+ * different places, usually by turns: with one memo, each free's walk
+ * replaced the frames of the allocation before it, and the next
+ * allocation unwound them all again (churn: 7.5 frames unwound afresh a
+ * malloc/free pair with one memo, 2.3 with two). Each memo is a memo as
+ * above, with its own clock and interned stacks (a stamp compares only
+ * with its own memo's clock); they share the rule cache, a copy of the
+ * table's answers whoever asked. */
 enum {
     CAP = MT_MAX_DEPTH, /* frames a memo holds */
-    INTERNED = 1024,    /* stacks a thread remembers interning (32 KiB) */
+    INTERNED = 1024,    /* stacks a memo remembers interning (32 KiB) */
 };
 
 /* How the memo's walk ended past height 0. */
@@ -147,11 +157,15 @@ typedef struct {
 } check;
 
 typedef struct {
-    mt_stack_id id;      /* 0: none */
-    unsigned n;          /* the memo's frames then */
-    uintptr_t inner;     /* its innermost return address */
-    unsigned long stamp; /* the memo's clock then */
+    mt_stack_id id;       /* 0: none */
+    uint16_t n;           /* the memo's frames then (CAP at most) */
+    uint16_t depth;       /* the record's frames */
+    uintptr_t inner;      /* its innermost return address */
+    unsigned long stamp;  /* the memo's clock then */
+    const uintptr_t *rec; /* the record's frames in the store, where a
+                             record never moves or changes once made */
 } interned;
+_Static_assert(CAP <= UINT16_MAX, "an interned slot's counts");
 
 /* The thread's own copy of the rules it used lately: direct-mapped, a
  * rule copied from the table (never one `learn` did not keep), the whole
@@ -188,10 +202,10 @@ typedef struct memo {
     mt_cfi_rule f_rule[CAP];
     uintptr_t frames[CAP]; /* a stack for mt_stack_intern */
     interned cache[INTERNED];
-    rule_cache rules;
+    rule_cache rules; /* the thread's: its allocation memo's only */
 } memo;
 
-static MT_TLS memo *memo_mine;
+static MT_TLS memo *memo_mine; /* the thread's memos, MT_MEMOS in a row */
 static MT_TLS bool walking, memo_gone;
 static memo *memo_free; /* under lock */
 static pthread_key_t memo_key;
@@ -384,16 +398,20 @@ static MT_NOINLINE bool memo_get(void)
         memo_free = m->next_free;
     }
     mt_lock_release(&lock);
-    if (!m)
-        m = mt_os_map(sizeof(memo), "unwind memo");
+    if (m) { /* a new mapping is zero: its caches' pages stay untouched */
+        m->rules.forgets = 0;
+        memset(m->rules.s, 0, sizeof m->rules.s);
+        for (unsigned i = 0; i < MT_MEMOS; i++) {
+            m[i].n = 0;
+            memset(m[i].cache, 0, sizeof m[i].cache);
+        }
+    } else {
+        m = mt_os_map(MT_MEMOS * sizeof(memo), "unwind memo");
+    }
     if (!m) {
         memo_gone = true;
         return false;
     }
-    m->n = 0;
-    m->rules.forgets = 0;
-    memset(m->rules.s, 0, sizeof m->rules.s);
-    memset(m->cache, 0, sizeof m->cache);
     memo_mine = m;
     if (memo_key_made) {
         int was = mt_enter();
@@ -575,15 +593,15 @@ static inline __attribute__((always_inline)) void commit(memo *m, int keep, unsi
     m->forgets = forgets_now;
 }
 
-/* The walk from state S with the thread's memo M, which it leaves holding
- * this walk. Returns the stack's frames (up to CAP), with M->end saying
- * how it ended. */
-static inline __attribute__((always_inline)) unsigned walk_memo(memo *m, walk_state s)
+/* The walk from state S with one of the thread's memos M, which it leaves
+ * holding this walk, and the thread's rule cache MINE. Returns the stack's
+ * frames (up to CAP), with M->end saying how it ended. */
+static inline __attribute__((always_inline)) unsigned walk_memo(memo *m, rule_cache *mine,
+                                                                walk_state s)
 {
     const uintptr_t base = mt_stack_base;
     unsigned long forgets_now = mt_atomic_load_acquire(&forgets);
     const table *t = mt_atomic_load_acquire(&rules);
-    rule_cache *mine = &m->rules;
     if (MT_UNLIKELY(mine->forgets != forgets_now)) {
         memset(mine->s, 0, sizeof mine->s);
         mine->forgets = forgets_now;
@@ -715,7 +733,7 @@ MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
     if (!memo_take())
         return walk_plain(frames, max, s);
     memo *m = memo_mine;
-    unsigned n = walk_memo(m, s);
+    unsigned n = walk_memo(m, &m->rules, s);
     int depth = memo_walk_ok(m, max) ? (int)(n < max ? n : max) : -1;
     if (depth > 0)
         memo_frames(m, frames, (unsigned)depth);
@@ -746,8 +764,8 @@ static inline mt_stack_id memo_intern(memo *m, unsigned depth)
     unsigned n = m->n;
     uintptr_t inner = m->ret[n - 1];
     interned *e = interned_slot(m, n);
-    const uintptr_t *rec;
-    if (e->id && e->n == n && e->inner == inner && mt_stack_get(e->id, &rec) == depth) {
+    if (e->id && e->n == n && e->inner == inner && e->depth == depth) {
+        const uintptr_t *rec = e->rec;
         /* Heights [n - depth, n) are the stack; those stamped after the
          * record was proved the memo's are compared, the rest are equal. */
         int h = (int)n - 1, lowest = (int)(n - depth);
@@ -760,8 +778,14 @@ static inline mt_stack_id memo_intern(memo *m, unsigned depth)
 miss:
     memo_frames(m, m->frames, depth);
     mt_stack_id id = mt_stack_intern(m->frames, depth);
-    if (id)
-        *e = (interned){ .id = id, .n = n, .inner = inner, .stamp = m->clock };
+    const uintptr_t *rec;
+    if (id && mt_stack_get(id, &rec) == depth)
+        *e = (interned){ .id = id,
+                         .n = (uint16_t)n,
+                         .depth = (uint16_t)depth,
+                         .inner = inner,
+                         .stamp = m->clock,
+                         .rec = rec };
     return id;
 }
 
@@ -778,7 +802,8 @@ static MT_NOINLINE int stack_plain(unsigned max, walk_state s, mt_stack_id *id, 
     return depth;
 }
 
-MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, mt_stack_id *id, uintptr_t *frames)
+MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, unsigned which, mt_stack_id *id,
+                                    uintptr_t *frames)
 {
     walk_state s;
     if (max > MT_MAX_DEPTH)
@@ -787,8 +812,8 @@ MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, mt_stack_id *id, uintptr_t *fr
         return -1;
     if (!memo_take())
         return stack_plain(max, s, id, frames);
-    memo *m = memo_mine;
-    unsigned n = walk_memo(m, s);
+    memo *m = memo_mine + which;
+    unsigned n = walk_memo(m, &memo_mine->rules, s);
     int depth = -1;
     if (memo_walk_ok(m, max)) {
         depth = (int)(n < max ? n : max);
