@@ -384,16 +384,21 @@ static MT_NOINLINE bool memo_get(void)
         memo_free = m->next_free;
     }
     mt_lock_release(&lock);
-    if (!m)
+    if (m) {
+        m->n = 0;
+        m->rules.forgets = 0;
+        memset(m->rules.s, 0, sizeof m->rules.s);
+        memset(m->cache, 0, sizeof m->cache);
+    } else {
+        /* Zeroed already (mt_os_map): its pages are touched only as the
+         * thread's walks use them, which a sampled run's few do sparsely
+         * (a memset here made all 61 KiB of each thread's memo resident). */
         m = mt_os_map(sizeof(memo), "unwind memo");
+    }
     if (!m) {
         memo_gone = true;
         return false;
     }
-    m->n = 0;
-    m->rules.forgets = 0;
-    memset(m->rules.s, 0, sizeof m->rules.s);
-    memset(m->cache, 0, sizeof m->cache);
     memo_mine = m;
     if (memo_key_made) {
         int was = mt_enter();
