@@ -64,7 +64,8 @@ DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DMT_DEBUG)
 # (MT_PASSTHROUGH_SCOPE, src/capture/state.h) must then run.
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
               -fno-omit-frame-pointer -fexceptions $(DEBUG_FLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' \
-              -pthread -D_GNU_SOURCE -Isrc $(shell pkg-config --cflags libdw libunwind 2>/dev/null)
+              -pthread -D_GNU_SOURCE -Isrc $(shell pkg-config --cflags libdw libunwind 2>/dev/null) \
+              -ffunction-sections
 # libiberty (binutils' demangler) is a static archive: --exclude-libs keeps
 # its symbols out of the preloaded library's exports, where they would
 # interpose a program's own copy.
@@ -158,11 +159,14 @@ $(BUILD)/tracer/profile.pb-c.o $(BUILD)/profiler/profile.pb-c.o: $(PB_DIR)/profi
 # missing from src/base/lazy_libs.def fails this link. libunwind is.
 LIB_LINK_LIBS := -l:libprotobuf-c.a $(shell pkg-config --libs libunwind 2>/dev/null || echo -lunwind) \
                  $(DEMANGLE_LIBS) -Wl,--exclude-libs,libiberty.a:libprotobuf-c.a -ldl -pthread
-$(TRACER_LIB): $(TRACER_OBJS)
-	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LINK_LIBS)
+# -ffunction-sections (LIB_CFLAGS) and STEADY_LD: the code a run executes
+# after start-up sits together, on few pages (src/capture/steady_text.ld).
+STEADY_LD := src/capture/steady_text.ld
+$(TRACER_LIB): $(TRACER_OBJS) $(STEADY_LD)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $(filter %.o,$^) -Wl,-T,$(STEADY_LD) $(LIB_LINK_LIBS)
 
-$(PROFILER_LIB): $(PROFILER_OBJS)
-	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $^ $(LIB_LINK_LIBS)
+$(PROFILER_LIB): $(PROFILER_OBJS) $(STEADY_LD)
+	$(CC) $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,now -Wl,-soname,$(notdir $@) -o $@ $(filter %.o,$^) -Wl,-T,$(STEADY_LD) $(LIB_LINK_LIBS)
 
 # ---------------------------------------------------------------- packages
 # The last six are programs the reliability tests run under memtrace; the

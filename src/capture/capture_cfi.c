@@ -20,8 +20,11 @@
  * and the key again: a slot cleared and reused meanwhile (only after a
  * library was unloaded, see forget_all) shows a different key and counts
  * as a miss. Growth copies into a table twice the size and publishes it;
- * the old one stays mapped (readers may be in it), so the tables ever
- * mapped add up to less than twice the current one.
+ * the old one stays mapped (readers may be in it) but gives its pages back
+ * (mt_os_retire): a reader still in it reads zeros (mask 0, keys 0), a
+ * miss, and learns again into the new one. The tables ever mapped add up
+ * to less than twice the current one in address space, and only the
+ * current one is resident.
  *
  * x86-64 only: the rules are x86-64's registers, and the walk relies on
  * its frame layout. */
@@ -51,7 +54,10 @@ typedef struct {
     slot s[];
 } table;
 
-enum { FIRST_LOG2 = 12, MAX_MODULES = 512, MAX_OWN_FRAMES = 64 };
+/* FIRST_LOG2: the table starts at 256 slots (4 KiB), as many as a
+ * sampled run of a small program needs; a first table of 4096 had its
+ * keys scattered over all of its 16 pages. It doubles at half load. */
+enum { FIRST_LOG2 = 8, MAX_MODULES = 512, MAX_OWN_FRAMES = 64 };
 
 static mt_atomic(table *) rules;
 /* Held while inserting, growing, flushing and using the module cache;
@@ -286,6 +292,10 @@ static void insert(uintptr_t ret, mt_cfi_rule r)
                 put(bigger, k, mt_atomic_load_relaxed(&t->s[i].rule));
         }
         mt_atomic_store_release(&rules, bigger);
+        /* Its pages go back; it stays mapped: a walk still holding it
+         * reads zeros there, misses, and learns from the new table. */
+        if (t)
+            mt_os_retire(t, sizeof(table) + (t->mask + 1) * sizeof(slot));
         t = bigger;
     }
     put(t, ret, r);
@@ -398,7 +408,7 @@ static MT_NOINLINE bool memo_get(void)
         memo_free = m->next_free;
     }
     mt_lock_release(&lock);
-    if (m) { /* a new mapping is zero: its caches' pages stay untouched */
+    if (m) {
         m->rules.forgets = 0;
         memset(m->rules.s, 0, sizeof m->rules.s);
         for (unsigned i = 0; i < MT_MEMOS; i++) {
@@ -406,6 +416,9 @@ static MT_NOINLINE bool memo_get(void)
             memset(m[i].cache, 0, sizeof m[i].cache);
         }
     } else {
+        /* Zeroed already (mt_os_map): its pages are touched only as the
+         * thread's walks use them, which a sampled run's few do sparsely
+         * (a memset here made each thread's memos all resident). */
         m = mt_os_map(MT_MEMOS * sizeof(memo), "unwind memo");
     }
     if (!m) {

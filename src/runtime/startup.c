@@ -5,6 +5,7 @@
  * stop-recording policy when a metadata mapping fails. None of it is on the
  * hot path, which reaches it only through mt_start (state.h). */
 #include "runtime/startup.h"
+#include "runtime/startup_pages.h"
 
 #include "base/atomic.h"
 #include "base/common.h"
@@ -373,4 +374,7 @@ __attribute__((constructor)) static void mt_constructor(void)
         atexit(mt_describe_check_report);
         mt_leave(was);
     }
+    /* Last: whatever start-up ran or read is done with. */
+    if (set_up() && mt_cfg.sample)
+        mt_startup_pages_drop();
 }

@@ -8,7 +8,7 @@
  *   one slot (24 bytes, packed: see slot) or, if its record does not pack,
  *   one side record, of the shard shard_of names (live_table.h); count
  *   counts the slots in use, side_count the side records;
- * - count <= cap * MAX_LOAD_NUM / MAX_LOAD_DEN, INITIAL_CAP <= cap <=
+ * - count <= cap * MAX_LOAD_NUM / MAX_LOAD_DEN, FIRST_CAP <= cap <=
  *   MAX_CAP (any count: a shard grows by a quarter, see grow);
  * - no empty slot lies between a record's home slot and its slot (what
  *   backward-shift deletion preserves and lookups rely on).
@@ -34,15 +34,20 @@
 #include "base/lock.h"
 #include "base/os.h"
 
+#include <string.h>
 #include <sys/mman.h>
 
-/* The first mapping of a shard: one page (the header and 169 slots of
- * 24 bytes). A shard is made at its first insert, and a sampled run that
- * holds a few hundred blocks spread over the shards of its heap's regions
- * touches only these first pages: every page more here costs one page per
- * shard in use (a second page cost churn 180 KiB, sampled). */
+/* A shard's first table: FIRST_BYTES (the header and 9 slots of 24
+ * bytes, 7 records), the shard's own piece of one array of them mapped
+ * once for all shards (first_tables), 16 to a page. A shard is made at its
+ * first insert, and a sampled run that holds a few dozen blocks spread
+ * over the 16 shards of each of its heap's regions touched a page per
+ * shard when this was a page (churn: 48 shards, 196 KiB). The second
+ * table is one page (the header and 169 slots), its own mapping, and the
+ * first is then retired by zeroing it (its page is its neighbours'). */
+#define FIRST_BYTES 256
+#define FIRST_CAP ((FIRST_BYTES - sizeof(struct slots)) / sizeof(slot))
 #define INITIAL_BYTES 4096
-#define INITIAL_CAP ((INITIAL_BYTES - sizeof(struct slots)) / sizeof(slot))
 /* The most records a shard holds per slot before it grows: 4/5. A shard
  * grows by a quarter (GROW_NUM / GROW_DEN of its mapping, in whole pages),
  * not by doubling, so its load runs from 64% to 80%: the mapping is 40 to
@@ -126,6 +131,9 @@ struct slots {
 };
 _Static_assert(offsetof(struct slots, cap) != 0, "live_cap_offset: nonzero");
 _Static_assert(offsetof(struct slots, e) == sizeof(slot), "the header is one slot");
+_Static_assert(FIRST_CAP * sizeof(slot) + sizeof(struct slots) == FIRST_BYTES - 16 &&
+                   FIRST_CAP * MAX_LOAD_NUM / MAX_LOAD_DEN >= 1,
+               "a first table holds records, and is no capacity a page's is");
 
 /* A shard's side records, the few that do not pack (packs): whole
  * mt_live_entry records, the first count of cap in use, in no order.
@@ -220,7 +228,7 @@ static inline size_t cap_of(const struct shard *sh)
 {
     MT_ASSERT(mt_lock_is_mine(&sh->lock));
     size_t cap = mt_atomic_load_relaxed(&sh->cap);
-    MT_ASSERT(cap >= INITIAL_CAP && cap <= MAX_CAP &&
+    MT_ASSERT(cap >= FIRST_CAP && cap <= MAX_CAP &&
               cap == mt_atomic_load_relaxed(&mt_atomic_load_relaxed(&sh->slots)->cap));
     return cap;
 }
@@ -231,7 +239,7 @@ static inline size_t cap_of(const struct shard *sh)
 static size_t readable_cap(const struct slots *s)
 {
     size_t cap = s ? mt_atomic_load_relaxed(&s->cap) : 0;
-    return cap >= INITIAL_CAP && cap <= MAX_CAP ? cap : 0;
+    return cap >= FIRST_CAP && cap <= MAX_CAP ? cap : 0;
 }
 
 /* Index of PTR in S, whose capacity is CAP, or SIZE_MAX. */
@@ -336,6 +344,31 @@ static void *map_slots(size_t bytes)
     return mt_os_map(bytes, "live table");
 }
 
+/* The first tables of all shards, FIRST_BYTES each, shard i's at i *
+ * FIRST_BYTES: mapped at the first shard's first insert (published with
+ * release; never unmapped); 1 when that failed. */
+static mt_atomic(uintptr_t) first_tables;
+
+/* SH's first table (zeroes), or NULL when the array cannot be mapped (the
+ * shard then starts at a page of its own). */
+static struct slots *first_table(struct shard *sh)
+{
+    uintptr_t base = mt_atomic_load_acquire(&first_tables);
+    if (!base) {
+        void *p = mt_os_map((size_t)MT_LIVE_SHARDS * FIRST_BYTES, "live table");
+        uintptr_t got = p ? (uintptr_t)p : 1, expected = 0;
+        if (!mt_atomic_cas_acq_rel(&first_tables, &expected, got)) {
+            if (p) /* another shard's grow mapped it first */
+                munmap(p, (size_t)MT_LIVE_SHARDS * FIRST_BYTES);
+            got = expected;
+        }
+        base = got;
+    }
+    if (base == 1)
+        return NULL;
+    return (struct slots *)(base + (size_t)(sh - shards) * FIRST_BYTES);
+}
+
 /* Under the shard lock: a table with room for one more record, or NULL.
  * The new mapping is a quarter larger than the old one, in whole pages
  * (the entries fill its last page). */
@@ -344,17 +377,22 @@ static MT_COLD struct slots *grow(struct shard *sh)
     MT_ASSERT(mt_lock_is_mine(&sh->lock));
     struct slots *old = mt_atomic_load_relaxed(&sh->slots);
     size_t old_cap = old ? cap_of(sh) : 0;
-    size_t bytes = INITIAL_BYTES;
-    if (old) {
-        size_t page = mt_os_page_size();
-        bytes = (slots_bytes(old_cap) / GROW_DEN * GROW_NUM + page - 1) / page * page;
+    struct slots *s = old ? NULL : first_table(sh);
+    size_t cap = FIRST_CAP, bytes = FIRST_BYTES;
+    if (!s) {
+        bytes = INITIAL_BYTES;
+        if (old && old_cap != FIRST_CAP) {
+            size_t page = mt_os_page_size();
+            bytes = (slots_bytes(old_cap) / GROW_DEN * GROW_NUM + page - 1) / page * page;
+        }
+        cap = (bytes - sizeof(struct slots)) / sizeof(slot);
+        if (cap > MAX_CAP)
+            return NULL;
+        s = map_slots(slots_bytes(cap));
+        if (!s)
+            return NULL;
+        bytes = slots_bytes(cap);
     }
-    size_t cap = (bytes - sizeof(struct slots)) / sizeof(slot);
-    if (cap > MAX_CAP)
-        return NULL;
-    struct slots *s = map_slots(slots_bytes(cap));
-    if (!s)
-        return NULL;
     mt_atomic_store_relaxed(&s->cap, cap);
     for (size_t i = 0; i < old_cap; i++)
         if (old->e[i].w0) {
@@ -367,8 +405,16 @@ static MT_COLD struct slots *grow(struct shard *sh)
      * mt_live_find_around. */
     mt_atomic_store_release(&sh->slots, s);
     mt_atomic_store_relaxed(&sh->cap, cap);
-    mt_atomic_add_relaxed(&mapped_bytes, slots_bytes(cap));
-    if (old) {
+    mt_atomic_add_relaxed(&mapped_bytes, bytes);
+    if (old && old_cap == FIRST_CAP) {
+        /* A first table: zeroed in place, cap first (a reader that loads
+         * 0 there takes the table for empty; one that read the cap before
+         * finds the slots it probes empty, or not yet zeroed: the entries
+         * are plain, as for any reader without the lock). */
+        mt_atomic_store_relaxed(&old->cap, 0);
+        memset(old->e, 0, FIRST_CAP * sizeof(slot));
+        mt_atomic_sub_relaxed(&mapped_bytes, FIRST_BYTES);
+    } else if (old) {
         size_t old_bytes = slots_bytes(old_cap);
         mt_os_retire(old, old_bytes);
         mt_atomic_sub_relaxed(&mapped_bytes, old_bytes);
