@@ -16,7 +16,8 @@
 # allocator (malloc, free, realloc, calloc, as native's run calls
 # libc's). Children: how many programs the workload execs besides its
 # own (strace; clang++ -c compiles in its own process). Markdown on
-# stdout. About 15 minutes on a quiet machine (clang++ under callgrind).
+# stdout. About 15 minutes on a quiet machine (clang++ under callgrind);
+# SAMP_COST_NAMES=sqlite3 for one workload.
 #
 #   bench/samp_cost.sh PROFILER_LIB BENCH_DIR
 set -u
@@ -81,7 +82,7 @@ execs() {
 }
 
 echo "the always-on profiler's cost, counted (callgrind instructions over native's; MEMTRACE_SAMPLE=524288, MEMTRACE_SYMBOLIZE=later, MEMTRACE_PPROF; an interposer that only forwards, bench/floor.c, beside it):"
-for name in sqlite3 clang++; do
+for name in ${SAMP_COST_NAMES:-sqlite3 clang++}; do
     n=$(run "$name" native)
     f=$(run "$name" floor)
     l=$(run "$name" later)
