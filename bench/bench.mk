@@ -29,6 +29,7 @@ BENCH_PKGS   := sqlite3 python3 zstd heaptrack valgrind
 # bench/pyrss.sh: python3's peak RSS under the tracer, item by item, appended.
 # bench/pair.sh: instructions a sampled run's malloc/free pair adds, appended.
 # bench/defaults_pair.sh: instructions and misses a pair adds at the defaults, appended.
+# bench/samp_cost.sh: the always-on profiler's instructions, decomposed, appended.
 # $(VIEW_FILES): memtrace view's time.
 bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace-symbolize \
        $(BUILD)/memtrace.py $(BUILD)/memtrace $(BUILD)/memtrace_attach.py $(BUILD)/memtrace-export $(VIEW_FILES) $(BUILD)/memtrace-top
@@ -52,6 +53,7 @@ bench: bench-deps $(TRACER_LIB) $(PROFILER_LIB) $(BENCH_PROGS) $(BUILD)/memtrace
 	BENCH_ROUNDS=$(BENCH_ROUNDS) bash bench/pyrss.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 	bash bench/pair.sh $(TRACER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 	bash bench/defaults_pair.sh $(TRACER_LIB) | tee -a bench/RESULTS.md
+	bash bench/samp_cost.sh $(PROFILER_LIB) $(BENCH_BUILD) | tee -a bench/RESULTS.md
 
 # One source, two compilers: the symbolizer's cost on each (bench/clang.sh).
 $(BENCH_BUILD)/symsites_gcc: bench/symsites.c

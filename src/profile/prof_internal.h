@@ -164,6 +164,11 @@ const char *mt_prof_site_text(struct mt_prof_site *s, char **made, char *raw, si
  * symbolizer is busy (the next call takes up the stacks left). */
 void mt_prof_warm(void);
 
+/* Whether mt_prof_warm can do anything in this process: sample mode and
+ * symbolizing in the process (not MEMTRACE_SYMBOLIZE=later). Fixed once
+ * the settings are read. */
+bool mt_prof_warms(void);
+
 /* ------------------------------------------------------------ running_report.c */
 
 /* A running report (WHY: MT_PROF_*), unless the exit report was made; a periodic

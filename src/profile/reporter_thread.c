@@ -17,7 +17,14 @@
  *   learns that main has gone from a thread-specific value's destructor
  *   (main_key), then checks /proc/self/task at each wake; when only
  *   memtrace's own threads are left it calls exit(0) itself, so the exit
- *   handlers (the exit report among them) run and the status is 0. */
+ *   handlers (the exit report among them) run and the status is 0.
+ *
+ * It wakes every 10 ms only while something may want it that soon (a
+ * MEMTRACE_SIGNAL flag, the symbolizer's warming, main gone); else it
+ * sleeps until the next report is due, woken at once when asked to stop or
+ * when main calls pthread_exit (reporter_wake): a hundred wake-ups a
+ * second cost the always-on profiler (MEMTRACE_SYMBOLIZE=later) some 2 ms
+ * of CPU a second, a fifth of a percent of a core. */
 #include "profile/prof_internal.h"
 #include "profile/profiler.h"
 
@@ -59,6 +66,9 @@ static pid_t reporter_pid;           /* the process that started it */
 static mt_atomic(int) reporter_tid;  /* futex word: 0 until the thread has registered */
 static mt_atomic(int) reporter_stop; /* futex word: 1 asks the thread to return */
 static mt_atomic(int) main_exited;   /* the main thread called pthread_exit */
+/* futex word: raised after reporter_stop or main_exited is set, so that a
+ * change made between the reporter's tests and its sleep ends the sleep */
+static mt_atomic(int) reporter_wake;
 static pthread_key_t main_key;
 static bool main_key_made;
 
@@ -72,10 +82,18 @@ static void futex_wake(mt_atomic(int) * word)
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }
 
+/* Raises reporter_wake and wakes the reporter's sleep. */
+static void wake_reporter(void)
+{
+    mt_atomic_add_release(&reporter_wake, 1);
+    futex_wake(&reporter_wake);
+}
+
 static void on_main_exit(void *value)
 {
     (void)value;
     mt_atomic_store_release(&main_exited, 1);
+    wake_reporter();
 }
 
 /* Marks the calling thread as the process's main thread (its exit through
@@ -125,13 +143,22 @@ static void *reporter_main(void *arg)
     futex_wake(&reporter_tid);
     uint64_t interval = (uint64_t)mt_prof_set.interval_ms * 1000000ull;
     uint64_t due = mt_os_now_ns() + interval;
-    while (!mt_atomic_load_acquire(&reporter_stop)) {
+    bool warms = mt_prof_warms();
+    for (;;) {
+        int seq = mt_atomic_load_acquire(&reporter_wake);
+        if (mt_atomic_load_acquire(&reporter_stop))
+            break;
         uint64_t now = mt_os_now_ns();
-        uint64_t wait = 10000000ull;
+        bool poll = mt_prof_set.signal || warms || mt_atomic_load_acquire(&main_exited);
+        uint64_t wait = poll ? 10000000ull : UINT64_MAX; /* no interval: a signal polls */
         if (interval && due > now && due - now < wait)
             wait = due - now;
-        struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)wait };
-        futex_wait(&reporter_stop, 0, &ts);
+        else if (interval && due <= now)
+            wait = 0;
+        struct timespec ts = { .tv_sec = (time_t)(wait / 1000000000ull),
+                               .tv_nsec = (long)(wait % 1000000000ull) };
+        if (wait)
+            futex_wait(&reporter_wake, seq, wait == UINT64_MAX ? NULL : &ts);
         if (mt_atomic_load_acquire(&reporter_stop))
             break;
         if (mt_atomic_exchange_relaxed(&signal_pending, 0))
@@ -196,7 +223,7 @@ static void start_reporter(void)
 static void stop_reporter(void)
 {
     mt_atomic_store_release(&reporter_stop, 1);
-    futex_wake(&reporter_stop);
+    wake_reporter();
     pthread_join(reporter, NULL);
     int tid = mt_atomic_load_relaxed(&reporter_tid);
     mt_pausable_wait_gone(tid);

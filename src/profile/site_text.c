@@ -129,14 +129,20 @@ static bool warm_stack(mt_stack_id id, const uintptr_t *frames, unsigned depth, 
     return true;
 }
 
-void mt_prof_warm(void)
+bool mt_prof_warms(void)
 {
     /* Sampled only: the always-on profiler, whose exit is what a fleet
      * waits for, and whose stacks are few. Tracing every block, the exit
      * report's cost is small beside the run's, and a short run (most
-     * tests) stays as it was. */
-    if (!mt_sample_rate || mt_cfg.symbolize == MT_SYMBOLIZE_LATER)
-        return; /* later: nothing is symbolized in the process */
+     * tests) stays as it was. Later: nothing is symbolized in the
+     * process. */
+    return mt_sample_rate && mt_cfg.symbolize != MT_SYMBOLIZE_LATER;
+}
+
+void mt_prof_warm(void)
+{
+    if (!mt_prof_warms())
+        return;
     if (!mt_lock_try(&mt_prof_report_lock))
         return; /* a report is being made: next time */
     if (!mt_prof_exiting && mt_sym_self_lock()) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The formatter (see format.h). Pieces are written with one mt_out_printf
- * each, as they always were: a piece longer than MT_LINE_MAX - 1 bytes (a
+ * each (a raw frame's numbers aside: put_raw), as they always were: a
+ * piece longer than MT_LINE_MAX - 1 bytes (a
  * huge C++ name) is cut the same way wherever it is printed. Every name
  * that is not memtrace's own (functions, files, modules, threads, the
  * user's patterns) goes out through mt_out_text, its control bytes
@@ -21,22 +22,65 @@
  * = RET - 1 the byte OFFSET names in PATH, as ASan writes frames with
  * symbolize=0; " (BuildId: HEX)" only when the module has one. What
  * `memtrace symbolize` (tools/text_symbolize.c) reads back. */
+/* Written without mt_out_printf (a vsnprintf of a thousand instructions a
+ * call, five a frame): the frames of an exit report under `later` are
+ * most of its cost. The same text as "0x%lx" and "%s" would make, a build
+ * ID of 256 characters or more (none is) going the printf way, cut as any
+ * piece is. */
+static void put_hex(mt_out *out, unsigned long v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char buf[2 + 2 * sizeof v], *end = buf + sizeof buf, *s = end;
+    do {
+        *--s = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    *--s = 'x';
+    *--s = '0';
+    mt_out_write(out, s, (size_t)(end - s));
+}
+
+static void put_dec(mt_out *out, unsigned v)
+{
+    char buf[3 * sizeof v], *end = buf + sizeof buf, *s = end;
+    do {
+        *--s = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    mt_out_write(out, s, (size_t)(end - s));
+}
+
 static void put_raw(mt_out *out, const mt_frame *f)
 {
-    mt_out_printf(out, "0x%lx (", (unsigned long)f->ret - 1);
+    put_hex(out, (unsigned long)f->ret - 1);
+    mt_out_write(out, " (", 2);
     mt_out_text(out, f->module);
-    mt_out_printf(out, "+0x%lx)", (unsigned long)f->offset);
-    if (f->build_id)
-        mt_out_printf(out, " (BuildId: %s)", f->build_id);
+    mt_out_write(out, "+", 1);
+    put_hex(out, (unsigned long)f->offset);
+    mt_out_write(out, ")", 1);
+    if (f->build_id) {
+        size_t n = strlen(f->build_id);
+        if (n < 256) {
+            mt_out_write(out, " (BuildId: ", 11);
+            mt_out_write(out, f->build_id, n);
+            mt_out_write(out, ")", 1);
+        } else {
+            mt_out_printf(out, " (BuildId: %s)", f->build_id);
+        }
+    }
 }
 
 /* TAIL: the frame is one a tail call left off the stack, rebuilt. */
 static void put_rows(mt_out *out, unsigned n, const mt_frame *rows, unsigned count, bool tail)
 {
     if (count == 1 && rows[0].raw && rows[0].module) {
-        mt_out_printf(out, "  #%u ", n);
+        mt_out_write(out, "  #", 3);
+        put_dec(out, n);
+        mt_out_write(out, " ", 1);
         put_raw(out, &rows[0]);
-        mt_out_printf(out, "%s\n", rows[0].unloaded ? " (library unloaded since)" : "");
+        if (rows[0].unloaded)
+            mt_out_write(out, " (library unloaded since)", 25);
+        mt_out_write(out, "\n", 1);
         return;
     }
     if (count == 1 && !rows[0].module) {
