@@ -26,10 +26,14 @@ if ! command -v strace >/dev/null 2>&1; then
     exit 1
 fi
 
-# wakes NAME: the futex calls of threads other than the first in
-# $work/NAME.strace (strace -f's lines start with the thread's id).
+# wakes NAME: the futex calls of threads other than main in
+# $work/NAME.strace (strace -f's lines start with the thread's id; main's
+# is the pid its report names: the reporter's first call may come first).
 wakes() {
-    awk 'NR == 1 { main = $1 } $1 != main && /futex\(/ { n++ } END { print n + 0 }' "$work/$1.strace"
+    local pid
+    pid=$(sed -n 's/^memtrace: report 1 (periodic), pid \([0-9]*\),.*/\1/p' "$work/$1.rep")
+    [ -n "$pid" ] || { echo 0; return; } # no report: "now" fails, and idle's report check
+    awk -v main="$pid" '$1 != main && /futex\(/ { n++ } END { print n + 0 }' "$work/$1.strace"
 }
 
 # run NAME ARGS...: the program under strace and the profiler (later,
