@@ -9,7 +9,7 @@
 # the reporter thread's futex calls (threads other than main): at most 8
 # (its start, one sleep to each due report, the stop at exit), where the
 # 10 ms tick made over 50 even on a loaded machine. Its periodic report is
-# still made (the 1 MB block, report 1), and a main that ends with
+# still made (the 16 MiB block, report 1), and a main that ends with
 # pthread_exit still ends the process when its last thread does (status
 # 0, the exit report made), at once, not at the next report. With now
 # (the symbolizer's warming) and with MEMTRACE_SIGNAL the 10 ms tick stays:

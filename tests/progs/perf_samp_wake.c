@@ -4,7 +4,8 @@
  *
  *   perf_samp_wake MS [exit]
  *
- * Allocates a block of 1 MB (sampled at any rate up to that), sleeps MS
+ * Allocates a block of 16 MiB (sampled but once in e^32 runs at a rate of
+ * 512 KiB: sampling draws bytes, 1 MiB went unsampled one run in 7), sleeps MS
  * milliseconds, and returns; with "exit", main ends with pthread_exit
  * after starting a thread that sleeps MS milliseconds more and returns:
  * the process ends when that thread does (the reporter's end-of-program
@@ -37,8 +38,8 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 2;
     ms = atol(argv[1]);
-    kept = malloc(1 << 20);
-    memset(kept, 1, 1 << 20);
+    kept = malloc(1 << 24);
+    memset(kept, 1, 1 << 24);
     nap(ms);
     printf("slept\n");
     fflush(stdout);
