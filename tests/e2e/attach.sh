@@ -82,10 +82,11 @@ grep -q "^$(ok_line "attached to" "$tpid") [0-9]* ms)\$" "$work/attach.err" &&
     pass "attach: its one line, with the pause" || fail "attach: its one line, with the pause" "$(cat "$work/attach.err")"
 grep -q '/libmemtrace\.so$' "/proc/$tpid/maps" &&
     pass "attach: libmemtrace.so loaded" || fail "attach: libmemtrace.so loaded" "not in /proc/$tpid/maps"
-# got NAME: the library the program's GOT entry for NAME leads to.
+# got NAME: the library the program's GOT entry for NAME leads to (in
+# .text, or in memtrace's .text.steady: src/capture/steady_text.ld).
 got() {
     gdb -q -nx -batch -p "$tpid" -ex "info symbol *(long *)&'$1@got.plt'" </dev/null 2>&1 |
-        sed -n "s|^$1 in section .text of .*/\([^/]*\)\$|\1|p"
+        sed -n "s|^$1 in section \.text[.a-z_]* of .*/\([^/]*\)\$|\1|p"
 }
 check "attach: the program's malloc is memtrace's" libmemtrace.so "$(got malloc)"
 check "attach: the program's free is memtrace's" libmemtrace.so "$(got free)"
