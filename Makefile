@@ -65,7 +65,7 @@ DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DMT_DEBUG)
 LIB_CFLAGS := -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
               -fno-omit-frame-pointer -fexceptions $(DEBUG_FLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' \
               -pthread -D_GNU_SOURCE -Isrc $(shell pkg-config --cflags libdw libunwind 2>/dev/null) \
-              -ffunction-sections
+              -ffunction-sections -fdata-sections
 # libiberty (binutils' demangler) is a static archive: --exclude-libs keeps
 # its symbols out of the preloaded library's exports, where they would
 # interpose a program's own copy.

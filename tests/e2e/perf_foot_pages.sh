@@ -14,6 +14,11 @@
 #     no page of the library's code lies past the 64 KiB after the end of
 #     its .text.steady section (before, its pages were spread over all of
 #     .text: 316 KiB of 360 resident on churn).
+#   - The tables of .bss sit ahead of it (src/capture/steady_text.ld,
+#     -fdata-sections), its small variables together: after the churn,
+#     at most 16 pages of the library's writable data (.data, .bss and
+#     the tables' touched pages) are mapped; 22 were, the small variables
+#     spread among the tables.
 #   - A live-table shard's first table is 256 bytes, one sixteenth of a
 #     page shared with its neighbours (src/store/live_table.c): a thread
 #     recording 7 blocks in a region of its own (every block sampled,
@@ -57,6 +62,18 @@ if [ "$n" -gt 0 ] && [ "$past" = 0 ]; then
     pass "after the churn: $n pages of code mapped, none past .text.steady's end + 64 KiB"
 else fail "after the churn: no page of code past .text.steady's end + 64 KiB" \
     "$past of $n pages: $(grep '^page' "$out" | tail -5 | tr '\n' ' ')"; fi
+
+# The library's writable data ends where .bss does (the last section).
+data_end=$(readelf -SW "$prof" | sed -nE 's/.*\] \.bss +NOBITS +([0-9a-f]+) [0-9a-f]+ ([0-9a-f]+) .*/\1 \2/p' |
+    { read -r a s && echo $((0x$a + 0x$s)); })
+nd=0
+while read -r _ a; do
+    [ $((0x$a)) -lt "${data_end:-0}" ] && nd=$((nd + 1))
+done < <(grep '^data ' "$out")
+if [ -n "$data_end" ] && [ "$nd" -gt 0 ] && [ "$nd" -le 16 ]; then
+    pass "after the churn: $nd pages of the library's writable data mapped, at most 16"
+else fail "after the churn: at most 16 pages of the library's writable data mapped" \
+    "$nd below $data_end: $(grep '^data' "$out" | tr '\n' ' ')"; fi
 
 for lib in libmemtrace libmemtrace-profiler; do
     timeout 60 env LD_PRELOAD="$build/$lib.so" MEMTRACE_SAMPLE=1 MEMTRACE_SAMPLE_SEED=1 \

@@ -6,7 +6,9 @@
  * 4096 blocks of 16 to 528 bytes, 400000 steps, a fixed PRNG), each line
  * prefixed by the phase; then "page OFFSET" (hex) for each page of the
  * first name's executable mapping that is mapped (/proc/self/pagemap),
- * by its offset in the file.
+ * by its offset in the file; then "data VADDR" (hex, from the load base)
+ * for each mapped page of its writable data: its rw-p file mapping and the
+ * anonymous mapping right after it (.bss past the file).
  *
  *   perf_foot_pages NAME...
  */
@@ -81,6 +83,46 @@ static void pages(const char *name)
     close(pm);
 }
 
+/* The mapped pages of NAME's writable data, by address from its load base
+ * (the start of its mapping of file offset 0). */
+static void data_pages(const char *name)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    int pm = open("/proc/self/pagemap", O_RDONLY);
+    if (!f || pm < 0) {
+        perror("maps");
+        exit(1);
+    }
+    char line[512];
+    unsigned long base = 0, rw_end = 0;
+    int have_base = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, off;
+        char perms[8];
+        int at = 0;
+        if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perms, &off, &at) != 4 || !at)
+            continue;
+        line[strcspn(line, "\n")] = 0;
+        const char *base_name = strrchr(line + at, '/');
+        int ours = base_name && strncmp(base_name + 1, name, strlen(name)) == 0;
+        int bss = !ours && line[at] == 0 && rw_end && lo == rw_end;
+        if (ours && !have_base && off == 0) {
+            base = lo;
+            have_base = 1;
+        }
+        if (!have_base || !((ours && strcmp(perms, "rw-p") == 0) || bss))
+            continue;
+        rw_end = bss ? 0 : hi;
+        for (unsigned long a = lo; a < hi; a += 4096) {
+            uint64_t e = 0;
+            if (pread(pm, &e, sizeof e, (off_t)(a / 4096 * 8)) == sizeof e && (e >> 63))
+                printf("data %lx\n", a - base);
+        }
+    }
+    fclose(f);
+    close(pm);
+}
+
 static uint64_t next_random(uint64_t *s)
 {
     *s ^= *s >> 12;
@@ -107,7 +149,9 @@ int main(int argc, char **argv)
     for (long k = 0; k < LIVE; k++)
         free(slot[k]);
     show("churn", argc - 1, argv + 1);
-    if (argc > 1)
+    if (argc > 1) {
         pages(argv[1]);
+        data_pages(argv[1]);
+    }
     return 0;
 }
