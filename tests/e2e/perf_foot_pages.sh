@@ -22,7 +22,7 @@
 #   - A live-table shard's first table is 256 bytes, one sixteenth of a
 #     page shared with its neighbours (src/store/live_table.c): a thread
 #     recording 7 blocks in a region of its own (every block sampled,
-#     tests/progs/perf_foot_table.c) grows memtrace's tables by at most
+#     tests/progs/perf_footprint.c 7) grows memtrace's tables by at most
 #     7 first tables; it was a page per shard they landed in.
 # Under a second.
 set -u
@@ -77,7 +77,7 @@ else fail "after the churn: at most 16 pages of the library's writable data mapp
 
 for lib in libmemtrace libmemtrace-profiler; do
     timeout 60 env LD_PRELOAD="$build/$lib.so" MEMTRACE_SAMPLE=1 MEMTRACE_SAMPLE_SEED=1 \
-        MEMTRACE_EXIT_TOP=0 "$tests/perf_foot_table" >"$work/$lib.table" 2>"$work/$lib.table.err"
+        MEMTRACE_EXIT_TOP=0 "$tests/perf_footprint" 7 >"$work/$lib.table" 2>"$work/$lib.table.err"
     check "$lib: table program's exit status" 0 "$?"
     got=$(sed -nE 's/^table_growth ([0-9]+)$/\1/p' "$work/$lib.table")
     if [ -n "$got" ] && [ "$got" -le $((7 * 256)) ]; then

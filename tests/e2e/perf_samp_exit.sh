@@ -48,35 +48,30 @@ if [ -z "$main" ] || [ -z "$peak" ] || ! gzip -t "$main" "$peak" 2>/dev/null; th
     exit 1
 fi
 pass "the pprof files read back"
-bytes=$(($(gzip -dc "$main" | wc -c) + $(gzip -dc "$peak" | wc -c)))
-irefs=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$work/cg.out" 2>/dev/null |
-    awk '/:mt_pprof_gzip / { gsub(",", "", $1); print $1; exit }')
-if [ -z "$irefs" ] || [ "$bytes" -lt 100000 ]; then
-    fail "counted" "mt_pprof_gzip's count '$irefs', $bytes bytes of profile"
-else
-    per=$(awk -v i="$irefs" -v b="$bytes" 'BEGIN { printf "%.1f", i / b }')
-    if awk -v p="$per" -v b="$BUDGET" 'BEGIN { exit !(p <= b) }'; then
-        pass "gzip: $per instructions a byte of profile ($bytes bytes; budget $BUDGET)"
-    else
-        fail "gzip: instructions a byte of profile" "$per ($irefs over $bytes bytes), over the budget of $BUDGET"
-    fi
-fi
 
+# within FN COUNT MIN BUDGET NAME UNIT: FN's inclusive instructions in the
+# callgrind profile per one of COUNT UNITs (at least MIN), held to BUDGET.
 # valgrind reads line tables for .text only: a function the link places in
-# .text.steady (src/capture/steady_text.ld) is "???:NAME", so matched by name.
-raw_re='^  #[0-9]+ 0x[0-9a-f]+ \(/[^ ]+\+0x[0-9a-f]+\) \(BuildId: [0-9a-f]+\)$'
-frames=$(grep -cE "$raw_re" "$work/report.txt")
-irefs=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$work/cg.out" 2>/dev/null |
-    awk '/:mt_sym_frames / { gsub(",", "", $1); print $1; exit }')
-if [ -z "$irefs" ] || [ "$frames" -lt 10000 ]; then
-    fail "counted" "mt_sym_frames's count '$irefs', $frames raw frames written"
-else
-    per=$(awk -v i="$irefs" -v n="$frames" 'BEGIN { printf "%.0f", i / n }')
-    if [ "$per" -le "$FRAME_BUDGET" ]; then
-        pass "exit report: $per instructions a raw frame ($frames frames; budget $FRAME_BUDGET)"
-    else
-        fail "exit report: instructions a raw frame" "$per ($irefs over $frames frames), over the budget of $FRAME_BUDGET"
+# .text.steady (src/capture/steady_text.ld) is "???:FN", so matched by name.
+within() {
+    local fn=$1 count=$2 min=$3 budget=$4 name=$5 unit=$6 irefs per
+    irefs=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$work/cg.out" 2>/dev/null |
+        awk -v f=":$fn " 'index($0, f) { gsub(",", "", $1); print $1; exit }')
+    if [ -z "$irefs" ] || [ "$count" -lt "$min" ]; then
+        fail "counted" "$fn's count '$irefs', $count of a $unit"
+        return
     fi
-fi
+    per=$(awk -v i="$irefs" -v n="$count" 'BEGIN { printf "%.1f", i / n }')
+    if awk -v p="$per" -v b="$budget" 'BEGIN { exit !(p <= b) }'; then
+        pass "$name: $per instructions a $unit ($count; budget $budget)"
+    else
+        fail "$name: instructions a $unit" "$per ($irefs over $count), over the budget of $budget"
+    fi
+}
+
+bytes=$(($(gzip -dc "$main" | wc -c) + $(gzip -dc "$peak" | wc -c)))
+within mt_pprof_gzip "$bytes" 100000 "$BUDGET" gzip "byte of profile"
+raw_re='^  #[0-9]+ 0x[0-9a-f]+ \(/[^ ]+\+0x[0-9a-f]+\) \(BuildId: [0-9a-f]+\)$'
+within mt_sym_frames "$(grep -cE "$raw_re" "$work/report.txt")" 10000 "$FRAME_BUDGET" "exit report" "raw frame"
 
 finish perf_samp_exit

@@ -51,15 +51,24 @@ static void show(const char *phase, int n, char **names)
     fclose(f);
 }
 
-/* The mapped pages of the first executable mapping of NAME. */
-static void pages(const char *name)
+/* /proc/self/maps, and /proc/self/pagemap open in *PM; exits if either
+ * cannot be opened. */
+static FILE *open_maps(int *pm)
 {
     FILE *f = fopen("/proc/self/maps", "r");
-    int pm = open("/proc/self/pagemap", O_RDONLY);
-    if (!f || pm < 0) {
+    *pm = open("/proc/self/pagemap", O_RDONLY);
+    if (!f || *pm < 0) {
         perror("maps");
         exit(1);
     }
+    return f;
+}
+
+/* The mapped pages of the first executable mapping of NAME. */
+static void pages(const char *name)
+{
+    int pm;
+    FILE *f = open_maps(&pm);
     char line[512];
     while (fgets(line, sizeof line, f)) {
         unsigned long lo, hi, off;
@@ -87,12 +96,8 @@ static void pages(const char *name)
  * (the start of its mapping of file offset 0). */
 static void data_pages(const char *name)
 {
-    FILE *f = fopen("/proc/self/maps", "r");
-    int pm = open("/proc/self/pagemap", O_RDONLY);
-    if (!f || pm < 0) {
-        perror("maps");
-        exit(1);
-    }
+    int pm;
+    FILE *f = open_maps(&pm);
     char line[512];
     unsigned long base = 0, rw_end = 0;
     int have_base = 0;

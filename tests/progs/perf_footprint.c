@@ -8,6 +8,8 @@
  * stack and the thread known. The thread's arena is a region of its own,
  * whose 16 shards of the live table (live_table.h) the blocks spread
  * over; the growth is the first mappings of the shards not in use yet.
+ * With an argument N (1 to BLOCKS), N blocks, and nothing else is done
+ * (tests/e2e/perf_foot_pages.sh: what the first tables cost).
  *
  * "held N": what glibc counts in use (mallinfo2's uordblks) after the
  * main thread allocated and freed HELD blocks of 4000 bytes, less what it
@@ -28,6 +30,7 @@
 #define HELD 256
 
 static void *blocks[BLOCKS];
+static int nblocks = BLOCKS;
 static unsigned long growth;
 
 static unsigned long metadata(void)
@@ -47,20 +50,27 @@ static void *thread(void *arg)
     (void)arg;
     free(one_block());
     unsigned long before = metadata();
-    for (int i = 0; i < BLOCKS; i++)
+    for (int i = 0; i < nblocks; i++)
         blocks[i] = one_block();
     growth = metadata() - before;
-    for (int i = 0; i < BLOCKS; i++)
+    for (int i = 0; i < nblocks; i++)
         free(blocks[i]);
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) {
+        nblocks = atoi(argv[1]);
+        if (nblocks < 1 || nblocks > BLOCKS)
+            return 2;
+    }
     pthread_t t;
     if (pthread_create(&t, NULL, thread, NULL) != 0 || pthread_join(t, NULL) != 0)
         return 2;
     printf("table_growth %lu\n", growth);
+    if (argc > 1)
+        return 0;
 
     static void *held[HELD];
     size_t before = mallinfo2().uordblks;
