@@ -52,6 +52,8 @@ run() {
 
 # incl NAME ARM REGEX: the inclusive count of the first function whose
 # name matches REGEX (0 when none).
+# (memtrace's functions are matched by name: valgrind reads line tables
+# for .text only, and those the link puts in .text.steady are "???:NAME".)
 incl() {
     callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$work/$1.$2.cg" 2>/dev/null |
         awk -v re="$3" '$0 ~ re { gsub(",", "", $1); print $1; found = 1; exit }
@@ -88,16 +90,16 @@ for name in ${SAMP_COST_NAMES:-sqlite3 clang++}; do
     l=$(run "$name" later)
     case "$n $f $l" in *-*) echo "  $name: a run failed"; continue ;; esac
     c=$(calls "$name")
-    start=$(($(incl "$name" later 'startup\.c:mt_constructor \[') + 0))
+    start=$(($(incl "$name" later ':mt_constructor \[') + 0))
     # mt_start's own when a malloc ran it before the constructor did
-    first=$(incl "$name" later 'startup\.c:mt_start \[')
+    first=$(incl "$name" later ':mt_start \[')
     under=$(callgrind_annotate --tree=caller --inclusive=yes --threshold=100 --auto=no \
         "$work/$name.later.cg" 2>/dev/null | awk '/< .*mt_constructor/ { n = $1 } 
-            /\*  .*startup\.c:mt_start \[/ { gsub(",", "", n); print n + 0; found = 1; exit } !/</ { n = 0 }
+            /\*  .*:mt_start \[/ { gsub(",", "", n); print n + 0; found = 1; exit } !/</ { n = 0 }
             END { if (!found) print 0 }')
     start=$((start + first - under))
     ex=$(($(incl "$name" later 'exit\.c:__run_exit_handlers ') - $(incl "$name" native 'exit\.c:__run_exit_handlers ')))
-    rep=$(incl "$name" later 'reporter_thread\.c:reporter_main \[')
+    rep=$(incl "$name" later ':reporter_main \[')
     reports=$(grep -c '^memtrace: report [0-9]* (periodic)' "$work/$name.later.err")
     rest=$((l - n - start - ex - rep))
     awk -v name="$name" -v n="$n" -v f="$f" -v l="$l" -v c="$c" -v s="$start" -v e="$ex" \
