@@ -27,29 +27,12 @@ fi
 prog=$work/perf_cpu_pair
 gcc -O2 -g -pthread -o "$prog" "$SRC/../tests/progs/perf_cpu_pair.c" || exit 1
 
-# count TOOL N ENV...: "I refs" (callgrind) or "I refs D1 misses"
-# (cachegrind) of N pairs under ENV, or "-".
+. "$SRC/count.sh"
+# count TOOL N ENV...: vg_count of N pairs under ENV.
 count() {
-    local tool=$1 n=$2 opts
+    local tool=$1 n=$2
     shift 2
-    if [ "$tool" = cachegrind ]; then
-        opts=(--tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null)
-    else
-        opts=(--tool=callgrind --callgrind-out-file=/dev/null)
-    fi
-    if ! env "$@" valgrind "${opts[@]}" "$prog" "$n" >/dev/null 2>"$work/err"; then
-        echo -
-        return
-    fi
-    awk '/ I +refs:/ { gsub(",", "", $4); i = $4 }
-         / D1 +misses:/ { gsub(",", "", $4); m = $4 }
-         END { if (i == "") print "-"; else if (m == "") print i; else print i, m }' "$work/err"
-}
-
-# per_pair A10 B10 A30 B30: ((B30 - A30) - (B10 - A10)) / 20000, one decimal.
-per_pair() {
-    case "$*" in *-*) echo - ;; *) awk -v a1="$1" -v b1="$2" -v a2="$3" -v b2="$4" \
-        'BEGIN { printf "%.1f", ((b2 - a2) - (b1 - a1)) / 20000 }' ;; esac
+    vg_count "$tool" "$@" -- "$prog" "$n"
 }
 
 n10=$(count callgrind 10000)
@@ -60,4 +43,4 @@ cn10=($(count cachegrind 10000))
 ct10=($(count cachegrind 10000 LD_PRELOAD="$work/libmemtrace.so"))
 cn30=($(count cachegrind 30000))
 ct30=($(count cachegrind 30000 LD_PRELOAD="$work/libmemtrace.so"))
-echo "a malloc/free pair at the tracer's defaults over native (tests/progs/perf_cpu_pair.c -O2 on a thread, valgrind): $(per_pair "$n10" "$t10" "$n30" "$t30") instructions (callgrind), $(per_pair "${cn10[1]:--}" "${ct10[1]:--}" "${cn30[1]:--}" "${ct30[1]:--}") L1 data misses (cachegrind); native's pair: $(awk -v a="$n10" -v b="$n30" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%.1f", (b - a) / 20000 }') instructions"
+echo "a malloc/free pair at the tracer's defaults over native (tests/progs/perf_cpu_pair.c -O2 on a thread, valgrind): $(vg_step "$n10" "$t10" "$n30" "$t30" 20000) instructions (callgrind), $(vg_step "${cn10[1]:--}" "${ct10[1]:--}" "${cn30[1]:--}" "${ct30[1]:--}" 20000) L1 data misses (cachegrind); native's pair: $(awk -v a="$n10" -v b="$n30" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%.1f", (b - a) / 20000 }') instructions"

@@ -55,10 +55,9 @@ if ! command -v valgrind >/dev/null; then
     exit 0
 fi
 # instr DEPTH PAIRS: callgrind's "I refs" of one tracer run, or "-".
+. "$(dirname "$0")/count.sh"
 instr() {
-    LD_PRELOAD="$tracer" MEMTRACE_DEPTH=64 valgrind --tool=callgrind \
-        --callgrind-out-file="$work/cg.out" "$BIN/depth" "$1" "$2" 2>&1 >/dev/null |
-        awk '/ I +refs:/ { gsub(",", "", $4); i = $4 } END { print (i == "" ? "-" : i) }'
+    vg_count callgrind LD_PRELOAD="$tracer" MEMTRACE_DEPTH=64 -- "$BIN/depth" "$1" "$2"
 }
 LO=10000 HI=30000
 per_pair() { # DEPTH: instructions a pair

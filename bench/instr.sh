@@ -47,29 +47,7 @@ CHURN="$BIN/churn 2 $PAIRS $LIVE"
 SQLITE="sqlite3 :memory: .read\\ $SRC/sqlite.sql"
 PY="$PYTHON $SRC/pyload.py 20000"
 
-# count TOOL ENV... -- CMD...: the run's "I refs" (callgrind) or
-# "I refs D1mr D1mw" (cachegrind), or "-" when the run failed.
-count() {
-    local tool=$1 env=() cmd out
-    shift
-    while [ "$1" != -- ]; do env+=("$1"); shift; done
-    shift
-    read -a cmd <<< "$*" # no -r: "\ " keeps a space in an argument
-    out=$work/out.$tool
-    local opts=(--tool="$tool")
-    if [ "$tool" = cachegrind ]; then
-        opts+=(--cache-sim=yes --cachegrind-out-file="$work/cg.out")
-    else
-        opts+=(--callgrind-out-file="$work/cg.out")
-    fi
-    if ! env "${env[@]}" valgrind "${opts[@]}" "${cmd[@]}" > /dev/null 2> "$out"; then
-        echo "-"
-        return
-    fi
-    awk '/ I +refs:/ { gsub(",", "", $4); i = $4 }
-         / D1 +misses:/ { gsub(",", "", $4); m = $4 }
-         END { if (i == "") print "-"; else if (m == "") print i; else print i, m }' "$out"
-}
+. "$SRC/count.sh"
 
 # pct A B: (A / B - 1) in percent, signed, two decimals.
 pct() {
@@ -78,33 +56,33 @@ pct() {
 
 sampled=(MEMTRACE_SAMPLE=524288 MEMTRACE_SAMPLE_SEED=1)
 line="instructions (callgrind, one run an arm), MEMTRACE_SAMPLE=524288 vs native:"
-n=$(count callgrind CHURN_TAGS=1 -- "$CHURN")
-s=$(count callgrind CHURN_TAGS=1 LD_PRELOAD="$tracer" "${sampled[@]}" -- "$CHURN")
-f=$(count callgrind CHURN_TAGS=1 LD_PRELOAD="$BIN/floor.so" -- "$CHURN")
+n=$(vg_count callgrind CHURN_TAGS=1 -- "$CHURN")
+s=$(vg_count callgrind CHURN_TAGS=1 LD_PRELOAD="$tracer" "${sampled[@]}" -- "$CHURN")
+f=$(vg_count callgrind CHURN_TAGS=1 LD_PRELOAD="$BIN/floor.so" -- "$CHURN")
 churn_pct=$(pct "$s" "$n")
 line+=" churn (2 threads, tag scopes) ${churn_pct}% (an empty interposer, bench/floor.c: $(pct "$f" "$n")%),"
 # Without tag scopes, unsampled blocks are marked in the shadow, not padded.
-n=$(count callgrind -- "$CHURN")
-s=$(count callgrind LD_PRELOAD="$tracer" "${sampled[@]}" -- "$CHURN")
+n=$(vg_count callgrind -- "$CHURN")
+s=$(vg_count callgrind LD_PRELOAD="$tracer" "${sampled[@]}" -- "$CHURN")
 line+=" churn without tag scopes $(pct "$s" "$n")%,"
-n=$(count callgrind -- "$SQLITE")
-s=$(count callgrind LD_PRELOAD="$tracer" "${sampled[@]}" -- "$SQLITE")
+n=$(vg_count callgrind -- "$SQLITE")
+s=$(vg_count callgrind LD_PRELOAD="$tracer" "${sampled[@]}" -- "$SQLITE")
 sqlite_pct=$(pct "$s" "$n")
 line+=" sqlite3 (one .read) ${sqlite_pct}%,"
-n=$(count callgrind PYTHONMALLOC=malloc -- "$PY")
-s=$(count callgrind PYTHONMALLOC=malloc LD_PRELOAD="$tracer" "${sampled[@]}" -- "$PY")
+n=$(vg_count callgrind PYTHONMALLOC=malloc -- "$PY")
+s=$(vg_count callgrind PYTHONMALLOC=malloc LD_PRELOAD="$tracer" "${sampled[@]}" -- "$PY")
 py_pct=$(pct "$s" "$n")
 line+=" python3 (pyload.py 20000) ${py_pct}%"
 echo "$line"
 
 # The tracer's arms: instructions and data misses (read + write) per pair.
-off=($(count cachegrind LD_PRELOAD="$tracer" MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0 -- "$CHURN"))
+off=($(vg_count cachegrind LD_PRELOAD="$tracer" MEMTRACE_REDZONE=0 MEMTRACE_QUARANTINE=0 -- "$CHURN"))
 # The quarantine-only floor: redzones off, every free still held back
 # 1,000 frees (the delay's own cost to the program's memory traffic, which
 # no check can avoid, with the fill and release checks of a held block).
-floor=($(count cachegrind LD_PRELOAD="$tracer" MEMTRACE_REDZONE=0 -- "$CHURN"))
-on=($(count cachegrind LD_PRELOAD="$tracer" -- "$CHURN"))
-guard=($(count cachegrind LD_PRELOAD="$tracer" MEMTRACE_GUARD_SAMPLE=1000 -- "$CHURN"))
+floor=($(vg_count cachegrind LD_PRELOAD="$tracer" MEMTRACE_REDZONE=0 -- "$CHURN"))
+on=($(vg_count cachegrind LD_PRELOAD="$tracer" -- "$CHURN"))
+guard=($(vg_count cachegrind LD_PRELOAD="$tracer" MEMTRACE_GUARD_SAMPLE=1000 -- "$CHURN"))
 # churn makes PAIRS + LIVE allocations and frees them all (LIVE of them
 # at its end).
 per_pair() { # per_pair A B: (A - B) per malloc/free pair
@@ -118,7 +96,7 @@ echo "  the floor vs both off: instructions $(pct "${floor[0]}" "${off[0]}")%, m
 # traced: 20,000 would take minutes an arm) on a thread of its own
 # (pyload_thread.py), for the unwinder's reason above.
 PYT="$PYTHON $SRC/pyload_thread.py $SRC/pyload.py 5000"
-pyq=($(count cachegrind PYTHONMALLOC=malloc LD_PRELOAD="$tracer" MEMTRACE_REDZONE=0 -- "$PYT"))
-pyon=($(count cachegrind PYTHONMALLOC=malloc LD_PRELOAD="$tracer" -- "$PYT"))
+pyq=($(vg_count cachegrind PYTHONMALLOC=malloc LD_PRELOAD="$tracer" MEMTRACE_REDZONE=0 -- "$PYT"))
+pyon=($(vg_count cachegrind PYTHONMALLOC=malloc LD_PRELOAD="$tracer" -- "$PYT"))
 echo "  python3 (pyload.py 5000 on a thread), heap checks at their defaults vs the quarantine-only floor: instructions $(pct "${pyon[0]}" "${pyq[0]}")%, misses $(pct "${pyon[1]:--}" "${pyq[1]:--}")% (target: at most +5%)"
 echo "  MEMTRACE_GUARD_SAMPLE=1000 vs without: instructions $(pct "${guard[0]}" "${on[0]}")%, misses $(pct "${guard[1]:--}" "${on[1]:--}")%"

@@ -26,14 +26,10 @@ fi
 PAIRS=300000
 LIVE=100000 # churn allocates PAIRS + LIVE blocks and frees them all
 
+. "$(dirname "$0")/count.sh"
 # irefs ENV...: callgrind's "I refs" of churn under ENV, or "-".
 irefs() {
-    if ! env "$@" valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" \
-        "$BIN/churn" 2 "$PAIRS" "$LIVE" >/dev/null 2>"$work/err"; then
-        echo -
-        return
-    fi
-    awk '/ I +refs:/ { gsub(",", "", $4); print $4 }' "$work/err"
+    vg_count callgrind "$@" -- "$BIN/churn" 2 "$PAIRS" "$LIVE"
 }
 
 per_pair() { # per_pair A B: (A - B) per pair, one decimal
