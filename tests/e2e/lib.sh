@@ -91,3 +91,54 @@ ptrace_denied() {
     kill "$probe" 2>/dev/null
     wait "$probe" 2>/dev/null
 }
+
+# unwind_check NAME ERRFILE [MIN]: ERRFILE (a MEMTRACE_UNWIND=check run's
+# stderr) holds one check line, with at least MIN captures (1 unless
+# given) and 0 mismatches.
+unwind_check() {
+    local line n
+    line=$(grep -E '^memtrace: unwind check: [0-9]+ captures, [0-9]+ mismatches, [0-9]+ fallbacks$' "$2")
+    n=$(echo "$line" | awk '{print $4}')
+    if [ "$(printf '%s\n' "$line" | grep -c .)" = 1 ] && [ "$n" -ge "${3:-1}" ] &&
+        [ "$(echo "$line" | awk '{print $6}')" = 0 ]; then
+        pass "$1: ${line#memtrace: unwind check: }"
+    else
+        fail "$1" "want one check line with at least ${3:-1} captures and 0 mismatches, got: $(grep '^memtrace: unwind check' "$2" | head -5)"
+    fi
+}
+
+# irefs OUT ENV... -- CMD...: callgrind's instruction count of one run of
+# CMD under ENV (its stdout in OUT), or "-" when the run failed.
+irefs() {
+    local out=$1 env=()
+    shift
+    while [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
+    if ! env "${env[@]}" timeout 120 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$@" >"$out" 2>"$work/irefs.err"; then
+        echo -
+        return
+    fi
+    awk '/ I +refs:/ { gsub(",", "", $4); print $4 }' "$work/irefs.err"
+}
+
+# step_over NAME BUDGET STEPS A1 B1 A2 B2: what B adds over A a step, from
+# runs of two lengths STEPS steps apart (so that the start-up and the exit
+# cancel), passes when at most BUDGET instructions.
+step_over() {
+    local name=$1 budget=$2 steps=$3 over
+    shift 3
+    case "$*" in
+    *-*)
+        fail "$name: counted" "a run failed: $*; $(head -3 "$work/irefs.err")"
+        return
+        ;;
+    esac
+    over=$(awk -v a1="$1" -v b1="$2" -v a2="$3" -v b2="$4" -v n="$steps" \
+        'BEGIN { printf "%.2f", ((b2 - a2) - (b1 - a1)) / n }')
+    if awk -v o="$over" -v b="$budget" 'BEGIN { exit !(o <= b) }'; then
+        pass "$name: $over instructions over native's (budget $budget)"
+    else
+        fail "$name: instructions over native's" "$over, over the budget of $budget"
+    fi
+}

@@ -28,15 +28,8 @@ cd "$work" || exit 1
 out=$(timeout 120 env LD_PRELOAD="$lib" MEMTRACE_UNWIND=check "$prog" 30000 2>check.err)
 check "check mode: exit status" 0 $?
 check "check mode: the program's answer" "$(timeout 60 "$prog" 30000)" "$out"
-line=$(grep -E '^memtrace: unwind check: [0-9]+ captures, [0-9]+ mismatches, [0-9]+ fallbacks$' check.err)
-captures=$(echo "$line" | awk '{print $4}')
-mismatches=$(echo "$line" | awk '{print $6}')
 # Each pair captures its malloc's stack and its free's.
-if [ -n "$captures" ] && [ "$captures" -ge 60000 ] && [ "$mismatches" = 0 ]; then
-    pass "check mode: ${line#memtrace: unwind check: }"
-else
-    fail "check mode" "want >= 60000 captures and 0 mismatches, got: $(grep '^memtrace: unwind check' check.err | head -3)"
-fi
+unwind_check "check mode" check.err 60000
 
 if ! command -v valgrind >/dev/null 2>&1; then
     fail "valgrind" "not installed (make deps)"
@@ -44,39 +37,12 @@ if ! command -v valgrind >/dev/null 2>&1; then
     exit 1
 fi
 
-# irefs N ENV...: callgrind's instruction count of the program, or "-"
-# (its output in $work/N.ARGS.out, to compare).
-irefs() {
-    local n=$1
-    shift
-    if ! env "$@" timeout 120 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "$prog" "$n" >"$work/$n.$#.out" 2>"$work/err"; then
-        echo -
-        return
-    fi
-    awk '/ I +refs:/ { gsub(",", "", $4); print $4 }' "$work/err"
-}
-
 counts=()
 for n in 10000 30000; do
-    counts+=("$(irefs $n)")
-    counts+=("$(irefs $n LD_PRELOAD="$lib")")
-    check "pair $n: the program's answer under the tracer" "$(cat "$work/$n.0.out")" \
-        "$(cat "$work/$n.1.out")"
+    counts+=("$(irefs $n.native.out -- "$prog" $n)")
+    counts+=("$(irefs $n.tracer.out LD_PRELOAD="$lib" -- "$prog" $n)")
+    check "pair $n: the program's answer under the tracer" "$(cat $n.native.out)" "$(cat $n.tracer.out)"
 done
-case "${counts[*]}" in
-*-*)
-    fail "pair: counted" "a run failed: ${counts[*]}; $(head -3 "$work/err")"
-    ;;
-*)
-    over=$(awk -v a1="${counts[0]}" -v b1="${counts[1]}" -v a2="${counts[2]}" -v b2="${counts[3]}" \
-        'BEGIN { printf "%.2f", ((b2 - b1) - (a2 - a1)) / 20000 }')
-    if awk -v o="$over" -v b="$budget" 'BEGIN { exit !(o <= b) }'; then
-        pass "pair: $over instructions a malloc/free pair over native's (budget $budget)"
-    else
-        fail "pair: instructions a malloc/free pair over native's" "$over, over the budget of $budget"
-    fi
-    ;;
-esac
+step_over "pair: a malloc/free pair" "$budget" 20000 "${counts[@]}"
 
 finish perf_cpu_pair

@@ -31,44 +31,19 @@ if ! command -v valgrind >/dev/null 2>&1; then
     exit 1
 fi
 
-# irefs MODE N ENV...: callgrind's instruction count of the program, or
-# "-" (its output in $work/MODE.N.out, to compare).
-irefs() {
-    local mode=$1 n=$2
-    shift 2
-    if ! env "$@" timeout 120 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "$prog" "$mode" "$n" >"$work/$mode.$n.$#.out" 2>"$work/err"; then
-        echo -
-        return
-    fi
-    awk '/ I +refs:/ { gsub(",", "", $4); print $4 }' "$work/err"
-}
-
 # MODE BUDGET (instructions a step over native's)
 for arm in "pair 131" "tags 200" "scope 52"; do
     set -- $arm
     mode=$1 budget=$2
     counts=()
     for n in 10000 30000; do
-        counts+=("$(irefs "$mode" $n)")
-        counts+=("$(irefs "$mode" $n LD_PRELOAD="$prof" MEMTRACE_SAMPLE=1000000000 \
-            MEMTRACE_SAMPLE_SEED=1 MEMTRACE_INTERVAL_MS=0)")
+        counts+=("$(irefs "$work/$mode.$n.native" -- "$prog" "$mode" $n)")
+        counts+=("$(irefs "$work/$mode.$n.prof" LD_PRELOAD="$prof" MEMTRACE_SAMPLE=1000000000 \
+            MEMTRACE_SAMPLE_SEED=1 MEMTRACE_INTERVAL_MS=0 -- "$prog" "$mode" $n)")
         check "$mode $n: the program's answer under the profiler" \
-            "$(cat "$work/$mode.$n.0.out")" "$(cat "$work/$mode.$n.4.out")"
+            "$(cat "$work/$mode.$n.native")" "$(cat "$work/$mode.$n.prof")"
     done
-    case "${counts[*]}" in
-    *-*)
-        fail "$mode: counted" "a run failed: ${counts[*]}; $(head -3 "$work/err")"
-        continue
-        ;;
-    esac
-    over=$(awk -v a1="${counts[0]}" -v b1="${counts[1]}" -v a2="${counts[2]}" -v b2="${counts[3]}" \
-        'BEGIN { printf "%.2f", ((b2 - b1) - (a2 - a1)) / 20000 }')
-    if awk -v o="$over" -v b="$budget" 'BEGIN { exit !(o <= b) }'; then
-        pass "$mode: $over instructions a step over native's (budget $budget)"
-    else
-        fail "$mode: instructions a step over native's" "$over, over the budget of $budget"
-    fi
+    step_over "$mode: a step" "$budget" 20000 "${counts[@]}"
 done
 
 finish perf_fast

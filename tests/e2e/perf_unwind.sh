@@ -54,18 +54,6 @@ $(frames "$name" "$file")"
     fi
 }
 
-# unwind_check NAME ERRFILE: one check line, with captures and 0 mismatches.
-unwind_check() {
-    local line
-    line=$(grep -E '^memtrace: unwind check: [0-9]+ captures, [0-9]+ mismatches, [0-9]+ fallbacks$' "$2")
-    if [ "$(printf '%s\n' "$line" | grep -c .)" = 1 ] && [ "$(echo "$line" | awk '{print $4}')" -gt 0 ] &&
-        [ "$(echo "$line" | awk '{print $6}')" = 0 ]; then
-        pass "$1: ${line#memtrace: unwind check: }"
-    else
-        fail "$1" "want one check line with 0 mismatches, got: $(grep '^memtrace: unwind check' "$2" | head -5)"
-    fi
-}
-
 cd "$root" || exit 1
 for mode in $MODES; do
     timeout 120 env LD_PRELOAD="$lib" "$prog" "$mode" >"$work/$mode.out" 2>"$work/$mode.err"
