@@ -338,13 +338,12 @@ static void put_estimates(mt_tables *t, mt_out *out)
  * threads have flushed them; nothing from a process without them. */
 static void put_exact(mt_tables *t, mt_out *out)
 {
-    const void *live = t->d.live_exact ? mt_tables_read_at(t, t->d.live_exact, 8) : NULL;
-    const void *peak = t->d.live_exact_peak ? mt_tables_read_at(t, t->d.live_exact_peak, 8) : NULL;
-    if (!t->d.sample_rate || !live || !peak)
+    uint64_t lu, pu;
+    if (!t->d.sample_rate || !t->d.live_exact || !t->d.live_exact_peak ||
+        !mt_tables_read_u64(t, t->d.live_exact, &lu) ||
+        !mt_tables_read_u64(t, t->d.live_exact_peak, &pu))
         return;
-    int64_t l, p;
-    memcpy(&l, live, 8);
-    memcpy(&p, peak, 8);
+    int64_t l = (int64_t)lu, p = (int64_t)pu;
     mt_out_printf(out,
                   "memtrace: sampled, but exact, every block counted: %" PRId64
                   " bytes live, peak %" PRId64 " bytes (as the threads last flushed "
@@ -523,9 +522,9 @@ static void snapshot(mt_tables *t, const char *p, const char *line, mt_out *out)
     uint64_t slot, mark, counter;
     uint32_t epoch;
     find_snapshot(t, name, &slot, &mark, names, sizeof names);
-    const void *c = mt_tables_read_at(t, t->d.seq_counter, 8);
-    const void *e = mt_tables_read_at(t, t->d.seq_epoch, 4);
-    if (t->failed || !c || !e) {
+    bool read = mt_tables_read_u64(t, t->d.seq_counter, &counter) &&
+                mt_tables_read_u32(t, t->d.seq_epoch, &epoch);
+    if (t->failed || !read) {
         if (!t->failed)
             mt_tables_fail(t, "the allocation counter or its epoch is unreadable");
         failed(t, out);
@@ -539,8 +538,6 @@ static void snapshot(mt_tables *t, const char *p, const char *line, mt_out *out)
         error(out);
         return;
     }
-    memcpy(&counter, c, 8);
-    memcpy(&epoch, e, 4);
     mt_out_printf(out, "%" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx32 "\n",
                   t->d.snapshots + slot * t->d.snapshot_size, counter ? counter : 1,
                   t->d.snapshot_name, t->d.snapshot_name_size, t->d.seq_epoch, epoch);

@@ -69,6 +69,14 @@ bool mt_tables_read_u64(mt_tables *t, uint64_t addr, uint64_t *v)
     return p != NULL;
 }
 
+bool mt_tables_read_u32(mt_tables *t, uint64_t addr, uint32_t *v)
+{
+    const void *p = mt_tables_read_at(t, addr, 4);
+    if (p)
+        memcpy(v, p, 4);
+    return p != NULL;
+}
+
 /* A counter the descriptor points at (SIZE 4 or 8 bytes). */
 static bool counter(mt_tables *t, uint64_t addr, size_t size, const char *what, uint64_t *v)
 {

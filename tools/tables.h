@@ -146,8 +146,12 @@ bool mt_tables_recording(mt_tables *t, uint64_t words[4], bool *has);
 bool mt_tables_read_layout(mt_tables *t);
 bool mt_tables_fail(mt_tables *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const void *mt_tables_read_at(mt_tables *t, uint64_t addr, size_t len);
-/* The 64-bit word at ADDR into *V; false if it cannot be read. */
+/* The 64-bit (32-bit) word at ADDR into *V; false if it cannot be read.
+ * What mt_tables_read_at returns lasts only until the next read (the
+ * reader over a live process has one buffer): a value that must outlast
+ * another read is copied out first, with these. */
 bool mt_tables_read_u64(mt_tables *t, uint64_t addr, uint64_t *v);
+bool mt_tables_read_u32(mt_tables *t, uint64_t addr, uint32_t *v);
 
 /* ------------------------------------------------------------ a process
  * that runs (tables_live.c, memtrace top): read without stopping it, so

@@ -313,14 +313,11 @@ int mt_tables_live_ring(mt_tables *t, mt_tables_live *l, mt_tables_live_freed **
 
 int mt_tables_live_seq_next(mt_tables *t, mt_tables_live *l, uint64_t **next, size_t *n)
 {
-    const void *p = mt_tables_read_at(t, D(seq_counter), 8);
-    const void *h = mt_tables_read_at(t, D(threads_highest), 4);
-    if (!p || !h)
-        return FAIL(CORRUPT "allocation counter at %#" PRIx64 " unreadable)", D(seq_counter)), -1;
     uint64_t counter;
     uint32_t highest;
-    memcpy(&counter, p, 8);
-    memcpy(&highest, h, 4);
+    if (!mt_tables_read_u64(t, D(seq_counter), &counter) ||
+        !mt_tables_read_u32(t, D(threads_highest), &highest))
+        return FAIL(CORRUPT "allocation counter at %#" PRIx64 " unreadable)", D(seq_counter)), -1;
     if (!D(threads) || highest > D(threads_max))
         highest = D(threads) ? (uint32_t)D(threads_max) : 0;
     if (l->ncap < (size_t)highest + 1) {

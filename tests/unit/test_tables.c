@@ -208,6 +208,33 @@ Test(tables, allocations_counted_without_unused_batches)
     cr_assert_eq(allocations, 22);
 }
 
+/* The marks `memtrace top` counts an interval's allocations between: a
+ * thread inside its batch is at its next number; one outside it (here
+ * mid-refill: the new next written, the old end not yet) and entry 0 are
+ * at the shared counter. The counter is read whole although the reader's
+ * buffer is reused by the next read (it once held the thread count). */
+Test(tables, allocation_marks_at_each_thread_and_the_counter)
+{
+    mt_atomic_store_relaxed(&seq, 1 + 3 * MT_SEQ_BATCH);
+    uint64_t mine[2] = { MT_SEQ_BATCH + 11, 2 * MT_SEQ_BATCH + 1 };
+    take_batch(mine);
+    uint64_t refilling[2] = { 3 * MT_SEQ_BATCH + 2, 2 * MT_SEQ_BATCH + 1 };
+    pthread_t t;
+    pthread_create(&t, NULL, take_batch, refilling);
+    pthread_join(t, NULL);
+    mt_descriptor_publish();
+    cr_assert(mt_tables_open(&tables, (uintptr_t)&memtrace_state, read_self, &mem_fd));
+    mt_tables_live l = { 0 };
+    uint64_t *next;
+    size_t n;
+    cr_assert_eq(mt_tables_live_seq_next(&tables, &l, &next, &n), 1);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(next[0], 1 + 3 * MT_SEQ_BATCH);
+    cr_assert_eq(next[1], MT_SEQ_BATCH + 11);
+    cr_assert_eq(next[2], 1 + 3 * MT_SEQ_BATCH);
+    mt_tables_live_free(&l);
+}
+
 static void *push_2000(void *arg)
 {
     (void)arg;
