@@ -350,10 +350,15 @@ MT_COLD void mt_start(void)
 
 __attribute__((constructor)) static void mt_constructor(void)
 {
+    /* First, even after a malloc started memtrace: what is mapped now is
+     * the program's (runtime/startup_pages.h). */
+    mt_startup_pages_mark();
     if (mt_atomic_load_acquire(&mt_phase) == MT_UNINIT)
         mt_start();
-    if (mt_aside)
+    if (mt_aside) {
+        mt_startup_pages_drop(false);
         return;
+    }
     /* Here, not in mt_start: that may run inside the program's first
      * malloc, which may be atexit's own (its lock held), or dlsym's. */
     if (set_up()) {
@@ -375,6 +380,5 @@ __attribute__((constructor)) static void mt_constructor(void)
         mt_leave(was);
     }
     /* Last: whatever start-up ran or read is done with. */
-    if (set_up() && mt_cfg.sample)
-        mt_startup_pages_drop();
+    mt_startup_pages_drop(set_up() && mt_cfg.sample);
 }
