@@ -207,6 +207,16 @@ typedef struct memo {
     uintptr_t f_ret[CAP], f_sp[CAP], f_bp[CAP];
     mt_cfi_rule f_rule[CAP];
     uintptr_t frames[CAP]; /* a stack for mt_stack_intern */
+    /* The last stack interned from this memo: id LAST_ID of the innermost
+     * LAST_DEPTH of its LAST_N frames, at clock LAST_CLOCK. While the clock
+     * has not moved and the memo still holds LAST_N frames, those frames
+     * are the ones interned then (a commit that writes a height moves the
+     * clock; one that writes none only shortens n), so the same depth is
+     * the same id: a thread that frees from one place again and again
+     * interns without the slot's hash and comparison. */
+    mt_stack_id last_id; /* 0: none */
+    unsigned last_n, last_depth;
+    unsigned long last_clock;
     interned cache[INTERNED];
     rule_cache rules; /* the thread's: its allocation memo's only */
 } memo;
@@ -413,6 +423,7 @@ static MT_NOINLINE bool memo_get(void)
         memset(m->rules.s, 0, sizeof m->rules.s);
         for (unsigned i = 0; i < MT_MEMOS; i++) {
             m[i].n = 0;
+            m[i].last_id = 0;
             memset(m[i].cache, 0, sizeof m[i].cache);
         }
     } else {
@@ -770,11 +781,23 @@ static inline interned *interned_slot(memo *m, unsigned n)
     return &m->cache[((key * 0x9e3779b97f4a7c15ull) >> 50 ^ n) & (INTERNED - 1)];
 }
 
+/* ID, the memo M's innermost DEPTH frames now, as M's last stack. */
+static inline mt_stack_id remember(memo *m, mt_stack_id id, unsigned depth)
+{
+    m->last_id = id;
+    m->last_n = m->n;
+    m->last_depth = depth;
+    m->last_clock = m->clock;
+    return id;
+}
+
 /* The id of the memo's innermost DEPTH frames (see "Interning without
  * reading the whole stack" above). */
 static inline mt_stack_id memo_intern(memo *m, unsigned depth)
 {
     unsigned n = m->n;
+    if (m->last_clock == m->clock && m->last_n == n && m->last_depth == depth && m->last_id)
+        return m->last_id;
     uintptr_t inner = m->ret[n - 1];
     interned *e = interned_slot(m, n);
     if (e->id && e->n == n && e->inner == inner && e->depth == depth) {
@@ -786,7 +809,7 @@ static inline mt_stack_id memo_intern(memo *m, unsigned depth)
             if (rec[n - 1 - (unsigned)h] != m->ret[h])
                 goto miss;
         e->stamp = m->clock;
-        return e->id;
+        return remember(m, e->id, depth);
     }
 miss:
     memo_frames(m, m->frames, depth);
@@ -799,7 +822,7 @@ miss:
                          .inner = inner,
                          .stamp = m->clock,
                          .rec = rec };
-    return id;
+    return remember(m, id, depth);
 }
 
 /* A capture that cannot use the memo: walks into a buffer of its own. */

@@ -331,7 +331,7 @@ static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry
         mt_site_free(e->stack, e->size);
     else
         mt_site_end_block(e->stack, e->size, e->seq);
-    if (!free_captured())
+    if (!early && !free_captured()) /* EARLY: mt_free_stack_first found it captured */
         return false;
     mt_busy = 1;
     mt_stack_id free_stack = early ? early : capture_free_stack();
