@@ -19,10 +19,12 @@
 #include "base/config.h"
 #include "base/reentry.h"
 #include "base/upcalls.h"
+#include "capture/capture.h"
 #include "capture/guard.h"
 #include "capture/quarantine.h"
 #include "capture/state.h"
 #include "capture/sample.h"
+#include "store/freed_history.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
 #include "timeline/timeline.h"
@@ -47,13 +49,54 @@ void mt_record(void *p, size_t size, unsigned kind);
  * later. */
 bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stack_id early);
 
+/* Whether this free is captured (its stack, for the freed history or the
+ * quarantine): outside memtrace, recording, and one of those on. */
+static inline bool mt_free_captured(void)
+{
+    return !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
+           (mt_quarantine_on || mt_freed_enabled());
+}
+
+/* The live table's lines for P (mt_live_prefetch's) and those of P's
+ * block that its free's checks read, fetched before the stack's capture
+ * so that their misses overlap it and each other: the chunk header
+ * (P - 8), the redzone at the block's end and the next chunk's size word
+ * just past it (where mt_glibc_request2size puts it). The end is found
+ * in the live table's lines (mt_live_prefetch_size; 0 when not found:
+ * then only P's line), the record not yet taken out: the block's tail
+ * line is seldom touched since its allocation, and a miss there was most
+ * of the free's checks' time (churn, perf). Prefetches never fault, so a
+ * size that is stale or wrong costs a line at most. */
+static inline void mt_prefetch_free_lines(void *p)
+{
+    __builtin_prefetch((const char *)p - 8);
+    if (!mt_cfg.redzone && !mt_real_glibc) {
+        mt_live_prefetch((uintptr_t)p);
+        return;
+    }
+    size_t size = mt_live_prefetch_size((uintptr_t)p);
+    const char *end = (const char *)p + size;
+    __builtin_prefetch(end);
+    __builtin_prefetch((const char *)p + mt_glibc_request2size(size + mt_cfg.redzone) - 8);
+}
+
 /* The stack of a free of P about to take P's record out of the table,
  * captured first, with the table's lines for P fetched meanwhile: a block
  * freed was seldom touched in the table lately, and the miss then
  * overlaps the unwinding instead of stalling the remove. 0 when the free
  * would not be captured (inside memtrace, not recording, neither the
- * freed history nor the quarantine on). */
-mt_stack_id mt_free_stack_first(void *p);
+ * freed history nor the quarantine on). Inline in the free entry points:
+ * a call less, and a frame less for the capture to climb. */
+static inline __attribute__((always_inline)) mt_stack_id mt_free_stack_first(void *p)
+{
+    mt_prefetch_free_lines(p);
+    if (!mt_free_captured())
+        return 0;
+    mt_busy = 1;
+    mt_stack_id s = mt_capture_stack(mt_cfg.depth, MT_MEMO_FREE);
+    mt_busy = 0;
+    return s;
+}
 
 /* The block of record E is about to be resized by WHO ("realloc",
  * "rallocx"): its redzone is checked, and glibc's chunk header (its own
