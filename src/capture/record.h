@@ -316,20 +316,25 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
  * tested just before). A block the entry point must make without its
  * next function (inside memtrace, before the real allocator is known) is
  * the caller's business, before this. */
-#define MT_NEXT_ALLOC(how, traced, p, call, size, kind)   \
-    do {                                                  \
-        if (MT_LIKELY(traced)) {                          \
-            MT_HELD_SCOPE;                                \
-            MT_NEXT_CALL(how, (p) = (call), (p) != NULL); \
-            if (MT_LIKELY((p) != NULL))                   \
-                mt_record_block((p), (size), (kind));     \
-        } else {                                          \
-            MT_NEXT_CALL(how, (p) = (call), (p) != NULL); \
-            if ((how) == MT_NEXT_PLAIN)                   \
-                mt_untraced(p);                           \
-            else                                          \
-                mt_untraced_entry(p);                     \
-        }                                                 \
+#define MT_NEXT_ALLOC(how, traced, p, call, size, kind) \
+    MT_NEXT_ALLOC_BY(mt_record_block, how, traced, p, call, size, kind)
+
+/* MT_NEXT_ALLOC recording the block with RECORD (mt_record_block's
+ * signature): an entry point may record inline (mt_malloc). */
+#define MT_NEXT_ALLOC_BY(record, how, traced, p, call, size, kind) \
+    do {                                                           \
+        if (MT_LIKELY(traced)) {                                   \
+            MT_HELD_SCOPE;                                         \
+            MT_NEXT_CALL(how, (p) = (call), (p) != NULL);          \
+            if (MT_LIKELY((p) != NULL))                            \
+                record((p), (size), (kind));                       \
+        } else {                                                   \
+            MT_NEXT_CALL(how, (p) = (call), (p) != NULL);          \
+            if ((how) == MT_NEXT_PLAIN)                            \
+                mt_untraced(p);                                    \
+            else                                                   \
+                mt_untraced_entry(p);                              \
+        }                                                          \
     } while (0)
 
 /* A freeing entry point's call: FC (an mt_free_call: its next function
