@@ -286,9 +286,12 @@ static inline bool mt_free_own(void *ptr)
 bool mt_unheld(void *p);
 
 /* The traced free of P by the call C (recording or paused, outside a
- * pass-through scope): P's record leaves (mt_unrecord) and mt_freed_block
- * takes it on. True when C must be made now. */
-static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
+ * pass-through scope): P's record leaves (mt_unrecord) and FREED_BLOCK
+ * (mt_freed_block, or its inline form in mt_free) takes it on. True when
+ * C must be made now. */
+static inline __attribute__((always_inline)) bool mt_release_by(
+    bool (*freed_block)(const mt_live_entry *, mt_free_call *, mt_stack_id), void *p, unsigned kind,
+    mt_free_call *c)
 {
     size_t pad;
     if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_free(p, &pad)) {
@@ -298,7 +301,7 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
     mt_live_entry e;
     mt_stack_id early = mt_free_stack_first(p);
     if (MT_LIKELY(mt_unrecord(p, kind, &e)))
-        return mt_freed_block(&e, c, early);
+        return freed_block(&e, c, early);
     if (MT_UNLIKELY(e.ptr != 0))
         return false; /* the program's own pool's: never the allocator's */
     if (!mt_quarantine_on)
@@ -339,7 +342,7 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
 
 /* A freeing entry point's call: FC (an mt_free_call: its next function
  * and arguments as data) frees PTR, a block of family KIND (MT_KIND_*).
- * Recording or paused, PTR's record leaves first (mt_release): once freed,
+ * Recording or paused, PTR's record leaves first (mt_release_by): once freed,
  * the address can be handed to another thread, whose new record must not
  * be the one removed; the block may then wait in quarantine, and FC is
  * made when it leaves. Else (start-up, a pass-through scope, a fork
@@ -348,7 +351,10 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
  * when KNOWN (false before the real allocator is known: the block cannot
  * be its). A block of the guard pages' pool (guard.h) goes back there
  * instead, at once (it has no redzone, and its page is its quarantine). */
-#define MT_NEXT_FREE(ptr, kind, known, fc)                             \
+#define MT_NEXT_FREE(ptr, kind, known, fc) MT_NEXT_FREE_BY(mt_freed_block, ptr, kind, known, fc)
+
+/* MT_NEXT_FREE with FREED_BLOCK (mt_release_by's). */
+#define MT_NEXT_FREE_BY(freed_block, ptr, kind, known, fc)             \
     do {                                                               \
         if (mt_free_own(ptr))                                          \
             break;                                                     \
@@ -360,7 +366,7 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
         if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && \
                       !(mt_passthrough | mt_held))) {                  \
             MT_HELD_SCOPE;                                             \
-            if (mt_release((ptr), (kind), &mt_fc_))                    \
+            if (mt_release_by(freed_block, (ptr), (kind), &mt_fc_))    \
                 mt_free_call_run((ptr), &mt_fc_);                      \
         } else if (known) {                                            \
             if (MT_UNLIKELY(mt_cfg.sample)) /* no stale mark behind */ \
