@@ -465,12 +465,14 @@ typedef struct {
 } walk_state;
 
 /* The rule for S->ret: from the thread's rule cache MINE (if any), the
- * table *T, or learnt. */
+ * table *T (loaded here while NULL), or learnt. */
 static inline mt_cfi_rule rule_of(uintptr_t ret, const table **t, rule_cache *mine)
 {
     size_t c = (size_t)((ret * 0x9e3779b97f4a7c15ull) >> 55) & (RULE_CACHE - 1);
     if (mine && mine->s[c].ret == ret)
         return mine->s[c].rule;
+    if (!*t) /* not loaded yet: a walk whose rules all come from MINE never does */
+        *t = mt_atomic_load_acquire(&rules);
     mt_cfi_rule r = *t ? lookup(*t, ret) : 0;
     if (MT_UNLIKELY(r == 0)) {
         r = learn(ret);
@@ -625,7 +627,7 @@ static inline __attribute__((always_inline)) unsigned walk_memo(memo *m, rule_ca
 {
     const uintptr_t base = mt_stack_base;
     unsigned long forgets_now = mt_atomic_load_acquire(&forgets);
-    const table *t = mt_atomic_load_acquire(&rules);
+    const table *t = NULL; /* loaded by rule_of on a miss of MINE */
     if (MT_UNLIKELY(mine->forgets != forgets_now)) {
         memset(mine->s, 0, sizeof mine->s);
         mine->forgets = forgets_now;
