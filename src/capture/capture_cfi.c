@@ -132,7 +132,7 @@ static mt_atomic(unsigned long) forgets;
  * count, a frame that differs) goes to mt_stack_intern.
  *
  * The memo is the thread's alone: a capture runs with the re-entrancy flag
- * set, and `walking` keeps a capture that interrupts another (a signal
+ * set, and `tl.walking` keeps a capture that interrupts another (a signal
  * handler's report) off it, from the walk to the interning.
  *
  * A thread has two memos: one for the stacks of its allocations, one for
@@ -221,8 +221,13 @@ typedef struct memo {
     rule_cache rules; /* the thread's: its allocation memo's only */
 } memo;
 
-static MT_TLS memo *memo_mine; /* the thread's memos, MT_MEMOS in a row */
-static MT_TLS bool walking, memo_gone;
+/* The thread's: together, so that a capture finds them at one address
+ * (one look-up of the thread's offset, not one a variable). */
+static MT_TLS struct {
+    memo *mine;   /* the thread's memos, MT_MEMOS in a row */
+    bool walking; /* a capture has the memo (see above) */
+    bool gone;    /* no memo for good */
+} tl;
 static memo *memo_free; /* under lock */
 static pthread_key_t memo_key;
 static bool memo_key_made;
@@ -409,7 +414,7 @@ static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
  * exit destructor. */
 static MT_NOINLINE bool memo_get(void)
 {
-    if (memo_gone)
+    if (tl.gone)
         return false;
     memo *m = NULL;
     mt_lock_acquire(&lock);
@@ -433,10 +438,10 @@ static MT_NOINLINE bool memo_get(void)
         m = mt_os_map(MT_MEMOS * sizeof(memo), "unwind memo");
     }
     if (!m) {
-        memo_gone = true;
+        tl.gone = true;
         return false;
     }
-    memo_mine = m;
+    tl.mine = m;
     if (memo_key_made) {
         int was = mt_enter();
         pthread_setspecific(memo_key, m);
@@ -450,8 +455,8 @@ static MT_NOINLINE bool memo_get(void)
 static void memo_release(void *p)
 {
     memo *m = p;
-    memo_gone = true;
-    memo_mine = NULL;
+    tl.gone = true;
+    tl.mine = NULL;
     mt_lock_acquire(&lock);
     m->next_free = memo_free;
     memo_free = m;
@@ -738,9 +743,9 @@ static inline __attribute__((always_inline)) bool start(uintptr_t fp, walk_state
 /* Whether this capture may use the thread's memo (and takes it if so). */
 static inline bool memo_take(void)
 {
-    if (MT_UNLIKELY(walking || (!memo_mine && !memo_get())))
+    if (MT_UNLIKELY(tl.walking || (!tl.mine && !memo_get())))
         return false;
-    walking = true;
+    tl.walking = true;
     return true;
 }
 
@@ -758,12 +763,12 @@ MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
         return -1;
     if (!memo_take())
         return walk_plain(frames, max, s);
-    memo *m = memo_mine;
+    memo *m = tl.mine;
     unsigned n = walk_memo(m, &m->rules, s);
     int depth = memo_walk_ok(m, max) ? (int)(n < max ? n : max) : -1;
     if (depth > 0)
         memo_frames(m, frames, (unsigned)depth);
-    walking = false;
+    tl.walking = false;
     return depth;
 }
 
@@ -850,8 +855,8 @@ MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, unsigned which, mt_stack_id *i
         return -1;
     if (!memo_take())
         return stack_plain(max, s, id, frames);
-    memo *m = memo_mine + which;
-    unsigned n = walk_memo(m, &memo_mine->rules, s);
+    memo *m = tl.mine + which;
+    unsigned n = walk_memo(m, &tl.mine->rules, s);
     int depth = -1;
     if (memo_walk_ok(m, max)) {
         depth = (int)(n < max ? n : max);
@@ -859,7 +864,7 @@ MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, unsigned which, mt_stack_id *i
         if (frames)
             memo_frames(m, frames, (unsigned)depth);
     }
-    walking = false;
+    tl.walking = false;
     return depth;
 }
 
