@@ -149,12 +149,9 @@ static MT_NOINLINE mt_stack_id stack_slow(unsigned max, bool cfi_failed)
     return mt_stack_intern(frames, depth);
 }
 
-mt_stack_id mt_capture_stack(unsigned max, unsigned which)
+mt_stack_id mt_capture_stack_slow(unsigned max, unsigned which, bool cfi_failed)
 {
-    if (MT_LIKELY(mt_cfg.unwind == MT_UNWIND_CFI)) {
-        mt_stack_id id;
-        if (MT_LIKELY(mt_unwind_cfi_stack(max, which, &id, NULL) >= 0))
-            return id;
+    if (cfi_failed) {
         mt_unwind_cfi_fell_back();
         return stack_slow(max, true);
     }

@@ -14,6 +14,8 @@
 #define MT_CAPTURE_H
 
 #include "base/atomic.h"
+#include "base/common.h"
+#include "base/config.h"
 #include "store/stack_store.h"
 
 #include <stdbool.h>
@@ -36,7 +38,10 @@ enum { MT_MEMO_ALLOC, MT_MEMO_FREE, MT_MEMOS };
  * could not grow. The cfi unwinder interns without reading the frames its
  * thread's last captures of the same kind WHICH (MT_MEMO_*) share with
  * this one (capture_cfi.c). Same conditions as mt_capture. */
-mt_stack_id mt_capture_stack(unsigned max, unsigned which);
+static inline mt_stack_id mt_capture_stack(unsigned max, unsigned which);
+/* mt_capture_stack but for a cfi walk that succeeded: after one that
+ * failed (CFI_FAILED), or with another unwinder. */
+mt_stack_id mt_capture_stack_slow(unsigned max, unsigned which, bool cfi_failed);
 
 /* The unwinders. libunwind and fp: up to N raw return addresses from their
  * caller up, memtrace's own frames included. cfi: up to MAX return
@@ -63,6 +68,16 @@ const mt_atomic(unsigned long) * mt_unwind_fallback_counter(void);
 /* Held across fork (see mt_lock_acquire_unless_mine). */
 bool mt_unwind_cfi_lock(void);
 void mt_unwind_cfi_unlock(void);
+
+/* Inline: a call level less for the cfi walk to climb, on every capture. */
+static inline mt_stack_id mt_capture_stack(unsigned max, unsigned which)
+{
+    mt_stack_id id;
+    if (MT_LIKELY(mt_cfg.unwind == MT_UNWIND_CFI) &&
+        MT_LIKELY(mt_unwind_cfi_stack(max, which, &id, NULL) >= 0))
+        return id;
+    return mt_capture_stack_slow(max, which, mt_cfg.unwind == MT_UNWIND_CFI);
+}
 
 /* MEMTRACE_UNWIND=check: the counts so far, and the first mismatches
  * (both stacks, as captured). */

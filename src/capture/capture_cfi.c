@@ -132,7 +132,7 @@ static mt_atomic(unsigned long) forgets;
  * count, a frame that differs) goes to mt_stack_intern.
  *
  * The memo is the thread's alone: a capture runs with the re-entrancy flag
- * set, and `walking` keeps a capture that interrupts another (a signal
+ * set, and `tl.walking` keeps a capture that interrupts another (a signal
  * handler's report) off it, from the walk to the interning.
  *
  * A thread has two memos: one for the stacks of its allocations, one for
@@ -207,12 +207,27 @@ typedef struct memo {
     uintptr_t f_ret[CAP], f_sp[CAP], f_bp[CAP];
     mt_cfi_rule f_rule[CAP];
     uintptr_t frames[CAP]; /* a stack for mt_stack_intern */
+    /* The last stack interned from this memo: id LAST_ID of the innermost
+     * LAST_DEPTH of its LAST_N frames, at clock LAST_CLOCK. While the clock
+     * has not moved and the memo still holds LAST_N frames, those frames
+     * are the ones interned then (a commit that writes a height moves the
+     * clock; one that writes none only shortens n), so the same depth is
+     * the same id: a thread that frees from one place again and again
+     * interns without the slot's hash and comparison. */
+    mt_stack_id last_id; /* 0: none */
+    unsigned last_n, last_depth;
+    unsigned long last_clock;
     interned cache[INTERNED];
     rule_cache rules; /* the thread's: its allocation memo's only */
 } memo;
 
-static MT_TLS memo *memo_mine; /* the thread's memos, MT_MEMOS in a row */
-static MT_TLS bool walking, memo_gone;
+/* The thread's: together, so that a capture finds them at one address
+ * (one look-up of the thread's offset, not one a variable). */
+static MT_TLS struct {
+    memo *mine;   /* the thread's memos, MT_MEMOS in a row */
+    bool walking; /* a capture has the memo (see above) */
+    bool gone;    /* no memo for good */
+} tl;
 static memo *memo_free; /* under lock */
 static pthread_key_t memo_key;
 static bool memo_key_made;
@@ -399,7 +414,7 @@ static MT_NOINLINE mt_cfi_rule learn(uintptr_t ret)
  * exit destructor. */
 static MT_NOINLINE bool memo_get(void)
 {
-    if (memo_gone)
+    if (tl.gone)
         return false;
     memo *m = NULL;
     mt_lock_acquire(&lock);
@@ -413,6 +428,7 @@ static MT_NOINLINE bool memo_get(void)
         memset(m->rules.s, 0, sizeof m->rules.s);
         for (unsigned i = 0; i < MT_MEMOS; i++) {
             m[i].n = 0;
+            m[i].last_id = 0;
             memset(m[i].cache, 0, sizeof m[i].cache);
         }
     } else {
@@ -422,10 +438,10 @@ static MT_NOINLINE bool memo_get(void)
         m = mt_os_map(MT_MEMOS * sizeof(memo), "unwind memo");
     }
     if (!m) {
-        memo_gone = true;
+        tl.gone = true;
         return false;
     }
-    memo_mine = m;
+    tl.mine = m;
     if (memo_key_made) {
         int was = mt_enter();
         pthread_setspecific(memo_key, m);
@@ -439,8 +455,8 @@ static MT_NOINLINE bool memo_get(void)
 static void memo_release(void *p)
 {
     memo *m = p;
-    memo_gone = true;
-    memo_mine = NULL;
+    tl.gone = true;
+    tl.mine = NULL;
     mt_lock_acquire(&lock);
     m->next_free = memo_free;
     memo_free = m;
@@ -454,12 +470,14 @@ typedef struct {
 } walk_state;
 
 /* The rule for S->ret: from the thread's rule cache MINE (if any), the
- * table *T, or learnt. */
+ * table *T (loaded here while NULL), or learnt. */
 static inline mt_cfi_rule rule_of(uintptr_t ret, const table **t, rule_cache *mine)
 {
     size_t c = (size_t)((ret * 0x9e3779b97f4a7c15ull) >> 55) & (RULE_CACHE - 1);
     if (mine && mine->s[c].ret == ret)
         return mine->s[c].rule;
+    if (!*t) /* not loaded yet: a walk whose rules all come from MINE never does */
+        *t = mt_atomic_load_acquire(&rules);
     mt_cfi_rule r = *t ? lookup(*t, ret) : 0;
     if (MT_UNLIKELY(r == 0)) {
         r = learn(ret);
@@ -614,7 +632,7 @@ static inline __attribute__((always_inline)) unsigned walk_memo(memo *m, rule_ca
 {
     const uintptr_t base = mt_stack_base;
     unsigned long forgets_now = mt_atomic_load_acquire(&forgets);
-    const table *t = mt_atomic_load_acquire(&rules);
+    const table *t = NULL; /* loaded by rule_of on a miss of MINE */
     if (MT_UNLIKELY(mine->forgets != forgets_now)) {
         memset(mine->s, 0, sizeof mine->s);
         mine->forgets = forgets_now;
@@ -725,9 +743,9 @@ static inline __attribute__((always_inline)) bool start(uintptr_t fp, walk_state
 /* Whether this capture may use the thread's memo (and takes it if so). */
 static inline bool memo_take(void)
 {
-    if (MT_UNLIKELY(walking || (!memo_mine && !memo_get())))
+    if (MT_UNLIKELY(tl.walking || (!tl.mine && !memo_get())))
         return false;
-    walking = true;
+    tl.walking = true;
     return true;
 }
 
@@ -745,12 +763,12 @@ MT_NOINLINE int mt_unwind_cfi(uintptr_t *frames, unsigned max)
         return -1;
     if (!memo_take())
         return walk_plain(frames, max, s);
-    memo *m = memo_mine;
+    memo *m = tl.mine;
     unsigned n = walk_memo(m, &m->rules, s);
     int depth = memo_walk_ok(m, max) ? (int)(n < max ? n : max) : -1;
     if (depth > 0)
         memo_frames(m, frames, (unsigned)depth);
-    walking = false;
+    tl.walking = false;
     return depth;
 }
 
@@ -770,11 +788,23 @@ static inline interned *interned_slot(memo *m, unsigned n)
     return &m->cache[((key * 0x9e3779b97f4a7c15ull) >> 50 ^ n) & (INTERNED - 1)];
 }
 
+/* ID, the memo M's innermost DEPTH frames now, as M's last stack. */
+static inline mt_stack_id remember(memo *m, mt_stack_id id, unsigned depth)
+{
+    m->last_id = id;
+    m->last_n = m->n;
+    m->last_depth = depth;
+    m->last_clock = m->clock;
+    return id;
+}
+
 /* The id of the memo's innermost DEPTH frames (see "Interning without
  * reading the whole stack" above). */
 static inline mt_stack_id memo_intern(memo *m, unsigned depth)
 {
     unsigned n = m->n;
+    if (m->last_clock == m->clock && m->last_n == n && m->last_depth == depth && m->last_id)
+        return m->last_id;
     uintptr_t inner = m->ret[n - 1];
     interned *e = interned_slot(m, n);
     if (e->id && e->n == n && e->inner == inner && e->depth == depth) {
@@ -786,7 +816,7 @@ static inline mt_stack_id memo_intern(memo *m, unsigned depth)
             if (rec[n - 1 - (unsigned)h] != m->ret[h])
                 goto miss;
         e->stamp = m->clock;
-        return e->id;
+        return remember(m, e->id, depth);
     }
 miss:
     memo_frames(m, m->frames, depth);
@@ -799,7 +829,7 @@ miss:
                          .inner = inner,
                          .stamp = m->clock,
                          .rec = rec };
-    return id;
+    return remember(m, id, depth);
 }
 
 /* A capture that cannot use the memo: walks into a buffer of its own. */
@@ -825,8 +855,8 @@ MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, unsigned which, mt_stack_id *i
         return -1;
     if (!memo_take())
         return stack_plain(max, s, id, frames);
-    memo *m = memo_mine + which;
-    unsigned n = walk_memo(m, &memo_mine->rules, s);
+    memo *m = tl.mine + which;
+    unsigned n = walk_memo(m, &tl.mine->rules, s);
     int depth = -1;
     if (memo_walk_ok(m, max)) {
         depth = (int)(n < max ? n : max);
@@ -834,7 +864,7 @@ MT_NOINLINE int mt_unwind_cfi_stack(unsigned max, unsigned which, mt_stack_id *i
         if (frames)
             memo_frames(m, frames, (unsigned)depth);
     }
-    walking = false;
+    tl.walking = false;
     return depth;
 }
 

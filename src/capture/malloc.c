@@ -305,13 +305,6 @@ static inline mt_freed_record freed_record(const mt_live_entry *e, mt_stack_id f
                               .free_thread = free_thread };
 }
 
-/* Whether this free is captured (its stack, for the freed history or the
- * quarantine): outside memtrace, recording, and one of those on. */
-static inline bool free_captured(void)
-{
-    return !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
-           (mt_quarantine_on || mt_freed_enabled());
-}
 
 /* mt_note_freed's work; GONE_NOTED: mt_site_note_gone was called for E
  * already (a resize that moved it, before the new block became the
@@ -331,7 +324,7 @@ static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry
         mt_site_free(e->stack, e->size);
     else
         mt_site_end_block(e->stack, e->size, e->seq);
-    if (!free_captured())
+    if (!early && !mt_free_captured()) /* EARLY: mt_free_stack_first found it captured */
         return false;
     mt_busy = 1;
     mt_stack_id free_stack = early ? early : capture_free_stack();
@@ -448,41 +441,10 @@ void mt_check_resized(const mt_live_entry *e, const char *who)
         header_sound(e, who);
 }
 
-/* The live table's lines for P (mt_live_prefetch's) and those of P's
- * block that its free's checks read, fetched before the stack's capture
- * so that their misses overlap it and each other: the chunk header
- * (P - 8), the redzone at the block's end and the next chunk's size word
- * just past it (where mt_glibc_request2size puts it). The end is found
- * in the live table's lines (mt_live_prefetch_size; 0 when not found:
- * then only P's line), the record not yet taken out: the block's tail
- * line is seldom touched since its allocation, and a miss there was most
- * of the free's checks' time (churn, perf). Prefetches never fault, so a
- * size that is stale or wrong costs a line at most. */
-static inline void prefetch_free_lines(void *p)
-{
-    __builtin_prefetch((const char *)p - 8);
-    if (!mt_cfg.redzone && !mt_real_glibc) {
-        mt_live_prefetch((uintptr_t)p);
-        return;
-    }
-    size_t size = mt_live_prefetch_size((uintptr_t)p);
-    const char *end = (const char *)p + size;
-    __builtin_prefetch(end);
-    __builtin_prefetch((const char *)p + mt_glibc_request2size(size + mt_cfg.redzone) - 8);
-}
-
-mt_stack_id mt_free_stack_first(void *p)
-{
-    prefetch_free_lines(p);
-    if (!free_captured())
-        return 0;
-    mt_busy = 1;
-    mt_stack_id s = capture_free_stack();
-    mt_busy = 0;
-    return s;
-}
-
-MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stack_id early)
+/* mt_freed_block's work: inline in mt_free, the entry point most programs
+ * free through, which saves a call. */
+static inline __attribute__((always_inline)) bool freed_block(const mt_live_entry *e,
+                                                              mt_free_call *c, mt_stack_id early)
 {
     /* The redzone's line (the block's end, seldom touched since its
      * allocation) is fetched now and checked after the free's bookkeeping:
@@ -510,6 +472,11 @@ MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stac
     return !mt_quarantine_hold(&r, c);
 }
 
+MT_NOINLINE bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stack_id early)
+{
+    return freed_block(e, c, early);
+}
+
 MT_COLD bool mt_unheld(void *p)
 {
     mt_quarantine_slot s;
@@ -534,22 +501,32 @@ static MT_NOINLINE void note_resize_freed(const mt_live_entry *e)
     note_freed(e, false, true, 0, &r);
 }
 
+/* mt_record_block with the record made inline: malloc, the entry point
+ * most programs call most, saves a call and the capture a frame to climb. */
+static inline __attribute__((always_inline)) void record_block_inline(void *p, size_t size,
+                                                                      unsigned kind)
+{
+    if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_trail(p, size, kind))
+        return;
+    record(p, size, kind, true);
+}
+
 void *mt_malloc(size_t size)
 {
     bool traced = !mt_bypass();
     if (MT_UNLIKELY(!traced && (mt_own_heap() || !mt_real.next_malloc)))
         return mt_iheap_alloc(size, 16);
     void *p;
-    MT_NEXT_ALLOC(MT_NEXT_PLAIN, traced, p,
-                  MT_GUARD_OR(traced, size, 0, mt_real.next_malloc(mt_padded(size, traced))), size,
-                  MT_KIND_MALLOC);
+    MT_NEXT_ALLOC_BY(record_block_inline, MT_NEXT_PLAIN, traced, p,
+                     MT_GUARD_OR(traced, size, 0, mt_real.next_malloc(mt_padded(size, traced))),
+                     size, MT_KIND_MALLOC);
     return p;
 }
 
 void mt_free(void *ptr)
 {
-    MT_NEXT_FREE(ptr, MT_KIND_MALLOC, mt_real.next_free != NULL,
-                 MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
+    MT_NEXT_FREE_BY(freed_block, ptr, MT_KIND_MALLOC, mt_real.next_free != NULL,
+                    MT_FREE_CALL(NULL, MT_FC_REAL, 0, 0));
 }
 
 void *mt_calloc(size_t n, size_t size)

@@ -19,10 +19,12 @@
 #include "base/config.h"
 #include "base/reentry.h"
 #include "base/upcalls.h"
+#include "capture/capture.h"
 #include "capture/guard.h"
 #include "capture/quarantine.h"
 #include "capture/state.h"
 #include "capture/sample.h"
+#include "store/freed_history.h"
 #include "store/internal_heap.h"
 #include "store/live_table.h"
 #include "timeline/timeline.h"
@@ -47,13 +49,54 @@ void mt_record(void *p, size_t size, unsigned kind);
  * later. */
 bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stack_id early);
 
+/* Whether this free is captured (its stack, for the freed history or the
+ * quarantine): outside memtrace, recording, and one of those on. */
+static inline bool mt_free_captured(void)
+{
+    return !mt_busy && mt_atomic_load_relaxed(&mt_phase) == MT_READY &&
+           (mt_quarantine_on || mt_freed_enabled());
+}
+
+/* The live table's lines for P (mt_live_prefetch's) and those of P's
+ * block that its free's checks read, fetched before the stack's capture
+ * so that their misses overlap it and each other: the chunk header
+ * (P - 8), the redzone at the block's end and the next chunk's size word
+ * just past it (where mt_glibc_request2size puts it). The end is found
+ * in the live table's lines (mt_live_prefetch_size; 0 when not found:
+ * then only P's line), the record not yet taken out: the block's tail
+ * line is seldom touched since its allocation, and a miss there was most
+ * of the free's checks' time (churn, perf). Prefetches never fault, so a
+ * size that is stale or wrong costs a line at most. */
+static inline void mt_prefetch_free_lines(void *p)
+{
+    __builtin_prefetch((const char *)p - 8);
+    if (!mt_cfg.redzone && !mt_real_glibc) {
+        mt_live_prefetch((uintptr_t)p);
+        return;
+    }
+    size_t size = mt_live_prefetch_size((uintptr_t)p);
+    const char *end = (const char *)p + size;
+    __builtin_prefetch(end);
+    __builtin_prefetch((const char *)p + mt_glibc_request2size(size + mt_cfg.redzone) - 8);
+}
+
 /* The stack of a free of P about to take P's record out of the table,
  * captured first, with the table's lines for P fetched meanwhile: a block
  * freed was seldom touched in the table lately, and the miss then
  * overlaps the unwinding instead of stalling the remove. 0 when the free
  * would not be captured (inside memtrace, not recording, neither the
- * freed history nor the quarantine on). */
-mt_stack_id mt_free_stack_first(void *p);
+ * freed history nor the quarantine on). Inline in the free entry points:
+ * a call less, and a frame less for the capture to climb. */
+static inline __attribute__((always_inline)) mt_stack_id mt_free_stack_first(void *p)
+{
+    mt_prefetch_free_lines(p);
+    if (!mt_free_captured())
+        return 0;
+    mt_busy = 1;
+    mt_stack_id s = mt_capture_stack(mt_cfg.depth, MT_MEMO_FREE);
+    mt_busy = 0;
+    return s;
+}
 
 /* The block of record E is about to be resized by WHO ("realloc",
  * "rallocx"): its redzone is checked, and glibc's chunk header (its own
@@ -243,9 +286,12 @@ static inline bool mt_free_own(void *ptr)
 bool mt_unheld(void *p);
 
 /* The traced free of P by the call C (recording or paused, outside a
- * pass-through scope): P's record leaves (mt_unrecord) and mt_freed_block
- * takes it on. True when C must be made now. */
-static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
+ * pass-through scope): P's record leaves (mt_unrecord) and FREED_BLOCK
+ * (mt_freed_block, or its inline form in mt_free) takes it on. True when
+ * C must be made now. */
+static inline __attribute__((always_inline)) bool mt_release_by(
+    bool (*freed_block)(const mt_live_entry *, mt_free_call *, mt_stack_id), void *p, unsigned kind,
+    mt_free_call *c)
 {
     size_t pad;
     if (MT_UNLIKELY(mt_cfg.sample) && mt_sample_free(p, &pad)) {
@@ -255,7 +301,7 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
     mt_live_entry e;
     mt_stack_id early = mt_free_stack_first(p);
     if (MT_LIKELY(mt_unrecord(p, kind, &e)))
-        return mt_freed_block(&e, c, early);
+        return freed_block(&e, c, early);
     if (MT_UNLIKELY(e.ptr != 0))
         return false; /* the program's own pool's: never the allocator's */
     if (!mt_quarantine_on)
@@ -273,25 +319,30 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
  * tested just before). A block the entry point must make without its
  * next function (inside memtrace, before the real allocator is known) is
  * the caller's business, before this. */
-#define MT_NEXT_ALLOC(how, traced, p, call, size, kind)   \
-    do {                                                  \
-        if (MT_LIKELY(traced)) {                          \
-            MT_HELD_SCOPE;                                \
-            MT_NEXT_CALL(how, (p) = (call), (p) != NULL); \
-            if (MT_LIKELY((p) != NULL))                   \
-                mt_record_block((p), (size), (kind));     \
-        } else {                                          \
-            MT_NEXT_CALL(how, (p) = (call), (p) != NULL); \
-            if ((how) == MT_NEXT_PLAIN)                   \
-                mt_untraced(p);                           \
-            else                                          \
-                mt_untraced_entry(p);                     \
-        }                                                 \
+#define MT_NEXT_ALLOC(how, traced, p, call, size, kind) \
+    MT_NEXT_ALLOC_BY(mt_record_block, how, traced, p, call, size, kind)
+
+/* MT_NEXT_ALLOC recording the block with RECORD (mt_record_block's
+ * signature): an entry point may record inline (mt_malloc). */
+#define MT_NEXT_ALLOC_BY(record, how, traced, p, call, size, kind) \
+    do {                                                           \
+        if (MT_LIKELY(traced)) {                                   \
+            MT_HELD_SCOPE;                                         \
+            MT_NEXT_CALL(how, (p) = (call), (p) != NULL);          \
+            if (MT_LIKELY((p) != NULL))                            \
+                record((p), (size), (kind));                       \
+        } else {                                                   \
+            MT_NEXT_CALL(how, (p) = (call), (p) != NULL);          \
+            if ((how) == MT_NEXT_PLAIN)                            \
+                mt_untraced(p);                                    \
+            else                                                   \
+                mt_untraced_entry(p);                              \
+        }                                                          \
     } while (0)
 
 /* A freeing entry point's call: FC (an mt_free_call: its next function
  * and arguments as data) frees PTR, a block of family KIND (MT_KIND_*).
- * Recording or paused, PTR's record leaves first (mt_release): once freed,
+ * Recording or paused, PTR's record leaves first (mt_release_by): once freed,
  * the address can be handed to another thread, whose new record must not
  * be the one removed; the block may then wait in quarantine, and FC is
  * made when it leaves. Else (start-up, a pass-through scope, a fork
@@ -300,7 +351,10 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
  * when KNOWN (false before the real allocator is known: the block cannot
  * be its). A block of the guard pages' pool (guard.h) goes back there
  * instead, at once (it has no redzone, and its page is its quarantine). */
-#define MT_NEXT_FREE(ptr, kind, known, fc)                             \
+#define MT_NEXT_FREE(ptr, kind, known, fc) MT_NEXT_FREE_BY(mt_freed_block, ptr, kind, known, fc)
+
+/* MT_NEXT_FREE with FREED_BLOCK (mt_release_by's). */
+#define MT_NEXT_FREE_BY(freed_block, ptr, kind, known, fc)             \
     do {                                                               \
         if (mt_free_own(ptr))                                          \
             break;                                                     \
@@ -312,7 +366,7 @@ static inline bool mt_release(void *p, unsigned kind, mt_free_call *c)
         if (MT_LIKELY(mt_atomic_load_acquire(&mt_phase) >= MT_READY && \
                       !(mt_passthrough | mt_held))) {                  \
             MT_HELD_SCOPE;                                             \
-            if (mt_release((ptr), (kind), &mt_fc_))                    \
+            if (mt_release_by(freed_block, (ptr), (kind), &mt_fc_))    \
                 mt_free_call_run((ptr), &mt_fc_);                      \
         } else if (known) {                                            \
             if (MT_UNLIKELY(mt_cfg.sample)) /* no stale mark behind */ \

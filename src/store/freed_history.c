@@ -54,6 +54,7 @@ _Static_assert(sizeof(mt_freed_record) % sizeof(record_word) == 0 &&
 /* Published with release by mt_freed_init, after cap; every reader loads it
  * with acquire (pairs with that release) before it reads cap. */
 static mt_atomic(mt_freed_record *) ring;
+bool mt_freed_on;
 static size_t cap;         /* written once, before ring is published */
 static uint64_t cap_magic; /* floor((2^64 - 1) / cap), written with cap */
 static uint64_t block = 1; /* push numbers per block, written with cap;
@@ -90,6 +91,7 @@ void mt_freed_init(size_t capacity)
     cap_magic = UINT64_MAX / capacity;
     block = capacity >= BLOCKED_RING && capacity % BLOCK == 0 ? BLOCK : 1;
     mt_atomic_store_release(&ring, r);
+    mt_freed_on = true;
 }
 
 /* The slot of push I: I % cap without a divide (tens of cycles on every
@@ -103,11 +105,6 @@ static inline size_t slot_of(uint64_t i)
     r = r >= cap ? r - cap : r;
     MT_ASSERT(r == i % cap);
     return (size_t)r;
-}
-
-bool mt_freed_enabled(void)
-{
-    return mt_atomic_load_relaxed(&ring) != NULL;
 }
 
 /* SLOT is held by this writer for push I: writes R and commits. */

@@ -47,7 +47,13 @@ typedef struct {
 /* Maps a ring of CAPACITY records; 0 disables the history. Called once,
  * before other threads use the history. */
 void mt_freed_init(size_t capacity);
-bool mt_freed_enabled(void);
+/* Whether the history is kept: set by mt_freed_init only, before other
+ * threads use it, so a plain read (inline: asked on every free). */
+extern bool mt_freed_on;
+static inline bool mt_freed_enabled(void)
+{
+    return mt_freed_on;
+}
 
 /* Appends R (its stamp and when are ignored: the push sets them).
  * Lock-free: usually one compare-and-swap on a line of the thread's own

@@ -25,7 +25,7 @@ static unsigned long noted;
  * the modules: it sees the library gone. */
 static mt_atomic(unsigned long) unloads;
 /* dlcloses begun: bumped with release before the real dlclose. */
-static mt_atomic(unsigned long) unloads_begun;
+mt_atomic(unsigned long) mt_modules_unloads_begun_count;
 
 struct range_query {
     uintptr_t bias;
@@ -102,14 +102,9 @@ unsigned long mt_modules_generation(void)
     return mt_atomic_load_acquire(&unloads);
 }
 
-unsigned long mt_modules_unloads_begun(void)
-{
-    return mt_atomic_load_acquire(&unloads_begun);
-}
-
 void mt_modules_child_forget_unloads_in_progress(void)
 {
-    mt_atomic_store_release(&unloads, mt_atomic_load_relaxed(&unloads_begun));
+    mt_atomic_store_release(&unloads, mt_atomic_load_relaxed(&mt_modules_unloads_begun_count));
 }
 
 bool mt_modules_find_unloaded(uintptr_t addr, mt_unloaded_module *out)
@@ -150,7 +145,7 @@ int mt_dlclose(void *handle)
     int was = mt_enter();
     note_dlclose(handle);
     mt_leave(was);
-    mt_atomic_add_release(&unloads_begun, 1);
+    mt_atomic_add_release(&mt_modules_unloads_begun_count, 1);
     int rc = real_dlclose(handle);
     note_unloaded();
     return rc;

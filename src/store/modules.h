@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/atomic.h"
+
 typedef struct {
     uintptr_t lo, hi; /* mapped address range [lo, hi) */
     uintptr_t bias;   /* load bias (link_map l_addr) */
@@ -29,7 +31,12 @@ unsigned long mt_modules_generation(void);
  * take its addresses before the generation moves. A cache of what modules
  * hold must be dropped when this changes, and must not keep anything it
  * learnt while the two differ. */
-unsigned long mt_modules_unloads_begun(void);
+extern mt_atomic(unsigned long) mt_modules_unloads_begun_count;
+/* Inline: the unwinder asks on every capture. */
+static inline unsigned long mt_modules_unloads_begun(void)
+{
+    return mt_atomic_load_acquire(&mt_modules_unloads_begun_count);
+}
 
 /* In a fork child: a dlclose another thread had in progress will never
  * complete here; counts it as done, so that caches may keep what they
