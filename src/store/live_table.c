@@ -161,8 +161,11 @@ struct shard {
     /* The lock holder's copy of slots->cap (0 while slots is NULL),
      * written with slots under the lock: the common path then reads no
      * line of the mapping but the entries it probes. Readers without the
-     * lock use it only to aim a prefetch (mt_live_prefetch); they read the
-     * mapping's own (see above). */
+     * lock use it to aim a prefetch (mt_live_prefetch) and, loaded with
+     * acquire before the slots pointer (grow stores it after, with
+     * release), to bound the slots a free's look reads
+     * (mt_live_prefetch_size); the reports read the mapping's own (see
+     * above). */
     mt_atomic(size_t) cap;
     /* The side records (struct side), NULL before the first; published
      * with release as slots is. side_count: how many, read without the
@@ -201,8 +204,8 @@ static inline struct shard *shard_of(uintptr_t p, uint64_t h)
 
 /* The hash bits below the group bits, scaled to CAP: the high half of a
  * 64 x 64-bit product, so that any capacity spreads the homes evenly.
- * Callers pass a capacity a live mapping has: under the lock, or from
- * readable_cap. */
+ * Callers pass a capacity a live mapping has: under the lock, from
+ * readable_cap, or the shard's as mt_live_prefetch_size loads it. */
 static inline size_t home_of(uint64_t h, size_t cap)
 {
     return (size_t)(((unsigned __int128)(h << MT_LIVE_GROUP_BITS) * cap) >> 64);
@@ -404,7 +407,11 @@ static MT_COLD struct slots *grow(struct shard *sh)
     /* Pairs with the acquire loads in mt_live_find and
      * mt_live_find_around. */
     mt_atomic_store_release(&sh->slots, s);
-    mt_atomic_store_relaxed(&sh->cap, cap);
+    /* After the slots, with release: a reader that loads cap with acquire
+     * and then slots gets a mapping at least as new as the one of that
+     * cap, so at least as large (capacities only grow): every slot below
+     * the cap lies inside it (mt_live_prefetch_size). */
+    mt_atomic_store_release(&sh->cap, cap);
     mt_atomic_add_relaxed(&mapped_bytes, bytes);
     if (old && old_cap == FIRST_CAP) {
         /* A first table: zeroed in place, cap first (a reader that loads
@@ -457,13 +464,16 @@ size_t mt_live_prefetch_size(uintptr_t ptr)
     uint64_t h = hash_ptr(ptr);
     struct shard *sh = shard_of(ptr, h);
     __builtin_prefetch(sh, 1);
-    /* Without the lock, as mt_live_prefetch, but the slots are loaded, so
-     * the capacity is the mapping's own (a retired mapping reads 0, which
-     * readable_cap refuses), never one of a mapping published since:
-     * every slot read lies inside S's mapping. */
+    /* Without the lock, as mt_live_prefetch, but the slots are loaded: the
+     * capacity comes from the shard's line (no load of the mapping's own
+     * header, another line, before the slots' address is known), loaded
+     * before the slots pointer and with acquire, which pairs with grow's
+     * release: the mapping loaded then is the one of that capacity or a
+     * newer, larger one (a retired one reads zeros), so every slot read
+     * lies inside it. */
+    size_t cap = mt_atomic_load_acquire(&sh->cap);
     const struct slots *s = mt_atomic_load_relaxed(&sh->slots);
-    size_t cap = readable_cap(s);
-    if (!cap)
+    if (!s || cap < FIRST_CAP || cap > MAX_CAP)
         return 0;
     size_t i = home_of(h, cap);
     prefetch_run(&s->e[i]);
