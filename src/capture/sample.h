@@ -144,9 +144,8 @@ static inline uint8_t mt_shadow_mark(uintptr_t a, size_t sz, size_t slack)
  * byte, *SIZE its size, *MARK its mark. Reads the shadow byte and, only when it is a mark, the
  * chunk header (P is then a block's start, or was one: a glibc chunk
  * still or again, the header readable). */
-static inline __attribute__((always_inline)) bool mt_shadow_match(void *p, uint8_t *s,
-                                                                  uint8_t **at, size_t *size,
-                                                                  uint8_t *mark)
+static inline __attribute__((always_inline)) bool mt_shadow_match(void *p, uint8_t *s, uint8_t **at,
+                                                                  size_t *size, uint8_t *mark)
 {
     uintptr_t a = (uintptr_t)p;
     unsigned v = __atomic_load_n(s, __ATOMIC_RELAXED);

@@ -32,9 +32,10 @@
  * header to read; they never have a shadow mark, so the shadow's byte is
  * read before those tests). The phase is not tested: marks and trailers
  * are made only once READY, and the general path frees such a block the
- * same way in every phase from READY on (mt_release's mt_sample_free). Everything else (a sampled block,
- * a bad free, NULL, a free whose count would flush the live bytes) goes on
- * to the general path, which tests again what it needs.
+ * same way in every phase from READY on (mt_release's mt_sample_free).
+ * Everything else (a sampled block, a bad free, NULL, a free whose count
+ * would flush the live bytes) goes on to the general path, which tests
+ * again what it needs.
  *
  * Both fast paths make no call but the next allocator's (the free is a
  * leaf that tail-calls the next free; the malloc keeps one register across
@@ -232,8 +233,8 @@ static inline __attribute__((always_inline)) void *mt_calloc_fast_first(size_t n
  * the tests of realloc's general path that send it to mt_sample_realloc
  * with a block that will not be sampled and goes in the shadow, PTR's
  * own shadow mark aside (which PTR NULL, or of the internal heap or the
- * guard pool, never has: mt_fast_realloc sends them on). Nothing is consumed: the guard pages' countdown
- * never is by a realloc. */
+ * guard pool, never has: mt_fast_realloc sends them on). Nothing is
+ * consumed: the guard pages' countdown never is by a realloc. */
 static inline __attribute__((always_inline)) bool mt_fast_realloc_ok(void *ptr, size_t size)
 {
     (void)ptr; /* NULL, the internal heap's, the guard pool's: no mark (sample.h) */
