@@ -32,7 +32,11 @@
  * mark is cleared before glibc gets the block back (free, realloc) and when
  * a block is recorded, so that a stale mark never meets a later block.
  * Nothing a program writes into its blocks (an overflow into the slack)
- * changes what the shadow says.
+ * changes what the shadow says. Only glibc's chunks are ever marked, and
+ * only after start-up: the internal heap's and the guard pool's ranges,
+ * reserved at start-up for good, never hold a mark, nor does NULL's byte
+ * (no chunk starts below 32), so a free reads the byte before it tests
+ * for those (sample_fast.h).
  *
  * The trailer (otherwise: tags in use, another allocator, a large block):
  * the last MT_TRAILER bytes of its usable size (the next allocator's
@@ -136,17 +140,14 @@ static inline uint8_t mt_shadow_mark(uintptr_t a, size_t sz, size_t slack)
     return (uint8_t)(MT_SHADOW_ON | (a & 16) << 2 | (sz & 16) << 1 | slack);
 }
 
-/* True when P is a shadowed block: *AT its shadow byte, *SIZE its size,
- * *MARK its mark. Reads the shadow byte and, only when it is a mark, the
+/* True when P, whose shadow byte is S, is a shadowed block: *AT its shadow
+ * byte, *SIZE its size, *MARK its mark. Reads the shadow byte and, only when it is a mark, the
  * chunk header (P is then a block's start, or was one: a glibc chunk
  * still or again, the header readable). */
-static inline __attribute__((always_inline)) bool mt_shadow_read(void *p, uint8_t **at,
-                                                                 size_t *size, uint8_t *mark)
+static inline __attribute__((always_inline)) bool mt_shadow_match(void *p, uint8_t *s, uint8_t **at,
+                                                                  size_t *size, uint8_t *mark)
 {
     uintptr_t a = (uintptr_t)p;
-    uint8_t *s = mt_shadow_at(a);
-    if (s == NULL)
-        return false;
     unsigned v = __atomic_load_n(s, __ATOMIC_RELAXED);
     if (!(v & MT_SHADOW_ON) || (a & 15))
         return false;
@@ -163,6 +164,14 @@ static inline __attribute__((always_inline)) bool mt_shadow_read(void *p, uint8_
     *size = (h & ~(size_t)7) - 8 - (v & MT_SHADOW_SLACK_MAX); /* sz >= 32, slack <= 31 */
     *mark = (uint8_t)v;
     return true;
+}
+
+/* mt_shadow_match of P's own byte, if it has one. */
+static inline __attribute__((always_inline)) bool mt_shadow_read(void *p, uint8_t **at,
+                                                                 size_t *size, uint8_t *mark)
+{
+    uint8_t *s = mt_shadow_at((uintptr_t)p);
+    return s != NULL && mt_shadow_match(p, s, at, size, mark);
 }
 
 /* Marks P, a block glibc has just handed out for SIZE bytes, shadowed

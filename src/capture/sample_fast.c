@@ -57,6 +57,15 @@ void *mt_fast_malloc(size_t size)
     return mt_fast_trail(mt_real.next_malloc(size + MT_TRAILER), size, MT_KIND_MALLOC);
 }
 
+/* realloc's failure after mt_fast_realloc took PTR's mark (at AT, MARK) and
+ * counted its OLD bytes freed: PTR is intact, unsampled still. */
+static MT_COLD void *fast_realloc_failed(uint8_t *at, uint8_t mark, size_t old)
+{
+    mt_live_alloc(old);
+    __atomic_store_n(at, mark, __ATOMIC_RELAXED);
+    return NULL;
+}
+
 void *mt_fast_realloc(void *ptr, size_t size)
 {
     uint8_t *at, mark;
@@ -66,14 +75,13 @@ void *mt_fast_realloc(void *ptr, size_t size)
     /* mt_sample_padded's draw: SIZE is below the countdown (the ok test) */
     mt_sample_me.left -= (int64_t)size;
     /* Cleared first: once glibc has freed or moved PTR, its mark must not
-     * stay behind to match a later block. */
+     * stay behind to match a later block. Its bytes leave before the call
+     * too, so that only the failure needs what PTR was after it. */
     __atomic_store_n(at, 0, __ATOMIC_RELAXED);
-    void *q = mt_real.next_realloc(ptr, size);
-    if (MT_UNLIKELY(q == NULL)) { /* failed: PTR intact, unsampled still */
-        __atomic_store_n(at, mark, __ATOMIC_RELAXED);
-        return NULL;
-    }
     mt_live_free(old);
+    void *q = mt_real.next_realloc(ptr, size);
+    if (MT_UNLIKELY(q == NULL))
+        return fast_realloc_failed(at, mark, old);
     return mt_fast_shadow(q, size, MT_KIND_MALLOC);
 }
 

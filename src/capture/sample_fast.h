@@ -27,11 +27,15 @@
  * A free takes the fast path when its block has a matching shadow mark or
  * trailer
  * and the general path would do nothing more than mt_sample_free: sample
- * mode with glibc's allocator next, the phase READY, no pass-through
- * scope, and PTR neither the internal heap's nor the guard pool's (their
- * blocks have no glibc header to read). Everything else (a sampled block,
- * a bad free, NULL, a free whose count would flush the live bytes) goes on
- * to the general path, which tests again what it needs.
+ * mode with glibc's allocator next, no pass-through scope, and PTR neither
+ * the internal heap's nor the guard pool's (their blocks have no glibc
+ * header to read; they never have a shadow mark, so the shadow's byte is
+ * read before those tests). The phase is not tested: marks and trailers
+ * are made only once READY, and the general path frees such a block the
+ * same way in every phase from READY on (mt_release's mt_sample_free).
+ * Everything else (a sampled block, a bad free, NULL, a free whose count
+ * would flush the live bytes) goes on to the general path, which tests
+ * again what it needs.
  *
  * Both fast paths make no call but the next allocator's (the free is a
  * leaf that tail-calls the next free; the malloc keeps one register across
@@ -151,13 +155,28 @@ void *mt_fast_calloc(size_t total);
  * tail-calls the next free. */
 static inline __attribute__((always_inline)) bool mt_fast_free(void *ptr)
 {
-    /* NULL first: C++ deletes it often, and the general path's test of it
+    /* The usual case first: tags not in use, the block shadowed. The limit
+     * above 0 says sample mode and glibc next at once; no test of NULL, of
+     * the internal heap or of the guard pool is needed before the byte's:
+     * none of their bytes is ever a mark (sample.h). */
+    if (MT_LIKELY(mt_atomic_load_relaxed(&mt_shadow_limit) != 0)) {
+        uint8_t *s = mt_shadow_at((uintptr_t)ptr), *at, mark;
+        size_t size;
+        if (MT_LIKELY(s != NULL) && MT_LIKELY(mt_shadow_match(ptr, s, &at, &size, &mark))) {
+            if (MT_UNLIKELY(mt_passthrough) || MT_UNLIKELY(!mt_live_free_try(size)))
+                return false;
+            __atomic_store_n(at, 0, __ATOMIC_RELAXED);
+            mt_real.next_free(ptr);
+            return true;
+        }
+    }
+    /* NULL next: C++ deletes it often, and the general path's test of it
      * is cheap. */
     if (MT_UNLIKELY(!mt_sample_glibc) || MT_UNLIKELY(ptr == NULL))
         return false;
     if (MT_UNLIKELY(mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
         return false;
-    if (MT_UNLIKELY(mt_passthrough || mt_atomic_load_acquire(&mt_phase) != MT_READY))
+    if (MT_UNLIKELY(mt_passthrough))
         return false;
     if (!mt_sample_free_try(ptr))
         return false;
@@ -213,21 +232,20 @@ static inline __attribute__((always_inline)) void *mt_calloc_fast_first(size_t n
 /* True when realloc(PTR, SIZE) may take the fast path (mt_fast_realloc):
  * the tests of realloc's general path that send it to mt_sample_realloc
  * with a block that will not be sampled and goes in the shadow, PTR's
- * own shadow mark aside. Nothing is consumed: the guard pages' countdown
- * never is by a realloc. */
+ * own shadow mark aside (which PTR NULL, or of the internal heap or the
+ * guard pool, never has: mt_fast_realloc sends them on). Nothing is
+ * consumed: the guard pages' countdown never is by a realloc. */
 static inline __attribute__((always_inline)) bool mt_fast_realloc_ok(void *ptr, size_t size)
 {
-    if (MT_UNLIKELY(ptr == NULL) || MT_UNLIKELY(size == 0) || MT_UNLIKELY(!mt_sample_glibc))
+    (void)ptr; /* NULL, the internal heap's, the guard pool's: no mark (sample.h) */
+    /* the limit above 0 says sample mode with glibc next */
+    if (MT_UNLIKELY(size == 0) || MT_UNLIKELY(!mt_shadow_wanted(size)))
         return false;
     if (MT_UNLIKELY(size >= (uint64_t)mt_sample_me.left)) /* sampled, or no draw yet */
         return false;
     if (MT_UNLIKELY(mt_busy_or_passthrough | (uint64_t)(unsigned)mt_held))
         return false;
-    if (MT_UNLIKELY(mt_atomic_load_acquire(&mt_phase) != MT_READY))
-        return false;
-    if (MT_UNLIKELY(mt_iheap_owns(ptr) || mt_guard_owns(ptr)))
-        return false;
-    return MT_LIKELY(mt_shadow_wanted(size));
+    return MT_LIKELY(mt_atomic_load_acquire(&mt_phase) == MT_READY);
 }
 
 /* realloc(PTR, SIZE) once mt_fast_realloc_ok said yes: what

@@ -121,8 +121,9 @@ static inline bool mt_tag_alloc_try(size_t size, uint32_t *id)
 }
 
 /* The node side of mt_tag_free (its live bytes aside), for a caller that
- * saw mt_tags_used set by an acquire load: the node array is mapped. */
-static inline void mt_tag_count_free_used(uint32_t id, size_t size)
+ * saw mt_tags_used set by an acquire load: the node array is mapped.
+ * Inlined always: sample_fast.h's free, a leaf, must not call it. */
+static inline __attribute__((always_inline)) void mt_tag_count_free_used(uint32_t id, size_t size)
 {
     if (MT_LIKELY(id == 0))
         return;
