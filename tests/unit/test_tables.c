@@ -313,6 +313,96 @@ Test(tables, sampled_exact_live_and_peak)
               "%s", text);
 }
 
+uintptr_t fixture_outer(void);
+
+/* Every answer of memtrace-symbolize's, over live records with a stack,
+ * a named thread, freed records and a snapshot, each through read_self:
+ * a value held across a read is 0xa5 bytes here and a report under
+ * unit-san. */
+Test(tables, every_answer_reads_each_value_before_the_next_read)
+{
+    uint32_t me = mt_thread_number();
+    snprintf(mt_thread_slot->name, sizeof mt_thread_slot->name, "worker");
+    uintptr_t frames[2] = { fixture_outer(), fixture_outer() };
+    mt_stack_id id = mt_stack_intern(frames, 2);
+    insert(0x10000, 100, 7, id, me);
+    insert(0x10100, 60, 8, id, me);
+    mt_freed_record r = { .ptr = 0x10200,
+                          .size = 16,
+                          .alloc_seq = 3,
+                          .free_seq = 9,
+                          .alloc_stack = id,
+                          .free_stack = id,
+                          .alloc_thread = me,
+                          .free_thread = me };
+    mt_freed_push(&r);
+    mt_descriptor_publish();
+    open_answers();
+    /* The snapshot "a" at allocation 8, as gdb writes it. */
+    char *slot = (char *)(uintptr_t)tables.d.snapshots;
+    uint64_t mark = 8;
+    memcpy(slot, &mark, 8);
+    memcpy(slot + tables.d.snapshot_name, "a", 2);
+    char pprof[128], path[64];
+    snprintf(path, sizeof path, "/tmp/mt-tables-%d.pb.gz", (int)getpid());
+    int k = snprintf(pprof, sizeof pprof, "pprof ");
+    for (const char *c = path; *c; c++)
+        k += snprintf(pprof + k, sizeof pprof - (size_t)k, "%02x", (unsigned char)*c);
+    snprintf(pprof + k, sizeof pprof - (size_t)k, "\n");
+    cr_assert(mt_sym_self_lock());
+    mt_sym_state *sym = mt_sym_self();
+    const char *const requests[] = {
+        "stats\n",
+        "top 5\n",
+        "describe 10010 ffffffff\n",
+        "describe 10208 ffffffff\n",
+        "live-block 10104\n",
+        "recording\n",
+        "tags text 1\n",
+        "snapshot 61\n",
+        "growth 61 5 1\n",
+        pprof,
+    };
+    enum { N = sizeof requests / sizeof *requests };
+    static char text[N][8192];
+    for (size_t i = 0; i < N; i++) {
+        FILE *f = tmpfile();
+        mt_out out;
+        mt_out_init(&out, fileno(f));
+        cr_assert(mt_table_request(&tables, sym, requests[i], &out, read_self, &mem_fd));
+        mt_out_flush(&out);
+        ssize_t n = pread(fileno(f), text[i], sizeof text[i] - 1, 0);
+        text[i][n > 0 ? n : 0] = '\0';
+        fclose(f);
+        cr_assert(strlen(text[i]) + 4 <= (size_t)n &&
+                      memcmp(text[i] + strlen(text[i]), "\0@@\n", 4) == 0,
+                  "%s answered as an error: %s", requests[i], text[i]);
+    }
+    mt_sym_self_unlock();
+    unlink(path);
+    char who[64];
+    snprintf(who, sizeof who, "thread %u \"worker\"", me);
+    static const char *const want[N] = {
+        "memtrace: 2 live blocks, 160 live bytes, 1 call sites with live blocks\n",
+        "memtrace: site 1: 160 bytes in 2 blocks allocated at:\n"
+        "  #0 fixture_inlined at tests/unit/sym_fixture.c:",
+        ": 16 bytes inside a 100-byte block at 0x10000 allocated by thread ",
+        "freed block 1: 8 bytes inside a 16-byte block at 0x10200 (allocation #3, freed after "
+        "allocation #9)\n",
+        "10100 3c\n",
+        "",
+        "memtrace: no tag scopes: none was entered and MEMTRACE_TAGS is unset\n",
+        " 2b 8 28 ",
+        "memtrace: growth since snapshot \"a\" (allocation #8 on): 60 bytes in 1 live block at 1 "
+        "call site; top 1\n",
+        ": 160 live bytes in 2 blocks at 1 call sites\n",
+    };
+    for (size_t i = 0; i < N; i++)
+        cr_assert(strstr(text[i], want[i]), "%s: no \"%s\" in: %s", requests[i], want[i], text[i]);
+    cr_assert(strstr(text[2], who) && strstr(text[3], who), "%s%s", text[2], text[3]);
+    cr_assert(strstr(text[0], "memtrace: 1 freed-history records (capacity 4)\n"), "%s", text[0]);
+}
+
 static void *push_2000(void *arg)
 {
     (void)arg;
