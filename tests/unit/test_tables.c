@@ -5,6 +5,7 @@
  * memtrace-symbolize reads a stopped process, must give the records the
  * library holds; a damaged descriptor is refused with its one reason. */
 #include "base/hot.h"
+#include "../../tools/heap_check.h"
 #include "../../tools/table_answers.h"
 #include "../../tools/tables.h"
 
@@ -401,6 +402,39 @@ Test(tables, every_answer_reads_each_value_before_the_next_read)
         cr_assert(strstr(text[i], want[i]), "%s: no \"%s\" in: %s", requests[i], want[i], text[i]);
     cr_assert(strstr(text[2], who) && strstr(text[3], who), "%s%s", text[2], text[3]);
     cr_assert(strstr(text[0], "memtrace: 1 freed-history records (capacity 4)\n"), "%s", text[0]);
+
+    /* `memtrace check` and `memtrace last-error` (heap_check.c): the
+     * record of an overflow of the first block, reported at a free. */
+    no_records[0] = (mt_error_record){ .number = 1,
+                                       .kind = MT_HEAP_OVERFLOW,
+                                       .ptr = 0x10000,
+                                       .size = 100,
+                                       .offset = 100,
+                                       .bytes = 4,
+                                       .alloc_seq = 7,
+                                       .alloc_stack = id,
+                                       .alloc_thread = me,
+                                       .thread = me,
+                                       .where = "free" };
+    records_written = 1;
+    open_answers();
+    cr_assert(mt_sym_self_lock());
+    const char *want_check = "memtrace: check: 1 damaged block (1 reported before); 2 live "
+                             "blocks and 0 quarantined blocks checked\n",
+               *want_last = "memtrace: last-error: error 1 of the process:\n";
+    for (int i = 0; i < 2; i++) {
+        FILE *f = tmpfile();
+        mt_out out;
+        mt_out_init(&out, fileno(f));
+        (i ? mt_last_error_request : mt_heap_check_request)(&tables, mt_sym_self(), &out);
+        mt_out_flush(&out);
+        ssize_t n = pread(fileno(f), text[0], sizeof text[0] - 1, 0);
+        text[0][n > 0 ? n : 0] = '\0';
+        fclose(f);
+        cr_assert(strstr(text[0], i ? want_last : want_check), "%s", text[0]);
+        cr_assert(strstr(text[0], who), "%s", text[0]);
+    }
+    mt_sym_self_unlock();
 }
 
 static void *push_2000(void *arg)
