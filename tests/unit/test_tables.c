@@ -194,6 +194,20 @@ Test(tables, freed_history_newest_first_and_only_what_the_ring_holds)
     mt_tables_freed r;
     cr_assert(mt_tables_freed_record(&tables, &ring[0], &r));
     cr_assert(r.alloc_seq == 6 && r.free_seq == 16 && r.alloc_thread == 1 && r.free_thread == 2);
+
+    /* As `memtrace top` reads it from a process that runs: the same 4. */
+    mt_tables_live l = { 0 };
+    mt_tables_live_freed *f;
+    cr_assert_eq(mt_tables_live_ring(&tables, &l, &f, &n), 1);
+    cr_assert_eq(n, 4);
+    uint64_t seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(f[i].alloc_seq >= 3 && f[i].free_seq == 10 + f[i].alloc_seq &&
+                  f[i].alloc_thread == 1 && f[i].size == 16);
+        seen |= (uint64_t)1 << f[i].alloc_seq;
+    }
+    cr_assert_eq(seen, 0x78, "allocations 3 to 6");
+    mt_tables_live_free(&l);
 }
 
 /* Gives the calling thread the batch NEXT to END - 1, as malloc.c's refill
