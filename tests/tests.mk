@@ -79,6 +79,12 @@ $(TEST_BUILD)/unit-san/tags: tests/unit/test_tags.c tests/unit/sym_fixture.c $(T
 TABLES_UNIT := tools/tables.c tools/tables_layout.c tools/tables_live.c src/runtime/descriptor.c src/store/threads.c \
                src/tags/tags.c src/tags/tags_format.c src/store/live_bytes.c \
                src/leak/leak_client.c
+# memtrace-symbolize's answers too (table_answers.c, heap_check.c), through the same reader.
+TABLES_UNIT += tools/table_answers.c tools/table_tags.c tools/request.c tools/heap_check.c \
+               $(addprefix src/report/,pprof.c pprof_gzip.c pprof_index.c) \
+               $(BUILD)/symbolize-pb/profile.pb-c.o
+$(TEST_BUILD)/unit/tables $(TEST_BUILD)/unit-san/tables: $(PB_DIR)/profile.pb-c.h
+$(TEST_BUILD)/unit/tables $(TEST_BUILD)/unit-san/tables: UNIT_CFLAGS += -I$(PB_DIR)
 $(TEST_BUILD)/unit/tables: tests/unit/test_tables.c tests/unit/sym_fixture.c $(TABLES_UNIT) $(UNIT_CORE) src/base/settings.def $(wildcard src/*/*.h tests/unit/*.h tools/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -DMEMTRACE_VERSION='"$(VERSION)"' $(LDFLAGS) \

@@ -115,17 +115,19 @@ static void find_in_readable(struct refs *s, uintptr_t lo, uintptr_t hi,
         const uint64_t *w = mt_target_read(NULL, a, len);
         uint64_t hits[64];
         uintptr_t where[64];
-        size_t nh = 0;
-        for (size_t k = 0; w && k < len / 8; k++) {
-            if (points_in(s, w[k]) && nh < 64) {
+        size_t nh = 0, k = 0;
+        for (; w && k < len / 8 && nh < 64; k++) {
+            if (points_in(s, w[k])) {
                 hits[nh] = w[k];
                 where[nh++] = a + 8 * k;
             }
         }
-        /* FN may read the target (a stack): the buffer is reused. */
-        for (size_t k = 0; k < nh; k++)
-            fn(s, where[k], hits[k], arg);
-        a += len;
+        /* FN may read the target (a stack) and so reuse the buffer: the
+         * hits are copied out first, and past 64 of them the rest of the
+         * piece is read again from the word after the last one. */
+        for (size_t h = 0; h < nh; h++)
+            fn(s, where[h], hits[h], arg);
+        a += w ? 8 * k : len;
     }
 }
 

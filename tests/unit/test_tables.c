@@ -5,8 +5,11 @@
  * memtrace-symbolize reads a stopped process, must give the records the
  * library holds; a damaged descriptor is refused with its one reason. */
 #include "base/hot.h"
+#include "../../tools/heap_check.h"
+#include "../../tools/table_answers.h"
 #include "../../tools/tables.h"
 
+#include "base/config.h"
 #include "capture/capture.h"
 #include "capture/guard.h"
 #include "capture/quarantine.h"
@@ -16,6 +19,7 @@
 #include "capture/quarantine.h"
 #include "runtime/recording.h"
 #include "store/freed_history.h"
+#include "store/live_bytes.h"
 #include "store/live_table.h"
 #include "store/stack_store.h"
 #include "store/threads.h"
@@ -23,6 +27,8 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sanitizer/asan_interface.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -76,12 +82,25 @@ const uint64_t *mt_error_records_count(void)
 uintptr_t mt_guard_lo, mt_guard_len;
 
 /* mt_tables_read_fn over this process's memory, as over a stopped one's:
- * an unmapped address reads as unreadable, not as a crash. */
+ * an unmapped address reads as unreadable, not as a crash. What it
+ * returns lasts until the next call, as tables.h says and top's reader
+ * does, and no longer: each call fills the other of two buffers and
+ * poisons the one it returned last, so a reader that holds bytes across
+ * another read meets 0xa5 bytes (an implausible count, a wrong counter)
+ * in every test below; under AddressSanitizer (unit-san) any touch of
+ * them is reported, whatever the bytes. */
 static const void *read_self(void *ctx, uintptr_t addr, size_t len)
 {
-    static char buf[MT_TABLES_READ_MAX];
+    static char buf[2][MT_TABLES_READ_MAX];
+    static unsigned turn;
+    static size_t last; /* the bytes returned last, in buf[turn] */
     int fd = *(int *)ctx;
-    return pread(fd, buf, len, (off_t)addr) == (ssize_t)len ? buf : NULL;
+    memset(buf[turn], 0xa5, last);
+    ASAN_POISON_MEMORY_REGION(buf[turn], last);
+    turn ^= 1;
+    last = len <= sizeof buf[turn] ? len : 0;
+    ASAN_UNPOISON_MEMORY_REGION(buf[turn], sizeof buf[turn]);
+    return last && pread(fd, buf[turn], len, (off_t)addr) == (ssize_t)len ? buf[turn] : NULL;
 }
 
 static int mem_fd = -1;
@@ -175,6 +194,20 @@ Test(tables, freed_history_newest_first_and_only_what_the_ring_holds)
     mt_tables_freed r;
     cr_assert(mt_tables_freed_record(&tables, &ring[0], &r));
     cr_assert(r.alloc_seq == 6 && r.free_seq == 16 && r.alloc_thread == 1 && r.free_thread == 2);
+
+    /* As `memtrace top` reads it from a process that runs: the same 4. */
+    mt_tables_live l = { 0 };
+    mt_tables_live_freed *f;
+    cr_assert_eq(mt_tables_live_ring(&tables, &l, &f, &n), 1);
+    cr_assert_eq(n, 4);
+    uint64_t seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(f[i].alloc_seq >= 3 && f[i].free_seq == 10 + f[i].alloc_seq &&
+                  f[i].alloc_thread == 1 && f[i].size == 16);
+        seen |= (uint64_t)1 << f[i].alloc_seq;
+    }
+    cr_assert_eq(seen, 0x78, "allocations 3 to 6");
+    mt_tables_live_free(&l);
 }
 
 /* Gives the calling thread the batch NEXT to END - 1, as malloc.c's refill
@@ -233,6 +266,189 @@ Test(tables, allocation_marks_at_each_thread_and_the_counter)
     cr_assert_eq(next[1], MT_SEQ_BATCH + 11);
     cr_assert_eq(next[2], 1 + 3 * MT_SEQ_BATCH);
     mt_tables_live_free(&l);
+}
+
+/* Request LINE answered by memtrace-symbolize's table answers
+ * (tools/table_answers.c) through read_self, its text up to the end
+ * marker into TEXT. */
+static void answer(const char *line, char *text, size_t size)
+{
+    FILE *f = tmpfile();
+    cr_assert(f);
+    mt_out out;
+    mt_out_init(&out, fileno(f));
+    cr_assert(mt_table_request(&tables, NULL, line, &out, read_self, &mem_fd));
+    mt_out_flush(&out);
+    ssize_t n = pread(fileno(f), text, size - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    fclose(f);
+}
+
+static void open_answers(void)
+{
+    char line[64], text[256];
+    snprintf(line, sizeof line, "tables %lx\n", (unsigned long)(uintptr_t)&memtrace_state);
+    answer(line, text, sizeof text);
+    cr_assert(tables.open, "%s", text);
+}
+
+/* gdb's snapshot request: the mark is the shared counter and the epoch
+ * the epoch word's value, each read whole before the other is read. */
+Test(tables, snapshot_mark_and_epoch)
+{
+    mt_atomic_store_relaxed(&seq, 0x1234);
+    mt_atomic_store_relaxed(&mt_seq.epoch, 7);
+    mt_descriptor_publish();
+    open_answers();
+    char text[256];
+    answer("snapshot 6a\n", text, sizeof text);
+    unsigned long slot, mark, name_at, name_size, epoch_at;
+    unsigned epoch;
+    cr_assert_eq(sscanf(text, "%lx %lx %lx %lx %lx %x", &slot, &mark, &name_at, &name_size,
+                        &epoch_at, &epoch),
+                 6, "%s", text);
+    cr_assert_eq(mark, 0x1234, "%s", text);
+    cr_assert_eq(epoch, 7, "%s", text);
+    cr_assert_eq(epoch_at, (unsigned long)(uintptr_t)&mt_seq.epoch);
+}
+
+/* stats, sampled: the exact totals the threads flushed, live and peak,
+ * each read whole before the other is read. */
+Test(tables, sampled_exact_live_and_peak)
+{
+    mt_cfg.sample = 65536;
+    *(int64_t *)mt_live_total_word() = 4096;
+    *(int64_t *)mt_live_peak_word() = 8192;
+    mt_descriptor_publish();
+    open_answers();
+    static char text[4096];
+    answer("stats\n", text, sizeof text);
+    cr_assert(strstr(text, "memtrace: sampled, but exact, every block counted: 4096 bytes live, "
+                           "peak 8192 bytes"),
+              "%s", text);
+}
+
+uintptr_t fixture_outer(void);
+
+/* Every answer of memtrace-symbolize's, over live records with a stack,
+ * a named thread, freed records and a snapshot, each through read_self:
+ * a value held across a read is 0xa5 bytes here and a report under
+ * unit-san. */
+Test(tables, every_answer_reads_each_value_before_the_next_read)
+{
+    uint32_t me = mt_thread_number();
+    snprintf(mt_thread_slot->name, sizeof mt_thread_slot->name, "worker");
+    uintptr_t frames[2] = { fixture_outer(), fixture_outer() };
+    mt_stack_id id = mt_stack_intern(frames, 2);
+    insert(0x10000, 100, 7, id, me);
+    insert(0x10100, 60, 8, id, me);
+    mt_freed_record r = { .ptr = 0x10200,
+                          .size = 16,
+                          .alloc_seq = 3,
+                          .free_seq = 9,
+                          .alloc_stack = id,
+                          .free_stack = id,
+                          .alloc_thread = me,
+                          .free_thread = me };
+    mt_freed_push(&r);
+    mt_descriptor_publish();
+    open_answers();
+    /* The snapshot "a" at allocation 8, as gdb writes it. */
+    char *slot = (char *)(uintptr_t)tables.d.snapshots;
+    uint64_t mark = 8;
+    memcpy(slot, &mark, 8);
+    memcpy(slot + tables.d.snapshot_name, "a", 2);
+    char pprof[128], path[64];
+    snprintf(path, sizeof path, "/tmp/mt-tables-%d.pb.gz", (int)getpid());
+    int k = snprintf(pprof, sizeof pprof, "pprof ");
+    for (const char *c = path; *c; c++)
+        k += snprintf(pprof + k, sizeof pprof - (size_t)k, "%02x", (unsigned char)*c);
+    snprintf(pprof + k, sizeof pprof - (size_t)k, "\n");
+    cr_assert(mt_sym_self_lock());
+    mt_sym_state *sym = mt_sym_self();
+    const char *const requests[] = {
+        "stats\n",
+        "top 5\n",
+        "describe 10010 ffffffff\n",
+        "describe 10208 ffffffff\n",
+        "live-block 10104\n",
+        "recording\n",
+        "tags text 1\n",
+        "snapshot 61\n",
+        "growth 61 5 1\n",
+        pprof,
+    };
+    enum { N = sizeof requests / sizeof *requests };
+    static char text[N][8192];
+    for (size_t i = 0; i < N; i++) {
+        FILE *f = tmpfile();
+        mt_out out;
+        mt_out_init(&out, fileno(f));
+        cr_assert(mt_table_request(&tables, sym, requests[i], &out, read_self, &mem_fd));
+        mt_out_flush(&out);
+        ssize_t n = pread(fileno(f), text[i], sizeof text[i] - 1, 0);
+        text[i][n > 0 ? n : 0] = '\0';
+        fclose(f);
+        cr_assert(strlen(text[i]) + 4 <= (size_t)n &&
+                      memcmp(text[i] + strlen(text[i]), "\0@@\n", 4) == 0,
+                  "%s answered as an error: %s", requests[i], text[i]);
+    }
+    mt_sym_self_unlock();
+    unlink(path);
+    char who[64];
+    snprintf(who, sizeof who, "thread %u \"worker\"", me);
+    static const char *const want[N] = {
+        "memtrace: 2 live blocks, 160 live bytes, 1 call sites with live blocks\n",
+        "memtrace: site 1: 160 bytes in 2 blocks allocated at:\n"
+        "  #0 fixture_inlined at tests/unit/sym_fixture.c:",
+        ": 16 bytes inside a 100-byte block at 0x10000 allocated by thread ",
+        "freed block 1: 8 bytes inside a 16-byte block at 0x10200 (allocation #3, freed after "
+        "allocation #9)\n",
+        "10100 3c\n",
+        "",
+        "memtrace: no tag scopes: none was entered and MEMTRACE_TAGS is unset\n",
+        " 2b 8 28 ",
+        "memtrace: growth since snapshot \"a\" (allocation #8 on): 60 bytes in 1 live block at 1 "
+        "call site; top 1\n",
+        ": 160 live bytes in 2 blocks at 1 call sites\n",
+    };
+    for (size_t i = 0; i < N; i++)
+        cr_assert(strstr(text[i], want[i]), "%s: no \"%s\" in: %s", requests[i], want[i], text[i]);
+    cr_assert(strstr(text[2], who) && strstr(text[3], who), "%s%s", text[2], text[3]);
+    cr_assert(strstr(text[0], "memtrace: 1 freed-history records (capacity 4)\n"), "%s", text[0]);
+
+    /* `memtrace check` and `memtrace last-error` (heap_check.c): the
+     * record of an overflow of the first block, reported at a free. */
+    no_records[0] = (mt_error_record){ .number = 1,
+                                       .kind = MT_HEAP_OVERFLOW,
+                                       .ptr = 0x10000,
+                                       .size = 100,
+                                       .offset = 100,
+                                       .bytes = 4,
+                                       .alloc_seq = 7,
+                                       .alloc_stack = id,
+                                       .alloc_thread = me,
+                                       .thread = me,
+                                       .where = "free" };
+    records_written = 1;
+    open_answers();
+    cr_assert(mt_sym_self_lock());
+    const char *want_check = "memtrace: check: 1 damaged block (1 reported before); 2 live "
+                             "blocks and 0 quarantined blocks checked\n",
+               *want_last = "memtrace: last-error: error 1 of the process:\n";
+    for (int i = 0; i < 2; i++) {
+        FILE *f = tmpfile();
+        mt_out out;
+        mt_out_init(&out, fileno(f));
+        (i ? mt_last_error_request : mt_heap_check_request)(&tables, mt_sym_self(), &out);
+        mt_out_flush(&out);
+        ssize_t n = pread(fileno(f), text[0], sizeof text[0] - 1, 0);
+        text[0][n > 0 ? n : 0] = '\0';
+        fclose(f);
+        cr_assert(strstr(text[0], i ? want_last : want_check), "%s", text[0]);
+        cr_assert(strstr(text[0], who), "%s", text[0]);
+    }
+    mt_sym_self_unlock();
 }
 
 static void *push_2000(void *arg)
