@@ -268,20 +268,41 @@ Test(tables, allocation_marks_at_each_thread_and_the_counter)
     mt_tables_live_free(&l);
 }
 
-/* Request LINE answered by memtrace-symbolize's table answers
- * (tools/table_answers.c) through read_self, its text up to the end
- * marker into TEXT. */
-static void answer(const char *line, char *text, size_t size)
+/* An answer's text: OUT writes into a temporary file, F. */
+static FILE *out_open(mt_out *out)
 {
     FILE *f = tmpfile();
     cr_assert(f);
-    mt_out out;
-    mt_out_init(&out, fileno(f));
-    cr_assert(mt_table_request(&tables, NULL, line, &out, read_self, &mem_fd));
-    mt_out_flush(&out);
+    mt_out_init(out, fileno(f));
+    return f;
+}
+
+/* What OUT wrote into F (out_open's), at most SIZE - 1 bytes of it into
+ * TEXT, NUL-terminated; F closed. Returns how many bytes were written (an
+ * answer's text ends in a NUL and the end marker, after the text). */
+static ssize_t out_text(FILE *f, mt_out *out, char *text, size_t size)
+{
+    mt_out_flush(out);
     ssize_t n = pread(fileno(f), text, size - 1, 0);
     text[n > 0 ? n : 0] = '\0';
     fclose(f);
+    return n;
+}
+
+/* Request LINE answered by memtrace-symbolize's table answers
+ * (tools/table_answers.c) with SYM through read_self, its text up to the
+ * end marker into TEXT; returns out_text's count. */
+static ssize_t answer_with(mt_sym_state *sym, const char *line, char *text, size_t size)
+{
+    mt_out out;
+    FILE *f = out_open(&out);
+    cr_assert(mt_table_request(&tables, sym, line, &out, read_self, &mem_fd));
+    return out_text(f, &out, text, size);
+}
+
+static void answer(const char *line, char *text, size_t size)
+{
+    answer_with(NULL, line, text, size);
 }
 
 static void open_answers(void)
@@ -381,14 +402,7 @@ Test(tables, every_answer_reads_each_value_before_the_next_read)
     enum { N = sizeof requests / sizeof *requests };
     static char text[N][8192];
     for (size_t i = 0; i < N; i++) {
-        FILE *f = tmpfile();
-        mt_out out;
-        mt_out_init(&out, fileno(f));
-        cr_assert(mt_table_request(&tables, sym, requests[i], &out, read_self, &mem_fd));
-        mt_out_flush(&out);
-        ssize_t n = pread(fileno(f), text[i], sizeof text[i] - 1, 0);
-        text[i][n > 0 ? n : 0] = '\0';
-        fclose(f);
+        ssize_t n = answer_with(sym, requests[i], text[i], sizeof text[i]);
         cr_assert(strlen(text[i]) + 4 <= (size_t)n &&
                       memcmp(text[i] + strlen(text[i]), "\0@@\n", 4) == 0,
                   "%s answered as an error: %s", requests[i], text[i]);
@@ -437,14 +451,10 @@ Test(tables, every_answer_reads_each_value_before_the_next_read)
                              "blocks and 0 quarantined blocks checked\n",
                *want_last = "memtrace: last-error: error 1 of the process:\n";
     for (int i = 0; i < 2; i++) {
-        FILE *f = tmpfile();
         mt_out out;
-        mt_out_init(&out, fileno(f));
+        FILE *f = out_open(&out);
         (i ? mt_last_error_request : mt_heap_check_request)(&tables, mt_sym_self(), &out);
-        mt_out_flush(&out);
-        ssize_t n = pread(fileno(f), text[0], sizeof text[0] - 1, 0);
-        text[0][n > 0 ? n : 0] = '\0';
-        fclose(f);
+        out_text(f, &out, text[0], sizeof text[0]);
         cr_assert(strstr(text[0], i ? want_last : want_check), "%s", text[0]);
         cr_assert(strstr(text[0], who), "%s", text[0]);
     }
