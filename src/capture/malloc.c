@@ -131,12 +131,6 @@ static inline mt_stack_id capture_stack(void)
     return mt_capture_stack(mt_cfg.depth, MT_MEMO_ALLOC);
 }
 
-/* A free's stack: through the thread's memo of frees (capture.h). */
-static inline mt_stack_id capture_free_stack(void)
-{
-    return mt_capture_stack(mt_cfg.depth, MT_MEMO_FREE);
-}
-
 /* mt_record's work; REDZONES false for a block of the program's own pool
  * (memtrace_malloclike), which has none: nothing is written past it. */
 static inline __attribute__((always_inline)) void record(void *p, size_t size, unsigned kind,
@@ -327,7 +321,7 @@ static inline __attribute__((always_inline)) bool note_freed(const mt_live_entry
     if (!early && !mt_free_captured()) /* EARLY: mt_free_stack_first found it captured */
         return false;
     mt_busy = 1;
-    mt_stack_id free_stack = early ? early : capture_free_stack();
+    mt_stack_id free_stack = early ? early : mt_capture_free_stack();
     *r = freed_record(e, free_stack, seq_seen(e->seq), mt_thread_number());
     if (mt_freed_enabled())
         mt_freed_push(r);
@@ -767,7 +761,7 @@ static void note_guard_freed(mt_guard_block *s, bool had, const mt_live_entry *e
     if (mt_busy || mt_atomic_load_relaxed(&mt_phase) != MT_READY)
         return;
     mt_busy = 1;
-    s->free_stack = capture_free_stack();
+    s->free_stack = mt_capture_free_stack();
     s->free_thread = mt_thread_number();
     s->free_seq = seq_seen(had ? e->seq : 0);
     if (had && mt_freed_enabled()) {

@@ -49,6 +49,12 @@ void mt_record(void *p, size_t size, unsigned kind);
  * later. */
 bool mt_freed_block(const mt_live_entry *e, mt_free_call *c, mt_stack_id early);
 
+/* A free's stack: through the thread's memo of frees (capture.h). */
+static inline mt_stack_id mt_capture_free_stack(void)
+{
+    return mt_capture_stack(mt_cfg.depth, MT_MEMO_FREE);
+}
+
 /* Whether this free is captured (its stack, for the freed history or the
  * quarantine): outside memtrace, recording, and one of those on. */
 static inline bool mt_free_captured(void)
@@ -93,7 +99,7 @@ static inline __attribute__((always_inline)) mt_stack_id mt_free_stack_first(voi
     if (!mt_free_captured())
         return 0;
     mt_busy = 1;
-    mt_stack_id s = mt_capture_stack(mt_cfg.depth, MT_MEMO_FREE);
+    mt_stack_id s = mt_capture_free_stack();
     mt_busy = 0;
     return s;
 }
