@@ -32,22 +32,17 @@ if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/nul
 fi
 . "$SRC/workloads.sh"
 
+. "$SRC/count.sh"
 # run NAME ARM: callgrind's profile of NAME under ARM in $work/NAME.ARM.cg,
-# its stderr in .err; its total instructions on stdout, or "-".
+# valgrind's report in .cg.err; its total instructions on stdout, or "-".
 run() {
-    local env=() cmd
-    read -a cmd <<< "${CMD[$1]}" # no -r: "\ " keeps a space in an argument
+    local env=()
     case $2 in
     floor) env=(LD_PRELOAD="$BIN/floor.so") ;;
     later) env=(LD_PRELOAD="$work/profiler.so" MEMTRACE_SAMPLE=524288 MEMTRACE_SAMPLE_SEED=1
                 MEMTRACE_PPROF="$work/p.pb.gz" MEMTRACE_SYMBOLIZE=later) ;;
     esac
-    if ! env "${env[@]}" nice valgrind --tool=callgrind --callgrind-out-file="$work/$1.$2.cg" \
-        "${cmd[@]}" >/dev/null 2>"$work/$1.$2.err"; then
-        echo -
-        return
-    fi
-    awk '/ I +refs:/ { gsub(",", "", $4); print $4 }' "$work/$1.$2.err"
+    VG_OUT=$work/$1.$2.cg vg_count callgrind "${env[@]}" -- "${CMD[$1]}"
 }
 
 # incl NAME ARM REGEX: the inclusive count of the first function whose
@@ -100,7 +95,7 @@ for name in ${SAMP_COST_NAMES:-sqlite3 clang++}; do
     start=$((start + first - under))
     ex=$(($(incl "$name" later 'exit\.c:__run_exit_handlers ') - $(incl "$name" native 'exit\.c:__run_exit_handlers ')))
     rep=$(incl "$name" later ':reporter_main \[')
-    reports=$(grep -c '^memtrace: report [0-9]* (periodic)' "$work/$name.later.err")
+    reports=$(grep -c '^memtrace: report [0-9]* (periodic)' "$work/$name.later.cg.err")
     rest=$((l - n - start - ex - rep))
     awk -v name="$name" -v n="$n" -v f="$f" -v l="$l" -v c="$c" -v s="$start" -v e="$ex" \
         -v r="$rep" -v k="$reports" -v rest="$rest" -v x="$(execs "$name")" 'BEGIN {
