@@ -539,15 +539,30 @@ static MT_NOINLINE int walk_plain(uintptr_t *frames, unsigned max, walk_state s)
 /* The highest height at or below H one of whose checks no longer reads
  * what it read, or -1 when they all do (the common case: one pass over
  * the checks, no branch per word). */
-static inline int first_changed(const memo *m, int h)
+static inline __attribute__((always_inline)) int first_changed(const memo *m, int h)
 {
-    const check *k = m->checks, *p = k, *end = k + m->first_check[h + 1];
+    const check *k = m->checks, *p = k;
+    unsigned n = m->first_check[h + 1];
+    /* The pass that grows with the stack's depth: four instructions a
+     * check, eight checks a turn after the odd ones (a jump into the
+     * first turn's tail). */
     uintptr_t diff = 0;
-    for (; end - p >= 4; p += 4)
-        diff |= (*p[0].at ^ p[0].want) | (*p[1].at ^ p[1].want) | (*p[2].at ^ p[2].want) |
-                (*p[3].at ^ p[3].want);
-    for (; p < end; p++)
-        diff |= *p->at ^ p->want;
+#define MT_CHECK(i) (*p[i].at ^ p[i].want)
+    switch (n & 7) {
+    case 7: diff |= MT_CHECK(6); /* fall through */
+    case 6: diff |= MT_CHECK(5); /* fall through */
+    case 5: diff |= MT_CHECK(4); /* fall through */
+    case 4: diff |= MT_CHECK(3); /* fall through */
+    case 3: diff |= MT_CHECK(2); /* fall through */
+    case 2: diff |= MT_CHECK(1); /* fall through */
+    case 1: diff |= MT_CHECK(0); /* fall through */
+    case 0: break;
+    }
+    p += n & 7;
+    for (const check *end = k + n; p < end; p += 8)
+        diff |= (MT_CHECK(0) | MT_CHECK(1)) | (MT_CHECK(2) | MT_CHECK(3)) |
+                (MT_CHECK(4) | MT_CHECK(5)) | (MT_CHECK(6) | MT_CHECK(7));
+#undef MT_CHECK
     if (MT_LIKELY(diff == 0))
         return -1;
     for (int g = h; g >= 0; g--)
