@@ -32,6 +32,7 @@
 
 #include "base/atomic.h"
 #include "base/common.h"
+#include "base/config.h"
 #include "base/lock.h"
 #include "base/os.h"
 #include "base/reentry.h"
@@ -233,6 +234,14 @@ static pthread_key_t memo_key;
 static bool memo_key_made;
 
 static uintptr_t self_lo, self_hi; /* memtrace's executable segment */
+/* The slots of a memo's `cache` in use, less one: INTERNED - 1 when every
+ * block is traced; in sample mode a quarter, 256 slots (8 KiB). A sampled
+ * run captures a few thousand stacks, and its hashed slots made all 32
+ * KiB of each memo's cache resident (8 pages a memo, two memos a thread:
+ * sqlite3's memos held 27 of their 35 pages at the peak). Set once, by
+ * mt_unwind_cfi_init; a slot is only a guess (memo_intern), so the count
+ * changes no answer. */
+static unsigned interned_mask = INTERNED - 1;
 
 static void memo_release(void *m);
 
@@ -240,6 +249,8 @@ void mt_unwind_cfi_init(uintptr_t lo, uintptr_t hi)
 {
     self_lo = lo;
     self_hi = hi;
+    if (mt_cfg.sample)
+        interned_mask = INTERNED / 4 - 1;
     memo_key_made = pthread_key_create(&memo_key, memo_release) == 0;
 }
 
@@ -429,7 +440,7 @@ static MT_NOINLINE bool memo_get(void)
         for (unsigned i = 0; i < MT_MEMOS; i++) {
             m[i].n = 0;
             m[i].last_id = 0;
-            memset(m[i].cache, 0, sizeof m[i].cache);
+            memset(m[i].cache, 0, (interned_mask + 1) * sizeof m[i].cache[0]);
         }
     } else {
         /* Zeroed already (mt_os_map): its pages are touched only as the
@@ -800,7 +811,7 @@ static inline interned *interned_slot(memo *m, unsigned n)
     uintptr_t key = m->ret[n - 1];
     if (n > 2)
         key ^= m->ret[n - 2] * 3 + m->ret[n - 3] * 5;
-    return &m->cache[((key * 0x9e3779b97f4a7c15ull) >> 50 ^ n) & (INTERNED - 1)];
+    return &m->cache[((unsigned)((key * 0x9e3779b97f4a7c15ull) >> 50) ^ n) & interned_mask];
 }
 
 /* ID, the memo M's innermost DEPTH frames now, as M's last stack. */

@@ -22,7 +22,10 @@
 #     .text (src/capture/steady_text.ld): after a churn of small blocks,
 #     no page of the library's code lies past the 64 KiB after the end of
 #     its .text.steady section (before, its pages were spread over all of
-#     .text: 316 KiB of 360 resident on churn).
+#     .text: 316 KiB of 360 resident on churn). main sets a SIGINT handler
+#     with signal() first, as sqlite3's shell does: with mt_signal in
+#     .text, 14 to 16 pages lay past that bound (about 50 pages of code
+#     mapped; under 30 with it in .text.steady).
 #   - The tables of .bss sit ahead of it (src/capture/steady_text.ld,
 #     -fdata-sections), its small variables together: after the churn,
 #     at most 16 pages of the library's writable data (.data, .bss and

@@ -4,15 +4,18 @@
  * file name starts with one of the names given, "NAME PERMS RSS_KB", at main's
  * start ("start") and after a churn of small blocks ("churn": a ring of
  * 4096 blocks of 16 to 528 bytes, 400000 steps, a fixed PRNG), each line
- * prefixed by the phase; then "page OFFSET" (hex) for each page of the
- * first name's executable mapping that is mapped (/proc/self/pagemap),
- * by its offset in the file; then "data VADDR" (hex, from the load base)
- * for each mapped page of its writable data: its rw-p file mapping and the
- * anonymous mapping right after it (.bss past the file).
+ * prefixed by the phase (between the two, a SIGINT handler is set with
+ * signal(), as a program's main may); then "page OFFSET" (hex) for each
+ * page of the first name's executable mapping that is mapped
+ * (/proc/self/pagemap), by its offset in the file; then "data VADDR"
+ * (hex, from the load base) for each mapped page of its writable data:
+ * its rw-p file mapping and the anonymous mapping right after it (.bss
+ * past the file).
  *
  *   perf_foot_pages NAME...
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,9 +139,17 @@ static uint64_t next_random(uint64_t *s)
     return *s * 2685821657736338717ULL;
 }
 
+static void on_signal(int sig)
+{
+    (void)sig;
+}
+
 int main(int argc, char **argv)
 {
     show("start", argc - 1, argv + 1);
+    /* What a program's main does once (sqlite3's shell): the interposed
+     * signal runs after start-up. */
+    signal(SIGINT, on_signal);
     enum { LIVE = 4096 };
     static char *slot[LIVE];
     uint64_t rng = 0x9E3779B97F4A7C15ULL;
