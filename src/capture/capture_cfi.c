@@ -596,56 +596,6 @@ static inline bool bp_live(mt_cfi_rule r, bool live_above)
     return uses || (!(mt_cfi_kind(r) == MT_CFI_STANDARD && mt_cfi_rbp_saved(r)) && live_above);
 }
 
-/* Writes the F > 0 frames unwound afresh into M above heights [0, KEEP],
- * which stay (the end state already the memo's). Out of line, in two
- * passes (the frames, then their checks), each with few enough values
- * live to stay in registers: in one pass, inlined in the walk, the loop
- * spilled and reloaded its state a height. */
-static MT_NOINLINE void commit_fresh(memo *m, int keep, unsigned f, unsigned long forgets_now)
-{
-    unsigned first = (unsigned)(keep + 1), n = first + f;
-    unsigned long stamp = ++m->clock;
-    /* Fresh frame I (innermost first) goes to height N - 1 - I. */
-    for (unsigned h = first, i = f; h < n; h++) {
-        i--;
-        m->ret[h] = m->f_ret[i];
-        m->sp[h] = m->f_sp[i];
-        m->bp[h] = m->f_bp[i];
-        m->rule[h] = m->f_rule[i];
-        m->stamp[h] = stamp;
-    }
-    /* Height H's checks read the state at H - 1, kept or written above;
-     * below height 0, the end state, or none when the last frame's step
-     * read nothing. */
-    unsigned c = keep < 0 ? 0 : m->first_check[keep + 1];
-    bool live_below = keep >= 0 && m->live[keep];
-    unsigned h = first;
-    if (keep < 0) {
-        mt_cfi_rule r = m->rule[0];
-        m->first_check[0] = 0;
-        if (m->end == END_READ || m->end == END_CUT) {
-            m->checks[c++] = (check){ (const uintptr_t *)m->end_sp - 1, m->end_ret };
-            if (mt_cfi_rbp_saved(r) && live_below)
-                m->checks[c++] =
-                    (check){ (const uintptr_t *)(m->end_sp - mt_cfi_rbp_slot(r)), m->end_bp };
-        }
-        live_below = m->live[0] = bp_live(r, live_below);
-        h = 1;
-    }
-    for (; h < n; h++) {
-        mt_cfi_rule r = m->rule[h];
-        uintptr_t sp = m->sp[h - 1];
-        m->first_check[h] = c;
-        m->checks[c++] = (check){ (const uintptr_t *)sp - 1, m->ret[h - 1] };
-        if (mt_cfi_rbp_saved(r) && live_below)
-            m->checks[c++] = (check){ (const uintptr_t *)(sp - mt_cfi_rbp_slot(r)), m->bp[h - 1] };
-        live_below = m->live[h] = bp_live(r, live_below);
-    }
-    m->first_check[n] = c;
-    m->n = n;
-    m->forgets = forgets_now;
-}
-
 /* Writes the walk into M: heights [0, KEEP] stay, the F frames unwound
  * afresh go above them, and when nothing stays (KEEP -1) the walk's END
  * and END_S become the memo's. */
@@ -653,16 +603,51 @@ static inline __attribute__((always_inline)) void commit(memo *m, int keep, unsi
                                                          unsigned end, const walk_state *end_s,
                                                          unsigned long forgets_now)
 {
+    unsigned n = (unsigned)(keep + 1) + f;
     if (keep < 0) {
         m->end = end;
         m->end_ret = end_s->ret;
         m->end_sp = end_s->sp;
         m->end_bp = end_s->bp;
     }
-    if (f == 0)
-        m->n = (unsigned)(keep + 1); /* all kept: nothing written, no new stamp */
-    else
-        commit_fresh(m, keep, f, forgets_now);
+    if (f == 0) {
+        m->n = n; /* all kept: nothing written, no new stamp */
+        return;
+    }
+    unsigned long stamp = ++m->clock;
+    unsigned c = keep < 0 ? 0 : m->first_check[keep + 1];
+    /* One pass upwards: height H's checks read the state at H - 1, kept
+     * or written just before. */
+    const uintptr_t *f_ret = m->f_ret + f, *f_sp = m->f_sp + f, *f_bp = m->f_bp + f;
+    const mt_cfi_rule *f_rule = m->f_rule + f;
+    bool live_below = keep >= 0 && m->live[keep];
+    for (unsigned h = (unsigned)(keep + 1); h < n; h++) {
+        --f_ret, --f_sp, --f_bp, --f_rule; /* fresh frame n - 1 - h */
+        mt_cfi_rule r = *f_rule;
+        m->ret[h] = *f_ret;
+        m->sp[h] = *f_sp;
+        m->bp[h] = *f_bp;
+        m->rule[h] = r;
+        m->stamp[h] = stamp;
+        m->first_check[h] = c;
+        walk_state next;
+        if (MT_LIKELY(h > 0))
+            next = (walk_state){ m->ret[h - 1], m->sp[h - 1], m->bp[h - 1] };
+        else if (m->end == END_READ || m->end == END_CUT)
+            next = (walk_state){ m->end_ret, m->end_sp, m->end_bp };
+        else
+            next = (walk_state){ 0, 0, 0 }; /* the last frame's step read nothing */
+        if (next.sp) {
+            m->checks[c++] = (check){ (const uintptr_t *)next.sp - 1, next.ret };
+            if (mt_cfi_rbp_saved(r) && live_below)
+                m->checks[c++] =
+                    (check){ (const uintptr_t *)(next.sp - mt_cfi_rbp_slot(r)), next.bp };
+        }
+        live_below = m->live[h] = bp_live(r, live_below);
+    }
+    m->first_check[n] = c;
+    m->n = n;
+    m->forgets = forgets_now;
 }
 
 /* The walk from state S with one of the thread's memos M, which it leaves
