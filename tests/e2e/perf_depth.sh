@@ -13,7 +13,7 @@
 # that pass is the part of a pair that grows with depth, two captures a
 # pair. Budgets, the figures measured when the last cut was made plus a
 # little: 8.8 instructions a frame (first_changed eight checks a turn,
-# 8.72; four a turn with a per-turn bound, 10.32) and issue 44's depth
+# 8.72; four a turn with a per-turn bound, 10.32) and the depth
 # goal, depth 60's pair at most 1.3x depth 10's (1.273; was 1.321).
 # MEMTRACE_UNWIND=check finds 0 mismatches at depth 60. About 15 s.
 set -u
